@@ -1,0 +1,167 @@
+# smc-tools: tools for Linux Shared Memory Communications (SMC-R, SMC-D)
+#
+#   make                 build every tool and libsmc-preload.so
+#   make check           unit tests, fuzzing, command-line tests (ASan/UBSan build)
+#   make install         PREFIX, DESTDIR, BINDIR, LIBDIR, MANDIR honoured
+#   make demo            the toolset end to end on this machine
+#   make clean
+
+VERSION := $(shell sed -n 's/.*SMC_TOOLS_RELEASE "\(.*\)".*/\1/p' lib/version.h)
+
+PREFIX   ?= /usr
+BINDIR   ?= $(PREFIX)/bin
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+LIBDIR   ?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
+MANDIR   ?= $(PREFIX)/share/man
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+DESTDIR  ?=
+
+# Output directory: "." for the normal build, build/check for the test build.
+O        ?= .
+OBJ      := $(O)/.obj
+
+CC       ?= cc
+PKG_CONFIG ?= pkg-config
+PKGS     := libnl-3.0 libnl-genl-3.0 libmnl
+DEBIAN_PKGS := libnl-3-dev libnl-genl-3-dev libmnl-dev pkg-config
+
+CFLAGS   ?= -O2 -g
+WFLAGS   := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
+ifeq ($(SANITIZE),1)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+ALL_CFLAGS := $(WFLAGS) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -I. -Ilib -MMD -MP
+LDLIBS     := $(PKG_LIBS) -lm
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-8s%s\n' $(1) $(2)
+endif
+
+LIB_SRCS  := $(wildcard lib/*.c)
+SMC_SRCS  := $(wildcard smc/*.c)
+TOOL_SRCS := pnet.c smcss_print.c
+LIB_OBJS  := $(LIB_SRCS:%.c=$(OBJ)/%.o)
+SMC_OBJS  := $(SMC_SRCS:%.c=$(OBJ)/%.o)
+TOOL_OBJS := $(TOOL_SRCS:%.c=$(OBJ)/%.o)
+PRELOAD_SRCS := $(wildcard preload/*.c)
+PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(OBJ)/pic/%.o)
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_OBJS := $(UNIT_SRCS:%.c=$(OBJ)/%.o)
+
+PROGS    := $(O)/smc_pnet $(O)/smcss $(O)/smcd $(O)/smcr $(O)/smc_run $(O)/libsmc-preload.so
+LIBSMC   := $(OBJ)/libsmc.a
+
+.PHONY: test-progs all check check-unit check-cli fuzz demo install clean deps
+all: $(PROGS)
+
+deps:
+	@$(PKG_CONFIG) --exists $(PKGS) 2>/dev/null || { \
+	  echo "smc-tools: missing build dependencies ($(PKGS))." >&2; \
+	  echo "smc-tools: install them with: apt-get install $(DEBIAN_PKGS)" >&2; \
+	  echo "smc-tools: (or run scripts/install-deps.sh)" >&2; exit 1; }
+
+$(OBJ)/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(OBJ)/pic/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -fPIC -I. -Ilib -MMD -MP -c -o $@ $<
+
+$(LIBSMC): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(O)/smc_pnet: $(OBJ)/smc_pnet.o $(OBJ)/pnet.o $(LIBSMC)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/smcss: $(OBJ)/smcss.o $(OBJ)/smcss_print.o $(LIBSMC)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/smcd: $(OBJ)/smc.o $(SMC_OBJS) $(LIBSMC)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/smcr: $(O)/smcd
+	$(Q)ln -sf smcd $@
+
+$(O)/libsmc-preload.so: $(PRELOAD_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -shared -fPIC -Wl,-soname,libsmc-preload.so.1 -Wl,-z,defs -o $@ $^ -ldl
+
+$(O)/smc_run: smc_run.sh lib/version.h
+	$(call msg,GEN,$@)
+	$(Q)sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' $< > $@ && chmod 755 $@
+
+# ---- tests -------------------------------------------------------------
+$(O)/tests/unit_tests: $(UNIT_OBJS) $(TOOL_OBJS) $(SMC_OBJS) $(LIBSMC)
+	@mkdir -p $(dir $@)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+# Small programs the command-line tests run (tests/progs/NAME.c -> $(O)/tests/NAME).
+TEST_PROGS := $(patsubst tests/progs/%.c,$(O)/tests/%,$(wildcard tests/progs/*.c))
+$(O)/tests/%: tests/progs/%.c
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -o $@ $< -ldl
+# Shared test helpers (tests/progs/lib*.c) are built as preloadable libraries.
+$(O)/tests/lib%.so: tests/progs/lib%.c
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< -ldl
+TEST_PROGS := $(patsubst $(O)/tests/lib%,$(O)/tests/lib%.so,$(TEST_PROGS))
+
+CHECK_DIR := build/check
+check:
+	$(Q)$(MAKE) --no-print-directory O=$(CHECK_DIR) SANITIZE=1 all $(CHECK_DIR)/tests/unit_tests test-progs
+	$(Q)CHECK_DIR=$(CHECK_DIR) tests/run.sh
+
+# The fuzz target is built with clang's libFuzzer; tests/run.sh runs it briefly.
+FUZZ_SRCS := $(wildcard tests/fuzz/*.c) $(LIB_SRCS) $(SMC_SRCS) $(TOOL_SRCS)
+$(CHECK_DIR)/fuzz_replies: $(FUZZ_SRCS) $(wildcard lib/*.h smc/*.h *.h)
+	@mkdir -p $(dir $@)
+	$(call msg,FUZZ,$@)
+	$(Q)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	  $(PKG_CFLAGS) -I. -Ilib -o $@ $(FUZZ_SRCS) $(LDLIBS)
+fuzz: $(CHECK_DIR)/fuzz_replies
+
+demo: all
+	$(Q)scripts/demo.sh
+
+test-progs: $(TEST_PROGS)
+
+# ---- install -----------------------------------------------------------
+MAN7 := man/af_smc.7
+MAN8 := $(wildcard man/*.8)
+
+install: all
+	install -d -m 755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
+	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR)
+	install -m 755 smc_pnet smcss smcd $(DESTDIR)$(BINDIR)/
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' smc_run.sh > $(DESTDIR)$(BINDIR)/smc_run
+	chmod 755 $(DESTDIR)$(BINDIR)/smc_run
+	ln -sf smcd $(DESTDIR)$(BINDIR)/smcr
+	install -m 644 libsmc-preload.so $(DESTDIR)$(LIBDIR)/libsmc-preload.so
+	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/
+	install -m 644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
+	@if [ -f completion/smc-tools ]; then \
+	  install -m 644 completion/smc-tools $(DESTDIR)$(COMPLETIONDIR)/smc-tools; \
+	  for t in smc_pnet smcss smcd smcr smc_run; do \
+	    ln -sf smc-tools $(DESTDIR)$(COMPLETIONDIR)/$$t; done; fi
+
+clean:
+	$(call msg,CLEAN,.)
+	$(Q)rm -rf .obj build smc_pnet smcss smcd smcr smc_run libsmc-preload.so
+
+-include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

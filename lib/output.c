@@ -1,0 +1,131 @@
+#include "output.h"
+
+#include <stdarg.h>
+
+void json_init(struct smc_json *j, FILE *f)
+{
+	j->f = f;
+	j->depth = 0;
+	j->has_items[0] = false;
+}
+
+static void put_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static void begin_value(struct smc_json *j, const char *key)
+{
+	if (j->has_items[j->depth])
+		fputc(',', j->f);
+	j->has_items[j->depth] = true;
+	if (key) {
+		put_string(j->f, key);
+		fputc(':', j->f);
+	}
+}
+
+static void open_level(struct smc_json *j, const char *key, char c)
+{
+	begin_value(j, key);
+	fputc(c, j->f);
+	if (j->depth < SMC_JSON_MAX_DEPTH - 1)
+		j->depth++;
+	j->has_items[j->depth] = false;
+}
+
+static void close_level(struct smc_json *j, char c)
+{
+	fputc(c, j->f);
+	if (j->depth > 0)
+		j->depth--;
+}
+
+void json_open_object(struct smc_json *j, const char *key) { open_level(j, key, '{'); }
+void json_close_object(struct smc_json *j) { close_level(j, '}'); }
+void json_open_array(struct smc_json *j, const char *key) { open_level(j, key, '['); }
+void json_close_array(struct smc_json *j) { close_level(j, ']'); }
+
+void json_str(struct smc_json *j, const char *key, const char *val)
+{
+	begin_value(j, key);
+	put_string(j->f, val ? val : "");
+}
+
+void json_u64(struct smc_json *j, const char *key, unsigned long long val)
+{
+	begin_value(j, key);
+	fprintf(j->f, "%llu", val);
+}
+
+void json_i64(struct smc_json *j, const char *key, long long val)
+{
+	begin_value(j, key);
+	fprintf(j->f, "%lld", val);
+}
+
+void json_bool(struct smc_json *j, const char *key, bool val)
+{
+	begin_value(j, key);
+	fputs(val ? "true" : "false", j->f);
+}
+
+void json_null(struct smc_json *j, const char *key)
+{
+	begin_value(j, key);
+	fputs("null", j->f);
+}
+
+void json_double(struct smc_json *j, const char *key, double val, int decimals)
+{
+	begin_value(j, key);
+	fprintf(j->f, "%.*f", decimals, val);
+}
+
+void json_finish(struct smc_json *j)
+{
+	fputc('\n', j->f);
+	fflush(j->f);
+}
+
+void out_str(struct smc_out *o, const char *key, const char *text_fmt, const char *val)
+{
+	if (o->j)
+		json_str(o->j, key, val);
+	else
+		fprintf(o->f, text_fmt, val);
+}
+
+void out_u64(struct smc_out *o, const char *key, const char *text_fmt, unsigned long long val)
+{
+	if (o->j)
+		json_u64(o->j, key, val);
+	else
+		fprintf(o->f, text_fmt, val);
+}
+
+void out_text(struct smc_out *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->j)
+		return;
+	va_start(ap, fmt);
+	vfprintf(o->f, fmt, ap);
+	va_end(ap);
+}

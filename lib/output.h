@@ -1,0 +1,48 @@
+/*
+ * Output that feeds text and JSON from one call: each value is printed with
+ * its text format in text mode, or as "key": value in JSON mode.
+ */
+#ifndef SMC_OUTPUT_H
+#define SMC_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SMC_JSON_MAX_DEPTH 16
+
+struct smc_json {
+	FILE *f;
+	int depth;
+	bool has_items[SMC_JSON_MAX_DEPTH];
+};
+
+void json_init(struct smc_json *j, FILE *f);
+/* key is NULL inside arrays and for the outermost value. */
+void json_open_object(struct smc_json *j, const char *key);
+void json_close_object(struct smc_json *j);
+void json_open_array(struct smc_json *j, const char *key);
+void json_close_array(struct smc_json *j);
+void json_str(struct smc_json *j, const char *key, const char *val);
+void json_u64(struct smc_json *j, const char *key, unsigned long long val);
+void json_i64(struct smc_json *j, const char *key, long long val);
+void json_bool(struct smc_json *j, const char *key, bool val);
+void json_null(struct smc_json *j, const char *key);
+void json_double(struct smc_json *j, const char *key, double val, int decimals);
+/* Close all levels and end the document with a newline. */
+void json_finish(struct smc_json *j);
+
+struct smc_out {
+	FILE *f;
+	struct smc_json *j;      /* NULL: text mode */
+};
+
+static inline bool out_is_json(const struct smc_out *o) { return o->j != NULL; }
+/* text_fmt takes one string; in JSON mode val is emitted under key. */
+void out_str(struct smc_out *o, const char *key, const char *text_fmt, const char *val);
+/* text_fmt takes one unsigned long long. */
+void out_u64(struct smc_out *o, const char *key, const char *text_fmt, unsigned long long val);
+/* Text only: separators, labels, line ends; nothing in JSON mode. */
+void out_text(struct smc_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

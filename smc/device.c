@@ -1,0 +1,447 @@
+/*
+ * smcd device [show] [all]
+ * smcr device [show] [all] [ibdev <dev>] [netdev <dev>]
+ * (tools.md 5.4): ISM devices (SMC-D), RoCE devices and their ports (SMC-R).
+ *
+ * JSON (-j) is one document, {"devices":[...]}, with every field at every
+ * -d level, keys named after the uapi attributes:
+ *   smcd  one entry per device: "fid":"1234" (hex as printed), "type":"ISM",
+ *         "pci_id":"0003:00:00.0", "pchid":"07c0", "crit":bool (InUse),
+ *         "use_cnt":N (#LGs), "pnet_id":"NET1" (trimmed, without "*"),
+ *         "pnet_user":bool, "pci_vendor":"1014", "pci_device":"04ed"
+ *   smcr  one entry per listed port, as the text rows, the device's fields
+ *         repeated: "net_dev":"eth0", "ib_dev":"mlx5_0" (full name),
+ *         "ib_port":1|2, "port_state":"ACTIVE", "type":"RoCE_Express2",
+ *         "crit":bool, "fid", "pci_id", "pchid", "links":N (#Links),
+ *         "pnet_id", "pnet_user", "pci_vendor", "pci_device"
+ * No devices: {"devices":[]} (text mode prints nothing at all).
+ *
+ * Upstream bugs fixed here (tools.md 13):
+ *  14  (as in linkgroup) a 16-character PNET ID keeps all 16 characters; the
+ *      "*" of a user-defined one comes on top (18-byte cell buffer).
+ *  17  attributes the kernel did not send read as 0 / empty instead of
+ *      uninitialised memory; an SMC-D reply without the PORT nest prints an
+ *      empty PNET ID instead of crashing.
+ */
+#include "device.h"
+#include "linkgroup.h"
+#include "names.h"
+#include "smc_uapi.h"
+#include "util.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* Highest attribute this file knows in each nest (never the system header's MAX). */
+#define GEN_MAX  SMC_GEN_FBACK_STATS
+#define DEV_MAX  SMC_NLA_DEV_IB_NAME
+#define PORT_MAX SMC_NLA_DEV_PORT_LNK_CNT
+
+/* ---- what the kernel sent --------------------------------------------- */
+
+struct smc_dev_port {
+	bool valid;                                /* nest received, VALID != 0 */
+	uint8_t pnet_usr, state;
+	uint32_t lnk_cnt;
+	char pnetid[SMC_MAX_PNETID_LEN + 1];       /* 17 bytes: tools.md 13 item 14 */
+	char net_dev[IF_NAMESIZE];
+};
+
+struct smc_dev {
+	uint32_t use_cnt, fid;
+	uint8_t crit;
+	uint16_t chid, vendor, device;
+	char pci_id[16];                           /* 15 characters, as upstream */
+	char ib_name[64];
+	struct smc_dev_port port[SMC_MAX_PORTS];
+};
+
+static const struct nla_policy gen_policy[GEN_MAX + 1] = {
+	[SMC_GEN_SYS_INFO] = { .type = NLA_NESTED },
+	[SMC_GEN_LGR_SMCR] = { .type = NLA_NESTED },
+	[SMC_GEN_LINK_SMCR] = { .type = NLA_NESTED },
+	[SMC_GEN_LGR_SMCD] = { .type = NLA_NESTED },
+	[SMC_GEN_DEV_SMCD] = { .type = NLA_NESTED },
+	[SMC_GEN_DEV_SMCR] = { .type = NLA_NESTED },
+	[SMC_GEN_STATS] = { .type = NLA_NESTED },
+	[SMC_GEN_FBACK_STATS] = { .type = NLA_NESTED },
+};
+
+/* Upstream names these policies "smcd" and uses them for SMC-R too. */
+static const struct nla_policy dev_policy[DEV_MAX + 1] = {
+	[SMC_NLA_DEV_USE_CNT] = { .type = NLA_U32 },
+	[SMC_NLA_DEV_IS_CRIT] = { .type = NLA_U8 },
+	[SMC_NLA_DEV_PCI_FID] = { .type = NLA_U32 },
+	[SMC_NLA_DEV_PCI_CHID] = { .type = NLA_U16 },
+	[SMC_NLA_DEV_PCI_VENDOR] = { .type = NLA_U16 },
+	[SMC_NLA_DEV_PCI_DEVICE] = { .type = NLA_U16 },
+	[SMC_NLA_DEV_PCI_ID] = { .type = NLA_NUL_STRING },
+	[SMC_NLA_DEV_PORT] = { .type = NLA_NESTED },
+	[SMC_NLA_DEV_PORT2] = { .type = NLA_NESTED },
+	[SMC_NLA_DEV_IB_NAME] = { .type = NLA_NUL_STRING },
+};
+
+static const struct nla_policy port_policy[PORT_MAX + 1] = {
+	[SMC_NLA_DEV_PORT_PNET_USR] = { .type = NLA_U8 },
+	[SMC_NLA_DEV_PORT_PNETID] = { .type = NLA_NUL_STRING },
+	[SMC_NLA_DEV_PORT_NETDEV] = { .type = NLA_U32 },
+	[SMC_NLA_DEV_PORT_STATE] = { .type = NLA_U8 },
+	[SMC_NLA_DEV_PORT_VALID] = { .type = NLA_U8 },
+	[SMC_NLA_DEV_PORT_LNK_CNT] = { .type = NLA_U32 },
+};
+
+/* The policies guarantee the length of every attribute read here. */
+static uint8_t get_u8(const struct nlattr *a) { return a ? nla_get_u8(a) : 0; }
+static uint16_t get_u16(const struct nlattr *a) { return a ? nla_get_u16(a) : 0; }
+static uint32_t get_u32(const struct nlattr *a) { return a ? nla_get_u32(a) : 0; }
+
+static void get_str(char *buf, size_t len, const struct nlattr *a)
+{
+	buf[0] = '\0';
+	if (a)
+		smc_nla_strcpy(buf, len, a);
+}
+
+/* ---- one run of the command ------------------------------------------- */
+
+struct dev_run {
+	struct smc_ctx *ctx;
+	const struct smc_dev_args *a;
+	struct smc_out out;
+	struct smc_json json;
+	int level;                 /* -d level; -a and -ad count as 0 */
+	bool started;              /* first message seen: header/document printed */
+	bool failed;               /* an error line was printed */
+};
+
+static int nest_error(struct dev_run *r, const char *policy)
+{
+	fprintf(r->ctx->err, "Error: Failed to parse nested attributes: %s\n", policy);
+	r->failed = true;
+	return -EBADMSG;
+}
+
+static int parse_port(struct dev_run *r, struct nlattr *nest, struct smc_dev_port *p)
+{
+	struct nlattr *a[PORT_MAX + 1];
+
+	if (nla_parse_nested(a, PORT_MAX, nest, port_policy) < 0)
+		return nest_error(r, "smc_gen_dev_port_smcd_sock_policy");
+	p->pnet_usr = get_u8(a[SMC_NLA_DEV_PORT_PNET_USR]);
+	get_str(p->pnetid, sizeof(p->pnetid), a[SMC_NLA_DEV_PORT_PNETID]);
+	p->valid = get_u8(a[SMC_NLA_DEV_PORT_VALID]) != 0;
+	p->state = get_u8(a[SMC_NLA_DEV_PORT_STATE]);
+	p->lnk_cnt = get_u32(a[SMC_NLA_DEV_PORT_LNK_CNT]);
+	if (!r->ctx->smcd)       /* SMC-D reads only the PNET ID of its port */
+		smc_nla_ifname(p->net_dev, a[SMC_NLA_DEV_PORT_NETDEV]);
+	return 0;
+}
+
+static int parse_dev(struct dev_run *r, struct nlattr *nest, struct smc_dev *d)
+{
+	struct nlattr *a[DEV_MAX + 1];
+	int rc = 0;
+
+	memset(d, 0, sizeof(*d));
+	if (nla_parse_nested(a, DEV_MAX, nest, dev_policy) < 0)
+		return nest_error(r, "smc_gen_dev_smcd_sock_policy");
+	d->use_cnt = get_u32(a[SMC_NLA_DEV_USE_CNT]);
+	d->crit = get_u8(a[SMC_NLA_DEV_IS_CRIT]);
+	d->fid = get_u32(a[SMC_NLA_DEV_PCI_FID]);
+	d->chid = get_u16(a[SMC_NLA_DEV_PCI_CHID]);
+	d->vendor = get_u16(a[SMC_NLA_DEV_PCI_VENDOR]);
+	d->device = get_u16(a[SMC_NLA_DEV_PCI_DEVICE]);
+	get_str(d->pci_id, sizeof(d->pci_id), a[SMC_NLA_DEV_PCI_ID]);
+	get_str(d->ib_name, sizeof(d->ib_name), a[SMC_NLA_DEV_IB_NAME]);
+	if (a[SMC_NLA_DEV_PORT])
+		rc = parse_port(r, a[SMC_NLA_DEV_PORT], &d->port[0]);
+	if (!rc && !r->ctx->smcd && a[SMC_NLA_DEV_PORT2])
+		rc = parse_port(r, a[SMC_NLA_DEV_PORT2], &d->port[1]);
+	return rc;
+}
+
+/* ---- values as printed ------------------------------------------------- */
+
+enum dev_field {
+	D_NETDEV, D_IBDEV, D_PORT, D_STATE, D_TYPE, D_CRIT, D_FID, D_PCI_ID, D_PCHID,
+	D_LINKS, D_USE_CNT, D_PNET_CELL, D_PNETID, D_PNET_USR, D_VENDOR, D_DEVICE,
+	D_COUNT
+};
+
+/* The printable values of one device (port); strings point into it or the source. */
+struct view {
+	struct smc_val v[D_COUNT];
+	char type[SMC_NAME_BUF], state[SMC_NAME_BUF];
+	char fid[16], chid[8], vendor[8], device[8];
+	char cell[SMC_MAX_PNETID_LEN + 2];         /* "*" + 16 characters */
+	char pnetid[SMC_MAX_PNETID_LEN + 1];
+};
+
+static void set_num(struct view *w, enum dev_field f, unsigned long long n)
+{
+	w->v[f] = (struct smc_val){ .kind = SMC_VAL_NUM, .n = n };
+}
+
+static void set_str(struct view *w, enum dev_field f, const char *s)
+{
+	w->v[f] = (struct smc_val){ .kind = SMC_VAL_STR, .s = s };
+}
+
+static void set_bool(struct view *w, enum dev_field f, bool b)
+{
+	w->v[f] = (struct smc_val){ .kind = SMC_VAL_BOOL, .n = b };
+}
+
+/* The PNET ID cell: "*" when set by the user, then trimmed (hardware IDs are blank-padded). */
+static void view_pnet(struct view *w, const struct smc_dev_port *p)
+{
+	snprintf(w->cell, sizeof(w->cell), "%s%s", p->pnet_usr ? "*" : "", p->pnetid);
+	memcpy(w->pnetid, p->pnetid, sizeof(w->pnetid));
+	set_str(w, D_PNET_CELL, smc_trim(w->cell));
+	set_str(w, D_PNETID, smc_trim(w->pnetid));
+	set_bool(w, D_PNET_USR, p->pnet_usr);
+}
+
+static void view_dev(struct view *w, const struct smc_dev *d, int port)
+{
+	const struct smc_dev_port *p = &d->port[port];
+
+	memset(w, 0, sizeof(*w));
+	snprintf(w->fid, sizeof(w->fid), "%04x", d->fid);
+	snprintf(w->chid, sizeof(w->chid), "%04x", d->chid);
+	snprintf(w->vendor, sizeof(w->vendor), "%04x", d->vendor);
+	snprintf(w->device, sizeof(w->device), "%04x", d->device);
+	set_str(w, D_NETDEV, p->net_dev);
+	set_str(w, D_IBDEV, d->ib_name);
+	set_num(w, D_PORT, (unsigned int)port + 1);
+	set_str(w, D_STATE, smc_port_state_name(p->state, w->state));
+	set_str(w, D_TYPE, smc_dev_type_name(d->device, w->type));
+	set_bool(w, D_CRIT, d->crit);
+	set_str(w, D_FID, w->fid);
+	set_str(w, D_PCI_ID, d->pci_id);
+	set_str(w, D_PCHID, w->chid);
+	set_num(w, D_LINKS, p->lnk_cnt);
+	set_num(w, D_USE_CNT, d->use_cnt);
+	set_str(w, D_VENDOR, w->vendor);
+	set_str(w, D_DEVICE, w->device);
+	view_pnet(w, p);
+}
+
+/* ---- listings: header cell, text format and JSON key side by side ----- */
+
+#define TEXT SMC_COL_TEXT
+#define JSON SMC_COL_JSON
+
+static const struct smc_col smcr_cols[] = {
+	{ "net_dev", "Net-Dev         ", "%-15.15s ", D_NETDEV, 0, 0 },
+	{ "ib_dev", "IB-Dev   ", "%-8.8s ", D_IBDEV, 0, 0 },
+	{ "ib_port", "IB-P  ", "%4llu  ", D_PORT, 0, 0 },
+	{ "port_state", "IB-State  ", "%8s  ", D_STATE, 0, 0 },
+	{ "type", "Type          ", "%-13s  ", D_TYPE, 0, 0 },
+	{ "crit", "Crit  ", "%3s   ", D_CRIT, 0, 0 },
+	{ "fid", " FID   ", "%s  ", D_FID, 1, 0 },
+	{ "pci_id", "PCI-ID        ", "%-12s  ", D_PCI_ID, 1, 0 },
+	{ "pchid", "PCHID  ", "%s    ", D_PCHID, 1, 0 },
+	{ "links", "#Links  ", "%5llu ", D_LINKS, 0, 0 },
+	{ NULL, "PNET-ID  ", " %-16s ", D_PNET_CELL, 0, TEXT },
+	{ "pnet_id", NULL, NULL, D_PNETID, 0, JSON },
+	{ "pnet_user", NULL, NULL, D_PNET_USR, 0, JSON },
+	{ "pci_vendor", NULL, NULL, D_VENDOR, 0, JSON },
+	{ "pci_device", NULL, NULL, D_DEVICE, 0, JSON },
+};
+
+static const struct smc_col smcd_cols[] = {
+	{ "fid", "FID  ", "%s ", D_FID, 0, 0 },
+	{ "type", "Type  ", "%-4s  ", D_TYPE, 0, 0 },
+	{ "pci_id", "PCI-ID        ", "%-12s  ", D_PCI_ID, 0, 0 },
+	{ "pchid", "PCHID  ", "%s   ", D_PCHID, 0, 0 },
+	{ "crit", "InUse  ", "%-4s  ", D_CRIT, 0, 0 },
+	{ "use_cnt", "#LGs  ", "%5llu ", D_USE_CNT, 0, 0 },
+	{ NULL, "PNET-ID  ", " %-16s ", D_PNET_CELL, 0, TEXT },
+	{ "pnet_id", NULL, NULL, D_PNETID, 0, JSON },
+	{ "pnet_user", NULL, NULL, D_PNET_USR, 0, JSON },
+	{ "pci_vendor", NULL, NULL, D_VENDOR, 0, JSON },
+	{ "pci_device", NULL, NULL, D_DEVICE, 0, JSON },
+};
+
+/* By personality: SMC-R, SMC-D. */
+static const struct smc_listing listings[2] = { SMC_LISTING(smcr_cols), SMC_LISTING(smcd_cols) };
+
+/* ---- printing ---------------------------------------------------------- */
+
+/* Upstream prints the header when the first reply message arrives. */
+static void begin(struct dev_run *r)
+{
+	if (r->started)
+		return;
+	r->started = true;
+	if (out_is_json(&r->out)) {
+		json_open_object(r->out.j, NULL);
+		json_open_array(r->out.j, "devices");
+	} else {
+		smc_cols_header(&r->out, &listings[r->ctx->smcd], r->level);
+	}
+}
+
+static void end(struct dev_run *r)
+{
+	if (!out_is_json(&r->out))
+		return;
+	begin(r);
+	json_close_array(r->out.j);
+	json_close_object(r->out.j);
+	json_finish(r->out.j);
+}
+
+static void show_row(struct dev_run *r, const struct smc_dev *d, int port)
+{
+	struct view w;
+
+	view_dev(&w, d, port);
+	if (out_is_json(&r->out))
+		json_open_object(r->out.j, NULL);
+	smc_cols_put(&r->out, &listings[r->ctx->smcd], w.v, r->level, 0, 0);
+	if (out_is_json(&r->out))
+		json_close_object(r->out.j);
+	out_text(&r->out, "\n");
+}
+
+/* SMC-R: the port's net device, else the full IB device name. */
+static bool port_match(const struct smc_dev_args *a, const struct smc_dev *d, int port)
+{
+	if (a->netdev[0])
+		return !strncmp(a->netdev, d->port[port].net_dev, sizeof(a->netdev));
+	if (a->ibdev[0])
+		return !strncmp(a->ibdev, d->ib_name, sizeof(a->ibdev));
+	return true;
+}
+
+static int dev_msg(struct dev_run *r, struct nlattr *nest)
+{
+	struct smc_dev d;
+	int rc = parse_dev(r, nest, &d);
+
+	if (rc)
+		return rc;
+	if (r->ctx->smcd) {
+		show_row(r, &d, 0);
+		return 0;
+	}
+	for (int port = 0; port < SMC_MAX_PORTS; port++)
+		if (d.port[port].valid && port_match(r->a, &d, port))
+			show_row(r, &d, port);
+	return 0;
+}
+
+static int msg_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct nlattr *tb[GEN_MAX + 1];
+	struct dev_run *r = arg;
+	int top = r->ctx->smcd ? SMC_GEN_DEV_SMCD : SMC_GEN_DEV_SMCR;
+
+	begin(r);
+	if (genlmsg_parse((struct nlmsghdr *)nlh, 0, tb, GEN_MAX, gen_policy) < 0) {
+		fprintf(r->ctx->err, "Error: Invalid data returned: smc_gen_net_policy\n");
+		r->failed = true;
+		return -EBADMSG;
+	}
+	if (!tb[SMC_GEN_DEV_SMCD] && !tb[SMC_GEN_DEV_SMCR])
+		return 1;          /* as linkgroup: stop at a message without a device */
+	return tb[top] ? dev_msg(r, tb[top]) : 0;
+}
+
+/* ---- command line ------------------------------------------------------ */
+
+static int usage(struct smc_ctx *ctx)
+{
+	if (ctx->smcd)
+		fprintf(ctx->err, "Usage: smcd device [show] [all]\n");
+	else
+		fprintf(ctx->err,
+			"Usage: smcr device [show] [all]\n"
+			"                          [ibdev <dev>]\n"
+			"                          [netdev <dev>]\n");
+	return -1;
+}
+
+/* Filter values are cut to the buffers upstream keeps them in. */
+static void copy_cut(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+int smc_device_parse(struct smc_ctx *ctx, int argc, char **argv, struct smc_dev_args *a)
+{
+	char *want = NULL;         /* the filter the next word fills */
+	size_t want_len = 0;
+	int i = 0;
+
+	memset(a, 0, sizeof(*a));
+	if ((argc == 1 && smc_prefix(argv[0], "help")) || argc > 4)
+		return usage(ctx);
+	if (argc > 0 && smc_prefix(argv[0], "show"))
+		i = 1;
+	for (; i < argc; i++) {
+		const char *w = argv[i];
+
+		if (want) {
+			copy_cut(want, want_len, w);
+			break;
+		}
+		if (smc_prefix(w, "help"))
+			return usage(ctx);
+		if (smc_prefix(w, "all"))
+			continue;
+		if (!ctx->smcd && smc_prefix(w, "ibdev")) {
+			want = a->ibdev;
+			want_len = sizeof(a->ibdev);
+		} else if (!ctx->smcd && smc_prefix(w, "netdev")) {
+			want = a->netdev;
+			want_len = sizeof(a->netdev);
+		} else {
+			return usage(ctx);
+		}
+	}
+	if (i + 1 < argc)              /* words after the filter value */
+		return usage(ctx);
+	return 0;
+}
+
+/* Dump (rep NULL) or walk rep, printing as the messages come. */
+static int run(struct smc_ctx *ctx, const struct smc_dev_args *a, const struct smc_reply *rep)
+{
+	struct dev_run r = { .ctx = ctx, .a = a };
+	uint8_t cmd = ctx->smcd ? SMC_NETLINK_GET_DEV_SMCD : SMC_NETLINK_GET_DEV_SMCR;
+	int rc;
+
+	smc_out_init(ctx, &r.out, &r.json);
+	r.level = ctx->level > 0 ? ctx->level : 0;
+	if (rep)
+		rc = smc_genl_walk(rep, msg_cb, &r);
+	else
+		rc = smc_genl_dump(ctx->g, cmd, msg_cb, &r);
+	if (rc < 0 && !r.failed)
+		smc_print_nl_error(ctx, rc);
+	if (r.started || rc >= 0)
+		end(&r);
+	fflush(ctx->out);
+	return rc < 0 ? SMC_EXIT_FAIL : 0;
+}
+
+int smc_device_print(struct smc_ctx *ctx, const struct smc_dev_args *a,
+		     const struct smc_reply *rep)
+{
+	return run(ctx, a, rep);
+}
+
+int smc_device_cmd(struct smc_ctx *ctx, int argc, char **argv)
+{
+	struct smc_dev_args a;
+
+	if (smc_device_parse(ctx, argc, argv, &a))
+		return SMC_EXIT_FAIL;
+	return run(ctx, &a, NULL);
+}

@@ -1,0 +1,691 @@
+/*
+ * smcd linkgroup [show] [all | LG-ID]
+ * smcr linkgroup [show | link-show] [all | LG-ID] [ibdev <dev>] [netdev <dev>]
+ * (tools.md 5.3): SMC-R and SMC-D link groups, and the links of SMC-R ones.
+ *
+ * JSON (-j) is one document with every field at every -d level, keys named
+ * after the uapi attributes:
+ *   smcr show       {"linkgroups":[{LGR_R}]}
+ *   smcr link-show  {"links":[{LGR_R, LINK}]}    one entry per link
+ *   smcd            {"linkgroups":[{LGR_D}]}
+ * LGR_R = "lgr_id":"00000100" (hex as printed), "role":"CLNT"|"SERV",
+ *         "type":"SINGLE".., "vlan_id":N, "pnet_id":"..", "version":N (1 without
+ *         the V2_COMMON nest), V2, "conns":N, "sndbuf_alloc":N, "rmb_alloc":N
+ * LGR_D = "lgr_id", "vlan_id", "pnet_id", "version", V2 minus "direct",
+ *         "conns", "sndbuf_alloc", "dmb_alloc":N
+ * V2    = only when the kernel sent V2_COMMON: "peer_release":N, "peer_host":"..",
+ *         "peer_os":"ZOS".., "direct":bool (SMC-R), "eid":".." (untrimmed)
+ * LINK  = "net_dev":"eth0" ("" for ifindex 0), "link_state":"LINK_ACTIVE",
+ *         "conn_cnt":N, "link_uid":"00000101", "peer_uid":"..", "ib_dev":"..",
+ *         "ib_port":N, "gid":"..", "peer_gid":".."
+ * No link groups: {"linkgroups":[]} (text mode prints nothing at all).
+ *
+ * Upstream bugs fixed here (tools.md 13):
+ *  14  a 16-character PNET ID keeps all 16 characters (17-byte buffer).
+ *  15  smcr "show netdev X" / "show ibdev X" really filter: the links are
+ *      dumped as well and a link group is shown when one of its links matches.
+ *      (Kept as documented: LG-ID masked with 0xFFFFFF00 for SMC-R, exact for
+ *      SMC-D; "a"/"al" mean "all"; LG-IDs parsed by strtol base 16.)
+ *  17  attributes the kernel did not send read as 0 / empty, never as the
+ *      previous link group's values or uninitialised memory.
+ */
+#include "linkgroup.h"
+#include "names.h"
+#include "smc_uapi.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LGID_MASK    0xFFFFFF00u  /* SMC-R: the low byte is a link id */
+#define LGID_INVALID 0xFFFFFFFFu  /* an LG-ID without any hex digit */
+
+/* Highest attribute this file knows in each nest (never the system header's MAX). */
+#define GEN_MAX      SMC_GEN_FBACK_STATS
+#define LGR_V2_MAX   SMC_NLA_LGR_V2_PEER_HOST
+#define LINK_MAX     SMC_NLA_LINK_STATE
+#define GID_LEN      40           /* 39 characters and NUL, as upstream keeps it */
+
+/* ---- what the kernel sent --------------------------------------------- */
+
+struct smc_lgr {
+	uint32_t id, conns;
+	uint8_t role, type, vlan;
+	char pnetid[SMC_MAX_PNETID_LEN + 1];       /* 17 bytes: tools.md 13 item 14 */
+	uint64_t sndbuf, rmb;                      /* rmb: DMBs for SMC-D */
+	bool v2;                                   /* V2_COMMON nest received */
+	uint8_t ver, rel, os, direct;
+	char eid[SMC_MAX_EID_LEN_ + 1];
+	char peer_host[SMC_MAX_EID_LEN_ + 1];
+};
+
+struct smc_link {
+	uint32_t state, conns;
+	uint8_t uid[4], peer_uid[4];               /* raw bytes, printed in memory order */
+	uint8_t ib_port;
+	char net_dev[IF_NAMESIZE];
+	char ib_dev[64];
+	char gid[GID_LEN], peer_gid[GID_LEN];
+};
+
+static const struct nla_policy gen_policy[GEN_MAX + 1] = {
+	[SMC_GEN_SYS_INFO] = { .type = NLA_NESTED },
+	[SMC_GEN_LGR_SMCR] = { .type = NLA_NESTED },
+	[SMC_GEN_LINK_SMCR] = { .type = NLA_NESTED },
+	[SMC_GEN_LGR_SMCD] = { .type = NLA_NESTED },
+	[SMC_GEN_DEV_SMCD] = { .type = NLA_NESTED },
+	[SMC_GEN_DEV_SMCR] = { .type = NLA_NESTED },
+	[SMC_GEN_STATS] = { .type = NLA_NESTED },
+	[SMC_GEN_FBACK_STATS] = { .type = NLA_NESTED },
+};
+
+/* SNDBUF/RMB/DMB_ALLOC are "uint" (4 or 8 bytes): no policy, smc_nla_get_uint. */
+static const struct nla_policy lgr_r_policy[SMCT_LGR_R_MAX + 1] = {
+	[SMC_NLA_LGR_R_ID] = { .type = NLA_U32 },
+	[SMC_NLA_LGR_R_ROLE] = { .type = NLA_U8 },
+	[SMC_NLA_LGR_R_TYPE] = { .type = NLA_U8 },
+	[SMC_NLA_LGR_R_PNETID] = { .type = NLA_NUL_STRING, .maxlen = SMC_MAX_PNETID_LEN + 1 },
+	[SMC_NLA_LGR_R_VLAN_ID] = { .type = NLA_U8 },
+	[SMC_NLA_LGR_R_CONNS_NUM] = { .type = NLA_U32 },
+	[SMC_NLA_LGR_R_V2_COMMON] = { .type = NLA_NESTED },
+	[SMC_NLA_LGR_R_V2] = { .type = NLA_NESTED },
+};
+
+static const struct nla_policy lgr_d_policy[SMCT_LGR_D_MAX + 1] = {
+	[SMC_NLA_LGR_D_ID] = { .type = NLA_U32 },
+	[SMC_NLA_LGR_D_VLAN_ID] = { .type = NLA_U8 },
+	[SMC_NLA_LGR_D_CONNS_NUM] = { .type = NLA_U32 },
+	[SMC_NLA_LGR_D_PNETID] = { .type = NLA_NUL_STRING, .maxlen = SMC_MAX_PNETID_LEN + 1 },
+	[SMC_NLA_LGR_D_V2_COMMON] = { .type = NLA_NESTED },
+};
+
+/* The V2_COMMON nest numbers its attributes from 0 (SMC_NLA_LGR_V2_VER). */
+static const struct nla_policy lgr_v2_policy[LGR_V2_MAX + 1] = {
+	[SMC_NLA_LGR_V2_VER] = { .type = NLA_U8 },
+	[SMC_NLA_LGR_V2_REL] = { .type = NLA_U8 },
+	[SMC_NLA_LGR_V2_OS] = { .type = NLA_U8 },
+	[SMC_NLA_LGR_V2_NEG_EID] = { .type = NLA_NUL_STRING },
+	[SMC_NLA_LGR_V2_PEER_HOST] = { .type = NLA_NUL_STRING },
+};
+
+static const struct nla_policy lgr_r_v2_policy[SMCT_LGR_R_V2_MAX + 1] = {
+	[SMC_NLA_LGR_R_V2_DIRECT] = { .type = NLA_U8 },
+};
+
+static const struct nla_policy link_policy[LINK_MAX + 1] = {
+	[SMC_NLA_LINK_ID] = { .type = NLA_U8 },
+	[SMC_NLA_LINK_IB_DEV] = { .type = NLA_NUL_STRING, .maxlen = 64 + 1 },
+	[SMC_NLA_LINK_IB_PORT] = { .type = NLA_U8 },
+	[SMC_NLA_LINK_GID] = { .type = NLA_NUL_STRING, .maxlen = GID_LEN + 1 },
+	[SMC_NLA_LINK_PEER_GID] = { .type = NLA_NUL_STRING, .maxlen = GID_LEN + 1 },
+	[SMC_NLA_LINK_CONN_CNT] = { .type = NLA_U32 },
+	[SMC_NLA_LINK_NET_DEV] = { .type = NLA_U32 },
+	[SMC_NLA_LINK_UID] = { .type = NLA_U32 },
+	[SMC_NLA_LINK_PEER_UID] = { .type = NLA_U32 },
+	[SMC_NLA_LINK_STATE] = { .type = NLA_U32 },
+};
+
+/* The policies guarantee the length of every attribute read here. */
+static uint8_t get_u8(const struct nlattr *a) { return a ? nla_get_u8(a) : 0; }
+static uint32_t get_u32(const struct nlattr *a) { return a ? nla_get_u32(a) : 0; }
+static uint64_t get_uint(const struct nlattr *a) { return a ? smc_nla_get_uint(a) : 0; }
+
+static void get_str(char *buf, size_t len, const struct nlattr *a)
+{
+	buf[0] = '\0';
+	if (a)
+		smc_nla_strcpy(buf, len, a);
+}
+
+static void get_raw4(uint8_t out[4], const struct nlattr *a)
+{
+	memset(out, 0, 4);
+	if (a)
+		memcpy(out, nla_data(a), 4);
+}
+
+/* ---- one run of the command ------------------------------------------- */
+
+struct lg_run {
+	struct smc_ctx *ctx;
+	const struct smc_lg_args *a;
+	struct smc_out out;
+	struct smc_json json;
+	int level;                 /* -d level; -a and -ad count as 0 */
+	bool blocks;               /* detail blocks instead of a table */
+	bool link_filter;          /* smcr show with netdev/ibdev: dump links (item 15) */
+	bool started;              /* first message seen: header/document printed */
+	bool failed;               /* an error line was printed */
+	unsigned int shown;        /* entries printed */
+	struct smc_lgr lgr;        /* the last link-group message (SMC-R) */
+	bool lgr_shown;            /* ... already printed for one of its links */
+};
+
+static int nest_error(struct lg_run *r, const char *policy)
+{
+	fprintf(r->ctx->err, "Error: Failed to parse nested attributes: %s\n", policy);
+	r->failed = true;
+	return -EBADMSG;
+}
+
+static int parse_v2_common(struct lg_run *r, struct nlattr *nest, struct smc_lgr *g)
+{
+	struct nlattr *a[LGR_V2_MAX + 1];
+
+	if (nla_parse_nested(a, LGR_V2_MAX, nest, lgr_v2_policy) < 0)
+		return nest_error(r, "smc_gen_lgr_v2_sock_policy");
+	g->v2 = true;
+	g->ver = get_u8(a[SMC_NLA_LGR_V2_VER]);
+	g->rel = get_u8(a[SMC_NLA_LGR_V2_REL]);
+	g->os = get_u8(a[SMC_NLA_LGR_V2_OS]);
+	get_str(g->eid, sizeof(g->eid), a[SMC_NLA_LGR_V2_NEG_EID]);
+	get_str(g->peer_host, sizeof(g->peer_host), a[SMC_NLA_LGR_V2_PEER_HOST]);
+	return 0;
+}
+
+static int parse_r_v2(struct lg_run *r, struct nlattr *nest, struct smc_lgr *g)
+{
+	struct nlattr *a[SMCT_LGR_R_V2_MAX + 1];
+
+	if (nla_parse_nested(a, SMCT_LGR_R_V2_MAX, nest, lgr_r_v2_policy) < 0)
+		return nest_error(r, "smc_gen_lgr_r_v2_sock_policy");
+	g->direct = get_u8(a[SMC_NLA_LGR_R_V2_DIRECT]);
+	return 0;
+}
+
+static int parse_lgr_r(struct lg_run *r, struct nlattr *nest, struct smc_lgr *g)
+{
+	struct nlattr *a[SMCT_LGR_R_MAX + 1];
+	int rc = 0;
+
+	memset(g, 0, sizeof(*g));
+	if (nla_parse_nested(a, SMCT_LGR_R_MAX, nest, lgr_r_policy) < 0)
+		return nest_error(r, "smc_gen_lgr_smcr_sock_policy");
+	g->id = get_u32(a[SMC_NLA_LGR_R_ID]);
+	g->role = get_u8(a[SMC_NLA_LGR_R_ROLE]);
+	g->type = get_u8(a[SMC_NLA_LGR_R_TYPE]);
+	g->vlan = get_u8(a[SMC_NLA_LGR_R_VLAN_ID]);
+	g->conns = get_u32(a[SMC_NLA_LGR_R_CONNS_NUM]);
+	get_str(g->pnetid, sizeof(g->pnetid), a[SMC_NLA_LGR_R_PNETID]);
+	g->sndbuf = get_uint(a[SMC_NLA_LGR_R_SNDBUF_ALLOC]);
+	g->rmb = get_uint(a[SMC_NLA_LGR_R_RMB_ALLOC]);
+	if (a[SMC_NLA_LGR_R_V2_COMMON])
+		rc = parse_v2_common(r, a[SMC_NLA_LGR_R_V2_COMMON], g);
+	if (!rc && a[SMC_NLA_LGR_R_V2])
+		rc = parse_r_v2(r, a[SMC_NLA_LGR_R_V2], g);
+	return rc;
+}
+
+static int parse_lgr_d(struct lg_run *r, struct nlattr *nest, struct smc_lgr *g)
+{
+	struct nlattr *a[SMCT_LGR_D_MAX + 1];
+
+	memset(g, 0, sizeof(*g));
+	if (nla_parse_nested(a, SMCT_LGR_D_MAX, nest, lgr_d_policy) < 0)
+		return nest_error(r, "smc_gen_lgr_smcd_sock_policy");
+	g->id = get_u32(a[SMC_NLA_LGR_D_ID]);
+	g->vlan = get_u8(a[SMC_NLA_LGR_D_VLAN_ID]);
+	g->conns = get_u32(a[SMC_NLA_LGR_D_CONNS_NUM]);
+	get_str(g->pnetid, sizeof(g->pnetid), a[SMC_NLA_LGR_D_PNETID]);
+	g->sndbuf = get_uint(a[SMC_NLA_LGR_D_SNDBUF_ALLOC]);
+	g->rmb = get_uint(a[SMC_NLA_LGR_D_DMB_ALLOC]);
+	if (a[SMC_NLA_LGR_D_V2_COMMON])
+		return parse_v2_common(r, a[SMC_NLA_LGR_D_V2_COMMON], g);
+	return 0;
+}
+
+static int parse_link(struct lg_run *r, struct nlattr *nest, struct smc_link *l)
+{
+	struct nlattr *a[LINK_MAX + 1];
+
+	memset(l, 0, sizeof(*l));
+	if (nla_parse_nested(a, LINK_MAX, nest, link_policy) < 0)
+		return nest_error(r, "smc_gen_link_smcr_sock_policy");
+	l->state = get_u32(a[SMC_NLA_LINK_STATE]);
+	l->conns = get_u32(a[SMC_NLA_LINK_CONN_CNT]);
+	get_raw4(l->uid, a[SMC_NLA_LINK_UID]);
+	get_raw4(l->peer_uid, a[SMC_NLA_LINK_PEER_UID]);
+	l->ib_port = get_u8(a[SMC_NLA_LINK_IB_PORT]);
+	smc_nla_ifname(l->net_dev, a[SMC_NLA_LINK_NET_DEV]);
+	get_str(l->ib_dev, sizeof(l->ib_dev), a[SMC_NLA_LINK_IB_DEV]);
+	get_str(l->gid, sizeof(l->gid), a[SMC_NLA_LINK_GID]);
+	get_str(l->peer_gid, sizeof(l->peer_gid), a[SMC_NLA_LINK_PEER_GID]);
+	return 0;
+}
+
+/* ---- values as printed ------------------------------------------------- */
+
+enum lg_field {
+	F_ID, F_ROLE, F_TYPE, F_VLAN, F_PNETID, F_VERSION, F_PEER_REL, F_PEER_HOST,
+	F_PEER_OS, F_DIRECT, F_EID, F_CONNS, F_SNDBUF, F_RMB,
+	F_NETDEV, F_STATE, F_LINK_CONNS, F_UID, F_PEER_UID, F_IBDEV, F_IBPORT,
+	F_GID, F_PEER_GID,
+	F_COUNT
+};
+#define F_FIRST_LINK F_NETDEV
+
+/* The printable values of one link group (and link); strings point into it or the source. */
+struct view {
+	struct smc_val v[F_COUNT];
+	bool v2;
+	char id[9], uid[9], peer_uid[9];
+	char type[SMC_NAME_BUF], os[SMC_NAME_BUF], state[SMC_NAME_BUF];
+	char pnetid[SMC_MAX_PNETID_LEN + 1], peer_host[SMC_MAX_EID_LEN_ + 1];
+};
+
+static void set_num(struct view *w, enum lg_field f, unsigned long long n)
+{
+	w->v[f] = (struct smc_val){ .kind = SMC_VAL_NUM, .n = n };
+}
+
+static void set_str(struct view *w, enum lg_field f, const char *s)
+{
+	w->v[f] = (struct smc_val){ .kind = SMC_VAL_STR, .s = s };
+}
+
+static void set_bool(struct view *w, enum lg_field f, bool b)
+{
+	w->v[f] = (struct smc_val){ .kind = SMC_VAL_BOOL, .n = b };
+}
+
+static void view_lgr(struct view *w, const struct smc_lgr *g)
+{
+	memset(w, 0, sizeof(*w));
+	snprintf(w->id, sizeof(w->id), "%08x", g->id);
+	memcpy(w->pnetid, g->pnetid, sizeof(w->pnetid));
+	memcpy(w->peer_host, g->peer_host, sizeof(w->peer_host));
+	w->v2 = g->v2;
+	set_str(w, F_ID, w->id);
+	set_str(w, F_ROLE, smc_role_name(g->role));
+	set_str(w, F_TYPE, smc_lgr_type_name(g->type, w->type));
+	set_num(w, F_VLAN, g->vlan);
+	set_str(w, F_PNETID, smc_trim(w->pnetid));
+	set_num(w, F_VERSION, g->v2 ? g->ver : 1);
+	set_num(w, F_PEER_REL, g->rel);
+	set_str(w, F_PEER_HOST, smc_trim(w->peer_host));
+	set_str(w, F_PEER_OS, smc_peer_os_name(g->os, w->os));
+	set_bool(w, F_DIRECT, g->direct);
+	set_str(w, F_EID, g->eid);
+	set_num(w, F_CONNS, g->conns);
+	set_num(w, F_SNDBUF, g->sndbuf);
+	set_num(w, F_RMB, g->rmb);
+}
+
+static void hex4(char out[9], const uint8_t b[4])
+{
+	snprintf(out, 9, "%02x%02x%02x%02x", b[0], b[1], b[2], b[3]);
+}
+
+static void view_link(struct view *w, const struct smc_link *l)
+{
+	hex4(w->uid, l->uid);
+	hex4(w->peer_uid, l->peer_uid);
+	set_str(w, F_NETDEV, l->net_dev);
+	set_str(w, F_STATE, smc_link_state_name(l->state, w->state));
+	set_num(w, F_LINK_CONNS, l->conns);
+	set_str(w, F_UID, w->uid);
+	set_str(w, F_PEER_UID, w->peer_uid);
+	set_str(w, F_IBDEV, l->ib_dev);
+	set_num(w, F_IBPORT, l->ib_port);
+	set_str(w, F_GID, l->gid);
+	set_str(w, F_PEER_GID, l->peer_gid);
+}
+
+/* ---- listings: header cell, text format and JSON key side by side ----- */
+
+#define V2 SMC_COL_V2
+
+static const struct smc_col smcr_table[] = {
+	{ "lgr_id", "LG-ID    ", "%s ", F_ID, 0, 0 },
+	{ "role", "LG-Role  ", "%-8s ", F_ROLE, 0, 0 },
+	{ "type", "LG-Type  ", "%-8s ", F_TYPE, 0, 0 },
+	{ "vlan_id", "VLAN  ", "%#4llx ", F_VLAN, 0, 0 },
+	{ "conns", "#Conns  ", " %6llu ", F_CONNS, 0, 0 },
+	{ "pnet_id", "PNET-ID ", " %-16s ", F_PNETID, 0, 0 },
+};
+
+static const struct smc_col smcr_links[] = {
+	{ "lgr_id", "LG-ID    ", "%s ", F_ID, 0, 0 },
+	{ "role", "LG-Role  ", "%-8s ", F_ROLE, 0, 0 },
+	{ "type", "LG-Type  ", "%-8s ", F_TYPE, 0, 0 },
+	{ "net_dev", "Net-Dev         ", "%-15.15s ", F_NETDEV, 0, 0 },
+	{ "link_state", "Link-State      ", "%-15s ", F_STATE, 0, 0 },
+	{ "conn_cnt", "#Conns  ", "%6llu  ", F_LINK_CONNS, 0, 0 },
+	{ "link_uid", "Link-UID  ", "%s  ", F_UID, 1, 0 },
+	{ "peer_uid", "Peer-UID  ", "%s  ", F_PEER_UID, 1, 0 },
+	{ "ib_dev", "IB-Dev    ", "%-8.8s  ", F_IBDEV, 1, 0 },
+	{ "ib_port", "IB-P  ", "%4llu  ", F_IBPORT, 1, 0 },
+	{ "gid", "Local-GID                                 ", "%-40s  ", F_GID, 2, 0 },
+	{ "peer_gid", "Peer-GID  ", "%s  ", F_PEER_GID, 2, 0 },
+};
+
+static const struct smc_col smcr_block[] = {
+	{ "lgr_id", NULL, "LG-ID    : %s\n", F_ID, 0, 0 },
+	{ "role", NULL, "LG-Role  : %s\n", F_ROLE, 0, 0 },
+	{ "type", NULL, "LG-Type  : %s\n", F_TYPE, 0, 0 },
+	{ "vlan_id", NULL, "VLAN     : %llx\n", F_VLAN, 0, 0 },
+	{ "pnet_id", NULL, "PNET-ID  : %s\n", F_PNETID, 0, 0 },
+	{ "version", NULL, "Version  : %llu\n", F_VERSION, 0, 0 },
+	{ "peer_release", NULL, "Peer-Rel : %llu\n", F_PEER_REL, 0, V2 },
+	{ "peer_host", NULL, "Peer-Host: %s\n", F_PEER_HOST, 0, V2 },
+	{ "peer_os", NULL, "Peer-OS  : %s\n", F_PEER_OS, 0, V2 },
+	{ "direct", NULL, "Direct   : %s\n", F_DIRECT, 0, V2 },
+	{ "eid", NULL, "EID      : %s\n", F_EID, 0, V2 },
+	{ "conns", NULL, "#Conns   : %llu\n", F_CONNS, 0, 0 },
+	{ "sndbuf_alloc", NULL, "Sndbuf   : %llu B\n", F_SNDBUF, 0, 0 },
+	{ "rmb_alloc", NULL, "RMB      : %llu B\n", F_RMB, 0, 0 },
+};
+
+static const struct smc_col smcd_table[] = {
+	{ "lgr_id", "LG-ID    ", "%s ", F_ID, 0, 0 },
+	{ "vlan_id", "VLAN  ", "%#4llx  ", F_VLAN, 0, 0 },
+	{ "conns", "#Conns  ", "%6llu  ", F_CONNS, 0, 0 },
+	{ "pnet_id", "PNET-ID ", "%-16s ", F_PNETID, 0, 0 },
+};
+
+static const struct smc_col smcd_block[] = {
+	{ "lgr_id", NULL, "LG-ID    : %s\n", F_ID, 0, 0 },
+	{ "vlan_id", NULL, "VLAN     : %llx\n", F_VLAN, 0, 0 },
+	{ "pnet_id", NULL, "PNET-ID  : %s\n", F_PNETID, 0, 0 },
+	{ "version", NULL, "Version  : %llu\n", F_VERSION, 0, 0 },
+	{ "peer_release", NULL, "Peer-Rel : %llu\n", F_PEER_REL, 0, V2 },
+	{ "peer_host", NULL, "Peer-Host: %s\n", F_PEER_HOST, 0, V2 },
+	{ "peer_os", NULL, "Peer-OS  : %s\n", F_PEER_OS, 0, V2 },
+	{ "eid", NULL, "EID      : %s\n", F_EID, 0, V2 },
+	{ "conns", NULL, "#Conns   : %llu\n", F_CONNS, 0, 0 },
+	{ "sndbuf_alloc", NULL, "Sndbuf   : %llu B\n", F_SNDBUF, 0, 0 },
+	{ "dmb_alloc", NULL, "DMB      : %llu B\n", F_RMB, 0, 0 },
+};
+
+enum { L_TABLE, L_BLOCK, L_LINKS };
+
+/* By personality (SMC-R, SMC-D); SMC-D has no links, link-show shows its table. */
+static const struct smc_listing listings[2][3] = {
+	{ SMC_LISTING(smcr_table), SMC_LISTING(smcr_block), SMC_LISTING(smcr_links) },
+	{ SMC_LISTING(smcd_table), SMC_LISTING(smcd_block), SMC_LISTING(smcd_table) },
+};
+
+static const struct smc_listing *listing(const struct lg_run *r, int which)
+{
+	return &listings[r->ctx->smcd][which];
+}
+
+static void put_cols(struct lg_run *r, int which, const struct view *w, int first)
+{
+	smc_cols_put(&r->out, listing(r, which), w->v, r->level, w->v2 ? 0 : V2, first);
+}
+
+/* ---- printing ---------------------------------------------------------- */
+
+static bool link_rows(const struct lg_run *r)
+{
+	return !r->ctx->smcd && r->a->links;
+}
+
+/* Upstream prints the header when the first reply message arrives. */
+static void begin(struct lg_run *r)
+{
+	if (r->started)
+		return;
+	r->started = true;
+	if (out_is_json(&r->out)) {
+		json_open_object(r->out.j, NULL);
+		json_open_array(r->out.j, link_rows(r) ? "links" : "linkgroups");
+	} else if (!r->blocks) {
+		smc_cols_header(&r->out, listing(r, link_rows(r) ? L_LINKS : L_TABLE), r->level);
+	}
+}
+
+static void end(struct lg_run *r)
+{
+	if (!out_is_json(&r->out))
+		return;
+	begin(r);
+	json_close_array(r->out.j);
+	json_close_object(r->out.j);
+	json_finish(r->out.j);
+}
+
+static void show_lgr(struct lg_run *r, const struct smc_lgr *g)
+{
+	struct view w;
+
+	view_lgr(&w, g);
+	if (out_is_json(&r->out)) {
+		json_open_object(r->out.j, NULL);
+		put_cols(r, L_BLOCK, &w, 0);
+		json_close_object(r->out.j);
+	} else if (r->blocks) {
+		if (r->shown)
+			out_text(&r->out, "\n");
+		put_cols(r, L_BLOCK, &w, 0);
+	} else {
+		put_cols(r, L_TABLE, &w, 0);
+		out_text(&r->out, "\n");
+	}
+	r->shown++;
+}
+
+static void show_link(struct lg_run *r, const struct smc_lgr *g, const struct smc_link *l)
+{
+	struct view w;
+
+	view_lgr(&w, g);
+	view_link(&w, l);
+	if (out_is_json(&r->out)) {
+		json_open_object(r->out.j, NULL);
+		put_cols(r, L_BLOCK, &w, 0);
+		put_cols(r, L_LINKS, &w, F_FIRST_LINK);
+		json_close_object(r->out.j);
+	} else {
+		put_cols(r, L_LINKS, &w, 0);
+		out_text(&r->out, "\n");
+	}
+	r->shown++;
+}
+
+/* ---- filters and messages ---------------------------------------------- */
+
+/* SMC-R: netdev, else ibdev (both need a link), else the masked LG-ID. */
+static bool smcr_match(const struct smc_lg_args *a, const struct smc_lgr *g,
+		       const struct smc_link *l)
+{
+	if (a->netdev[0])
+		return l && !strncmp(a->netdev, l->net_dev, sizeof(a->netdev));
+	if (a->ibdev[0])
+		return l && !strncmp(a->ibdev, l->ib_dev, sizeof(a->ibdev));
+	return !a->lgid || a->lgid_masked == g->id;
+}
+
+static int smcr_msg(struct lg_run *r, struct nlattr **tb)
+{
+	struct smc_link link;
+	int rc;
+
+	if (tb[SMC_GEN_LGR_SMCR]) {
+		rc = parse_lgr_r(r, tb[SMC_GEN_LGR_SMCR], &r->lgr);
+		if (rc)
+			return rc;
+		r->lgr_shown = false;
+		if (!r->a->links && !r->link_filter && smcr_match(r->a, &r->lgr, NULL))
+			show_lgr(r, &r->lgr);
+		return 0;
+	}
+	rc = parse_link(r, tb[SMC_GEN_LINK_SMCR], &link);
+	if (rc)
+		return rc;
+	if (r->a->links) {
+		if (smcr_match(r->a, &r->lgr, &link))
+			show_link(r, &r->lgr, &link);
+	} else if (r->link_filter && !r->lgr_shown && smcr_match(r->a, &r->lgr, &link)) {
+		show_lgr(r, &r->lgr);
+		r->lgr_shown = true;
+	}
+	return 0;
+}
+
+static int smcd_msg(struct lg_run *r, struct nlattr *nest)
+{
+	struct smc_lgr g;
+	int rc = parse_lgr_d(r, nest, &g);
+
+	if (rc)
+		return rc;
+	if (!r->a->lgid || r->a->lgid == g.id)
+		show_lgr(r, &g);
+	return 0;
+}
+
+static int msg_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct nlattr *tb[GEN_MAX + 1];
+	struct lg_run *r = arg;
+
+	begin(r);
+	if (genlmsg_parse((struct nlmsghdr *)nlh, 0, tb, GEN_MAX, gen_policy) < 0) {
+		fprintf(r->ctx->err, "Error: Invalid data returned: smc_gen_net_policy\n");
+		r->failed = true;
+		return -EBADMSG;
+	}
+	if (!tb[SMC_GEN_LGR_SMCR] && !tb[SMC_GEN_LINK_SMCR] && !tb[SMC_GEN_LGR_SMCD])
+		return 1;          /* upstream stops at such a message */
+	if (r->ctx->smcd)
+		return tb[SMC_GEN_LGR_SMCD] ? smcd_msg(r, tb[SMC_GEN_LGR_SMCD]) : 0;
+	if (tb[SMC_GEN_LGR_SMCR] || tb[SMC_GEN_LINK_SMCR])
+		return smcr_msg(r, tb);
+	return 0;
+}
+
+/* ---- command line ------------------------------------------------------ */
+
+static int usage(struct smc_ctx *ctx)
+{
+	if (ctx->smcd)
+		fprintf(ctx->err, "Usage: smcd linkgroup [show] [all | LG-ID]\n");
+	else
+		fprintf(ctx->err,
+			"Usage: smcr linkgroup [show | link-show] [all | LG-ID]\n"
+			"                                         [ibdev <dev>]\n"
+			"                                         [netdev <dev>]\n");
+	return -1;
+}
+
+/* Filter values are cut to the buffers upstream keeps them in. */
+static void copy_cut(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* strtol base 16 as upstream: "12zz" is 0x12, "foo" 0xf, no hex digit matches nothing. */
+static void parse_lgid(const char *w, struct smc_lg_args *a)
+{
+	char *end;
+	long v = strtol(w, &end, 16);
+
+	if (end == w) {
+		a->lgid = LGID_INVALID;
+		return;
+	}
+	a->lgid = (uint32_t)v;
+	a->lgid_masked = a->lgid & LGID_MASK;
+}
+
+int smc_linkgroup_parse(struct smc_ctx *ctx, int argc, char **argv, struct smc_lg_args *a)
+{
+	enum { WANT_NONE, WANT_IBDEV, WANT_NETDEV } want = WANT_NONE;
+	bool all = false;
+	int i = 0;
+
+	memset(a, 0, sizeof(*a));
+	if ((argc == 1 && smc_prefix(argv[0], "help")) || argc > 4)
+		return usage(ctx);
+	if (argc > 0 && smc_prefix(argv[0], "show"))
+		i = 1;
+	else if (argc > 0 && smc_prefix(argv[0], "link-show")) {
+		a->links = true;
+		i = 1;
+	}
+	for (; i < argc; i++) {
+		const char *w = argv[i];
+
+		if (want == WANT_IBDEV) {
+			copy_cut(a->ibdev, sizeof(a->ibdev), w);
+			break;
+		}
+		if (want == WANT_NETDEV) {
+			copy_cut(a->netdev, sizeof(a->netdev), w);
+			break;
+		}
+		if (smc_prefix(w, "help"))
+			return usage(ctx);
+		if (smc_prefix(w, "all"))
+			all = true;
+		else if (!ctx->smcd && smc_prefix(w, "ibdev"))
+			want = WANT_IBDEV;
+		else if (!ctx->smcd && smc_prefix(w, "netdev"))
+			want = WANT_NETDEV;
+		else if (!all) {
+			parse_lgid(w, a);
+			break;
+		} else
+			return usage(ctx);
+	}
+	if (i + 1 < argc)              /* words after the one that ended parsing */
+		return usage(ctx);
+	return 0;
+}
+
+static bool wants_link_filter(const struct smc_ctx *ctx, const struct smc_lg_args *a)
+{
+	return !ctx->smcd && !a->links && (a->netdev[0] || a->ibdev[0]);
+}
+
+uint8_t smc_linkgroup_request(const struct smc_ctx *ctx, const struct smc_lg_args *a)
+{
+	if (ctx->smcd)
+		return SMC_NETLINK_GET_LGR_SMCD;
+	if (a->links || wants_link_filter(ctx, a))
+		return SMC_NETLINK_GET_LINK_SMCR;
+	return SMC_NETLINK_GET_LGR_SMCR;
+}
+
+/* Dump (rep NULL) or walk rep, printing as the messages come. */
+static int run(struct smc_ctx *ctx, const struct smc_lg_args *a, const struct smc_reply *rep)
+{
+	struct lg_run r = { .ctx = ctx, .a = a };
+	int rc;
+
+	smc_out_init(ctx, &r.out, &r.json);
+	r.level = ctx->level > 0 ? ctx->level : 0;
+	r.blocks = r.level >= 1 && (ctx->smcd || !a->links);
+	r.link_filter = wants_link_filter(ctx, a);
+	if (rep)
+		rc = smc_genl_walk(rep, msg_cb, &r);
+	else
+		rc = smc_genl_dump(ctx->g, smc_linkgroup_request(ctx, a), msg_cb, &r);
+	if (rc < 0 && !r.failed)
+		smc_print_nl_error(ctx, rc);
+	if (r.started || rc >= 0)
+		end(&r);
+	fflush(ctx->out);
+	return rc < 0 ? SMC_EXIT_FAIL : 0;
+}
+
+int smc_linkgroup_print(struct smc_ctx *ctx, const struct smc_lg_args *a,
+			const struct smc_reply *rep)
+{
+	return run(ctx, a, rep);
+}
+
+int smc_linkgroup_cmd(struct smc_ctx *ctx, int argc, char **argv)
+{
+	struct smc_lg_args a;
+
+	if (smc_linkgroup_parse(ctx, argc, argv, &a))
+		return SMC_EXIT_FAIL;
+	return run(ctx, &a, NULL);
+}

@@ -1,0 +1,84 @@
+#include "unit.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+#define MAX_TESTS 1024
+
+struct test {
+	const char *name;
+	unit_fn fn;
+};
+
+static struct test tests[MAX_TESTS];
+static int ntests;
+static int failures_in_test;
+
+void unit_register(const char *name, unit_fn fn)
+{
+	if (ntests < MAX_TESTS) {
+		tests[ntests].name = name;
+		tests[ntests].fn = fn;
+		ntests++;
+	}
+}
+
+void unit_fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	failures_in_test++;
+	fprintf(stdout, "    %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stdout, fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+}
+
+void cap_open(struct capture *c)
+{
+	c->buf = NULL;
+	c->len = 0;
+	c->f = open_memstream(&c->buf, &c->len);
+}
+
+const char *cap_text(struct capture *c)
+{
+	if (c->f) {
+		fclose(c->f);
+		c->f = NULL;
+	}
+	return c->buf ? c->buf : "";
+}
+
+void cap_free(struct capture *c)
+{
+	cap_text(c);
+	free(c->buf);
+	c->buf = NULL;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct test *)a)->name, ((const struct test *)b)->name);
+}
+
+int main(int argc, char **argv)
+{
+	int passed = 0, failed = 0;
+
+	qsort(tests, (size_t)ntests, sizeof(tests[0]), by_name);
+	for (int i = 0; i < ntests; i++) {
+		if (argc > 1 && !strstr(tests[i].name, argv[1]))
+			continue;
+		failures_in_test = 0;
+		tests[i].fn();
+		printf("%s unit: %s\n", failures_in_test ? "FAIL" : "PASS", tests[i].name);
+		if (failures_in_test)
+			failed++;
+		else
+			passed++;
+	}
+	printf("unit: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

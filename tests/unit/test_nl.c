@@ -1,0 +1,269 @@
+/* The transport and generic netlink layer: framing, acks, errors, retries. */
+#include "unit.h"
+#include "peer.h"
+#include "names.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <linux/genetlink.h>
+
+static int count_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	(void)nlh;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static void data_msg(struct mb *m, uint32_t v)
+{
+	mb_start(m, 0x20, NLM_F_MULTI);
+	mb_genl(m, 1);
+	mb_u32(m, 1, v);
+}
+
+TEST(nl_reply_append_rejects_bad_framing)
+{
+	struct smc_reply rep;
+	struct nlmsghdr h = { .nlmsg_len = 100 };
+
+	smc_reply_init(&rep);
+	CHECK_INT(smc_reply_append(&rep, &h, 8), -EBADMSG);          /* shorter than a header */
+	CHECK_INT(smc_reply_append(&rep, &h, sizeof(h)), -EBADMSG);  /* length beyond the data */
+	h.nlmsg_len = 4;
+	CHECK_INT(smc_reply_append(&rep, &h, sizeof(h)), -EBADMSG);  /* length below a header */
+	h.nlmsg_len = sizeof(h);
+	CHECK_INT(smc_reply_append(&rep, &h, sizeof(h)), 0);
+	CHECK(smc_reply_next(&rep, NULL) != NULL);
+	CHECK(smc_reply_next(&rep, smc_reply_next(&rep, NULL)) == NULL);
+	smc_reply_free(&rep);
+}
+
+TEST(nl_dump_collects_multipart_until_done)
+{
+	struct peer p;
+	struct mb m;
+	int n = 0;
+
+	peer_init(&p);
+	data_msg(&m, 1);
+	peer_queue(&p, 1, &m);
+	data_msg(&m, 2);
+	peer_queue(&p, 1, &m);
+	peer_done(&p, 1);
+	CHECK_INT(smc_genl_dump(&p.g, 7, count_cb, &n), 0);
+	CHECK_INT(n, 2);
+	/* the request went out as a dump of command 7 with an ack request */
+	CHECK(peer_request(&p, &m) == NLMSG_HDRLEN + GENL_HDRLEN);
+	CHECK_INT(((struct nlmsghdr *)m.buf)->nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP);
+	CHECK_INT(((struct nlmsghdr *)m.buf)->nlmsg_type, 0x20);
+	CHECK_INT(((struct genlmsghdr *)(m.buf + NLMSG_HDRLEN))->cmd, 7);
+	peer_close(&p);
+}
+
+TEST(nl_stale_replies_are_skipped)
+{
+	struct peer p;
+	struct mb m;
+	int n = 0;
+
+	peer_init(&p);
+	data_msg(&m, 9);
+	peer_queue(&p, 0, &m);          /* answer to an earlier request */
+	data_msg(&m, 1);
+	peer_queue(&p, 1, &m);
+	peer_done(&p, 1);
+	CHECK_INT(smc_genl_dump(&p.g, 1, count_cb, &n), 0);
+	CHECK_INT(n, 1);
+	peer_close(&p);
+}
+
+TEST(nl_error_carries_errno_and_ext_ack)
+{
+	struct peer p;
+
+	peer_init(&p);
+	peer_error(&p, 1, -EPERM, "caller lacks CAP_NET_ADMIN");
+	CHECK_INT(smc_genl_do(&p.g, 10), -EPERM);
+	CHECK_INT(p.g.err.error, EPERM);
+	CHECK_STR(p.g.err.msg, "caller lacks CAP_NET_ADMIN");
+	peer_error(&p, 1, 0, NULL);
+	CHECK_INT(smc_genl_do(&p.g, 12), 0);
+	peer_close(&p);
+}
+
+TEST(nl_doit_with_multipart_answer_then_ack)
+{
+	struct peer p;
+	struct mb m;
+	int n = 0;
+
+	peer_init(&p);
+	data_msg(&m, 1);
+	peer_queue(&p, 1, &m);
+	peer_done(&p, 1);
+	peer_error(&p, 1, 0, NULL);
+	CHECK_INT(smc_genl_request(&p.g, smc_genl_msg(&p.g, 1, 0), count_cb, &n), 0);
+	CHECK_INT(n, 1);
+	peer_close(&p);
+}
+
+TEST(nl_interrupted_dump_is_asked_again)
+{
+	struct peer p;
+	struct mb m;
+	int n = 0;
+
+	peer_init(&p);
+	data_msg(&m, 1);
+	((struct nlmsghdr *)m.buf)->nlmsg_flags |= NLM_F_DUMP_INTR;
+	peer_queue(&p, 1, &m);
+	data_msg(&m, 1);
+	peer_queue(&p, 2, &m);
+	data_msg(&m, 2);
+	peer_queue(&p, 2, &m);
+	peer_done(&p, 2);
+	CHECK_INT(smc_genl_dump(&p.g, 1, count_cb, &n), 0);
+	CHECK_INT(n, 2);
+	peer_close(&p);
+}
+
+TEST(nl_peer_hangup_is_an_error)
+{
+	struct peer p;
+	int n = 0;
+
+	peer_init(&p);
+	close(p.fd);
+	p.fd = -1;
+	CHECK(smc_genl_dump(&p.g, 1, count_cb, &n) < 0);
+	smc_genl_close(&p.g);
+}
+
+TEST(nl_malformed_datagram_is_rejected)
+{
+	struct peer p;
+	struct mb m;
+	int n = 0;
+
+	peer_init(&p);
+	data_msg(&m, 1);
+	((struct nlmsghdr *)m.buf)->nlmsg_len = (uint32_t)m.len + 64;   /* claims more than sent */
+	((struct nlmsghdr *)m.buf)->nlmsg_seq = p.g.nl.seq + 1;
+	send(p.fd, m.buf, m.len, 0);
+	CHECK_INT(smc_genl_dump(&p.g, 1, count_cb, &n), -EBADMSG);
+	CHECK_INT(n, 0);
+	peer_close(&p);
+}
+
+TEST(nl_silent_peer_times_out)
+{
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 200000 };
+	struct peer p;
+	int n = 0;
+
+	peer_init(&p);
+	setsockopt(p.g.nl.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	CHECK_INT(smc_genl_dump(&p.g, 1, count_cb, &n), -ETIMEDOUT);
+	peer_close(&p);
+}
+
+static void ctrl_reply(struct mb *m, uint16_t id)
+{
+	mb_start(m, GENL_ID_CTRL, 0);
+	mb_genl(m, CTRL_CMD_NEWFAMILY);
+	mb_str(m, CTRL_ATTR_FAMILY_NAME, "SMC_GEN_NETLINK");
+	mb_u16(m, CTRL_ATTR_FAMILY_ID, id);
+}
+
+TEST(nl_family_resolution)
+{
+	struct peer p;
+	struct mb m;
+	uint16_t id = 0;
+
+	peer_init(&p);
+	ctrl_reply(&m, 0x1234);
+	peer_queue(&p, 1, &m);
+	peer_error(&p, 1, 0, NULL);
+	CHECK_INT(smc_genl_resolve(&p.g, "SMC_GEN_NETLINK", &id), 0);
+	CHECK_INT(id, 0x1234);
+	/* the request names the family in CTRL_ATTR_FAMILY_NAME */
+	peer_request(&p, &m);
+	CHECK(m.len > NLMSG_HDRLEN + GENL_HDRLEN + 4);
+	CHECK_STR((char *)m.buf + NLMSG_HDRLEN + GENL_HDRLEN + 4, "SMC_GEN_NETLINK");
+	peer_error(&p, 1, -ENOENT, NULL);
+	CHECK_INT(smc_genl_resolve(&p.g, "SMC_PNETID", &id), -ENOENT);
+	peer_close(&p);
+}
+
+static void with_env(const char *backend, const char *sock)
+{
+	if (backend)
+		setenv("SMC_BACKEND", backend, 1);
+	else
+		unsetenv("SMC_BACKEND");
+	setenv("SMC_SOFT_SOCKET", sock, 1);
+}
+
+TEST(nl_backend_selection_errors)
+{
+	struct smc_nl nl;
+	char line[512];
+	int rc;
+
+	with_env("bogus", "/nonexistent/smc.sock");
+	rc = smc_nl_open(&nl, NETLINK_GENERIC);
+	CHECK_INT(rc, -SMC_OPEN_BAD_ENV);
+	smc_nl_open_strerror(&nl, rc, line, sizeof(line));
+	CHECK_STR(line, "SMC_BACKEND: invalid value 'bogus' (use auto, kernel or soft)");
+
+	with_env("soft", "/nonexistent/smc.sock");
+	rc = smc_nl_open(&nl, NETLINK_GENERIC);
+	CHECK_INT(rc, -SMC_OPEN_NO_SOFT);
+	smc_nl_open_strerror(&nl, rc, line, sizeof(line));
+	CHECK_STR(line, "SMC_BACKEND=soft: no soft backend answers on /nonexistent/smc.sock: "
+		  "No such file or directory (start 'smc_softd')");
+
+	with_env(NULL, "/nonexistent/smc.sock");
+	rc = smc_nl_open(&nl, NETLINK_GENERIC);
+	if (rc == -SMC_OPEN_NO_BACKEND) {       /* a kernel without SMC, as in CI */
+		smc_nl_open_strerror(&nl, rc, line, sizeof(line));
+		CHECK_STR(line, "no SMC backend: the kernel has no SMC support (load it with "
+			  "'modprobe smc') and no soft backend answers on /nonexistent/smc.sock "
+			  "(start 'smc_softd')");
+	} else {
+		CHECK_INT(rc, 0);
+		CHECK_INT(nl.backend, SMC_BACKEND_KERNEL);
+		smc_nl_close(&nl);
+	}
+	unsetenv("SMC_BACKEND");
+	unsetenv("SMC_SOFT_SOCKET");
+}
+
+TEST(nl_soft_backend_of_own_user_is_trusted)
+{
+	char dir[] = "/tmp/smc-unit-XXXXXX", path[128];
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct smc_nl nl;
+	int lfd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/control", dir);
+	strcpy(sun.sun_path, path);
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	CHECK_INT(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	CHECK_INT(listen(lfd, 4), 0);
+	with_env("soft", path);
+	CHECK_INT(smc_nl_open(&nl, NETLINK_SOCK_DIAG), 0);
+	CHECK_INT(nl.backend, SMC_BACKEND_SOFT);
+	smc_nl_close(&nl);
+	close(lfd);
+	unlink(path);
+	rmdir(dir);
+	unsetenv("SMC_BACKEND");
+	unsetenv("SMC_SOFT_SOCKET");
+}
