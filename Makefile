@@ -132,7 +132,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/*.c) $(LIB_SRCS) $(SMC_SRCS) $(TOOL_SRCS)
 $(CHECK_DIR)/fuzz_replies: $(FUZZ_SRCS) $(wildcard lib/*.h smc/*.h *.h)
 	@mkdir -p $(dir $@)
 	$(call msg,FUZZ,$@)
-	$(Q)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	$(Q)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  $(PKG_CFLAGS) -I. -Ilib -o $@ $(FUZZ_SRCS) $(LDLIBS)
 fuzz: $(CHECK_DIR)/fuzz_replies
 

@@ -199,11 +199,12 @@ static struct nl_msg *build_request(struct smc_genl *g, const struct pnet_args *
 static int run(struct smc_genl *g, const struct pnet_args *a)
 {
 	struct show_state st = { .out = { .f = stdout } };
+	struct smc_held held = { 0 };
 	struct smc_json json;
 	int rc;
 
 	if (a->cmd == CMD_GET && a->json) {
-		json_init(&json, stdout);
+		json_init(&json, held_open(&held) ? held.f : stdout);
 		st.out.j = &json;
 		json_open_object(&json, NULL);
 		json_open_array(&json, "pnet");
@@ -213,6 +214,7 @@ static int run(struct smc_genl *g, const struct pnet_args *a)
 		json_close_array(&json);
 		json_close_object(&json);
 		json_finish(&json);
+		held_close(&held, stdout, !rc && !st.bad);
 	}
 	/* Old kernels answer ENOENT when flushing an empty table: not an error. */
 	if (a->cmd == CMD_FLUSH && rc == -ENOENT)

@@ -46,6 +46,9 @@ static int soft_connect(const char *path)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	/* bounds connect() to a daemon with a full backlog, and every send */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO,
+		   &(struct timeval){ .tv_sec = SMC_SOFT_TIMEOUT_SEC }, sizeof(struct timeval));
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		int e = errno;
 
@@ -138,19 +141,17 @@ static int open_soft(struct smc_nl *nl)
 	return 0;
 }
 
-int smc_nl_open(struct smc_nl *nl, int protocol)
+int smc_nl_open_backend(struct smc_nl *nl, int protocol, enum smc_backend backend)
 {
 	int rc;
 
 	memset(nl, 0, sizeof(*nl));
 	nl->fd = -1;
 	nl->protocol = protocol;
+	nl->backend = backend;
 	nl->seq = (uint32_t)getpid() << 8;
 	snprintf(nl->soft_path, sizeof(nl->soft_path), "%s", smc_soft_socket_path());
-	rc = smc_backend_choose(&nl->backend, &nl->open_errno);
-	if (rc)
-		return rc;
-	if (nl->backend == SMC_BACKEND_SOFT)
+	if (backend == SMC_BACKEND_SOFT)
 		rc = open_soft(nl);
 	else if ((rc = open_kernel(nl)) < 0) {
 		nl->open_errno = -rc;
@@ -159,6 +160,22 @@ int smc_nl_open(struct smc_nl *nl, int protocol)
 	if (rc)
 		smc_nl_close(nl);
 	return rc;
+}
+
+int smc_nl_open(struct smc_nl *nl, int protocol)
+{
+	enum smc_backend backend;
+	int soft_errno, rc;
+
+	rc = smc_backend_choose(&backend, &soft_errno);
+	if (rc) {
+		memset(nl, 0, sizeof(*nl));
+		nl->fd = -1;
+		nl->open_errno = soft_errno;
+		snprintf(nl->soft_path, sizeof(nl->soft_path), "%s", smc_soft_socket_path());
+		return rc;
+	}
+	return smc_nl_open_backend(nl, protocol, backend);
 }
 
 void smc_nl_close(struct smc_nl *nl)
@@ -233,16 +250,19 @@ static int reply_reserve(struct smc_reply *rep, size_t more)
 
 int smc_reply_append(struct smc_reply *rep, const void *data, size_t len)
 {
-	const struct nlmsghdr *nlh = data;
+	struct nlmsghdr nlh;
 	size_t alen;
 
-	if (len < sizeof(*nlh) || nlh->nlmsg_len < sizeof(*nlh) || nlh->nlmsg_len > len)
+	if (len < sizeof(nlh))
 		return -EBADMSG;
-	alen = NLMSG_ALIGN(nlh->nlmsg_len);
+	memcpy(&nlh, data, sizeof(nlh));        /* data may be unaligned */
+	if (nlh.nlmsg_len < sizeof(nlh) || nlh.nlmsg_len > len)
+		return -EBADMSG;
+	alen = NLMSG_ALIGN(nlh.nlmsg_len);
 	if (reply_reserve(rep, alen))
 		return -ENOMEM;
-	memcpy(rep->buf + rep->len, data, nlh->nlmsg_len);
-	memset(rep->buf + rep->len + nlh->nlmsg_len, 0, alen - nlh->nlmsg_len);
+	memcpy(rep->buf + rep->len, data, nlh.nlmsg_len);
+	memset(rep->buf + rep->len + nlh.nlmsg_len, 0, alen - nlh.nlmsg_len);
 	rep->len += alen;
 	return 0;
 }
@@ -307,7 +327,7 @@ static int send_request(struct smc_nl *nl, const struct nlmsghdr *req)
 			n = send(nl->fd, req, req->nlmsg_len, MSG_NOSIGNAL);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return -errno;
+		return (errno == EAGAIN || errno == EWOULDBLOCK) ? -ETIMEDOUT : -errno;
 	return n == (ssize_t)req->nlmsg_len ? 0 : -EIO;
 }
 
@@ -344,10 +364,15 @@ static enum batch_state take_batch(struct smc_nl *nl, const unsigned char *buf, 
 				   bool dump, struct smc_reply *rep,
 				   struct smc_nlerr *err, int *rc)
 {
-	const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
-	int rem = (int)len;
+	const struct nlmsghdr *nlh;
+	size_t off;
 
-	for (; NLMSG_OK(nlh, rem); nlh = NLMSG_NEXT(nlh, rem)) {
+	for (off = 0; off + sizeof(*nlh) <= len; off += NLMSG_ALIGN(nlh->nlmsg_len)) {
+		nlh = (const struct nlmsghdr *)(buf + off);
+		if (nlh->nlmsg_len < sizeof(*nlh) || nlh->nlmsg_len > len - off) {
+			*rc = -EBADMSG;
+			return BATCH_DONE;
+		}
 		if (nlh->nlmsg_seq != nl->seq)
 			continue;               /* stale reply of an earlier request */
 		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
@@ -363,7 +388,8 @@ static enum batch_state take_batch(struct smc_nl *nl, const unsigned char *buf, 
 			}
 			*rc = e->error > 0 ? -EBADMSG : e->error;
 			err->error = -*rc;
-			parse_ext_ack(nlh, err);
+			if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)))
+				parse_ext_ack(nlh, err);
 			return BATCH_DONE;
 		}
 		if (nlh->nlmsg_type == NLMSG_DONE) {
@@ -374,10 +400,6 @@ static enum batch_state take_batch(struct smc_nl *nl, const unsigned char *buf, 
 		*rc = smc_reply_append(rep, nlh, nlh->nlmsg_len);
 		if (*rc)
 			return BATCH_DONE;
-	}
-	if (rem != 0 && rem >= (int)sizeof(struct nlmsghdr)) {
-		*rc = -EBADMSG;
-		return BATCH_DONE;
 	}
 	return BATCH_MORE;
 }

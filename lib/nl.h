@@ -51,6 +51,8 @@ int smc_backend_choose(enum smc_backend *out, int *soft_errno);
 const char *smc_soft_socket_path(void);
 
 int smc_nl_open(struct smc_nl *nl, int protocol);
+/* Open the given backend without choosing (tests, and tools that know). */
+int smc_nl_open_backend(struct smc_nl *nl, int protocol, enum smc_backend backend);
 void smc_nl_close(struct smc_nl *nl);
 /* One line (no newline) describing a failed open, for "<tool>: <line>". */
 void smc_nl_open_strerror(const struct smc_nl *nl, int rc, char *buf, size_t len);

@@ -1,6 +1,7 @@
 #include "output.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 
 void json_init(struct smc_json *j, FILE *f)
 {
@@ -128,4 +129,23 @@ void out_text(struct smc_out *o, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(o->f, fmt, ap);
 	va_end(ap);
+}
+
+FILE *held_open(struct smc_held *h)
+{
+	h->buf = NULL;
+	h->len = 0;
+	h->f = open_memstream(&h->buf, &h->len);
+	return h->f;
+}
+
+void held_close(struct smc_held *h, FILE *out, bool ok)
+{
+	if (h->f)
+		fclose(h->f);
+	if (ok && h->buf)
+		fwrite(h->buf, 1, h->len, out);
+	free(h->buf);
+	h->f = NULL;
+	h->buf = NULL;
 }

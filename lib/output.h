@@ -32,6 +32,20 @@ void json_double(struct smc_json *j, const char *key, double val, int decimals);
 /* Close all levels and end the document with a newline. */
 void json_finish(struct smc_json *j);
 
+/*
+ * A document held in memory until the request behind it succeeded, so that a
+ * failure never leaves half a JSON document on stdout.
+ */
+struct smc_held {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
+FILE *held_open(struct smc_held *h);
+/* Write what was held to out (when ok) and free it. */
+void held_close(struct smc_held *h, FILE *out, bool ok);
+
 struct smc_out {
 	FILE *f;
 	struct smc_json *j;      /* NULL: text mode */

@@ -24,7 +24,7 @@
  *      empty PNET ID instead of crashing.
  */
 #include "device.h"
-#include "linkgroup.h"
+#include "listing.h"
 #include "names.h"
 #include "smc_uapi.h"
 #include "util.h"
@@ -90,10 +90,11 @@ static const struct nla_policy port_policy[PORT_MAX + 1] = {
 	[SMC_NLA_DEV_PORT_LNK_CNT] = { .type = NLA_U32 },
 };
 
-/* The policies guarantee the length of every attribute read here. */
-static uint8_t get_u8(const struct nlattr *a) { return a ? nla_get_u8(a) : 0; }
-static uint16_t get_u16(const struct nlattr *a) { return a ? nla_get_u16(a) : 0; }
-static uint32_t get_u32(const struct nlattr *a) { return a ? nla_get_u32(a) : 0; }
+/* The policies reject short attributes already; checked again all the same. */
+static bool has(const struct nlattr *a, int len) { return a && nla_len(a) >= len; }
+static uint8_t get_u8(const struct nlattr *a) { return has(a, 1) ? nla_get_u8(a) : 0; }
+static uint16_t get_u16(const struct nlattr *a) { return has(a, 2) ? nla_get_u16(a) : 0; }
+static uint32_t get_u32(const struct nlattr *a) { return has(a, 4) ? nla_get_u32(a) : 0; }
 
 static void get_str(char *buf, size_t len, const struct nlattr *a)
 {

@@ -67,6 +67,10 @@ int smc_info_parse(const struct nlmsghdr *nlh, struct sys_info *si)
 	si->smcr_v2 = get_u8(a[SMC_NLA_SYS_IS_SMCR_V2], &v) && v;
 	if (a[SMC_NLA_SYS_LOCAL_HOST])
 		smc_nla_strcpy(si->host, sizeof(si->host), a[SMC_NLA_SYS_LOCAL_HOST]);
+	/* the kernel blank-pads the CLC host name to 32 characters */
+	si->host_len = strlen(si->host);
+	while (si->host_len && si->host[si->host_len - 1] == ' ')
+		si->host_len--;
 	if (a[SMC_NLA_SYS_SEID])
 		smc_nla_strcpy(si->seid, sizeof(si->seid), a[SMC_NLA_SYS_SEID]);
 	return 1;
@@ -130,7 +134,14 @@ void smc_info_print(struct smc_out *o, const struct sys_info *si, const struct h
 		json_open_object(o->j, NULL);
 	out_text(o, "Kernel Capabilities\n");
 	print_text_or_null(o, "smc_version", "SMC Version:", both ? ver : NULL);
-	print_text_or_null(o, "hostname", "SMC Hostname:", si->host);
+	if (out_is_json(o)) {
+		char host[sizeof(si->host)];
+
+		snprintf(host, sizeof(host), "%.*s", (int)si->host_len, si->host);
+		print_text_or_null(o, "hostname", "SMC Hostname:", host);
+	} else {
+		print_text_or_null(o, "hostname", "SMC Hostname:", si->host);
+	}
 	print_features(o, "smcd_features", "SMC-D Features:", (both ? si->ver : 1) >= 2);
 	print_features(o, "smcr_features", "SMC-R Features:", si->smcr_v2);
 	out_text(o, "\nHardware Capabilities\n");

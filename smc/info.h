@@ -10,6 +10,7 @@ struct sys_info {
 	bool has_ver, has_rel;
 	unsigned int ver, rel;
 	char host[SMC_MAX_HOSTNAME_LEN + 1];
+	size_t host_len;            /* without the kernel's blank padding */
 	char seid[SMC_MAX_EID_LEN + 1];
 	bool ism_v2, smcr_v2;
 };

@@ -126,9 +126,13 @@ static const struct nla_policy link_policy[LINK_MAX + 1] = {
 	[SMC_NLA_LINK_STATE] = { .type = NLA_U32 },
 };
 
-/* The policies guarantee the length of every attribute read here. */
-static uint8_t get_u8(const struct nlattr *a) { return a ? nla_get_u8(a) : 0; }
-static uint32_t get_u32(const struct nlattr *a) { return a ? nla_get_u32(a) : 0; }
+/*
+ * The policies reject short attributes already; the lengths are checked
+ * again because libnl versions differ in validating attribute type 0.
+ */
+static bool has(const struct nlattr *a, int len) { return a && nla_len(a) >= len; }
+static uint8_t get_u8(const struct nlattr *a) { return has(a, 1) ? nla_get_u8(a) : 0; }
+static uint32_t get_u32(const struct nlattr *a) { return has(a, 4) ? nla_get_u32(a) : 0; }
 static uint64_t get_uint(const struct nlattr *a) { return a ? smc_nla_get_uint(a) : 0; }
 
 static void get_str(char *buf, size_t len, const struct nlattr *a)
@@ -141,7 +145,7 @@ static void get_str(char *buf, size_t len, const struct nlattr *a)
 static void get_raw4(uint8_t out[4], const struct nlattr *a)
 {
 	memset(out, 0, 4);
-	if (a)
+	if (has(a, 4))
 		memcpy(out, nla_data(a), 4);
 }
 

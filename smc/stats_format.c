@@ -16,9 +16,9 @@
  *                     recorded reason, server first, each side by count
  *                     descending (stable)
  *   rx, tx            bytes, requests, buffer_usage (bytes in use),
- *                     buffer_full, buffer_downgrades, buffer_reuses,
- *                     buffer_full_remote, buffer_too_small,
- *                     buffer_too_small_remote, buffer_allocs,
+ *                     buffer_full, buffer_full_remote, buffer_too_small,
+ *                     buffer_too_small_remote, buffer_downgrades,
+ *                     buffer_reuses, buffer_allocs,
  *                     buffer_sizes {8K 16K 32K 64K 128K 256K 512K 1024K G_1024K}
  *                     (buffers allocated or reused, by size),
  *                     request_sizes {same keys} (send/receive calls by size)
@@ -59,11 +59,12 @@ static const struct row rx_rows[] = {
 	{ "requests", "  Total requests             %12llu\n", SMC_ST_RX_CNT, ROW_PLAIN, 0, false },
 	{ "buffer_usage", "  Buffer usage (Bytes)       %12llu (%s)\n", SMC_ST_RX_RMBUSE, ROW_ABBREV, 0, false },
 	{ "buffer_full", "  Buffer full                %12llu (%.2f%%)\n", RMB_RX(FULL), ROW_PCT, SMC_ST_RX_CNT, false },
-	{ "buffer_downgrades", "  Buffer downgrades          %12llu\n", RMB_RX(DGRADE), ROW_PLAIN, 0, true },
-	{ "buffer_reuses", "  Buffer reuses              %12llu\n", RMB_RX(REUSE), ROW_PLAIN, 0, true },
+	/* JSON only, in the order of the TX rows */
 	{ "buffer_full_remote", NULL, RMB_RX(FULL_PEER), ROW_PLAIN, 0, false },
 	{ "buffer_too_small", NULL, RMB_RX(SIZE_SM), ROW_PLAIN, 0, false },
 	{ "buffer_too_small_remote", NULL, RMB_RX(SIZE_SM_PEER), ROW_PLAIN, 0, false },
+	{ "buffer_downgrades", "  Buffer downgrades          %12llu\n", RMB_RX(DGRADE), ROW_PLAIN, 0, true },
+	{ "buffer_reuses", "  Buffer reuses              %12llu\n", RMB_RX(REUSE), ROW_PLAIN, 0, true },
 	{ "buffer_allocs", NULL, RMB_RX(ALLOC), ROW_PLAIN, 0, false },
 };
 

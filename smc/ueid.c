@@ -49,12 +49,14 @@ static int show_cb(const struct nlmsghdr *nlh, void *arg)
 
 static int show(struct smc_ctx *ctx)
 {
+	struct smc_held held = { 0 };
 	struct show_state st;
 	struct smc_json json;
 	int rc;
 
 	smc_out_init(ctx, &st.out, &json);
 	if (ctx->json) {
+		json_init(&json, held_open(&held) ? held.f : ctx->out);
 		json_open_object(&json, NULL);
 		json_open_array(&json, "ueids");
 	}
@@ -63,6 +65,7 @@ static int show(struct smc_ctx *ctx)
 		json_close_array(&json);
 		json_close_object(&json);
 		json_finish(&json);
+		held_close(&held, ctx->out, !rc);
 	}
 	return rc;
 }

@@ -1,4 +1,5 @@
 # Shared setup of the bats suites: load with `load helpers`.
+bats_require_minimum_version 1.5.0
 # The tools under test are the sanitizer build of `make check` ($SMC_BIN).
 SMC_TOP=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 : "${SMC_BIN:=$SMC_TOP/build/check}"

@@ -604,6 +604,16 @@ TEST(linkgroup_smcd_lgid_exact)
 		"LG-ID    VLAN  #Conns  PNET-ID \n"
 		"00000101    0       1  NET1             \n");
 	lt_free(&t);
+
+	/* "foo" is LG-ID 0xf */
+	lt_init(&t, true, SMC_LVL_NONE);
+	add_lgr_d(&t.rep, &(struct lgr){ .id = 0xf, .conns = 1 });
+	add_lgr_d(&t.rep, &(struct lgr){ .id = 0x100, .conns = 2 });
+	CHECK_INT(lt_run(&t, 2, "show", "foo"), 0);
+	CHECK_STR(cap_text(&t.out),
+		"LG-ID    VLAN  #Conns  PNET-ID \n"
+		"0000000f    0       1                   \n");
+	lt_free(&t);
 }
 
 TEST(linkgroup_ibdev_netdev_grammar)

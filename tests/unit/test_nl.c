@@ -2,6 +2,7 @@
 #include "unit.h"
 #include "peer.h"
 #include "names.h"
+#include "diag.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -266,4 +267,54 @@ TEST(nl_soft_backend_of_own_user_is_trusted)
 	rmdir(dir);
 	unsetenv("SMC_BACKEND");
 	unsetenv("SMC_SOFT_SOCKET");
+}
+
+static bool socket_has_smc(void)
+{
+	int fd = socket(43, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* The kernel path of the transport, against this machine's real netlink. */
+TEST(nl_kernel_generic_netlink_resolves_and_reports_unknown_families)
+{
+	struct smc_genl g;
+	uint16_t id = 0;
+
+	memset(&g, 0, sizeof(g));
+	CHECK_INT(smc_nl_open_backend(&g.nl, NETLINK_GENERIC, SMC_BACKEND_KERNEL), 0);
+	CHECK_INT(smc_genl_resolve(&g, "nlctrl", &id), 0);
+	CHECK_INT(id, GENL_ID_CTRL);
+	CHECK_INT(smc_genl_resolve(&g, "NO_SUCH_FAMILY", &id), -ENOENT);
+	if (!socket_has_smc())
+		CHECK_INT(smc_genl_resolve(&g, "SMC_GEN_NETLINK", &id), -ENOENT);
+	CHECK_INT(g.err.error, ENOENT);
+	smc_genl_close(&g);
+}
+
+static int no_sock_cb(const struct smc_diag_sock *s, void *arg)
+{
+	(void)s;
+	(*(int *)arg)++;
+	return 0;
+}
+
+TEST(nl_kernel_sock_diag_answers_for_af_smc)
+{
+	struct smc_nlerr err;
+	struct smc_nl nl;
+	int n = 0, rc;
+
+	CHECK_INT(smc_nl_open_backend(&nl, NETLINK_SOCK_DIAG, SMC_BACKEND_KERNEL), 0);
+	rc = smc_diag_dump(&nl, SMC_DIAG_EXT(SMC_DIAG_CONNINFO), no_sock_cb, &n, &err);
+	/* without smc_diag the kernel refuses the family; with it, a (maybe empty) dump */
+	CHECK(rc == 0 || rc == -ENOENT);
+	if (rc)
+		CHECK_INT(err.error, ENOENT);
+	(void)n;
+	smc_nl_close(&nl);
 }

@@ -62,7 +62,7 @@ static void sysinfo_msg(struct mb *m, bool ism_v2, const char *seid)
 	mb_u8(m, SMC_NLA_SYS_REL, 1);
 	mb_u8(m, SMC_NLA_SYS_IS_ISM_V2, ism_v2);
 	mb_u8(m, SMC_NLA_SYS_IS_SMCR_V2, 1);
-	mb_str(m, SMC_NLA_SYS_LOCAL_HOST, "myhost");
+	mb_str(m, SMC_NLA_SYS_LOCAL_HOST, "myhost                          ");
 	if (seid)
 		mb_str(m, SMC_NLA_SYS_SEID, seid);
 	mb_end(m);
@@ -89,7 +89,7 @@ TEST(smc_info_full_example)
 	CHECK_STR(cap_text(&r.out),
 		  "Kernel Capabilities\n"
 		  "SMC Version:      2.1\n"
-		  "SMC Hostname:     myhost\n"
+		  "SMC Hostname:     myhost                          \n"
 		  "SMC-D Features:   v1 v2\n"
 		  "SMC-R Features:   v1 v2\n"
 		  "\n"
@@ -121,7 +121,7 @@ TEST(smc_info_no_hardware_and_roce_v1_only)
 	CHECK_STR(cap_text(&r.out),
 		  "Kernel Capabilities\n"
 		  "SMC Version:      2.1\n"
-		  "SMC Hostname:     myhost\n"
+		  "SMC Hostname:     myhost                          \n"
 		  "SMC-D Features:   v1 v2\n"
 		  "SMC-R Features:   v1 v2\n"
 		  "\n"
@@ -237,6 +237,17 @@ TEST(smc_ueid_show_keeps_padding)
 	peer_done(&r.p, 1);
 	CHECK_INT(call(&r, smc_ueid_cmd, 1, "show"), 0);
 	CHECK_STR(cap_text(&r.out), "{\"ueids\":[\"EID1\"]}\n");
+	run_free(&r);
+
+	/* a failed request leaves no half document behind */
+	run_init(&r, true);
+	r.ctx.json = true;
+	eid_msg(&m, "EID1                            ");
+	peer_queue(&r.p, 1, &m);
+	peer_error(&r.p, 1, -EPERM, NULL);
+	CHECK_INT(call(&r, smc_ueid_cmd, 0), 255);
+	CHECK_STR(cap_text(&r.out), "");
+	CHECK_STR(cap_text(&r.err), "Error: Operation not permitted\n");
 	run_free(&r);
 }
 
@@ -378,5 +389,25 @@ TEST(smc_seid_show_enable_disable)
 	CHECK_STR(cap_text(&r.out), "{\"seid\":\"IBM-SYSZ-ISMSEID00000000001234AB\",\"enabled\":false}\n");
 	CHECK_INT(call(&r, smc_seid_cmd, 2, "show", "x"), 255);
 	CHECK_INT(call(&r, smc_seid_cmd, 1, "bogus"), 255);
+	run_free(&r);
+}
+
+TEST(smc_info_json_trims_the_host_name)
+{
+	struct run r;
+	struct mb m;
+
+	run_init(&r, true);
+	r.ctx.json = true;
+	peer_done(&r.p, 1);
+	peer_done(&r.p, 2);
+	sysinfo_msg(&m, true, "");
+	peer_queue(&r.p, 3, &m);
+	peer_done(&r.p, 3);
+	CHECK_INT(call(&r, smc_info_cmd, 0), 0);
+	CHECK_STR(cap_text(&r.out),
+		  "{\"smc_version\":\"2.1\",\"hostname\":\"myhost\",\"smcd_features\":[\"v1\",\"v2\"],"
+		  "\"smcr_features\":[\"v1\",\"v2\"],\"seid\":null,\"ism\":null,\"roce\":null,"
+		  "\"ism_devices\":0,\"roce_devices\":0}\n");
 	run_free(&r);
 }

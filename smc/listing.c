@@ -3,7 +3,9 @@
  * holds each value's header cell, text format and JSON key, so -j cannot
  * drift from the text columns.  Also the ifindex-to-name lookup both use.
  */
-#include "linkgroup.h"
+#include "listing.h"
+
+#include <netlink/attr.h>
 
 #include <ctype.h>
 #include <string.h>

@@ -1,0 +1,29 @@
+/*
+ * libFuzzer entry: the first byte picks the parser, the rest is one reply
+ * datagram as a kernel or a soft backend could send it.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+void fuzz_transport(const uint8_t *data, size_t size);
+void fuzz_pnet(const uint8_t *data, size_t size);
+void fuzz_info(const uint8_t *data, size_t size);
+void fuzz_smcss(const uint8_t *data, size_t size);
+void fuzz_stats(const uint8_t *data, size_t size);
+void fuzz_linkgroup(const uint8_t *data, size_t size);
+void fuzz_device(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void (*const targets[])(const uint8_t *, size_t) = {
+	fuzz_transport, fuzz_pnet, fuzz_info, fuzz_smcss,
+	fuzz_stats, fuzz_linkgroup, fuzz_device,
+};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	targets[data[0] % (sizeof(targets) / sizeof(targets[0]))](data + 1, size - 1);
+	return 0;
+}
