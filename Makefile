@@ -46,6 +46,8 @@ endif
 LIB_SRCS  := $(wildcard lib/*.c)
 SMC_SRCS  := $(wildcard smc/*.c)
 TOOL_SRCS := pnet.c smcss_print.c
+SOFT_SRCS := $(filter-out soft/smc_softd.c,$(wildcard soft/*.c))
+SOFT_OBJS := $(SOFT_SRCS:%.c=$(OBJ)/%.o)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 SMC_OBJS  := $(SMC_SRCS:%.c=$(OBJ)/%.o)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(OBJ)/%.o)
@@ -54,7 +56,8 @@ PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(OBJ)/pic/%.o)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(OBJ)/%.o)
 
-PROGS    := $(O)/smc_pnet $(O)/smcss $(O)/smcd $(O)/smcr $(O)/smc_run $(O)/libsmc-preload.so
+PROGS    := $(O)/smc_pnet $(O)/smcss $(O)/smcd $(O)/smcr $(O)/smc_run $(O)/libsmc-preload.so \
+	    $(O)/smc_softd
 LIBSMC   := $(OBJ)/libsmc.a
 
 .PHONY: test-progs all check check-unit check-cli fuzz demo install clean deps
@@ -92,6 +95,10 @@ $(O)/smcd: $(OBJ)/smc.o $(SMC_OBJS) $(LIBSMC)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
+$(O)/smc_softd: $(OBJ)/soft/smc_softd.o $(SOFT_OBJS) $(LIBSMC)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
 $(O)/smcr: $(O)/smcd
 	$(Q)ln -sf smcd $@
 
@@ -104,7 +111,7 @@ $(O)/smc_run: smc_run.sh lib/version.h
 	$(Q)sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' $< > $@ && chmod 755 $@
 
 # ---- tests -------------------------------------------------------------
-$(O)/tests/unit_tests: $(UNIT_OBJS) $(TOOL_OBJS) $(SMC_OBJS) $(LIBSMC)
+$(O)/tests/unit_tests: $(UNIT_OBJS) $(TOOL_OBJS) $(SMC_OBJS) $(SOFT_OBJS) $(LIBSMC)
 	@mkdir -p $(dir $@)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
@@ -121,6 +128,11 @@ $(O)/tests/lib%.so: tests/progs/lib%.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< -ldl
 TEST_PROGS := $(patsubst $(O)/tests/lib%,$(O)/tests/lib%.so,$(TEST_PROGS))
+# Clients of the soft backend's private family use its client code (no libnl).
+$(O)/tests/soft_client: tests/progs/soft_client.c soft/reg_client.c $(wildcard soft/*.h)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -I. -Ilib -Isoft -o $@ tests/progs/soft_client.c soft/reg_client.c
 
 CHECK_DIR := build/check
 check:
@@ -128,8 +140,8 @@ check:
 	$(Q)CHECK_DIR=$(CHECK_DIR) tests/run.sh
 
 # The fuzz target is built with clang's libFuzzer; tests/run.sh runs it briefly.
-FUZZ_SRCS := $(wildcard tests/fuzz/*.c) $(LIB_SRCS) $(SMC_SRCS) $(TOOL_SRCS)
-$(CHECK_DIR)/fuzz_replies: $(FUZZ_SRCS) $(wildcard lib/*.h smc/*.h *.h)
+FUZZ_SRCS := $(wildcard tests/fuzz/*.c) $(LIB_SRCS) $(SMC_SRCS) $(TOOL_SRCS) $(SOFT_SRCS)
+$(CHECK_DIR)/fuzz_replies: $(FUZZ_SRCS) $(wildcard lib/*.h smc/*.h soft/*.h *.h)
 	@mkdir -p $(dir $@)
 	$(call msg,FUZZ,$@)
 	$(Q)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
@@ -148,7 +160,7 @@ MAN8 := $(wildcard man/*.8)
 install: all
 	install -d -m 755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
 	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR)
-	install -m 755 smc_pnet smcss smcd $(DESTDIR)$(BINDIR)/
+	install -m 755 smc_pnet smcss smcd smc_softd $(DESTDIR)$(BINDIR)/
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' smc_run.sh > $(DESTDIR)$(BINDIR)/smc_run
 	chmod 755 $(DESTDIR)$(BINDIR)/smc_run
 	ln -sf smcd $(DESTDIR)$(BINDIR)/smcr
@@ -162,6 +174,6 @@ install: all
 
 clean:
 	$(call msg,CLEAN,.)
-	$(Q)rm -rf .obj build smc_pnet smcss smcd smcr smc_run libsmc-preload.so
+	$(Q)rm -rf .obj build smc_pnet smcss smcd smcr smc_run libsmc-preload.so smc_softd
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

@@ -28,3 +28,34 @@ except OSError: sys.exit(1)'
 assert_output_file() {
 	diff -u "$EXPECTED/$1" <(printf '%s\n' "$output")
 }
+
+# Start a private soft backend (smc_softd) for this test file or test; extra
+# arguments go to the daemon.  Sets SMC_SOFT_SOCKET and SMC_BACKEND=soft.
+softd_start() {
+	SOFTD_DIR=$(mktemp -d "${BATS_RUN_TMPDIR:-/tmp}/softd.XXXXXX")
+	export SMC_SOFT_SOCKET="$SOFTD_DIR/control"
+	export SMC_BACKEND=soft
+	"$SMC_BIN/smc_softd" -f -s "$SMC_SOFT_SOCKET" "$@" 2>"$SOFTD_DIR/log" 3>&- &
+	SOFTD_PID=$!
+	for _ in $(seq 200); do
+		[ -S "$SMC_SOFT_SOCKET" ] && return 0
+		kill -0 "$SOFTD_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "smc_softd did not start:" >&2
+	cat "$SOFTD_DIR/log" >&2
+	return 1
+}
+
+# Stop it; fails when the daemon did not exit cleanly (sanitizer reports,
+# leaks) or left its socket behind.
+softd_stop() {
+	local rc=0
+	[ -n "${SOFTD_PID:-}" ] || return 0
+	kill -TERM "$SOFTD_PID" 2>/dev/null
+	wait "$SOFTD_PID" || rc=$?
+	SOFTD_PID=
+	[ ! -e "$SMC_SOFT_SOCKET" ] || { echo "socket left behind" >&2; rc=1; }
+	[ "$rc" -eq 0 ] || cat "$SOFTD_DIR/log" >&2
+	return "$rc"
+}

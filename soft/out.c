@@ -1,0 +1,103 @@
+/* Building reply messages for one request datagram. */
+#include "softd.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libmnl/libmnl.h>
+
+void soft_out_init(struct soft_out *o)
+{
+	memset(o, 0, sizeof(*o));
+}
+
+void soft_out_free(struct soft_out *o)
+{
+	free(o->buf);
+	soft_out_init(o);
+}
+
+static bool reserve(struct soft_out *o, size_t more)
+{
+	size_t cap = o->cap ? o->cap : 4 * SOFT_MSG_ROOM;
+	unsigned char *p;
+
+	if (o->failed)
+		return false;
+	while (cap < o->len + more)
+		cap *= 2;
+	if (cap != o->cap) {
+		p = realloc(o->buf, cap);
+		if (!p) {
+			o->failed = true;
+			return false;
+		}
+		o->buf = p;
+		o->cap = cap;
+	}
+	return true;
+}
+
+struct nlmsghdr *soft_msg(struct soft_out *o, const struct nlmsghdr *req,
+			  uint16_t type, uint16_t flags)
+{
+	struct nlmsghdr *nlh;
+
+	if (!reserve(o, SOFT_MSG_ROOM))
+		return NULL;
+	memset(o->buf + o->len, 0, SOFT_MSG_ROOM);
+	nlh = mnl_nlmsg_put_header(o->buf + o->len);
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = flags;
+	nlh->nlmsg_seq = req->nlmsg_seq;
+	nlh->nlmsg_pid = req->nlmsg_pid;
+	return nlh;
+}
+
+struct nlmsghdr *soft_genl_msg(struct soft_out *o, const struct nlmsghdr *req,
+			       uint16_t family, uint8_t cmd, uint16_t flags)
+{
+	struct nlmsghdr *nlh = soft_msg(o, req, family, flags);
+	struct genlmsghdr *g;
+
+	if (!nlh)
+		return NULL;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = cmd;
+	g->version = 1;
+	return nlh;
+}
+
+void soft_msg_end(struct soft_out *o, struct nlmsghdr *nlh)
+{
+	if (nlh && !o->failed)
+		o->len += NLMSG_ALIGN(nlh->nlmsg_len);
+}
+
+void soft_error(struct soft_out *o, const struct nlmsghdr *req, int error, const char *text)
+{
+	uint16_t flags = NLM_F_CAPPED | (text ? NLM_F_ACK_TLVS : 0);
+	struct nlmsghdr *nlh = soft_msg(o, req, NLMSG_ERROR, flags);
+	struct nlmsgerr *e;
+
+	if (!nlh)
+		return;
+	e = mnl_nlmsg_put_extra_header(nlh, sizeof(*e));
+	e->error = error;
+	memcpy(&e->msg, req, sizeof(e->msg));
+	if (text)
+		mnl_attr_put_strz(nlh, NLMSGERR_ATTR_MSG, text);
+	soft_msg_end(o, nlh);
+}
+
+void soft_done(struct soft_out *o, const struct nlmsghdr *req)
+{
+	struct nlmsghdr *nlh = soft_msg(o, req, NLMSG_DONE, NLM_F_MULTI);
+	int *zero;
+
+	if (!nlh)
+		return;
+	zero = mnl_nlmsg_put_extra_header(nlh, sizeof(*zero));
+	*zero = 0;
+	soft_msg_end(o, nlh);
+}

@@ -1,0 +1,128 @@
+/*
+ * smc_softd internals: how a request reaches a handler and how replies are
+ * built.  The daemon answers the same netlink messages as the kernel's SMC
+ * module: requests arrive as datagrams on a SOCK_SEQPACKET socket, each
+ * holding one or more netlink messages, and the replies go back the same way.
+ */
+#ifndef SOFTD_H
+#define SOFTD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/netlink.h>
+#include <linux/genetlink.h>
+
+struct soft_state;
+struct soft_ns;
+
+/* Generic netlink family ids the daemon hands out (never 16 = nlctrl, 20 = sock_diag). */
+#define SOFT_ID_PNETID   0x1a
+#define SOFT_ID_GEN      0x1b
+#define SOFT_ID_SOFT     0x1c
+
+/* The private family of the soft backend (socket registration, data path). */
+#define SMC_SOFT_FAMILY_NAME "SMC_SOFT"
+
+/* Who sent a request: read from the connection when it was accepted. */
+struct soft_peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	uint64_t netns;          /* inode of /proc/PID/ns/net */
+	bool net_admin;          /* CAP_NET_ADMIN in the effective set */
+	uint64_t conn_id;        /* unique per connection, for what it registers */
+};
+
+/* Replies: complete netlink messages back to back (split into datagrams when sent). */
+struct soft_out {
+	unsigned char *buf;
+	size_t len;
+	size_t cap;
+	bool failed;             /* out of memory: the connection is dropped */
+};
+
+#define SOFT_MSG_ROOM 16384  /* room one reply message may use */
+
+void soft_out_init(struct soft_out *o);
+void soft_out_free(struct soft_out *o);
+/*
+ * Start a reply message to req (its seq and port id): nlmsghdr with type and
+ * flags; fill it with libmnl (mnl_attr_put_*), at most SOFT_MSG_ROOM bytes,
+ * then soft_msg_end().  NULL when out of memory.
+ */
+struct nlmsghdr *soft_msg(struct soft_out *o, const struct nlmsghdr *req,
+			  uint16_t type, uint16_t flags);
+/* The same with a genlmsghdr (cmd, version 1) after the header. */
+struct nlmsghdr *soft_genl_msg(struct soft_out *o, const struct nlmsghdr *req,
+			       uint16_t family, uint8_t cmd, uint16_t flags);
+void soft_msg_end(struct soft_out *o, struct nlmsghdr *nlh);
+/* NLMSG_ERROR for req (error 0 is an ack); text, if not NULL, as extended ack. */
+void soft_error(struct soft_out *o, const struct nlmsghdr *req, int error, const char *text);
+/* NLMSG_DONE (flags NLM_F_MULTI, payload int 0). */
+void soft_done(struct soft_out *o, const struct nlmsghdr *req);
+
+/* One request as a handler sees it. */
+struct soft_req {
+	struct soft_state *st;
+	struct soft_ns *ns;              /* the caller's namespace (created on demand) */
+	const struct soft_peer *peer;
+	const struct nlmsghdr *nlh;
+	const struct genlmsghdr *genl;   /* NULL for sock_diag */
+	const void *data;                /* after the genl header (or the diag request) */
+	size_t data_len;
+	struct soft_out *out;
+	int fd;                          /* passed with SCM_RIGHTS, else -1; a handler
+					    that keeps it sets this to -1 */
+	const char *ext_ack;             /* a handler may set an extended-ack text */
+};
+
+/*
+ * Generic netlink operations: a doit returns 0 (acked when NLM_F_ACK) or
+ * -errno; a dumpit appends its messages with soft_genl_msg(..., NLM_F_MULTI)
+ * and returns 0 or -errno.  The core adds NLMSG_DONE, checks the dump flag
+ * (EOPNOTSUPP when it does not fit the operation, as genetlink does) and the
+ * privilege of admin operations (EPERM without CAP_NET_ADMIN).
+ */
+struct soft_op {
+	uint8_t cmd;
+	int (*doit)(struct soft_req *r);
+	int (*dumpit)(struct soft_req *r);
+	bool admin;
+};
+
+struct soft_family {
+	const char *name;
+	uint16_t id;
+	uint8_t version;
+	uint16_t maxattr;
+	const struct soft_op *ops;
+	size_t n_ops;
+};
+
+extern const struct soft_family soft_pnet_family;   /* pnet.c:  SMC_PNETID */
+extern const struct soft_family soft_gen_family;    /* gen*.c:  SMC_GEN_NETLINK */
+extern const struct soft_family soft_reg_family;    /* reg.c:   SMC_SOFT */
+
+/* sock_diag: SOCK_DIAG_BY_FAMILY for AF_SMC (diag.c); the core adds NLMSG_DONE. */
+int soft_diag_dump(struct soft_req *r);
+
+/*
+ * Top-level attributes of a genl request, type-indexed up to maxtype (types
+ * above are ignored, as the kernel's liberal validation does).  tb must have
+ * maxtype + 1 entries.  0, or -EINVAL for attributes that overrun the message.
+ */
+int soft_genl_attrs(const struct soft_req *r, const struct nlattr **tb, unsigned int maxtype);
+
+/*
+ * Handle one request datagram from peer; replies are appended to out.
+ * fd is an SCM_RIGHTS descriptor that came with it (or -1): consumed.
+ */
+void soft_handle(struct soft_state *st, const struct soft_peer *peer,
+		 const void *data, size_t len, int fd, struct soft_out *out);
+
+/* A connection ended: drop what it registered. */
+void soft_conn_gone(struct soft_state *st, uint64_t conn_id);
+
+#endif

@@ -1,0 +1,60 @@
+/* Per-namespace and host-wide state of the soft backend. */
+#include "state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+uint64_t soft_netns_of(pid_t pid)
+{
+	char path[64];
+	struct stat sb;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/net");
+	if (stat(path, &sb) < 0)
+		return 0;
+	return (uint64_t)sb.st_ino;
+}
+
+void soft_state_init(struct soft_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->init_netns = soft_netns_of(0);
+	st->next_sock_token = 1;
+}
+
+struct soft_ns *soft_ns_get(struct soft_state *st, uint64_t netns)
+{
+	struct soft_ns *ns;
+
+	for (ns = st->ns; ns; ns = ns->next)
+		if (ns->netns == netns)
+			return ns;
+	ns = calloc(1, sizeof(*ns));
+	if (!ns)
+		return NULL;
+	ns->netns = netns;
+	ns->init = netns == st->init_netns;
+	ns->next = st->ns;
+	st->ns = ns;
+	return ns;
+}
+
+void soft_state_free(struct soft_state *st)
+{
+	struct soft_ns *ns, *next;
+
+	for (ns = st->ns; ns; ns = next) {
+		next = ns->next;
+		soft_pnet_free(ns);
+		soft_stats_free(ns);
+		soft_socks_free(ns);
+		free(ns);
+	}
+	st->ns = NULL;
+	soft_devs_free(st);
+}
