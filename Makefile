@@ -141,7 +141,7 @@ check:
 
 # The fuzz target is built with clang's libFuzzer; tests/run.sh runs it briefly.
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c) $(LIB_SRCS) $(SMC_SRCS) $(TOOL_SRCS) $(SOFT_SRCS)
-$(CHECK_DIR)/fuzz_replies: $(FUZZ_SRCS) $(wildcard lib/*.h smc/*.h soft/*.h *.h)
+$(CHECK_DIR)/fuzz_replies: $(FUZZ_SRCS) $(wildcard lib/*.h smc/*.h soft/*.h tests/fuzz/*.h *.h)
 	@mkdir -p $(dir $@)
 	$(call msg,FUZZ,$@)
 	$(Q)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

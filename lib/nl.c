@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -16,11 +17,25 @@
 #define SMC_NL_RETRIES 3
 #define SMC_SOFT_TIMEOUT_SEC 30  /* a hung daemon must not hang the tools */
 
+/*
+ * SMC_SOFT_SOCKET; else, for a user other than root, the per-user daemon's
+ * socket under $XDG_RUNTIME_DIR when there is one; else the system daemon's.
+ */
 const char *smc_soft_socket_path(void)
 {
+	static char user_path[108];
 	const char *p = getenv("SMC_SOFT_SOCKET");
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+	struct stat sb;
 
-	return (p && *p) ? p : SMC_SOFT_SOCKET_DEFAULT;
+	if (p && *p)
+		return p;
+	if (getuid() != 0 && rt && *rt &&
+	    snprintf(user_path, sizeof(user_path), "%s/smc_soft/control", rt) <
+		    (int)sizeof(user_path) &&
+	    stat(user_path, &sb) == 0 && S_ISSOCK(sb.st_mode))
+		return user_path;
+	return SMC_SOFT_SOCKET_DEFAULT;
 }
 
 static bool kernel_has_smc(void)

@@ -29,11 +29,9 @@
 #include "smc_uapi.h"
 #include "util.h"
 
-#include <errno.h>
 #include <string.h>
 
 /* Highest attribute this file knows in each nest (never the system header's MAX). */
-#define GEN_MAX  SMC_GEN_FBACK_STATS
 #define DEV_MAX  SMC_NLA_DEV_IB_NAME
 #define PORT_MAX SMC_NLA_DEV_PORT_LNK_CNT
 
@@ -54,17 +52,6 @@ struct smc_dev {
 	char pci_id[16];                           /* 15 characters, as upstream */
 	char ib_name[64];
 	struct smc_dev_port port[SMC_MAX_PORTS];
-};
-
-static const struct nla_policy gen_policy[GEN_MAX + 1] = {
-	[SMC_GEN_SYS_INFO] = { .type = NLA_NESTED },
-	[SMC_GEN_LGR_SMCR] = { .type = NLA_NESTED },
-	[SMC_GEN_LINK_SMCR] = { .type = NLA_NESTED },
-	[SMC_GEN_LGR_SMCD] = { .type = NLA_NESTED },
-	[SMC_GEN_DEV_SMCD] = { .type = NLA_NESTED },
-	[SMC_GEN_DEV_SMCR] = { .type = NLA_NESTED },
-	[SMC_GEN_STATS] = { .type = NLA_NESTED },
-	[SMC_GEN_FBACK_STATS] = { .type = NLA_NESTED },
 };
 
 /* Upstream names these policies "smcd" and uses them for SMC-R too. */
@@ -90,50 +77,25 @@ static const struct nla_policy port_policy[PORT_MAX + 1] = {
 	[SMC_NLA_DEV_PORT_LNK_CNT] = { .type = NLA_U32 },
 };
 
-/* The policies reject short attributes already; checked again all the same. */
-static bool has(const struct nlattr *a, int len) { return a && nla_len(a) >= len; }
-static uint8_t get_u8(const struct nlattr *a) { return has(a, 1) ? nla_get_u8(a) : 0; }
-static uint16_t get_u16(const struct nlattr *a) { return has(a, 2) ? nla_get_u16(a) : 0; }
-static uint32_t get_u32(const struct nlattr *a) { return has(a, 4) ? nla_get_u32(a) : 0; }
-
-static void get_str(char *buf, size_t len, const struct nlattr *a)
-{
-	buf[0] = '\0';
-	if (a)
-		smc_nla_strcpy(buf, len, a);
-}
-
 /* ---- one run of the command ------------------------------------------- */
 
 struct dev_run {
-	struct smc_ctx *ctx;
+	struct smc_run run;
 	const struct smc_dev_args *a;
-	struct smc_out out;
-	struct smc_json json;
-	int level;                 /* -d level; -a and -ad count as 0 */
-	bool started;              /* first message seen: header/document printed */
-	bool failed;               /* an error line was printed */
 };
-
-static int nest_error(struct dev_run *r, const char *policy)
-{
-	fprintf(r->ctx->err, "Error: Failed to parse nested attributes: %s\n", policy);
-	r->failed = true;
-	return -EBADMSG;
-}
 
 static int parse_port(struct dev_run *r, struct nlattr *nest, struct smc_dev_port *p)
 {
 	struct nlattr *a[PORT_MAX + 1];
 
 	if (nla_parse_nested(a, PORT_MAX, nest, port_policy) < 0)
-		return nest_error(r, "smc_gen_dev_port_smcd_sock_policy");
-	p->pnet_usr = get_u8(a[SMC_NLA_DEV_PORT_PNET_USR]);
-	get_str(p->pnetid, sizeof(p->pnetid), a[SMC_NLA_DEV_PORT_PNETID]);
-	p->valid = get_u8(a[SMC_NLA_DEV_PORT_VALID]) != 0;
-	p->state = get_u8(a[SMC_NLA_DEV_PORT_STATE]);
-	p->lnk_cnt = get_u32(a[SMC_NLA_DEV_PORT_LNK_CNT]);
-	if (!r->ctx->smcd)       /* SMC-D reads only the PNET ID of its port */
+		return smc_run_nest_error(&r->run, "smc_gen_dev_port_smcd_sock_policy");
+	p->pnet_usr = smc_attr_u8(a[SMC_NLA_DEV_PORT_PNET_USR]);
+	smc_attr_str(p->pnetid, sizeof(p->pnetid), a[SMC_NLA_DEV_PORT_PNETID]);
+	p->valid = smc_attr_u8(a[SMC_NLA_DEV_PORT_VALID]) != 0;
+	p->state = smc_attr_u8(a[SMC_NLA_DEV_PORT_STATE]);
+	p->lnk_cnt = smc_attr_u32(a[SMC_NLA_DEV_PORT_LNK_CNT]);
+	if (!r->run.ctx->smcd)       /* SMC-D reads only the PNET ID of its port */
 		smc_nla_ifname(p->net_dev, a[SMC_NLA_DEV_PORT_NETDEV]);
 	return 0;
 }
@@ -145,18 +107,18 @@ static int parse_dev(struct dev_run *r, struct nlattr *nest, struct smc_dev *d)
 
 	memset(d, 0, sizeof(*d));
 	if (nla_parse_nested(a, DEV_MAX, nest, dev_policy) < 0)
-		return nest_error(r, "smc_gen_dev_smcd_sock_policy");
-	d->use_cnt = get_u32(a[SMC_NLA_DEV_USE_CNT]);
-	d->crit = get_u8(a[SMC_NLA_DEV_IS_CRIT]);
-	d->fid = get_u32(a[SMC_NLA_DEV_PCI_FID]);
-	d->chid = get_u16(a[SMC_NLA_DEV_PCI_CHID]);
-	d->vendor = get_u16(a[SMC_NLA_DEV_PCI_VENDOR]);
-	d->device = get_u16(a[SMC_NLA_DEV_PCI_DEVICE]);
-	get_str(d->pci_id, sizeof(d->pci_id), a[SMC_NLA_DEV_PCI_ID]);
-	get_str(d->ib_name, sizeof(d->ib_name), a[SMC_NLA_DEV_IB_NAME]);
+		return smc_run_nest_error(&r->run, "smc_gen_dev_smcd_sock_policy");
+	d->use_cnt = smc_attr_u32(a[SMC_NLA_DEV_USE_CNT]);
+	d->crit = smc_attr_u8(a[SMC_NLA_DEV_IS_CRIT]);
+	d->fid = smc_attr_u32(a[SMC_NLA_DEV_PCI_FID]);
+	d->chid = smc_attr_u16(a[SMC_NLA_DEV_PCI_CHID]);
+	d->vendor = smc_attr_u16(a[SMC_NLA_DEV_PCI_VENDOR]);
+	d->device = smc_attr_u16(a[SMC_NLA_DEV_PCI_DEVICE]);
+	smc_attr_str(d->pci_id, sizeof(d->pci_id), a[SMC_NLA_DEV_PCI_ID]);
+	smc_attr_str(d->ib_name, sizeof(d->ib_name), a[SMC_NLA_DEV_IB_NAME]);
 	if (a[SMC_NLA_DEV_PORT])
 		rc = parse_port(r, a[SMC_NLA_DEV_PORT], &d->port[0]);
-	if (!rc && !r->ctx->smcd && a[SMC_NLA_DEV_PORT2])
+	if (!rc && !r->run.ctx->smcd && a[SMC_NLA_DEV_PORT2])
 		rc = parse_port(r, a[SMC_NLA_DEV_PORT2], &d->port[1]);
 	return rc;
 }
@@ -178,29 +140,14 @@ struct view {
 	char pnetid[SMC_MAX_PNETID_LEN + 1];
 };
 
-static void set_num(struct view *w, enum dev_field f, unsigned long long n)
-{
-	w->v[f] = (struct smc_val){ .kind = SMC_VAL_NUM, .n = n };
-}
-
-static void set_str(struct view *w, enum dev_field f, const char *s)
-{
-	w->v[f] = (struct smc_val){ .kind = SMC_VAL_STR, .s = s };
-}
-
-static void set_bool(struct view *w, enum dev_field f, bool b)
-{
-	w->v[f] = (struct smc_val){ .kind = SMC_VAL_BOOL, .n = b };
-}
-
 /* The PNET ID cell: "*" when set by the user, then trimmed (hardware IDs are blank-padded). */
 static void view_pnet(struct view *w, const struct smc_dev_port *p)
 {
 	snprintf(w->cell, sizeof(w->cell), "%s%s", p->pnet_usr ? "*" : "", p->pnetid);
 	memcpy(w->pnetid, p->pnetid, sizeof(w->pnetid));
-	set_str(w, D_PNET_CELL, smc_trim(w->cell));
-	set_str(w, D_PNETID, smc_trim(w->pnetid));
-	set_bool(w, D_PNET_USR, p->pnet_usr);
+	w->v[D_PNET_CELL] = smc_str(smc_trim(w->cell));
+	w->v[D_PNETID] = smc_str(smc_trim(w->pnetid));
+	w->v[D_PNET_USR] = smc_bool(p->pnet_usr);
 }
 
 static void view_dev(struct view *w, const struct smc_dev *d, int port)
@@ -212,19 +159,19 @@ static void view_dev(struct view *w, const struct smc_dev *d, int port)
 	snprintf(w->chid, sizeof(w->chid), "%04x", d->chid);
 	snprintf(w->vendor, sizeof(w->vendor), "%04x", d->vendor);
 	snprintf(w->device, sizeof(w->device), "%04x", d->device);
-	set_str(w, D_NETDEV, p->net_dev);
-	set_str(w, D_IBDEV, d->ib_name);
-	set_num(w, D_PORT, (unsigned int)port + 1);
-	set_str(w, D_STATE, smc_port_state_name(p->state, w->state));
-	set_str(w, D_TYPE, smc_dev_type_name(d->device, w->type));
-	set_bool(w, D_CRIT, d->crit);
-	set_str(w, D_FID, w->fid);
-	set_str(w, D_PCI_ID, d->pci_id);
-	set_str(w, D_PCHID, w->chid);
-	set_num(w, D_LINKS, p->lnk_cnt);
-	set_num(w, D_USE_CNT, d->use_cnt);
-	set_str(w, D_VENDOR, w->vendor);
-	set_str(w, D_DEVICE, w->device);
+	w->v[D_NETDEV] = smc_str(p->net_dev);
+	w->v[D_IBDEV] = smc_str(d->ib_name);
+	w->v[D_PORT] = smc_num((unsigned int)port + 1);
+	w->v[D_STATE] = smc_str(smc_port_state_name(p->state, w->state));
+	w->v[D_TYPE] = smc_str(smc_dev_type_name(d->device, w->type));
+	w->v[D_CRIT] = smc_bool(d->crit);
+	w->v[D_FID] = smc_str(w->fid);
+	w->v[D_PCI_ID] = smc_str(d->pci_id);
+	w->v[D_PCHID] = smc_str(w->chid);
+	w->v[D_LINKS] = smc_num(p->lnk_cnt);
+	w->v[D_USE_CNT] = smc_num(d->use_cnt);
+	w->v[D_VENDOR] = smc_str(w->vendor);
+	w->v[D_DEVICE] = smc_str(w->device);
 	view_pnet(w, p);
 }
 
@@ -270,41 +217,18 @@ static const struct smc_listing listings[2] = { SMC_LISTING(smcr_cols), SMC_LIST
 
 /* ---- printing ---------------------------------------------------------- */
 
-/* Upstream prints the header when the first reply message arrives. */
-static void begin(struct dev_run *r)
-{
-	if (r->started)
-		return;
-	r->started = true;
-	if (out_is_json(&r->out)) {
-		json_open_object(r->out.j, NULL);
-		json_open_array(r->out.j, "devices");
-	} else {
-		smc_cols_header(&r->out, &listings[r->ctx->smcd], r->level);
-	}
-}
-
-static void end(struct dev_run *r)
-{
-	if (!out_is_json(&r->out))
-		return;
-	begin(r);
-	json_close_array(r->out.j);
-	json_close_object(r->out.j);
-	json_finish(r->out.j);
-}
-
 static void show_row(struct dev_run *r, const struct smc_dev *d, int port)
 {
+	struct smc_out *o = &r->run.out;
 	struct view w;
 
 	view_dev(&w, d, port);
-	if (out_is_json(&r->out))
-		json_open_object(r->out.j, NULL);
-	smc_cols_put(&r->out, &listings[r->ctx->smcd], w.v, r->level, 0, 0);
-	if (out_is_json(&r->out))
-		json_close_object(r->out.j);
-	out_text(&r->out, "\n");
+	if (out_is_json(o))
+		json_open_object(o->j, NULL);
+	smc_cols_put(o, &listings[r->run.ctx->smcd], w.v, r->run.level, 0, 0);
+	if (out_is_json(o))
+		json_close_object(o->j);
+	out_text(o, "\n");
 }
 
 /* SMC-R: the port's net device, else the full IB device name. */
@@ -324,7 +248,7 @@ static int dev_msg(struct dev_run *r, struct nlattr *nest)
 
 	if (rc)
 		return rc;
-	if (r->ctx->smcd) {
+	if (r->run.ctx->smcd) {
 		show_row(r, &d, 0);
 		return 0;
 	}
@@ -336,16 +260,13 @@ static int dev_msg(struct dev_run *r, struct nlattr *nest)
 
 static int msg_cb(const struct nlmsghdr *nlh, void *arg)
 {
-	struct nlattr *tb[GEN_MAX + 1];
+	struct nlattr *tb[SMC_RUN_GEN_MAX + 1];
 	struct dev_run *r = arg;
-	int top = r->ctx->smcd ? SMC_GEN_DEV_SMCD : SMC_GEN_DEV_SMCR;
+	int top = r->run.ctx->smcd ? SMC_GEN_DEV_SMCD : SMC_GEN_DEV_SMCR;
+	int rc = smc_run_msg(&r->run, nlh, tb);
 
-	begin(r);
-	if (genlmsg_parse((struct nlmsghdr *)nlh, 0, tb, GEN_MAX, gen_policy) < 0) {
-		fprintf(r->ctx->err, "Error: Invalid data returned: smc_gen_net_policy\n");
-		r->failed = true;
-		return -EBADMSG;
-	}
+	if (rc)
+		return rc;
 	if (!tb[SMC_GEN_DEV_SMCD] && !tb[SMC_GEN_DEV_SMCR])
 		return 1;          /* as linkgroup: stop at a message without a device */
 	return tb[top] ? dev_msg(r, tb[top]) : 0;
@@ -365,15 +286,6 @@ static int usage(struct smc_ctx *ctx)
 	return -1;
 }
 
-/* Filter values are cut to the buffers upstream keeps them in. */
-static void copy_cut(char *dst, size_t len, const char *src)
-{
-	size_t n = strnlen(src, len - 1);
-
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
 int smc_device_parse(struct smc_ctx *ctx, int argc, char **argv, struct smc_dev_args *a)
 {
 	char *want = NULL;         /* the filter the next word fills */
@@ -389,7 +301,7 @@ int smc_device_parse(struct smc_ctx *ctx, int argc, char **argv, struct smc_dev_
 		const char *w = argv[i];
 
 		if (want) {
-			copy_cut(want, want_len, w);
+			smc_copy_cut(want, want_len, w);
 			break;
 		}
 		if (smc_prefix(w, "help"))
@@ -414,22 +326,11 @@ int smc_device_parse(struct smc_ctx *ctx, int argc, char **argv, struct smc_dev_
 /* Dump (rep NULL) or walk rep, printing as the messages come. */
 static int run(struct smc_ctx *ctx, const struct smc_dev_args *a, const struct smc_reply *rep)
 {
-	struct dev_run r = { .ctx = ctx, .a = a };
+	struct dev_run r = { .a = a };
 	uint8_t cmd = ctx->smcd ? SMC_NETLINK_GET_DEV_SMCD : SMC_NETLINK_GET_DEV_SMCR;
-	int rc;
 
-	smc_out_init(ctx, &r.out, &r.json);
-	r.level = ctx->level > 0 ? ctx->level : 0;
-	if (rep)
-		rc = smc_genl_walk(rep, msg_cb, &r);
-	else
-		rc = smc_genl_dump(ctx->g, cmd, msg_cb, &r);
-	if (rc < 0 && !r.failed)
-		smc_print_nl_error(ctx, rc);
-	if (r.started || rc >= 0)
-		end(&r);
-	fflush(ctx->out);
-	return rc < 0 ? SMC_EXIT_FAIL : 0;
+	smc_run_init(&r.run, ctx, "devices", &listings[ctx->smcd]);
+	return smc_run_exec(&r.run, rep, cmd, msg_cb, &r);
 }
 
 int smc_device_print(struct smc_ctx *ctx, const struct smc_dev_args *a,

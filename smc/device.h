@@ -1,6 +1,6 @@
 /*
  * smcd|smcr device: the parsed command line and the printing step, for the
- * tests.  Net device names come from smc_set_ifname_fn (linkgroup.h).
+ * tests.  Net device names come from smc_set_ifname_fn (listing.h).
  */
 #ifndef SMC_DEVICE_H
 #define SMC_DEVICE_H

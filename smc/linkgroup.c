@@ -34,7 +34,6 @@
 #include "smc_uapi.h"
 #include "util.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +41,6 @@
 #define LGID_INVALID 0xFFFFFFFFu  /* an LG-ID without any hex digit */
 
 /* Highest attribute this file knows in each nest (never the system header's MAX). */
-#define GEN_MAX      SMC_GEN_FBACK_STATS
 #define LGR_V2_MAX   SMC_NLA_LGR_V2_PEER_HOST
 #define LINK_MAX     SMC_NLA_LINK_STATE
 #define GID_LEN      40           /* 39 characters and NUL, as upstream keeps it */
@@ -67,17 +65,6 @@ struct smc_link {
 	char net_dev[IF_NAMESIZE];
 	char ib_dev[64];
 	char gid[GID_LEN], peer_gid[GID_LEN];
-};
-
-static const struct nla_policy gen_policy[GEN_MAX + 1] = {
-	[SMC_GEN_SYS_INFO] = { .type = NLA_NESTED },
-	[SMC_GEN_LGR_SMCR] = { .type = NLA_NESTED },
-	[SMC_GEN_LINK_SMCR] = { .type = NLA_NESTED },
-	[SMC_GEN_LGR_SMCD] = { .type = NLA_NESTED },
-	[SMC_GEN_DEV_SMCD] = { .type = NLA_NESTED },
-	[SMC_GEN_DEV_SMCR] = { .type = NLA_NESTED },
-	[SMC_GEN_STATS] = { .type = NLA_NESTED },
-	[SMC_GEN_FBACK_STATS] = { .type = NLA_NESTED },
 };
 
 /* SNDBUF/RMB/DMB_ALLOC are "uint" (4 or 8 bytes): no policy, smc_nla_get_uint. */
@@ -126,65 +113,37 @@ static const struct nla_policy link_policy[LINK_MAX + 1] = {
 	[SMC_NLA_LINK_STATE] = { .type = NLA_U32 },
 };
 
-/*
- * The policies reject short attributes already; the lengths are checked
- * again because libnl versions differ in validating attribute type 0.
- */
-static bool has(const struct nlattr *a, int len) { return a && nla_len(a) >= len; }
-static uint8_t get_u8(const struct nlattr *a) { return has(a, 1) ? nla_get_u8(a) : 0; }
-static uint32_t get_u32(const struct nlattr *a) { return has(a, 4) ? nla_get_u32(a) : 0; }
-static uint64_t get_uint(const struct nlattr *a) { return a ? smc_nla_get_uint(a) : 0; }
-
-static void get_str(char *buf, size_t len, const struct nlattr *a)
-{
-	buf[0] = '\0';
-	if (a)
-		smc_nla_strcpy(buf, len, a);
-}
-
 static void get_raw4(uint8_t out[4], const struct nlattr *a)
 {
 	memset(out, 0, 4);
-	if (has(a, 4))
+	if (smc_attr_has(a, 4))
 		memcpy(out, nla_data(a), 4);
 }
 
 /* ---- one run of the command ------------------------------------------- */
 
 struct lg_run {
-	struct smc_ctx *ctx;
+	struct smc_run run;
 	const struct smc_lg_args *a;
-	struct smc_out out;
-	struct smc_json json;
-	int level;                 /* -d level; -a and -ad count as 0 */
 	bool blocks;               /* detail blocks instead of a table */
 	bool link_filter;          /* smcr show with netdev/ibdev: dump links (item 15) */
-	bool started;              /* first message seen: header/document printed */
-	bool failed;               /* an error line was printed */
 	unsigned int shown;        /* entries printed */
 	struct smc_lgr lgr;        /* the last link-group message (SMC-R) */
 	bool lgr_shown;            /* ... already printed for one of its links */
 };
-
-static int nest_error(struct lg_run *r, const char *policy)
-{
-	fprintf(r->ctx->err, "Error: Failed to parse nested attributes: %s\n", policy);
-	r->failed = true;
-	return -EBADMSG;
-}
 
 static int parse_v2_common(struct lg_run *r, struct nlattr *nest, struct smc_lgr *g)
 {
 	struct nlattr *a[LGR_V2_MAX + 1];
 
 	if (nla_parse_nested(a, LGR_V2_MAX, nest, lgr_v2_policy) < 0)
-		return nest_error(r, "smc_gen_lgr_v2_sock_policy");
+		return smc_run_nest_error(&r->run, "smc_gen_lgr_v2_sock_policy");
 	g->v2 = true;
-	g->ver = get_u8(a[SMC_NLA_LGR_V2_VER]);
-	g->rel = get_u8(a[SMC_NLA_LGR_V2_REL]);
-	g->os = get_u8(a[SMC_NLA_LGR_V2_OS]);
-	get_str(g->eid, sizeof(g->eid), a[SMC_NLA_LGR_V2_NEG_EID]);
-	get_str(g->peer_host, sizeof(g->peer_host), a[SMC_NLA_LGR_V2_PEER_HOST]);
+	g->ver = smc_attr_u8(a[SMC_NLA_LGR_V2_VER]);
+	g->rel = smc_attr_u8(a[SMC_NLA_LGR_V2_REL]);
+	g->os = smc_attr_u8(a[SMC_NLA_LGR_V2_OS]);
+	smc_attr_str(g->eid, sizeof(g->eid), a[SMC_NLA_LGR_V2_NEG_EID]);
+	smc_attr_str(g->peer_host, sizeof(g->peer_host), a[SMC_NLA_LGR_V2_PEER_HOST]);
 	return 0;
 }
 
@@ -193,8 +152,8 @@ static int parse_r_v2(struct lg_run *r, struct nlattr *nest, struct smc_lgr *g)
 	struct nlattr *a[SMCT_LGR_R_V2_MAX + 1];
 
 	if (nla_parse_nested(a, SMCT_LGR_R_V2_MAX, nest, lgr_r_v2_policy) < 0)
-		return nest_error(r, "smc_gen_lgr_r_v2_sock_policy");
-	g->direct = get_u8(a[SMC_NLA_LGR_R_V2_DIRECT]);
+		return smc_run_nest_error(&r->run, "smc_gen_lgr_r_v2_sock_policy");
+	g->direct = smc_attr_u8(a[SMC_NLA_LGR_R_V2_DIRECT]);
 	return 0;
 }
 
@@ -205,15 +164,15 @@ static int parse_lgr_r(struct lg_run *r, struct nlattr *nest, struct smc_lgr *g)
 
 	memset(g, 0, sizeof(*g));
 	if (nla_parse_nested(a, SMCT_LGR_R_MAX, nest, lgr_r_policy) < 0)
-		return nest_error(r, "smc_gen_lgr_smcr_sock_policy");
-	g->id = get_u32(a[SMC_NLA_LGR_R_ID]);
-	g->role = get_u8(a[SMC_NLA_LGR_R_ROLE]);
-	g->type = get_u8(a[SMC_NLA_LGR_R_TYPE]);
-	g->vlan = get_u8(a[SMC_NLA_LGR_R_VLAN_ID]);
-	g->conns = get_u32(a[SMC_NLA_LGR_R_CONNS_NUM]);
-	get_str(g->pnetid, sizeof(g->pnetid), a[SMC_NLA_LGR_R_PNETID]);
-	g->sndbuf = get_uint(a[SMC_NLA_LGR_R_SNDBUF_ALLOC]);
-	g->rmb = get_uint(a[SMC_NLA_LGR_R_RMB_ALLOC]);
+		return smc_run_nest_error(&r->run, "smc_gen_lgr_smcr_sock_policy");
+	g->id = smc_attr_u32(a[SMC_NLA_LGR_R_ID]);
+	g->role = smc_attr_u8(a[SMC_NLA_LGR_R_ROLE]);
+	g->type = smc_attr_u8(a[SMC_NLA_LGR_R_TYPE]);
+	g->vlan = smc_attr_u8(a[SMC_NLA_LGR_R_VLAN_ID]);
+	g->conns = smc_attr_u32(a[SMC_NLA_LGR_R_CONNS_NUM]);
+	smc_attr_str(g->pnetid, sizeof(g->pnetid), a[SMC_NLA_LGR_R_PNETID]);
+	g->sndbuf = smc_attr_uint(a[SMC_NLA_LGR_R_SNDBUF_ALLOC]);
+	g->rmb = smc_attr_uint(a[SMC_NLA_LGR_R_RMB_ALLOC]);
 	if (a[SMC_NLA_LGR_R_V2_COMMON])
 		rc = parse_v2_common(r, a[SMC_NLA_LGR_R_V2_COMMON], g);
 	if (!rc && a[SMC_NLA_LGR_R_V2])
@@ -227,13 +186,13 @@ static int parse_lgr_d(struct lg_run *r, struct nlattr *nest, struct smc_lgr *g)
 
 	memset(g, 0, sizeof(*g));
 	if (nla_parse_nested(a, SMCT_LGR_D_MAX, nest, lgr_d_policy) < 0)
-		return nest_error(r, "smc_gen_lgr_smcd_sock_policy");
-	g->id = get_u32(a[SMC_NLA_LGR_D_ID]);
-	g->vlan = get_u8(a[SMC_NLA_LGR_D_VLAN_ID]);
-	g->conns = get_u32(a[SMC_NLA_LGR_D_CONNS_NUM]);
-	get_str(g->pnetid, sizeof(g->pnetid), a[SMC_NLA_LGR_D_PNETID]);
-	g->sndbuf = get_uint(a[SMC_NLA_LGR_D_SNDBUF_ALLOC]);
-	g->rmb = get_uint(a[SMC_NLA_LGR_D_DMB_ALLOC]);
+		return smc_run_nest_error(&r->run, "smc_gen_lgr_smcd_sock_policy");
+	g->id = smc_attr_u32(a[SMC_NLA_LGR_D_ID]);
+	g->vlan = smc_attr_u8(a[SMC_NLA_LGR_D_VLAN_ID]);
+	g->conns = smc_attr_u32(a[SMC_NLA_LGR_D_CONNS_NUM]);
+	smc_attr_str(g->pnetid, sizeof(g->pnetid), a[SMC_NLA_LGR_D_PNETID]);
+	g->sndbuf = smc_attr_uint(a[SMC_NLA_LGR_D_SNDBUF_ALLOC]);
+	g->rmb = smc_attr_uint(a[SMC_NLA_LGR_D_DMB_ALLOC]);
 	if (a[SMC_NLA_LGR_D_V2_COMMON])
 		return parse_v2_common(r, a[SMC_NLA_LGR_D_V2_COMMON], g);
 	return 0;
@@ -245,16 +204,16 @@ static int parse_link(struct lg_run *r, struct nlattr *nest, struct smc_link *l)
 
 	memset(l, 0, sizeof(*l));
 	if (nla_parse_nested(a, LINK_MAX, nest, link_policy) < 0)
-		return nest_error(r, "smc_gen_link_smcr_sock_policy");
-	l->state = get_u32(a[SMC_NLA_LINK_STATE]);
-	l->conns = get_u32(a[SMC_NLA_LINK_CONN_CNT]);
+		return smc_run_nest_error(&r->run, "smc_gen_link_smcr_sock_policy");
+	l->state = smc_attr_u32(a[SMC_NLA_LINK_STATE]);
+	l->conns = smc_attr_u32(a[SMC_NLA_LINK_CONN_CNT]);
 	get_raw4(l->uid, a[SMC_NLA_LINK_UID]);
 	get_raw4(l->peer_uid, a[SMC_NLA_LINK_PEER_UID]);
-	l->ib_port = get_u8(a[SMC_NLA_LINK_IB_PORT]);
+	l->ib_port = smc_attr_u8(a[SMC_NLA_LINK_IB_PORT]);
 	smc_nla_ifname(l->net_dev, a[SMC_NLA_LINK_NET_DEV]);
-	get_str(l->ib_dev, sizeof(l->ib_dev), a[SMC_NLA_LINK_IB_DEV]);
-	get_str(l->gid, sizeof(l->gid), a[SMC_NLA_LINK_GID]);
-	get_str(l->peer_gid, sizeof(l->peer_gid), a[SMC_NLA_LINK_PEER_GID]);
+	smc_attr_str(l->ib_dev, sizeof(l->ib_dev), a[SMC_NLA_LINK_IB_DEV]);
+	smc_attr_str(l->gid, sizeof(l->gid), a[SMC_NLA_LINK_GID]);
+	smc_attr_str(l->peer_gid, sizeof(l->peer_gid), a[SMC_NLA_LINK_PEER_GID]);
 	return 0;
 }
 
@@ -278,21 +237,6 @@ struct view {
 	char pnetid[SMC_MAX_PNETID_LEN + 1], peer_host[SMC_MAX_EID_LEN_ + 1];
 };
 
-static void set_num(struct view *w, enum lg_field f, unsigned long long n)
-{
-	w->v[f] = (struct smc_val){ .kind = SMC_VAL_NUM, .n = n };
-}
-
-static void set_str(struct view *w, enum lg_field f, const char *s)
-{
-	w->v[f] = (struct smc_val){ .kind = SMC_VAL_STR, .s = s };
-}
-
-static void set_bool(struct view *w, enum lg_field f, bool b)
-{
-	w->v[f] = (struct smc_val){ .kind = SMC_VAL_BOOL, .n = b };
-}
-
 static void view_lgr(struct view *w, const struct smc_lgr *g)
 {
 	memset(w, 0, sizeof(*w));
@@ -300,20 +244,20 @@ static void view_lgr(struct view *w, const struct smc_lgr *g)
 	memcpy(w->pnetid, g->pnetid, sizeof(w->pnetid));
 	memcpy(w->peer_host, g->peer_host, sizeof(w->peer_host));
 	w->v2 = g->v2;
-	set_str(w, F_ID, w->id);
-	set_str(w, F_ROLE, smc_role_name(g->role));
-	set_str(w, F_TYPE, smc_lgr_type_name(g->type, w->type));
-	set_num(w, F_VLAN, g->vlan);
-	set_str(w, F_PNETID, smc_trim(w->pnetid));
-	set_num(w, F_VERSION, g->v2 ? g->ver : 1);
-	set_num(w, F_PEER_REL, g->rel);
-	set_str(w, F_PEER_HOST, smc_trim(w->peer_host));
-	set_str(w, F_PEER_OS, smc_peer_os_name(g->os, w->os));
-	set_bool(w, F_DIRECT, g->direct);
-	set_str(w, F_EID, g->eid);
-	set_num(w, F_CONNS, g->conns);
-	set_num(w, F_SNDBUF, g->sndbuf);
-	set_num(w, F_RMB, g->rmb);
+	w->v[F_ID] = smc_str(w->id);
+	w->v[F_ROLE] = smc_str(smc_role_name(g->role));
+	w->v[F_TYPE] = smc_str(smc_lgr_type_name(g->type, w->type));
+	w->v[F_VLAN] = smc_num(g->vlan);
+	w->v[F_PNETID] = smc_str(smc_trim(w->pnetid));
+	w->v[F_VERSION] = smc_num(g->v2 ? g->ver : 1);
+	w->v[F_PEER_REL] = smc_num(g->rel);
+	w->v[F_PEER_HOST] = smc_str(smc_trim(w->peer_host));
+	w->v[F_PEER_OS] = smc_str(smc_peer_os_name(g->os, w->os));
+	w->v[F_DIRECT] = smc_bool(g->direct);
+	w->v[F_EID] = smc_str(g->eid);
+	w->v[F_CONNS] = smc_num(g->conns);
+	w->v[F_SNDBUF] = smc_num(g->sndbuf);
+	w->v[F_RMB] = smc_num(g->rmb);
 }
 
 static void hex4(char out[9], const uint8_t b[4])
@@ -325,15 +269,15 @@ static void view_link(struct view *w, const struct smc_link *l)
 {
 	hex4(w->uid, l->uid);
 	hex4(w->peer_uid, l->peer_uid);
-	set_str(w, F_NETDEV, l->net_dev);
-	set_str(w, F_STATE, smc_link_state_name(l->state, w->state));
-	set_num(w, F_LINK_CONNS, l->conns);
-	set_str(w, F_UID, w->uid);
-	set_str(w, F_PEER_UID, w->peer_uid);
-	set_str(w, F_IBDEV, l->ib_dev);
-	set_num(w, F_IBPORT, l->ib_port);
-	set_str(w, F_GID, l->gid);
-	set_str(w, F_PEER_GID, l->peer_gid);
+	w->v[F_NETDEV] = smc_str(l->net_dev);
+	w->v[F_STATE] = smc_str(smc_link_state_name(l->state, w->state));
+	w->v[F_LINK_CONNS] = smc_num(l->conns);
+	w->v[F_UID] = smc_str(w->uid);
+	w->v[F_PEER_UID] = smc_str(w->peer_uid);
+	w->v[F_IBDEV] = smc_str(l->ib_dev);
+	w->v[F_IBPORT] = smc_num(l->ib_port);
+	w->v[F_GID] = smc_str(l->gid);
+	w->v[F_PEER_GID] = smc_str(l->peer_gid);
 }
 
 /* ---- listings: header cell, text format and JSON key side by side ----- */
@@ -410,81 +354,50 @@ static const struct smc_listing listings[2][3] = {
 	{ SMC_LISTING(smcd_table), SMC_LISTING(smcd_block), SMC_LISTING(smcd_table) },
 };
 
-static const struct smc_listing *listing(const struct lg_run *r, int which)
-{
-	return &listings[r->ctx->smcd][which];
-}
-
 static void put_cols(struct lg_run *r, int which, const struct view *w, int first)
 {
-	smc_cols_put(&r->out, listing(r, which), w->v, r->level, w->v2 ? 0 : V2, first);
+	smc_cols_put(&r->run.out, &listings[r->run.ctx->smcd][which], w->v, r->run.level,
+		     w->v2 ? 0 : V2, first);
 }
 
 /* ---- printing ---------------------------------------------------------- */
 
-static bool link_rows(const struct lg_run *r)
-{
-	return !r->ctx->smcd && r->a->links;
-}
-
-/* Upstream prints the header when the first reply message arrives. */
-static void begin(struct lg_run *r)
-{
-	if (r->started)
-		return;
-	r->started = true;
-	if (out_is_json(&r->out)) {
-		json_open_object(r->out.j, NULL);
-		json_open_array(r->out.j, link_rows(r) ? "links" : "linkgroups");
-	} else if (!r->blocks) {
-		smc_cols_header(&r->out, listing(r, link_rows(r) ? L_LINKS : L_TABLE), r->level);
-	}
-}
-
-static void end(struct lg_run *r)
-{
-	if (!out_is_json(&r->out))
-		return;
-	begin(r);
-	json_close_array(r->out.j);
-	json_close_object(r->out.j);
-	json_finish(r->out.j);
-}
-
 static void show_lgr(struct lg_run *r, const struct smc_lgr *g)
 {
+	struct smc_out *o = &r->run.out;
 	struct view w;
 
 	view_lgr(&w, g);
-	if (out_is_json(&r->out)) {
-		json_open_object(r->out.j, NULL);
+	if (out_is_json(o)) {
+		json_open_object(o->j, NULL);
 		put_cols(r, L_BLOCK, &w, 0);
-		json_close_object(r->out.j);
+		json_close_object(o->j);
 	} else if (r->blocks) {
 		if (r->shown)
-			out_text(&r->out, "\n");
+			out_text(o, "\n");
 		put_cols(r, L_BLOCK, &w, 0);
 	} else {
 		put_cols(r, L_TABLE, &w, 0);
-		out_text(&r->out, "\n");
+		out_text(o, "\n");
 	}
 	r->shown++;
 }
 
 static void show_link(struct lg_run *r, const struct smc_lgr *g, const struct smc_link *l)
 {
+	struct smc_out *o = &r->run.out;
 	struct view w;
 
 	view_lgr(&w, g);
 	view_link(&w, l);
-	if (out_is_json(&r->out)) {
-		json_open_object(r->out.j, NULL);
+	if (out_is_json(o)) {
+		json_open_object(o->j, NULL);
 		put_cols(r, L_BLOCK, &w, 0);
 		put_cols(r, L_LINKS, &w, F_FIRST_LINK);
-		json_close_object(r->out.j);
+		json_close_object(o->j);
 	} else {
 		put_cols(r, L_LINKS, &w, 0);
-		out_text(&r->out, "\n");
+		out_text(o, "\n");
 	}
 	r->shown++;
 }
@@ -543,18 +456,15 @@ static int smcd_msg(struct lg_run *r, struct nlattr *nest)
 
 static int msg_cb(const struct nlmsghdr *nlh, void *arg)
 {
-	struct nlattr *tb[GEN_MAX + 1];
+	struct nlattr *tb[SMC_RUN_GEN_MAX + 1];
 	struct lg_run *r = arg;
+	int rc = smc_run_msg(&r->run, nlh, tb);
 
-	begin(r);
-	if (genlmsg_parse((struct nlmsghdr *)nlh, 0, tb, GEN_MAX, gen_policy) < 0) {
-		fprintf(r->ctx->err, "Error: Invalid data returned: smc_gen_net_policy\n");
-		r->failed = true;
-		return -EBADMSG;
-	}
+	if (rc)
+		return rc;
 	if (!tb[SMC_GEN_LGR_SMCR] && !tb[SMC_GEN_LINK_SMCR] && !tb[SMC_GEN_LGR_SMCD])
 		return 1;          /* upstream stops at such a message */
-	if (r->ctx->smcd)
+	if (r->run.ctx->smcd)
 		return tb[SMC_GEN_LGR_SMCD] ? smcd_msg(r, tb[SMC_GEN_LGR_SMCD]) : 0;
 	if (tb[SMC_GEN_LGR_SMCR] || tb[SMC_GEN_LINK_SMCR])
 		return smcr_msg(r, tb);
@@ -573,15 +483,6 @@ static int usage(struct smc_ctx *ctx)
 			"                                         [ibdev <dev>]\n"
 			"                                         [netdev <dev>]\n");
 	return -1;
-}
-
-/* Filter values are cut to the buffers upstream keeps them in. */
-static void copy_cut(char *dst, size_t len, const char *src)
-{
-	size_t n = strnlen(src, len - 1);
-
-	memcpy(dst, src, n);
-	dst[n] = '\0';
 }
 
 /* strtol base 16 as upstream: "12zz" is 0x12, "foo" 0xf, no hex digit matches nothing. */
@@ -617,11 +518,11 @@ int smc_linkgroup_parse(struct smc_ctx *ctx, int argc, char **argv, struct smc_l
 		const char *w = argv[i];
 
 		if (want == WANT_IBDEV) {
-			copy_cut(a->ibdev, sizeof(a->ibdev), w);
+			smc_copy_cut(a->ibdev, sizeof(a->ibdev), w);
 			break;
 		}
 		if (want == WANT_NETDEV) {
-			copy_cut(a->netdev, sizeof(a->netdev), w);
+			smc_copy_cut(a->netdev, sizeof(a->netdev), w);
 			break;
 		}
 		if (smc_prefix(w, "help"))
@@ -660,23 +561,16 @@ uint8_t smc_linkgroup_request(const struct smc_ctx *ctx, const struct smc_lg_arg
 /* Dump (rep NULL) or walk rep, printing as the messages come. */
 static int run(struct smc_ctx *ctx, const struct smc_lg_args *a, const struct smc_reply *rep)
 {
-	struct lg_run r = { .ctx = ctx, .a = a };
-	int rc;
+	bool link_rows = !ctx->smcd && a->links;
+	struct lg_run r = {
+		.a = a,
+		.blocks = ctx->level >= 1 && (ctx->smcd || !a->links),
+		.link_filter = wants_link_filter(ctx, a),
+	};
 
-	smc_out_init(ctx, &r.out, &r.json);
-	r.level = ctx->level > 0 ? ctx->level : 0;
-	r.blocks = r.level >= 1 && (ctx->smcd || !a->links);
-	r.link_filter = wants_link_filter(ctx, a);
-	if (rep)
-		rc = smc_genl_walk(rep, msg_cb, &r);
-	else
-		rc = smc_genl_dump(ctx->g, smc_linkgroup_request(ctx, a), msg_cb, &r);
-	if (rc < 0 && !r.failed)
-		smc_print_nl_error(ctx, rc);
-	if (r.started || rc >= 0)
-		end(&r);
-	fflush(ctx->out);
-	return rc < 0 ? SMC_EXIT_FAIL : 0;
+	smc_run_init(&r.run, ctx, link_rows ? "links" : "linkgroups",
+		     r.blocks ? NULL : &listings[ctx->smcd][link_rows ? L_LINKS : L_TABLE]);
+	return smc_run_exec(&r.run, rep, smc_linkgroup_request(ctx, a), msg_cb, &r);
 }
 
 int smc_linkgroup_print(struct smc_ctx *ctx, const struct smc_lg_args *a,

@@ -1,13 +1,15 @@
 /*
  * Column listings shared by linkgroup.c and device.c: one table per listing
  * holds each value's header cell, text format and JSON key, so -j cannot
- * drift from the text columns.  Also the ifindex-to-name lookup both use.
+ * drift from the text columns.  Also what else both do the same way: the
+ * attribute getters, the ifindex-to-name lookup and the run of the command.
  */
 #include "listing.h"
 
 #include <netlink/attr.h>
 
 #include <ctype.h>
+#include <errno.h>
 #include <string.h>
 
 static char *(*ifname_fn)(unsigned int ifindex, char *name) = if_indextoname;
@@ -19,7 +21,7 @@ void smc_set_ifname_fn(char *(*fn)(unsigned int ifindex, char *name))
 
 void smc_nla_ifname(char name[IF_NAMESIZE], const struct nlattr *a)
 {
-	uint32_t ifindex = a && nla_len(a) >= 4 ? nla_get_u32(a) : 0;
+	uint32_t ifindex = smc_attr_u32(a);
 
 	memset(name, 0, IF_NAMESIZE);
 	if (ifindex && !ifname_fn(ifindex, name))
@@ -37,6 +39,31 @@ char *smc_trim(char *s)
 	while (n > 0 && isspace((unsigned char)s[n - 1]))
 		s[--n] = '\0';
 	return s;
+}
+
+void smc_copy_cut(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/*
+ * The policies reject short attributes already; the lengths are checked
+ * again because libnl versions differ in validating attribute type 0.
+ */
+bool smc_attr_has(const struct nlattr *a, int len) { return a && nla_len(a) >= len; }
+uint8_t smc_attr_u8(const struct nlattr *a) { return smc_attr_has(a, 1) ? nla_get_u8(a) : 0; }
+uint16_t smc_attr_u16(const struct nlattr *a) { return smc_attr_has(a, 2) ? nla_get_u16(a) : 0; }
+uint32_t smc_attr_u32(const struct nlattr *a) { return smc_attr_has(a, 4) ? nla_get_u32(a) : 0; }
+uint64_t smc_attr_uint(const struct nlattr *a) { return a ? smc_nla_get_uint(a) : 0; }
+
+void smc_attr_str(char *buf, size_t len, const struct nlattr *a)
+{
+	buf[0] = '\0';
+	if (a)
+		smc_nla_strcpy(buf, len, a);
 }
 
 static bool col_shown(const struct smc_out *o, const struct smc_col *c, int level,
@@ -84,4 +111,80 @@ void smc_cols_header(struct smc_out *o, const struct smc_listing *l, int level)
 		if (l->cols[i].head && level >= l->cols[i].level)
 			out_text(o, "%s", l->cols[i].head);
 	out_text(o, "\n");
+}
+
+/* ---- one run of a listing command ------------------------------------- */
+
+static const struct nla_policy gen_policy[SMC_RUN_GEN_MAX + 1] = {
+	[SMC_GEN_SYS_INFO] = { .type = NLA_NESTED },
+	[SMC_GEN_LGR_SMCR] = { .type = NLA_NESTED },
+	[SMC_GEN_LINK_SMCR] = { .type = NLA_NESTED },
+	[SMC_GEN_LGR_SMCD] = { .type = NLA_NESTED },
+	[SMC_GEN_DEV_SMCD] = { .type = NLA_NESTED },
+	[SMC_GEN_DEV_SMCR] = { .type = NLA_NESTED },
+	[SMC_GEN_STATS] = { .type = NLA_NESTED },
+	[SMC_GEN_FBACK_STATS] = { .type = NLA_NESTED },
+};
+
+void smc_run_init(struct smc_run *r, struct smc_ctx *ctx, const char *key,
+		  const struct smc_listing *header)
+{
+	*r = (struct smc_run){ .ctx = ctx, .key = key, .header = header };
+	smc_out_init(ctx, &r->out, &r->json);
+	r->level = ctx->level > 0 ? ctx->level : 0;
+}
+
+/* Upstream prints the header when the first reply message arrives. */
+static void run_begin(struct smc_run *r)
+{
+	if (r->started)
+		return;
+	r->started = true;
+	if (out_is_json(&r->out)) {
+		json_open_object(r->out.j, NULL);
+		json_open_array(r->out.j, r->key);
+	} else if (r->header) {
+		smc_cols_header(&r->out, r->header, r->level);
+	}
+}
+
+static void run_end(struct smc_run *r)
+{
+	if (!out_is_json(&r->out))
+		return;
+	run_begin(r);
+	json_close_array(r->out.j);
+	json_close_object(r->out.j);
+	json_finish(r->out.j);
+}
+
+int smc_run_msg(struct smc_run *r, const struct nlmsghdr *nlh, struct nlattr **tb)
+{
+	run_begin(r);
+	if (genlmsg_parse((struct nlmsghdr *)nlh, 0, tb, SMC_RUN_GEN_MAX, gen_policy) < 0) {
+		fprintf(r->ctx->err, "Error: Invalid data returned: smc_gen_net_policy\n");
+		r->failed = true;
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int smc_run_nest_error(struct smc_run *r, const char *policy)
+{
+	fprintf(r->ctx->err, "Error: Failed to parse nested attributes: %s\n", policy);
+	r->failed = true;
+	return -EBADMSG;
+}
+
+int smc_run_exec(struct smc_run *r, const struct smc_reply *rep, uint8_t cmd,
+		 smc_msg_cb cb, void *arg)
+{
+	int rc = rep ? smc_genl_walk(rep, cb, arg) : smc_genl_dump(r->ctx->g, cmd, cb, arg);
+
+	if (rc < 0 && !r->failed)
+		smc_print_nl_error(r->ctx, rc);
+	if (r->started || rc >= 0)
+		run_end(r);
+	fflush(r->ctx->out);
+	return rc < 0 ? SMC_EXIT_FAIL : 0;
 }

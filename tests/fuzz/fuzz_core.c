@@ -6,6 +6,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "fuzz_util.h"
 #include "genl.h"
 #include "pnet.h"
 #include "smc/info.h"
@@ -13,15 +14,6 @@
 void fuzz_transport(const uint8_t *data, size_t size);
 void fuzz_pnet(const uint8_t *data, size_t size);
 void fuzz_info(const uint8_t *data, size_t size);
-
-static FILE *sink(void)
-{
-	static FILE *f;
-
-	if (!f)
-		f = fopen("/dev/null", "w");
-	return f;
-}
 
 static int count_cb(const struct nlmsghdr *nlh, void *arg)
 {
@@ -61,7 +53,7 @@ void fuzz_transport(const uint8_t *data, size_t size)
 
 void fuzz_pnet(const uint8_t *data, size_t size)
 {
-	struct smc_out o = { .f = sink() };
+	struct smc_out o = { .f = fuzz_sink() };
 	const struct nlmsghdr *nlh = NULL;
 	struct smc_reply rep;
 	struct pnet_entry e;
@@ -77,7 +69,7 @@ void fuzz_pnet(const uint8_t *data, size_t size)
 void fuzz_info(const uint8_t *data, size_t size)
 {
 	struct hw_count c = { .ism = 1, .roce = { 0, 1, 1, 0 } };
-	struct smc_out o = { .f = sink() };
+	struct smc_out o = { .f = fuzz_sink() };
 	const struct nlmsghdr *nlh = NULL;
 	struct smc_reply rep;
 	struct sys_info si;

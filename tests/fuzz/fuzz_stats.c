@@ -6,35 +6,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <linux/netlink.h>
 
-#include "nl.h"
+#include "fuzz_util.h"
 #include "smc/stats.h"
 
 void fuzz_stats(const uint8_t *data, size_t size);
-
-/* Every message of data into rep; false when the framing is rejected. */
-static bool wrap_reply(const uint8_t *data, size_t size, struct smc_reply *rep)
-{
-	/* a copy, so the message headers are aligned whatever data is */
-	unsigned char *copy = malloc(size ? size : 1);
-	size_t off = 0;
-	bool ok = copy != NULL;
-
-	if (ok)
-		memcpy(copy, data, size);
-	while (ok && off < size) {
-		const struct nlmsghdr *nlh = (const struct nlmsghdr *)(copy + off);
-
-		ok = smc_reply_append(rep, copy + off, size - off) == 0;
-		if (ok)
-			off += NLMSG_ALIGN(nlh->nlmsg_len);
-	}
-	free(copy);
-	return ok;
-}
 
 static void print_all(FILE *f, const struct smc_stats_data *d)
 {
@@ -48,16 +25,16 @@ static void print_all(FILE *f, const struct smc_stats_data *d)
 
 void fuzz_stats(const uint8_t *data, size_t size)
 {
-	static FILE *devnull;
+	FILE *devnull = fuzz_sink();
 	struct smc_stats_data d, base;
 	struct smc_stats_parse p = { .d = &d };
 	struct smc_reply rep;
 
-	if (!devnull && !(devnull = fopen("/dev/null", "w")))
+	if (!devnull)
 		return;
 	p.err = devnull;
 	smc_reply_init(&rep);
-	if (wrap_reply(data, size, &rep)) {
+	if (fuzz_reply(&rep, data, size) == 0) {
 		memset(&d, 0, sizeof(d));
 		smc_genl_walk(&rep, smc_stats_fback_cb, &p);
 		smc_genl_walk(&rep, smc_stats_cb, &p);

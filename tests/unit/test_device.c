@@ -1,82 +1,26 @@
 /* smcd/smcr device: grammar, filters and every example of tools.md 5.4. */
-#include "unit.h"
+#include "fixture.h"
 #include "msgbuild.h"
-#include "peer.h"
-#include "smc/device.h"
-#include "smc/linkgroup.h"
 #include "smc_uapi.h"
 
 #include <errno.h>
-#include <stdarg.h>
 
 /* ---- fixtures ---------------------------------------------------------- */
 
-/* ifindex 2 is eth0, 3 is eth1, anything else unknown. */
-static char *fake_ifname(unsigned int ifindex, char *name)
+/* The words into the fixture's dev: 0 or -1. */
+static int parse(struct smc_ctx *ctx, int argc, char **argv)
 {
-	if (ifindex != 2 && ifindex != 3)
-		return NULL;
-	snprintf(name, IF_NAMESIZE, "eth%u", ifindex - 2);
-	return name;
+	return smc_device_parse(ctx, argc, argv, &fx_of(ctx)->dev);
 }
 
-struct dt {
-	struct capture out, err;
-	struct smc_ctx ctx;
-	struct smc_reply rep;
-	struct smc_dev_args a;
-};
-
-static void dt_init(struct dt *t, bool smcd, int level)
+/* The words parsed, then the fixture's reply printed: the exit status. */
+static int print(struct smc_ctx *ctx, int argc, char **argv)
 {
-	cap_open(&t->out);
-	cap_open(&t->err);
-	t->ctx = (struct smc_ctx){ .prog = smcd ? "smcd" : "smcr", .smcd = smcd,
-				   .level = level, .out = t->out.f, .err = t->err.f };
-	smc_reply_init(&t->rep);
-	smc_set_ifname_fn(fake_ifname);
-}
+	struct fx *t = fx_of(ctx);
 
-static void dt_free(struct dt *t)
-{
-	cap_free(&t->out);
-	cap_free(&t->err);
-	smc_reply_free(&t->rep);
-	smc_set_ifname_fn(NULL);
-}
-
-static int dt_vparse(struct dt *t, int argc, va_list ap)
-{
-	char *argv[8];
-
-	for (int i = 0; i < argc && i < 8; i++)
-		argv[i] = va_arg(ap, char *);
-	return smc_device_parse(&t->ctx, argc, argv, &t->a);
-}
-
-static int dt_parse(struct dt *t, int argc, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, argc);
-	rc = dt_vparse(t, argc, ap);
-	va_end(ap);
-	return rc;
-}
-
-/* Parse the words and print t->rep: the exit status. */
-static int dt_run(struct dt *t, int argc, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, argc);
-	rc = dt_vparse(t, argc, ap);
-	va_end(ap);
-	if (rc)
+	if (parse(ctx, argc, argv))
 		return SMC_EXIT_FAIL;
-	return smc_device_print(&t->ctx, &t->a, &t->rep);
+	return smc_device_print(ctx, &t->dev, &t->rep);
 }
 
 struct port {
@@ -162,74 +106,74 @@ static void add_roce_example(struct smc_reply *rep)
 
 TEST(device_smcr_details_example)
 {
-	struct dt t;
+	struct fx t;
 
-	dt_init(&t, false, SMC_LVL_DETAILS);
+	fx_init(&t, false, SMC_LVL_DETAILS);
 	add_roce_example(&t.rep);
-	CHECK_INT(dt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out),
 		"Net-Dev         IB-Dev   IB-P  IB-State  Type          Crit   FID   PCI-ID        PCHID  #Links  PNET-ID  \n"
 		"eth0            mlx5_0      1    ACTIVE  RoCE_Express2  Yes   0011  0000:00:00.0  01c4        3  NET1             \n"
 		"eth1            mlx4_ver    1    ACTIVE  RoCE_Express    No   1021  0001:00:00.0  02a0        3  NET1             \n"
 		"                mlx4_ver    2  INACTIVE  RoCE_Express    No   1021  0001:00:00.0  02a0        0  *USERNET         \n");
 	CHECK_STR(cap_text(&t.err), "");
-	dt_free(&t);
+	fx_free(&t);
 }
 
 TEST(device_smcr_plain)
 {
-	struct dt t;
+	struct fx t;
 
-	dt_init(&t, false, SMC_LVL_ABSOLUTE);
+	fx_init(&t, false, SMC_LVL_ABSOLUTE);
 	add_roce_example(&t.rep);
-	CHECK_INT(dt_run(&t, 1, "show"), 0);
+	CHECK_INT(fx_call(&t, print, 1, "show"), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_HEADER
 		"eth0            mlx5_0      1    ACTIVE  RoCE_Express2  Yes       3  NET1             \n"
 		"eth1            mlx4_ver    1    ACTIVE  RoCE_Express    No       3  NET1             \n"
 		"                mlx4_ver    2  INACTIVE  RoCE_Express    No       0  *USERNET         \n");
-	dt_free(&t);
+	fx_free(&t);
 }
 
 TEST(device_smcd_example)
 {
-	struct dt t;
+	struct fx t;
 
-	dt_init(&t, true, SMC_LVL_MORE_DETAILS);      /* the level has no effect */
+	fx_init(&t, true, SMC_LVL_MORE_DETAILS);      /* the level has no effect */
 	add_dev(&t.rep, true, &(struct dev){
 		.use_cnt = 2, .crit = 1, .fid = 0x1234, .chid = 0x7c0, .device = 0x04ed,
 		.pci_id = "0003:00:00.0", .port = { { true, 0, 0, "NET1            ", 0, 0 } } });
 	add_dev(&t.rep, true, &(struct dev){
 		.fid = 0x21, .chid = 0x7c1, .device = 0x04ed,
 		.pci_id = "0004:00:00.0", .port = { { true, 1, 0, "MYNET", 0, 0 } } });
-	CHECK_INT(dt_run(&t, 2, "sh", "all"), 0);
+	CHECK_INT(fx_call(&t, print, 2, "sh", "all"), 0);
 	CHECK_STR(cap_text(&t.out), SMCD_HEADER
 		"1234 ISM   0003:00:00.0  07c0   Yes       2  NET1             \n"
 		"0021 ISM   0004:00:00.0  07c1   No        0  *MYNET           \n");
-	dt_free(&t);
+	fx_free(&t);
 }
 
 /* Item 17: no PORT nest (and nothing else) gives an empty PNET ID, not a crash. */
 TEST(device_smcd_without_port_nest)
 {
-	struct dt t;
+	struct fx t;
 
-	dt_init(&t, true, SMC_LVL_NONE);
+	fx_init(&t, true, SMC_LVL_NONE);
 	add_dev(&t.rep, true, &(struct dev){ .fid = 0x5, .device = 0x04ed, .pci_id = "0005:00:00.0" });
 	add_dev(&t.rep, true, &(struct dev){ .device = 0x1017 });
-	CHECK_INT(dt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), SMCD_HEADER
 		"0005 ISM   0005:00:00.0  0000   No        0                   \n"
 		"0000 0x1017                0000   No        0                   \n");
-	dt_free(&t);
+	fx_free(&t);
 }
 
 /* Unknown device ids and port states; ports without VALID are not listed. */
 TEST(device_smcr_unknown_values_and_invalid_port)
 {
-	struct dt t;
+	struct fx t;
 	struct mb m;
 
-	dt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	add_dev(&t.rep, false, &(struct dev){ .device = 0, .ibname = "rxe0",
 		.port = { { true, 0, 7, "", 2, 1 } } });
 	mb_start(&m, 0x20, NLM_F_MULTI);
@@ -241,122 +185,122 @@ TEST(device_smcr_unknown_values_and_invalid_port)
 	mb_end(&m);
 	mb_end(&m);
 	mb_finish(&m, &t.rep);
-	CHECK_INT(dt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_HEADER
 		"eth0            rxe0        1      0x7?  0               No       1                   \n");
-	dt_free(&t);
+	fx_free(&t);
 }
 
 /* Item 14 (as in linkgroup): a 16-character PNET ID is kept whole. */
 TEST(device_pnetid_16_chars_kept)
 {
-	struct dt t;
+	struct fx t;
 
-	dt_init(&t, true, SMC_LVL_NONE);
+	fx_init(&t, true, SMC_LVL_NONE);
 	add_dev(&t.rep, true, &(struct dev){ .fid = 1, .device = 0x04ed, .pci_id = "x",
 		.port = { { true, 0, 0, "ABCDEFGHIJKLMNOP", 0, 0 } } });
 	add_dev(&t.rep, true, &(struct dev){ .fid = 2, .device = 0x04ed, .pci_id = "y",
 		.port = { { true, 1, 0, "ABCDEFGHIJKLMNOP", 0, 0 } } });
-	CHECK_INT(dt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), SMCD_HEADER
 		"0001 ISM   x             0000   No        0  ABCDEFGHIJKLMNOP \n"
 		"0002 ISM   y             0000   No        0  *ABCDEFGHIJKLMNOP \n");
-	dt_free(&t);
+	fx_free(&t);
 }
 
 TEST(device_no_devices_no_output)
 {
-	struct dt t;
+	struct fx t;
 
-	dt_init(&t, false, SMC_LVL_DETAILS);
-	CHECK_INT(dt_run(&t, 0), 0);
+	fx_init(&t, false, SMC_LVL_DETAILS);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), "");
-	dt_free(&t);
+	fx_free(&t);
 }
 
 /* ---- grammar -------------------------------------------------------------- */
 
 TEST(device_grammar)
 {
-	struct dt t;
+	struct fx t;
 	char *help[] = { "help" };
 
-	dt_init(&t, false, 0);
+	fx_init(&t, false, 0);
 	CHECK_INT(smc_device_cmd(&t.ctx, 1, help), SMC_EXIT_FAIL);
 	CHECK_STR(cap_text(&t.err), SMCR_USAGE);
 	CHECK_STR(cap_text(&t.out), "");
-	dt_free(&t);
+	fx_free(&t);
 
-	dt_init(&t, true, 0);
+	fx_init(&t, true, 0);
 	CHECK_INT(smc_device_cmd(&t.ctx, 1, help), SMC_EXIT_FAIL);
 	CHECK_STR(cap_text(&t.err), SMCD_USAGE);
-	dt_free(&t);
+	fx_free(&t);
 
-	dt_init(&t, false, 0);
-	CHECK_INT(dt_parse(&t, 0), 0);
-	CHECK_INT(dt_parse(&t, 2, "s", "a"), 0);
-	CHECK_INT(dt_parse(&t, 5, "show", "all", "all", "all", "all"), -1);
-	CHECK_INT(dt_parse(&t, 1, "link-show"), -1);
-	CHECK_INT(dt_parse(&t, 2, "show", "h"), -1);
-	CHECK_INT(dt_parse(&t, 1, "devices"), -1);
-	CHECK_INT(dt_parse(&t, 2, "show", "show"), -1);
-	CHECK_INT(dt_parse(&t, 3, "all", "netdev", "eth0"), 0);
-	CHECK_STR(t.a.netdev, "eth0");
-	CHECK_INT(dt_parse(&t, 2, "i", "mlx5_0"), 0);
-	CHECK_STR(t.a.ibdev, "mlx5_0");
-	CHECK_STR(t.a.netdev, "");
-	CHECK_INT(dt_parse(&t, 3, "ibdev", "mlx5_0", "all"), -1);
-	CHECK_INT(dt_parse(&t, 2, "show", "netdev"), 0);  /* no value: no filter */
-	CHECK_STR(t.a.netdev, "");
-	dt_free(&t);
+	fx_init(&t, false, 0);
+	CHECK_INT(fx_call(&t, parse, 0), 0);
+	CHECK_INT(fx_call(&t, parse, 2, "s", "a"), 0);
+	CHECK_INT(fx_call(&t, parse, 5, "show", "all", "all", "all", "all"), -1);
+	CHECK_INT(fx_call(&t, parse, 1, "link-show"), -1);
+	CHECK_INT(fx_call(&t, parse, 2, "show", "h"), -1);
+	CHECK_INT(fx_call(&t, parse, 1, "devices"), -1);
+	CHECK_INT(fx_call(&t, parse, 2, "show", "show"), -1);
+	CHECK_INT(fx_call(&t, parse, 3, "all", "netdev", "eth0"), 0);
+	CHECK_STR(t.dev.netdev, "eth0");
+	CHECK_INT(fx_call(&t, parse, 2, "i", "mlx5_0"), 0);
+	CHECK_STR(t.dev.ibdev, "mlx5_0");
+	CHECK_STR(t.dev.netdev, "");
+	CHECK_INT(fx_call(&t, parse, 3, "ibdev", "mlx5_0", "all"), -1);
+	CHECK_INT(fx_call(&t, parse, 2, "show", "netdev"), 0);  /* no value: no filter */
+	CHECK_STR(t.dev.netdev, "");
+	fx_free(&t);
 
-	dt_init(&t, true, 0);
-	CHECK_INT(dt_parse(&t, 2, "ibdev", "x"), -1);
-	CHECK_INT(dt_parse(&t, 1, "netdev"), -1);
-	CHECK_INT(dt_parse(&t, 2, "show", "all"), 0);
-	dt_free(&t);
+	fx_init(&t, true, 0);
+	CHECK_INT(fx_call(&t, parse, 2, "ibdev", "x"), -1);
+	CHECK_INT(fx_call(&t, parse, 1, "netdev"), -1);
+	CHECK_INT(fx_call(&t, parse, 2, "show", "all"), 0);
+	fx_free(&t);
 }
 
 /* ---- filters --------------------------------------------------------------- */
 
 TEST(device_smcr_filters)
 {
-	struct dt t;
+	struct fx t;
 
-	dt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	add_roce_example(&t.rep);
-	CHECK_INT(dt_run(&t, 2, "netdev", "eth1"), 0);
+	CHECK_INT(fx_call(&t, print, 2, "netdev", "eth1"), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_HEADER
 		"eth1            mlx4_ver    1    ACTIVE  RoCE_Express    No       3  NET1             \n");
-	dt_free(&t);
+	fx_free(&t);
 
 	/* the IB device filter compares the full name, and lists every port */
-	dt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	add_roce_example(&t.rep);
-	CHECK_INT(dt_run(&t, 3, "show", "ibdev", "mlx4_verylongname"), 0);
+	CHECK_INT(fx_call(&t, print, 3, "show", "ibdev", "mlx4_verylongname"), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_HEADER
 		"eth1            mlx4_ver    1    ACTIVE  RoCE_Express    No       3  NET1             \n"
 		"                mlx4_ver    2  INACTIVE  RoCE_Express    No       0  *USERNET         \n");
-	dt_free(&t);
+	fx_free(&t);
 
 	/* no match: the header alone */
-	dt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	add_roce_example(&t.rep);
-	CHECK_INT(dt_run(&t, 2, "ibdev", "mlx4_ver"), 0);
+	CHECK_INT(fx_call(&t, print, 2, "ibdev", "mlx4_ver"), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_HEADER);
-	dt_free(&t);
+	fx_free(&t);
 }
 
 /* ---- JSON ------------------------------------------------------------------ */
 
 TEST(device_json)
 {
-	struct dt t;
+	struct fx t;
 
-	dt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	t.ctx.json = true;
 	add_roce_example(&t.rep);
-	CHECK_INT(dt_run(&t, 2, "ibdev", "mlx4_verylongname"), 0);
+	CHECK_INT(fx_call(&t, print, 2, "ibdev", "mlx4_verylongname"), 0);
 	CHECK_STR(cap_text(&t.out),
 		"{\"devices\":[{\"net_dev\":\"eth1\",\"ib_dev\":\"mlx4_verylongname\",\"ib_port\":1,"
 		"\"port_state\":\"ACTIVE\",\"type\":\"RoCE_Express\",\"crit\":false,\"fid\":\"1021\","
@@ -366,39 +310,39 @@ TEST(device_json)
 		"\"port_state\":\"INACTIVE\",\"type\":\"RoCE_Express\",\"crit\":false,\"fid\":\"1021\","
 		"\"pci_id\":\"0001:00:00.0\",\"pchid\":\"02a0\",\"links\":0,\"pnet_id\":\"USERNET\","
 		"\"pnet_user\":true,\"pci_vendor\":\"15b3\",\"pci_device\":\"1004\"}]}\n");
-	dt_free(&t);
+	fx_free(&t);
 
-	dt_init(&t, true, SMC_LVL_NONE);
+	fx_init(&t, true, SMC_LVL_NONE);
 	t.ctx.json = true;
 	add_dev(&t.rep, true, &(struct dev){
 		.use_cnt = 2, .crit = 1, .fid = 0x1234, .chid = 0x7c0, .device = 0x04ed,
 		.pci_id = "0003:00:00.0", .port = { { true, 1, 0, " NET1 ", 0, 0 } } });
-	CHECK_INT(dt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out),
 		"{\"devices\":[{\"fid\":\"1234\",\"type\":\"ISM\",\"pci_id\":\"0003:00:00.0\","
 		"\"pchid\":\"07c0\",\"crit\":true,\"use_cnt\":2,\"pnet_id\":\"NET1\","
 		"\"pnet_user\":true,\"pci_vendor\":\"15b3\",\"pci_device\":\"04ed\"}]}\n");
-	dt_free(&t);
+	fx_free(&t);
 
-	dt_init(&t, true, SMC_LVL_NONE);
+	fx_init(&t, true, SMC_LVL_NONE);
 	t.ctx.json = true;
-	CHECK_INT(dt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), "{\"devices\":[]}\n");
-	dt_free(&t);
+	fx_free(&t);
 }
 
 /* ---- malformed replies ------------------------------------------------------ */
 
 static void check_error(bool smcd, struct mb *m, const char *expect_out, const char *expect_err)
 {
-	struct dt t;
+	struct fx t;
 
-	dt_init(&t, smcd, SMC_LVL_NONE);
+	fx_init(&t, smcd, SMC_LVL_NONE);
 	mb_finish(m, &t.rep);
-	CHECK_INT(dt_run(&t, 0), SMC_EXIT_FAIL);
+	CHECK_INT(fx_call(&t, print, 0), SMC_EXIT_FAIL);
 	CHECK_STR(cap_text(&t.out), expect_out);
 	CHECK_STR(cap_text(&t.err), expect_err);
-	dt_free(&t);
+	fx_free(&t);
 }
 
 TEST(device_malformed_replies)
@@ -432,10 +376,10 @@ TEST(device_malformed_replies)
 /* Rows before a bad message stay; a message without a device nest stops quietly. */
 TEST(device_error_and_stop)
 {
-	struct dt t;
+	struct fx t;
 	struct mb m;
 
-	dt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	add_roce_example(&t.rep);
 	mb_start(&m, 0x20, NLM_F_MULTI);
 	mb_genl(&m, SMC_NETLINK_GET_DEV_SMCR);
@@ -443,68 +387,60 @@ TEST(device_error_and_stop)
 	mb_attr(&m, SMC_NLA_DEV_IS_CRIT, NULL, 0);
 	mb_end(&m);
 	mb_finish(&m, &t.rep);
-	CHECK_INT(dt_run(&t, 0), SMC_EXIT_FAIL);
+	CHECK_INT(fx_call(&t, print, 0), SMC_EXIT_FAIL);
 	CHECK(strstr(cap_text(&t.out), "*USERNET") != NULL);
-	dt_free(&t);
+	fx_free(&t);
 
-	dt_init(&t, true, SMC_LVL_NONE);
+	fx_init(&t, true, SMC_LVL_NONE);
 	add_dev(&t.rep, true, &(struct dev){ .fid = 1, .device = 0x04ed, .pci_id = "a" });
 	mb_start(&m, 0x20, NLM_F_MULTI);
 	mb_genl(&m, SMC_NETLINK_GET_DEV_SMCD);
 	mb_finish(&m, &t.rep);
 	add_dev(&t.rep, true, &(struct dev){ .fid = 2, .device = 0x04ed, .pci_id = "b" });
-	CHECK_INT(dt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), SMCD_HEADER
 		"0001 ISM   a             0000   No        0                   \n");
 	CHECK_STR(cap_text(&t.err), "");
-	dt_free(&t);
+	fx_free(&t);
 
 	/* the other personality's nest is skipped */
-	dt_init(&t, true, SMC_LVL_NONE);
+	fx_init(&t, true, SMC_LVL_NONE);
 	add_roce_example(&t.rep);
-	CHECK_INT(dt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), SMCD_HEADER);
-	dt_free(&t);
+	fx_free(&t);
 }
 
 /* ---- end to end over a transport ------------------------------------------- */
 
 TEST(device_cmd_dump_and_error)
 {
-	struct capture out, err;
-	struct peer p;
 	struct mb m, req;
-	struct smc_ctx ctx;
+	struct fx t;
 
-	peer_init(&p);
-	cap_open(&out);
-	cap_open(&err);
-	ctx = (struct smc_ctx){ .prog = "smcd", .smcd = true, .g = &p.g,
-				.out = out.f, .err = err.f };
+	fx_init_peer(&t, true);
 	mb_start(&m, 0x20, NLM_F_MULTI);
 	mb_genl(&m, SMC_NETLINK_GET_DEV_SMCD);
 	mb_nest(&m, SMC_GEN_DEV_SMCD);
 	mb_u32(&m, SMC_NLA_DEV_PCI_FID, 0x1234);
 	mb_end(&m);
-	peer_queue(&p, 1, &m);
-	peer_done(&p, 1);
-	CHECK_INT(smc_device_cmd(&ctx, 0, NULL), 0);
-	CHECK(peer_request(&p, &req) >= NLMSG_HDRLEN + 4);
+	peer_queue(&t.p, 1, &m);
+	peer_done(&t.p, 1);
+	CHECK_INT(smc_device_cmd(&t.ctx, 0, NULL), 0);
+	CHECK(peer_request(&t.p, &req) >= NLMSG_HDRLEN + 4);
 	CHECK_INT(req.buf[NLMSG_HDRLEN], SMC_NETLINK_GET_DEV_SMCD);
-	CHECK_STR(cap_text(&out), SMCD_HEADER
+	CHECK_STR(cap_text(&t.out), SMCD_HEADER
 		  "1234 0                   0000   No        0                   \n");
-	cap_free(&out);
-	cap_open(&out);
-	ctx.out = out.f;
-	ctx.smcd = false;
-	ctx.prog = "smcr";
-	peer_error(&p, 1, -EOPNOTSUPP, NULL);
-	CHECK_INT(smc_device_cmd(&ctx, 0, NULL), SMC_EXIT_FAIL);
-	CHECK(peer_request(&p, &req) >= NLMSG_HDRLEN + 4);
+	cap_free(&t.out);
+	cap_open(&t.out);
+	t.ctx.out = t.out.f;
+	t.ctx.smcd = false;
+	t.ctx.prog = "smcr";
+	peer_error(&t.p, 1, -EOPNOTSUPP, NULL);
+	CHECK_INT(smc_device_cmd(&t.ctx, 0, NULL), SMC_EXIT_FAIL);
+	CHECK(peer_request(&t.p, &req) >= NLMSG_HDRLEN + 4);
 	CHECK_INT(req.buf[NLMSG_HDRLEN], SMC_NETLINK_GET_DEV_SMCR);
-	CHECK_STR(cap_text(&out), "");
-	CHECK_STR(cap_text(&err), "Error: Operation not supported by kernel\n");
-	cap_free(&out);
-	cap_free(&err);
-	peer_close(&p);
+	CHECK_STR(cap_text(&t.out), "");
+	CHECK_STR(cap_text(&t.err), "Error: Operation not supported by kernel\n");
+	fx_free(&t);
 }

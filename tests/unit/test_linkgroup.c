@@ -1,82 +1,26 @@
 /* smcd/smcr linkgroup: grammar, filters and every example of tools.md 5.3. */
-#include "unit.h"
+#include "fixture.h"
 #include "msgbuild.h"
-#include "peer.h"
-#include "smc/linkgroup.h"
 #include "smc_uapi.h"
 
 #include <errno.h>
-#include <stdarg.h>
 
 /* ---- fixtures ---------------------------------------------------------- */
 
-/* ifindex 2 is eth0, 3 is eth1, anything else unknown. */
-static char *fake_ifname(unsigned int ifindex, char *name)
+/* The words into the fixture's lg: 0 or -1. */
+static int parse(struct smc_ctx *ctx, int argc, char **argv)
 {
-	if (ifindex != 2 && ifindex != 3)
-		return NULL;
-	snprintf(name, IF_NAMESIZE, "eth%u", ifindex - 2);
-	return name;
+	return smc_linkgroup_parse(ctx, argc, argv, &fx_of(ctx)->lg);
 }
 
-struct lt {
-	struct capture out, err;
-	struct smc_ctx ctx;
-	struct smc_reply rep;
-	struct smc_lg_args a;
-};
-
-static void lt_init(struct lt *t, bool smcd, int level)
+/* The words parsed, then the fixture's reply printed: the exit status. */
+static int print(struct smc_ctx *ctx, int argc, char **argv)
 {
-	cap_open(&t->out);
-	cap_open(&t->err);
-	t->ctx = (struct smc_ctx){ .prog = smcd ? "smcd" : "smcr", .smcd = smcd,
-				   .level = level, .out = t->out.f, .err = t->err.f };
-	smc_reply_init(&t->rep);
-	smc_set_ifname_fn(fake_ifname);
-}
+	struct fx *t = fx_of(ctx);
 
-static void lt_free(struct lt *t)
-{
-	cap_free(&t->out);
-	cap_free(&t->err);
-	smc_reply_free(&t->rep);
-	smc_set_ifname_fn(NULL);
-}
-
-static int lt_vparse(struct lt *t, int argc, va_list ap)
-{
-	char *argv[8];
-
-	for (int i = 0; i < argc && i < 8; i++)
-		argv[i] = va_arg(ap, char *);
-	return smc_linkgroup_parse(&t->ctx, argc, argv, &t->a);
-}
-
-/* Parse the words only: 0 or -1. */
-static int lt_parse(struct lt *t, int argc, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, argc);
-	rc = lt_vparse(t, argc, ap);
-	va_end(ap);
-	return rc;
-}
-
-/* Parse the words and print t->rep: the exit status. */
-static int lt_run(struct lt *t, int argc, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, argc);
-	rc = lt_vparse(t, argc, ap);
-	va_end(ap);
-	if (rc)
+	if (parse(ctx, argc, argv))
 		return SMC_EXIT_FAIL;
-	return smc_linkgroup_print(&t->ctx, &t->a, &t->rep);
+	return smc_linkgroup_print(ctx, &t->lg, &t->rep);
 }
 
 struct lgr {
@@ -194,14 +138,30 @@ static void add_link(struct smc_reply *rep, const struct link *l)
 	mb_finish(&m, rep);
 }
 
+/* g with the V2 nests of a Linux peer: version 2, release 1, direct. */
+static struct lgr linux_v2(struct lgr g, const char *host, const char *eid)
+{
+	g.v2 = true;
+	g.ver = 2;
+	g.rel = 1;
+	g.os = 2;
+	g.direct = 1;
+	g.host = host;
+	g.eid = eid;
+	return g;
+}
+
 static const struct lgr lgr100 = { .id = 0x100, .role = 0, .type = 1, .vlan = 0, .conns = 3,
 				   .pnet = "NET1" };
 static const struct lgr lgr200 = { .id = 0x200, .role = 1, .type = 2, .vlan = 5, .conns = 12,
 				   .pnet = "PNETABCDEFGHIJK" };
 
-/* The two SMC-R link groups of 5.3.4 with their links, as GET_LINK_SMCR answers. */
-static void add_links_example(struct smc_reply *rep)
+/* smcr at level, its reply the two link groups of 5.3.4 with their links (GET_LINK_SMCR). */
+static void init_links_example(struct fx *t, int level)
 {
+	struct smc_reply *rep = &t->rep;
+
+	fx_init(t, false, level);
 	add_lgr_r(rep, &lgr100);
 	add_link(rep, &(struct link){ 3, 3, 2, 1, "mlx5_0",
 		"fe80:0000:0000:0000:0000:0000:0000:0001",
@@ -222,6 +182,8 @@ static void add_links_example(struct smc_reply *rep)
 #define SMCD_USAGE "Usage: smcd linkgroup [show] [all | LG-ID]\n"
 
 #define SMCR_SHOW_HEADER "LG-ID    LG-Role  LG-Type  VLAN  #Conns  PNET-ID \n"
+#define SMCR_LINKS_HEADER "LG-ID    LG-Role  LG-Type  Net-Dev         Link-State      #Conns  \n"
+#define SMCD_SHOW_HEADER "LG-ID    VLAN  #Conns  PNET-ID \n"
 #define SMCR_ROW_100 "00000100 CLNT     SINGLE      0       3  NET1             \n"
 #define SMCR_ROW_200 "00000200 SERV     SYM       0x5      12  PNETABCDEFGHIJK  \n"
 
@@ -229,77 +191,71 @@ static void add_links_example(struct smc_reply *rep)
 
 TEST(linkgroup_smcr_show_example)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	add_lgr_r(&t.rep, &lgr100);
 	add_lgr_r(&t.rep, &lgr200);
-	CHECK_INT(lt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_SHOW_HEADER SMCR_ROW_100 SMCR_ROW_200);
 	CHECK_STR(cap_text(&t.err), "");
-	lt_free(&t);
+	fx_free(&t);
 }
 
 TEST(linkgroup_smcr_link_show_dd_example)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, false, SMC_LVL_MORE_DETAILS);
-	add_links_example(&t.rep);
-	CHECK_INT(lt_run(&t, 1, "link-show"), 0);
+	init_links_example(&t, SMC_LVL_MORE_DETAILS);
+	CHECK_INT(fx_call(&t, print, 1, "link-show"), 0);
 	CHECK_STR(cap_text(&t.out),
 		"LG-ID    LG-Role  LG-Type  Net-Dev         Link-State      #Conns  Link-UID  Peer-UID  IB-Dev    IB-P  Local-GID                                 Peer-GID  \n"
 		"00000100 CLNT     SINGLE   eth0            LINK_ACTIVE          3  00000101  00004701  mlx5_0       1  fe80:0000:0000:0000:0000:0000:0000:0001   fe80:0000:0000:0000:0000:0000:0000:0002  \n"
 		"00000200 SERV     SYM      eth1            LINK_ACTIVE          7  00000201  00009901  mlx5_ver     1  fe80:0000:0000:0000:0000:0000:0000:0003   fe80:0000:0000:0000:0000:0000:0000:0004  \n"
 		"00000200 SERV     SYM                      LINK_ACTIVATING      5  00000202  00009902  mlx5_1       2  fe80:0000:0000:0000:0000:0000:0000:0005   fe80:0000:0000:0000:0000:0000:0000:0006  \n");
-	lt_free(&t);
+	fx_free(&t);
 }
 
 TEST(linkgroup_smcr_link_show_levels)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, false, SMC_LVL_NONE);
-	add_links_example(&t.rep);
-	CHECK_INT(lt_run(&t, 1, "l"), 0);
-	CHECK_STR(cap_text(&t.out),
-		"LG-ID    LG-Role  LG-Type  Net-Dev         Link-State      #Conns  \n"
+	init_links_example(&t, SMC_LVL_NONE);
+	CHECK_INT(fx_call(&t, print, 1, "l"), 0);
+	CHECK_STR(cap_text(&t.out), SMCR_LINKS_HEADER
 		"00000100 CLNT     SINGLE   eth0            LINK_ACTIVE          3  \n"
 		"00000200 SERV     SYM      eth1            LINK_ACTIVE          7  \n"
 		"00000200 SERV     SYM                      LINK_ACTIVATING      5  \n");
-	lt_free(&t);
+	fx_free(&t);
 
-	lt_init(&t, false, SMC_LVL_DETAILS);
-	add_links_example(&t.rep);
-	CHECK_INT(lt_run(&t, 1, "link-show"), 0);
+	init_links_example(&t, SMC_LVL_DETAILS);
+	CHECK_INT(fx_call(&t, print, 1, "link-show"), 0);
 	CHECK_STR(cap_text(&t.out),
 		"LG-ID    LG-Role  LG-Type  Net-Dev         Link-State      #Conns  Link-UID  Peer-UID  IB-Dev    IB-P  \n"
 		"00000100 CLNT     SINGLE   eth0            LINK_ACTIVE          3  00000101  00004701  mlx5_0       1  \n"
 		"00000200 SERV     SYM      eth1            LINK_ACTIVE          7  00000201  00009901  mlx5_ver     1  \n"
 		"00000200 SERV     SYM                      LINK_ACTIVATING      5  00000202  00009902  mlx5_1       2  \n");
-	lt_free(&t);
+	fx_free(&t);
 
 	/* -a and -ad are "no details" */
-	lt_init(&t, false, SMC_LVL_DETAILS_ABS);
-	add_links_example(&t.rep);
-	CHECK_INT(lt_run(&t, 1, "link-show"), 0);
+	init_links_example(&t, SMC_LVL_DETAILS_ABS);
+	CHECK_INT(fx_call(&t, print, 1, "link-show"), 0);
 	CHECK(strstr(cap_text(&t.out), "#Conns  \n") != NULL);
-	lt_free(&t);
+	fx_free(&t);
 }
 
 TEST(linkgroup_smcd_show_example)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, true, SMC_LVL_NONE);
+	fx_init(&t, true, SMC_LVL_NONE);
 	add_lgr_d(&t.rep, &(struct lgr){ .id = 0x100, .conns = 2, .pnet = "NET1" });
 	add_lgr_d(&t.rep, &(struct lgr){ .id = 0x300, .vlan = 3, .conns = 10, .pnet = "" });
-	CHECK_INT(lt_run(&t, 0), 0);
-	CHECK_STR(cap_text(&t.out),
-		"LG-ID    VLAN  #Conns  PNET-ID \n"
+	CHECK_INT(fx_call(&t, print, 0), 0);
+	CHECK_STR(cap_text(&t.out), SMCD_SHOW_HEADER
 		"00000100    0       2  NET1             \n"
 		"00000300  0x3      10                   \n");
-	lt_free(&t);
+	fx_free(&t);
 }
 
 static const struct lgr smcd300 = {
@@ -325,24 +281,24 @@ static const struct lgr smcd300 = {
 /* 5.3.5: V2_COMMON sent with the version as attribute type 0. */
 TEST(linkgroup_smcd_detail_example)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, true, SMC_LVL_DETAILS);
+	fx_init(&t, true, SMC_LVL_DETAILS);
 	add_lgr_d(&t.rep, &smcd300);
-	CHECK_INT(lt_run(&t, 1, "show"), 0);
+	CHECK_INT(fx_call(&t, print, 1, "show"), 0);
 	CHECK_STR(cap_text(&t.out), SMCD_BLOCK_300);
-	lt_free(&t);
+	fx_free(&t);
 }
 
 /* Blocks are separated by one empty line; smcd link-show is show. */
 TEST(linkgroup_smcd_detail_two_blocks)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, true, SMC_LVL_MORE_DETAILS);
+	fx_init(&t, true, SMC_LVL_MORE_DETAILS);
 	add_lgr_d(&t.rep, &(struct lgr){ .id = 0x100, .conns = 2, .pnet = "NET1" });
 	add_lgr_d(&t.rep, &smcd300);
-	CHECK_INT(lt_run(&t, 1, "link-show"), 0);
+	CHECK_INT(fx_call(&t, print, 1, "link-show"), 0);
 	CHECK_STR(cap_text(&t.out),
 		"LG-ID    : 00000100\n"
 		"VLAN     : 0\n"
@@ -353,28 +309,22 @@ TEST(linkgroup_smcd_detail_two_blocks)
 		"DMB      : 0 B\n"
 		"\n"
 		SMCD_BLOCK_300);
-	lt_free(&t);
+	fx_free(&t);
 }
 
 TEST(linkgroup_smcr_detail_block)
 {
-	struct lt t;
-	struct lgr g = lgr200;
+	struct fx t;
+	struct lgr g = linux_v2(lgr200, "peerhost                        ",
+				"MY-EID                          ");
 
-	g.v2 = true;
-	g.ver = 2;
-	g.rel = 1;
-	g.os = 2;
-	g.direct = 1;
-	g.host = "peerhost                        ";
-	g.eid = "MY-EID                          ";
 	g.bufsize = 8;
 	g.sndbuf = 0x123456789ULL;              /* needs the 8-byte form */
 	g.rmb = 12910592;
-	lt_init(&t, false, SMC_LVL_DETAILS);
+	fx_init(&t, false, SMC_LVL_DETAILS);
 	add_lgr_r(&t.rep, &lgr100);
 	add_lgr_r(&t.rep, &g);
-	CHECK_INT(lt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out),
 		"LG-ID    : 00000100\n"
 		"LG-Role  : CLNT\n"
@@ -400,31 +350,31 @@ TEST(linkgroup_smcr_detail_block)
 		"#Conns   : 12\n"
 		"Sndbuf   : 4886718345 B\n"
 		"RMB      : 12910592 B\n");
-	lt_free(&t);
+	fx_free(&t);
 }
 
 TEST(linkgroup_uint_4_and_8_bytes)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, true, SMC_LVL_DETAILS);
+	fx_init(&t, true, SMC_LVL_DETAILS);
 	add_lgr_d(&t.rep, &(struct lgr){ .id = 1, .bufsize = 4, .sndbuf = 0xffffffff,
 					 .rmb = 7 });
 	add_lgr_d(&t.rep, &(struct lgr){ .id = 2, .bufsize = 8, .sndbuf = 0x100000000ULL,
 					 .rmb = 8 });
-	CHECK_INT(lt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK(strstr(cap_text(&t.out), "Sndbuf   : 4294967295 B\nDMB      : 7 B\n") != NULL);
 	CHECK(strstr(cap_text(&t.out), "Sndbuf   : 4294967296 B\nDMB      : 8 B\n") != NULL);
-	lt_free(&t);
+	fx_free(&t);
 }
 
 /* Unknown peer OS and lgr type, V2_COMMON without any attribute (item 17). */
 TEST(linkgroup_unknown_names_and_empty_v2)
 {
-	struct lt t;
+	struct fx t;
 	struct mb m;
 
-	lt_init(&t, false, SMC_LVL_DETAILS);
+	fx_init(&t, false, SMC_LVL_DETAILS);
 	mb_start(&m, 0x20, NLM_F_MULTI);
 	mb_genl(&m, SMC_NETLINK_GET_LGR_SMCR);
 	mb_nest(&m, SMC_GEN_LGR_SMCR);
@@ -434,7 +384,7 @@ TEST(linkgroup_unknown_names_and_empty_v2)
 	mb_end(&m);
 	mb_end(&m);
 	mb_finish(&m, &t.rep);
-	CHECK_INT(lt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out),
 		"LG-ID    : 00000700\n"
 		"LG-Role  : CLNT\n"
@@ -450,315 +400,294 @@ TEST(linkgroup_unknown_names_and_empty_v2)
 		"#Conns   : 0\n"
 		"Sndbuf   : 0 B\n"
 		"RMB      : 0 B\n");
-	lt_free(&t);
+	fx_free(&t);
 
-	lt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	add_lgr_r(&t.rep, &(struct lgr){ .id = 0x900, .type = 9, .vlan = 0xff, .pnet = "X" });
-	CHECK_INT(lt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_SHOW_HEADER
 		  "00000900 CLNT     0x9?     0xff       0  X                \n");
-	lt_free(&t);
+	fx_free(&t);
 }
 
 /* tools.md 13 item 14 fixed: all 16 characters, then trimmed. */
 TEST(linkgroup_pnetid_16_chars_kept)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	add_lgr_r(&t.rep, &(struct lgr){ .id = 0x100, .pnet = "ABCDEFGHIJKLMNOP" });
 	add_lgr_r(&t.rep, &(struct lgr){ .id = 0x200, .pnet = "  NET2          " });
-	CHECK_INT(lt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_SHOW_HEADER
 		  "00000100 CLNT     NONE        0       0  ABCDEFGHIJKLMNOP \n"
 		  "00000200 CLNT     NONE        0       0  NET2             \n");
-	lt_free(&t);
+	fx_free(&t);
 }
 
 /* Item 17: an attribute missing in the second link group is not the first one's. */
 TEST(linkgroup_missing_attributes_not_inherited)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	add_lgr_r(&t.rep, &lgr200);
 	add_lgr_r(&t.rep, &(struct lgr){ .id = 0x300 });
-	CHECK_INT(lt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_SHOW_HEADER SMCR_ROW_200
 		  "00000300 CLNT     NONE        0       0                   \n");
-	lt_free(&t);
+	fx_free(&t);
 }
 
 TEST(linkgroup_no_linkgroups_no_output)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, false, SMC_LVL_NONE);
-	CHECK_INT(lt_run(&t, 0), 0);
+	fx_init(&t, false, SMC_LVL_NONE);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), "");
-	lt_free(&t);
+	fx_free(&t);
 
-	lt_init(&t, true, SMC_LVL_DETAILS);
-	CHECK_INT(lt_run(&t, 0), 0);
+	fx_init(&t, true, SMC_LVL_DETAILS);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), "");
-	lt_free(&t);
+	fx_free(&t);
 }
 
 /* ---- grammar (5.3.1) ---------------------------------------------------- */
 
 TEST(linkgroup_help_and_too_many_words_usage)
 {
-	struct lt t;
+	struct fx t;
 	char *help[] = { "help" }, *five[] = { "show", "all", "a", "a", "a" };
 
-	lt_init(&t, false, 0);
+	fx_init(&t, false, 0);
 	CHECK_INT(smc_linkgroup_cmd(&t.ctx, 1, help), SMC_EXIT_FAIL);
 	CHECK_STR(cap_text(&t.err), SMCR_USAGE);
 	CHECK_STR(cap_text(&t.out), "");
-	lt_free(&t);
+	fx_free(&t);
 
-	lt_init(&t, true, 0);
+	fx_init(&t, true, 0);
 	CHECK_INT(smc_linkgroup_cmd(&t.ctx, 5, five), SMC_EXIT_FAIL);
 	CHECK_STR(cap_text(&t.err), SMCD_USAGE);
-	lt_free(&t);
+	fx_free(&t);
 
-	lt_init(&t, false, 0);
-	CHECK_INT(lt_parse(&t, 1, "h"), -1);
-	CHECK_INT(lt_parse(&t, 2, "show", "he"), -1);
-	CHECK_INT(lt_parse(&t, 3, "link-show", "all", "help"), -1);
-	lt_free(&t);
+	fx_init(&t, false, 0);
+	CHECK_INT(fx_call(&t, parse, 1, "h"), -1);
+	CHECK_INT(fx_call(&t, parse, 2, "show", "he"), -1);
+	CHECK_INT(fx_call(&t, parse, 3, "link-show", "all", "help"), -1);
+	fx_free(&t);
 }
 
 TEST(linkgroup_all_and_lgid_exclusive)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, false, 0);
-	CHECK_INT(lt_parse(&t, 2, "all", "100"), -1);
-	CHECK_INT(lt_parse(&t, 2, "100", "all"), -1);
-	CHECK_INT(lt_parse(&t, 3, "show", "100", "200"), -1);
-	CHECK_INT(lt_parse(&t, 3, "show", "all", "all"), 0);
-	CHECK_INT(t.a.lgid, 0);
+	fx_init(&t, false, 0);
+	CHECK_INT(fx_call(&t, parse, 2, "all", "100"), -1);
+	CHECK_INT(fx_call(&t, parse, 2, "100", "all"), -1);
+	CHECK_INT(fx_call(&t, parse, 3, "show", "100", "200"), -1);
+	CHECK_INT(fx_call(&t, parse, 3, "show", "all", "all"), 0);
+	CHECK_INT(t.lg.lgid, 0);
 	/* "a" and "al" are "all", never hex ids */
-	CHECK_INT(lt_parse(&t, 1, "a"), 0);
-	CHECK_INT(t.a.lgid, 0);
-	CHECK_INT(lt_parse(&t, 2, "al", "a"), 0);
-	CHECK_INT(t.a.lgid, 0);
-	CHECK_INT(lt_parse(&t, 3, "all", "ibdev", "mlx5_0"), 0);
-	CHECK_STR(t.a.ibdev, "mlx5_0");
-	lt_free(&t);
+	CHECK_INT(fx_call(&t, parse, 1, "a"), 0);
+	CHECK_INT(t.lg.lgid, 0);
+	CHECK_INT(fx_call(&t, parse, 2, "al", "a"), 0);
+	CHECK_INT(t.lg.lgid, 0);
+	CHECK_INT(fx_call(&t, parse, 3, "all", "ibdev", "mlx5_0"), 0);
+	CHECK_STR(t.lg.ibdev, "mlx5_0");
+	fx_free(&t);
 }
 
 TEST(linkgroup_lgid_strtol_base16)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, false, 0);
-	CHECK_INT(lt_parse(&t, 1, "12zz"), 0);
-	CHECK_INT(t.a.lgid, 0x12);
-	CHECK_INT(t.a.lgid_masked, 0);
-	CHECK(!t.a.links);
-	CHECK_INT(lt_parse(&t, 2, "show", "foo"), 0);
-	CHECK_INT(t.a.lgid, 0xf);
-	CHECK_INT(lt_parse(&t, 2, "link-show", "0x101"), 0);
-	CHECK(t.a.links);
-	CHECK_INT(t.a.lgid, 0x101);
-	CHECK_INT(t.a.lgid_masked, 0x100);
-	CHECK_INT(lt_parse(&t, 1, " 200"), 0);
-	CHECK_INT(t.a.lgid, 0x200);
-	CHECK_INT(lt_parse(&t, 1, "zz"), 0);
-	CHECK_INT(t.a.lgid, 0xFFFFFFFFu);
-	CHECK_INT(lt_parse(&t, 1, "0"), 0);
-	CHECK_INT(t.a.lgid, 0);
-	lt_free(&t);
+	fx_init(&t, false, 0);
+	CHECK_INT(fx_call(&t, parse, 1, "12zz"), 0);
+	CHECK_INT(t.lg.lgid, 0x12);
+	CHECK_INT(t.lg.lgid_masked, 0);
+	CHECK(!t.lg.links);
+	CHECK_INT(fx_call(&t, parse, 2, "show", "foo"), 0);
+	CHECK_INT(t.lg.lgid, 0xf);
+	CHECK_INT(fx_call(&t, parse, 2, "link-show", "0x101"), 0);
+	CHECK(t.lg.links);
+	CHECK_INT(t.lg.lgid, 0x101);
+	CHECK_INT(t.lg.lgid_masked, 0x100);
+	CHECK_INT(fx_call(&t, parse, 1, " 200"), 0);
+	CHECK_INT(t.lg.lgid, 0x200);
+	CHECK_INT(fx_call(&t, parse, 1, "zz"), 0);
+	CHECK_INT(t.lg.lgid, 0xFFFFFFFFu);
+	CHECK_INT(fx_call(&t, parse, 1, "0"), 0);
+	CHECK_INT(t.lg.lgid, 0);
+	fx_free(&t);
 }
 
 TEST(linkgroup_smcr_lgid_mask_selects_group)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	add_lgr_r(&t.rep, &lgr100);
 	add_lgr_r(&t.rep, &lgr200);
-	CHECK_INT(lt_run(&t, 2, "show", "101"), 0);
+	CHECK_INT(fx_call(&t, print, 2, "show", "101"), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_SHOW_HEADER SMCR_ROW_100);
-	lt_free(&t);
+	fx_free(&t);
 
 	/* no match still prints the header */
-	lt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	add_lgr_r(&t.rep, &lgr100);
-	CHECK_INT(lt_run(&t, 1, "zz"), 0);
+	CHECK_INT(fx_call(&t, print, 1, "zz"), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_SHOW_HEADER);
-	lt_free(&t);
+	fx_free(&t);
 }
 
 TEST(linkgroup_smcd_lgid_exact)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, true, SMC_LVL_NONE);
+	fx_init(&t, true, SMC_LVL_NONE);
 	add_lgr_d(&t.rep, &(struct lgr){ .id = 0x100, .conns = 2, .pnet = "NET1" });
 	add_lgr_d(&t.rep, &(struct lgr){ .id = 0x101, .conns = 1, .pnet = "NET1" });
-	CHECK_INT(lt_run(&t, 1, "101"), 0);
-	CHECK_STR(cap_text(&t.out),
-		"LG-ID    VLAN  #Conns  PNET-ID \n"
+	CHECK_INT(fx_call(&t, print, 1, "101"), 0);
+	CHECK_STR(cap_text(&t.out), SMCD_SHOW_HEADER
 		"00000101    0       1  NET1             \n");
-	lt_free(&t);
+	fx_free(&t);
 
 	/* "foo" is LG-ID 0xf */
-	lt_init(&t, true, SMC_LVL_NONE);
+	fx_init(&t, true, SMC_LVL_NONE);
 	add_lgr_d(&t.rep, &(struct lgr){ .id = 0xf, .conns = 1 });
 	add_lgr_d(&t.rep, &(struct lgr){ .id = 0x100, .conns = 2 });
-	CHECK_INT(lt_run(&t, 2, "show", "foo"), 0);
-	CHECK_STR(cap_text(&t.out),
-		"LG-ID    VLAN  #Conns  PNET-ID \n"
+	CHECK_INT(fx_call(&t, print, 2, "show", "foo"), 0);
+	CHECK_STR(cap_text(&t.out), SMCD_SHOW_HEADER
 		"0000000f    0       1                   \n");
-	lt_free(&t);
+	fx_free(&t);
 }
 
 TEST(linkgroup_ibdev_netdev_grammar)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, false, 0);
+	fx_init(&t, false, 0);
 	/* a trailing ibdev/netdev without value sets no filter */
-	CHECK_INT(lt_parse(&t, 2, "show", "ibdev"), 0);
-	CHECK_STR(t.a.ibdev, "");
-	CHECK_INT(smc_linkgroup_request(&t.ctx, &t.a), SMC_NETLINK_GET_LGR_SMCR);
-	CHECK_INT(lt_parse(&t, 1, "net"), 0);
-	CHECK_STR(t.a.netdev, "");
+	CHECK_INT(fx_call(&t, parse, 2, "show", "ibdev"), 0);
+	CHECK_STR(t.lg.ibdev, "");
+	CHECK_INT(smc_linkgroup_request(&t.ctx, &t.lg), SMC_NETLINK_GET_LGR_SMCR);
+	CHECK_INT(fx_call(&t, parse, 1, "net"), 0);
+	CHECK_STR(t.lg.netdev, "");
 	/* parsing stops at the value */
-	CHECK_INT(lt_parse(&t, 3, "netdev", "eth0", "x"), -1);
-	CHECK_INT(lt_parse(&t, 3, "ibdev", "mlx5_0", "100"), -1);
-	CHECK_INT(lt_parse(&t, 3, "link-show", "netdev", "eth0"), 0);
-	CHECK_STR(t.a.netdev, "eth0");
+	CHECK_INT(fx_call(&t, parse, 3, "netdev", "eth0", "x"), -1);
+	CHECK_INT(fx_call(&t, parse, 3, "ibdev", "mlx5_0", "100"), -1);
+	CHECK_INT(fx_call(&t, parse, 3, "link-show", "netdev", "eth0"), 0);
+	CHECK_STR(t.lg.netdev, "eth0");
 	/* values are cut to the buffers upstream keeps */
-	CHECK_INT(lt_parse(&t, 2, "netdev", "abcdefghijklmnopqrstuvwxyz"), 0);
-	CHECK_STR(t.a.netdev, "abcdefghijklmno");
-	lt_free(&t);
+	CHECK_INT(fx_call(&t, parse, 2, "netdev", "abcdefghijklmnopqrstuvwxyz"), 0);
+	CHECK_STR(t.lg.netdev, "abcdefghijklmno");
+	fx_free(&t);
 
 	/* smcd: not keywords, parsed as invalid LG-IDs; a following word is an error */
-	lt_init(&t, true, 0);
-	CHECK_INT(lt_parse(&t, 1, "netdev"), 0);
-	CHECK_INT(t.a.lgid, 0xFFFFFFFFu);
-	CHECK_INT(lt_parse(&t, 2, "ibdev", "x"), -1);
-	CHECK_INT(lt_parse(&t, 1, "link-show"), 0);
-	CHECK_INT(smc_linkgroup_request(&t.ctx, &t.a), SMC_NETLINK_GET_LGR_SMCD);
-	lt_free(&t);
+	fx_init(&t, true, 0);
+	CHECK_INT(fx_call(&t, parse, 1, "netdev"), 0);
+	CHECK_INT(t.lg.lgid, 0xFFFFFFFFu);
+	CHECK_INT(fx_call(&t, parse, 2, "ibdev", "x"), -1);
+	CHECK_INT(fx_call(&t, parse, 1, "link-show"), 0);
+	CHECK_INT(smc_linkgroup_request(&t.ctx, &t.lg), SMC_NETLINK_GET_LGR_SMCD);
+	fx_free(&t);
 }
 
 /* ---- filters (5.3.3) ---------------------------------------------------- */
 
 TEST(linkgroup_link_show_filters)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, false, SMC_LVL_NONE);
-	add_links_example(&t.rep);
-	CHECK_INT(lt_run(&t, 3, "link-show", "netdev", "eth1"), 0);
-	CHECK_STR(cap_text(&t.out),
-		"LG-ID    LG-Role  LG-Type  Net-Dev         Link-State      #Conns  \n"
+	init_links_example(&t, SMC_LVL_NONE);
+	CHECK_INT(fx_call(&t, print, 3, "link-show", "netdev", "eth1"), 0);
+	CHECK_STR(cap_text(&t.out), SMCR_LINKS_HEADER
 		"00000200 SERV     SYM      eth1            LINK_ACTIVE          7  \n");
-	lt_free(&t);
+	fx_free(&t);
 
-	lt_init(&t, false, SMC_LVL_NONE);
-	add_links_example(&t.rep);
-	CHECK_INT(lt_run(&t, 3, "link-show", "ibdev", "mlx5_1"), 0);
-	CHECK_STR(cap_text(&t.out),
-		"LG-ID    LG-Role  LG-Type  Net-Dev         Link-State      #Conns  \n"
+	init_links_example(&t, SMC_LVL_NONE);
+	CHECK_INT(fx_call(&t, print, 3, "link-show", "ibdev", "mlx5_1"), 0);
+	CHECK_STR(cap_text(&t.out), SMCR_LINKS_HEADER
 		"00000200 SERV     SYM                      LINK_ACTIVATING      5  \n");
-	lt_free(&t);
+	fx_free(&t);
 
 	/* the IB device filter compares the full name */
-	lt_init(&t, false, SMC_LVL_NONE);
-	add_links_example(&t.rep);
-	CHECK_INT(lt_run(&t, 3, "link-show", "ibdev", "mlx5_ver"), 0);
-	CHECK_STR(cap_text(&t.out),
-		"LG-ID    LG-Role  LG-Type  Net-Dev         Link-State      #Conns  \n");
-	lt_free(&t);
+	init_links_example(&t, SMC_LVL_NONE);
+	CHECK_INT(fx_call(&t, print, 3, "link-show", "ibdev", "mlx5_ver"), 0);
+	CHECK_STR(cap_text(&t.out), SMCR_LINKS_HEADER);
+	fx_free(&t);
 
-	lt_init(&t, false, SMC_LVL_NONE);
-	add_links_example(&t.rep);
-	CHECK_INT(lt_run(&t, 2, "link-show", "201"), 0);
-	CHECK_STR(cap_text(&t.out),
-		"LG-ID    LG-Role  LG-Type  Net-Dev         Link-State      #Conns  \n"
+	init_links_example(&t, SMC_LVL_NONE);
+	CHECK_INT(fx_call(&t, print, 2, "link-show", "201"), 0);
+	CHECK_STR(cap_text(&t.out), SMCR_LINKS_HEADER
 		"00000200 SERV     SYM      eth1            LINK_ACTIVE          7  \n"
 		"00000200 SERV     SYM                      LINK_ACTIVATING      5  \n");
-	lt_free(&t);
+	fx_free(&t);
 }
 
 /* tools.md 13 item 15 fixed: show netdev/ibdev lists the groups with a matching link. */
 TEST(linkgroup_show_netdev_filter_applies)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, false, SMC_LVL_NONE);
-	CHECK_INT(lt_parse(&t, 3, "show", "netdev", "eth1"), 0);
-	CHECK_INT(smc_linkgroup_request(&t.ctx, &t.a), SMC_NETLINK_GET_LINK_SMCR);
-	add_links_example(&t.rep);
-	CHECK_INT(lt_run(&t, 3, "show", "netdev", "eth1"), 0);
+	init_links_example(&t, SMC_LVL_NONE);
+	CHECK_INT(fx_call(&t, parse, 3, "show", "netdev", "eth1"), 0);
+	CHECK_INT(smc_linkgroup_request(&t.ctx, &t.lg), SMC_NETLINK_GET_LINK_SMCR);
+	CHECK_INT(fx_call(&t, print, 3, "show", "netdev", "eth1"), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_SHOW_HEADER SMCR_ROW_200);
-	lt_free(&t);
+	fx_free(&t);
 
 	/* two links match: the group is shown once */
-	lt_init(&t, false, SMC_LVL_NONE);
-	add_links_example(&t.rep);
-	CHECK_INT(lt_run(&t, 2, "ibdev", "mlx5_0"), 0);
+	init_links_example(&t, SMC_LVL_NONE);
+	CHECK_INT(fx_call(&t, print, 2, "ibdev", "mlx5_0"), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_SHOW_HEADER SMCR_ROW_100);
-	lt_free(&t);
+	fx_free(&t);
 
-	lt_init(&t, false, SMC_LVL_NONE);
-	add_links_example(&t.rep);
+	init_links_example(&t, SMC_LVL_NONE);
 	add_link(&t.rep, &(struct link){ 3, 1, 2, 1, "mlx5_0", "", "", { 0 }, { 0 } });
-	CHECK_INT(lt_run(&t, 2, "netdev", "eth0"), 0);
+	CHECK_INT(fx_call(&t, print, 2, "netdev", "eth0"), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_SHOW_HEADER SMCR_ROW_100 SMCR_ROW_200);
-	lt_free(&t);
+	fx_free(&t);
 
 	/* detail blocks too */
-	lt_init(&t, false, SMC_LVL_DETAILS);
-	add_links_example(&t.rep);
-	CHECK_INT(lt_run(&t, 2, "netdev", "eth1"), 0);
+	init_links_example(&t, SMC_LVL_DETAILS);
+	CHECK_INT(fx_call(&t, print, 2, "netdev", "eth1"), 0);
 	CHECK(!strncmp(cap_text(&t.out), "LG-ID    : 00000200\n", 20));
 	CHECK(strstr(cap_text(&t.out), "00000100") == NULL);
-	lt_free(&t);
+	fx_free(&t);
 }
 
 TEST(linkgroup_request_commands)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, false, 0);
-	CHECK_INT(lt_parse(&t, 0), 0);
-	CHECK_INT(smc_linkgroup_request(&t.ctx, &t.a), SMC_NETLINK_GET_LGR_SMCR);
-	CHECK_INT(lt_parse(&t, 1, "link"), 0);
-	CHECK_INT(smc_linkgroup_request(&t.ctx, &t.a), SMC_NETLINK_GET_LINK_SMCR);
-	CHECK_INT(lt_parse(&t, 2, "s", "100"), 0);
-	CHECK_INT(smc_linkgroup_request(&t.ctx, &t.a), SMC_NETLINK_GET_LGR_SMCR);
-	lt_free(&t);
+	fx_init(&t, false, 0);
+	CHECK_INT(fx_call(&t, parse, 0), 0);
+	CHECK_INT(smc_linkgroup_request(&t.ctx, &t.lg), SMC_NETLINK_GET_LGR_SMCR);
+	CHECK_INT(fx_call(&t, parse, 1, "link"), 0);
+	CHECK_INT(smc_linkgroup_request(&t.ctx, &t.lg), SMC_NETLINK_GET_LINK_SMCR);
+	CHECK_INT(fx_call(&t, parse, 2, "s", "100"), 0);
+	CHECK_INT(smc_linkgroup_request(&t.ctx, &t.lg), SMC_NETLINK_GET_LGR_SMCR);
+	fx_free(&t);
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
 
 TEST(linkgroup_json_smcr_show)
 {
-	struct lt t;
-	struct lgr g = lgr100;
+	struct fx t;
+	struct lgr g = linux_v2(lgr100, "h ", "E");
 
-	g.v2 = true;
-	g.ver = 2;
-	g.rel = 1;
-	g.os = 2;
-	g.direct = 1;
-	g.host = "h ";
-	g.eid = "E";
 	g.bufsize = 4;
 	g.sndbuf = 1;
 	g.rmb = 2;
-	lt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	t.ctx.json = true;
 	add_lgr_r(&t.rep, &g);
 	add_lgr_r(&t.rep, &lgr200);
-	CHECK_INT(lt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out),
 		"{\"linkgroups\":[{\"lgr_id\":\"00000100\",\"role\":\"CLNT\",\"type\":\"SINGLE\","
 		"\"vlan_id\":0,\"pnet_id\":\"NET1\",\"version\":2,\"peer_release\":1,"
@@ -767,19 +696,19 @@ TEST(linkgroup_json_smcr_show)
 		"{\"lgr_id\":\"00000200\",\"role\":\"SERV\",\"type\":\"SYM\",\"vlan_id\":5,"
 		"\"pnet_id\":\"PNETABCDEFGHIJK\",\"version\":1,\"conns\":12,"
 		"\"sndbuf_alloc\":0,\"rmb_alloc\":0}]}\n");
-	lt_free(&t);
+	fx_free(&t);
 }
 
 TEST(linkgroup_json_links_and_empty)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	t.ctx.json = true;
 	add_lgr_r(&t.rep, &lgr100);
 	add_link(&t.rep, &(struct link){ 3, 3, 2, 1, "mlx5_0", "g1", "g2",
 					 { 0, 0, 1, 1 }, { 0, 0, 0x47, 1 } });
-	CHECK_INT(lt_run(&t, 1, "link-show"), 0);
+	CHECK_INT(fx_call(&t, print, 1, "link-show"), 0);
 	CHECK_STR(cap_text(&t.out),
 		"{\"links\":[{\"lgr_id\":\"00000100\",\"role\":\"CLNT\",\"type\":\"SINGLE\","
 		"\"vlan_id\":0,\"pnet_id\":\"NET1\",\"version\":1,\"conns\":3,"
@@ -787,24 +716,24 @@ TEST(linkgroup_json_links_and_empty)
 		"\"link_state\":\"LINK_ACTIVE\",\"conn_cnt\":3,\"link_uid\":\"00000101\","
 		"\"peer_uid\":\"00004701\",\"ib_dev\":\"mlx5_0\",\"ib_port\":1,"
 		"\"gid\":\"g1\",\"peer_gid\":\"g2\"}]}\n");
-	lt_free(&t);
+	fx_free(&t);
 
-	lt_init(&t, true, SMC_LVL_DETAILS);
+	fx_init(&t, true, SMC_LVL_DETAILS);
 	t.ctx.json = true;
-	CHECK_INT(lt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), "{\"linkgroups\":[]}\n");
-	lt_free(&t);
+	fx_free(&t);
 
-	lt_init(&t, true, SMC_LVL_NONE);
+	fx_init(&t, true, SMC_LVL_NONE);
 	t.ctx.json = true;
 	add_lgr_d(&t.rep, &smcd300);
-	CHECK_INT(lt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out),
 		"{\"linkgroups\":[{\"lgr_id\":\"00000300\",\"vlan_id\":3,\"pnet_id\":\"\","
 		"\"version\":2,\"peer_release\":0,\"peer_host\":\"ZOSHOST1\",\"peer_os\":\"ZOS\","
 		"\"eid\":\"SEID-EXAMPLE                    \",\"conns\":10,"
 		"\"sndbuf_alloc\":16384,\"dmb_alloc\":65536}]}\n");
-	lt_free(&t);
+	fx_free(&t);
 }
 
 /* ---- malformed replies --------------------------------------------------- */
@@ -843,13 +772,13 @@ static void add_bad_nest(struct smc_reply *rep, uint8_t cmd, uint16_t top, uint1
 static void check_error(bool smcd, bool links, void (*add)(struct smc_reply *),
 			const char *expect_err)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, smcd, SMC_LVL_NONE);
+	fx_init(&t, smcd, SMC_LVL_NONE);
 	add(&t.rep);
-	CHECK_INT(links ? lt_run(&t, 1, "link-show") : lt_run(&t, 0), SMC_EXIT_FAIL);
+	CHECK_INT(links ? fx_call(&t, print, 1, "link-show") : fx_call(&t, print, 0), SMC_EXIT_FAIL);
 	CHECK_STR(cap_text(&t.err), expect_err);
-	lt_free(&t);
+	fx_free(&t);
 }
 
 static void bad_lgr_r(struct smc_reply *rep)
@@ -931,59 +860,59 @@ TEST(linkgroup_malformed_replies)
 /* Rows before the bad message stay printed; processing stops there. */
 TEST(linkgroup_error_stops_processing)
 {
-	struct lt t;
+	struct fx t;
 
-	lt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	add_lgr_r(&t.rep, &lgr100);
 	bad_lgr_r(&t.rep);
 	add_lgr_r(&t.rep, &lgr200);
-	CHECK_INT(lt_run(&t, 0), SMC_EXIT_FAIL);
+	CHECK_INT(fx_call(&t, print, 0), SMC_EXIT_FAIL);
 	CHECK_STR(cap_text(&t.out), SMCR_SHOW_HEADER SMCR_ROW_100);
-	lt_free(&t);
+	fx_free(&t);
 
 	/* JSON stays one valid document */
-	lt_init(&t, true, SMC_LVL_NONE);
+	fx_init(&t, true, SMC_LVL_NONE);
 	t.ctx.json = true;
 	bad_lgr_d(&t.rep);
-	CHECK_INT(lt_run(&t, 0), SMC_EXIT_FAIL);
+	CHECK_INT(fx_call(&t, print, 0), SMC_EXIT_FAIL);
 	CHECK_STR(cap_text(&t.out), "{\"linkgroups\":[]}\n");
-	lt_free(&t);
+	fx_free(&t);
 }
 
 /* A message with none of the link-group nests ends processing, successfully. */
 TEST(linkgroup_message_without_nest_stops)
 {
-	struct lt t;
+	struct fx t;
 	struct mb m;
 
-	lt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	add_lgr_r(&t.rep, &lgr100);
 	mb_start(&m, 0x20, NLM_F_MULTI);
 	mb_genl(&m, SMC_NETLINK_GET_LGR_SMCR);
 	mb_finish(&m, &t.rep);
 	add_lgr_r(&t.rep, &lgr200);
-	CHECK_INT(lt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_SHOW_HEADER SMCR_ROW_100);
 	CHECK_STR(cap_text(&t.err), "");
-	lt_free(&t);
+	fx_free(&t);
 
 	/* the header comes with the first message, even this one */
-	lt_init(&t, false, SMC_LVL_NONE);
+	fx_init(&t, false, SMC_LVL_NONE);
 	mb_start(&m, 0x20, NLM_F_MULTI);
 	mb_genl(&m, SMC_NETLINK_GET_LGR_SMCR);
 	mb_finish(&m, &t.rep);
-	CHECK_INT(lt_run(&t, 0), 0);
+	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out), SMCR_SHOW_HEADER);
-	lt_free(&t);
+	fx_free(&t);
 }
 
 /* Truncated and garbage attributes inside a nest never crash. */
 TEST(linkgroup_truncated_nest)
 {
-	struct lt t;
+	struct fx t;
 	struct mb m;
 
-	lt_init(&t, false, SMC_LVL_MORE_DETAILS);
+	fx_init(&t, false, SMC_LVL_MORE_DETAILS);
 	add_lgr_r(&t.rep, &lgr100);
 	mb_start(&m, 0x20, NLM_F_MULTI);
 	mb_genl(&m, SMC_NETLINK_GET_LINK_SMCR);
@@ -993,71 +922,62 @@ TEST(linkgroup_truncated_nest)
 	mb_raw(&m, "\x40\x00\x04\x00", 4);                 /* claims 64 bytes */
 	mb_end(&m);
 	mb_finish(&m, &t.rep);
-	CHECK_INT(lt_run(&t, 1, "link-show"), 0);
+	CHECK_INT(fx_call(&t, print, 1, "link-show"), 0);
 	CHECK(strstr(cap_text(&t.out), "mlx5_0   ") != NULL);
-	lt_free(&t);
+	fx_free(&t);
 }
 
 /* ---- end to end over a transport ----------------------------------------- */
 
 TEST(linkgroup_cmd_dump_and_errors)
 {
-	struct capture out, err;
-	struct peer p;
-	struct mb m, req;
 	char *words[] = { "show", "netdev", "eth1" };
-	struct smc_ctx ctx;
+	struct mb m, req;
+	struct fx t;
 
-	peer_init(&p);
-	cap_open(&out);
-	cap_open(&err);
-	smc_set_ifname_fn(fake_ifname);
-	ctx = (struct smc_ctx){ .prog = "smcr", .g = &p.g, .out = out.f, .err = err.f };
+	fx_init_peer(&t, false);
 	mb_start(&m, 0x20, NLM_F_MULTI);
 	mb_genl(&m, SMC_NETLINK_GET_LGR_SMCR);
 	mb_nest(&m, SMC_GEN_LGR_SMCR);
 	mb_u32(&m, SMC_NLA_LGR_R_ID, 0x200);
 	mb_end(&m);
-	peer_queue(&p, 1, &m);
+	peer_queue(&t.p, 1, &m);
 	mb_start(&m, 0x20, NLM_F_MULTI);
 	mb_genl(&m, SMC_NETLINK_GET_LINK_SMCR);
 	mb_nest(&m, SMC_GEN_LINK_SMCR);
 	mb_u32(&m, SMC_NLA_LINK_NET_DEV, 3);
 	mb_end(&m);
-	peer_queue(&p, 1, &m);
-	peer_done(&p, 1);
-	CHECK_INT(smc_linkgroup_cmd(&ctx, 3, words), 0);
-	CHECK(peer_request(&p, &req) >= NLMSG_HDRLEN + 4);
+	peer_queue(&t.p, 1, &m);
+	peer_done(&t.p, 1);
+	CHECK_INT(smc_linkgroup_cmd(&t.ctx, 3, words), 0);
+	CHECK(peer_request(&t.p, &req) >= NLMSG_HDRLEN + 4);
 	CHECK_INT(req.buf[NLMSG_HDRLEN], SMC_NETLINK_GET_LINK_SMCR);
-	CHECK_STR(cap_text(&out), SMCR_SHOW_HEADER
+	CHECK_STR(cap_text(&t.out), SMCR_SHOW_HEADER
 		  "00000200 CLNT     NONE        0       0                   \n");
 
-	cap_free(&out);
-	cap_open(&out);
-	ctx.out = out.f;
-	peer_error(&p, 1, -EOPNOTSUPP, NULL);
-	CHECK_INT(smc_linkgroup_cmd(&ctx, 0, words), SMC_EXIT_FAIL);
-	CHECK_STR(cap_text(&out), "");
-	CHECK_STR(cap_text(&err), "Error: Operation not supported by kernel\n");
+	cap_free(&t.out);
+	cap_open(&t.out);
+	t.ctx.out = t.out.f;
+	peer_error(&t.p, 1, -EOPNOTSUPP, NULL);
+	CHECK_INT(smc_linkgroup_cmd(&t.ctx, 0, words), SMC_EXIT_FAIL);
+	CHECK_STR(cap_text(&t.out), "");
+	CHECK_STR(cap_text(&t.err), "Error: Operation not supported by kernel\n");
 
-	cap_free(&out);
-	cap_free(&err);
-	cap_open(&out);
-	cap_open(&err);
-	ctx.out = out.f;
-	ctx.err = err.f;
-	ctx.smcd = true;
-	ctx.prog = "smcd";
-	peer_error(&p, 1, -EPERM, NULL);
-	CHECK_INT(smc_linkgroup_cmd(&ctx, 0, words), SMC_EXIT_FAIL);
-	CHECK_STR(cap_text(&err), "Error: Operation not permitted\n");
-	CHECK_STR(cap_text(&out), "");
-	peer_request(&p, &req);
-	peer_request(&p, &req);
+	cap_free(&t.out);
+	cap_free(&t.err);
+	cap_open(&t.out);
+	cap_open(&t.err);
+	t.ctx.out = t.out.f;
+	t.ctx.err = t.err.f;
+	t.ctx.smcd = true;
+	t.ctx.prog = "smcd";
+	peer_error(&t.p, 1, -EPERM, NULL);
+	CHECK_INT(smc_linkgroup_cmd(&t.ctx, 0, words), SMC_EXIT_FAIL);
+	CHECK_STR(cap_text(&t.err), "Error: Operation not permitted\n");
+	CHECK_STR(cap_text(&t.out), "");
+	peer_request(&t.p, &req);
+	peer_request(&t.p, &req);
 	CHECK_INT(req.buf[NLMSG_HDRLEN], SMC_NETLINK_GET_LGR_SMCD);
 
-	cap_free(&out);
-	cap_free(&err);
-	smc_set_ifname_fn(NULL);
-	peer_close(&p);
+	fx_free(&t);
 }

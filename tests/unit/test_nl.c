@@ -26,6 +26,15 @@ static void data_msg(struct mb *m, uint32_t v)
 	mb_u32(m, 1, v);
 }
 
+/* A data message carrying v, queued as a reply to the n-th next request. */
+static void queue_data(struct peer *p, int n, uint32_t v)
+{
+	struct mb m;
+
+	data_msg(&m, v);
+	peer_queue(p, n, &m);
+}
+
 TEST(nl_reply_append_rejects_bad_framing)
 {
 	struct smc_reply rep;
@@ -50,10 +59,8 @@ TEST(nl_dump_collects_multipart_until_done)
 	int n = 0;
 
 	peer_init(&p);
-	data_msg(&m, 1);
-	peer_queue(&p, 1, &m);
-	data_msg(&m, 2);
-	peer_queue(&p, 1, &m);
+	queue_data(&p, 1, 1);
+	queue_data(&p, 1, 2);
 	peer_done(&p, 1);
 	CHECK_INT(smc_genl_dump(&p.g, 7, count_cb, &n), 0);
 	CHECK_INT(n, 2);
@@ -68,14 +75,11 @@ TEST(nl_dump_collects_multipart_until_done)
 TEST(nl_stale_replies_are_skipped)
 {
 	struct peer p;
-	struct mb m;
 	int n = 0;
 
 	peer_init(&p);
-	data_msg(&m, 9);
-	peer_queue(&p, 0, &m);          /* answer to an earlier request */
-	data_msg(&m, 1);
-	peer_queue(&p, 1, &m);
+	queue_data(&p, 0, 9);          /* answer to an earlier request */
+	queue_data(&p, 1, 1);
 	peer_done(&p, 1);
 	CHECK_INT(smc_genl_dump(&p.g, 1, count_cb, &n), 0);
 	CHECK_INT(n, 1);
@@ -99,12 +103,10 @@ TEST(nl_error_carries_errno_and_ext_ack)
 TEST(nl_doit_with_multipart_answer_then_ack)
 {
 	struct peer p;
-	struct mb m;
 	int n = 0;
 
 	peer_init(&p);
-	data_msg(&m, 1);
-	peer_queue(&p, 1, &m);
+	queue_data(&p, 1, 1);
 	peer_done(&p, 1);
 	peer_error(&p, 1, 0, NULL);
 	CHECK_INT(smc_genl_request(&p.g, smc_genl_msg(&p.g, 1, 0), count_cb, &n), 0);
@@ -122,10 +124,8 @@ TEST(nl_interrupted_dump_is_asked_again)
 	data_msg(&m, 1);
 	((struct nlmsghdr *)m.buf)->nlmsg_flags |= NLM_F_DUMP_INTR;
 	peer_queue(&p, 1, &m);
-	data_msg(&m, 1);
-	peer_queue(&p, 2, &m);
-	data_msg(&m, 2);
-	peer_queue(&p, 2, &m);
+	queue_data(&p, 2, 1);
+	queue_data(&p, 2, 2);
 	peer_done(&p, 2);
 	CHECK_INT(smc_genl_dump(&p.g, 1, count_cb, &n), 0);
 	CHECK_INT(n, 2);

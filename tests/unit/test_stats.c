@@ -3,7 +3,7 @@
  * document, the cache file of 5.5.6 and malformed replies.  Replies are built
  * byte by byte in the kernel's emission order (protocol.md 5.2/5.3).
  */
-#include "unit.h"
+#include "fixture.h"
 #include "msgbuild.h"
 #include "smc/stats.h"
 #include "smc_uapi.h"
@@ -290,6 +290,15 @@ static void fake_free(struct fake *f)
 	smc_reply_free(&f->stats);
 }
 
+/* f answering with the replies of the 5.5.4 example. */
+static void fake_example(struct fake *f)
+{
+	struct kstats k;
+
+	example_kernel(&k);
+	fake_init(f, &example_fb, &k);
+}
+
 struct run {
 	struct capture out, err;
 	int rc;
@@ -467,6 +476,36 @@ TEST(stats_abbrev_rounding_and_ranges)
 
 /* ---- text reports ------------------------------------------------------------ */
 
+/* What both reports of the example show alike; -d adds lines between them. */
+#define EXAMPLE_RX                                             \
+	"RX Stats\n"                                           \
+	"  Data transmitted (Bytes)      987654321 (987.7M)\n" \
+	"  Total requests                   654324\n"          \
+	"  Buffer usage (Bytes)              65536 (65.54K)\n" \
+	"  Buffer full                           9 (0.00%)\n"
+#define EXAMPLE_RX_SIZES                                                            \
+	"            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB\n" \
+	"  Bufs        0       0       0      15       0       0       0       0\n" \
+	"  Reqs   654.3K       3       0       0       0       0       0       0\n" \
+	"\n"
+#define EXAMPLE_TX                                             \
+	"TX Stats\n"                                           \
+	"  Data transmitted (Bytes)   123456789012 (123.5G)\n" \
+	"  Total requests                   125472\n"          \
+	"  Buffer usage (Bytes)            1048576 (1.049M)\n" \
+	"  Buffer full                          70 (0.06%)\n"  \
+	"  Buffer full (remote)                  6 (0.00%)\n"  \
+	"  Buffer too small                      5 (0.00%)\n"  \
+	"  Buffer too small (remote)             4 (0.00%)\n"
+#define EXAMPLE_TX_SIZES                                                            \
+	"            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB\n" \
+	"  Bufs        0       0      12       0       0       3       0       1\n" \
+	"  Reqs   123.5K  2.000K      15       0       0       0       0       1\n" \
+	"\n"
+#define EXAMPLE_EXTRAS                                \
+	"Extras\n"                                    \
+	"  Special socket calls                 46\n"
+
 static const char example_details[] =
 	"SMC-R Connections Summary\n"
 	"  Total connections handled            50\n"
@@ -484,33 +523,15 @@ static const char example_details[] =
 	"     PEER_NO_SMC                        3\n"
 	"     PEERDECL                           1\n"
 	"\n"
-	"RX Stats\n"
-	"  Data transmitted (Bytes)      987654321 (987.7M)\n"
-	"  Total requests                   654324\n"
-	"  Buffer usage (Bytes)              65536 (65.54K)\n"
-	"  Buffer full                           9 (0.00%)\n"
+	EXAMPLE_RX
 	"  Buffer downgrades                     0\n"
 	"  Buffer reuses                         1\n"
-	"            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB\n"
-	"  Bufs        0       0       0      15       0       0       0       0\n"
-	"  Reqs   654.3K       3       0       0       0       0       0       0\n"
-	"\n"
-	"TX Stats\n"
-	"  Data transmitted (Bytes)   123456789012 (123.5G)\n"
-	"  Total requests                   125472\n"
-	"  Buffer usage (Bytes)            1048576 (1.049M)\n"
-	"  Buffer full                          70 (0.06%)\n"
-	"  Buffer full (remote)                  6 (0.00%)\n"
-	"  Buffer too small                      5 (0.00%)\n"
-	"  Buffer too small (remote)             4 (0.00%)\n"
+	EXAMPLE_RX_SIZES
+	EXAMPLE_TX
 	"  Buffer downgrades                     1\n"
 	"  Buffer reuses                         2\n"
-	"            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB\n"
-	"  Bufs        0       0      12       0       0       3       0       1\n"
-	"  Reqs   123.5K  2.000K      15       0       0       0       0       1\n"
-	"\n"
-	"Extras\n"
-	"  Special socket calls                 46\n"
+	EXAMPLE_TX_SIZES
+	EXAMPLE_EXTRAS
 	"    cork                                3\n"
 	"    nodelay                            40\n"
 	"    sendpage                            1\n"
@@ -525,38 +546,18 @@ static const char example_plain[] =
 	"  Avg requests per SMC conn         51986.4\n"
 	"  TCP fallback                         32\n"
 	"\n"
-	"RX Stats\n"
-	"  Data transmitted (Bytes)      987654321 (987.7M)\n"
-	"  Total requests                   654324\n"
-	"  Buffer usage (Bytes)              65536 (65.54K)\n"
-	"  Buffer full                           9 (0.00%)\n"
-	"            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB\n"
-	"  Bufs        0       0       0      15       0       0       0       0\n"
-	"  Reqs   654.3K       3       0       0       0       0       0       0\n"
-	"\n"
-	"TX Stats\n"
-	"  Data transmitted (Bytes)   123456789012 (123.5G)\n"
-	"  Total requests                   125472\n"
-	"  Buffer usage (Bytes)            1048576 (1.049M)\n"
-	"  Buffer full                          70 (0.06%)\n"
-	"  Buffer full (remote)                  6 (0.00%)\n"
-	"  Buffer too small                      5 (0.00%)\n"
-	"  Buffer too small (remote)             4 (0.00%)\n"
-	"            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB\n"
-	"  Bufs        0       0      12       0       0       3       0       1\n"
-	"  Reqs   123.5K  2.000K      15       0       0       0       0       1\n"
-	"\n"
-	"Extras\n"
-	"  Special socket calls                 46\n";
+	EXAMPLE_RX
+	EXAMPLE_RX_SIZES
+	EXAMPLE_TX
+	EXAMPLE_TX_SIZES
+	EXAMPLE_EXTRAS;
 
 TEST(stats_text_smcr_details_example)
 {
-	struct kstats k;
 	struct fake f;
 	struct run r;
 
-	example_kernel(&k);
-	fake_init(&f, &example_fb, &k);
+	fake_example(&f);
 	run_stats(&r, &f, false, SMC_LVL_DETAILS_ABS, false, SMC_STATS_SHOW);
 	CHECK_INT(r.rc, 0);
 	CHECK_STR(r.out.buf, example_details);
@@ -579,12 +580,10 @@ TEST(stats_text_smcr_plain_example)
 {
 	struct smc_stats_data d;
 	struct capture c;
-	struct kstats k;
 	struct fake f;
 	struct run r;
 
-	example_kernel(&k);
-	fake_init(&f, &example_fb, &k);
+	fake_example(&f);
 	run_stats(&r, &f, false, SMC_LVL_ABSOLUTE, false, SMC_STATS_SHOW);
 	CHECK_INT(r.rc, 0);
 	CHECK_STR(r.out.buf, example_plain);
@@ -750,12 +749,10 @@ TEST(stats_legacy_json)
 
 TEST(stats_legacy_json_via_command)
 {
-	struct kstats k;
 	struct fake f;
 	struct run r;
 
-	example_kernel(&k);
-	fake_init(&f, &example_fb, &k);
+	fake_example(&f);
 	run_stats(&r, &f, false, SMC_LVL_ABSOLUTE, false, SMC_STATS_JSON);
 	CHECK_PREFIX(r.out.buf, "{\"SMCR\": {\"SMC_INT_TX_BUF_8K\":0,");
 	CHECK(strstr(r.out.buf, ",\"SMC_RX_CNT\":654324,\"SMC_TX_CNT\":125472,"
@@ -838,21 +835,13 @@ TEST(stats_args)
 
 TEST(stats_usage)
 {
-	struct capture out, err;
-	char *argv[] = { "help" };
-	struct smc_ctx ctx = { .prog = "smcr" };
-	int rc;
+	struct fx t;
 
-	cap_open(&out);
-	cap_open(&err);
-	ctx.out = out.f;
-	ctx.err = err.f;
-	rc = smc_stats_cmd(&ctx, 1, argv);
-	CHECK_INT(rc, 255);
-	CHECK_STR(cap_text(&out), "");
-	CHECK_STR(cap_text(&err), "Usage: smcr stats [show | reset]\n");
-	cap_free(&out);
-	cap_free(&err);
+	fx_init(&t, false, 0);
+	CHECK_INT(fx_call(&t, smc_stats_cmd, 1, "help"), 255);
+	CHECK_STR(cap_text(&t.out), "");
+	CHECK_STR(cap_text(&t.err), "Usage: smcr stats [show | reset]\n");
+	fx_free(&t);
 }
 
 TEST(stats_netlink_failure_exits_0)
@@ -882,15 +871,13 @@ TEST(stats_netlink_failure_exits_0)
 TEST(stats_cache_reset_writes_194_lines)
 {
 	struct tmpcache tc;
-	struct kstats k;
 	struct fake f;
 	struct run r;
 	char line[128];
 	char *text;
 
 	cache_setup(&tc);
-	example_kernel(&k);
-	fake_init(&f, &example_fb, &k);
+	fake_example(&f);
 	run_stats(&r, &f, false, SMC_LVL_DETAILS, false, SMC_STATS_RESET);
 	CHECK_INT(r.rc, 0);
 	CHECK_STR(r.out.buf, example_details);     /* reset prints what show prints */
@@ -930,13 +917,11 @@ TEST(stats_cache_reset_writes_194_lines)
 TEST(stats_cache_round_trip)
 {
 	struct smc_stats_data org, back;
-	struct kstats k;
 	struct fake f;
 	bool found;
 	FILE *fp;
 
-	example_kernel(&k);
-	fake_init(&f, &example_fb, &k);
+	fake_example(&f);
 	parse_fake(&f, &org, stderr);
 	org.clnt[5] = (struct smc_stats_rsn){ (int)0x80000001u, 7 };  /* negative code */
 	fp = tmpfile();
@@ -1037,13 +1022,11 @@ TEST(stats_cache_delta)
 TEST(stats_cache_inconsistent_deleted)
 {
 	struct tmpcache tc;
-	struct kstats k;
 	struct fake f;
 	struct run r;
 
 	cache_setup(&tc);
-	example_kernel(&k);
-	fake_init(&f, &example_fb, &k);
+	fake_example(&f);
 	/* a baseline above the kernel's value (module reloaded since) */
 	write_file(tc.path, "0           0               \n1           1               \n");
 	run_stats(&r, &f, false, SMC_LVL_DETAILS, false, SMC_STATS_SHOW);
@@ -1099,16 +1082,25 @@ TEST(stats_cache_short_file_accepted)
 static void run_with_cache(struct run *r, const char *cache_text)
 {
 	struct tmpcache tc;
-	struct kstats k;
 	struct fake f;
 
 	cache_setup(&tc);
 	write_file(tc.path, cache_text);
-	example_kernel(&k);
-	fake_init(&f, &example_fb, &k);
+	fake_example(&f);
 	run_stats(r, &f, true, SMC_LVL_NONE, false, SMC_STATS_SHOW);
 	fake_free(&f);
 	cache_teardown(&tc);
+}
+
+/* run_with_cache with one more line after text. */
+static void run_with_cache_line(struct run *r, const char *text, const char *line)
+{
+	size_t n = strlen(text) + strlen(line) + 1;
+	char *both = malloc(n);
+
+	snprintf(both, n, "%s%s", text, line);
+	run_with_cache(r, both);
+	free(both);
 }
 
 static char *cache_lines(int counters, int reasons, int totals, int extra)
@@ -1166,39 +1158,23 @@ TEST(stats_cache_errors)
 
 	/* reason lines: short line, index above 60 (60 itself passes, as upstream) */
 	text = cache_lines(132, 0, 0, 0);
-	{
-		size_t n = strlen(text);
-		char *bad = malloc(n + 64);
-
-		snprintf(bad, n + 64, "%s0 1\n", text);
-		run_with_cache(&r, bad);
-		CHECK_STR(r.err.buf, "Error: parsing cache file (fback stats): Success\n");
-		run_free(&r);
-		snprintf(bad, n + 64, "%s61 1 1\n", text);
-		run_with_cache(&r, bad);
-		CHECK_STR(r.err.buf, "Error: unexpected value in cache file (fback stats): Success\n");
-		run_free(&r);
-		snprintf(bad, n + 64, "%s60 0 0\n", text);
-		run_with_cache(&r, bad);
-		CHECK_INT(r.rc, 0);
-		CHECK_STR(r.err.buf, "");
-		run_free(&r);
-		free(bad);
-	}
+	run_with_cache_line(&r, text, "0 1\n");
+	CHECK_STR(r.err.buf, "Error: parsing cache file (fback stats): Success\n");
+	run_free(&r);
+	run_with_cache_line(&r, text, "61 1 1\n");
+	CHECK_STR(r.err.buf, "Error: unexpected value in cache file (fback stats): Success\n");
+	run_free(&r);
+	run_with_cache_line(&r, text, "60 0 0\n");
+	CHECK_INT(r.rc, 0);
+	CHECK_STR(r.err.buf, "");
+	run_free(&r);
 	free(text);
 
 	/* totals */
 	text = cache_lines(132, 60, 0, 0);
-	{
-		size_t n = strlen(text);
-		char *bad = malloc(n + 64);
-
-		snprintf(bad, n + 64, "%sx\n", text);
-		run_with_cache(&r, bad);
-		CHECK_STR(r.err.buf, "Error: parsing cache file(fback counters): Success\n");
-		run_free(&r);
-		free(bad);
-	}
+	run_with_cache_line(&r, text, "x\n");
+	CHECK_STR(r.err.buf, "Error: parsing cache file(fback counters): Success\n");
+	run_free(&r);
 	free(text);
 }
 
@@ -1228,7 +1204,6 @@ TEST(stats_cache_absolute_reset)
 {
 	struct smc_stats_data d, back;
 	struct tmpcache tc;
-	struct kstats k;
 	struct fake f;
 	struct run r;
 	bool found;
@@ -1236,8 +1211,7 @@ TEST(stats_cache_absolute_reset)
 
 	cache_setup(&tc);
 	write_file(tc.path, "garbage\n");
-	example_kernel(&k);
-	fake_init(&f, &example_fb, &k);
+	fake_example(&f);
 	run_stats(&r, &f, false, SMC_LVL_DETAILS_ABS, false, SMC_STATS_RESET);
 	CHECK_INT(r.rc, 0);
 	CHECK_STR(r.out.buf, example_details);
