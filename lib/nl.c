@@ -401,7 +401,8 @@ static enum batch_state take_batch(struct smc_nl *nl, const unsigned char *buf, 
 				*rc = -EBADMSG;
 				return BATCH_DONE;
 			}
-			*rc = e->error > 0 ? -EBADMSG : e->error;
+			/* an errno is 1..4095; anything else is not a valid answer */
+			*rc = (e->error > 0 || e->error < -4095) ? -EBADMSG : e->error;
 			err->error = -*rc;
 			if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)))
 				parse_ext_ack(nlh, err);

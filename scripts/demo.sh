@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# make demo: build the toolset and show it working on this machine.
-# Until the soft backend arrives, this shows the tools, their help and which
-# SMC backend this machine offers.
+# make demo: build the toolset and run it end to end on this machine, against
+# a private soft backend (smc_softd) on its own socket, so it works the same
+# whether or not the kernel has SMC.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
+top=$PWD
 
 section() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 show() { printf '$ %s\n' "$*"; "$@"; printf '[exit %d]\n' $?; }
@@ -11,34 +12,85 @@ show() { printf '$ %s\n' "$*"; "$@"; printf '[exit %d]\n' $?; }
 section "Dependencies and build"
 scripts/install-deps.sh || exit 1
 make -s all || exit 1
-export PATH="$PWD:$PATH"
+make -s O=build/demo build/demo/tests/soft_client || exit 1
+export PATH="$top:$PATH"
 
 section "Versions"
-for t in smc_pnet smcss smc_run; do show $t -v; done
+for t in smc_pnet smcss smc_run smc_softd; do show $t -v; done
 show smcd -v 2>&1
 
-section "Backend detection (SMC_BACKEND=${SMC_BACKEND:-auto})"
+section "Backend detection"
 if python3 -c 'import socket; socket.socket(43, socket.SOCK_STREAM, 0)' 2>/dev/null; then
-	echo "kernel: AF_SMC sockets work: the tools use the kernel's SMC"
+	echo "kernel: AF_SMC sockets work: by default the tools use the kernel's SMC"
 else
 	echo "kernel: no AF_SMC (module smc not loaded or not built)"
 fi
-sock=${SMC_SOFT_SOCKET:-/run/smc_soft/control}
-if [ -S "$sock" ]; then
-	echo "soft backend: control socket $sock exists"
-else
-	echo "soft backend: no control socket at $sock"
-fi
-show smcss -a
+run_dir=$(mktemp -d /tmp/smc-demo.XXXXXX)
+export SMC_SOFT_SOCKET="$run_dir/control"
+export SMC_STATS_CACHE="$run_dir/stats"   # leave the user's stats baseline alone
+show env SMC_BACKEND=soft smcss -a 2>&1
+
+section "Start a private soft backend"
+smc_softd -f -s "$SMC_SOFT_SOCKET" 2>"$run_dir/smc_softd.log" &
+softd=$!
+client=
+cleanup() {
+	[ -z "$client" ] || kill "$client" 2>/dev/null
+	kill "$softd" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$run_dir"
+}
+trap cleanup EXIT
+for _ in $(seq 100); do [ -S "$SMC_SOFT_SOCKET" ] && break; sleep 0.05; done
+export SMC_BACKEND=soft
+echo "smc_softd (pid $softd) listens on $SMC_SOFT_SOCKET"
+
+section "Devices and capabilities"
 show smcd info
-show smc_pnet
+show smcd device
+show smcr -d device
 
-section "Help"
-show smcss -h
-show smc_pnet -h
-show smcd help 2>&1
-show smcr help 2>&1
-show smc_run -h
+# The first soft RoCE device and its interface, for the PNET example.
+read -r roce iface < <(smcr -j device | python3 -c '
+import json, sys
+devs = json.load(sys.stdin)["devices"]
+print(devs[0]["ib_dev"], devs[0]["net_dev"]) if devs else print("", "")')
 
-section "smc_run: an unmodified program under the preload library"
-show smc_run -d python3 -c 'import socket; s = socket.socket(); print("socket family:", s.family.name)'
+section "PNET table"
+if [ -n "$roce" ]; then
+	show smc_pnet -a NET1 -I "$iface" -D "$roce"
+else
+	echo "(no up network interface: no soft RoCE device to name)"
+	show smc_pnet -a NET1 -D soft-ism
+fi
+show smc_pnet -s
+show smcr device
+show smcd device
+echo "Unprivileged changes are refused:"
+if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ]; then
+	show setpriv --inh-caps=-net_admin --bounding-set=-net_admin smc_pnet -a NET2 -I "${iface:-lo}"
+fi
+
+section "User EIDs"
+show smcr ueid add SOME-EID
+show smcr ueid show
+
+section "Sockets: a test client registers INIT, LISTEN and connected sockets"
+build/demo/tests/soft_client -s init listen 47001 connect 47002 >"$run_dir/client.out" &
+client=$!
+for _ in $(seq 100); do grep -qx ready "$run_dir/client.out" 2>/dev/null && break; sleep 0.05; done
+show smcss -a
+show smcss -l
+
+section "Link groups and statistics"
+show smcr linkgroup
+show smcd stats
+show smcd -j info
+
+section "Clean up"
+show smc_pnet -f
+show smcr ueid flush
+kill "$client" 2>/dev/null
+wait "$client" 2>/dev/null
+client=
+show smcss -a

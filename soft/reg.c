@@ -1,7 +1,272 @@
-/* SCAFFOLD: replaced by the SMC_SOFT registration family and sock_diag. */
+/*
+ * SMC_SOFT socket registration (reg.h): SOCK_ADD, SOCK_STATE, SOCK_DEL, and
+ * the registrations' lifetime.  A registration lives in the list of the
+ * socket's namespace and belongs to one control connection.
+ */
 #include "softd.h"
 #include "state.h"
-const struct soft_family soft_reg_family = { SMC_SOFT_FAMILY_NAME, SOFT_ID_SOFT, 1, 1, NULL, 0 };
-int soft_diag_dump(struct soft_req *r) { (void)r; return 0; }
-void soft_socks_free(struct soft_ns *ns) { (void)ns; }
-void soft_conn_gone(struct soft_state *st, uint64_t conn_id) { (void)st; (void)conn_id; }
+#include "reg.h"
+#include "sock.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <libmnl/libmnl.h>
+
+struct reg_attrs {
+	bool has_token, has_state;
+	uint64_t token;
+	uint8_t state;
+};
+
+/* Attributes of fixed size must have exactly it, as a strict policy demands. */
+static int parse_attrs(struct soft_req *r, struct reg_attrs *a)
+{
+	const struct nlattr *tb[SMC_SOFT_A_MAX + 1];
+
+	memset(a, 0, sizeof(*a));
+	if (soft_genl_attrs(r, tb, SMC_SOFT_A_MAX))
+		return -EINVAL;
+	if (tb[SMC_SOFT_A_TOKEN]) {
+		if (mnl_attr_get_payload_len(tb[SMC_SOFT_A_TOKEN]) != sizeof(uint64_t))
+			return -EINVAL;
+		memcpy(&a->token, mnl_attr_get_payload(tb[SMC_SOFT_A_TOKEN]), sizeof(a->token));
+		a->has_token = true;
+	}
+	if (tb[SMC_SOFT_A_STATE]) {
+		if (mnl_attr_get_payload_len(tb[SMC_SOFT_A_STATE]) != 1)
+			return -EINVAL;
+		a->state = *(const uint8_t *)mnl_attr_get_payload(tb[SMC_SOFT_A_STATE]);
+		a->has_state = a->state == SMC_SOFT_STATE_INIT ||
+			       a->state == SMC_SOFT_STATE_LISTEN ||
+			       a->state == SMC_SOFT_STATE_ACTIVE;
+		if (!a->has_state)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* The fd is the handler's from here on: no second message reuses it. */
+static int take_fd(struct soft_req *r)
+{
+	int fd = r->fd;
+
+	r->fd = -1;
+	return fd;
+}
+
+/* Where the registration hangs (to unlink it), NULL if not this connection's. */
+static struct soft_sock **find_token(struct soft_state *st, uint64_t token, uint64_t conn_id)
+{
+	for (struct soft_ns *ns = st->ns; ns; ns = ns->next)
+		for (struct soft_sock **pp = &ns->socks; *pp; pp = &(*pp)->next)
+			if ((*pp)->token == token && (*pp)->conn_id == conn_id)
+				return pp;
+	return NULL;
+}
+
+/*
+ * Whether the socket is registered already (socket inodes are unique
+ * host-wide, so every namespace is searched) and how many registrations the
+ * connection holds, in one walk.
+ */
+static bool scan(const struct soft_state *st, uint64_t inode, uint64_t conn_id, size_t *count)
+{
+	bool found = false;
+
+	*count = 0;
+	for (const struct soft_ns *ns = st->ns; ns; ns = ns->next)
+		for (const struct soft_sock *s = ns->socks; s; s = s->next) {
+			found |= s->id.inode == inode;
+			*count += s->conn_id == conn_id;
+		}
+	return found;
+}
+
+/* Read the socket and check the claimed state; the fd is closed either way. */
+static int read_fd(struct soft_req *r, int fd, uint8_t state, struct soft_sock_id *id,
+		   uint64_t fallback_netns)
+{
+	int rc;
+
+	if (fd < 0) {
+		r->ext_ack = "no socket passed with SCM_RIGHTS";
+		return -EINVAL;
+	}
+	rc = soft_sock_read(fd, id, fallback_netns);
+	if (rc == -EINVAL)
+		r->ext_ack = "not a TCP socket";
+	if (!rc) {
+		rc = soft_sock_check_state(fd, state);
+		if (rc)
+			r->ext_ack = "the socket is not in that state";
+	}
+	close(fd);
+	return rc;
+}
+
+static int put_add_reply(struct soft_req *r, const struct soft_sock *s)
+{
+	struct nlmsghdr *nlh = soft_genl_msg(r->out, r->nlh, SOFT_ID_SOFT,
+					     SMC_SOFT_CMD_SOCK_ADD, 0);
+
+	if (!nlh)
+		return -ENOMEM;
+	mnl_attr_put_u64(nlh, SMC_SOFT_A_TOKEN, s->token);
+	mnl_attr_put_u64(nlh, SMC_SOFT_A_INODE, s->id.inode);
+	mnl_attr_put_u64(nlh, SMC_SOFT_A_COOKIE, s->id.cookie);
+	mnl_attr_put_u64(nlh, SMC_SOFT_A_NETNS, s->id.netns);
+	soft_msg_end(r->out, nlh);
+	return r->out->failed ? -ENOMEM : 0;
+}
+
+static void close_fd(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+static int sock_add(struct soft_req *r)
+{
+	struct reg_attrs a;
+	struct soft_sock *s;
+	struct soft_ns *ns = NULL;
+	size_t held;
+	int fd = take_fd(r), rc;
+
+	rc = parse_attrs(r, &a);
+	if (!rc && !a.has_state)
+		rc = -EINVAL;
+	s = rc ? NULL : calloc(1, sizeof(*s));
+	if (!rc && !s)
+		rc = -ENOMEM;
+	if (rc) {
+		close_fd(fd);
+		return rc;
+	}
+	rc = read_fd(r, fd, a.state, &s->id, r->peer->netns);
+	if (!rc && scan(r->st, s->id.inode, r->peer->conn_id, &held))
+		rc = -EEXIST;
+	if (!rc && held >= SMC_SOFT_MAX_SOCKS)
+		rc = -ENOSPC;
+	if (!rc && !(ns = soft_ns_get(r->st, s->id.netns)))
+		rc = -ENOMEM;
+	if (!rc) {
+		s->token = r->st->next_sock_token;
+		s->conn_id = r->peer->conn_id;
+		soft_sock_set_state(s, a.state);
+		rc = put_add_reply(r, s);
+	}
+	if (rc) {
+		free(s);
+		return rc;
+	}
+	r->st->next_sock_token++;
+	/* At the head, as the kernel's hash list: newest first. */
+	s->next = ns->socks;
+	ns->socks = s;
+	return 0;
+}
+
+/* A socket passed again must be the registered one; its namespace stays. */
+static int refresh(struct soft_req *r, int fd, struct soft_sock *s, uint8_t state)
+{
+	struct soft_sock_id id;
+	int rc = read_fd(r, fd, state, &id, s->id.netns);
+
+	if (rc)
+		return rc;
+	if (id.inode != s->id.inode) {
+		r->ext_ack = "another socket than the registered one";
+		return -EINVAL;
+	}
+	id.netns = s->id.netns;
+	s->id = id;
+	return 0;
+}
+
+static int sock_state(struct soft_req *r)
+{
+	struct soft_sock **pp = NULL;
+	struct reg_attrs a;
+	int fd = take_fd(r), rc;
+
+	rc = parse_attrs(r, &a);
+	if (!rc && (!a.has_token || !a.has_state))
+		rc = -EINVAL;
+	if (!rc && !(pp = find_token(r->st, a.token, r->peer->conn_id)))
+		rc = -ENOENT;
+	if (rc) {
+		close_fd(fd);
+		return rc;
+	}
+	if (fd >= 0 && (rc = refresh(r, fd, *pp, a.state)))
+		return rc;
+	soft_sock_set_state(*pp, a.state);
+	return 0;
+}
+
+static int sock_del(struct soft_req *r)
+{
+	struct soft_sock **pp, *s;
+	struct reg_attrs a;
+	int rc;
+
+	rc = parse_attrs(r, &a);
+	if (rc)
+		return rc;
+	if (!a.has_token)
+		return -EINVAL;
+	pp = find_token(r->st, a.token, r->peer->conn_id);
+	if (!pp)
+		return -ENOENT;
+	s = *pp;
+	*pp = s->next;
+	free(s);
+	return 0;
+}
+
+static const struct soft_op reg_ops[] = {
+	{ .cmd = SMC_SOFT_CMD_SOCK_ADD, .doit = sock_add },
+	{ .cmd = SMC_SOFT_CMD_SOCK_STATE, .doit = sock_state },
+	{ .cmd = SMC_SOFT_CMD_SOCK_DEL, .doit = sock_del },
+};
+
+const struct soft_family soft_reg_family = {
+	.name = SMC_SOFT_FAMILY_NAME,
+	.id = SOFT_ID_SOFT,
+	.version = SMC_SOFT_VERSION,
+	.maxattr = SMC_SOFT_A_MAX,
+	.ops = reg_ops,
+	.n_ops = sizeof(reg_ops) / sizeof(reg_ops[0]),
+};
+
+void soft_conn_gone(struct soft_state *st, uint64_t conn_id)
+{
+	for (struct soft_ns *ns = st->ns; ns; ns = ns->next) {
+		struct soft_sock **pp = &ns->socks;
+
+		while (*pp) {
+			struct soft_sock *s = *pp;
+
+			if (s->conn_id == conn_id) {
+				*pp = s->next;
+				free(s);
+			} else {
+				pp = &s->next;
+			}
+		}
+	}
+}
+
+void soft_socks_free(struct soft_ns *ns)
+{
+	struct soft_sock *s, *next;
+
+	for (s = ns->socks; s; s = next) {
+		next = s->next;
+		free(s);
+	}
+	ns->socks = NULL;
+}

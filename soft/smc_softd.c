@@ -1,2 +1,104 @@
-/* SCAFFOLD: replaced by the daemon's main and server loop. */
-int main(void) { return 1; }
+/*
+ * smc_softd: the soft backend of smc-tools, a user-space stand-in for the
+ * kernel's SMC module that answers its netlink messages on a UNIX socket.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "devices.h"
+#include "server.h"
+#include "softd.h"
+#include "state.h"
+
+static int fail(const char *err)
+{
+	fprintf(stderr, "%s: %s\n", SOFTD_PROG, err);
+	return 1;
+}
+
+static int serve(const struct softd_listener *l, const sigset_t *stop, struct soft_state *st)
+{
+	char err[SOFTD_ERRLEN];
+	struct softd_server *s;
+	int sig;
+
+	s = softd_server_new(l->fd, stop, st, err, sizeof(err));
+	if (!s) {
+		softd_log(LOG_ERR, "%s", err);
+		return 1;
+	}
+	softd_log(LOG_INFO, "listening on %s", l->path);
+	sig = softd_server_run(s, err, sizeof(err));
+	softd_server_free(s);
+	if (sig < 0) {
+		softd_log(LOG_ERR, "%s", err);
+		return 1;
+	}
+	softd_log(LOG_INFO, "stopped by SIG%s", sigabbrev_np(sig));
+	return 0;
+}
+
+/* Everything that can fail is tried before detaching, so that it is reported here. */
+static int run(const struct softd_opts *o)
+{
+	char path[108], pidfile[4096], err[SOFTD_ERRLEN];
+	struct softd_listener l;
+	struct soft_state st;
+	sigset_t stop;
+	int rc;
+
+	if (softd_socket_path(o->socket, path, sizeof(path), err, sizeof(err)) ||
+	    (!o->foreground && softd_pidfile_path(o->pidfile, path, pidfile, sizeof(pidfile),
+						  err, sizeof(err))))
+		return fail(err);
+	softd_signals_block(&stop);
+	softd_raise_nofile();
+	soft_state_init(&st);
+	/* the reason names the --roce value itself ("--roce SPEC: why") */
+	if (soft_devs_init(&st, o->roce, o->n_roce, err, sizeof(err)) < 0) {
+		soft_state_free(&st);
+		return fail(err);
+	}
+	if (softd_listen(&l, path, err, sizeof(err)) < 0) {
+		soft_state_free(&st);
+		return fail(err);
+	}
+	if (!o->foreground) {
+		rc = softd_daemonize(pidfile, err, sizeof(err));
+		if (rc != 0) {                  /* the parent: the daemon runs, or failed */
+			softd_unlisten(&l, rc < 0);
+			soft_state_free(&st);
+			return rc < 0 ? fail(err) : 0;
+		}
+	}
+	softd_log_open(o->syslog || !o->foreground);
+	rc = serve(&l, &stop, &st);
+	softd_unlisten(&l, true);
+	if (!o->foreground)
+		unlink(pidfile);
+	softd_log_close();
+	soft_state_free(&st);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct softd_opts o;
+	int rc;
+
+	switch (softd_opts_parse(argc, argv, &o)) {
+	case SOFTD_EXIT_OK:
+		return 0;
+	case SOFTD_EXIT_USAGE:
+		return 1;
+	case SOFTD_RUN:
+		break;
+	}
+	rc = run(&o);
+	softd_opts_free(&o);
+	return rc;
+}

@@ -14,10 +14,11 @@ struct soft_pnet_entry;   /* pnet.c */
 struct soft_stats;        /* stats.c */
 struct soft_sock;         /* reg.c */
 struct soft_dev;          /* devices.c */
+struct soft_lgr;          /* lgr.c */
 
 struct soft_ns {
 	struct soft_ns *next;
-	uint64_t netns;                  /* inode of the namespace */
+	uint64_t netns;                  /* the namespace's key (soft_netns_key) */
 	bool init;                       /* the initial namespace (IB/ISM PNET entries allowed) */
 	struct soft_pnet_entry *pnet;    /* PNET table, insertion order */
 	struct soft_stats *stats;        /* counters, NULL until the first event */
@@ -36,13 +37,21 @@ struct soft_state {
 	int n_ueid;
 	bool seid_enabled;
 	struct soft_dev *devs;           /* the soft ISM device first, then soft RoCE */
+	struct soft_lgr *lgrs;           /* link groups, SMC-R and SMC-D */
+	uint32_t lgr_num;                /* last link group id handed out */
 	uint64_t next_sock_token;
 };
 
 /* Empty state; the initial namespace is the daemon's own. */
 void soft_state_init(struct soft_state *st);
-/* Inode of the network namespace of a process (0 for self), or 0 on failure. */
-uint64_t soft_netns_of(pid_t pid);
+/*
+ * The key of a network namespace: its cookie (SO_NETNS_COOKIE, never reused)
+ * read from a socket that lives in it, e.g. the accepted end of a client's
+ * connection or a registered TCP socket.  Kernels before 5.14 have no
+ * cookie: then the inode of the namespace of the socket's process (pid, 0 for
+ * the daemon).  0 when neither can be read.
+ */
+uint64_t soft_netns_key(int sock_fd, pid_t pid);
 
 /* The namespace's state, created on first use (NULL when out of memory). */
 struct soft_ns *soft_ns_get(struct soft_state *st, uint64_t netns);

@@ -29,16 +29,16 @@ if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$log/unit"; then
 fi
 count unit "$log/unit"
 
-# 2. libFuzzer over the reply parsers, bounded in time
-fuzz_secs=${SMC_FUZZ_SECONDS:-20}
+# 2. libFuzzer over the reply parsers and the daemon's request parser, bounded in time
+fuzz_secs=${SMC_FUZZ_SECONDS:-40}
 if command -v clang >/dev/null && make --no-print-directory -s fuzz >"$log/fuzzbuild" 2>&1; then
 	mkdir -p "$log/corpus"
 	if "$CHECK_DIR/fuzz_replies" -max_total_time="$fuzz_secs" -max_len=4096 \
 		"$log/corpus" tests/fuzz/corpus >"$log/fuzzrun" 2>&1; then
-		echo "PASS fuzz: reply parsers, ${fuzz_secs}s" > "$log/fuzz"
+		echo "PASS fuzz: reply and request parsers, ${fuzz_secs}s" > "$log/fuzz"
 	else
 		tail -40 "$log/fuzzrun"
-		echo "FAIL fuzz: reply parsers (see output above)" > "$log/fuzz"
+		echo "FAIL fuzz: reply and request parsers (see output above)" > "$log/fuzz"
 	fi
 else
 	cat "$log/fuzzbuild"

@@ -97,6 +97,10 @@ TEST(nl_error_carries_errno_and_ext_ack)
 	CHECK_STR(p.g.err.msg, "caller lacks CAP_NET_ADMIN");
 	peer_error(&p, 1, 0, NULL);
 	CHECK_INT(smc_genl_do(&p.g, 12), 0);
+	peer_error(&p, 1, INT32_MIN, NULL);     /* no errno: a broken answer */
+	CHECK_INT(smc_genl_do(&p.g, 12), -EBADMSG);
+	peer_error(&p, 1, 5, NULL);
+	CHECK_INT(smc_genl_do(&p.g, 12), -EBADMSG);
 	peer_close(&p);
 }
 

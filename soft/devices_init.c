@@ -1,0 +1,211 @@
+/* Creating the soft devices at start: the ISM and the RoCE devices of --roce. */
+#include "devices.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+
+static uint64_t fnv1a64(const char *salt, const char *text)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (const char *p = salt; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	for (const char *p = text; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	return h ? h : 1;
+}
+
+/* /etc/machine-id without its newline, else the host name. */
+static void machine_identity(char *buf, size_t len)
+{
+	FILE *f = fopen("/etc/machine-id", "re");
+	struct utsname u;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (f) {
+		if (fgets(buf, (int)len, f))
+			n = strlen(buf);
+		fclose(f);
+	}
+	while (n && isspace((unsigned char)buf[n - 1]))
+		buf[--n] = '\0';
+	if (n)
+		return;
+	if (uname(&u) == 0)
+		snprintf(buf, len, "%s", u.nodename);
+}
+
+static struct soft_dev *new_ism(void)
+{
+	struct soft_dev *d = calloc(1, sizeof(*d));
+	char id[256];
+
+	if (!d)
+		return NULL;
+	d->kind = SOFT_DEV_ISM;
+	snprintf(d->name, sizeof(d->name), "%s", SOFT_ISM_NAME);
+	snprintf(d->pci_id, sizeof(d->pci_id), "%s", SOFT_ISM_PCI_ID);
+	d->fid = SOFT_ISM_FID;
+	d->chid = SOFT_ISM_CHID;
+	d->vendor = SOFT_ISM_VENDOR;
+	d->device = SOFT_ISM_DEVICE;
+	machine_identity(id, sizeof(id));
+	d->gid = fnv1a64("smc_softd-ism-gid:", id);
+	d->gid_ext = fnv1a64("smc_softd-ism-gid-ext:", id);
+	return d;
+}
+
+const char *soft_dev_name_invalid(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (!len)
+		return "empty";
+	if (len > SOFT_IBNAME_MAX - 1)
+		return "longer than 63 characters";
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return "not a device name";
+	for (const char *p = name; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c <= ' ' || c >= 0x7f || c == '/' || c == '=')
+			return "contains a blank, '/', '=' or a control character";
+	}
+	return "";
+}
+
+static bool name_taken(const struct soft_state *st, const char *name)
+{
+	return soft_dev_find_roce(st, name) || soft_dev_find_ism(st, name);
+}
+
+static int add_roce(struct soft_state *st, const char *name, const char *ifname,
+		    unsigned int ifindex)
+{
+	struct soft_dev *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	d->kind = SOFT_DEV_ROCE;
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	d->n_ports = 1;
+	d->ifindex[0] = ifindex;
+	snprintf(d->ifname[0], sizeof(d->ifname[0]), "%s", ifname);
+	soft_dev_append(st, d);
+	return 0;
+}
+
+/* One --roce NAME=IFACE. */
+static int roce_spec(struct soft_state *st, const char *spec, char *err, size_t errlen)
+{
+	const char *eq = strchr(spec, '=');
+	char name[SOFT_IBNAME_MAX + 1];
+	const char *ifname, *why;
+	unsigned int ifindex;
+	size_t n;
+
+	if (!eq) {
+		snprintf(err, errlen, "--roce %s: expected NAME=IFACE", spec);
+		return -1;
+	}
+	n = (size_t)(eq - spec);
+	if (n > SOFT_IBNAME_MAX - 1) {
+		snprintf(err, errlen, "--roce %s: invalid device name: longer than 63 characters", spec);
+		return -1;
+	}
+	memcpy(name, spec, n);
+	name[n] = '\0';
+	ifname = eq + 1;
+	why = soft_dev_name_invalid(name);
+	if (*why) {
+		snprintf(err, errlen, "--roce %s: invalid device name '%s': %s", spec, name, why);
+		return -1;
+	}
+	if (name_taken(st, name)) {
+		snprintf(err, errlen, "--roce %s: device name '%s' is already in use", spec, name);
+		return -1;
+	}
+	ifindex = *ifname && strlen(ifname) < IF_NAMESIZE ? if_nametoindex(ifname) : 0;
+	if (!ifindex) {
+		snprintf(err, errlen, "--roce %s: no network interface '%s'", spec, ifname);
+		return -1;
+	}
+	if (add_roce(st, name, ifname, ifindex)) {
+		snprintf(err, errlen, "--roce %s: out of memory", spec);
+		return -1;
+	}
+	return 0;
+}
+
+static bool up_not_loopback(int fd, const char *ifname)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		return false;
+	return (ifr.ifr_flags & IFF_UP) && !(ifr.ifr_flags & IFF_LOOPBACK);
+}
+
+/* By default: sr_<iface> for every up, non-loopback interface, in ifindex order. */
+static int roce_default(struct soft_state *st, char *err, size_t errlen)
+{
+	struct if_nameindex *ifs = if_nameindex();
+	int fd, rc = 0;
+
+	if (!ifs)
+		return 0;               /* no interfaces to offer: no RoCE devices */
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	for (struct if_nameindex *i = ifs; fd >= 0 && i->if_index; i++) {
+		char name[SOFT_IBNAME_MAX];
+
+		if (!up_not_loopback(fd, i->if_name))
+			continue;
+		snprintf(name, sizeof(name), SOFT_ROCE_PREFIX "%s", i->if_name);
+		if (name_taken(st, name))
+			continue;
+		if (add_roce(st, name, i->if_name, i->if_index)) {
+			snprintf(err, errlen, "creating soft RoCE device %s: out of memory", name);
+			rc = -1;
+			break;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	if_freenameindex(ifs);
+	return rc;
+}
+
+int soft_devs_init(struct soft_state *st, char *const *roce_specs, int n_roce,
+		   char *err, size_t errlen)
+{
+	struct soft_dev *ism = new_ism();
+
+	if (!ism) {
+		snprintf(err, errlen, "creating the soft ISM device: out of memory");
+		return -1;
+	}
+	soft_dev_append(st, ism);
+	if (n_roce <= 0) {
+		if (!roce_default(st, err, errlen))
+			return 0;
+	} else {
+		int i = 0;
+
+		while (i < n_roce && !roce_spec(st, roce_specs[i], err, errlen))
+			i++;
+		if (i == n_roce)
+			return 0;
+	}
+	soft_devs_free(st);
+	return -1;
+}

@@ -1,0 +1,135 @@
+/*
+ * SMC_SOFT: the soft backend's private generic netlink family (version 1),
+ * spoken by the preload and the test clients on the daemon's control socket.
+ * It stands for what the kernel's SMC module does inside itself: it knows the
+ * sockets of its processes, pairs the two ends of a connection and sets up
+ * their buffers.  The family id comes from CTRL_CMD_GETFAMILY with
+ * SMC_SOFT_FAMILY_NAME; this header carries no libnl/libmnl types, so both
+ * sides include it.
+ *
+ * Trust: a socket is named by handing the socket itself to the daemon
+ * (SCM_RIGHTS on the request's datagram).  The daemon reads its family,
+ * addresses, ports, inode, owner, bound interface, cookie and network
+ * namespace from the kernel, never from the request, and closes its copy
+ * before it answers: it never keeps an application's socket alive.  Anyone
+ * may register sockets (no CAP_NET_ADMIN needed); a registration belongs to
+ * the control connection that made it: SOCK_STATE and SOCK_DEL from any other
+ * connection get ENOENT, and the daemon drops all of a connection's
+ * registrations when it closes (the process exited or closed the socket).
+ * A registered socket is listed by sock_diag for AF_SMC (smcss) in the
+ * network namespace of the socket, which may differ from the registrant's.
+ *
+ * Errors come back as NLMSG_ERROR with a negative errno:
+ *   EINVAL     attribute missing or of the wrong size, unknown state, no fd
+ *              where one is needed, an fd that is not a TCP socket (AF_INET
+ *              or AF_INET6, SOCK_STREAM, IPPROTO_TCP), an fd whose kernel
+ *              state contradicts the claimed one (LISTEN but not listening,
+ *              ACTIVE but not connected, INIT but listening), or a
+ *              SOCK_STATE fd that is another socket than the registered one
+ *   ENOENT     no such token on this connection
+ *   EEXIST     the socket is already registered (by any connection)
+ *   ENOSPC     the connection holds SMC_SOFT_MAX_SOCKS registrations
+ *   EOPNOTSUPP an unknown or reserved command
+ */
+#ifndef SOFT_REG_H
+#define SOFT_REG_H
+
+#define SMC_SOFT_VERSION 1
+
+/*
+ * Commands.  Requests are doit operations (no NLM_F_DUMP).
+ *
+ * SOCK_ADD     register a socket.  fd: the socket (SCM_RIGHTS), required.
+ *              Attributes: STATE (required).  Reply: one SMC_SOFT message,
+ *              cmd SOCK_ADD, with TOKEN, INODE, COOKIE and NETNS of the
+ *              registration (then an ack if NLM_F_ACK was asked for).
+ * SOCK_STATE   change the state of a registration.  Attributes: TOKEN,
+ *              STATE (required).  fd: optional, the same socket again, so
+ *              the daemon re-reads its addresses and checks the new state
+ *              (after bind+listen, connect); without it only the state
+ *              changes.  Acked (NLM_F_ACK) or error.
+ * SOCK_DEL     drop a registration (the socket was closed).  Attributes:
+ *              TOKEN.  Acked or error.
+ *
+ * Reserved for the data path (issue 6); numbers fixed now, not implemented
+ * (EOPNOTSUPP until then):
+ * PAIR         offer a connected, registered socket for pairing.  fd: the
+ *              socket again (the daemon matches the 4-tuple of the two ends
+ *              within one host, and the namespaces from the kernel);
+ *              TOKEN, SNDBUF/RCVBUF wishes.  Reply: PAIR_STATUS (PENDING or
+ *              PAIRED), or REASON/PEER_DIAGNOSIS of a decline; when paired,
+ *              PEER_TOKEN, DMB_TOKEN, PEER_DMB_TOKEN, LGR_ID and the ring
+ *              geometry, and the shared memory comes with BUF_SETUP.
+ * BUF_SETUP    buffer setup: the daemon sends one memfd per connection
+ *              (SCM_RIGHTS on the reply datagram) to exactly its two ends.
+ *              Request TOKEN; reply SHM_SIZE, the two ring offsets and
+ *              sizes (RING_OFFSET, RING_SIZE for tx then rx), FENCE fields.
+ *              Also sent unsolicited (seq 0, cmd BUF_SETUP) to the end that
+ *              was PENDING when the second end arrives.
+ * STATS_ATTACH the per-process counters in shared memory: the process
+ *              passes a sealed memfd (F_SEAL_SHRINK) it writes and the
+ *              daemon only reads and sums for GET_STATS/GET_FBACK_STATS;
+ *              STATS_SIZE, STATS_VERSION.  Detached with the connection.
+ * SOCK_INFO    the daemon's view of one registration (TOKEN), for
+ *              re-attaching after exec: fd of the socket, reply as SOCK_ADD
+ *              plus the pairing attributes.
+ */
+enum {
+	SMC_SOFT_CMD_UNSPEC,
+	SMC_SOFT_CMD_SOCK_ADD,      /* 1 */
+	SMC_SOFT_CMD_SOCK_STATE,    /* 2 */
+	SMC_SOFT_CMD_SOCK_DEL,      /* 3 */
+	SMC_SOFT_CMD_PAIR,          /* 4, reserved */
+	SMC_SOFT_CMD_BUF_SETUP,     /* 5, reserved */
+	SMC_SOFT_CMD_STATS_ATTACH,  /* 6, reserved */
+	SMC_SOFT_CMD_SOCK_INFO,     /* 7, reserved */
+	__SMC_SOFT_CMD_MAX,
+};
+#define SMC_SOFT_CMD_MAX (__SMC_SOFT_CMD_MAX - 1)
+
+/*
+ * Attributes (host byte order; u64 values may be 4-byte aligned: read them
+ * with memcpy).
+ */
+enum {
+	SMC_SOFT_A_UNSPEC,
+	SMC_SOFT_A_TOKEN,           /* u64: names a registration, never 0 */
+	SMC_SOFT_A_STATE,           /* u8: SMC_SOFT_STATE_* */
+	SMC_SOFT_A_INODE,           /* u64: socket inode (reply) */
+	SMC_SOFT_A_COOKIE,          /* u64: socket cookie (reply) */
+	SMC_SOFT_A_NETNS,           /* u64: inode of the socket's netns (reply) */
+	/* reserved for the data path */
+	SMC_SOFT_A_PAD,             /* 6: alignment padding, ignored */
+	SMC_SOFT_A_PAIR_STATUS,     /* 7: u8 SMC_SOFT_PAIR_* */
+	SMC_SOFT_A_PEER_TOKEN,      /* 8: u64 the other end's registration */
+	SMC_SOFT_A_SNDBUF,          /* 9: u32 bytes */
+	SMC_SOFT_A_RCVBUF,          /* 10: u32 bytes */
+	SMC_SOFT_A_REASON,          /* 11: u32 SMC_CLC_DECL_* of a decline */
+	SMC_SOFT_A_PEER_DIAGNOSIS,  /* 12: u32 */
+	SMC_SOFT_A_DMB_TOKEN,       /* 13: u64 own DMB token */
+	SMC_SOFT_A_PEER_DMB_TOKEN,  /* 14: u64 */
+	SMC_SOFT_A_LGR_ID,          /* 15: u32 soft ISM link group */
+	SMC_SOFT_A_SHM_SIZE,        /* 16: u64 bytes of the memfd */
+	SMC_SOFT_A_RING_OFFSET,     /* 17: u64, twice: tx ring, rx ring */
+	SMC_SOFT_A_RING_SIZE,       /* 18: u32, twice: tx ring, rx ring */
+	SMC_SOFT_A_FENCE,           /* 19: u64 TCP bytes before the cut-over */
+	SMC_SOFT_A_STATS_SIZE,      /* 20: u32 bytes of the stats memfd */
+	SMC_SOFT_A_STATS_VERSION,   /* 21: u32 layout version */
+	__SMC_SOFT_A_MAX,
+};
+#define SMC_SOFT_A_MAX (__SMC_SOFT_A_MAX - 1)
+
+/* SMC_SOFT_A_STATE: the kernel's smc_state numbers (diag_state, protocol.md 4.6). */
+#define SMC_SOFT_STATE_ACTIVE  1
+#define SMC_SOFT_STATE_INIT    2
+#define SMC_SOFT_STATE_LISTEN 10
+
+/* SMC_SOFT_A_PAIR_STATUS (reserved) */
+#define SMC_SOFT_PAIR_PENDING  1
+#define SMC_SOFT_PAIR_PAIRED   2
+#define SMC_SOFT_PAIR_DECLINED 3
+
+/* Registrations one control connection may hold. */
+#define SMC_SOFT_MAX_SOCKS 65536
+
+#endif

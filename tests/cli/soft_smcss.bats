@@ -1,0 +1,190 @@
+#!/usr/bin/env bats
+# smcss against the soft backend: real sockets registered through the private
+# family SMC_SOFT by tests/progs/soft_client, as the preload registers them,
+# listed as the kernel lists SMC sockets (INIT, LISTEN, and ACTIVE as TCP
+# 0x03010000 until the data path pairs them).  Inodes and ports change from
+# run to run: the outputs name them after what soft_client printed.
+
+load helpers
+
+setup() {
+	softd_start
+	CLIENT_PIDS=()
+	CLIENT_OUTS=()
+	NETNS=
+}
+
+teardown() {
+	local pid
+	for pid in "${CLIENT_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	[ -z "$NETNS" ] || ip netns del "$NETNS" 2>/dev/null
+	softd_stop
+}
+
+# Run soft_client (waiting for signals) with these words in the background,
+# optionally under a command prefix given as CLIENT_PREFIX; returns once the
+# registrations are made.  CLIENT_PID and CLIENT_OUT name it.
+client_start() {
+	CLIENT_OUT="$BATS_TEST_TMPDIR/client.${#CLIENT_OUTS[@]}"
+	${CLIENT_PREFIX:-} "$SMC_BIN/tests/soft_client" -s "$@" >"$CLIENT_OUT" 2>"$CLIENT_OUT.err" 3>&- &
+	CLIENT_PID=$!
+	CLIENT_PIDS+=("$CLIENT_PID")
+	CLIENT_OUTS+=("$CLIENT_OUT")
+	for _ in $(seq 200); do
+		grep -qx ready "$CLIENT_OUT" && return 0
+		kill -0 "$CLIENT_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "soft_client did not get ready:" >&2
+	cat "$CLIENT_OUT" "$CLIENT_OUT.err" >&2
+	return 1
+}
+
+# The inodes (INODE_1, ...) and ports (PORT1, ...) the clients printed, in
+# their order, and the caller's uid as root's, in $output.
+normalise() {
+	local script="" i=0 p=0 tok state ino l r port uid
+	local -A seen=()
+	local f
+	for f in "${CLIENT_OUTS[@]}"; do
+		while read -r tok state ino l r; do
+			[ -n "$ino" ] || continue
+			i=$((i + 1))
+			script+="s/\\b0*$ino\\b/INODE_$i/g;"
+			for port in "${l##*:}" "${r##*:}"; do
+				[ "$port" != 0 ] && [ -z "${seen[$port]:-}" ] || continue
+				p=$((p + 1))
+				seen[$port]=PORT$p
+				script+="s/\\b$port\\b/PORT$p/g;"
+			done
+		done <"$f"
+	done
+	uid=$(id -u)
+	script+="s/^\\([A-Z0-9]* *\\)$(printf %05d "$uid") /\\100000 /;s/\"uid\":$uid,/\"uid\":0,/g"
+	output=$(printf '%s\n' "$output" | sed -e "$script")
+}
+
+# smcss with these options: exit 0, output normalised and compared with
+# tests/cli/expected/NAME.
+smcss_is() {
+	local name=$1
+	shift
+	run --separate-stderr smcss "$@"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	normalise
+	assert_output_file "$name"
+}
+
+HEADER="State          UID   Inode   Local Address           Peer Address            Intf Mode "
+
+# Until the daemon has seen the client's connection close, rows may remain.
+wait_header_only() {
+	for _ in $(seq 100); do
+		run smcss -a
+		[ "$output" = "$HEADER" ] && return 0
+		sleep 0.05
+	done
+	echo "rows left: $output" >&2
+	return 1
+}
+
+@test "soft_client registers INIT, LISTEN and ACTIVE sockets with the daemon" {
+	client_start init listen 0 connect 0
+	run cat "$CLIENT_OUT"
+	[ "${#lines[@]}" -eq 5 ]
+	[[ "${lines[0]}" =~ ^[0-9]+\ INIT\ [0-9]+\ 0\.0\.0\.0:0\ 0\.0\.0\.0:0$ ]]
+	[[ "${lines[1]}" =~ ^[0-9]+\ LISTEN\ [0-9]+\ 127\.0\.0\.1:[0-9]+\ 0\.0\.0\.0:0$ ]]
+	[[ "${lines[2]}" =~ ^[0-9]+\ ACTIVE\ [0-9]+\ 127\.0\.0\.1:[0-9]+\ 127\.0\.0\.1:[0-9]+$ ]]
+	[[ "${lines[3]}" =~ ^[0-9]+\ ACTIVE ]]
+	[ "${lines[4]}" = ready ]
+}
+
+@test "smcss -a: every registered socket, IPv4 first, newest first" {
+	client_start init listen 0 connect 0 connect6 0 listen6 0
+	smcss_is soft_smcss_all -a
+}
+
+@test "smcss -l: the listening sockets" {
+	client_start init listen 0 connect 0 connect6 0 listen6 0
+	smcss_is soft_smcss_listening -l
+}
+
+@test "smcss: the connected sockets, as TCP fallbacks (peer has no SMC)" {
+	client_start init listen 0 connect 0 connect6 0 listen6 0
+	smcss_is soft_smcss_active
+}
+
+@test "smcss -a -d: fallback rows end at the reason, as upstream" {
+	client_start init listen 0 connect 0 connect6 0 listen6 0
+	smcss_is soft_smcss_all_debug -a -d
+}
+
+@test "smcss -j and -a -j: every field the daemon sent" {
+	client_start init listen 0 connect 0 connect6 0 listen6 0
+	smcss_is soft_smcss_json -j
+	smcss_is soft_smcss_all_json -a -j
+}
+
+@test "smcss -a -R and -a -D: INIT and LISTEN report mode SMCR, fallbacks neither" {
+	client_start init listen 0 connect 0
+	smcss_is soft_smcss_all_smcr -a -R
+	run smcss -a -D
+	[ "$status" -eq 0 ]
+	[ "$output" = "$HEADER""GID              Token            Peer-GID         Peer-Token       Linkid" ]
+}
+
+@test "smcss: the rows go when the client deregisters" {
+	client_start init listen 0 connect 0
+	run smcss -a
+	[ "${#lines[@]}" -eq 5 ]
+	kill -TERM "$CLIENT_PID"
+	wait "$CLIENT_PID"
+	grep -qx 'deleted 4' "$CLIENT_OUT"
+	run smcss -a
+	[ "$output" = "$HEADER" ]
+}
+
+@test "smcss: the rows go when the client dies without deregistering" {
+	client_start init listen 0 connect 0
+	kill -KILL "$CLIENT_PID"
+	wait "$CLIENT_PID" || true
+	wait_header_only
+}
+
+@test "smcss: one client's exit leaves the other's rows" {
+	client_start listen 0
+	first=$CLIENT_PID
+	client_start init
+	kill -KILL "$first"
+	wait "$first" || true
+	for _ in $(seq 100); do
+		run smcss -a
+		[ "${#lines[@]}" -eq 2 ] && break
+		sleep 0.05
+	done
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[1]}" == INIT* ]]
+	# the survivor still owns its registration
+	kill -TERM "$CLIENT_PID"
+	wait "$CLIENT_PID"
+	grep -qx 'deleted 1' "$CLIENT_OUT"
+}
+
+@test "smcss: a second network namespace has its own list" {
+	NETNS="smcss_soft_$$_$RANDOM"
+	ip netns add "$NETNS" 2>/dev/null || { NETNS=; skip "ip netns is not permitted here"; }
+	ip netns exec "$NETNS" ip link set lo up
+	client_start listen 0
+	CLIENT_PREFIX="ip netns exec $NETNS" client_start connect 0
+	# the namespace's caller sees its own sockets only
+	run --separate-stderr ip netns exec "$NETNS" "$SMC_BIN/smcss" -a
+	[ "$status" -eq 0 ]
+	normalise
+	assert_output_file soft_smcss_netns_other
+	# and the initial namespace its own
+	smcss_is soft_smcss_netns_init -a
+}

@@ -1,0 +1,383 @@
+#!/usr/bin/env bats
+# The real tools against smc_softd: PNET table, devices, EIDs, info, link
+# groups and statistics, privileges and network namespaces.
+#
+# The daemon runs in a private network namespace (NS_A) whose only up,
+# non-loopback interface is sa0, so that its default soft RoCE device is
+# sr_sa0.  Tools run in NS_A (the daemon's initial namespace) or in NS_B
+# (another namespace with its own PNET table).
+
+load helpers
+
+inA() { ip netns exec "$NS_A" "$@"; }
+inB() { ip netns exec "$NS_B" "$@"; }
+
+# A command without CAP_NET_ADMIN, with setpriv or capsh (empty when neither works).
+nocap() {
+	if [ "$NOCAP" = setpriv ]; then
+		setpriv --inh-caps=-net_admin --bounding-set=-net_admin -- "$@"
+	else
+		capsh --drop=cap_net_admin -- -c 'exec "$@"' -- "$@"
+	fi
+}
+
+nocapA() { nocap ip netns exec "$NS_A" "$@"; }
+nocapB() { nocap ip netns exec "$NS_B" "$@"; }
+
+# True when nocap really runs a command without CAP_NET_ADMIN in its effective set.
+drops_net_admin() {
+	local eff
+	eff=$(nocap sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status 2>/dev/null) || return 1
+	[ -n "$eff" ]
+	[ $((0x$eff & 0x1000)) -eq 0 ]
+}
+
+setup_file() {
+	[ "$(id -u)" -eq 0 ] || return 0
+	export NS_A="smcsoft_a_$$" NS_B="smcsoft_b_$$"
+	ip netns add "$NS_A" || return 0
+	ip netns add "$NS_B"
+	ip -n "$NS_A" link add sa0 type veth peer name sa1
+	ip -n "$NS_A" link set sa0 up
+	export HOST32
+	HOST32=$(printf '%-32.32s' "$(uname -n)")
+	# smc_softd inside NS_A: softd_start runs $SMC_BIN/smc_softd, here a wrapper
+	wrap="$BATS_FILE_TMPDIR/wrap"
+	mkdir -p "$wrap"
+	printf '#!/bin/sh\nexec ip netns exec %s %s "$@"\n' "$NS_A" "$SMC_BIN/smc_softd" > "$wrap/smc_softd"
+	chmod 755 "$wrap/smc_softd"
+	SMC_BIN="$wrap" softd_start
+	# the tests load helpers.bash again, which resets SMC_SOFT_SOCKET: kept here
+	export SOFT_TOOLS_SOCKET="$SMC_SOFT_SOCKET" SOFTD_PID SOFTD_DIR
+	export SMC_STATS_CACHE="$BATS_FILE_TMPDIR/smcstats"
+	export NOCAP=
+	for how in setpriv capsh; do
+		if NOCAP=$how drops_net_admin; then
+			NOCAP=$how
+			break
+		fi
+	done
+}
+
+teardown_file() {
+	[ -n "${NS_A:-}" ] || return 0
+	SMC_SOFT_SOCKET="${SOFT_TOOLS_SOCKET:-}" softd_stop
+	ip netns del "$NS_A" 2>/dev/null || true
+	ip netns del "$NS_B" 2>/dev/null || true
+}
+
+setup() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
+	[ -n "${SOFTD_PID:-}" ] || skip "ip netns is not usable here"
+	export SMC_SOFT_SOCKET="$SOFT_TOOLS_SOCKET" SMC_BACKEND=soft
+	inA smc_pnet -f
+	inB smc_pnet -f
+	inA smcd ueid flush
+}
+
+@test "soft: smc_pnet add, show, delete with the soft RoCE device" {
+	run --separate-stderr inA smc_pnet -a NET1 -I eth0 -D sr_sa0
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	run --separate-stderr inA smc_pnet
+	[ "$status" -eq 0 ]
+	[ "$output" = "NET1 eth0 n/a 255
+NET1 n/a sr_sa0 1" ]
+	run --separate-stderr inA smc_pnet -s NET1
+	[ "$output" = "NET1 eth0 n/a 255
+NET1 n/a sr_sa0 1" ]
+	run --separate-stderr inA smc_pnet -d NET1
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	run --separate-stderr inA smc_pnet
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
+@test "soft: smc_pnet accepts unknown interfaces and devices, refuses duplicates" {
+	run --separate-stderr inA smc_pnet -a net2 -I nosuch0
+	[ "$status" -eq 0 ]
+	run --separate-stderr inA smc_pnet -a NET3 -D mlx5_0 -P 2
+	[ "$status" -eq 0 ]
+	run --separate-stderr inA smc_pnet -a NET9 -I nosuch0
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_pnet: Object exists" ]
+	run --separate-stderr inA smc_pnet -a NET9 -D mlx5_0
+	[ "$stderr" = "smc_pnet: Object exists" ]
+	run --separate-stderr inA smc_pnet
+	[ "$output" = "NET2 nosuch0 n/a 255
+NET3 n/a mlx5_0 2" ]
+	run --separate-stderr inA smc_pnet -d NET9
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_pnet: Object not found" ]
+	run --separate-stderr inA smc_pnet -f
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	run --separate-stderr inA smc_pnet
+	[ -z "$output" ]
+}
+
+@test "soft: a PNET ID set with smc_pnet shows on the devices as user-defined" {
+	run --separate-stderr inA smc_pnet -a NET1 -D sr_sa0
+	[ "$status" -eq 0 ]
+	run --separate-stderr inA smc_pnet -a NETD -D soft-ism
+	[ "$status" -eq 0 ]
+	# the port has one already
+	run --separate-stderr inA smc_pnet -a NET2 -D sr_sa0
+	[ "$stderr" = "smc_pnet: Object exists" ]
+	run --separate-stderr inA smcr device
+	[ "$status" -eq 0 ]
+	[ "$output" = "Net-Dev         IB-Dev   IB-P  IB-State  Type          Crit  #Links  PNET-ID  
+sa0             sr_sa0      1    ACTIVE  0               No       0  *NET1            " ]
+	run --separate-stderr inA smcd device
+	[ "$output" = "FID  Type  PCI-ID        PCHID  InUse  #LGs  PNET-ID  
+0000 ISM   ffff:00:00.0  ff01   No        0  *NETD            " ]
+	run --separate-stderr inA smc_pnet -d NETD
+	[ "$status" -eq 0 ]
+	# the ISM also answers to its PCI-ID-like name
+	run --separate-stderr inA smc_pnet -a NETP -D ffff:00:00.0
+	[ "$status" -eq 0 ]
+	run --separate-stderr inA smcd device
+	[ "$output" = "FID  Type  PCI-ID        PCHID  InUse  #LGs  PNET-ID  
+0000 ISM   ffff:00:00.0  ff01   No        0  *NETP            " ]
+	run --separate-stderr inA smc_pnet
+	[ "$output" = "NET1 n/a sr_sa0 1
+NETP n/a ffff:00:00.0 1" ]
+	# flush clears the devices' user-defined PNET IDs too
+	inA smc_pnet -f
+	run --separate-stderr inA smcr device
+	[ "$output" = "Net-Dev         IB-Dev   IB-P  IB-State  Type          Crit  #Links  PNET-ID  
+sa0             sr_sa0      1    ACTIVE  0               No       0                   " ]
+}
+
+@test "soft: each network namespace has its own PNET table" {
+	inA smc_pnet -a NETA -I eth0
+	run --separate-stderr inB smc_pnet -a NETB -I eth0
+	[ "$status" -eq 0 ]
+	run --separate-stderr inB smc_pnet
+	[ "$output" = "NETB eth0 n/a 255" ]
+	run --separate-stderr inA smc_pnet
+	[ "$output" = "NETA eth0 n/a 255" ]
+	# devices only in the daemon's initial namespace
+	run --separate-stderr inB smc_pnet -a NETX -D sr_sa0
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_pnet: Object exists" ]
+	run --separate-stderr inB smc_pnet -d NETA
+	[ "$stderr" = "smc_pnet: Object not found" ]
+	inB smc_pnet -f
+	run --separate-stderr inA smc_pnet
+	[ "$output" = "NETA eth0 n/a 255" ]
+}
+
+@test "soft: smcr/smcd ueid add, show, the fifth, delete, flush" {
+	run --separate-stderr inA smcr ueid add SOME-EID
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	run --separate-stderr inA smcr ueid add SOME-EID
+	[ "$status" -eq 255 ]
+	[ "$stderr" = "Error: specified User EID is already defined" ]
+	inA smcr ueid add EID2
+	inA smcd ueid add EID.3
+	inA smcr ueid add EID-4
+	run --separate-stderr inA smcr ueid add EID5
+	[ "$status" -eq 255 ]
+	[ "$stderr" = "Error: specified User EID was rejected because the maximum number of User EIDs is reached" ]
+	run --separate-stderr inB smcd ueid show
+	[ "$status" -eq 0 ]
+	[ "$output" = "SOME-EID                        
+EID2                            
+EID.3                           
+EID-4                           " ]
+	run --separate-stderr inA smcr ueid del NOPE
+	[ "$status" -eq 255 ]
+	[ "$stderr" = "Error: specified User EID is not defined" ]
+	run --separate-stderr inA smcr ueid del EID2
+	[ "$status" -eq 0 ]
+	run --separate-stderr inA smcd -j ueid
+	[ "$output" = '{"ueids":["SOME-EID","EID.3","EID-4"]}' ]
+	run --separate-stderr inA smcd ueid flush
+	[ "$status" -eq 0 ]
+	run --separate-stderr inA smcd ueid
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
+@test "soft: smcd seid shows an empty, disabled SEID that cannot be switched" {
+	run --separate-stderr inA smcd seid
+	[ "$status" -eq 0 ]
+	[ "$output" = " [disabled]" ]
+	run --separate-stderr inA smcd seid enable
+	[ "$status" -eq 255 ]
+	[ "$stderr" = "Error: operation not supported by kernel" ]
+	run --separate-stderr inA smcd seid disable
+	[ "$status" -eq 255 ]
+	[ "$stderr" = "Error: operation not supported by kernel" ]
+}
+
+@test "soft: smcd info and smcr info" {
+	run --separate-stderr inA smcd info
+	[ "$status" -eq 0 ]
+	[ "$output" = "Kernel Capabilities
+SMC Version:      2.1
+SMC Hostname:     $HOST32
+SMC-D Features:   v1 v2
+SMC-R Features:   v1 v2
+
+Hardware Capabilities
+SEID:             n/a
+ISM:              v1 v2
+RoCE:             n/a" ]
+	run --separate-stderr inB smcr info
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(inA smcd info)" ]
+	run --separate-stderr inA smcd -j info
+	[ "$output" = "{\"smc_version\":\"2.1\",\"hostname\":\"$(uname -n)\",\"smcd_features\":[\"v1\",\"v2\"],\"smcr_features\":[\"v1\",\"v2\"],\"seid\":null,\"ism\":[\"v1\",\"v2\"],\"roce\":null,\"ism_devices\":1,\"roce_devices\":0}" ]
+}
+
+@test "soft: smcr device with details, smcd device, smcr device filters" {
+	run --separate-stderr inA smcr -d device
+	[ "$status" -eq 0 ]
+	[ "$output" = "Net-Dev         IB-Dev   IB-P  IB-State  Type          Crit   FID   PCI-ID        PCHID  #Links  PNET-ID  
+sa0             sr_sa0      1    ACTIVE  0               No   0000                0000        0                   " ]
+	run --separate-stderr inA smcr device netdev sa0
+	[ "$output" = "Net-Dev         IB-Dev   IB-P  IB-State  Type          Crit  #Links  PNET-ID  
+sa0             sr_sa0      1    ACTIVE  0               No       0                   " ]
+	run --separate-stderr inA smcr device ibdev nosuch
+	[ "$output" = "Net-Dev         IB-Dev   IB-P  IB-State  Type          Crit  #Links  PNET-ID  " ]
+	run --separate-stderr inA smcd device
+	[ "$output" = "FID  Type  PCI-ID        PCHID  InUse  #LGs  PNET-ID  
+0000 ISM   ffff:00:00.0  ff01   No        0                   " ]
+	# the port goes down with its interface
+	ip -n "$NS_A" link set sa0 down
+	run --separate-stderr inA smcr device
+	ip -n "$NS_A" link set sa0 up
+	[ "$output" = "Net-Dev         IB-Dev   IB-P  IB-State  Type          Crit  #Links  PNET-ID  
+sa0             sr_sa0      1  INACTIVE  0               No       0                   " ]
+}
+
+@test "soft: no link groups yet: smcd and smcr linkgroup print nothing" {
+	for cmd in "smcd linkgroup" "smcr linkgroup" "smcr linkgroup link-show" "smcr -dd linkgroup link-show" "smcd -d linkgroup"; do
+		run --separate-stderr inA $cmd
+		[ "$status" -eq 0 ]
+		[ -z "$output" ]
+		[ -z "$stderr" ]
+	done
+	run --separate-stderr inA smcr -j linkgroup
+	[ "$output" = '{"linkgroups":[]}' ]
+}
+
+@test "soft: smcd stats and smcr -d stats before any connection" {
+	run --separate-stderr inA smcd stats
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$output" = "SMC-D Connections Summary
+  Total connections handled             0
+  SMC connections                       0
+  Handshake errors                      0
+  Avg requests per SMC conn             0.0
+  TCP fallback                          0
+
+RX Stats
+  Data transmitted (Bytes)              0 (0)
+  Total requests                        0
+  Buffer usage (Bytes)                  0 (0)
+  Buffer full                           0 (0.00%)
+            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB
+  Bufs        0       0       0       0       0       0       0       0
+  Reqs        0       0       0       0       0       0       0       0
+
+TX Stats
+  Data transmitted (Bytes)              0 (0)
+  Total requests                        0
+  Buffer usage (Bytes)                  0 (0)
+  Buffer full                           0 (0.00%)
+  Buffer full (remote)                  0 (0.00%)
+  Buffer too small                      0 (0.00%)
+  Buffer too small (remote)             0 (0.00%)
+            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB
+  Bufs        0       0       0       0       0       0       0       0
+  Reqs        0       0       0       0       0       0       0       0
+
+Extras
+  Special socket calls                  0" ]
+	run --separate-stderr inB smcr -d stats
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$output" = "SMC-R Connections Summary
+  Total connections handled             0
+  SMC connections                       0 (client 0, server 0)
+    v1                                  0
+    v2                                  0
+  Handshake errors                      0 (client 0, server 0)
+  Avg requests per SMC conn             0.0
+  TCP fallback                          0 (client 0, server 0)
+
+RX Stats
+  Data transmitted (Bytes)              0 (0)
+  Total requests                        0
+  Buffer usage (Bytes)                  0 (0)
+  Buffer full                           0 (0.00%)
+  Buffer downgrades                     0
+  Buffer reuses                         0
+            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB
+  Bufs        0       0       0       0       0       0       0       0
+  Reqs        0       0       0       0       0       0       0       0
+
+TX Stats
+  Data transmitted (Bytes)              0 (0)
+  Total requests                        0
+  Buffer usage (Bytes)                  0 (0)
+  Buffer full                           0 (0.00%)
+  Buffer full (remote)                  0 (0.00%)
+  Buffer too small                      0 (0.00%)
+  Buffer too small (remote)             0 (0.00%)
+  Buffer downgrades                     0
+  Buffer reuses                         0
+            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB
+  Bufs        0       0       0       0       0       0       0       0
+  Reqs        0       0       0       0       0       0       0       0
+
+Extras
+  Special socket calls                  0
+    cork                                0
+    nodelay                             0
+    sendpage                            0
+    splice                              0
+    urgent data                         0" ]
+	run --separate-stderr inA smcd -a stats json
+	[ "$status" -eq 0 ]
+	[[ "$output" == '{"SMCD": {"SMC_INT_TX_BUF_8K":0,'*'"SMC_TX_RMB_USAGE":0}}' ]]
+}
+
+@test "soft: unprivileged callers are refused and nothing changes" {
+	[ -n "$NOCAP" ] || skip "neither setpriv nor capsh can drop CAP_NET_ADMIN here"
+	inA smc_pnet -a NET1 -I eth0 -D sr_sa0
+	inA smcd ueid add KEEP
+	run --separate-stderr nocapA smc_pnet -a NET2 -I eth1
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_pnet: Operation not permitted" ]
+	run --separate-stderr nocapA smc_pnet -d NET1
+	[ "$stderr" = "smc_pnet: Operation not permitted" ]
+	run --separate-stderr nocapA smc_pnet -f
+	[ "$stderr" = "smc_pnet: Operation not permitted" ]
+	run --separate-stderr nocapB smc_pnet -a NET2 -I eth1
+	[ "$stderr" = "smc_pnet: Operation not permitted" ]
+	run --separate-stderr nocapA smcr ueid add SOME-EID
+	[ "$status" -eq 255 ]
+	[ "$stderr" = "Error: Operation not permitted" ]
+	run --separate-stderr nocapA smcr ueid del KEEP
+	[ "$status" -eq 255 ]
+	[ "$stderr" = "Error: Operation not permitted" ]
+	run --separate-stderr nocapA smcd ueid flush
+	[ "$stderr" = "Error: Operation not permitted" ]
+	# reading needs no privilege; the tables are unchanged
+	run --separate-stderr nocapA smc_pnet
+	[ "$status" -eq 0 ]
+	[ "$output" = "NET1 eth0 n/a 255
+NET1 n/a sr_sa0 1" ]
+	run --separate-stderr nocapA smcd ueid
+	[ "$output" = "KEEP                            " ]
+	run --separate-stderr nocapA smcr device
+	[[ "$output" == *"*NET1            " ]]
+}

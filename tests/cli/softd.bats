@@ -1,0 +1,401 @@
+#!/usr/bin/env bats
+# smc_softd: command line, control socket, signals, daemon mode, the tools on
+# top of it, and hostile or greedy clients (tests/progs/nlflood.c).
+
+load helpers
+
+NLFLOOD="$SMC_BIN/tests/nlflood"
+
+usage_err() { # stderr of a usage error: the message line, then the usage
+	printf '%s\n' "$1"
+	cat "$EXPECTED/smc_softd_usage"
+}
+
+# Wait until a daemon answers on socket $1 (while process $2 lives); further
+# arguments run the probe (e.g. as another user).
+wait_answer() {
+	local sock=$1 pid=$2
+	shift 2
+	for _ in $(seq 200); do
+		"$@" "$NLFLOOD" "$sock" ping 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# Start a foreground daemon on socket path $1 as softd_start does (softd_stop
+# stops it); further arguments go to the daemon.
+softd_start_at() {
+	local path=$1
+	shift
+	SOFTD_DIR=$(mktemp -d "${BATS_RUN_TMPDIR:-/tmp}/softd.XXXXXX")
+	export SMC_SOFT_SOCKET=$path SMC_BACKEND=soft
+	"$SMC_BIN/smc_softd" -f -s "$path" "$@" 2>"$SOFTD_DIR/log" 3>&- &
+	SOFTD_PID=$!
+	wait_answer "$path" "$SOFTD_PID" || { cat "$SOFTD_DIR/log" >&2; return 1; }
+}
+
+# A second daemon beside the one of softd_start: socket $1.
+other_start() {
+	OTHER_SOCK=$1
+	"$SMC_BIN/smc_softd" -f -s "$OTHER_SOCK" 2>"$BATS_TEST_TMPDIR/other.log" 3>&- &
+	OTHER_PID=$!
+	wait_answer "$OTHER_SOCK" "$OTHER_PID"
+}
+
+other_stop() {
+	local rc=0
+	kill -TERM "$OTHER_PID"
+	wait "$OTHER_PID" || rc=$?
+	OTHER_PID=
+	[ ! -e "$OTHER_SOCK" ] || rc=1
+	[ "$rc" -eq 0 ] || cat "$BATS_TEST_TMPDIR/other.log" >&2
+	return "$rc"
+}
+
+teardown() {
+	if [ -n "${OTHER_PID:-}" ]; then
+		kill "$OTHER_PID" 2>/dev/null
+		wait "$OTHER_PID" 2>/dev/null
+	fi
+	if [ -n "${DAEMON_PID:-}" ]; then
+		kill "$DAEMON_PID" 2>/dev/null
+	fi
+	softd_stop || true
+	[ -z "${USER_DIR:-}" ] || rm -rf "$USER_DIR"
+}
+
+@test "smc_softd -v prints the version" {
+	run --separate-stderr smc_softd -v
+	[ "$status" -eq 0 ]
+	[ "$output" = "smc_softd utility, smc-tools-1.8.5" ]
+	run --separate-stderr smc_softd --version
+	[ "$status" -eq 0 ]
+	[ "$output" = "smc_softd utility, smc-tools-1.8.5" ]
+}
+
+@test "smc_softd -h prints the usage on stdout" {
+	run --separate-stderr smc_softd -h
+	[ "$status" -eq 0 ]
+	assert_output_file smc_softd_usage
+	[ -z "$stderr" ]
+	run --separate-stderr smc_softd --help
+	[ "$status" -eq 0 ]
+	assert_output_file smc_softd_usage
+}
+
+@test "smc_softd: unknown options and arguments" {
+	run --separate-stderr smc_softd -x
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "$(usage_err "smc_softd: invalid option -- 'x'")" ]
+	run --separate-stderr smc_softd --bogus
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "$(usage_err "smc_softd: unrecognized option '--bogus'")" ]
+	run --separate-stderr smc_softd -s
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "$(usage_err "smc_softd: option requires an argument -- 's'")" ]
+	run --separate-stderr smc_softd -f extra
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "$(usage_err "smc_softd: unexpected argument 'extra'")" ]
+}
+
+@test "smc_softd: bad --roce values" {
+	local sock="$BATS_TEST_TMPDIR/control"
+	run --separate-stderr smc_softd -f -s "$sock" --roce foo
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "smc_softd: --roce foo: expected NAME=IFACE" ]
+	run --separate-stderr smc_softd -f -s "$sock" --roce sr_x=nosuch0
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_softd: --roce sr_x=nosuch0: no network interface 'nosuch0'" ]
+	[ ! -e "$sock" ]
+}
+
+@test "smc_softd: socket paths it cannot use" {
+	local long
+	long="$BATS_TEST_TMPDIR/$(printf 'x%.0s' $(seq 110))"
+	run --separate-stderr smc_softd -f -s ''
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_softd: socket: empty path" ]
+	run --separate-stderr smc_softd -f -s "$long"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_softd: $long: socket path too long (at most 107 bytes)" ]
+	touch "$BATS_TEST_TMPDIR/file"
+	run --separate-stderr smc_softd -f -s "$BATS_TEST_TMPDIR/file"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_softd: $BATS_TEST_TMPDIR/file: exists and is not a socket" ]
+	[ -f "$BATS_TEST_TMPDIR/file" ]
+	run --separate-stderr smc_softd -f -s "$BATS_TEST_TMPDIR/file/control"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_softd: $BATS_TEST_TMPDIR/file/control: Not a directory" ]
+}
+
+@test "smc_softd refuses a second daemon on a live socket" {
+	softd_start
+	run --separate-stderr smc_softd -f -s "$SMC_SOFT_SOCKET"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "smc_softd: $SMC_SOFT_SOCKET: another smc_softd is running" ]
+	run --separate-stderr smc_softd -s "$SMC_SOFT_SOCKET" -p "$BATS_TEST_TMPDIR/pid"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_softd: $SMC_SOFT_SOCKET: another smc_softd is running" ]
+	[ ! -e "$BATS_TEST_TMPDIR/pid" ]
+	"$NLFLOOD" "$SMC_SOFT_SOCKET" ping
+	softd_stop
+}
+
+@test "smc_softd replaces a stale socket" {
+	local sock="$BATS_TEST_TMPDIR/run/control"
+	mkdir -p "$BATS_TEST_TMPDIR/run"
+	python3 -c 'import socket,sys
+socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).bind(sys.argv[1])' "$sock"
+	[ -S "$sock" ]
+	! "$NLFLOOD" "$sock" ping 2>/dev/null
+	softd_start_at "$sock"
+	run smcss -a
+	[ "$status" -eq 0 ]
+	softd_stop
+}
+
+@test "SIGTERM stops smc_softd: socket removed, exit 0" {
+	softd_start
+	local rc=0
+	kill -TERM "$SOFTD_PID"
+	wait "$SOFTD_PID" || rc=$?
+	SOFTD_PID=
+	[ "$rc" -eq 0 ]
+	[ ! -e "$SMC_SOFT_SOCKET" ]
+	grep -qx 'smc_softd: stopped by SIGTERM' "$SOFTD_DIR/log"
+}
+
+@test "SIGINT stops smc_softd: socket removed, exit 0" {
+	softd_start
+	local rc=0
+	kill -INT "$SOFTD_PID"
+	wait "$SOFTD_PID" || rc=$?
+	SOFTD_PID=
+	[ "$rc" -eq 0 ]
+	[ ! -e "$SMC_SOFT_SOCKET" ]
+	grep -qx 'smc_softd: stopped by SIGINT' "$SOFTD_DIR/log"
+}
+
+@test "SIGHUP stops smc_softd unless it was ignored at start (nohup)" {
+	local rc=0
+	softd_start --syslog
+	if (( 0x$(awk '/^SigIgn/ { print $2 }' /proc/"$SOFTD_PID"/status) & 1 )); then
+		skip "SIGHUP is ignored by the caller of the tests"
+	fi
+	kill -HUP "$SOFTD_PID"
+	wait "$SOFTD_PID" || rc=$?
+	SOFTD_PID=
+	[ "$rc" -eq 0 ]
+	[ ! -e "$SMC_SOFT_SOCKET" ]
+	# --syslog: nothing on stderr
+	[ ! -s "$SOFTD_DIR/log" ]
+	(trap '' HUP; exec "$SMC_BIN/smc_softd" -f -s "$SMC_SOFT_SOCKET" 2>"$SOFTD_DIR/log" 3>&-) &
+	SOFTD_PID=$!
+	wait_answer "$SMC_SOFT_SOCKET" "$SOFTD_PID"
+	kill -HUP "$SOFTD_PID"
+	sleep 0.2
+	"$NLFLOOD" "$SMC_SOFT_SOCKET" ping
+	softd_stop
+}
+
+@test "smc_softd detaches and writes its pid file" {
+	local sock="$BATS_TEST_TMPDIR/d/control" pid="$BATS_TEST_TMPDIR/d.pid"
+	# sanitizer reports of the detached daemon would go to /dev/null: to files instead
+	ASAN_OPTIONS="${ASAN_OPTIONS:-}:log_path=$BATS_TEST_TMPDIR/asan" \
+	UBSAN_OPTIONS="${UBSAN_OPTIONS:-}:log_path=$BATS_TEST_TMPDIR/ubsan" \
+		run --separate-stderr smc_softd -s "$sock" -p "$pid" 3>&-
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	DAEMON_PID=$(cat "$pid")
+	[ "$(cat /proc/"$DAEMON_PID"/comm)" = smc_softd ]
+	[ "$(ps -o sid= -p "$DAEMON_PID" | tr -d ' ')" = "$DAEMON_PID" ]
+	[ "$(readlink /proc/"$DAEMON_PID"/cwd)" = / ]
+	[ "$(stat -c %A "$sock")" = srw-rw-rw- ]
+	"$NLFLOOD" "$sock" ping
+	kill -TERM "$DAEMON_PID"
+	for _ in $(seq 100); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.05; done
+	! kill -0 "$DAEMON_PID" 2>/dev/null
+	DAEMON_PID=
+	[ ! -e "$sock" ]
+	[ ! -e "$pid" ]
+	! ls "$BATS_TEST_TMPDIR"/asan* "$BATS_TEST_TMPDIR"/ubsan* 2>/dev/null
+}
+
+@test "smc_softd: the pid file goes next to the socket by default" {
+	local sock="$BATS_TEST_TMPDIR/d/control"
+	run --separate-stderr smc_softd -s "$sock" 3>&-
+	[ "$status" -eq 0 ]
+	DAEMON_PID=$(cat "$BATS_TEST_TMPDIR/d/smc_softd.pid")
+	"$NLFLOOD" "$sock" ping
+	kill -TERM "$DAEMON_PID"
+	for _ in $(seq 100); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.05; done
+	DAEMON_PID=
+	[ ! -e "$BATS_TEST_TMPDIR/d/smc_softd.pid" ]
+}
+
+@test "smc_softd: a pid file it cannot write stops the start" {
+	local sock="$BATS_TEST_TMPDIR/d/control"
+	run --separate-stderr smc_softd -s "$sock" -p "$BATS_TEST_TMPDIR/nodir/pid" 3>&-
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_softd: pid file $BATS_TEST_TMPDIR/nodir/pid: No such file or directory" ]
+	[ ! -e "$sock" ]
+}
+
+@test "smc_softd: SMC_SOFT_SOCKET names the socket when -s is absent" {
+	local sock="$BATS_TEST_TMPDIR/env/control"
+	SMC_SOFT_SOCKET=$sock "$SMC_BIN/smc_softd" -f 2>"$BATS_TEST_TMPDIR/log" 3>&- &
+	DAEMON_PID=$!
+	wait_answer "$sock" "$DAEMON_PID"
+	[ "$(stat -c %a "$BATS_TEST_TMPDIR/env")" = 755 ]
+	kill -TERM "$DAEMON_PID"
+	wait "$DAEMON_PID"
+	DAEMON_PID=
+	[ ! -e "$sock" ]
+}
+
+@test "smc_softd as another user: socket under XDG_RUNTIME_DIR, trusted by that user only" {
+	local sock
+	USER_DIR=$(mktemp -d /tmp/softd-user.XXXXXX)
+	chown 65534:65534 "$USER_DIR"
+	chmod 700 "$USER_DIR"
+	sock="$USER_DIR/smc_soft/control"
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env -u SMC_SOFT_SOCKET -u XDG_RUNTIME_DIR "$SMC_BIN/smc_softd" -f
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_softd: socket: XDG_RUNTIME_DIR is not set (name a socket with -s PATH or SMC_SOFT_SOCKET)" ]
+	setpriv --reuid=65534 --regid=65534 --clear-groups env -u SMC_SOFT_SOCKET \
+		XDG_RUNTIME_DIR="$USER_DIR" "$SMC_BIN/smc_softd" -f 2>"$USER_DIR/log" 3>&- &
+	DAEMON_PID=$!
+	wait_answer "$sock" "$DAEMON_PID" setpriv --reuid=65534 --regid=65534 --clear-groups
+	[ "$(stat -c %a "$USER_DIR/smc_soft")" = 700 ]
+	[ "$(stat -c %A "$sock")" = srw-rw-rw- ]
+	[ "$(stat -c %u /proc/"$DAEMON_PID")" = 65534 ]
+	# its own user finds it without being told, and trusts it
+	run setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env -u SMC_SOFT_SOCKET XDG_RUNTIME_DIR="$USER_DIR" SMC_BACKEND=soft smcss -a
+	[ "$status" -eq 0 ]
+	[ "${lines[0]:0:5}" = State ]
+	# root does not trust a daemon of another user (which could not tell
+	# root's namespace anyway: it may not read root's /proc entries)
+	run --separate-stderr env SMC_SOFT_SOCKET="$sock" SMC_BACKEND=soft smcss -a
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smcss: soft backend on $sock: refused: it runs as neither root nor the calling user" ]
+	kill -TERM "$DAEMON_PID"
+	wait "$DAEMON_PID"
+	DAEMON_PID=
+	[ ! -e "$sock" ]
+}
+
+@test "two daemons on two paths answer independently" {
+	softd_start
+	other_start "$BATS_TEST_TMPDIR/other/control"
+	smc_pnet -a NET1 -I eth0
+	run --separate-stderr smc_pnet
+	[ "$status" -eq 0 ]
+	[ "$output" = "NET1 eth0 n/a 255" ]
+	run --separate-stderr env SMC_SOFT_SOCKET="$OTHER_SOCK" smc_pnet
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	other_stop
+	run --separate-stderr smc_pnet
+	[ "$output" = "NET1 eth0 n/a 255" ]
+	softd_stop
+}
+
+@test "smc_softd starts again on the same path after a stop" {
+	local sock="$BATS_TEST_TMPDIR/again/control"
+	softd_start_at "$sock"
+	smc_pnet -a NET1 -I eth0
+	softd_stop
+	softd_start_at "$sock"
+	run --separate-stderr smc_pnet
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	softd_stop
+}
+
+@test "the tools run against smc_softd" {
+	softd_start
+	run --separate-stderr smc_pnet
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	run --separate-stderr smcss -a
+	[ "$status" -eq 0 ]
+	[ "$output" = "State          UID   Inode   Local Address           Peer Address            Intf Mode " ]
+	run --separate-stderr smcd info
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "Kernel Capabilities" ]
+	[ -z "$stderr" ]
+	softd_stop
+}
+
+@test "privileged requests need CAP_NET_ADMIN of the client" {
+	softd_start
+	run --separate-stderr setpriv --inh-caps=-net_admin --bounding-set=-net_admin \
+		smc_pnet -a NET1 -I eth0
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_pnet: Operation not permitted" ]
+	# all capabilities, but in a user namespace of their own: not ours
+	if unshare -U -r true 2>/dev/null; then
+		run --separate-stderr unshare -U -r smc_pnet -a NET1 -I eth0
+		[ "$status" -eq 1 ]
+		[ "$stderr" = "smc_pnet: Operation not permitted" ]
+	fi
+	run --separate-stderr smc_pnet
+	[ -z "$output" ]
+	smc_pnet -a NET1 -I eth0
+	run --separate-stderr smc_pnet
+	[ "$output" = "NET1 eth0 n/a 255" ]
+	softd_stop
+}
+
+@test "malformed requests get the kernel's errors and the daemon keeps serving" {
+	softd_start
+	run "$NLFLOOD" "$SMC_SOFT_SOCKET" malformed "$SOFTD_PID"
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 19 ]
+	softd_stop
+}
+
+@test "a burst of 10000 requests whose replies are never read" {
+	softd_start
+	run "$NLFLOOD" "$SMC_SOFT_SOCKET" burst 10000
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "sent 10000 of 10000 requests in "* ]]
+	softd_stop
+}
+
+@test "replies come in datagrams up to 32 KiB; a client whose replies pass 4 MiB is dropped" {
+	softd_start
+	run "$NLFLOOD" "$SMC_SOFT_SOCKET" overflow
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	grep -q "^smc_softd: client pid [0-9]* dropped: replies over 4194304 bytes waiting" "$SOFTD_DIR/log"
+	softd_stop
+}
+
+@test "500 concurrent clients are served" {
+	softd_start
+	run "$NLFLOOD" "$SMC_SOFT_SOCKET" clients 500
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "ok concurrent clients" ]
+	softd_stop
+}
+
+@test "100000 requests in turn: memory stays flat, nothing leaks" {
+	softd_start
+	run "$NLFLOOD" "$SMC_SOFT_SOCKET" sequence 100000 "$SOFTD_PID"
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	softd_stop
+}

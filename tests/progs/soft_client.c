@@ -1,0 +1,295 @@
+/*
+ * soft_client: registers real sockets with the soft backend (SMC_SOFT), as
+ * the preload will, so the command-line tests can list them with smcss.
+ *
+ *   soft_client [-n] [-s] WHAT...
+ *     init | init6            a socket that is only created (INIT)
+ *     listen PORT | listen6 PORT
+ *                             registered INIT, then bound to 127.0.0.1 (::1)
+ *                             and listening, then LISTEN with the fd again
+ *     connect PORT | connect6 PORT
+ *                             a private listener on PORT (0: any), a client
+ *                             registered INIT and then ACTIVE after connect,
+ *                             and the accepted socket registered ACTIVE
+ *     -n  exit without deregistering (the daemon drops them with the connection)
+ *     -s  wait for a signal only (stdin is not read)
+ *
+ * Prints "TOKEN STATE INODE LOCAL PEER" per registration, then "ready"; waits
+ * for the end of stdin or SIGTERM/SIGINT/SIGHUP; then deregisters (prints
+ * "deleted N") unless -n.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "soft/reg_client.h"
+
+#define MAX_REGS 64
+
+struct reg {
+	uint64_t token;
+	int fd;
+};
+
+static struct soft_reg_conn conn;
+static struct reg regs[MAX_REGS];
+static int n_regs;
+static int keep[MAX_REGS];        /* sockets not registered (private listeners) */
+static int n_keep;
+static volatile sig_atomic_t stop;
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "soft_client: %s: %s\n", what, strerror(err));
+	exit(1);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static socklen_t loopback(int family, uint16_t port, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		return sizeof(*sin);
+	}
+	sin6->sin6_family = AF_INET6;
+	sin6->sin6_port = htons(port);
+	sin6->sin6_addr = in6addr_loopback;
+	return sizeof(*sin6);
+}
+
+/* "ADDR:PORT"; an unconnected peer prints as the family's any address, port 0. */
+static void addr_text(int fd, int family, bool peer, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char a[INET6_ADDRSTRLEN];
+	int rc;
+
+	memset(&ss, 0, sizeof(ss));
+	rc = peer ? getpeername(fd, (struct sockaddr *)&ss, &sl)
+		  : getsockname(fd, (struct sockaddr *)&ss, &sl);
+	if (rc < 0)
+		ss.ss_family = (sa_family_t)family;
+	if (ss.ss_family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, ntohs(sin->sin_port));
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, ntohs(sin6->sin6_port));
+	}
+}
+
+static uint64_t token_add(int fd, uint8_t state)
+{
+	uint64_t token;
+	int rc = soft_reg_add(&conn, fd, state, &token);
+
+	if (rc)
+		die("register", -rc);
+	if (n_regs == MAX_REGS)
+		die("register", ENOSPC);
+	regs[n_regs].token = token;
+	regs[n_regs].fd = fd;
+	n_regs++;
+	return token;
+}
+
+static void report(uint64_t token, int fd, int family, const char *state)
+{
+	char l[80], p[80];
+	struct stat sb;
+
+	fstat(fd, &sb);
+	addr_text(fd, family, false, l, sizeof(l));
+	addr_text(fd, family, true, p, sizeof(p));
+	printf("%llu %s %llu %s %s\n", (unsigned long long)token, state,
+	       (unsigned long long)sb.st_ino, l, p);
+}
+
+static int tcp_socket(int family)
+{
+	int fd = socket(family, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		die("socket", errno);
+	return fd;
+}
+
+static void do_init(int family)
+{
+	int fd = tcp_socket(family);
+
+	report(token_add(fd, SMC_SOFT_STATE_INIT), fd, family, "INIT");
+}
+
+static int listen_on(int fd, int family, uint16_t port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loopback(family, port, &ss);
+	int one = 1;
+
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0)
+		die("bind", errno);
+	if (listen(fd, 16) < 0)
+		die("listen", errno);
+	return fd;
+}
+
+static void set_state(uint64_t token, uint8_t state, int fd)
+{
+	int rc = soft_reg_state(&conn, token, state, fd);
+
+	if (rc)
+		die("state", -rc);
+}
+
+static void do_listen(int family, uint16_t port)
+{
+	int fd = tcp_socket(family);
+	uint64_t token = token_add(fd, SMC_SOFT_STATE_INIT);
+
+	listen_on(fd, family, port);
+	set_state(token, SMC_SOFT_STATE_LISTEN, fd);
+	report(token, fd, family, "LISTEN");
+}
+
+static void do_connect(int family, uint16_t port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int lst = listen_on(tcp_socket(family), family, port);
+	int cli = tcp_socket(family), srv;
+	uint64_t token = token_add(cli, SMC_SOFT_STATE_INIT);
+
+	if (getsockname(lst, (struct sockaddr *)&ss, &len) < 0)
+		die("getsockname", errno);
+	if (connect(cli, (struct sockaddr *)&ss, len) < 0)
+		die("connect", errno);
+	srv = accept(lst, NULL, NULL);
+	if (srv < 0)
+		die("accept", errno);
+	keep[n_keep++] = lst;
+	set_state(token, SMC_SOFT_STATE_ACTIVE, cli);
+	report(token, cli, family, "ACTIVE");
+	report(token_add(srv, SMC_SOFT_STATE_ACTIVE), srv, family, "ACTIVE");
+}
+
+static uint16_t port_arg(const char *s)
+{
+	char *end;
+	unsigned long v = s ? strtoul(s, &end, 10) : 0;
+
+	if (!s || *end || v > 65535) {
+		fprintf(stderr, "soft_client: a port number is needed\n");
+		exit(2);
+	}
+	return (uint16_t)v;
+}
+
+static void run(char **argv)
+{
+	for (; *argv; argv++) {
+		const char *w = *argv;
+		int family = strchr(w, '6') ? AF_INET6 : AF_INET;
+
+		if (!strcmp(w, "init") || !strcmp(w, "init6")) {
+			do_init(family);
+		} else if (!strcmp(w, "listen") || !strcmp(w, "listen6")) {
+			do_listen(family, port_arg(argv[1]));
+			argv++;
+		} else if (!strcmp(w, "connect") || !strcmp(w, "connect6")) {
+			do_connect(family, port_arg(argv[1]));
+			argv++;
+		} else {
+			fprintf(stderr, "soft_client: unknown word '%s'\n", w);
+			exit(2);
+		}
+	}
+}
+
+/* The signals stay blocked but while waiting, so none is lost before the wait. */
+static void wait_end(bool signal_only, const sigset_t *orig)
+{
+	struct pollfd p = { .fd = 0, .events = POLLIN };
+	char buf[256];
+
+	while (!stop) {
+		if (ppoll(&p, signal_only ? 0 : 1, NULL, orig) < 0)
+			continue;                       /* EINTR: stop is set */
+		if (read(0, buf, sizeof(buf)) <= 0)
+			break;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block, orig;
+	bool no_del = false, signal_only = false;
+	int opt, rc;
+
+	while ((opt = getopt(argc, argv, "+ns")) != -1) {
+		if (opt == 'n')
+			no_del = true;
+		else if (opt == 's')
+			signal_only = true;
+		else
+			return 2;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "usage: soft_client [-n] [-s] init|init6|listen[6] PORT|connect[6] PORT...\n");
+		return 2;
+	}
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	rc = soft_reg_open(&conn, NULL, 0);
+	if (rc)
+		die("cannot reach the soft backend", -rc);
+	run(argv + optind);
+	printf("ready\n");
+	fflush(stdout);
+	wait_end(signal_only, &orig);
+	if (no_del)
+		return 0;
+	for (int i = 0; i < n_regs; i++) {
+		rc = soft_reg_del(&conn, regs[i].token);
+		if (rc)
+			die("deregister", -rc);
+		close(regs[i].fd);
+	}
+	for (int i = 0; i < n_keep; i++)
+		close(keep[i]);
+	printf("deleted %d\n", n_regs);
+	soft_reg_close(&conn);
+	return 0;
+}
