@@ -129,10 +129,10 @@ $(O)/tests/lib%.so: tests/progs/lib%.c
 	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< -ldl
 TEST_PROGS := $(patsubst $(O)/tests/lib%,$(O)/tests/lib%.so,$(TEST_PROGS))
 # Clients of the soft backend's private family use its client code (no libnl).
-$(O)/tests/soft_client: tests/progs/soft_client.c soft/reg_client.c $(wildcard soft/*.h)
+$(O)/tests/soft_client: tests/progs/soft_client.c soft/reg_client.c lib/soft_socket.c $(wildcard soft/*.h lib/*.h)
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -I. -Ilib -Isoft -o $@ tests/progs/soft_client.c soft/reg_client.c
+	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -I. -Ilib -Isoft -o $@ tests/progs/soft_client.c soft/reg_client.c lib/soft_socket.c
 
 CHECK_DIR := build/check
 check:

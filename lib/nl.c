@@ -1,5 +1,6 @@
 #include "nl.h"
 #include "smc_uapi.h"
+#include "soft_socket.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -17,25 +18,11 @@
 #define SMC_NL_RETRIES 3
 #define SMC_SOFT_TIMEOUT_SEC 30  /* a hung daemon must not hang the tools */
 
-/*
- * SMC_SOFT_SOCKET; else, for a user other than root, the per-user daemon's
- * socket under $XDG_RUNTIME_DIR when there is one; else the system daemon's.
- */
 const char *smc_soft_socket_path(void)
 {
-	static char user_path[108];
-	const char *p = getenv("SMC_SOFT_SOCKET");
-	const char *rt = getenv("XDG_RUNTIME_DIR");
-	struct stat sb;
+	static char path[108];
 
-	if (p && *p)
-		return p;
-	if (getuid() != 0 && rt && *rt &&
-	    snprintf(user_path, sizeof(user_path), "%s/smc_soft/control", rt) <
-		    (int)sizeof(user_path) &&
-	    stat(user_path, &sb) == 0 && S_ISSOCK(sb.st_mode))
-		return user_path;
-	return SMC_SOFT_SOCKET_DEFAULT;
+	return smc_soft_socket_find(path, sizeof(path));
 }
 
 static bool kernel_has_smc(void)
@@ -124,19 +111,6 @@ static int open_kernel(struct smc_nl *nl)
 	return 0;
 }
 
-/* The soft backend is trusted only when it runs as root or as the caller. */
-static int check_soft_peer(int fd)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		return -errno;
-	if (cred.uid != 0 && cred.uid != getuid())
-		return -EACCES;
-	return 0;
-}
-
 static int open_soft(struct smc_nl *nl)
 {
 	int rc;
@@ -146,7 +120,7 @@ static int open_soft(struct smc_nl *nl)
 		nl->open_errno = -nl->fd;
 		return -SMC_OPEN_NO_SOFT;
 	}
-	rc = check_soft_peer(nl->fd);
+	rc = smc_soft_peer_trusted(nl->fd);
 	if (rc) {
 		nl->open_errno = -rc;
 		return -SMC_OPEN_UNTRUSTED;

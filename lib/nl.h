@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <linux/netlink.h>
 
-#define SMC_SOFT_SOCKET_DEFAULT "/run/smc_soft/control"
+#include "soft_socket.h"
 
 enum smc_backend { SMC_BACKEND_KERNEL = 1, SMC_BACKEND_SOFT = 2 };
 

@@ -3,6 +3,7 @@
  * preload may not depend on libnl or libmnl.
  */
 #include "reg_client.h"
+#include "soft_socket.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -32,28 +33,9 @@ struct req {
 /* Called for each attribute of the awaited reply message. */
 typedef int (*attr_fn)(const struct nlattr *a, void *arg);
 
-/* The per-user daemon's socket, when that user runs one. */
-static bool user_path(char *buf, size_t len)
-{
-	const char *rt = secure_getenv("XDG_RUNTIME_DIR");
-	struct stat sb;
-
-	if (getuid() == 0 || !rt || !*rt)
-		return false;
-	if (snprintf(buf, len, "%s/smc_soft/control", rt) >= (int)len)
-		return false;
-	return stat(buf, &sb) == 0 && S_ISSOCK(sb.st_mode);
-}
-
 const char *soft_reg_socket_path(char *buf, size_t len)
 {
-	const char *p = secure_getenv("SMC_SOFT_SOCKET");
-
-	if (p && *p)
-		snprintf(buf, len, "%s", p);
-	else if (!user_path(buf, len))
-		snprintf(buf, len, "%s", SOFT_REG_SOCKET_DEFAULT);
-	return buf;
+	return smc_soft_socket_find(buf, len);
 }
 
 static void req_init(struct req *r, uint16_t type, uint16_t flags, uint8_t cmd)
@@ -279,18 +261,6 @@ static int resolve_family(struct soft_reg_conn *c)
 	return 0;
 }
 
-static int check_daemon(int fd)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		return -errno;
-	if (cred.uid != 0 && cred.uid != getuid())
-		return -EACCES;
-	return 0;
-}
-
 static int set_timeouts(int fd, int timeout_ms)
 {
 	struct timeval tv = { .tv_sec = timeout_ms / 1000,
@@ -330,7 +300,7 @@ int soft_reg_open(struct soft_reg_conn *c, const char *path, int timeout_ms)
 		path = soft_reg_socket_path(buf, sizeof(buf));
 	rc = connect_to(c, path, timeout_ms > 0 ? timeout_ms : SOFT_REG_TIMEOUT_MS);
 	if (!rc)
-		rc = check_daemon(c->fd);
+		rc = smc_soft_peer_trusted(c->fd);
 	if (!rc)
 		rc = resolve_family(c);
 	if (rc)

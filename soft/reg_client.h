@@ -17,7 +17,8 @@
 
 #include "reg.h"
 
-#define SOFT_REG_SOCKET_DEFAULT "/run/smc_soft/control"
+#include "soft_socket.h"
+
 #define SOFT_REG_TIMEOUT_MS 2000
 
 struct soft_reg_conn {
@@ -29,7 +30,7 @@ struct soft_reg_conn {
 /*
  * The daemon's control socket, as lib/ finds it: $SMC_SOFT_SOCKET; else,
  * for a user other than root, $XDG_RUNTIME_DIR/smc_soft/control if it is a
- * socket; else SOFT_REG_SOCKET_DEFAULT.  The environment is not trusted in
+ * socket; else SMC_SOFT_SOCKET_DEFAULT.  The environment is not trusted in
  * set-user-ID programs (secure_getenv).  Written into buf.
  */
 const char *soft_reg_socket_path(char *buf, size_t len);
