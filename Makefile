@@ -45,7 +45,7 @@ endif
 
 LIB_SRCS  := $(wildcard lib/*.c)
 SMC_SRCS  := $(wildcard smc/*.c)
-TOOL_SRCS := pnet.c smcss_print.c
+TOOL_SRCS := pnet.c smcss_print.c $(wildcard rnics/*.c)
 SOFT_SRCS := $(filter-out soft/smc_softd.c,$(wildcard soft/*.c))
 SOFT_OBJS := $(SOFT_SRCS:%.c=$(OBJ)/%.o)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(OBJ)/%.o)
@@ -57,7 +57,8 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(OBJ)/%.o)
 
 PROGS    := $(O)/smc_pnet $(O)/smcss $(O)/smcd $(O)/smcr $(O)/smc_run $(O)/libsmc-preload.so \
-	    $(O)/smc_softd
+	    $(O)/smc_softd $(if $(wildcard smc_rnics.c),$(O)/smc_rnics) \
+	    $(if $(wildcard smc_dbg.sh),$(O)/smc_dbg) $(if $(wildcard smc_chk.sh),$(O)/smc_chk)
 LIBSMC   := $(OBJ)/libsmc.a
 
 .PHONY: test-progs all check check-unit check-cli fuzz demo install clean deps
@@ -98,6 +99,19 @@ $(O)/smcd: $(OBJ)/smc.o $(SMC_OBJS) $(LIBSMC)
 $(O)/smc_softd: $(OBJ)/soft/smc_softd.o $(SOFT_OBJS) $(LIBSMC)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+# smc_rnics: main in smc_rnics.c, the testable parts in rnics/*.c
+$(O)/smc_rnics: $(OBJ)/smc_rnics.o $(patsubst %.c,$(OBJ)/%.o,$(wildcard rnics/*.c)) $(LIBSMC)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+# Scripts get the release string (and LIBDIR) at build time.
+$(O)/smc_dbg: smc_dbg.sh lib/version.h
+	$(call msg,GEN,$@)
+	$(Q)sed -e 's|@VERSION@|$(VERSION)|g' $< > $@ && chmod 755 $@
+$(O)/smc_chk: smc_chk.sh lib/version.h
+	$(call msg,GEN,$@)
+	$(Q)sed -e 's|@VERSION@|$(VERSION)|g' $< > $@ && chmod 755 $@
 
 $(O)/smcr: $(O)/smcd
 	$(Q)ln -sf smcd $@
@@ -161,6 +175,8 @@ install: all
 	install -d -m 755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
 	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR)
 	install -m 755 smc_pnet smcss smcd smc_softd $(DESTDIR)$(BINDIR)/
+	for t in smc_rnics smc_dbg smc_chk; do \
+	  if [ -f $$t ]; then install -m 755 $$t $(DESTDIR)$(BINDIR)/; fi; done
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' smc_run.sh > $(DESTDIR)$(BINDIR)/smc_run
 	chmod 755 $(DESTDIR)$(BINDIR)/smc_run
 	ln -sf smcd $(DESTDIR)$(BINDIR)/smcr
@@ -174,6 +190,7 @@ install: all
 
 clean:
 	$(call msg,CLEAN,.)
-	$(Q)rm -rf .obj build smc_pnet smcss smcd smcr smc_run libsmc-preload.so smc_softd
+	$(Q)rm -rf .obj build smc_pnet smcss smcd smcr smc_run libsmc-preload.so smc_softd \
+	  smc_rnics smc_dbg smc_chk
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
