@@ -182,8 +182,8 @@ static void handle_msg(struct soft_req *r)
 		handle_genl(r);
 }
 
-void soft_handle(struct soft_state *st, const struct soft_peer *peer,
-		 const void *data, size_t len, int fd, struct soft_out *out)
+int soft_handle_keep(struct soft_state *st, const struct soft_peer *peer,
+		     const void *data, size_t len, int fd, struct soft_out *out)
 {
 	const unsigned char *p = data;
 	size_t off = 0;
@@ -210,6 +210,13 @@ void soft_handle(struct soft_state *st, const struct soft_peer *peer,
 		fd = r.fd;                      /* a handler may have taken it */
 		off += NLMSG_ALIGN(nlh->nlmsg_len);
 	}
+	return fd;
+}
+
+void soft_handle(struct soft_state *st, const struct soft_peer *peer,
+		 const void *data, size_t len, int fd, struct soft_out *out)
+{
+	fd = soft_handle_keep(st, peer, data, len, fd, out);
 	if (fd >= 0)
 		close(fd);
 }

@@ -71,7 +71,7 @@ static bool handle(struct softd_client *c, struct soft_state *st, const unsigned
 {
 	size_t off = 0;
 
-	if (fd >= 0 || len < sizeof(struct nlmsghdr)) {
+	if (len < sizeof(struct nlmsghdr)) {
 		soft_handle(st, &c->peer, p, len, fd, out);
 		return true;
 	}
@@ -79,15 +79,20 @@ static bool handle(struct softd_client *c, struct soft_state *st, const unsigned
 		struct nlmsghdr h;
 		size_t n = len - off;
 
-		if (out->len > SOFTD_QUEUE_MAX)
+		if (out->len > SOFTD_QUEUE_MAX) {
+			if (fd >= 0)
+				close(fd);
 			return false;
+		}
 		memcpy(&h, p + off, sizeof(h));
 		/* a lying length goes to the core as it is: the core answers it */
 		if (h.nlmsg_len >= sizeof(h) && h.nlmsg_len <= n && NLMSG_ALIGN(h.nlmsg_len) < n)
 			n = NLMSG_ALIGN(h.nlmsg_len);
-		soft_handle(st, &c->peer, p + off, n, -1, out);
+		fd = soft_handle_keep(st, &c->peer, p + off, n, fd, out);
 		off += n;
 	}
+	if (fd >= 0)
+		close(fd);
 	return true;
 }
 

@@ -95,7 +95,14 @@ int softd_peer_read(int fd, uint64_t conn_id, struct soft_peer *peer)
 	peer->conn_id = conn_id;
 	/* the accepted end lives in the client's namespace */
 	peer->netns = soft_netns_key(fd, cred.pid);
-	peer->net_admin = same_userns(cred.pid) && softd_peer_cap_net_admin(cred.pid);
+	/*
+	 * The capability is read from /proc now, but the uid is the one the
+	 * kernel recorded at connect(): requiring it to be root (or the
+	 * daemon's own user) keeps a client from connecting unprivileged and
+	 * then exec'ing a privileged program to borrow its capabilities.
+	 */
+	peer->net_admin = (cred.uid == 0 || cred.uid == geteuid()) &&
+			  same_userns(cred.pid) && softd_peer_cap_net_admin(cred.pid);
 	if (!peer->netns)
 		rc = -ESRCH;
 	if (pidfd >= 0) {

@@ -174,7 +174,7 @@ static int take_msg(const struct nlmsghdr *nlh, const struct expect *x)
 	if (nlh->nlmsg_type == NLMSG_ERROR) {
 		const struct nlmsgerr *e = NLMSG_DATA(nlh);
 
-		if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(e->error)) || e->error > 0)
+		if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(e->error)) || e->error > 0 || e->error < -4095)
 			return -EBADMSG;
 		if (e->error == 0 && !x->want_ack)
 			return -EBADMSG;        /* an ack where a reply was due */

@@ -121,6 +121,9 @@ int soft_genl_attrs(const struct soft_req *r, const struct nlattr **tb, unsigned
  */
 void soft_handle(struct soft_state *st, const struct soft_peer *peer,
 		 const void *data, size_t len, int fd, struct soft_out *out);
+/* The same, but fd is returned (-1 when a handler took it) instead of closed. */
+int soft_handle_keep(struct soft_state *st, const struct soft_peer *peer,
+		     const void *data, size_t len, int fd, struct soft_out *out);
 
 /* A connection ended: drop what it registered. */
 void soft_conn_gone(struct soft_state *st, uint64_t conn_id);

@@ -30,10 +30,11 @@ assert_output_file() {
 }
 
 # Start a private soft backend (smc_softd) for this test file or test; extra
-# arguments go to the daemon.  Sets SMC_SOFT_SOCKET and SMC_BACKEND=soft.
+# arguments go to the daemon.  Sets SMC_SOFT_SOCKET (SOFTD_SOCKET when set,
+# e.g. a path other users can reach) and SMC_BACKEND=soft.
 softd_start() {
 	SOFTD_DIR=$(mktemp -d "${BATS_RUN_TMPDIR:-/tmp}/softd.XXXXXX")
-	export SMC_SOFT_SOCKET="$SOFTD_DIR/control"
+	export SMC_SOFT_SOCKET="${SOFTD_SOCKET:-$SOFTD_DIR/control}"
 	export SMC_BACKEND=soft
 	"$SMC_BIN/smc_softd" -f -s "$SMC_SOFT_SOCKET" "$@" 2>"$SOFTD_DIR/log" 3>&- &
 	SOFTD_PID=$!

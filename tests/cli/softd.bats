@@ -356,6 +356,28 @@ socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).bind(sys.argv[1])' "$sock"
 	softd_stop
 }
 
+@test "CAP_NET_ADMIN of a user other than root does not make an admin" {
+	# otherwise a client could connect unprivileged, then exec a program with
+	# file capabilities and borrow them: the uid the kernel recorded at
+	# connect() must be root (or the daemon's own user)
+	command -v setpriv >/dev/null || skip "setpriv is not installed"
+	local dir
+	dir=$(mktemp -d /tmp/softd-caps.XXXXXX)
+	chmod 755 "$dir"
+	SOFTD_SOCKET="$dir/control" softd_start
+	run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+net_admin \
+		--ambient-caps=+net_admin grep -c '^CapEff:.*1000$' /proc/self/status
+	[ "$output" = 1 ] || skip "setpriv cannot hand CAP_NET_ADMIN to another user here"
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps=+net_admin --ambient-caps=+net_admin smc_pnet -a NET1 -I eth0
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_pnet: Operation not permitted" ]
+	run --separate-stderr smc_pnet
+	[ -z "$output" ]
+	softd_stop
+	rm -rf "$dir"
+}
+
 @test "malformed requests get the kernel's errors and the daemon keeps serving" {
 	softd_start
 	run "$NLFLOOD" "$SMC_SOFT_SOCKET" malformed "$SOFTD_PID"

@@ -1,0 +1,560 @@
+#!/bin/bash
+#
+# smc_chk - check the SMC setup of this host
+#
+# Command line compatible with smc_chk of IBM smc-tools (s390 only upstream);
+# this one runs on every architecture and on either backend (kernel or the
+# soft backend smc_softd).  Modes:
+#   -i IFACE      print the interface's PNET ID
+#   -s [IFACE..]  static analysis: PNET ID, SMC-D/SMC-R devices, EIDs, verdict
+#   -l [IFACE..]  live test: echo server and client through smc_run; the mode
+#                 of the connection (SMC-D, SMC-R, TCP and the reason) is read
+#                 from smcss
+#   -C IP         live test against an echo server started with smc_chk -S
+#   -S            start the echo server
+# The soft backend has no data path yet: its connections use TCP, and the
+# live test says so instead of claiming SMC.
+
+VERSION="@VERSION@"
+SELF_DIR="$(cd "$(dirname "$0")" 2>/dev/null && pwd)"
+
+usage() {
+	echo
+	echo "Usage: smc_chk [OPTIONS] -C <IP>"
+	echo "       smc_chk [OPTIONS] -S"
+	echo "       smc_chk -i <iface>"
+	echo
+	echo "Check SMC setup"
+	echo
+	echo "   -C, --connect <IP>           connect to specified IP"
+	echo "   -d, --debug                  show debug messages"
+	echo "   -h, --help                   display this message"
+	echo "   -i, --pnetid <IFACE>         print PNET ID and exit"
+	echo "   -l, --live-test              live test on the interfaces given"
+	echo "   -p, --port <PORT>            use the next free port starting"
+	echo "                                with PORT (default: 37373)"
+	echo "   -s, --static-analysis        static analysis of the interfaces given"
+	echo "   -S, --server                 start server only"
+	echo "   -v, --version                display version info"
+	echo "   -6, --ipv6                   IP address is IPv6"
+	echo
+}
+
+# Text of a CLC decline / fallback reason code (as lib/names.c).
+reason_text() {
+	case "$1" in
+	0x01010000) echo "insufficient memory for buffers (MEM)" ;;
+	0x02010000) echo "timeout waiting for CONFIRM LINK (TIMEOUT_CL)" ;;
+	0x02020000) echo "timeout waiting for ADD LINK (TIMEOUT_AL)" ;;
+	0x03000000) echo "configuration error (CNFERR)" ;;
+	0x03010000) echo "peer did not indicate SMC (PEERNOSMC)" ;;
+	0x03020000) echo "IPsec in use on the connection (IPSEC)" ;;
+	0x03030000) echo "no SMC device found (R or D) (NOSMCDEV)" ;;
+	0x03030001) echo "no SMC-D device found (NOSMCDDEV)" ;;
+	0x03030002) echo "no SMC-R device found (NOSMCRDEV)" ;;
+	0x03030003) echo "no ISMv2 support (NOISM2SUPP)" ;;
+	0x03030004) echo "peer sent no SMCv2 extension (NOV2EXT)" ;;
+	0x03030005) echo "peer sent no SMC-Dv2 extension (NOV2DEXT)" ;;
+	0x03030006) echo "peer sent no SEID (NOSEID)" ;;
+	0x03030007) echo "no matching SMC-Dv2 device (NOSMCD2DEV)" ;;
+	0x03030008) echo "no common UEID (and no SEID) (NOUEID)" ;;
+	0x03030009) echo "release negotiation failed (RELEASEERR)" ;;
+	0x0303000a) echo "max connections negotiation failed (MAXCONNERR)" ;;
+	0x0303000b) echo "max links negotiation failed (MAXLINKERR)" ;;
+	0x03040000) echo "accepted mode was not proposed (MODEUNSUPP)" ;;
+	0x03050000) echo "peer uses RMBE eyecatchers (RMBE_EC)" ;;
+	0x03060000) echo "TCP Fast Open requested (OPTUNSUPP)" ;;
+	0x03070000) echo "IP prefix / subnet mismatch (DIFFPREFIX)" ;;
+	0x03080000) echo "VLAN of the route device unknown (GETVLANERR)" ;;
+	0x03090000) echo "VLAN registration on ISM device failed (ISMVLANERR)" ;;
+	0x030a0000) echo "no active SMC-R link in link group (NOACTLINK)" ;;
+	0x030b0000) echo "server's link not found (NOSRVLINK)" ;;
+	0x030c0000) echo "SMC version mismatch (VERSMISMAT)" ;;
+	0x030d0000) echo "SMC-D DMB limit exceeded (MAX_DMB)" ;;
+	0x030e0000) echo "SMC-Rv2: no route to peer (NOROUTE)" ;;
+	0x030f0000) echo "SMC-Rv2: indirect claimed, route is direct (NOINDIRECT)" ;;
+	0x04000000) echo "link group out of sync (SYNCERR)" ;;
+	0x05000000) echo "peer declined (PEERDECL)" ;;
+	0x09990000) echo "internal error (INTERR)" ;;
+	0x09990001) echo "rtoken handling failed (ERR_RTOK)" ;;
+	0x09990002) echo "making the IB link ready failed (ERR_RDYLNK)" ;;
+	0x09990003) echo "RDMA buffer registration failed (ERR_REGBUF)" ;;
+	*) echo "(Unknown error code)" ;;
+	esac
+}
+
+debug=0
+dbg() {
+	[ "$debug" -gt 0 ] && echo "[DEBUG] $*"
+	return 0
+}
+
+# Path of a tool: PATH first, then next to smc_chk itself.
+find_tool() {
+	local p
+	if p=$(command -v "$1" 2>/dev/null) && [ -n "$p" ]; then
+		echo "$p"
+	elif [ -x "$SELF_DIR/$1" ]; then
+		echo "$SELF_DIR/$1"
+	else
+		return 1
+	fi
+}
+
+tool() {
+	local t="$1" p
+	shift
+	p=$(find_tool "$t") || { echo "$t: command not found" >&2; return 127; }
+	"$p" "$@"
+}
+
+TMPFILES=()
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	PIDS=()
+	[ ${#TMPFILES[@]} -gt 0 ] && rm -rf "${TMPFILES[@]}"
+	TMPFILES=()
+}
+trap cleanup EXIT
+trap 'cleanup; exit 1' INT TERM
+
+mode=
+mode_name() {
+	case "$1" in
+	STATIC) echo "'-s/--static-analysis'" ;;
+	LIVE) echo "'-l/--live-test'" ;;
+	PNETID) echo "'-i/--pnetid'" ;;
+	CONNECT) echo "'-C/--connect'" ;;
+	SERVER) echo "'-S/--server'" ;;
+	esac
+}
+set_mode() {
+	if [ -z "$mode" ] || [ "$mode" = "$1" ]; then
+		mode="$1"
+	elif [ "$mode" = LIVE ] && [ "$1" = STATIC ]; then
+		mode=ALL
+	elif [ "$mode" = ALL ] && { [ "$1" = STATIC ] || [ "$1" = LIVE ]; }; then
+		:
+	else
+		echo "Error: Cannot combine options $(mode_name "$mode") and $(mode_name "$1")"
+		exit 1
+	fi
+}
+
+port=37373
+ipv6=0
+target=
+pnet_if=
+args=$(getopt -u -o C:dhi:lp:sSv6 -l connect:,debug,help,port:,pnetid:,server,static-analysis,live-test,version,ipv6 -n smc_chk -- "$@") || exit 2
+set -- $args
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-C|--connect) set_mode CONNECT; target="$2"; shift ;;
+	-d|--debug) debug=$((debug + 1)) ;;
+	-h|--help) usage; exit 0 ;;
+	-i|--pnetid) set_mode PNETID; pnet_if="$2"; shift ;;
+	-l|--live-test) set_mode LIVE ;;
+	-p|--port) port="$2"; shift ;;
+	-s|--static-analysis) set_mode STATIC ;;
+	-S|--server) set_mode SERVER ;;
+	-v|--version) echo "smc_chk utility, smc-tools-$VERSION"; exit 0 ;;
+	-6|--ipv6) ipv6=1 ;;
+	--) shift; break ;;
+	esac
+	shift
+done
+IFACES=("$@")
+
+if [ -z "$mode" ]; then
+	usage
+	exit 0
+fi
+if ! [[ $port =~ ^[0-9]+$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65534 ]; then
+	echo "Error: Invalid port '$port'"
+	exit 1
+fi
+
+# ---- interfaces ---------------------------------------------------------
+
+# Real name of an interface or alternative name; fails when there is none.
+real_ifname() {
+	local n
+	n=$(ip -o link show dev "$1" 2>/dev/null | awk -F': ' 'NR==1 {sub(/@.*/, "", $2); print $2}')
+	[ -n "$n" ] || return 1
+	echo "$n"
+}
+
+if_up() {
+	ip -o link show dev "$1" 2>/dev/null | grep -q '[<,]UP[,>]'
+}
+
+up_ifaces() {
+	ip -o link show up 2>/dev/null | awk -F': ' '{sub(/@.*/, "", $2); print $2}'
+}
+
+# PNET ID of an interface: smc_rnics, s390 CCW util_string, software table
+# (the last with a trailing '*').
+pnetid_of() {
+	local ifc="$1" id chpid portno us
+	if find_tool smc_rnics >/dev/null; then
+		id=$(tool smc_rnics 2>/dev/null | awk -v i="$ifc" 'NR > 2 && $NF == i && NF >= 10 { print $9; exit }')
+		if [ -n "$id" ] && [ "$id" != "$ifc" ]; then
+			echo "$id"
+			return 0
+		fi
+	fi
+	if [ -r "/sys/class/net/$ifc/device/chpid" ] && [ -r "/sys/class/net/$ifc/device/portno" ]; then
+		chpid=$(tr 'A-F' 'a-f' < "/sys/class/net/$ifc/device/chpid")
+		portno=$(cat "/sys/class/net/$ifc/device/portno")
+		us="/sys/devices/css0/chp0.$chpid/util_string"
+		if [ -r "$us" ]; then
+			id=$(iconv -f IBM-1047 -t ASCII "$us" 2>/dev/null | tr -d '\0' |
+			     cut -c $((portno * 16 + 1))-$((portno * 16 + 16)) | sed 's/ *$//')
+			if [ -n "$id" ]; then
+				echo "$id"
+				return 0
+			fi
+		fi
+	fi
+	id=$(tool smc_pnet -s 2>/dev/null | awk -v i="$ifc" '$2 == i { print $1; exit }')
+	if [ -n "$id" ]; then
+		echo "$id*"
+		return 0
+	fi
+	return 1
+}
+
+# ---- backend ------------------------------------------------------------
+
+kernel_smc() {
+	python3 -c 'import socket,sys
+try: socket.socket(43, socket.SOCK_STREAM, 0).close()
+except OSError: sys.exit(1)' 2>/dev/null
+}
+
+backend_name() {
+	case "${SMC_BACKEND:-auto}" in
+	kernel) echo kernel ;;
+	soft) echo soft ;;
+	*) if kernel_smc; then echo kernel
+	   elif tool smcd info >/dev/null 2>&1; then echo soft
+	   else echo none; fi ;;
+	esac
+}
+
+# ---- static analysis ----------------------------------------------------
+
+# Lines "TYPE|NAME|PNETID|NETDEV" of the devices smcd/smcr list.
+device_list() {
+	{ tool smcd -j device 2>/dev/null; echo; tool smcr -j device 2>/dev/null; echo; } | python3 -c '
+import json, sys
+for line in sys.stdin:
+    line = line.strip()
+    if not line:
+        continue
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        continue
+    for d in doc.get("devices", []):
+        if "ib_dev" in d:
+            print("R|%s/%s|%s|%s" % (d.get("ib_dev", ""), d.get("ib_port", ""), d.get("pnet_id", "").strip(), d.get("net_dev", "")))
+        else:
+            print("D|FID %s (%s)|%s|" % (d.get("fid", ""), d.get("pci_id", ""), d.get("pnet_id", "").strip()))
+'
+}
+
+static_analysis() {
+	local ifc="$1" pnet bare devs smcd_v1='' smcd_v2='' smcr='' info seid ueids first=1 u t name dp nd
+	echo "  Static Analysis"
+	pnet=$(pnetid_of "$ifc")
+	bare="${pnet%\*}"
+	devs=$(device_list)
+	dbg "devices: $devs"
+	while IFS="|" read -r t name dp nd; do
+		[ -n "$t" ] || continue
+		if [ "$t" = D ]; then
+			if [ -z "$dp" ]; then
+				smcd_v2="${smcd_v2:+$smcd_v2, }$name"
+			elif [ "$dp" = "$bare" ]; then
+				smcd_v1="${smcd_v1:+$smcd_v1, }$name"
+				smcd_v2="${smcd_v2:+$smcd_v2, }$name"
+			fi
+		else
+			if [ "$nd" = "$ifc" ] || { [ -n "$dp" ] && [ "$dp" = "$bare" ]; }; then
+				smcr="${smcr:+$smcr, }$name"
+			fi
+		fi
+	done <<< "$devs"
+	printf '     %-20s%s\n' "Backend:" "$(backend_name)"
+	printf '     %-20s%s\n' "PNET ID:" "${pnet:-n/a}"
+	info=$(tool smcd info 2>/dev/null)
+	if [ -n "$smcd_v1" ]; then
+		printf '     %-20s%s\n' "SMC-Dv1:" "$smcd_v1"
+	fi
+	if [ -n "$smcd_v2" ]; then
+		printf '     %-20s%s\n' "SMC-Dv2:" "$smcd_v2"
+	fi
+	[ -n "$smcd_v1$smcd_v2" ] || printf '     %-20s%s\n' "SMC-D:" "no usable ISM device"
+	printf '     %-20s%s\n' "SMC-R:" "${smcr:-no usable RoCE device}"
+	seid=$(tool smcd seid show 2>/dev/null | awk '/\[enabled\]/ { print $1; exit }')
+	printf '     %-20s%s\n' "Advertising SEID:" "${seid:-n/a}"
+	ueids=$(tool smcd ueid show 2>/dev/null)
+	if [ -z "$ueids" ]; then
+		printf '     %-20s%s\n' "Advertising UEIDs:" "n/a"
+	else
+		while read -r u; do
+			if [ "$first" -eq 1 ]; then
+				printf '     %-20s%s\n' "Advertising UEIDs:" "$u"
+				first=0
+			else
+				printf '     %-20s%s\n' "" "$u"
+			fi
+		done <<< "$ueids"
+	fi
+	if [ -n "$smcd_v1$smcd_v2" ] || [ -n "$smcr" ]; then
+		local what=
+		[ -n "$smcd_v1$smcd_v2" ] && what="SMC-D"
+		[ -n "$smcr" ] && what="${what:+$what and }SMC-R"
+		echo "     Verdict:            $what possible on $ifc"
+	else
+		echo "     Verdict:            SMC not possible on $ifc (no usable device)"
+	fi
+	dbg "info: $info"
+	echo
+}
+
+# ---- live test ----------------------------------------------------------
+
+SRV_PY='import socket, sys, threading
+fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(16)
+def echo(c):
+    with c:
+        while True:
+            d = c.recv(4096)
+            if not d:
+                return
+            c.sendall(d)
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=echo, args=(c,), daemon=True).start()
+'
+CLT_PY='import socket, sys, time
+try:
+    c = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+    c.sendall(b"smc_chk")
+    if c.recv(64) != b"smc_chk":
+        sys.exit(1)
+except OSError:
+    sys.exit(1)
+open(sys.argv[3], "w").write("ok\n")
+time.sleep(float(sys.argv[4]))
+c.close()
+'
+
+need_python() {
+	if ! command -v python3 >/dev/null 2>&1; then
+		echo "Error: python3 is not available"
+		exit 1
+	fi
+}
+
+# Next port from $1 on that no TCP socket uses.
+free_port() {
+	local p="$1"
+	while [ "$p" -le 65535 ]; do
+		if [ -z "$(ss -tanH "( sport = :$p or dport = :$p )" 2>/dev/null)" ]; then
+			echo "$p"
+			return 0
+		fi
+		p=$((p + 1))
+	done
+	return 1
+}
+
+# start_server IP PORT: echo server through smc_run, waits until it listens.
+start_server() {
+	local f pid i run
+	f=$(mktemp /tmp/echo-srv.XXXXXX) || return 1
+	TMPFILES+=("$f")
+	printf '%s' "$SRV_PY" > "$f"
+	run=$(find_tool smc_run) || { echo "smc_run: command not found" >&2; return 1; }
+	"$run" python3 "$f" "$1" "$2" &
+	pid=$!
+	PIDS+=("$pid")
+	SRV_PID=$pid
+	for i in $(seq 100); do
+		if [ -n "$(ss -tlnH "( sport = :$2 )" 2>/dev/null)" ]; then
+			dbg "server listening on $1 port $2 (pid $pid)"
+			return 0
+		fi
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# live_test IP PORT: client through smc_run, result from smcss.
+live_test() {
+	local ip="$1" p="$2" f ok pid row i m code peer addr run
+	f=$(mktemp /tmp/echo-clt.XXXXXX) || return 1
+	ok="$f.ok"
+	TMPFILES+=("$f" "$ok")
+	printf '%s' "$CLT_PY" > "$f"
+	if [[ $ip == *:* ]]; then addr="[$ip]:$p"; else addr="$ip:$p"; fi
+	run=$(find_tool smc_run) || { echo "     Failed, smc_run not found"; echo; return 0; }
+	"$run" python3 "$f" "$ip" "$p" "$ok" 3 &
+	pid=$!
+	PIDS+=("$pid")
+	row=
+	for i in $(seq 100); do
+		row=$(tool smcss -W 2>/dev/null | awk -v a="$ip:$p" -v b="$addr" 'NR > 1 && ($5 == a || $5 == b) { print $7, $8; exit }')
+		[ -n "$row" ] && break
+		if ! kill -0 "$pid" 2>/dev/null; then
+			break
+		fi
+		[ -s "$ok" ] && [ "$i" -ge 10 ] && break
+		sleep 0.1
+	done
+	wait "$pid" 2>/dev/null
+	dbg "smcss row: '$row'"
+	if [ -z "$row" ]; then
+		if [ -s "$ok" ]; then
+			echo "     Failed  (TCP fallback), the connection is not an SMC socket (not listed by smcss)"
+			if [ "$(backend_name)" = soft ]; then
+				echo "          The soft backend has no SMC data path yet: connections use TCP"
+			fi
+		else
+			echo "     Failed, no connection"
+		fi
+		echo
+		return 0
+	fi
+	m="${row%% *}"
+	case "$m" in
+	TCP)
+		code="${row#* }"
+		peer=
+		if [[ $code == */* ]]; then peer="${code#*/}"; code="${code%%/*}"; fi
+		echo "     Failed  (TCP fallback), reasons:"
+		echo "          Client: $code $(reason_text "$code")"
+		[ -n "$peer" ] && echo "          Server: $peer $(reason_text "$peer")"
+		;;
+	SMC*)
+		echo "     Success, using ${m:0:3}-${m:3:1}"
+		;;
+	*)
+		echo "     Failed, unexpected mode '$m'"
+		;;
+	esac
+	echo
+}
+
+# First global address of an interface (IPv4 before IPv6), or nothing.
+if_addr() {
+	local a
+	a=$(ip -o -4 addr show dev "$1" 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
+	[ -n "$a" ] || a=$(ip -o -6 addr show dev "$1" scope global 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
+	echo "$a"
+}
+
+if_live() {
+	local ifc="$1" ip p
+	echo "  Live test (SMC-D and SMC-R)"
+	ip=$(if_addr "$ifc")
+	if [ -z "$ip" ]; then
+		echo "     No usable IP address configured, skipping"
+		echo
+		return 0
+	fi
+	p=$(free_port "$port") || { echo "     Failed, no free port"; echo; return 0; }
+	if ! start_server "$ip" "$p"; then
+		echo "     Failed, cannot start the echo server on $ip port $p"
+		echo
+		cleanup
+		return 0
+	fi
+	dbg "testing $ip port $p"
+	live_test "$ip" "$p"
+	cleanup
+}
+
+# ---- modes --------------------------------------------------------------
+
+case "$mode" in
+PNETID)
+	if [ ${#IFACES[@]} -gt 0 ]; then
+		echo "Error: Option -P/--print-PNETID takes no extra targets"
+		exit 1
+	fi
+	if ! ifc=$(real_ifname "$pnet_if"); then
+		echo "Error: Interface $pnet_if does not exist"
+		exit 1
+	fi
+	pnetid_of "$ifc"
+	exit 0
+	;;
+CONNECT)
+	need_python
+	ip=$(getent ahosts "$target" 2>/dev/null | awk 'NR == 1 { print $1 }')
+	if [ -z "$ip" ]; then
+		echo "Error: Unknown destination '$target'"
+		exit 1
+	fi
+	if ! ip route get "$ip" >/dev/null 2>&1; then
+		echo "Error: No route to host: $ip"
+		exit 1
+	fi
+	echo "Test with target IP $ip and port $port"
+	live_test "$ip" "$port"
+	exit 0
+	;;
+SERVER)
+	need_python
+	p=$(free_port "$port") || { echo "Error: No free port"; exit 1; }
+	if [ "$ipv6" -eq 1 ]; then bind="::"; else bind="0.0.0.0"; fi
+	if ! start_server "$bind" "$p"; then
+		echo "Error: Cannot start the server on port $p"
+		exit 1
+	fi
+	echo "Server started on port $p"
+	wait "$SRV_PID"
+	exit 0
+	;;
+esac
+
+# STATIC, LIVE, ALL: the interfaces given, or all up ones.
+targets=()
+if [ ${#IFACES[@]} -gt 0 ]; then
+	for i in "${IFACES[@]}"; do
+		if ! r=$(real_ifname "$i"); then
+			echo "Error: Interface $i does not exist"
+			exit 1
+		fi
+		if ! if_up "$r"; then
+			echo "Error: $r is not an active interface"
+			exit 2
+		fi
+		targets+=("$r")
+	done
+else
+	mapfile -t targets < <(up_ifaces)
+fi
+[ "$mode" = STATIC ] || need_python
+bold=$(tput bold 2>/dev/null)
+normal=$(tput sgr0 2>/dev/null)
+for ifc in "${targets[@]}"; do
+	echo "Checking active link:    $bold$ifc$normal"
+	[ "$mode" = LIVE ] || static_analysis "$ifc"
+	[ "$mode" = STATIC ] || if_live "$ifc"
+done
+exit 0

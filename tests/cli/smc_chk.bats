@@ -1,0 +1,154 @@
+#!/usr/bin/env bats
+# smc_chk: command line, PNET ID lookup, static analysis and live tests
+# against a private soft backend.
+
+load helpers
+
+setup() {
+	export TERM=dumb	# no bold in the "Checking active link" lines
+}
+
+teardown() {
+	[ -z "${SRV_PID:-}" ] || { kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; }
+	softd_stop
+}
+
+@test "smc_chk -v, -h, no mode" {
+	run "$SMC_BIN/smc_chk" -v
+	[ "$status" -eq 0 ]
+	[ "$output" = "smc_chk utility, smc-tools-$(sed -n 's/.*SMC_TOOLS_RELEASE "\(.*\)".*/\1/p' "$SMC_TOP/lib/version.h")" ]
+	run "$SMC_BIN/smc_chk" -h
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "Usage: smc_chk [OPTIONS] -C <IP>" ]
+	[ "${lines[1]}" = "       smc_chk [OPTIONS] -S" ]
+	[ "${lines[2]}" = "       smc_chk -i <iface>" ]
+	[ "${lines[3]}" = "Check SMC setup" ]
+	usage="$output"
+	run "$SMC_BIN/smc_chk"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$usage" ]
+}
+
+@test "smc_chk: bad input" {
+	run "$SMC_BIN/smc_chk" -x
+	[ "$status" -eq 2 ]
+	[ "$output" = "smc_chk: invalid option -- 'x'" ]
+	run "$SMC_BIN/smc_chk" -s -i lo
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Cannot combine options '-s/--static-analysis' and '-i/--pnetid'" ]
+	run "$SMC_BIN/smc_chk" -C 127.0.0.1 -S
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Cannot combine options '-C/--connect' and '-S/--server'" ]
+	run "$SMC_BIN/smc_chk" -i no_such_if0
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Interface no_such_if0 does not exist" ]
+	run "$SMC_BIN/smc_chk" -i lo eth9
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Option -P/--print-PNETID takes no extra targets" ]
+	run "$SMC_BIN/smc_chk" -s no_such_if0
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Interface no_such_if0 does not exist" ]
+	run "$SMC_BIN/smc_chk" -C no-such-host.invalid
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Unknown destination 'no-such-host.invalid'" ]
+	run "$SMC_BIN/smc_chk" -S -p 99999
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid port '99999'" ]
+}
+
+@test "smc_chk: a down interface is not active" {
+	down=$(ip -o link show | awk -F': ' '$3 !~ /[<,]UP[,>]/ { sub(/@.*/, "", $2); print $2; exit }')
+	[ -n "$down" ] || skip "no down interface"
+	run "$SMC_BIN/smc_chk" -s "$down"
+	[ "$status" -eq 2 ]
+	[ "$output" = "Error: $down is not an active interface" ]
+}
+
+@test "smc_chk -i: PNET ID from the software PNET table" {
+	[ "$(id -u)" -eq 0 ] || skip "needs CAP_NET_ADMIN for smc_pnet -a"
+	softd_start
+	run "$SMC_BIN/smc_chk" -i lo
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	"$SMC_BIN/smc_pnet" -a CHKNET -I lo
+	run "$SMC_BIN/smc_chk" -i lo
+	[ "$status" -eq 0 ]
+	[ "$output" = "CHKNET*" ]
+	run "$SMC_BIN/smc_chk" --pnetid lo
+	[ "$output" = "CHKNET*" ]
+}
+
+@test "smc_chk -s: static analysis on the soft backend" {
+	softd_start --roce sr_chk=lo
+	run "$SMC_BIN/smc_chk" -s lo
+	[ "$status" -eq 0 ]
+	[ "$output" = "Checking active link:    lo
+  Static Analysis
+     Backend:            soft
+     PNET ID:            n/a
+     SMC-Dv2:            FID 0000 (ffff:00:00.0)
+     SMC-R:              sr_chk/1
+     Advertising SEID:   n/a
+     Advertising UEIDs:  n/a
+     Verdict:            SMC-D and SMC-R possible on lo" ]
+}
+
+@test "smc_chk -s: PNET ID, UEIDs and a device with another PNET ID" {
+	[ "$(id -u)" -eq 0 ] || skip "needs CAP_NET_ADMIN"
+	softd_start --roce sr_chk=lo
+	"$SMC_BIN/smc_pnet" -a CHKNET -I lo
+	"$SMC_BIN/smc_pnet" -a OTHER -D soft-ism
+	"$SMC_BIN/smcd" ueid add CHK-UEID-1
+	"$SMC_BIN/smcd" ueid add CHK-UEID-2
+	run "$SMC_BIN/smc_chk" -s lo
+	[ "$status" -eq 0 ]
+	[ "${lines[3]}" = "     PNET ID:            CHKNET*" ]
+	[ "${lines[4]}" = "     SMC-D:              no usable ISM device" ]
+	[ "${lines[5]}" = "     SMC-R:              sr_chk/1" ]
+	[ "${lines[7]}" = "     Advertising UEIDs:  CHK-UEID-1" ]
+	[ "${lines[8]}" = "                         CHK-UEID-2" ]
+	[ "${lines[9]}" = "     Verdict:            SMC-R possible on lo" ]
+}
+
+@test "smc_chk -l: the soft backend has no data path, the test says TCP" {
+	softd_start
+	run "$SMC_BIN/smc_chk" -l -p 41373 lo
+	[ "$status" -eq 0 ]
+	[ "$output" = "Checking active link:    lo
+  Live test (SMC-D and SMC-R)
+     Failed  (TCP fallback), the connection is not an SMC socket (not listed by smcss)
+          The soft backend has no SMC data path yet: connections use TCP" ]
+	# nothing left behind
+	run bash -c 'ls /tmp/echo-srv.* /tmp/echo-clt.* 2>/dev/null'
+	[ "$output" = "" ]
+}
+
+@test "smc_chk -S and -C: server and client" {
+	softd_start
+	"$SMC_BIN/smc_chk" -S -p 42373 > "$BATS_TEST_TMPDIR/srv" &
+	SRV_PID=$!
+	for _ in $(seq 100); do
+		grep -q '^Server started on port' "$BATS_TEST_TMPDIR/srv" && break
+		sleep 0.1
+	done
+	port=$(sed -n 's/^Server started on port //p' "$BATS_TEST_TMPDIR/srv")
+	[ -n "$port" ]
+	run "$SMC_BIN/smc_chk" -C 127.0.0.1 -p "$port"
+	[ "$status" -eq 0 ]
+	[ "$output" = "Test with target IP 127.0.0.1 and port $port
+     Failed  (TCP fallback), the connection is not an SMC socket (not listed by smcss)
+          The soft backend has no SMC data path yet: connections use TCP" ]
+	kill "$SRV_PID"
+	wait "$SRV_PID" || true
+	SRV_PID=
+	run ss -tlnH "( sport = :$port )"
+	[ "$output" = "" ]
+}
+
+@test "smc_chk -C: nobody listening" {
+	softd_start
+	run "$SMC_BIN/smc_chk" -C 127.0.0.1 -p 1
+	[ "$status" -eq 0 ]
+	[ "$output" = "Test with target IP 127.0.0.1 and port 1
+     Failed, no connection" ]
+}
