@@ -141,6 +141,12 @@ int rnics_s390_rows(struct rnics_table *t, const struct rnics_opts *o,
 int rnics_rdma_rows(struct rnics_table *t, const struct rnics_opts *o,
 		    const struct rnics_pnet *pnet);
 
+/*
+ * The soft backend's devices (soft RoCE ports and the soft ISM), when the
+ * tools use smc_softd; nothing otherwise.  0, or -1 when out of memory.
+ */
+int rnics_soft_rows(struct rnics_table *t, const struct rnics_opts *o);
+
 /* ---- hot-plug ----------------------------------------------------------- */
 
 enum rnics_power_rc {

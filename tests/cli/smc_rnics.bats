@@ -229,6 +229,22 @@ power() { cat "$SMC_SYSFS_ROOT/bus/pci/slots/$1/power"; }
 	assert_output_file smc_rnics_x86_json
 }
 
+@test "smc_rnics: x86 adds the soft backend's devices, marked as such" {
+	export SMC_RNICS_ARCH=x86_64 SMC_SYSFS_ROOT="$FIX/x86"
+	softd_start --roce sr_test=lo
+	smc_pnet -a NET7 -D sr_test
+	run --separate-stderr smc_rnics
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	# the sysfs devices first, as without the daemon, then the soft ones
+	[ "$(printf '%s\n' "${lines[@]:0:${#lines[@]}-2}")" = "$(cat "$EXPECTED/smc_rnics_x86")" ]
+	[ "${lines[-2]}" = "sr_test         n/a           soft-roce    1     ACTIVE        NET7*              lo" ]
+	[ "${lines[-1]}" = "n/a             ffff:00:00.0  soft-ism     n/a   ACTIVE        n/a                n/a" ]
+	run --separate-stderr smc_rnics -j
+	[[ "$output" == *'{"ib_dev":"sr_test","pci_id":"n/a","type":"soft-roce","iport":"1","state":"ACTIVE","pnet_id":"NET7*","net_dev":"lo"}'* ]]
+	softd_stop
+}
+
 @test "smc_rnics: x86 FID filter matches nothing (exit 8)" {
 	export SMC_RNICS_ARCH=x86_64 SMC_SYSFS_ROOT="$FIX/x86"
 	run --separate-stderr smc_rnics 3
@@ -251,7 +267,7 @@ power() { cat "$SMC_SYSFS_ROOT/bus/pci/slots/$1/power"; }
 }
 
 @test "smc_rnics: software PNET IDs from the PNET table (soft backend)" {
-	softd_start
+	softd_start --roce sr_test=lo
 	smc_pnet -a NET2 -I ens1168
 	smc_pnet -a NETZ -D 0004:00:00.0 -P 1
 	smc_pnet -a NETR -I eth0
