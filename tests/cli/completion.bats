@@ -96,3 +96,13 @@ teardown() {
 	run complete_words smc_softd --r
 	[ "$output" = "--roce" ]
 }
+
+@test "completion: smc_rnics -e offers powered-off FIDs, -d powered-on ones" {
+	export SMC_RNICS_ARCH=s390x SMC_SYSFS_ROOT="$SMC_TOP/tests/fixtures/sysfs/s390"
+	run complete_words smc_rnics -e ""
+	[ "$output" = "1f" ]
+	run complete_words smc_rnics --disable 2
+	[ "$output" = "$(printf '%s\n' 20 212)" ]
+	run complete_words smc_rnics --disable 1f
+	[ -z "$output" ]
+}

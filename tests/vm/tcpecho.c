@@ -1,0 +1,105 @@
+/* tcpecho: a plain TCP echo server and client, unaware of SMC; run under
+ * smc_run so that the preload library moves it onto AF_SMC.
+ *
+ *   tcpecho server PORT           accept one connection, echo until EOF
+ *   tcpecho client IP PORT HOLD   send BYTES of a pattern, check the echo,
+ *                                 print "ECHO OK <n>", keep the connection
+ *                                 HOLD seconds, close.
+ * Built dynamically: LD_PRELOAD only works for dynamic programs. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define BYTES (256 * 1024)
+
+static unsigned char pat(size_t i) { return (unsigned char)(i * 7 + i / 251); }
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in sa;
+	static unsigned char buf[65536];
+	int fd, one = 1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	if (argc == 3 && !strcmp(argv[1], "server")) {
+		int lfd = socket(AF_INET, SOCK_STREAM, 0);
+		ssize_t n;
+
+		sa.sin_port = htons(atoi(argv[2]));
+		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1)) {
+			perror("tcpecho: bind/listen");
+			return 1;
+		}
+		printf("LISTENING\n");
+		fflush(stdout);
+		fd = accept(lfd, NULL, NULL);
+		if (fd < 0) {
+			perror("tcpecho: accept");
+			return 1;
+		}
+		printf("ACCEPTED\n");
+		fflush(stdout);
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			if (write(fd, buf, n) != n) {
+				perror("tcpecho: write");
+				return 1;
+			}
+		printf("SERVER EOF\n");
+		return 0;
+	}
+	if (argc == 5 && !strcmp(argv[1], "client")) {
+		size_t sent = 0, got = 0;
+		int bad = 0;
+
+		sa.sin_port = htons(atoi(argv[3]));
+		inet_pton(AF_INET, argv[2], &sa.sin_addr);
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+			perror("tcpecho: connect");
+			return 1;
+		}
+		while (got < BYTES) {
+			if (sent < BYTES) {
+				size_t k = BYTES - sent < 4096 ? BYTES - sent : 4096;
+				unsigned char out[4096];
+
+				for (size_t i = 0; i < k; i++)
+					out[i] = pat(sent + i);
+				if (write(fd, out, k) != (ssize_t)k) {
+					perror("tcpecho: write");
+					return 1;
+				}
+				sent += k;
+			}
+			if (sent - got >= 16384 || sent == BYTES) {
+				ssize_t n = read(fd, buf, sizeof(buf));
+
+				if (n <= 0) {
+					perror("tcpecho: read");
+					return 1;
+				}
+				for (ssize_t i = 0; i < n; i++)
+					if (buf[i] != pat(got + i))
+						bad++;
+				got += n;
+			}
+		}
+		if (bad) {
+			printf("ECHO BAD %d\n", bad);
+			return 1;
+		}
+		printf("ECHO OK %zu\n", got);
+		fflush(stdout);
+		sleep(atoi(argv[4]));
+		close(fd);
+		return 0;
+	}
+	fprintf(stderr, "usage: tcpecho server PORT | client IP PORT HOLD\n");
+	return 2;
+}
