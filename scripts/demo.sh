@@ -49,6 +49,7 @@ section "Devices and capabilities"
 show smcd info
 show smcd device
 show smcr -d device
+show smc_rnics
 
 # The first soft RoCE device and its interface, for the PNET example.
 read -r roce iface < <(smcr -j device | python3 -c '
@@ -86,6 +87,9 @@ section "Link groups and statistics"
 show smcr linkgroup
 show smcd stats
 show smcd -j info
+
+section "A support bundle (smc_dbg), first lines"
+smc_dbg 2>&1 | head -n 25
 
 section "Clean up"
 show smc_pnet -f

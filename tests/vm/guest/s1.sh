@@ -1,0 +1,63 @@
+#!/bin/sh
+# Scenario 1: one VM, control plane of a real 6.12 SMC kernel.
+SCEN=s1
+. /tests/lib.sh
+export SMC_BACKEND=kernel
+
+ok rdma-link-add rdma link add rxe0 type rxe netdev eth0
+
+# PNET table
+check pnet-empty smc_pnet
+check pnet-add smc_pnet -a NET1 -I eth0 -D rxe0 -P 1
+check pnet-add-exists smc_pnet -a NET1 -I eth0
+check pnet-show smc_pnet
+check pnet-show-one smc_pnet -s NET1
+check pnet-json smc_pnet -j
+check pnet-del smc_pnet -d NET1
+check pnet-del-missing smc_pnet -d NET1
+check pnet-after-del smc_pnet
+check pnet-add-lo smc_pnet -a NET2 -I lo
+check pnet-add2 smc_pnet -a NET3 -D rxe0 -P 1
+check pnet-flush smc_pnet -f
+check pnet-after-flush smc_pnet
+
+# UEID
+check ueid-empty smcr ueid show
+check ueid-add smcr ueid add SMC-VM-TEST-EID
+check ueid-add2 smcr ueid add SECOND-EID
+check ueid-show smcr ueid show
+check ueid-json smcr -j ueid show
+check ueid-del smcr ueid del SECOND-EID
+check ueid-del-missing smcr ueid del SECOND-EID
+check ueid-show2 smcr ueid show
+check ueid-flush smcr ueid flush
+check ueid-after-flush smcr ueid show
+
+# info, device, linkgroup, stats
+check smcd-info smcd info
+check smcr-info smcr info
+check smcr-info-json smcr -j info
+smc_pnet -a NET1 -I eth0 -D rxe0 -P 1 >/dev/null 2>&1
+NORM='s/^\([0-9a-f]\{4\}:[0-9a-f]\{2\}:[0-9a-f]\{2\}\.[0-9a-f]\)/XXXX:XX:XX.X/'
+check smcr-device smcr device
+check smcr-device-d smcr -d device
+check smcd-device smcd device
+check smcr-linkgroup smcr linkgroup
+check smcd-linkgroup smcd linkgroup
+check smcr-stats smcr stats
+check smcd-stats smcd stats
+
+# smcss: a LISTEN, an INIT and an ACTIVE TCP fallback
+smc_sock 4711 > /tmp/sock.out 2>&1 &
+SOCKPID=$!
+i=0; while ! grep -q READY /tmp/sock.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+ok smc_sock-ready grep -q READY /tmp/sock.out
+SSNORM='s/^[0-9][0-9]* /INODE /; s/:[0-9][0-9]*\( \)/:PORT\1/g'
+NORM=$SSNORM; check smcss smcss
+NORM=$SSNORM; check smcss-a smcss -a
+NORM=$SSNORM; check smcss-l smcss -l
+NORM=$SSNORM; check smcss-d smcss -d
+NORM=$SSNORM; check smcss-j smcss -a -j
+check smcr-stats-after smcr stats
+kill $SOCKPID
+smc_pnet -f >/dev/null 2>&1

@@ -1,0 +1,118 @@
+#!/bin/sh
+# make check-kernel: boot a real SMC kernel (Debian bookworm-backports 6.12)
+# under QEMU and run the tools against it. Prints PASS/FAIL per check and a
+# last line "N passed, N failed"; exits non-zero on any failure or timeout.
+#
+#   tests/vm/run.sh [s1] [s2]     scenarios (default: both)
+# Environment: VMDIR (build/vm), BUILD (the `make` build dir, default .),
+# VM_TIMEOUT (seconds per VM, 60), VM_ACCEL (tcg|kvm; default probed once),
+# RECORD=1 writes missing expected outputs of s1 from the guest's output.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+HERE=tests/vm
+VMDIR=${VMDIR:-build/vm}
+BUILD=${BUILD:-.}
+VM_TIMEOUT=${VM_TIMEOUT:-60}
+SCENARIOS=${*:-s1 s2}
+export VMDIR
+
+fatal() { echo "FAIL vm-setup: $*"; echo "0 passed, 1 failed"; exit 1; }
+
+mkdir -p "$VMDIR"
+$HERE/deps.sh || fatal "installing qemu-system-x86 busybox-static cpio kmod"
+if [ "$BUILD" = . ]; then
+	make -s -j2 all >"$VMDIR/make.log" 2>&1 || { cat "$VMDIR/make.log"; fatal "make"; }
+fi
+KROOT=$($HERE/fetch-kernel.sh) || fatal "fetching the kernel package"
+KERNEL=$(ls "$KROOT"/boot/vmlinuz-* | head -n 1)
+INITRD=$VMDIR/initramfs.cpio.gz
+$HERE/mkinitramfs.sh "$KROOT" "$BUILD" "$INITRD" || fatal "building the initramfs"
+
+# qemu NAME APPEND NETDEV...: boot one VM under timeout, console to $VMDIR/NAME.log.
+qemu() {
+	name=$1 append=$2; shift 2
+	timeout -k 5 "$VM_TIMEOUT" qemu-system-x86_64 $ACCEL -m 512 -smp 1 \
+		-nographic -no-reboot -nodefaults -serial stdio \
+		-kernel "$KERNEL" -initrd "$INITRD" \
+		-append "console=ttyS0 quiet loglevel=1 panic=-1 $append" "$@" \
+		</dev/null >"$VMDIR/$name.log" 2>&1
+}
+
+# KVM only where it really boots the guest; the answer is cached.
+if [ -z "${VM_ACCEL:-}" ]; then
+	if [ -f "$VMDIR/accel" ]; then
+		VM_ACCEL=$(cat "$VMDIR/accel")
+	else
+		VM_ACCEL=tcg
+		if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+			ACCEL="-accel kvm -cpu host"
+			VM_TIMEOUT=15 qemu probe "vmtest=probe"
+			tr -d '\r' <"$VMDIR/probe.log" | grep -q '^=== vmtest end' && VM_ACCEL=kvm
+		fi
+		echo "$VM_ACCEL" >"$VMDIR/accel"
+	fi
+fi
+case $VM_ACCEL in
+kvm) ACCEL="-accel kvm -cpu host" ;;
+*) ACCEL="-accel tcg" ;;
+esac
+
+RESULTS=$VMDIR/results
+: >"$RESULTS"
+# collect NAME RC: PASS/FAIL lines (and the detail lines after a FAIL) of a VM.
+collect() {
+	log=$VMDIR/$1.log
+	tr -d '\r' <"$log" | awk '/^(PASS|FAIL) /{print; d=($1=="FAIL"); next} d && /^  [>|] /{print; next} {d=0}' >>"$RESULTS"
+	if [ "$2" = 124 ] || [ "$2" = 137 ]; then
+		echo "FAIL $1/vm: timed out after ${VM_TIMEOUT}s (console in $log)" >>"$RESULTS"
+	elif ! tr -d '\r' <"$log" | grep -q '^=== vmtest end'; then
+		echo "FAIL $1/vm: guest did not finish (rc $2, console in $log)" >>"$RESULTS"
+		tr -d '\r' <"$log" | tail -n 20 | sed 's/^/  > /' >>"$RESULTS"
+	fi
+}
+
+for s in $SCENARIOS; do
+	case $s in
+	s1)
+		qemu s1 "vmtest=s1 vmip=10.0.0.1/24" \
+			-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0
+		collect s1 $?
+		;;
+	s2)
+		sock=$VMDIR/s2.sock
+		rm -f "$sock"
+		mac=52:54:00:12:34
+		qemu s2-server "vmtest=s2 vmrole=server vmip=10.0.0.1/24 vmpeer=10.0.0.2" \
+			-netdev stream,id=n0,server=on,addr.type=unix,addr.path="$sock" \
+			-device virtio-net-pci,netdev=n0,mac=$mac:01 &
+		spid=$!
+		i=0
+		while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+		qemu s2-client "vmtest=s2 vmrole=client vmip=10.0.0.2/24 vmpeer=10.0.0.1" \
+			-netdev stream,id=n0,server=off,addr.type=unix,addr.path="$sock" \
+			-device virtio-net-pci,netdev=n0,mac=$mac:02
+		crc=$?
+		wait $spid
+		src=$?
+		collect s2-server $src
+		collect s2-client $crc
+		rm -f "$sock"
+		;;
+	*) echo "FAIL $s: unknown scenario" >>"$RESULTS" ;;
+	esac
+done
+
+if [ "${RECORD:-0}" = 1 ]; then
+	# Write the missing expected outputs from the "  > " lines of each FAIL.
+	awk -v dir="$HERE/guest/expected" '
+		/^FAIL / { split($2, a, "/"); f = dir "/" a[1] "/" a[2]; rec = (system("test -f " f) != 0 && a[2] != "vm"); if (rec) printf "" > f; next }
+		/^  > / && rec { print substr($0, 5) >> f; next }
+		{ rec = 0 }' "$RESULTS"
+fi
+
+cat "$RESULTS"
+pass=$(grep -c '^PASS ' "$RESULTS")
+fail=$(grep -c '^FAIL ' "$RESULTS")
+[ "$pass" -gt 0 ] || [ "$fail" -gt 0 ] || fail=1
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
