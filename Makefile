@@ -2,6 +2,7 @@
 #
 #   make                 build every tool and libsmc-preload.so
 #   make check           unit tests, fuzzing, command-line tests (ASan/UBSan build)
+#   make check-kernel    the tools against a real SMC kernel under QEMU
 #   make install         PREFIX, DESTDIR, BINDIR, LIBDIR, MANDIR honoured
 #   make demo            the toolset end to end on this machine
 #   make clean
@@ -61,7 +62,7 @@ PROGS    := $(O)/smc_pnet $(O)/smcss $(O)/smcd $(O)/smcr $(O)/smc_run $(O)/libsm
 	    $(if $(wildcard smc_dbg.sh),$(O)/smc_dbg) $(if $(wildcard smc_chk.sh),$(O)/smc_chk)
 LIBSMC   := $(OBJ)/libsmc.a
 
-.PHONY: test-progs all check check-unit check-cli fuzz demo install clean deps
+.PHONY: check-kernel test-progs all check check-unit check-cli fuzz demo install clean deps
 all: $(PROGS)
 
 deps:
@@ -161,6 +162,10 @@ $(CHECK_DIR)/fuzz_replies: $(FUZZ_SRCS) $(wildcard lib/*.h smc/*.h soft/*.h test
 	$(Q)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  $(PKG_CFLAGS) -I. -Ilib -o $@ $(FUZZ_SRCS) $(LDLIBS)
 fuzz: $(CHECK_DIR)/fuzz_replies
+
+# Every tool against a real SMC kernel (Debian's 6.12) booted under QEMU.
+check-kernel:
+	$(Q)tests/vm/run.sh
 
 demo: all
 	$(Q)scripts/demo.sh

@@ -32,7 +32,7 @@ $HERE/mkinitramfs.sh "$KROOT" "$BUILD" "$INITRD" || fatal "building the initramf
 qemu() {
 	name=$1 append=$2; shift 2
 	timeout -k 5 "$VM_TIMEOUT" qemu-system-x86_64 $ACCEL -m 512 -smp 1 \
-		-nographic -no-reboot -nodefaults -serial stdio \
+		-nographic -no-reboot \
 		-kernel "$KERNEL" -initrd "$INITRD" \
 		-append "console=ttyS0 quiet loglevel=1 panic=-1 $append" "$@" \
 		</dev/null >"$VMDIR/$name.log" 2>&1
