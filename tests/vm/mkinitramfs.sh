@@ -53,8 +53,11 @@ for t in ip rdma; do
 	cp "$p" "$STAGE/usr/sbin/$t"; copy_libs "$p"
 done
 
-# Test programs: AF_SMC socket holder (static) and a TCP echo (dynamic, for smc_run).
+# Test programs: AF_SMC socket holder (static), netlink dumper (static) and a
+# TCP echo (dynamic, for smc_run).
 cc -O2 -Wall -static -o "$STAGE/usr/bin/smc_sock" "$HERE/smc_sock.c"
+# The netlink reply recorder of the kernel fixtures (static, no libraries).
+cc -O2 -Wall -static -o "$STAGE/usr/bin/nldump" "$HERE/nldump.c"
 cc -O2 -Wall -o "$STAGE/usr/bin/tcpecho" "$HERE/tcpecho.c"
 copy_libs "$STAGE/usr/bin/tcpecho"
 

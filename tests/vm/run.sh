@@ -7,6 +7,9 @@
 # Environment: VMDIR (build/vm), BUILD (the `make` build dir, default .),
 # VM_TIMEOUT (seconds per VM, 60), VM_ACCEL (tcg|kvm; default probed once),
 # RECORD=1 writes missing expected outputs of s1 from the guest's output.
+# RECORD_FIXTURES=1 has each guest record the raw netlink replies of every
+# query and the tools' text beside them (guest/lib.sh fixtures) and writes
+# them to tests/fixtures/kernel-6.12/<scenario>/ (tests/unit/test_kernel_fixtures.c).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 HERE=tests/vm
@@ -34,8 +37,29 @@ qemu() {
 	timeout -k 5 "$VM_TIMEOUT" qemu-system-x86_64 $ACCEL -m 512 -smp 1 \
 		-nographic -no-reboot \
 		-kernel "$KERNEL" -initrd "$INITRD" \
-		-append "console=ttyS0 quiet loglevel=1 panic=-1 $append" "$@" \
+		-append "console=ttyS0 quiet loglevel=1 panic=-1 $VMRECORD$append" "$@" \
 		</dev/null >"$VMDIR/$name.log" 2>&1
+}
+
+VMRECORD=
+[ "${RECORD_FIXTURES:-0}" = 1 ] && VMRECORD="vmrecord=1 "
+FIXDIR=tests/fixtures/kernel-6.12
+
+# fixtures NAME: extract the base64 blocks "=== fixture DIR/FILE" of a VM's
+# console into $FIXDIR/DIR/FILE (RECORD_FIXTURES=1 only).
+fixtures() {
+	[ -n "$VMRECORD" ] || return 0
+	tr -d '\r' <"$VMDIR/$1.log" | awk -v dir="$VMDIR/fixtures" '
+		/^=== fixture end$/ { if (f != "") close(f); f = ""; next }
+		/^=== fixture / { f = dir "/" $3; split($3, p, "/"); system("mkdir -p " dir "/" p[1]); printf "" > f; next }
+		f != "" { print >> f }'
+	for b in "$VMDIR"/fixtures/*/*; do
+		[ -f "$b" ] || continue
+		d=$FIXDIR/$(basename "$(dirname "$b")")
+		mkdir -p "$d"
+		base64 -d <"$b" >"$d/$(basename "$b")" || echo "FAIL $1/fixtures: bad base64 in $b" >>"$RESULTS"
+	done
+	rm -rf "$VMDIR/fixtures"
 }
 
 # KVM only where it really boots the guest; the answer is cached.
@@ -77,6 +101,7 @@ for s in $SCENARIOS; do
 		qemu s1 "vmtest=s1 vmip=10.0.0.1/24" \
 			-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0
 		collect s1 $?
+		fixtures s1
 		;;
 	s2)
 		sock=$VMDIR/s2.sock
@@ -96,6 +121,8 @@ for s in $SCENARIOS; do
 		src=$?
 		collect s2-server $src
 		collect s2-client $crc
+		fixtures s2-server
+		fixtures s2-client
 		rm -f "$sock"
 		;;
 	*) echo "FAIL $s: unknown scenario" >>"$RESULTS" ;;

@@ -22,3 +22,36 @@ ok() {
 	name=$1; shift
 	if "$@" > /tmp/ok.out 2>&1; then echo "PASS $SCEN/$name"; else echo "FAIL $SCEN/$name"; sed 's/^/  > /' /tmp/ok.out; fi
 }
+# fixtures NAME: with vmrecord=1 on the kernel command line, record the raw
+# netlink replies of every query (nldump) and, at the same moment, the text
+# the tools print for them; print each file as a base64 block on the console
+# ("=== fixture NAME/FILE" ... "=== fixture end"), for run.sh to extract
+# (RECORD_FIXTURES=1).  Without vmrecord=1 it does nothing.
+fixtures() {
+	grep -q 'vmrecord=1' /proc/cmdline || return 0
+	d=/tmp/fx-$1
+	rm -rf "$d"; mkdir -p "$d"
+	uname -r > "$d/uname.txt"
+	smc_pnet > "$d/smc_pnet.txt" 2>&1
+	smcr info > "$d/smcr_info.txt" 2>&1
+	smcd info > "$d/smcd_info.txt" 2>&1
+	smcr linkgroup > "$d/smcr_linkgroup.txt" 2>&1
+	smcr -d linkgroup link-show > "$d/smcr_d_linkgroup_link-show.txt" 2>&1
+	smcd linkgroup > "$d/smcd_linkgroup.txt" 2>&1
+	smcr -d device > "$d/smcr_d_device.txt" 2>&1
+	smcd device > "$d/smcd_device.txt" 2>&1
+	smcr ueid show > "$d/smcr_ueid_show.txt" 2>&1
+	smcd seid > "$d/smcd_seid.txt" 2>&1
+	smcr -a stats > "$d/smcr_a_stats.txt" 2>&1
+	smcr -a -d stats > "$d/smcr_a_d_stats.txt" 2>&1
+	smcd -a stats > "$d/smcd_a_stats.txt" 2>&1
+	smcss -a -d > "$d/smcss_a_d.txt" 2>&1
+	smcss -a -R > "$d/smcss_a_R.txt" 2>&1
+	nldump "$d" 2> "$d/nldump.err" || echo "FAIL $SCEN/nldump"
+	[ -s "$d/nldump.err" ] || rm -f "$d/nldump.err"
+	for f in "$d"/*; do
+		echo "=== fixture $1/${f##*/}"
+		base64 < "$f"
+		echo "=== fixture end"
+	done
+}

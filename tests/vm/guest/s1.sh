@@ -59,5 +59,8 @@ NORM=$SSNORM; check smcss-l smcss -l
 NORM=$SSNORM; check smcss-d smcss -d
 NORM=$SSNORM; check smcss-j smcss -a -j
 check smcr-stats-after smcr stats
+smcr ueid add SMC-VM-TEST-EID >/dev/null 2>&1
+fixtures s1
+smcr ueid flush >/dev/null 2>&1
 kill $SOCKPID
 smc_pnet -f >/dev/null 2>&1

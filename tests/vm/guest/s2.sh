@@ -81,6 +81,8 @@ agree stats-json /tmp/st.keys /tmp/st.json
 grepcheck stats-data-bytes '^  Data transmitted (Bytes)  *262144 ' /tmp/st.txt
 ok smcss-json-parses grep -q '^{"sockets":\[{.*}\]}$' /tmp/ss.json
 
+fixtures s2-$VMROLE
+
 echo "--- $SCEN outputs"
 cat /tmp/ss.txt /tmp/lg.txt /tmp/lgs.txt /tmp/st.txt /tmp/ss.json /tmp/lg.json /tmp/st.json
 echo "--- end"
