@@ -62,7 +62,7 @@ PROGS    := $(O)/smc_pnet $(O)/smcss $(O)/smcd $(O)/smcr $(O)/smc_run $(O)/libsm
 	    $(if $(wildcard smc_dbg.sh),$(O)/smc_dbg) $(if $(wildcard smc_chk.sh),$(O)/smc_chk)
 LIBSMC   := $(OBJ)/libsmc.a
 
-.PHONY: check-kernel test-progs all check check-unit check-cli fuzz demo install clean deps
+.PHONY: bench check-kernel test-progs all check check-unit check-cli fuzz demo install clean deps
 all: $(PROGS)
 
 deps:
@@ -162,6 +162,14 @@ $(CHECK_DIR)/fuzz_replies: $(FUZZ_SRCS) $(wildcard lib/*.h smc/*.h soft/*.h test
 	$(Q)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  $(PKG_CFLAGS) -I. -Ilib -o $@ $(FUZZ_SRCS) $(LDLIBS)
 fuzz: $(CHECK_DIR)/fuzz_replies
+
+# Benchmarks (never part of make check): see bench/README.md.
+$(O)/bench/dmb_bench: bench/dmb_bench.c soft/dmb.c soft/dmb.h
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O2 -I. -Ilib -o $@ bench/dmb_bench.c soft/dmb.c -lpthread
+bench: $(O)/bench/dmb_bench
+	$(Q)$(O)/bench/dmb_bench
 
 # Every tool against a real SMC kernel (Debian's 6.12) booted under QEMU.
 check-kernel:

@@ -1,0 +1,476 @@
+/* Soft SMC-D transport: per-connection shared-memory rings (see dmb.h). */
+#include "dmb.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Cursors and flags live in memory shared with another process. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
+_Static_assert(sizeof(_Atomic uint64_t) == 8, "cursor word is 8 bytes");
+_Static_assert(sizeof(struct dmb_ctrl) == 2 * DMB_LINE, "ctrl is two lines");
+_Static_assert(offsetof(struct dmb_ctrl, cons) == DMB_LINE, "consumer line");
+_Static_assert(offsetof(struct dmb_hdr, rsvd) == 32, "fixed header is 32 bytes");
+_Static_assert(offsetof(struct dmb_hdr, ctrl) == DMB_LINE, "ctrl after a line");
+_Static_assert(sizeof(struct dmb_hdr) == 5 * DMB_LINE, "header size");
+_Static_assert(sizeof(struct dmb_hdr) <= DMB_HDR_SIZE, "header fits its page");
+
+#define FIXED_HDR offsetof(struct dmb_hdr, rsvd)
+
+struct dmb_cursor dmb_cursor_of(uint64_t word)
+{
+	struct dmb_cursor c = { .wrap = (uint16_t)(word >> 32), .count = (uint32_t)word };
+
+	return c;
+}
+
+uint64_t dmb_cursor_word(struct dmb_cursor cur, uint8_t pflags, uint8_t cflags)
+{
+	return (uint64_t)cur.count | (uint64_t)cur.wrap << 32 |
+	       (uint64_t)pflags << 48 | (uint64_t)cflags << 56;
+}
+
+static uint8_t word_pflags(uint64_t w) { return (uint8_t)(w >> 48); }
+static uint8_t word_cflags(uint64_t w) { return (uint8_t)(w >> 56); }
+
+/*
+ * Bytes from older to newer (protocol.md §4.3 diff), or -1 when newer is not
+ * within one ring of older: the peer's word is corrupt or hostile.
+ */
+static long cursor_dist(struct dmb_cursor older, struct dmb_cursor newer, uint32_t n)
+{
+	if (older.count >= n || newer.count >= n)
+		return -1;
+	if (newer.wrap == older.wrap)
+		return newer.count >= older.count ? (long)(newer.count - older.count) : -1;
+	if (newer.wrap == (uint16_t)(older.wrap + 1))
+		return newer.count <= older.count ? (long)(n - older.count + newer.count) : -1;
+	return -1;
+}
+
+static void cursor_add(struct dmb_cursor *c, uint32_t len, uint32_t n)
+{
+	c->count += len;
+	if (c->count >= n) {
+		c->wrap++;
+		c->count -= n;
+	}
+}
+
+uint32_t dmb_code_size(uint8_t code)
+{
+	if (code > 6)
+		code = 6;
+	return DMB_MIN_SIZE << code;
+}
+
+uint8_t dmb_size_code(size_t want)
+{
+	uint8_t c = 0;
+
+	if (want <= DMB_MIN_SIZE)
+		return 0;
+	for (size_t v = (want - 1) >> 14; v; v >>= 1)
+		c++;
+	return c > 6 ? 6 : c;
+}
+
+uint32_t dmb_size_round(size_t want)
+{
+	return dmb_code_size(dmb_size_code(want));
+}
+
+static bool valid_ring_size(uint32_t s)
+{
+	return s >= DMB_MIN_SIZE && s <= DMB_MAX_SIZE && !(s & (s - 1));
+}
+
+int dmb_create(size_t ring0, size_t ring1)
+{
+	struct dmb_hdr h;
+	int fd, err;
+
+	memset(&h, 0, FIXED_HDR);
+	h.magic = DMB_MAGIC;
+	h.version = DMB_VERSION;
+	h.hdr_size = DMB_HDR_SIZE;
+	h.ring_size[0] = dmb_size_round(ring0);
+	h.ring_size[1] = dmb_size_round(ring1);
+	h.total_size = (uint64_t)DMB_HDR_SIZE + h.ring_size[0] + h.ring_size[1];
+
+	fd = memfd_create("smc-dmb", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	/* The rest of the header, cursors included, starts as ftruncate's zeroes. */
+	if (ftruncate(fd, (off_t)h.total_size) < 0 ||
+	    pwrite(fd, &h, FIXED_HDR, 0) != (ssize_t)FIXED_HDR ||
+	    /* A peer that could shrink the file would turn our accesses into SIGBUS. */
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0) {
+		err = errno ? errno : EIO;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+static bool valid_dir(struct dmb_ctrl *ctl, uint32_t n)
+{
+	uint64_t p = atomic_load_explicit(&ctl->prod, memory_order_acquire);
+	uint64_t q = atomic_load_explicit(&ctl->cons, memory_order_acquire);
+
+	if ((word_pflags(p) & ~DMB_PF_MASK) || (word_cflags(p) & ~DMB_CF_MASK))
+		return false;
+	/* The consumer has no producer flags. */
+	if (word_pflags(q) || (word_cflags(q) & ~DMB_CF_MASK))
+		return false;
+	return cursor_dist(dmb_cursor_of(q), dmb_cursor_of(p), n) >= 0;
+}
+
+int dmb_map(int fd, int side, struct dmb_conn *c)
+{
+	struct dmb_hdr h;
+	struct stat st;
+	uint8_t *base;
+	uint64_t w;
+	int seals;
+
+	if (!c || (side != 0 && side != 1))
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EPROTO;
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK))
+		return -EPROTO;
+	if (st.st_size < (off_t)DMB_HDR_SIZE)
+		return -EPROTO;
+	/* Read once into private memory: the shared copy may change under us. */
+	if (pread(fd, &h, FIXED_HDR, 0) != (ssize_t)FIXED_HDR)
+		return -EPROTO;
+	if (h.magic != DMB_MAGIC || h.version != DMB_VERSION || h.hdr_size != DMB_HDR_SIZE ||
+	    !valid_ring_size(h.ring_size[0]) || !valid_ring_size(h.ring_size[1]) ||
+	    h.total_size != (uint64_t)DMB_HDR_SIZE + h.ring_size[0] + h.ring_size[1] ||
+	    (uint64_t)st.st_size != h.total_size)
+		return -EPROTO;
+
+	base = mmap(NULL, h.total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	struct dmb_hdr *sh = (struct dmb_hdr *)base;
+	if (!valid_dir(&sh->ctrl[0], h.ring_size[0]) || !valid_dir(&sh->ctrl[1], h.ring_size[1])) {
+		munmap(base, h.total_size);
+		return -EPROTO;
+	}
+
+	c->base = base;
+	c->map_size = h.total_size;
+	c->side = side;
+	uint8_t *ring[2] = { base + DMB_HDR_SIZE, base + DMB_HDR_SIZE + h.ring_size[0] };
+	c->tx.ctrl = &sh->ctrl[side];
+	c->tx.data = ring[side];
+	c->tx.size = h.ring_size[side];
+	c->rx.ctrl = &sh->ctrl[!side];
+	c->rx.data = ring[!side];
+	c->rx.size = h.ring_size[!side];
+
+	/*
+	 * Our own cursors are taken over once (a re-attach after exec continues
+	 * where the last holder stopped) and kept privately from now on.
+	 */
+	w = atomic_load_explicit(&c->tx.ctrl->prod, memory_order_acquire);
+	c->tx.own = dmb_cursor_of(w);
+	c->tx.own_pflags = word_pflags(w);
+	c->tx.own_cflags = word_cflags(w);
+	w = atomic_load_explicit(&c->rx.ctrl->cons, memory_order_acquire);
+	c->rx.own = dmb_cursor_of(w);
+	c->rx.own_pflags = 0;
+	c->rx.own_cflags = word_cflags(w);
+	/* Validated above, but the peer may have moved since; recheck ours. */
+	if (dmb_readable(c) < 0 || dmb_space(c) < 0) {
+		dmb_unmap(c);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+void dmb_unmap(struct dmb_conn *c)
+{
+	if (c && c->base) {
+		munmap(c->base, c->map_size);
+		memset(c, 0, sizeof(*c));
+	}
+}
+
+uint32_t dmb_tx_size(const struct dmb_conn *c) { return c->tx.size; }
+uint32_t dmb_rx_size(const struct dmb_conn *c) { return c->rx.size; }
+
+static void publish_tx(struct dmb_conn *c)
+{
+	atomic_store_explicit(&c->tx.ctrl->prod,
+			      dmb_cursor_word(c->tx.own, c->tx.own_pflags, c->tx.own_cflags),
+			      memory_order_release);
+}
+
+static void publish_rx(struct dmb_conn *c)
+{
+	atomic_store_explicit(&c->rx.ctrl->cons,
+			      dmb_cursor_word(c->rx.own, 0, c->rx.own_cflags),
+			      memory_order_release);
+}
+
+/* Unconsumed bytes in our tx ring per the peer's consumer word w. */
+static long tx_used(struct dmb_conn *c, uint64_t w)
+{
+	return cursor_dist(dmb_cursor_of(w), c->tx.own, c->tx.size);
+}
+
+static long rx_avail(struct dmb_conn *c, uint64_t w)
+{
+	return cursor_dist(c->rx.own, dmb_cursor_of(w), c->rx.size);
+}
+
+long dmb_readable(struct dmb_conn *c)
+{
+	long n = rx_avail(c, atomic_load_explicit(&c->rx.ctrl->prod, memory_order_acquire));
+
+	return n < 0 ? -EPROTO : n;
+}
+
+long dmb_unread(struct dmb_conn *c)
+{
+	long n = tx_used(c, atomic_load_explicit(&c->tx.ctrl->cons, memory_order_acquire));
+
+	return n < 0 ? -EPROTO : n;
+}
+
+long dmb_space(struct dmb_conn *c)
+{
+	long n = dmb_unread(c);
+
+	return n < 0 ? n : (long)c->tx.size - n;
+}
+
+/* Sum of iov lengths, saturated at max (all we can move anyway). */
+static size_t iov_total(const struct iovec *iov, int iovcnt, size_t max)
+{
+	size_t t = 0;
+
+	for (int i = 0; i < iovcnt && t < max; i++)
+		t += iov[i].iov_len < max - t ? iov[i].iov_len : max - t;
+	return t;
+}
+
+/* Copy len bytes between iov and the ring at off, wrapping at n. */
+static void ring_copy(uint8_t *ring, uint32_t n, uint32_t off, const struct iovec *iov,
+		      size_t len, bool to_ring)
+{
+	size_t done = 0, in_iov = 0;
+
+	while (done < len) {
+		size_t chunk = iov->iov_len - in_iov;
+
+		if (!chunk) {
+			iov++;
+			in_iov = 0;
+			continue;
+		}
+		if (chunk > len - done)
+			chunk = len - done;
+		if (chunk > n - off)
+			chunk = n - off;
+		uint8_t *p = (uint8_t *)iov->iov_base + in_iov;
+		if (to_ring)
+			memcpy(ring + off, p, chunk);
+		else
+			memcpy(p, ring + off, chunk);
+		done += chunk;
+		in_iov += chunk;
+		off += (uint32_t)chunk;
+		if (off == n)
+			off = 0;
+	}
+}
+
+ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
+		    unsigned flags, bool *wake)
+{
+	uint64_t peer;
+	size_t total;
+	long used;
+	uint32_t len;
+	uint8_t pflags;
+
+	if (wake)
+		*wake = false;
+	if (iovcnt < 0 || (iovcnt > 0 && !iov))
+		return -EINVAL;
+	peer = atomic_load_explicit(&c->tx.ctrl->cons, memory_order_acquire);
+	if ((word_cflags(peer) | c->tx.own_cflags | c->rx.own_cflags) & DMB_CF_ABORT ||
+	    word_cflags(atomic_load_explicit(&c->rx.ctrl->prod, memory_order_relaxed)) & DMB_CF_ABORT)
+		return -ECONNRESET;
+	if (c->tx.own_cflags & (DMB_CF_DONE_WRITING | DMB_CF_CLOSED) ||
+	    word_cflags(peer) & (DMB_CF_DONE_READING | DMB_CF_CLOSED))
+		return -EPIPE;
+	used = tx_used(c, peer);
+	if (used < 0)
+		return -EPROTO;
+	total = iov_total(iov, iovcnt, c->tx.size);
+	if (!total)
+		return 0;
+	len = c->tx.size - (uint32_t)used;
+	pflags = c->tx.own_pflags & ~(DMB_PF_WRITE_BLOCKED | DMB_PF_URG_PRESENT | DMB_PF_URG_PENDING);
+	if (!len) {
+		/* Tell the consumer, as SMC's write_blocked does, then give up. */
+		if (!(c->tx.own_pflags & DMB_PF_WRITE_BLOCKED)) {
+			c->tx.own_pflags |= DMB_PF_WRITE_BLOCKED;
+			publish_tx(c);
+		}
+		return -EAGAIN;
+	}
+	if (len >= total)
+		len = (uint32_t)total;
+	else
+		pflags |= DMB_PF_WRITE_BLOCKED;
+	if (flags & DMB_URGENT)
+		/* The urgent byte is the one before the cursor that carries the flag. */
+		pflags |= len == total ? DMB_PF_URG_PRESENT : DMB_PF_URG_PENDING;
+
+	ring_copy(c->tx.data, c->tx.size, c->tx.own.count, iov, len, true);
+	cursor_add(&c->tx.own, len, c->tx.size);
+	c->tx.own_pflags = pflags;
+	publish_tx(c);
+	if (wake) {
+		/* Pairs with the fence in dmb_rx_sleep_begin (store-load order). */
+		atomic_thread_fence(memory_order_seq_cst);
+		*wake = atomic_load_explicit(&c->tx.ctrl->cons_sleeping, memory_order_relaxed) != 0;
+	}
+	return len;
+}
+
+ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
+		    unsigned flags, bool *wake)
+{
+	uint64_t peer;
+	size_t total;
+	long avail;
+
+	if (wake)
+		*wake = false;
+	if (iovcnt < 0 || (iovcnt > 0 && !iov))
+		return -EINVAL;
+	peer = atomic_load_explicit(&c->rx.ctrl->prod, memory_order_acquire);
+	if ((word_cflags(peer) | c->rx.own_cflags | c->tx.own_cflags) & DMB_CF_ABORT ||
+	    word_cflags(atomic_load_explicit(&c->tx.ctrl->cons, memory_order_relaxed)) & DMB_CF_ABORT)
+		return -ECONNRESET;
+	if (c->rx.own_cflags & (DMB_CF_DONE_READING | DMB_CF_CLOSED))
+		return 0;
+	avail = rx_avail(c, peer);
+	if (avail < 0)
+		return -EPROTO;
+	total = iov_total(iov, iovcnt, c->rx.size);
+	if (!total)
+		return 0;
+	if (!avail)
+		/* Flags and cursor come from one word: no data can follow the EOF. */
+		return word_cflags(peer) & (DMB_CF_DONE_WRITING | DMB_CF_CLOSED) ? 0 : -EAGAIN;
+	if ((size_t)avail > total)
+		avail = (long)total;
+
+	ring_copy(c->rx.data, c->rx.size, c->rx.own.count, iov, (size_t)avail, false);
+	if (!(flags & DMB_PEEK)) {
+		cursor_add(&c->rx.own, (uint32_t)avail, c->rx.size);
+		publish_rx(c);
+		if (wake) {
+			/* Pairs with the fence in dmb_tx_sleep_begin. */
+			atomic_thread_fence(memory_order_seq_cst);
+			*wake = atomic_load_explicit(&c->rx.ctrl->prod_sleeping,
+						     memory_order_relaxed) != 0;
+		}
+	}
+	return avail;
+}
+
+void dmb_shutdown_wr(struct dmb_conn *c)
+{
+	c->tx.own_cflags |= DMB_CF_DONE_WRITING;
+	publish_tx(c);
+}
+
+void dmb_shutdown_rd(struct dmb_conn *c)
+{
+	c->rx.own_cflags |= DMB_CF_DONE_READING;
+	publish_rx(c);
+}
+
+void dmb_close(struct dmb_conn *c)
+{
+	c->tx.own_cflags |= DMB_CF_DONE_WRITING | DMB_CF_CLOSED;
+	c->rx.own_cflags |= DMB_CF_DONE_READING | DMB_CF_CLOSED;
+	publish_tx(c);
+	publish_rx(c);
+}
+
+void dmb_abort(struct dmb_conn *c)
+{
+	c->tx.own_cflags |= DMB_CF_ABORT;
+	c->rx.own_cflags |= DMB_CF_ABORT;
+	publish_tx(c);
+	publish_rx(c);
+}
+
+unsigned dmb_peer_state(struct dmb_conn *c)
+{
+	return (word_cflags(atomic_load_explicit(&c->rx.ctrl->prod, memory_order_acquire)) |
+		word_cflags(atomic_load_explicit(&c->tx.ctrl->cons, memory_order_acquire))) &
+	       DMB_CF_MASK;
+}
+
+unsigned dmb_peer_pflags(struct dmb_conn *c)
+{
+	return word_pflags(atomic_load_explicit(&c->rx.ctrl->prod, memory_order_acquire)) &
+	       DMB_PF_MASK;
+}
+
+bool dmb_rx_sleep_begin(struct dmb_conn *c)
+{
+	atomic_store_explicit(&c->rx.ctrl->cons_sleeping, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	uint64_t p = atomic_load_explicit(&c->rx.ctrl->prod, memory_order_acquire);
+	if (rx_avail(c, p) != 0 || word_cflags(p) ||
+	    word_cflags(atomic_load_explicit(&c->tx.ctrl->cons, memory_order_acquire)) & DMB_CF_ABORT)
+		return true;
+	return false;
+}
+
+void dmb_rx_sleep_end(struct dmb_conn *c)
+{
+	atomic_store_explicit(&c->rx.ctrl->cons_sleeping, 0, memory_order_relaxed);
+}
+
+bool dmb_tx_sleep_begin(struct dmb_conn *c, size_t want)
+{
+	atomic_store_explicit(&c->tx.ctrl->prod_sleeping, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	uint64_t q = atomic_load_explicit(&c->tx.ctrl->cons, memory_order_acquire);
+	long used = tx_used(c, q);
+
+	if (want < 1)
+		want = 1;
+	if (want > c->tx.size)
+		want = c->tx.size;
+	if (used < 0 || c->tx.size - (size_t)used >= want || word_cflags(q) ||
+	    word_cflags(atomic_load_explicit(&c->rx.ctrl->prod, memory_order_acquire)) & DMB_CF_ABORT)
+		return true;
+	return false;
+}
+
+void dmb_tx_sleep_end(struct dmb_conn *c)
+{
+	atomic_store_explicit(&c->tx.ctrl->prod_sleeping, 0, memory_order_relaxed);
+}

@@ -1,0 +1,189 @@
+/*
+ * Soft SMC-D transport: the shared memory of one connection.
+ *
+ * One memfd per connection holds a header page and two receive rings (DMBs),
+ * one per direction.  Direction 0 carries side 0's bytes to side 1, direction 1
+ * the reverse.  Each direction has a control block mirroring SMC-D's CDC state
+ * (protocol.md §4.2-4.4): a producer cursor and a consumer cursor, each
+ * {wrap, count} packed with its flag bytes into one 64-bit word that is
+ * published with a single release store, plus sleeper flags for wake-ups.
+ *
+ * The peer is untrusted: dmb_map() validates the region before use, and every
+ * cursor read from the peer is checked again at each use, so a corrupt or
+ * hostile peer yields -EPROTO, never an access outside the mapping.
+ *
+ * A struct dmb_conn is one endpoint; it is single-producer single-consumer:
+ * callers serialise produce calls (and consume calls) among themselves.
+ */
+#ifndef SOFT_DMB_H
+#define SOFT_DMB_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#define DMB_MAGIC        0x31424d44434d53ULL /* "SMCDMB1" little-endian */
+#define DMB_VERSION      1u
+#define DMB_MIN_SIZE     (16u * 1024)
+#define DMB_MAX_SIZE     (1024u * 1024)       /* SMC-D's cap: compressed size 6 */
+#define DMB_DEFAULT_SIZE (64u * 1024)
+/*
+ * 128, not 64: adjacent-line prefetch pulls cache lines in pairs, so the
+ * producer's and the consumer's words would still ping-pong at 64.
+ */
+#define DMB_LINE         128u
+/* Rings start page-aligned after the header page. */
+#define DMB_HDR_SIZE     4096u
+
+/* Producer flags (CDC byte 24, same bit positions). */
+#define DMB_PF_WRITE_BLOCKED  0x80u
+#define DMB_PF_URG_PENDING    0x40u
+#define DMB_PF_URG_PRESENT    0x20u
+#define DMB_PF_CONS_UPD_REQ   0x10u
+#define DMB_PF_MASK           0xf0u
+/* Connection-state flags (CDC byte 25, same bit positions); sticky. */
+#define DMB_CF_DONE_WRITING   0x80u /* shutdown(SHUT_WR); in the producer word */
+#define DMB_CF_CLOSED         0x40u /* orderly close */
+#define DMB_CF_ABORT          0x20u /* abnormal close (reset) */
+#define DMB_CF_DONE_READING   0x10u /* shutdown(SHUT_RD); in the consumer word */
+#define DMB_CF_MASK           0xf0u
+
+/*
+ * A cursor word: count in bits 0-31, wrap in 32-47, producer flags in 48-55,
+ * connection-state flags in 56-63.  One word so that cursor and flags are
+ * published together, like one CDC.
+ */
+struct dmb_cursor {
+	uint16_t wrap;
+	uint32_t count;
+};
+
+/*
+ * One direction's control block.  The first line is written only by the
+ * producer, the second only by the consumer.
+ */
+struct dmb_ctrl {
+	/* producer-owned */
+	_Atomic uint64_t prod;           /* cursor + producer flags + its conn-state */
+	_Atomic uint32_t prod_sleeping;  /* producer waits for space */
+	uint8_t pad0[DMB_LINE - 12];
+	/* consumer-owned */
+	_Atomic uint64_t cons;           /* cursor + consumer's conn-state */
+	_Atomic uint32_t cons_sleeping;  /* consumer waits for data */
+	uint8_t pad1[DMB_LINE - 12];
+};
+
+/*
+ * Offset 0 of the region.  Immutable after dmb_create(); a mapper reads it
+ * once and never trusts the shared copy again.
+ */
+struct dmb_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t hdr_size;       /* DMB_HDR_SIZE */
+	uint32_t ring_size[2];   /* data bytes of direction 0 and 1 */
+	uint64_t total_size;     /* hdr_size + ring_size[0] + ring_size[1] */
+	uint8_t rsvd[DMB_LINE - 32];
+	struct dmb_ctrl ctrl[2];
+};
+
+/* One endpoint's view of one direction. */
+struct dmb_ring {
+	struct dmb_ctrl *ctrl;
+	uint8_t *data;
+	uint32_t size;
+	struct dmb_cursor own;   /* the cursor this endpoint owns, never re-read */
+	uint8_t own_pflags;
+	uint8_t own_cflags;
+};
+
+struct dmb_conn {
+	void *base;
+	size_t map_size;
+	int side;                /* 0 or 1 */
+	struct dmb_ring tx;      /* we produce */
+	struct dmb_ring rx;      /* we consume */
+};
+
+/* dmb_produce() flags */
+#define DMB_URGENT  0x1u     /* the last byte is urgent (MSG_OOB) */
+/* dmb_consume() flags */
+#define DMB_PEEK    0x1u     /* copy without advancing (MSG_PEEK) */
+
+/* Round a wanted buffer size up to a DMB size (power of two, 16 KiB..1 MiB). */
+uint32_t dmb_size_round(size_t want);
+/* SMC's compressed size (protocol.md §4.5) of a size, and back. */
+uint8_t dmb_size_code(size_t want);
+uint32_t dmb_code_size(uint8_t code);
+
+/*
+ * A new region (memfd, close-on-exec, size sealed) with rings of the rounded
+ * sizes for direction 0 (side 0 -> side 1) and 1.  The fd, or -errno.
+ */
+int dmb_create(size_t ring0, size_t ring1);
+
+/*
+ * Validate the region behind fd and map it as side 0 or 1.  0, or -errno:
+ * -EPROTO for any inconsistency (magic, version, sizes, seals, cursors).
+ * The fd may be closed afterwards.
+ */
+int dmb_map(int fd, int side, struct dmb_conn *c);
+void dmb_unmap(struct dmb_conn *c);
+
+/*
+ * Copy up to the free space from iov into the tx ring and publish once.
+ * Bytes written (partial when the ring fills, 0 only for an empty iov),
+ * -EAGAIN when full, -EPIPE after our shutdown(SHUT_WR)/close or the peer's
+ * SHUT_RD/close, -ECONNRESET when either side aborted, -EPROTO on corruption.
+ * *wake (may be NULL) is set when the consumer sleeps and must be woken.
+ */
+ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
+		    unsigned flags, bool *wake);
+
+/*
+ * Copy out up to the readable bytes into iov; DMB_PEEK does not advance.
+ * Bytes read, 0 at end of stream (empty and the peer done writing or
+ * closed) or for an empty iov, -EAGAIN when empty, -ECONNRESET after an
+ * abort, -EPROTO on corruption.  *wake as for dmb_produce (producer sleeps).
+ */
+ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
+		    unsigned flags, bool *wake);
+
+/* Bytes readable now (FIONREAD), or -EPROTO. */
+long dmb_readable(struct dmb_conn *c);
+/* Free bytes in the tx ring, or -EPROTO. */
+long dmb_space(struct dmb_conn *c);
+/* Bytes written but not yet consumed by the peer (SIOCOUTQ), or -EPROTO. */
+long dmb_unread(struct dmb_conn *c);
+uint32_t dmb_tx_size(const struct dmb_conn *c);
+uint32_t dmb_rx_size(const struct dmb_conn *c);
+
+/* Connection state: each sets sticky flags and publishes them. */
+void dmb_shutdown_wr(struct dmb_conn *c);   /* DONE_WRITING */
+void dmb_shutdown_rd(struct dmb_conn *c);   /* DONE_READING */
+void dmb_close(struct dmb_conn *c);         /* CLOSED (implies both) */
+void dmb_abort(struct dmb_conn *c);         /* ABORT */
+/* The peer's connection-state flags (DMB_CF_*, both of its words merged). */
+unsigned dmb_peer_state(struct dmb_conn *c);
+/* The peer's producer flags on our rx direction (DMB_PF_*). */
+unsigned dmb_peer_pflags(struct dmb_conn *c);
+
+/*
+ * Sleep protocol: announce, re-check, sleep, end.  *_sleep_begin() sets the
+ * sleeper flag and returns true when sleeping is no longer needed (data or
+ * space arrived, or the connection state changed); call *_sleep_end() in
+ * both cases.
+ */
+bool dmb_rx_sleep_begin(struct dmb_conn *c);
+void dmb_rx_sleep_end(struct dmb_conn *c);
+bool dmb_tx_sleep_begin(struct dmb_conn *c, size_t want);
+void dmb_tx_sleep_end(struct dmb_conn *c);
+
+/* For tests and diagnostics: the cursor words as the peer sees them. */
+struct dmb_cursor dmb_cursor_of(uint64_t word);
+uint64_t dmb_cursor_word(struct dmb_cursor cur, uint8_t pflags, uint8_t cflags);
+
+#endif
