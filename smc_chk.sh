@@ -40,47 +40,32 @@ usage() {
 	echo
 }
 
-# Text of a CLC decline / fallback reason code (as lib/names.c).
-reason_text() {
-	case "$1" in
-	0x01010000) echo "insufficient memory for buffers (MEM)" ;;
-	0x02010000) echo "timeout waiting for CONFIRM LINK (TIMEOUT_CL)" ;;
-	0x02020000) echo "timeout waiting for ADD LINK (TIMEOUT_AL)" ;;
-	0x03000000) echo "configuration error (CNFERR)" ;;
-	0x03010000) echo "peer did not indicate SMC (PEERNOSMC)" ;;
-	0x03020000) echo "IPsec in use on the connection (IPSEC)" ;;
-	0x03030000) echo "no SMC device found (R or D) (NOSMCDEV)" ;;
-	0x03030001) echo "no SMC-D device found (NOSMCDDEV)" ;;
-	0x03030002) echo "no SMC-R device found (NOSMCRDEV)" ;;
-	0x03030003) echo "no ISMv2 support (NOISM2SUPP)" ;;
-	0x03030004) echo "peer sent no SMCv2 extension (NOV2EXT)" ;;
-	0x03030005) echo "peer sent no SMC-Dv2 extension (NOV2DEXT)" ;;
-	0x03030006) echo "peer sent no SEID (NOSEID)" ;;
-	0x03030007) echo "no matching SMC-Dv2 device (NOSMCD2DEV)" ;;
-	0x03030008) echo "no common UEID (and no SEID) (NOUEID)" ;;
-	0x03030009) echo "release negotiation failed (RELEASEERR)" ;;
-	0x0303000a) echo "max connections negotiation failed (MAXCONNERR)" ;;
-	0x0303000b) echo "max links negotiation failed (MAXLINKERR)" ;;
-	0x03040000) echo "accepted mode was not proposed (MODEUNSUPP)" ;;
-	0x03050000) echo "peer uses RMBE eyecatchers (RMBE_EC)" ;;
-	0x03060000) echo "TCP Fast Open requested (OPTUNSUPP)" ;;
-	0x03070000) echo "IP prefix / subnet mismatch (DIFFPREFIX)" ;;
-	0x03080000) echo "VLAN of the route device unknown (GETVLANERR)" ;;
-	0x03090000) echo "VLAN registration on ISM device failed (ISMVLANERR)" ;;
-	0x030a0000) echo "no active SMC-R link in link group (NOACTLINK)" ;;
-	0x030b0000) echo "server's link not found (NOSRVLINK)" ;;
-	0x030c0000) echo "SMC version mismatch (VERSMISMAT)" ;;
-	0x030d0000) echo "SMC-D DMB limit exceeded (MAX_DMB)" ;;
-	0x030e0000) echo "SMC-Rv2: no route to peer (NOROUTE)" ;;
-	0x030f0000) echo "SMC-Rv2: indirect claimed, route is direct (NOINDIRECT)" ;;
-	0x04000000) echo "link group out of sync (SYNCERR)" ;;
-	0x05000000) echo "peer declined (PEERDECL)" ;;
-	0x09990000) echo "internal error (INTERR)" ;;
-	0x09990001) echo "rtoken handling failed (ERR_RTOK)" ;;
-	0x09990002) echo "making the IB link ready failed (ERR_RDYLNK)" ;;
-	0x09990003) echo "RDMA buffer registration failed (ERR_REGBUF)" ;;
-	*) echo "(Unknown error code)" ;;
-	esac
+# The connection whose peer is $1 (ip:port, or [ip6]:port) in `smcss -j`:
+# prints "mode", then "client: code text" and "server: code text" lines for
+# a fallback; nothing when smcss does not list it.  The reason texts come from
+# the tools' one table (lib/names.c), through smcss.
+smcss_result() {
+	tool smcss -j 2>/dev/null | python3 -c '
+import json, sys
+want = sys.argv[1]
+try:
+    socks = json.load(sys.stdin)["sockets"]
+except Exception:
+    sys.exit(0)
+for s in socks:
+    addr = s.get("peer_address", "")
+    peer = ("[%s]" % addr if ":" in addr else addr) + ":%s" % s.get("peer_port", "")
+    if peer != want and "%s:%s" % (addr, s.get("peer_port", "")) != want:
+        continue
+    print(s["mode"])
+    if s["mode"] == "TCP":
+        print("client: %s %s" % (s.get("fallback_reason_hex", ""),
+              s.get("fallback_reason_text", "(Unknown error code)")))
+        if s.get("peer_diagnosis"):
+            print("server: 0x%08x %s" % (s["peer_diagnosis"],
+                  s.get("peer_diagnosis_text", "(Unknown error code)")))
+    break
+' "$1"
 }
 
 debug=0
@@ -405,7 +390,7 @@ start_server() {
 
 # live_test IP PORT: client through smc_run, result from smcss.
 live_test() {
-	local ip="$1" p="$2" f ok pid row i m code peer addr run
+	local ip="$1" p="$2" f ok pid res i m addr run
 	f=$(mktemp /tmp/echo-clt.XXXXXX) || return 1
 	ok="$f.ok"
 	TMPFILES+=("$f" "$ok")
@@ -415,10 +400,10 @@ live_test() {
 	"$run" python3 "$f" "$ip" "$p" "$ok" 3 &
 	pid=$!
 	PIDS+=("$pid")
-	row=
+	res=
 	for i in $(seq 100); do
-		row=$(tool smcss -W 2>/dev/null | awk -v a="$ip:$p" -v b="$addr" 'NR > 1 && ($5 == a || $5 == b) { print $7, $8; exit }')
-		[ -n "$row" ] && break
+		res=$(smcss_result "$addr")
+		[ -n "$res" ] && break
 		if ! kill -0 "$pid" 2>/dev/null; then
 			break
 		fi
@@ -426,8 +411,8 @@ live_test() {
 		sleep 0.1
 	done
 	wait "$pid" 2>/dev/null
-	dbg "smcss row: '$row'"
-	if [ -z "$row" ]; then
+	dbg "smcss result: '$res'"
+	if [ -z "$res" ]; then
 		if [ -s "$ok" ]; then
 			echo "     Failed  (TCP fallback), the connection is not an SMC socket (not listed by smcss)"
 			if [ "$(backend_name)" = soft ]; then
@@ -439,15 +424,11 @@ live_test() {
 		echo
 		return 0
 	fi
-	m="${row%% *}"
+	m="${res%%$'\n'*}"
 	case "$m" in
 	TCP)
-		code="${row#* }"
-		peer=
-		if [[ $code == */* ]]; then peer="${code#*/}"; code="${code%%/*}"; fi
 		echo "     Failed  (TCP fallback), reasons:"
-		echo "          Client: $code $(reason_text "$code")"
-		[ -n "$peer" ] && echo "          Server: $peer $(reason_text "$peer")"
+		printf '%s\n' "$res" | sed -n 's/^client: /          Client: /p; s/^server: /          Server: /p'
 		;;
 	SMC*)
 		echo "     Success, using ${m:0:3}-${m:3:1}"

@@ -11,7 +11,9 @@
  *   "interface"           ifindex of the bound device (number)
  *   "mode"                "SMCR", "SMCD" or "TCP"
  *   "fallback_reason"     number, and "fallback_reason_hex" ("0x%08x") and
- *   "peer_diagnosis"      number, all three when the kernel sent them
+ *   "peer_diagnosis"      number, all three when the kernel sent them;
+ *   "fallback_reason_text", "peer_diagnosis_text"
+ *                         "<meaning> (<kernel name>)" of a non-zero known code
  *   "shutdown"            "<->", "R->", "<-W" or "R-W", when sent
  *   "conn"   (-d)  token, sndbuf, rcvbuf, peerbuf (numbers); the cursors
  *                  rx_prod, rx_cons, tx_prod, tx_cons, tx_prep, tx_sent,
@@ -153,6 +155,17 @@ static void put_addr(struct smc_out *o, const char *addr_key, const char *port_k
 	out_text(o, "%-*s ", SMCSS_ADDR_SHORT, buf);
 }
 
+/* JSON only: what a known non-zero reason code means, from the shared table. */
+static void put_reason_text(struct smc_out *o, const char *key, uint32_t code)
+{
+	char text[128];
+
+	if (!out_is_json(o) || !code || !smc_reason_text(code))
+		return;
+	snprintf(text, sizeof(text), "%s (%s)", smc_reason_text(code), smc_reason_symbol(code));
+	json_str(o->j, key, text);
+}
+
 static void put_mode(struct smc_out *o, const struct smc_diag_sock *s)
 {
 	char hex[16];
@@ -165,7 +178,9 @@ static void put_mode(struct smc_out *o, const struct smc_diag_sock *s)
 	json_only_u64(o, "fallback_reason", s->fallback_reason);
 	snprintf(hex, sizeof(hex), "0x%08x", s->fallback_reason);
 	out_str(o, "fallback_reason_hex", "%s", hex);
+	put_reason_text(o, "fallback_reason_text", s->fallback_reason);
 	json_only_u64(o, "peer_diagnosis", s->peer_diagnosis);
+	put_reason_text(o, "peer_diagnosis_text", s->peer_diagnosis);
 	if (s->peer_diagnosis)
 		out_text(o, "/0x%08x", s->peer_diagnosis);
 }

@@ -145,6 +145,24 @@ teardown() {
 	[ "$output" = "" ]
 }
 
+@test "smc_chk -C: a fallback connection is reported with its reason" {
+	# soft_client registers a listener and a connection to it with the soft
+	# backend, which lists the connection as TCP 0x03010000; smc_chk's own
+	# client reaches the same listener and reads the row of that peer
+	softd_start
+	"$SMC_BIN/tests/soft_client" -s connect 43555 > "$BATS_TEST_TMPDIR/client" 3>&- &
+	SRV_PID=$!
+	for _ in $(seq 100); do
+		grep -qx ready "$BATS_TEST_TMPDIR/client" && break
+		sleep 0.05
+	done
+	run "$SMC_BIN/smc_chk" -C 127.0.0.1 -p 43555
+	[ "$status" -eq 0 ]
+	[ "$output" = "Test with target IP 127.0.0.1 and port 43555
+     Failed  (TCP fallback), reasons:
+          Client: 0x03010000 peer did not indicate SMC (PEERNOSMC)" ]
+}
+
 @test "smc_chk -C: nobody listening" {
 	softd_start
 	run "$SMC_BIN/smc_chk" -C 127.0.0.1 -p 1

@@ -784,7 +784,10 @@ TEST(smcss_json_basic)
 		"\"local_address\":\"fd00:1234:5678:9abc:def0:1234:5678:9abc\",\"local_port\":443,"
 		"\"peer_address\":\"fd00::2\",\"peer_port\":33333,"
 		"\"interface\":0,\"mode\":\"TCP\",\"fallback_reason\":50528256,"
-		"\"fallback_reason_hex\":\"0x03030000\",\"peer_diagnosis\":50528257,\"shutdown\":\"R-W\"}"
+		"\"fallback_reason_hex\":\"0x03030000\","
+		"\"fallback_reason_text\":\"no SMC device found (R or D) (NOSMCDEV)\","
+		"\"peer_diagnosis\":50528257,"
+		"\"peer_diagnosis_text\":\"no SMC-D device found (NOSMCDDEV)\",\"shutdown\":\"R-W\"}"
 		"]}\n");
 	smc_reply_free(&rep);
 }
