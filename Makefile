@@ -52,7 +52,8 @@ SOFT_OBJS := $(SOFT_SRCS:%.c=$(OBJ)/%.o)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 SMC_OBJS  := $(SMC_SRCS:%.c=$(OBJ)/%.o)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(OBJ)/%.o)
-PRELOAD_SRCS := $(wildcard preload/*.c)
+# the soft data path's shared parts are linked into the preload as well
+PRELOAD_SRCS := $(wildcard preload/*.c) soft/dmb.c soft/reg_client.c lib/soft_socket.c
 PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(OBJ)/pic/%.o)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(OBJ)/%.o)
@@ -62,7 +63,7 @@ PROGS    := $(O)/smc_pnet $(O)/smcss $(O)/smcd $(O)/smcr $(O)/smc_run $(O)/libsm
 	    $(if $(wildcard smc_dbg.sh),$(O)/smc_dbg) $(if $(wildcard smc_chk.sh),$(O)/smc_chk)
 LIBSMC   := $(OBJ)/libsmc.a
 
-.PHONY: bench check-kernel test-progs all check check-unit check-cli fuzz demo install clean deps
+.PHONY: bench bench-quick check-kernel test-progs all check check-unit check-cli fuzz demo install clean deps
 all: $(PROGS)
 
 deps:
@@ -79,7 +80,8 @@ $(OBJ)/%.o: %.c | deps
 $(OBJ)/pic/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
-	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -fPIC -I. -Ilib -MMD -MP -c -o $@ $<
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -fPIC -fvisibility=hidden \
+		-I. -Ilib -Isoft -MMD -MP -c -o $@ $<
 
 $(LIBSMC): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -149,6 +151,15 @@ $(O)/tests/soft_client: tests/progs/soft_client.c soft/reg_client.c lib/soft_soc
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -I. -Ilib -Isoft -o $@ tests/progs/soft_client.c soft/reg_client.c lib/soft_socket.c
 
+# PAIR's test client maps the region too (tests/progs/pair/ keeps it out of
+# the one-file rule above).
+$(O)/tests/soft_pair: tests/progs/pair/soft_pair.c soft/reg_client.c soft/dmb.c lib/soft_socket.c \
+		$(wildcard soft/*.h lib/*.h)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WFLAGS) $(CFLAGS) $(SANFLAGS) -I. -Ilib -Isoft -o $@ $(filter %.c,$^)
+TEST_PROGS += $(O)/tests/soft_pair
+
 CHECK_DIR := build/check
 check:
 	$(Q)$(MAKE) --no-print-directory O=$(CHECK_DIR) SANITIZE=1 all $(CHECK_DIR)/tests/unit_tests test-progs
@@ -168,8 +179,13 @@ $(O)/bench/dmb_bench: bench/dmb_bench.c soft/dmb.c soft/dmb.h
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O2 -I. -Ilib -o $@ bench/dmb_bench.c soft/dmb.c -lpthread
-bench: $(O)/bench/dmb_bench
+# The ring alone, then real programs: plain TCP against smc_run (bench/README.md).
+bench: all $(O)/bench/dmb_bench
 	$(Q)$(O)/bench/dmb_bench
+	$(Q)bench/run.sh
+
+bench-quick: all
+	$(Q)bench/run.sh --quick
 
 # Every tool against a real SMC kernel (Debian's 6.12) booted under QEMU.
 check-kernel:

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "preload.h"
+#include "soft.h"
 #include "smc_uapi.h"
 
 /* The kernel's SOCK_TYPE_MASK: the bits of type below the flags. */
@@ -67,15 +68,32 @@ const struct preload_backend preload_backend_tcp = {
 	.stream_socket = tcp_stream_socket,
 };
 
+/* A TCP socket the soft data path may take over once it is connected. */
+static int soft_stream_socket(int domain, int type, int protocol)
+{
+	int fd = preload_next_socket(domain, type, protocol);
+
+	if (fd >= 0 && fd_track(fd, -1))
+		soft_set_nonblock(fd, (type & SOCK_NONBLOCK) != 0);
+	return fd;
+}
+
+const struct preload_backend preload_backend_soft = {
+	.name = "soft",
+	.stream_socket = soft_stream_socket,
+};
+
 /*
  * The decision, all of it.  smc_errno is 0 at initialisation, or the errno of
  * a failed socket(AF_SMC, ...) that says the kernel has no SMC.
  *
  *   SMC_BACKEND=kernel  AF_SMC, and its errors reach the application (upstream)
- *   SMC_BACKEND=soft    not available yet: plain TCP
- *   auto                AF_SMC until the kernel turns it down, then plain TCP
- *                       for the rest of the process (documented deviation:
- *                       upstream returned the error to the application)
+ *   SMC_BACKEND=soft    TCP sockets that the soft data path takes over when
+ *                       both ends are preloaded and smc_softd pairs them
+ *   auto                AF_SMC until the kernel turns it down, then the soft
+ *                       way for the rest of the process (documented
+ *                       deviation: upstream returned the error to the
+ *                       application); without smc_softd that is plain TCP
  */
 const struct preload_backend *
 preload_backend_choose(const struct preload_config *cfg, int smc_errno)
@@ -84,18 +102,19 @@ preload_backend_choose(const struct preload_config *cfg, int smc_errno)
 	case PRELOAD_WANT_KERNEL:
 		return &preload_backend_kernel;
 	case PRELOAD_WANT_SOFT:
-		return &preload_backend_tcp;
+		return &preload_backend_soft;
 	case PRELOAD_WANT_AUTO:
 		break;
 	}
-	return smc_errno ? &preload_backend_tcp : &preload_backend_kernel;
+	return smc_errno ? &preload_backend_soft : &preload_backend_kernel;
 }
 
 void preload_backend_init(const struct preload_config *cfg)
 {
-	if (cfg->want == PRELOAD_WANT_SOFT)
-		preload_dbg("libsmc-preload: soft backend not available yet, using TCP\n");
-	atomic_store(&active, preload_backend_choose(cfg, 0));
+	const struct preload_backend *b = preload_backend_choose(cfg, 0);
+
+	soft_config_init(b == &preload_backend_soft);
+	atomic_store(&active, b);
 }
 
 static bool no_kernel_smc(int err)
@@ -121,7 +140,9 @@ int preload_stream_socket(int domain, int type, int protocol)
 	next = preload_backend_choose(&preload_cfg, errno);
 	if (next == b)
 		return fd;
-	if (atomic_compare_exchange_strong(&active, &b, next))
+	if (atomic_compare_exchange_strong(&active, &b, next)) {
+		soft_config_init(next == &preload_backend_soft);
 		preload_dbg("libsmc-preload: AF_SMC not available, using TCP\n");
+	}
 	return next->stream_socket(domain, type, protocol);
 }

@@ -1,16 +1,18 @@
 /*
  * libsmc-preload.so: internal interfaces.
  *
- * The library replaces one libc function, socket().  Calls that create a TCP
- * socket (AF_INET/AF_INET6, SOCK_STREAM, protocol 0 or IPPROTO_TCP) go to the
- * active backend; everything else goes unchanged to the next socket() in the
- * lookup order (libc, or another preloaded library).
+ * socket() calls that create a TCP socket (AF_INET/AF_INET6, SOCK_STREAM,
+ * protocol 0 or IPPROTO_TCP) go to the active backend; everything else goes
+ * unchanged to the next socket() in the lookup order (libc, or another
+ * preloaded library).  The soft backend's hooks of the other socket calls
+ * (soft.h) pass every descriptor they do not track straight on.
  *
- * Nothing here is exported: the only public symbol is socket().
+ * Nothing here is exported: the public symbols are the hooks.
  */
 #ifndef SMC_PRELOAD_H
 #define SMC_PRELOAD_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #pragma GCC visibility push(hidden)
@@ -36,9 +38,8 @@ struct preload_config {
  * kernel: maps the call to AF_SMC and applies SMC_SNDBUF/SMC_RCVBUF.
  * tcp:    passes the call through unchanged (no SMC on this system).
  *
- * The soft data path adds a third backend: it keeps the application's fd a
- * real TCP socket and will need more hooks (connect, accept, close and the
- * I/O calls); they belong in this structure, next to stream_socket.
+ * soft:   a TCP socket that the soft data path (soft.h) tracks; the other
+ *         hooks take it over once it is connected and paired.
  */
 struct preload_backend {
 	const char *name;
@@ -51,9 +52,18 @@ struct preload_backend {
 
 extern const struct preload_backend preload_backend_kernel;
 extern const struct preload_backend preload_backend_tcp;
+extern const struct preload_backend preload_backend_soft;
 
 /* socket.c */
 extern struct preload_config preload_cfg;
+extern atomic_bool preload_initialised;
+void preload_init(void);
+#define PRELOAD_INIT() \
+	do { \
+		if (__builtin_expect(!atomic_load_explicit(&preload_initialised, \
+							   memory_order_acquire), 0)) \
+			preload_init(); \
+	} while (0)
 int preload_next_socket(int domain, int type, int protocol);
 void preload_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void preload_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

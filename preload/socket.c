@@ -12,16 +12,18 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "preload.h"
+#include "soft.h"
 
 typedef int socket_fn(int domain, int type, int protocol);
 
 struct preload_config preload_cfg;
 
 static socket_fn *next_socket;
-static atomic_bool initialised;
+atomic_bool preload_initialised;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* One write(2) per message, so lines of concurrent threads do not mix. */
@@ -34,7 +36,8 @@ static void vmsg(const char *fmt, va_list ap)
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (n > (int)sizeof(buf) - 1)
 		n = sizeof(buf) - 1;
-	if (n > 0 && write(STDERR_FILENO, buf, n) < 0) {
+	/* the system call itself: write() is one of this library's hooks */
+	if (n > 0 && syscall(SYS_write, STDERR_FILENO, buf, (size_t)n) < 0) {
 		/* nowhere to report it */
 	}
 	errno = saved;
@@ -60,11 +63,14 @@ void preload_err(const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * The functions behind the hooks first: reading the configuration may print
+ * (write() is a hook) and the other steps make hooked calls too.
+ */
 static void init_once(void)
 {
 	void *sym;
 
-	preload_config_read(&preload_cfg);
 	dlerror();
 	sym = dlsym(RTLD_NEXT, "socket");
 	if (!sym) {
@@ -74,19 +80,35 @@ static void init_once(void)
 		preload_err("dlsym failed on socket: %s\n", why ? why : "not found");
 	}
 	next_socket = (socket_fn *)sym;
+	preload_next_init();
+	preload_config_read(&preload_cfg);
 	preload_backend_init(&preload_cfg);
 }
 
-static void init(void)
+/*
+ * After an execve the inherited connections are taken over once init is
+ * complete: that talks to the daemon through hooked calls, which must find
+ * the library initialised.
+ */
+void preload_init(void)
 {
-	if (atomic_load(&initialised))
+	static _Thread_local bool initialising;
+	bool first = false;
+
+	/* a hooked call made while this thread initialises: go on without */
+	if (atomic_load(&preload_initialised) || initialising)
 		return;
+	initialising = true;
 	pthread_mutex_lock(&init_lock);
-	if (!atomic_load(&initialised)) {
+	if (!atomic_load(&preload_initialised)) {
 		init_once();
-		atomic_store(&initialised, true);
+		atomic_store(&preload_initialised, true);
+		first = true;
 	}
 	pthread_mutex_unlock(&init_lock);
+	if (first)
+		soft_exec_inherit();
+	initialising = false;
 }
 
 int preload_next_socket(int domain, int type, int protocol)
@@ -101,7 +123,7 @@ int preload_next_socket(int domain, int type, int protocol)
 __attribute__((visibility("default")))
 int socket(int domain, int type, int protocol)
 {
-	init();
+	PRELOAD_INIT();
 	if (!next_socket) {
 		errno = EINVAL;
 		return -1;

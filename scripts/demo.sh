@@ -34,8 +34,10 @@ section "Start a private soft backend"
 smc_softd -f -s "$SMC_SOFT_SOCKET" 2>"$run_dir/smc_softd.log" &
 softd=$!
 client=
+server=
 cleanup() {
 	[ -z "$client" ] || kill "$client" 2>/dev/null
+	[ -z "$server" ] || kill "$server" 2>/dev/null
 	kill "$softd" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$run_dir"
@@ -87,6 +89,50 @@ section "Link groups and statistics"
 show smcr linkgroup
 show smcd stats
 show smcd -j info
+
+section "The soft data path: sockperf under smc_run"
+port=47100
+sp_server() { # [smc_run] sockperf server on $port, pid in $server
+	"$@" sockperf sr --tcp -i 127.0.0.1 -p "$port" >/dev/null 2>&1 &
+	server=$!
+	for _ in $(seq 100); do
+		ss -ltn "sport = :$port" 2>/dev/null | grep -q LISTEN && return 0
+		sleep 0.05
+	done
+}
+sp_stop() { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; server=; port=$((port + 1)); }
+sp_server smc_run
+echo "\$ smc_run sockperf sr --tcp -i 127.0.0.1 -p $port &"
+echo "\$ smc_run sockperf pp --tcp -i 127.0.0.1 -p $port -m 14 -t 3 &"
+smc_run sockperf pp --tcp -i 127.0.0.1 -p "$port" -m 14 -t 3 >"$run_dir/pp.out" 2>&1 &
+pp=$!
+sleep 1.5
+show smcss -a
+show smcss -D
+show smcd linkgroup
+wait "$pp"
+grep -E 'percentile (50|99)\.000|dropped' "$run_dir/pp.out"
+sp_stop
+show smcd stats
+
+section "Plain TCP against the soft SMC-D path (loopback, this machine)"
+measure() { # label, then the prefix (empty or smc_run)
+	local label=$1 lat tp
+	shift
+	sp_server "$@"
+	lat=$("$@" sockperf pp --tcp -i 127.0.0.1 -p "$port" -m 14 -t 2 2>&1 |
+		sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p')
+	tp=$("$@" sockperf tp --tcp -i 127.0.0.1 -p "$port" -m 65000 -t 2 2>&1 |
+		sed -n 's/.*BandWidth is [0-9.]* MBps (\([0-9.]*\) Mbps).*/\1/p')
+	sp_stop
+	printf '%-22s %14s %16s\n' "$label" "${lat:-?}" "${tp:-?}"
+}
+if command -v sockperf >/dev/null; then
+	printf '%-22s %14s %16s\n' "" "pp 14B p50 (us)" "tp 64KB (Mbit/s)"
+	measure "plain TCP"
+	measure "smc_run (soft SMC-D)" smc_run
+	echo "(sockperf reports half the round trip; bench/run.sh measures properly)"
+fi
 
 section "A support bundle (smc_dbg), first lines"
 smc_dbg 2>&1 | head -n 25

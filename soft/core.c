@@ -108,7 +108,7 @@ static void run_op(struct soft_req *r, int (*doit)(struct soft_req *), int (*dum
 
 	rc = dump ? dumpit(r) : doit(r);
 	if (rc) {
-		r->out->len = mark;             /* no partial answer before an error */
+		soft_out_trim(r->out, mark);    /* no partial answer before an error */
 		soft_error(r->out, r->nlh, rc < 0 ? rc : -EINVAL, r->ext_ack);
 		return;
 	}

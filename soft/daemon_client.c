@@ -116,11 +116,11 @@ static enum softd_io_rc answer(struct softd_client *c, struct soft_state *st, st
 	if (out->failed)
 		rc = SOFTD_IO_DROP;
 	else if (reply && out->len && rc == SOFTD_IO_OK)
-		rc = softd_client_send(c, out->buf, out->len);
+		rc = softd_client_send_out(c, out);
 	if (out->failed || out->cap > SOFTD_OUT_KEEP)
 		soft_out_free(out);
 	else
-		out->len = 0;
+		soft_out_trim(out, 0);
 	return rc;
 }
 
@@ -170,6 +170,10 @@ void softd_client_free(struct softd_client *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
+	for (size_t i = 0; i < c->n_qfds; i++)
+		if (c->qfds[i].fd >= 0)
+			close(c->qfds[i].fd);
+	free(c->qfds);
 	free(c->q);
 	free(c);
 }

@@ -28,6 +28,8 @@ struct softd_client {
 	struct soft_peer peer;
 	unsigned char *q;                 /* replies not sent yet: q[q_off..q_len) */
 	size_t q_off, q_len, q_cap;
+	struct soft_out_fd *qfds;         /* their descriptors, offsets into q */
+	size_t n_qfds, qfds_cap;
 	bool eof;                         /* the client will send no more */
 	uint32_t events;                  /* what epoll waits for */
 	struct softd_client *prev, *next;
@@ -53,6 +55,8 @@ enum softd_io_rc softd_client_read(struct softd_client *c, bool hup, struct soft
 				   struct softd_io *io);
 /* Send replies (whole messages), queueing what the socket cannot take yet. */
 enum softd_io_rc softd_client_send(struct softd_client *c, const unsigned char *p, size_t len);
+/* The same for o with its descriptors, which are sent, queued or closed. */
+enum softd_io_rc softd_client_send_out(struct softd_client *c, struct soft_out *o);
 /* Send what waits; OK also when the socket is still full. */
 enum softd_io_rc softd_client_flush(struct softd_client *c);
 /* The client is gone: carry out what it sent before, without replies. */

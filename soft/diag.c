@@ -7,6 +7,7 @@
 #include "softd.h"
 #include "state.h"
 #include "sock.h"
+#include "reg_int.h"
 
 #include <errno.h>
 #include <string.h>
@@ -118,8 +119,12 @@ static int put_sock(struct soft_req *r, const struct soft_sock *s, uint8_t ext)
 	put32(fb, s->fallback_reason);
 	put32(fb + 4, s->peer_diagnosis);
 	mnl_attr_put(nlh, SMC_DIAG_FALLBACK, sizeof(fb), fb);
-	if ((ext & EXT_BIT(SMC_DIAG_CONNINFO)) && s->has_conn)
-		put_conninfo(nlh, &s->conn);
+	if ((ext & EXT_BIT(SMC_DIAG_CONNINFO)) && s->has_conn) {
+		struct soft_conninfo ci;
+
+		soft_pair_conninfo(s, &ci);
+		put_conninfo(nlh, &ci);
+	}
 	if ((ext & EXT_BIT(SMC_DIAG_LGRINFO)) && s->has_lgr)
 		put_lgrinfo(nlh, &s->lgr);
 	if ((ext & EXT_BIT(SMC_DIAG_DMBINFO)) && s->has_dmb)

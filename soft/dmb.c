@@ -191,6 +191,9 @@ int dmb_map(int fd, int side, struct dmb_conn *c)
 	c->rx.own = dmb_cursor_of(w);
 	c->rx.own_pflags = 0;
 	c->rx.own_cflags = word_cflags(w);
+	c->tx.peer_word = atomic_load_explicit(&c->tx.ctrl->cons, memory_order_acquire);
+	c->rx.peer_word = atomic_load_explicit(&c->rx.ctrl->prod, memory_order_acquire);
+	c->rx.unpublished = 0;
 	/* Validated above, but the peer may have moved since; recheck ours. */
 	if (dmb_readable(c) < 0 || dmb_space(c) < 0) {
 		dmb_unmap(c);
@@ -297,10 +300,17 @@ static void ring_copy(uint8_t *ring, uint32_t n, uint32_t off, const struct iove
 	}
 }
 
+/* The flag of a sleeper to wake: true for one waker only. */
+static bool take_sleeper(_Atomic uint32_t *flag)
+{
+	return atomic_load_explicit(flag, memory_order_relaxed) &&
+	       atomic_exchange_explicit(flag, 0, memory_order_relaxed);
+}
+
 ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 		    unsigned flags, bool *wake)
 {
-	uint64_t peer;
+	uint64_t peer, rxp;
 	size_t total;
 	long used;
 	uint32_t len;
@@ -310,17 +320,25 @@ ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 		*wake = false;
 	if (iovcnt < 0 || (iovcnt > 0 && !iov))
 		return -EINVAL;
-	peer = atomic_load_explicit(&c->tx.ctrl->cons, memory_order_acquire);
-	if ((word_cflags(peer) | c->tx.own_cflags | c->rx.own_cflags) & DMB_CF_ABORT ||
-	    word_cflags(atomic_load_explicit(&c->rx.ctrl->prod, memory_order_relaxed)) & DMB_CF_ABORT)
+	total = iov_total(iov, iovcnt, c->tx.size);
+	/* the peer's close or abort also shows in its producer word */
+	rxp = atomic_load_explicit(&c->rx.ctrl->prod, memory_order_relaxed);
+	peer = c->tx.peer_word;
+	used = tx_used(c, peer);
+	if (used < 0 || c->tx.size - (size_t)used < total || !total ||
+	    word_cflags(rxp) & (DMB_CF_ABORT | DMB_CF_CLOSED | DMB_CF_DONE_READING)) {
+		peer = atomic_load_explicit(&c->tx.ctrl->cons, memory_order_acquire);
+		c->tx.peer_word = peer;
+		used = tx_used(c, peer);
+	}
+	if ((word_cflags(peer) | word_cflags(rxp) | c->tx.own_cflags | c->rx.own_cflags) &
+	    DMB_CF_ABORT)
 		return -ECONNRESET;
 	if (c->tx.own_cflags & (DMB_CF_DONE_WRITING | DMB_CF_CLOSED) ||
-	    word_cflags(peer) & (DMB_CF_DONE_READING | DMB_CF_CLOSED))
+	    (word_cflags(peer) | word_cflags(rxp)) & (DMB_CF_DONE_READING | DMB_CF_CLOSED))
 		return -EPIPE;
-	used = tx_used(c, peer);
 	if (used < 0)
 		return -EPROTO;
-	total = iov_total(iov, iovcnt, c->tx.size);
 	if (!total)
 		return 0;
 	len = c->tx.size - (uint32_t)used;
@@ -348,9 +366,20 @@ ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 	if (wake) {
 		/* Pairs with the fence in dmb_rx_sleep_begin (store-load order). */
 		atomic_thread_fence(memory_order_seq_cst);
-		*wake = atomic_load_explicit(&c->tx.ctrl->cons_sleeping, memory_order_relaxed) != 0;
+		*wake = take_sleeper(&c->tx.ctrl->cons_sleeping);
 	}
 	return len;
+}
+
+void dmb_rx_flush(struct dmb_conn *c, bool *wake)
+{
+	c->rx.unpublished = 0;
+	publish_rx(c);
+	if (wake) {
+		/* Pairs with the fence in dmb_tx_sleep_begin. */
+		atomic_thread_fence(memory_order_seq_cst);
+		*wake = take_sleeper(&c->rx.ctrl->prod_sleeping);
+	}
 }
 
 ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
@@ -364,16 +393,21 @@ ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 		*wake = false;
 	if (iovcnt < 0 || (iovcnt > 0 && !iov))
 		return -EINVAL;
-	peer = atomic_load_explicit(&c->rx.ctrl->prod, memory_order_acquire);
+	total = iov_total(iov, iovcnt, c->rx.size);
+	peer = c->rx.peer_word;
+	avail = rx_avail(c, peer);
+	if (avail < 0 || (size_t)avail < total || !total) {
+		peer = atomic_load_explicit(&c->rx.ctrl->prod, memory_order_acquire);
+		c->rx.peer_word = peer;
+		avail = rx_avail(c, peer);
+	}
 	if ((word_cflags(peer) | c->rx.own_cflags | c->tx.own_cflags) & DMB_CF_ABORT ||
 	    word_cflags(atomic_load_explicit(&c->tx.ctrl->cons, memory_order_relaxed)) & DMB_CF_ABORT)
 		return -ECONNRESET;
 	if (c->rx.own_cflags & (DMB_CF_DONE_READING | DMB_CF_CLOSED))
 		return 0;
-	avail = rx_avail(c, peer);
 	if (avail < 0)
 		return -EPROTO;
-	total = iov_total(iov, iovcnt, c->rx.size);
 	if (!total)
 		return 0;
 	if (!avail)
@@ -385,13 +419,9 @@ ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 	ring_copy(c->rx.data, c->rx.size, c->rx.own.count, iov, (size_t)avail, false);
 	if (!(flags & DMB_PEEK)) {
 		cursor_add(&c->rx.own, (uint32_t)avail, c->rx.size);
-		publish_rx(c);
-		if (wake) {
-			/* Pairs with the fence in dmb_tx_sleep_begin. */
-			atomic_thread_fence(memory_order_seq_cst);
-			*wake = atomic_load_explicit(&c->rx.ctrl->prod_sleeping,
-						     memory_order_relaxed) != 0;
-		}
+		c->rx.unpublished += (uint32_t)avail;
+		if (c->rx.unpublished >= c->rx.size / 4 || word_pflags(peer) & DMB_PF_WRITE_BLOCKED)
+			dmb_rx_flush(c, wake);
 	}
 	return avail;
 }
@@ -402,10 +432,13 @@ void dmb_shutdown_wr(struct dmb_conn *c)
 	publish_tx(c);
 }
 
+/* Also in our producer word, which the peer's producer looks at each time. */
 void dmb_shutdown_rd(struct dmb_conn *c)
 {
 	c->rx.own_cflags |= DMB_CF_DONE_READING;
+	c->tx.own_cflags |= DMB_CF_DONE_READING;
 	publish_rx(c);
+	publish_tx(c);
 }
 
 void dmb_close(struct dmb_conn *c)
@@ -437,8 +470,12 @@ unsigned dmb_peer_pflags(struct dmb_conn *c)
 	       DMB_PF_MASK;
 }
 
-bool dmb_rx_sleep_begin(struct dmb_conn *c)
+bool dmb_rx_sleep_begin(struct dmb_conn *c, bool *wake)
 {
+	if (c->rx.unpublished)
+		dmb_rx_flush(c, wake);
+	else if (wake)
+		*wake = false;
 	atomic_store_explicit(&c->rx.ctrl->cons_sleeping, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
 	uint64_t p = atomic_load_explicit(&c->rx.ctrl->prod, memory_order_acquire);

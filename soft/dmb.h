@@ -29,7 +29,7 @@
 #define DMB_VERSION      1u
 #define DMB_MIN_SIZE     (16u * 1024)
 #define DMB_MAX_SIZE     (1024u * 1024)       /* SMC-D's cap: compressed size 6 */
-#define DMB_DEFAULT_SIZE (64u * 1024)
+#define DMB_DEFAULT_SIZE (256u * 1024)
 /*
  * 128, not 64: adjacent-line prefetch pulls cache lines in pairs, so the
  * producer's and the consumer's words would still ping-pong at 64.
@@ -48,7 +48,7 @@
 #define DMB_CF_DONE_WRITING   0x80u /* shutdown(SHUT_WR); in the producer word */
 #define DMB_CF_CLOSED         0x40u /* orderly close */
 #define DMB_CF_ABORT          0x20u /* abnormal close (reset) */
-#define DMB_CF_DONE_READING   0x10u /* shutdown(SHUT_RD); in the consumer word */
+#define DMB_CF_DONE_READING   0x10u /* shutdown(SHUT_RD); in both our words */
 #define DMB_CF_MASK           0xf0u
 
 /*
@@ -69,12 +69,24 @@ struct dmb_ctrl {
 	/* producer-owned */
 	_Atomic uint64_t prod;           /* cursor + producer flags + its conn-state */
 	_Atomic uint32_t prod_sleeping;  /* producer waits for space */
-	uint8_t pad0[DMB_LINE - 12];
+	_Atomic uint32_t holders;        /* processes holding the producer's end */
+	_Atomic uint64_t fence;          /* DMB_FENCE_VALID | TCP bytes before the cut-over */
+	_Atomic uint32_t prod_cpu;       /* CPU the producer last ran on, plus 1 */
+	uint8_t pad0[DMB_LINE - 28];
 	/* consumer-owned */
 	_Atomic uint64_t cons;           /* cursor + consumer's conn-state */
 	_Atomic uint32_t cons_sleeping;  /* consumer waits for data */
-	uint8_t pad1[DMB_LINE - 12];
+	_Atomic uint32_t attached;       /* the consumer has mapped the region */
+	_Atomic uint32_t cons_cpu;       /* CPU the consumer last ran on, plus 1 */
+	uint8_t pad1[DMB_LINE - 20];
 };
+
+/*
+ * The fence of a direction: set once by its producer when it stops sending
+ * the application's bytes over TCP; the consumer reads exactly that many
+ * bytes of the TCP stream before the ring.  Later TCP bytes are doorbells.
+ */
+#define DMB_FENCE_VALID (1ULL << 63)
 
 /*
  * Offset 0 of the region.  Immutable after dmb_create(); a mapper reads it
@@ -98,6 +110,13 @@ struct dmb_ring {
 	struct dmb_cursor own;   /* the cursor this endpoint owns, never re-read */
 	uint8_t own_pflags;
 	uint8_t own_cflags;
+	/*
+	 * The peer's cursor word as last loaded: reloaded only when it does
+	 * not promise enough (room to produce, bytes to consume), so a busy
+	 * ring does not move the peer's cache line on every call.
+	 */
+	uint64_t peer_word;
+	uint32_t unpublished;    /* consumer: bytes consumed but not yet published */
 };
 
 struct dmb_conn {
@@ -138,19 +157,26 @@ void dmb_unmap(struct dmb_conn *c);
  * Bytes written (partial when the ring fills, 0 only for an empty iov),
  * -EAGAIN when full, -EPIPE after our shutdown(SHUT_WR)/close or the peer's
  * SHUT_RD/close, -ECONNRESET when either side aborted, -EPROTO on corruption.
- * *wake (may be NULL) is set when the consumer sleeps and must be woken.
+ * *wake (may be NULL) is set when the consumer sleeps and must be woken; the
+ * sleeper flag is taken (cleared) then, so one sleep costs one wake-up.
  */
 ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 		    unsigned flags, bool *wake);
 
 /*
  * Copy out up to the readable bytes into iov; DMB_PEEK does not advance.
+ * The consumer cursor is published in batches: when a quarter of the ring
+ * was consumed since the last time, when the producer said it is blocked,
+ * and before sleeping (dmb_rx_sleep_begin); dmb_rx_flush() forces it.
  * Bytes read, 0 at end of stream (empty and the peer done writing or
  * closed) or for an empty iov, -EAGAIN when empty, -ECONNRESET after an
  * abort, -EPROTO on corruption.  *wake as for dmb_produce (producer sleeps).
  */
 ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 		    unsigned flags, bool *wake);
+
+/* Publish the consumer cursor now; *wake as for dmb_consume. */
+void dmb_rx_flush(struct dmb_conn *c, bool *wake);
 
 /* Bytes readable now (FIONREAD), or -EPROTO. */
 long dmb_readable(struct dmb_conn *c);
@@ -175,9 +201,10 @@ unsigned dmb_peer_pflags(struct dmb_conn *c);
  * Sleep protocol: announce, re-check, sleep, end.  *_sleep_begin() sets the
  * sleeper flag and returns true when sleeping is no longer needed (data or
  * space arrived, or the connection state changed); call *_sleep_end() in
- * both cases.
+ * both cases.  dmb_rx_sleep_begin publishes the consumer cursor first; *wake
+ * (may be NULL) as for dmb_consume.
  */
-bool dmb_rx_sleep_begin(struct dmb_conn *c);
+bool dmb_rx_sleep_begin(struct dmb_conn *c, bool *wake);
 void dmb_rx_sleep_end(struct dmb_conn *c);
 bool dmb_tx_sleep_begin(struct dmb_conn *c, size_t want);
 void dmb_tx_sleep_end(struct dmb_conn *c);

@@ -5,8 +5,10 @@
  */
 #include "gen.h"
 #include "stats.h"
+#include "reg_int.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <libmnl/libmnl.h>
 
 /* smc_nl_fill_stats_rmb_data(): reuse first. */
@@ -67,12 +69,18 @@ static void put_tech(struct nlmsghdr *nlh, uint16_t type, const struct soft_stat
 int soft_gen_stats(struct soft_req *r)
 {
 	static const struct soft_stats zero;
-	const struct soft_stats *s = r->ns->stats ? r->ns->stats : &zero;
+	const struct soft_stats *live = r->ns->stats ? r->ns->stats : &zero;
 	struct nlmsghdr *nlh = soft_gen_msg(r, SMC_NETLINK_GET_STATS);
+	struct soft_stats *s;
 	struct nlattr *nest;
 
 	if (!nlh)
 		return -ENOMEM;
+	s = malloc(sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	*s = *live;
+	soft_pstats_sum(r->st, r->ns->netns, &s->smc[SOFT_TECH_D]);
 	nest = mnl_attr_nest_start(nlh, SMC_GEN_STATS);
 	put_tech(nlh, SMC_NLA_STATS_SMCD_TECH, &s->smc[SOFT_TECH_D]);
 	put_tech(nlh, SMC_NLA_STATS_SMCR_TECH, &s->smc[SOFT_TECH_R]);
@@ -80,6 +88,7 @@ int soft_gen_stats(struct soft_req *r)
 	mnl_attr_put_u64(nlh, SMC_NLA_STATS_SRV_HS_ERR_CNT, s->srv_hshake_err_cnt);
 	mnl_attr_nest_end(nlh, nest);
 	soft_msg_end(r->out, nlh);
+	free(s);
 	return 0;
 }
 

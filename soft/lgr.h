@@ -59,6 +59,7 @@ struct soft_lgr {
 	/* SMC-D: on the soft ISM; the PNET ID shown is the device's */
 	struct soft_dev *dev;
 	uint64_t peer_gid, peer_gid_ext;
+	uint64_t netns[2];               /* the namespaces of its paired sockets (pair.c) */
 };
 
 /*

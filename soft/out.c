@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <libmnl/libmnl.h>
 
 void soft_out_init(struct soft_out *o)
@@ -13,8 +14,39 @@ void soft_out_init(struct soft_out *o)
 
 void soft_out_free(struct soft_out *o)
 {
+	soft_out_trim(o, 0);
+	free(o->fds);
 	free(o->buf);
 	soft_out_init(o);
+}
+
+void soft_out_trim(struct soft_out *o, size_t len)
+{
+	while (o->n_fds && o->fds[o->n_fds - 1].off >= len)
+		if (o->fds[--o->n_fds].fd >= 0)
+			close(o->fds[o->n_fds].fd);
+	if (len < o->len)
+		o->len = len;
+}
+
+int soft_msg_fd(struct soft_out *o, const struct nlmsghdr *nlh, int fd)
+{
+	size_t off = (size_t)((const unsigned char *)nlh - o->buf);
+
+	if (o->n_fds == o->fds_cap) {
+		size_t cap = o->fds_cap ? 2 * o->fds_cap : 4;
+		struct soft_out_fd *v = realloc(o->fds, cap * sizeof(*v));
+
+		if (!v) {
+			close(fd);
+			o->failed = true;
+			return -ENOMEM;
+		}
+		o->fds = v;
+		o->fds_cap = cap;
+	}
+	o->fds[o->n_fds++] = (struct soft_out_fd){ .off = off, .fd = fd };
+	return 0;
 }
 
 static bool reserve(struct soft_out *o, size_t more)

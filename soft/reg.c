@@ -1,12 +1,16 @@
 /*
  * SMC_SOFT socket registration (reg.h): SOCK_ADD, SOCK_STATE, SOCK_DEL, and
  * the registrations' lifetime.  A registration lives in the list of the
- * socket's namespace and belongs to one control connection.
+ * socket's namespace, is indexed (regidx.c) and belongs to one control
+ * connection.  PAIR (pair.c) and STATS_ATTACH (pstats_att.c) are the
+ * family's other operations.
  */
 #include "softd.h"
 #include "state.h"
 #include "reg.h"
 #include "sock.h"
+#include "regidx.h"
+#include "reg_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -56,37 +60,26 @@ static int take_fd(struct soft_req *r)
 	return fd;
 }
 
-/* Where the registration hangs (to unlink it), NULL if not this connection's. */
-static struct soft_sock **find_token(struct soft_state *st, uint64_t token, uint64_t conn_id)
+/* A registration of this connection by its token, NULL if none. */
+static struct soft_sock *find_token(struct soft_state *st, uint64_t token, uint64_t conn_id)
 {
-	for (struct soft_ns *ns = st->ns; ns; ns = ns->next)
-		for (struct soft_sock **pp = &ns->socks; *pp; pp = &(*pp)->next)
-			if ((*pp)->token == token && (*pp)->conn_id == conn_id)
-				return pp;
-	return NULL;
+	struct soft_sock *s = soft_idx_token(st, token);
+
+	return s && s->conn_id == conn_id ? s : NULL;
 }
 
-/*
- * Whether the socket is registered already (socket inodes are unique
- * host-wide, so every namespace is searched) and how many registrations the
- * connection holds, in one walk.
- */
-static bool scan(const struct soft_state *st, uint64_t inode, uint64_t conn_id, size_t *count)
+int soft_reg_check_new(const struct soft_req *r, const struct soft_sock_id *id)
 {
-	bool found = false;
-
-	*count = 0;
-	for (const struct soft_ns *ns = st->ns; ns; ns = ns->next)
-		for (const struct soft_sock *s = ns->socks; s; s = s->next) {
-			found |= s->id.inode == inode;
-			*count += s->conn_id == conn_id;
-		}
-	return found;
+	/* socket inodes are unique host-wide: every namespace counts */
+	if (soft_idx_has_inode(r->st, id->inode))
+		return -EEXIST;
+	if (soft_idx_conn_count(r->st, r->peer->conn_id) >= SMC_SOFT_MAX_SOCKS)
+		return -ENOSPC;
+	return 0;
 }
 
-/* Read the socket and check the claimed state; the fd is closed either way. */
-static int read_fd(struct soft_req *r, int fd, uint8_t state, struct soft_sock_id *id,
-		   uint64_t fallback_netns)
+int soft_reg_read_fd(struct soft_req *r, int fd, uint8_t state, struct soft_sock_id *id,
+		     uint64_t fallback_netns, char ifname[IF_NAMESIZE])
 {
 	int rc;
 
@@ -102,6 +95,8 @@ static int read_fd(struct soft_req *r, int fd, uint8_t state, struct soft_sock_i
 		if (rc)
 			r->ext_ack = "the socket is not in that state";
 	}
+	if (!rc && ifname)
+		soft_sock_ifname(fd, id, ifname);
 	close(fd);
 	return rc;
 }
@@ -127,12 +122,40 @@ static void close_fd(int fd)
 		close(fd);
 }
 
+int soft_reg_link(struct soft_req *r, struct soft_ns *ns, struct soft_sock *s)
+{
+	s->token = r->st->next_sock_token;
+	s->conn_id = r->peer->conn_id;
+	s->conn_uid = (uint32_t)r->peer->uid;
+	if (soft_idx_add(r->st, s))
+		return -ENOMEM;
+	r->st->next_sock_token++;
+	/* At the head, as the kernel's hash list: newest first. */
+	s->next = ns->socks;
+	s->pprev = &ns->socks;
+	if (ns->socks)
+		ns->socks->pprev = &s->next;
+	ns->socks = s;
+	return 0;
+}
+
+void soft_reg_drop(struct soft_state *st, struct soft_sock *s)
+{
+	soft_pair_end(st, s);
+	soft_idx_del(st, s);
+	if (s->pprev) {
+		*s->pprev = s->next;
+		if (s->next)
+			s->next->pprev = s->pprev;
+	}
+	free(s);
+}
+
 static int sock_add(struct soft_req *r)
 {
 	struct reg_attrs a;
 	struct soft_sock *s;
 	struct soft_ns *ns = NULL;
-	size_t held;
 	int fd = take_fd(r), rc;
 
 	rc = parse_attrs(r, &a);
@@ -145,35 +168,30 @@ static int sock_add(struct soft_req *r)
 		close_fd(fd);
 		return rc;
 	}
-	rc = read_fd(r, fd, a.state, &s->id, r->peer->netns);
-	if (!rc && scan(r->st, s->id.inode, r->peer->conn_id, &held))
-		rc = -EEXIST;
-	if (!rc && held >= SMC_SOFT_MAX_SOCKS)
-		rc = -ENOSPC;
+	rc = soft_reg_read_fd(r, fd, a.state, &s->id, r->peer->netns, NULL);
+	if (!rc)
+		rc = soft_reg_check_new(r, &s->id);
 	if (!rc && !(ns = soft_ns_get(r->st, s->id.netns)))
 		rc = -ENOMEM;
 	if (!rc) {
-		s->token = r->st->next_sock_token;
-		s->conn_id = r->peer->conn_id;
 		soft_sock_set_state(s, a.state);
-		rc = put_add_reply(r, s);
+		rc = soft_reg_link(r, ns, s);
 	}
 	if (rc) {
 		free(s);
 		return rc;
 	}
-	r->st->next_sock_token++;
-	/* At the head, as the kernel's hash list: newest first. */
-	s->next = ns->socks;
-	ns->socks = s;
-	return 0;
+	rc = put_add_reply(r, s);
+	if (rc)
+		soft_reg_drop(r->st, s);
+	return rc;
 }
 
 /* A socket passed again must be the registered one; its namespace stays. */
 static int refresh(struct soft_req *r, int fd, struct soft_sock *s, uint8_t state)
 {
 	struct soft_sock_id id;
-	int rc = read_fd(r, fd, state, &id, s->id.netns);
+	int rc = soft_reg_read_fd(r, fd, state, &id, s->id.netns, NULL);
 
 	if (rc)
 		return rc;
@@ -188,28 +206,32 @@ static int refresh(struct soft_req *r, int fd, struct soft_sock *s, uint8_t stat
 
 static int sock_state(struct soft_req *r)
 {
-	struct soft_sock **pp = NULL;
+	struct soft_sock *s = NULL;
 	struct reg_attrs a;
 	int fd = take_fd(r), rc;
 
 	rc = parse_attrs(r, &a);
 	if (!rc && (!a.has_token || !a.has_state))
 		rc = -EINVAL;
-	if (!rc && !(pp = find_token(r->st, a.token, r->peer->conn_id)))
+	if (!rc && !(s = find_token(r->st, a.token, r->peer->conn_id)))
 		rc = -ENOENT;
+	if (!rc && s->pair_status) {
+		r->ext_ack = "a PAIR registration keeps its state";
+		rc = -EINVAL;
+	}
 	if (rc) {
 		close_fd(fd);
 		return rc;
 	}
-	if (fd >= 0 && (rc = refresh(r, fd, *pp, a.state)))
+	if (fd >= 0 && (rc = refresh(r, fd, s, a.state)))
 		return rc;
-	soft_sock_set_state(*pp, a.state);
+	soft_sock_set_state(s, a.state);
 	return 0;
 }
 
 static int sock_del(struct soft_req *r)
 {
-	struct soft_sock **pp, *s;
+	struct soft_sock *s;
 	struct reg_attrs a;
 	int rc;
 
@@ -218,12 +240,10 @@ static int sock_del(struct soft_req *r)
 		return rc;
 	if (!a.has_token)
 		return -EINVAL;
-	pp = find_token(r->st, a.token, r->peer->conn_id);
-	if (!pp)
+	s = find_token(r->st, a.token, r->peer->conn_id);
+	if (!s)
 		return -ENOENT;
-	s = *pp;
-	*pp = s->next;
-	free(s);
+	soft_reg_drop(r->st, s);
 	return 0;
 }
 
@@ -231,6 +251,9 @@ static const struct soft_op reg_ops[] = {
 	{ .cmd = SMC_SOFT_CMD_SOCK_ADD, .doit = sock_add },
 	{ .cmd = SMC_SOFT_CMD_SOCK_STATE, .doit = sock_state },
 	{ .cmd = SMC_SOFT_CMD_SOCK_DEL, .doit = sock_del },
+	{ .cmd = SMC_SOFT_CMD_PAIR, .doit = soft_pair },
+	{ .cmd = SMC_SOFT_CMD_SOCK_INFO, .doit = soft_sock_info },
+	{ .cmd = SMC_SOFT_CMD_STATS_ATTACH, .doit = soft_stats_attach },
 };
 
 const struct soft_family soft_reg_family = {
@@ -244,20 +267,11 @@ const struct soft_family soft_reg_family = {
 
 void soft_conn_gone(struct soft_state *st, uint64_t conn_id)
 {
-	for (struct soft_ns *ns = st->ns; ns; ns = ns->next) {
-		struct soft_sock **pp = &ns->socks;
+	struct soft_sock *s;
 
-		while (*pp) {
-			struct soft_sock *s = *pp;
-
-			if (s->conn_id == conn_id) {
-				*pp = s->next;
-				free(s);
-			} else {
-				pp = &s->next;
-			}
-		}
-	}
+	while ((s = soft_idx_conn_first(st, conn_id)))
+		soft_reg_drop(st, s);
+	soft_pstats_conn_gone(st, conn_id);
 }
 
 void soft_socks_free(struct soft_ns *ns)

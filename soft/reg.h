@@ -51,38 +51,77 @@
  * SOCK_DEL     drop a registration (the socket was closed).  Attributes:
  *              TOKEN.  Acked or error.
  *
- * Reserved for the data path (issue 6); numbers fixed now, not implemented
- * (EOPNOTSUPP until then):
- * PAIR         offer a connected, registered socket for pairing.  fd: the
- *              socket again (the daemon matches the 4-tuple of the two ends
- *              within one host, and the namespaces from the kernel);
- *              TOKEN, SNDBUF/RCVBUF wishes.  Reply: PAIR_STATUS (PENDING or
- *              PAIRED), or REASON/PEER_DIAGNOSIS of a decline; when paired,
- *              PEER_TOKEN, DMB_TOKEN, PEER_DMB_TOKEN, LGR_ID and the ring
- *              geometry, and the shared memory comes with BUF_SETUP.
- * BUF_SETUP    buffer setup: the daemon sends one memfd per connection
- *              (SCM_RIGHTS on the reply datagram) to exactly its two ends.
- *              Request TOKEN; reply SHM_SIZE, the two ring offsets and
- *              sizes (RING_OFFSET, RING_SIZE for tx then rx), FENCE fields.
- *              Also sent unsolicited (seq 0, cmd BUF_SETUP) to the end that
- *              was PENDING when the second end arrives.
- * STATS_ATTACH the per-process counters in shared memory: the process
- *              passes a sealed memfd (F_SEAL_SHRINK) it writes and the
- *              daemon only reads and sums for GET_STATS/GET_FBACK_STATS;
- *              STATS_SIZE, STATS_VERSION.  Detached with the connection.
- * SOCK_INFO    the daemon's view of one registration (TOKEN), for
- *              re-attaching after exec: fd of the socket, reply as SOCK_ADD
- *              plus the pairing attributes.
+ * PAIR         offer a connected socket for the soft SMC-D data path.  fd:
+ *              the socket (SCM_RIGHTS), required; it must be connected
+ *              (ACTIVE).  Attributes: ROLE (required: 0 client, it came
+ *              from connect(); 1 server, it came from accept()), SNDBUF and
+ *              RCVBUF (optional wishes in bytes; 0 or absent: the default).
+ *              PAIR registers the socket (as SOCK_ADD with state ACTIVE, so
+ *              it must not be registered yet: EEXIST) and looks for the
+ *              other end of the same connection: a PAIR registration whose
+ *              4-tuple is this one reversed, in the same network namespace,
+ *              or in another one when both control connections have the
+ *              same uid.  Made for asynchronous use: the preload sends it
+ *              without NLM_F_ACK and collects the reply later by its seq.
+ *              Reply: one SMC_SOFT message, cmd PAIR, with TOKEN and
+ *              PAIR_STATUS, and then:
+ *                PENDING   (the first end) SIDE 0, LGR_ID (0: the link
+ *                          group is known once the peer arrives),
+ *                          DMB_TOKEN, SHM_SIZE, RING_SIZE twice (tx then
+ *                          rx of this end); the region's memfd rides on
+ *                          the reply datagram (SCM_RIGHTS), a datagram of
+ *                          its own.  The end learns that its peer arrived
+ *                          from the region: the peer's consumer line says
+ *                          attached.
+ *                PAIRED    (the second end) the same with SIDE 1,
+ *                          PEER_TOKEN and PEER_DMB_TOKEN, and the same
+ *                          memfd; the daemon passes a region to no one but
+ *                          these two ends.
+ *                DECLINED  REASON and PEER_DIAGNOSIS (SMC_CLC_DECL_*), no
+ *                          fd; the registration stays, listed as TCP with
+ *                          the reason, until SOCK_DEL.  NOSMCDDEV when the
+ *                          soft ISM has a PNET ID and the socket's
+ *                          interface (bound device, else the one holding
+ *                          its address; 127/8 and ::1 are lo) has another
+ *                          or none in its namespace's table; a waiting
+ *                          peer is declined with it, and an end that
+ *                          arrives after a declined peer is declined too.
+ *              Until paired a registration is listed as TCP 0x03010000
+ *              (and counted as that fallback if it goes unpaired), paired
+ *              as SMCD with live cursors.  Its state is not changed by
+ *              SOCK_STATE (EINVAL).  Once both ends have the memfd the
+ *              daemon keeps only a read-only mapping of the header page.
+ *              The region is sized by the first end: ring 0 (side 0 to
+ *              side 1) from its SNDBUF, ring 1 from its RCVBUF, each
+ *              rounded by dmb_size_round().
+ *
+ * SOCK_INFO    the region of a socket again, for a process that lost its
+ *              mapping in execve().  fd: the socket (SCM_RIGHTS), required;
+ *              holding it is the proof of being that end.  Reply: as PAIR's,
+ *              cmd SOCK_INFO, with the memfd (PENDING or PAIRED), or ENOENT
+ *              when the socket has no region.  From any control connection.
+ *
+ * Reserved, not implemented (EOPNOTSUPP):
+ * BUF_SETUP    a new region for a paired connection (buffer resize).
+ *
+ * STATS_ATTACH the per-process counters in shared memory (pstats.h): the
+ *              process passes a memfd (SCM_RIGHTS) sealed with F_SEAL_SHRINK
+ *              of at least sizeof(struct soft_pstats) bytes, which it writes
+ *              and the daemon only maps read-only and adds into GET_STATS
+ *              of the network namespace of the control connection.
+ *              STATS_VERSION (u32, required) must be SOFT_PSTATS_VERSION.
+ *              One per control connection (again: EEXIST); acked or error.
+ *              The counters stay counted after the process exits.
  */
 enum {
 	SMC_SOFT_CMD_UNSPEC,
 	SMC_SOFT_CMD_SOCK_ADD,      /* 1 */
 	SMC_SOFT_CMD_SOCK_STATE,    /* 2 */
 	SMC_SOFT_CMD_SOCK_DEL,      /* 3 */
-	SMC_SOFT_CMD_PAIR,          /* 4, reserved */
+	SMC_SOFT_CMD_PAIR,          /* 4 */
 	SMC_SOFT_CMD_BUF_SETUP,     /* 5, reserved */
-	SMC_SOFT_CMD_STATS_ATTACH,  /* 6, reserved */
-	SMC_SOFT_CMD_SOCK_INFO,     /* 7, reserved */
+	SMC_SOFT_CMD_STATS_ATTACH,  /* 6 */
+	SMC_SOFT_CMD_SOCK_INFO,     /* 7 */
 	__SMC_SOFT_CMD_MAX,
 };
 #define SMC_SOFT_CMD_MAX (__SMC_SOFT_CMD_MAX - 1)
@@ -98,7 +137,7 @@ enum {
 	SMC_SOFT_A_INODE,           /* u64: socket inode (reply) */
 	SMC_SOFT_A_COOKIE,          /* u64: socket cookie (reply) */
 	SMC_SOFT_A_NETNS,           /* u64: inode of the socket's netns (reply) */
-	/* reserved for the data path */
+	/* the data path */
 	SMC_SOFT_A_PAD,             /* 6: alignment padding, ignored */
 	SMC_SOFT_A_PAIR_STATUS,     /* 7: u8 SMC_SOFT_PAIR_* */
 	SMC_SOFT_A_PEER_TOKEN,      /* 8: u64 the other end's registration */
@@ -115,6 +154,8 @@ enum {
 	SMC_SOFT_A_FENCE,           /* 19: u64 TCP bytes before the cut-over */
 	SMC_SOFT_A_STATS_SIZE,      /* 20: u32 bytes of the stats memfd */
 	SMC_SOFT_A_STATS_VERSION,   /* 21: u32 layout version */
+	SMC_SOFT_A_SIDE,            /* 22: u8 0 or 1, this end's side of the region */
+	SMC_SOFT_A_ROLE,            /* 23: u8 0 client, 1 server */
 	__SMC_SOFT_A_MAX,
 };
 #define SMC_SOFT_A_MAX (__SMC_SOFT_A_MAX - 1)
@@ -124,7 +165,7 @@ enum {
 #define SMC_SOFT_STATE_INIT    2
 #define SMC_SOFT_STATE_LISTEN 10
 
-/* SMC_SOFT_A_PAIR_STATUS (reserved) */
+/* SMC_SOFT_A_PAIR_STATUS */
 #define SMC_SOFT_PAIR_PENDING  1
 #define SMC_SOFT_PAIR_PAIRED   2
 #define SMC_SOFT_PAIR_DECLINED 3

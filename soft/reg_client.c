@@ -19,9 +19,11 @@
 #include <linux/netlink.h>
 
 #include "softd.h"
+#include "pstats.h"
 
 #define REQ_BUF 256
 #define RECV_BUF 8192
+#define SOFT_REG_PORT_DEL 0x736f6466u    /* nlmsg_pid of an asynchronous SOCK_DEL */
 
 struct req {
 	union {
@@ -62,7 +64,8 @@ static void req_attr(struct req *r, uint16_t type, const void *data, size_t len)
 	r->u.nlh.nlmsg_len = (uint32_t)(off + NLA_ALIGN(a.nla_len));
 }
 
-static int send_req(struct soft_reg_conn *c, struct req *r, int fd)
+/* MSG_DONTWAIT in flags: a full socket is -EAGAIN, not a timeout. */
+static int send_req_flags(struct soft_reg_conn *c, struct req *r, int fd, int flags)
 {
 	union {
 		struct cmsghdr h;
@@ -86,14 +89,19 @@ static int send_req(struct soft_reg_conn *c, struct req *r, int fd)
 		memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
 	}
 	do
-		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | flags);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		return errno == EAGAIN && !(flags & MSG_DONTWAIT) ? -ETIMEDOUT : -errno;
 	return (size_t)n == iov.iov_len ? 0 : -EMSGSIZE;
 }
 
-/* The daemon sends no descriptors yet: any that arrive are not kept. */
+static int send_req(struct soft_reg_conn *c, struct req *r, int fd)
+{
+	return send_req_flags(c, r, fd, 0);
+}
+
+/* Descriptors that arrive with a synchronous request's replies are not kept. */
 static void close_fds(struct msghdr *mh)
 {
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
@@ -363,4 +371,230 @@ int soft_reg_del(struct soft_reg_conn *c, uint64_t token)
 	req_init(&r, c->family, NLM_F_ACK, SMC_SOFT_CMD_SOCK_DEL);
 	req_attr(&r, SMC_SOFT_A_TOKEN, &token, sizeof(token));
 	return transact(c, &r, -1, c->family, NULL, NULL);
+}
+
+int soft_reg_stats_attach(struct soft_reg_conn *c, int memfd)
+{
+	uint32_t version = SOFT_PSTATS_VERSION;
+	struct req r;
+
+	if (memfd < 0)
+		return -EBADF;
+	req_init(&r, c->family, NLM_F_ACK, SMC_SOFT_CMD_STATS_ATTACH);
+	req_attr(&r, SMC_SOFT_A_STATS_VERSION, &version, sizeof(version));
+	return transact(c, &r, memfd, c->family, NULL, NULL);
+}
+
+long soft_reg_pair_send(struct soft_reg_conn *c, int fd, uint8_t role,
+			uint32_t sndbuf, uint32_t rcvbuf)
+{
+	struct req r;
+	int rc;
+
+	if (c->fd < 0)
+		return -EBADF;
+	if (fd < 0 || role > 1)
+		return -EINVAL;
+	req_init(&r, c->family, 0, SMC_SOFT_CMD_PAIR);
+	req_attr(&r, SMC_SOFT_A_ROLE, &role, sizeof(role));
+	if (sndbuf)
+		req_attr(&r, SMC_SOFT_A_SNDBUF, &sndbuf, sizeof(sndbuf));
+	if (rcvbuf)
+		req_attr(&r, SMC_SOFT_A_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	if (c->seq == UINT32_MAX)
+		c->seq = 0;                     /* seq 0 would never match */
+	rc = send_req_flags(c, &r, fd, MSG_DONTWAIT);
+	return rc ? rc : (long)r.u.nlh.nlmsg_seq;
+}
+
+long soft_reg_info_send(struct soft_reg_conn *c, int fd)
+{
+	struct req r;
+	int rc;
+
+	if (c->fd < 0)
+		return -EBADF;
+	if (fd < 0)
+		return -EINVAL;
+	req_init(&r, c->family, 0, SMC_SOFT_CMD_SOCK_INFO);
+	if (c->seq == UINT32_MAX)
+		c->seq = 0;                     /* seq 0 would never match */
+	rc = send_req_flags(c, &r, fd, MSG_DONTWAIT);
+	return rc ? rc : (long)r.u.nlh.nlmsg_seq;
+}
+
+int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token)
+{
+	struct req r;
+
+	if (c->fd < 0)
+		return -EBADF;
+	req_init(&r, c->family, 0, SMC_SOFT_CMD_SOCK_DEL);
+	req_attr(&r, SMC_SOFT_A_TOKEN, &token, sizeof(token));
+	/* the daemon echoes the port id: how pair_poll tells this one's error from a PAIR's */
+	r.u.nlh.nlmsg_pid = SOFT_REG_PORT_DEL;
+	return send_req_flags(c, &r, -1, MSG_DONTWAIT);
+}
+
+/* One datagram without waiting; its first descriptor in *fd, others closed. */
+static ssize_t recv_async(struct soft_reg_conn *c, void *buf, size_t len, int *fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	ssize_t n;
+
+	*fd = -1;
+	do
+		n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t k;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+		    cm->cmsg_len < CMSG_LEN(0))
+			continue;
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(f));
+			if (*fd < 0)
+				*fd = f;
+			else
+				close(f);
+		}
+	}
+	if (n == 0)
+		return -ECONNRESET;
+	return n;
+}
+
+struct pair_parse {
+	struct soft_pair_reply *r;
+	int n_ring;
+};
+
+static int get_fixed(const struct nlattr *a, void *v, size_t len)
+{
+	if (a->nla_len != NLA_HDRLEN + len)
+		return -EBADMSG;
+	memcpy(v, (const unsigned char *)a + NLA_HDRLEN, len);
+	return 0;
+}
+
+static int pair_attr(const struct nlattr *a, void *arg)
+{
+	struct pair_parse *p = arg;
+	struct soft_pair_reply *r = p->r;
+
+	switch (a->nla_type & NLA_TYPE_MASK) {
+	case SMC_SOFT_A_TOKEN:          return get_fixed(a, &r->token, 8);
+	case SMC_SOFT_A_PAIR_STATUS:    return get_fixed(a, &r->status, 1);
+	case SMC_SOFT_A_SIDE:           return get_fixed(a, &r->side, 1);
+	case SMC_SOFT_A_REASON:         return get_fixed(a, &r->reason, 4);
+	case SMC_SOFT_A_PEER_DIAGNOSIS: return get_fixed(a, &r->peer_diagnosis, 4);
+	case SMC_SOFT_A_LGR_ID:         return get_fixed(a, &r->lgr_id, 4);
+	case SMC_SOFT_A_DMB_TOKEN:      return get_fixed(a, &r->dmb_token, 8);
+	case SMC_SOFT_A_PEER_DMB_TOKEN: return get_fixed(a, &r->peer_dmb_token, 8);
+	case SMC_SOFT_A_SHM_SIZE:       return get_fixed(a, &r->shm_size, 8);
+	case SMC_SOFT_A_RING_SIZE:
+		if (p->n_ring >= 2)
+			return -EBADMSG;
+		return get_fixed(a, &r->ring_size[p->n_ring++], 4);
+	}
+	return 0;
+}
+
+/* A PAIR reply into r; -EBADMSG when it is not one a region can be used from. */
+static int parse_pair(const struct nlmsghdr *nlh, struct soft_pair_reply *r, int *fd)
+{
+	struct pair_parse p = { .r = r };
+	int rc = walk_attrs(nlh, pair_attr, &p);
+
+	if (rc)
+		return rc;
+	if (!r->token || r->status < SMC_SOFT_PAIR_PENDING || r->status > SMC_SOFT_PAIR_DECLINED)
+		return -EBADMSG;
+	if (r->status == SMC_SOFT_PAIR_DECLINED)
+		return 0;
+	if (*fd < 0 || r->side > 1 || p.n_ring != 2 || !r->shm_size)
+		return -EBADMSG;
+	r->shm_fd = *fd;
+	*fd = -1;
+	return 0;
+}
+
+static bool is_pair_error(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
+{
+	const struct nlmsgerr *e = NLMSG_DATA(nlh);
+
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+		return false;
+	if (e->msg.nlmsg_pid == SOFT_REG_PORT_DEL || e->error >= 0 || e->error < -4095)
+		return false;
+	r->error = e->error;
+	return true;
+}
+
+/* The PAIR reply among one datagram's messages: 1 when r is filled. */
+static int take_pair(const struct soft_reg_conn *c, const void *buf, size_t len, int *fd,
+		     struct soft_pair_reply *r)
+{
+	size_t off = 0;
+
+	while (off + NLMSG_HDRLEN <= len) {
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)((const char *)buf + off);
+		const struct genlmsghdr *g = NLMSG_DATA(nlh);
+
+		if (nlh->nlmsg_len < NLMSG_HDRLEN || nlh->nlmsg_len > len - off)
+			return 0;
+		memset(r, 0, sizeof(*r));
+		r->shm_fd = -1;
+		r->seq = nlh->nlmsg_seq;
+		if (nlh->nlmsg_type == NLMSG_ERROR && is_pair_error(nlh, r))
+			return 1;
+		if (nlh->nlmsg_type == c->family && nlh->nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN) &&
+		    (g->cmd == SMC_SOFT_CMD_PAIR || g->cmd == SMC_SOFT_CMD_SOCK_INFO)) {
+			int rc = parse_pair(nlh, r, fd);
+
+			if (rc) {
+				memset(r, 0, sizeof(*r));
+				r->seq = nlh->nlmsg_seq;
+				r->shm_fd = -1;
+				r->error = rc;
+			}
+			return 1;
+		}
+		off += NLMSG_ALIGN(nlh->nlmsg_len);
+	}
+	return 0;
+}
+
+int soft_reg_pair_poll(struct soft_reg_conn *c, struct soft_pair_reply *r)
+{
+	uint32_t buf[RECV_BUF / sizeof(uint32_t)];
+
+	if (c->fd < 0)
+		return -EBADF;
+	for (;;) {
+		int fd, rc;
+		ssize_t n = recv_async(c, buf, sizeof(buf), &fd);
+
+		if (n == -EAGAIN)
+			return 0;
+		if (n < 0)
+			return (int)n;
+		rc = take_pair(c, buf, (size_t)n, &fd, r);
+		if (fd >= 0)
+			close(fd);
+		if (rc)
+			return 1;
+	}
 }

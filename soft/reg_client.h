@@ -50,4 +50,53 @@ int soft_reg_add(struct soft_reg_conn *c, int fd, uint8_t state, uint64_t *token
 int soft_reg_state(struct soft_reg_conn *c, uint64_t token, uint8_t state, int fd);
 int soft_reg_del(struct soft_reg_conn *c, uint64_t token);
 
+/*
+ * Pass the per-process counters (pstats.h): memfd sealed F_SEAL_SHRINK.
+ * Synchronous; call it before the first asynchronous request.
+ */
+int soft_reg_stats_attach(struct soft_reg_conn *c, int memfd);
+
+/*
+ * Asynchronous use, for the preload: requests go out without waiting and
+ * their replies are collected later, so pairing never delays the
+ * application.  Once an asynchronous request is out, use no synchronous
+ * call on the connection (it would swallow replies).  Sends never block:
+ * a full socket is -EAGAIN and the caller gives the socket up (it stays TCP).
+ */
+
+/* PAIR (reg.h) for connected socket fd; role 0 client, 1 server; sizes 0 =
+ * default.  The request's seq (> 0), or -errno. */
+long soft_reg_pair_send(struct soft_reg_conn *c, int fd, uint8_t role,
+			uint32_t sndbuf, uint32_t rcvbuf);
+
+/* SOCK_INFO (reg.h) for socket fd, after an execve; the reply comes as a
+ * PAIR reply does (soft_reg_pair_poll).  The request's seq, or -errno. */
+long soft_reg_info_send(struct soft_reg_conn *c, int fd);
+
+/* SOCK_DEL without NLM_F_ACK: no answer unless it fails (then ignored). */
+int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token);
+
+struct soft_pair_reply {
+	uint32_t seq;            /* of the request */
+	int error;               /* 0, or the daemon's -errno (nothing else set) */
+	uint64_t token;
+	uint8_t status;          /* SMC_SOFT_PAIR_* */
+	uint8_t side;            /* 0 or 1 */
+	uint32_t reason, peer_diagnosis;        /* DECLINED */
+	uint32_t lgr_id;
+	uint64_t dmb_token, peer_dmb_token;
+	uint64_t shm_size;
+	uint32_t ring_size[2];   /* tx, rx of this end */
+	int shm_fd;              /* the region (PENDING, PAIRED), else -1; the
+				    caller owns it */
+};
+
+/*
+ * The next PAIR reply that has arrived, without waiting: 1 with *r filled,
+ * 0 when none is waiting, -errno when the connection failed.  Other
+ * messages (errors of SOCK_DEL) are skipped, and descriptors that do not
+ * belong to a PAIR reply are closed.
+ */
+int soft_reg_pair_poll(struct soft_reg_conn *c, struct soft_pair_reply *r);
+
 #endif

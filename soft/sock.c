@@ -18,9 +18,6 @@
 
 #include "smc_uapi.h"
 
-/* The kernel's SMC_CLC_DECL_PEERNOSMC: the peer did not offer SMC. */
-#define SOFT_DECL_PEERNOSMC 0x03010000u
-
 static int get_int(int fd, int opt, int *v)
 {
 	socklen_t len = sizeof(*v);

@@ -10,6 +10,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Decline codes (SMC_CLC_DECL_*) of the soft data path. */
+#define SOFT_DECL_PEERNOSMC  0x03010000u   /* the peer did not offer SMC */
+#define SOFT_DECL_NOSMCDDEV  0x03030001u   /* no ISM device in the PNET */
+
 /* Host-order forms of the diag extensions (protocol.md 2.2). */
 struct soft_cursor {
 	uint16_t wrap;
@@ -49,10 +53,15 @@ struct soft_sock_id {
 	uint64_t netns;          /* inode of the socket's network namespace */
 };
 
+struct soft_region;
+
 struct soft_sock {
-	struct soft_sock *next;
+	struct soft_sock *next, **pprev;        /* the namespace's list */
+	struct soft_sock *tok_next, *ino_next, *tup_next;   /* index chains (regidx.c) */
+	struct soft_sock *conn_next, **conn_pprev;
 	uint64_t token;          /* names the registration */
 	uint64_t conn_id;        /* the control connection that owns it */
+	uint32_t conn_uid;       /* that connection's uid */
 	struct soft_sock_id id;
 	/* SMC view */
 	uint8_t state;           /* SMC_SOFT_STATE_* (diag_state) */
@@ -64,6 +73,11 @@ struct soft_sock {
 	struct soft_conninfo conn;
 	struct soft_lgrinfo lgr;
 	struct soft_dmbinfo dmb;
+	/* PAIR (pair.c): status 0 for SOCK_ADD registrations */
+	uint8_t pair_status;     /* SMC_SOFT_PAIR_* */
+	uint8_t side, role;
+	bool tuple_indexed;
+	struct soft_region *region;  /* PENDING and PAIRED */
 };
 
 /*

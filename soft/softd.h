@@ -35,12 +35,25 @@ struct soft_peer {
 	uint64_t conn_id;        /* unique per connection, for what it registers */
 };
 
-/* Replies: complete netlink messages back to back (split into datagrams when sent). */
+/* A descriptor that goes out with the reply message at offset off. */
+struct soft_out_fd {
+	size_t off;
+	int fd;
+};
+
+/*
+ * Replies: complete netlink messages back to back (split into datagrams when
+ * sent).  A message with a descriptor is sent as a datagram of its own, the
+ * descriptor riding on it with SCM_RIGHTS; the reply owns the descriptor
+ * until then, and closes it when the reply is dropped.
+ */
 struct soft_out {
 	unsigned char *buf;
 	size_t len;
 	size_t cap;
 	bool failed;             /* out of memory: the connection is dropped */
+	struct soft_out_fd *fds; /* ascending offsets */
+	size_t n_fds, fds_cap;
 };
 
 #define SOFT_MSG_ROOM 16384  /* room one reply message may use */
@@ -58,6 +71,13 @@ struct nlmsghdr *soft_msg(struct soft_out *o, const struct nlmsghdr *req,
 struct nlmsghdr *soft_genl_msg(struct soft_out *o, const struct nlmsghdr *req,
 			       uint16_t family, uint8_t cmd, uint16_t flags);
 void soft_msg_end(struct soft_out *o, struct nlmsghdr *nlh);
+/*
+ * Attach fd to the message nlh (the last one started); the reply owns fd
+ * from here on, also when this fails (-ENOMEM, o->failed set).
+ */
+int soft_msg_fd(struct soft_out *o, const struct nlmsghdr *nlh, int fd);
+/* Drop the replies from offset len on, closing their descriptors. */
+void soft_out_trim(struct soft_out *o, size_t len);
 /* NLMSG_ERROR for req (error 0 is an ack); text, if not NULL, as extended ack. */
 void soft_error(struct soft_out *o, const struct nlmsghdr *req, int error, const char *text);
 /* NLMSG_DONE (flags NLM_F_MULTI, payload int 0). */

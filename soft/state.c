@@ -67,6 +67,9 @@ void soft_state_free(struct soft_state *st)
 {
 	struct soft_ns *ns, *next;
 
+	soft_regions_free(st);
+	soft_pstats_free(st);
+	soft_idx_free(st);
 	for (ns = st->ns; ns; ns = next) {
 		next = ns->next;
 		soft_pnet_free(ns);

@@ -15,6 +15,8 @@ struct soft_stats;        /* stats.c */
 struct soft_sock;         /* reg.c */
 struct soft_dev;          /* devices.c */
 struct soft_lgr;          /* lgr.c */
+struct soft_regidx;       /* regidx.c */
+struct soft_pstats_att;   /* pstats_att.c */
 
 struct soft_ns {
 	struct soft_ns *next;
@@ -40,6 +42,9 @@ struct soft_state {
 	struct soft_lgr *lgrs;           /* link groups, SMC-R and SMC-D */
 	uint32_t lgr_num;                /* last link group id handed out */
 	uint64_t next_sock_token;
+	struct soft_regidx *idx;         /* registrations by token, inode, connection, 4-tuple */
+	uint64_t next_dmb_token;
+	struct soft_pstats_att *pstats;  /* processes' counters (STATS_ATTACH) */
 };
 
 /* Empty state; the initial namespace is the daemon's own. */
@@ -62,5 +67,8 @@ void soft_pnet_free(struct soft_ns *ns);
 void soft_stats_free(struct soft_ns *ns);
 void soft_socks_free(struct soft_ns *ns);
 void soft_devs_free(struct soft_state *st);
+void soft_regions_free(struct soft_state *st);
+void soft_idx_free(struct soft_state *st);
+void soft_pstats_free(struct soft_state *st);
 
 #endif

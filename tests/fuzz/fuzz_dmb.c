@@ -58,7 +58,7 @@ static void exercise(struct dmb_conn *c)
 	(void)dmb_consume(c, v, 2, 0, &wake);
 	(void)dmb_produce(c, v, 2, 0, &wake);
 	(void)dmb_produce(c, v, 1, DMB_URGENT, &wake);
-	if (!dmb_rx_sleep_begin(c))
+	if (!dmb_rx_sleep_begin(c, NULL))
 		(void)dmb_readable(c);
 	dmb_rx_sleep_end(c);
 	if (!dmb_tx_sleep_begin(c, 100))

@@ -2,7 +2,8 @@
  * libFuzzer entry: the first byte picks the parser, the rest is one reply
  * datagram as a kernel or a soft backend could send it, or (fuzz_softd) one
  * request datagram as a client could send the soft backend, or (fuzz_dmb) a
- * shared-memory region as an untrusted peer could hand over.
+ * shared-memory region as an untrusted peer could hand over, or
+ * (fuzz_pairpoll) a PAIR reply as the preload's client code reads it.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -16,12 +17,13 @@ void fuzz_linkgroup(const uint8_t *data, size_t size);
 void fuzz_device(const uint8_t *data, size_t size);
 void fuzz_softd(const uint8_t *data, size_t size);
 void fuzz_dmb(const uint8_t *data, size_t size);
+void fuzz_pairpoll(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void (*const targets[])(const uint8_t *, size_t) = {
 	fuzz_transport, fuzz_pnet, fuzz_info, fuzz_smcss,
-	fuzz_stats, fuzz_linkgroup, fuzz_device, fuzz_softd, fuzz_dmb,
+	fuzz_stats, fuzz_linkgroup, fuzz_device, fuzz_softd, fuzz_dmb, fuzz_pairpoll,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -4,8 +4,10 @@
  * from its input alone), the replies discarded.
  *
  * Byte 0 picks who asks: bit 0 CAP_NET_ADMIN, bit 1 a namespace other than
- * the initial one, bit 2 a TCP socket passed along (SCM_RIGHTS).  The rest
- * is the datagram.
+ * the initial one, bit 2 a TCP socket passed along (SCM_RIGHTS): listening,
+ * or with bit 3 the client end of a connection (for PAIR); bit 4: a second
+ * control connection then sends the same datagram with the other end, so
+ * that PAIR meets its peer.  The rest is the datagram.
  */
 #include <netinet/in.h>
 #include <stdint.h>
@@ -34,6 +36,36 @@ static int tcp_socket(void)
 		}
 	}
 	return fd >= 0 ? dup(fd) : -1;
+}
+
+/* A loopback connection, made once: [0] the client end, [1] the accepted one. */
+static int conn_end(int which)
+{
+	static int ends[2] = { -2, -2 };
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sin);
+	int lst;
+
+	if (ends[0] == -2) {
+		ends[0] = ends[1] = -1;
+		lst = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (lst >= 0 && bind(lst, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+		    listen(lst, 1) == 0 && getsockname(lst, (struct sockaddr *)&sin, &len) == 0) {
+			ends[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (connect(ends[0], (struct sockaddr *)&sin, sizeof(sin)) == 0)
+				ends[1] = accept4(lst, NULL, NULL, SOCK_CLOEXEC);
+		}
+		if (lst >= 0)
+			close(lst);
+	}
+	return ends[which] >= 0 ? dup(ends[which]) : -1;
+}
+
+static int passed_fd(uint8_t who, int end)
+{
+	if (!(who & 4))
+		return -1;
+	return (who & 8) ? conn_end(end) : tcp_socket();
 }
 
 void fuzz_softd(const uint8_t *data, size_t size)
@@ -65,8 +97,17 @@ void fuzz_softd(const uint8_t *data, size_t size)
 	peer.net_admin = (who & 1) != 0;
 	peer.conn_id = 1;
 	soft_out_init(&out);
-	soft_handle(&st, &peer, req, size, (who & 4) ? tcp_socket() : -1, &out);
+	soft_handle(&st, &peer, req, size, passed_fd(who, 0), &out);
 	soft_out_free(&out);
+	if (who & 16) {
+		struct soft_peer second = peer;
+
+		second.conn_id = 2;
+		soft_out_init(&out);
+		soft_handle(&st, &second, req, size, passed_fd(who, 1), &out);
+		soft_out_free(&out);
+		soft_conn_gone(&st, second.conn_id);
+	}
 	soft_conn_gone(&st, peer.conn_id);
 	soft_state_free(&st);
 	free(req);

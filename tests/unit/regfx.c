@@ -41,7 +41,7 @@ void regfx_run(struct regfx *f, const struct soft_peer *p, struct mb *m, int fd)
 
 	h->nlmsg_len = (uint32_t)m->len;
 	h->nlmsg_seq = ++f->seq;
-	f->out.len = 0;
+	soft_out_trim(&f->out, 0);
 	soft_handle(&f->st, p, m->buf, m->len, fd, &f->out);
 }
 

@@ -55,7 +55,7 @@ void sfx_send(struct sfx *f, const struct soft_peer *p, struct mb *m)
 	struct nlmsghdr *h = (struct nlmsghdr *)m->buf;
 
 	h->nlmsg_len = (uint32_t)m->len;
-	f->out.len = 0;
+	soft_out_trim(&f->out, 0);
 	soft_handle(&f->st, p, m->buf, m->len, -1, &f->out);
 }
 

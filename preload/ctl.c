@@ -1,0 +1,385 @@
+/*
+ * The control connection to smc_softd: one per process, opened on the first
+ * PAIR, used only asynchronously after that (reg_client.h), so pairing never
+ * makes the application wait.  When the daemon cannot be reached, sockets
+ * stay TCP and a new attempt is made at most once a second.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "preload.h"
+#include "soft.h"
+#include "reg_client.h"
+
+#define CTL_TIMEOUT_MS 1000
+#define CTL_RETRY_SEC  1
+
+struct pending {
+	uint32_t seq;
+	struct sconn *sc;          /* holds a reference */
+	bool exec;                 /* a SOCK_INFO after execve */
+};
+
+static pthread_mutex_t ctl_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct soft_reg_conn conn = { .fd = -1 };
+static time_t retry_at;
+static struct pending *pend;
+static size_t npend, cap;
+static _Atomic size_t npend_hint;
+static struct soft_pstats private_stats = {
+	.magic = SOFT_PSTATS_MAGIC, .version = SOFT_PSTATS_VERSION,
+	.size = sizeof(struct soft_pstats),
+};
+struct soft_pstats *pstats = &private_stats;
+static bool stats_shared;
+
+static time_t now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+/* Counters in a sealed memfd the daemon reads; ours are copied over. */
+static void stats_attach(void)
+{
+	struct soft_pstats *p;
+	int fd, rc;
+
+	if (stats_shared)
+		return;
+	fd = memfd_create("smc-soft-stats", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return;
+	if (ftruncate(fd, sizeof(*p)) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		next.close(fd);
+		return;
+	}
+	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		next.close(fd);
+		return;
+	}
+	memcpy(p, pstats, sizeof(*p));
+	rc = soft_reg_stats_attach(&conn, fd);
+	next.close(fd);
+	if (rc) {
+		preload_dbg("libsmc-preload: soft stats not attached: %s\n", strerror(-rc));
+		munmap(p, sizeof(*p));
+		return;
+	}
+	pstats = p;
+	stats_shared = true;
+}
+
+/* With ctl_mu held. */
+static bool ctl_open(void)
+{
+	int rc;
+
+	if (conn.fd >= 0)
+		return true;
+	if (retry_at && now_sec() < retry_at)
+		return false;
+	rc = soft_reg_open(&conn, soft_cfg.socket_path, CTL_TIMEOUT_MS);
+	if (rc) {
+		retry_at = now_sec() + CTL_RETRY_SEC;
+		preload_dbg("libsmc-preload: soft backend not reachable: %s, using TCP\n",
+			    strerror(-rc));
+		return false;
+	}
+	retry_at = 0;
+	stats_attach();
+	return true;
+}
+
+static void give_up(struct sconn *sc)
+{
+	atomic_store(&sc->state, SC_TCP);
+}
+
+/* With ctl_mu held: the connection broke, every waiting request with it. */
+static void ctl_lost(void)
+{
+	for (size_t i = 0; i < npend; i++) {
+		give_up(pend[i].sc);
+		sconn_put(pend[i].sc);
+	}
+	npend = 0;
+	atomic_store(&npend_hint, 0);
+	soft_reg_close(&conn);
+	retry_at = now_sec() + CTL_RETRY_SEC;
+}
+
+static bool pend_add(uint32_t seq, struct sconn *sc)
+{
+	if (npend == cap) {
+		size_t ncap = cap ? cap * 2 : 16;
+		struct pending *p = realloc(pend, ncap * sizeof(*p));
+
+		if (!p)
+			return false;
+		pend = p;
+		cap = ncap;
+	}
+	atomic_fetch_add(&sc->refs, 1);
+	pend[npend].seq = seq;
+	pend[npend].sc = sc;
+	pend[npend].exec = false;
+	npend++;
+	atomic_store(&npend_hint, npend);
+	return true;
+}
+
+static int exec_waiting;                   /* SOCK_INFO replies still due */
+
+static struct sconn *pend_take(uint32_t seq)
+{
+	for (size_t i = 0; i < npend; i++)
+		if (pend[i].seq == seq) {
+			struct sconn *sc = pend[i].sc;
+
+			if (pend[i].exec)
+				exec_waiting--;
+			pend[i] = pend[--npend];
+			atomic_store(&npend_hint, npend);
+			return sc;
+		}
+	return NULL;
+}
+
+void ctl_maybe_pair(int fd, struct sconn *sc)
+{
+	int expect = SC_NEW;
+	long seq;
+
+	if (atomic_fetch_add_explicit(&sc->calls, 1, memory_order_relaxed) + 1 <
+	    soft_cfg.pair_after)
+		return;
+	pthread_mutex_lock(&ctl_mu);
+	if (!atomic_compare_exchange_strong(&sc->state, &expect, SC_ASKED)) {
+		pthread_mutex_unlock(&ctl_mu);
+		return;
+	}
+	if (!ctl_open()) {
+		give_up(sc);
+		pthread_mutex_unlock(&ctl_mu);
+		return;
+	}
+	seq = soft_reg_pair_send(&conn, fd, sc->role == 1 ? 1 : 0,
+				 preload_cfg.sndbuf > 0 ? (uint32_t)preload_cfg.sndbuf : 0,
+				 preload_cfg.rcvbuf > 0 ? (uint32_t)preload_cfg.rcvbuf : 0);
+	if (seq <= 0) {
+		preload_dbg("libsmc-preload: soft pairing not asked: %s\n", strerror((int)-seq));
+		give_up(sc);
+		if (seq != -EAGAIN)
+			ctl_lost();
+	} else {
+		sc->seq = (uint32_t)seq;
+		if (!pend_add(sc->seq, sc))
+			give_up(sc);
+	}
+	pthread_mutex_unlock(&ctl_mu);
+}
+
+static void take_reply(struct soft_pair_reply *r)
+{
+	struct sconn *sc = pend_take(r->seq);
+
+	if (!sc) {
+		/* closed meanwhile: let the daemon forget it too */
+		if (!r->error && r->token)
+			soft_reg_del_send(&conn, r->token);
+	} else {
+		if (!r->error)
+			sc->token = r->token;
+		if (r->error || r->status == SMC_SOFT_PAIR_DECLINED || r->shm_fd < 0) {
+			preload_dbg("libsmc-preload: fd stays TCP: %s reason 0x%08x\n",
+				    r->error ? strerror(-r->error) : "declined", r->reason);
+			give_up(sc);
+		} else if (!sconn_attach(sc, r->shm_fd, r->side)) {
+			give_up(sc);
+		}
+		sconn_put(sc);
+	}
+	if (r->shm_fd >= 0)
+		next.close(r->shm_fd);
+}
+
+void ctl_poll(void)
+{
+	struct soft_pair_reply r;
+	int rc;
+
+	if (!atomic_load_explicit(&npend_hint, memory_order_relaxed))
+		return;
+	if (pthread_mutex_trylock(&ctl_mu))
+		return;
+	while (conn.fd >= 0 && (rc = soft_reg_pair_poll(&conn, &r)) == 1)
+		take_reply(&r);
+	if (conn.fd >= 0 && rc < 0)
+		ctl_lost();
+	pthread_mutex_unlock(&ctl_mu);
+}
+
+void ctl_forget(struct sconn *sc)
+{
+	pthread_mutex_lock(&ctl_mu);
+	if (atomic_load(&sc->state) == SC_ASKED) {
+		struct sconn *p = pend_take(sc->seq);
+
+		if (p)
+			sconn_put(p);
+	}
+	if (sc->token && conn.fd >= 0)
+		soft_reg_del_send(&conn, sc->token);
+	sc->token = 0;
+	pthread_mutex_unlock(&ctl_mu);
+}
+
+/* ---- execve (exec.c) ---- */
+
+bool ctl_exec_prepare(char *head, size_t len)
+{
+	int fl;
+
+	pthread_mutex_lock(&ctl_mu);
+	/* a forked child has none: SOCK_INFO works from any connection */
+	if (conn.fd < 0)
+		ctl_open();
+	if (conn.fd < 0 || (fl = next.fcntl(conn.fd, F_GETFD)) < 0 ||
+	    next.fcntl(conn.fd, F_SETFD, fl & ~FD_CLOEXEC) < 0) {
+		pthread_mutex_unlock(&ctl_mu);
+		return false;
+	}
+	snprintf(head, len, "%d:%u:%u", conn.fd, conn.family, conn.seq);
+	return true;                            /* ctl_mu stays held */
+}
+
+void ctl_exec_done(void)
+{
+	int fl = next.fcntl(conn.fd, F_GETFD);
+
+	if (fl >= 0)
+		next.fcntl(conn.fd, F_SETFD, fl | FD_CLOEXEC);
+	pthread_mutex_unlock(&ctl_mu);
+}
+
+bool ctl_exec_adopt(const char *head)
+{
+	unsigned family, seq;
+	int fd, type = 0, fl;
+	socklen_t len = sizeof(type);
+
+	if (sscanf(head, "%d:%u:%u", &fd, &family, &seq) != 3 || fd < 0 || family > UINT16_MAX ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_SEQPACKET ||
+	    (fl = next.fcntl(fd, F_GETFD)) < 0)
+		return false;
+	next.fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+	pthread_mutex_lock(&ctl_mu);
+	conn.fd = fd;
+	conn.family = (uint16_t)family;
+	conn.seq = seq + 1000;               /* clear of any inherited request */
+	stats_attach();
+	pthread_mutex_unlock(&ctl_mu);
+	return true;
+}
+
+void ctl_exec_resume(int fd, struct sconn *sc, int state, uint32_t seq)
+{
+	long s;
+
+	if (state == SC_NEW)
+		return;
+	pthread_mutex_lock(&ctl_mu);
+	atomic_store(&sc->state, SC_ASKED);
+	if (state == SC_MAPPED) {
+		s = soft_reg_info_send(&conn, fd);
+		if (s > 0 && pend_add((uint32_t)s, sc)) {
+			sc->seq = (uint32_t)s;
+			pend[npend - 1].exec = true;
+			exec_waiting++;
+		} else {
+			give_up(sc);
+		}
+	} else if (!pend_add(seq, sc)) {
+		give_up(sc);
+	} else {
+		sc->seq = seq;
+	}
+	pthread_mutex_unlock(&ctl_mu);
+}
+
+/*
+ * The regions of the inherited paired sockets, before the program touches
+ * them: they must not be read as plain TCP.  Bounded like every wait for
+ * the daemon; a socket whose answer does not come stays unusable TCP.
+ */
+void ctl_exec_wait(void)
+{
+	struct soft_pair_reply r;
+	struct pollfd p;
+	int rc;
+
+	pthread_mutex_lock(&ctl_mu);
+	while (exec_waiting > 0 && conn.fd >= 0) {
+		p.fd = conn.fd;
+		p.events = POLLIN;
+		if (next.poll(&p, 1, CTL_TIMEOUT_MS) <= 0)
+			break;
+		while ((rc = soft_reg_pair_poll(&conn, &r)) == 1)
+			take_reply(&r);
+		if (rc < 0) {
+			ctl_lost();
+			break;
+		}
+	}
+	exec_waiting = 0;
+	pthread_mutex_unlock(&ctl_mu);
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&ctl_mu);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&ctl_mu);
+}
+
+/*
+ * The child must not read the parent's replies: it gets its own connection
+ * when it needs one.  Requests still out belong to the parent.
+ */
+static void fork_child(void)
+{
+	for (size_t i = 0; i < npend; i++) {
+		give_up(pend[i].sc);
+		sconn_put(pend[i].sc);
+	}
+	npend = 0;
+	atomic_store(&npend_hint, 0);
+	if (conn.fd >= 0)
+		next.close(conn.fd);
+	conn.fd = -1;
+	retry_at = 0;
+	stats_shared = false;
+	pthread_mutex_init(&ctl_mu, NULL);
+	ctl_after_fork_child();
+}
+
+__attribute__((constructor))
+static void ctl_init(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}

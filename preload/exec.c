@@ -1,0 +1,277 @@
+/*
+ * Connections across execve(): the mappings vanish with the old image, the
+ * sockets do not (unless close-on-exec).  Before the exec this library puts
+ * what the new image needs into SMC_SOFT_INHERIT and keeps the control
+ * connection open across it (its registrations stay with the daemon); the
+ * new image, preloaded again, reads the variable at its first call, takes
+ * the control connection back and asks the daemon (SOCK_INFO, passing each
+ * socket) for the regions of the paired ones before it touches them.
+ *
+ *   SMC_SOFT_INHERIT=ctl=FD:FAMILY:SEQ;FD,STATE,ROLE,SEQ,TCP_TX,TCP_RX,TX_CUT,RX_CUT;...
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "preload.h"
+#include "soft.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define INHERIT_ENV "SMC_SOFT_INHERIT"
+#define ENTRY_MAX 128
+
+extern char **environ;
+
+struct inherit_buf {
+	char *s;
+	size_t len, cap;
+	int count;
+};
+
+static void add_entry(int fd, struct sconn *sc, void *arg)
+{
+	struct inherit_buf *b = arg;
+	char e[ENTRY_MAX];
+	int st = atomic_load(&sc->state), fl = next.fcntl(fd, F_GETFD), n;
+
+	if (fl < 0 || (fl & FD_CLOEXEC) || st == SC_TCP || !b->s)
+		return;
+	if (st == SC_MAPPED) {
+		bool wake = false;
+
+		pthread_mutex_lock(&sc->rx_lock);
+		dmb_rx_flush(&sc->dmb, &wake);
+		pthread_mutex_unlock(&sc->rx_lock);
+		if (wake)
+			soft_ring_bell(fd, sc);
+	}
+	n = snprintf(e, sizeof(e), ";%d,%d,%d,%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%d,%d", fd, st,
+		     sc->role, sc->seq, (uint64_t)atomic_load(&sc->tcp_tx),
+		     (uint64_t)atomic_load(&sc->tcp_rx), (int)atomic_load(&sc->tx_cut),
+		     (int)atomic_load(&sc->rx_cut));
+	if (b->len + (size_t)n + 1 > b->cap) {
+		size_t ncap = b->cap * 2 + (size_t)n + 1;
+		char *p = realloc(b->s, ncap);
+
+		if (!p) {
+			free(b->s);
+			b->s = NULL;
+			return;
+		}
+		b->s = p;
+		b->cap = ncap;
+	}
+	memcpy(b->s + b->len, e, (size_t)n + 1);
+	b->len += (size_t)n;
+	b->count++;
+}
+
+/* envp without an old SMC_SOFT_INHERIT, plus var; NULL when out of memory. */
+static char **env_with(char *const envp[], char *var)
+{
+	size_t n = 0, k = 0;
+	char **out;
+
+	while (envp && envp[n])
+		n++;
+	out = malloc((n + 2) * sizeof(*out));
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(envp[i], INHERIT_ENV "=", sizeof(INHERIT_ENV)))
+			out[k++] = envp[i];
+	out[k++] = var;
+	out[k] = NULL;
+	return out;
+}
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	struct inherit_buf b = { 0 };
+	char **env = NULL, *var = NULL;
+	char head[64];
+	int r, saved;
+
+	PRELOAD_INIT();
+	if (!atomic_load(&fd_tracked) || !ctl_exec_prepare(head, sizeof(head)))
+		return next.execve(path, argv, envp);
+	b.cap = 256;
+	b.s = malloc(b.cap);
+	if (b.s) {
+		b.len = (size_t)snprintf(b.s, b.cap, INHERIT_ENV "=ctl=%s", head);
+		fd_for_each(add_entry, &b);
+	}
+	if (b.s && b.count) {
+		var = b.s;
+		env = env_with(envp, var);
+	}
+	if (!env) {
+		ctl_exec_done();
+		free(b.s);
+		return next.execve(path, argv, envp);
+	}
+	r = next.execve(path, argv, env);
+	saved = errno;
+	ctl_exec_done();
+	free(env);
+	free(var);
+	errno = saved;
+	return r;
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+/* The PATH search of execvp(3), landing in execve() above. */
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+	bool eacces = false;
+
+	if (!*file) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (strchr(file, '/'))
+		return execve(file, argv, envp);
+	if (!path)
+		path = "/bin:/usr/bin";
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		int n = end == p ? snprintf(buf, sizeof(buf), "%s", file)
+				 : snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - p), p, file);
+
+		if (n > 0 && (size_t)n < sizeof(buf)) {
+			execve(buf, argv, envp);
+			if (errno == EACCES)
+				eacces = true;
+			else if (errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG)
+				return -1;
+		}
+		p = end;
+		if (!*end)
+			break;
+	}
+	errno = eacces ? EACCES : ENOENT;
+	return -1;
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
+/* argv of the execl family, from arg0 up to the NULL; envp for execle. */
+static char **list_args(const char *arg0, va_list ap, bool want_env, char ***envp)
+{
+	size_t n = 1, cap = 16;
+	char **argv = malloc(cap * sizeof(*argv));
+	char *a;
+
+	if (!argv)
+		return NULL;
+	argv[0] = (char *)arg0;
+	do {
+		a = arg0 ? va_arg(ap, char *) : NULL;
+		if (n == cap) {
+			char **p = realloc(argv, (cap *= 2) * sizeof(*argv));
+
+			if (!p) {
+				free(argv);
+				return NULL;
+			}
+			argv = p;
+		}
+		argv[n++] = a;
+	} while (a);
+	if (want_env)
+		*envp = va_arg(ap, char **);
+	return argv;
+}
+
+#define EXECL_BODY(call, want_env)					\
+	va_list ap;							\
+	char **argv, **envp = environ;					\
+	int r;								\
+									\
+	va_start(ap, arg);						\
+	argv = list_args(arg, ap, want_env, &envp);			\
+	va_end(ap);							\
+	if (!argv) {							\
+		errno = ENOMEM;						\
+		return -1;						\
+	}								\
+	r = call;							\
+	free(argv);							\
+	return r
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+	EXECL_BODY(execve(path, argv, envp), false);
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	EXECL_BODY(execvpe(file, argv, envp), false);
+}
+
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+	EXECL_BODY(execve(path, argv, envp), true);
+}
+
+/* ---- the new image ---- */
+
+static bool parse_entry(const char *s, int *fd, int *st, int *role, uint32_t *seq,
+			uint64_t *tx, uint64_t *rx, int *txcut, int *rxcut)
+{
+	return sscanf(s, "%d,%d,%d,%" SCNu32 ",%" SCNu64 ",%" SCNu64 ",%d,%d", fd, st, role, seq,
+		      tx, rx, txcut, rxcut) == 8 && *fd >= 0 && *st >= SC_NEW && *st <= SC_MAPPED;
+}
+
+void soft_exec_inherit(void)
+{
+	const char *v = getenv(INHERIT_ENV);
+	char *copy, *save = NULL, *tok;
+	if (!v)
+		return;
+	copy = strdup(v);
+	unsetenv(INHERIT_ENV);
+	if (!copy)
+		return;
+	soft_config_init(true);
+	tok = strtok_r(copy, ";", &save);
+	if (!tok || strncmp(tok, "ctl=", 4) || !ctl_exec_adopt(tok + 4)) {
+		free(copy);
+		return;
+	}
+	while ((tok = strtok_r(NULL, ";", &save))) {
+		int fd, st, role, txcut, rxcut;
+		uint32_t seq;
+		uint64_t tx, rx;
+		struct sconn *sc;
+
+		if (!parse_entry(tok, &fd, &st, &role, &seq, &tx, &rx, &txcut, &rxcut) ||
+		    !fd_track(fd, role) || !(sc = fd_get(fd)))
+			continue;
+		atomic_store(&sc->tcp_tx, tx);
+		atomic_store(&sc->tcp_rx, rx);
+		atomic_store(&sc->tx_cut, txcut != 0);
+		atomic_store(&sc->rx_cut, rxcut != 0);
+		atomic_store(&sc->calls, soft_cfg.pair_after);
+		if (st == SC_MAPPED)
+			atomic_store(&sc->attached, true);
+		ctl_exec_resume(fd, sc, st, seq);
+		sconn_put(sc);
+	}
+	free(copy);
+	ctl_exec_wait();
+}

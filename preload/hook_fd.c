@@ -1,0 +1,208 @@
+/* Descriptor calls of tracked sockets: connect, accept, close, dup, fcntl, ioctl. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+
+#include "preload.h"
+#include "soft.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static void put(struct sconn *sc)
+{
+	int saved = errno;
+
+	sconn_put(sc);
+	errno = saved;
+}
+
+EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct sconn *sc;
+
+	PRELOAD_INIT();
+	if ((sc = fd_get(fd))) {
+		sc->role = 0;
+		put(sc);
+	}
+	return next.connect(fd, addr, len);
+}
+
+/* A connection accepted from a listener this library created is tracked. */
+static int accepted(int lfd, int fd, int flags)
+{
+	struct sconn *sc;
+
+	if (fd < 0 || !(sc = fd_get(lfd)))
+		return fd;
+	put(sc);
+	if (fd_track(fd, 1))
+		soft_set_nonblock(fd, (flags & SOCK_NONBLOCK) != 0);
+	return fd;
+}
+
+EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	PRELOAD_INIT();
+	return accepted(fd, next.accept(fd, addr, len), 0);
+}
+
+EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+	PRELOAD_INIT();
+	return accepted(fd, next.accept4(fd, addr, len, flags), flags);
+}
+
+EXPORT int close(int fd)
+{
+	PRELOAD_INIT();
+	if (atomic_load_explicit(&fd_tracked, memory_order_relaxed))
+		fd_untrack(fd);
+	soft_epoll_closed(fd);
+	return next.close(fd);
+}
+
+EXPORT int shutdown(int fd, int how)
+{
+	struct sconn *sc;
+	int r;
+
+	PRELOAD_INIT();
+	if (!(sc = fd_get(fd)))
+		return next.shutdown(fd, how);
+	if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR) {
+		put(sc);
+		errno = EINVAL;
+		return -1;
+	}
+	r = soft_shutdown(fd, sc, how);
+	put(sc);
+	return r;
+}
+
+/* newfd names the same connection as oldfd now. */
+static int duped(int oldfd, int newfd)
+{
+	struct sconn *sc;
+
+	if (newfd < 0 || !(sc = fd_get(oldfd)))
+		return newfd;
+	fd_alias(newfd, sc);
+	put(sc);
+	return newfd;
+}
+
+EXPORT int dup(int fd)
+{
+	PRELOAD_INIT();
+	return duped(fd, next.dup(fd));
+}
+
+/* dup2/dup3 close newfd first: a tracked one is released as by close(). */
+static void replacing(int oldfd, int newfd)
+{
+	if (oldfd != newfd && atomic_load_explicit(&fd_tracked, memory_order_relaxed)) {
+		struct sconn *sc = fd_get(oldfd);
+		int saved = errno;
+
+		/* only when the call can succeed: oldfd must be open */
+		if (sc || next.fcntl(oldfd, F_GETFD) >= 0)
+			fd_untrack(newfd);
+		if (sc)
+			sconn_put(sc);
+		errno = saved;
+	}
+}
+
+EXPORT int dup2(int oldfd, int newfd)
+{
+	PRELOAD_INIT();
+	replacing(oldfd, newfd);
+	return duped(oldfd, next.dup2(oldfd, newfd));
+}
+
+EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	PRELOAD_INIT();
+	replacing(oldfd, newfd);
+	return duped(oldfd, next.dup3(oldfd, newfd, flags));
+}
+
+static int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd, void *arg)
+{
+	int r = fn(fd, cmd, arg);
+
+	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+		return duped(fd, r);
+	if (cmd == F_SETFL && r == 0)
+		soft_set_nonblock(fd, ((long)(intptr_t)arg & O_NONBLOCK) != 0);
+	return r;
+}
+
+EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	PRELOAD_INIT();
+	return fcntl_common(next.fcntl, fd, cmd, arg);
+}
+
+EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	PRELOAD_INIT();
+	return fcntl_common(next.fcntl64 ? next.fcntl64 : next.fcntl, fd, cmd, arg);
+}
+
+EXPORT int ioctl(int fd, unsigned long req, ...)
+{
+	struct sconn *sc;
+	va_list ap;
+	void *arg;
+	long n = -1;
+	bool mine = false;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	PRELOAD_INIT();
+	if (req == FIONBIO) {
+		int r = next.ioctl(fd, req, arg);
+
+		if (r == 0 && arg)
+			soft_set_nonblock(fd, *(int *)arg != 0);
+		return r;
+	}
+	if ((req != FIONREAD && req != SIOCOUTQ) || !(sc = fd_get(fd)))
+		return next.ioctl(fd, req, arg);
+	if (req == FIONREAD && sconn_mapped(sc)) {
+		n = soft_fionread(fd, sc);
+		mine = true;
+	} else if (req == SIOCOUTQ && sconn_mapped(sc) && atomic_load(&sc->tx_cut)) {
+		n = soft_outq(sc);
+		mine = true;
+	}
+	put(sc);
+	if (!mine)
+		return next.ioctl(fd, req, arg);
+	if (n < 0)
+		return -1;
+	if (!arg) {
+		errno = EFAULT;
+		return -1;
+	}
+	*(int *)arg = n > INT32_MAX ? INT32_MAX : (int)n;
+	return 0;
+}

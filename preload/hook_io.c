@@ -1,0 +1,263 @@
+/* The I/O calls: tracked sockets go to the soft data path, the rest straight on. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
+
+#include "preload.h"
+#include "soft.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define SENDFILE_CHUNK 65536
+
+extern void __chk_fail(void) __attribute__((noreturn));
+
+static void put(struct sconn *sc)
+{
+	int saved = errno;
+
+	sconn_put(sc);
+	errno = saved;
+}
+
+static ssize_t recv1(int fd, struct sconn *sc, void *buf, size_t len, int flags)
+{
+	struct iovec v = { .iov_base = buf, .iov_len = len };
+	ssize_t r = soft_recv(fd, sc, &v, 1, flags, NULL);
+
+	put(sc);
+	return r;
+}
+
+static ssize_t send1(int fd, struct sconn *sc, const void *buf, size_t len, int flags)
+{
+	struct iovec v = { .iov_base = (void *)buf, .iov_len = len };
+	ssize_t r = soft_send(fd, sc, &v, 1, flags, NULL);
+
+	put(sc);
+	return r;
+}
+
+EXPORT ssize_t read(int fd, void *buf, size_t len)
+{
+	struct sconn *sc;
+
+	PRELOAD_INIT();
+	if (!(sc = fd_get(fd)))
+		return next.read(fd, buf, len);
+	return recv1(fd, sc, buf, len, 0);
+}
+
+EXPORT ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
+{
+	if (len > buflen)
+		__chk_fail();
+	return read(fd, buf, len);
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t len)
+{
+	struct sconn *sc;
+
+	PRELOAD_INIT();
+	if (!(sc = fd_get(fd)))
+		return next.write(fd, buf, len);
+	return send1(fd, sc, buf, len, 0);
+}
+
+EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
+{
+	struct sconn *sc;
+
+	PRELOAD_INIT();
+	if (!(sc = fd_get(fd)))
+		return next.recv(fd, buf, len, flags);
+	return recv1(fd, sc, buf, len, flags);
+}
+
+EXPORT ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags)
+{
+	if (len > buflen)
+		__chk_fail();
+	return recv(fd, buf, len, flags);
+}
+
+EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
+{
+	struct sconn *sc;
+
+	PRELOAD_INIT();
+	if (!(sc = fd_get(fd)))
+		return next.send(fd, buf, len, flags);
+	return send1(fd, sc, buf, len, flags);
+}
+
+/* Through a message header, so the plain path counts the bytes for the fence. */
+EXPORT ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *addr,
+			socklen_t *alen)
+{
+	struct iovec v = { .iov_base = buf, .iov_len = len };
+	struct msghdr mh = { .msg_name = addr, .msg_namelen = addr && alen ? *alen : 0,
+			     .msg_iov = &v, .msg_iovlen = 1 };
+	struct sconn *sc;
+	ssize_t r;
+
+	PRELOAD_INIT();
+	if (!(sc = fd_get(fd)))
+		return next.recvfrom(fd, buf, len, flags, addr, alen);
+	r = soft_recv(fd, sc, &v, 1, flags, &mh);
+	if (r >= 0 && addr && alen)
+		*alen = mh.msg_namelen;
+	put(sc);
+	return r;
+}
+
+EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
+			      struct sockaddr *addr, socklen_t *alen)
+{
+	if (len > buflen)
+		__chk_fail();
+	return recvfrom(fd, buf, len, flags, addr, alen);
+}
+
+EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
+		      const struct sockaddr *addr, socklen_t alen)
+{
+	struct iovec v = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = { .msg_name = (void *)addr, .msg_namelen = alen,
+			     .msg_iov = &v, .msg_iovlen = 1 };
+	struct sconn *sc;
+	ssize_t r;
+
+	PRELOAD_INIT();
+	if (!(sc = fd_get(fd)))
+		return next.sendto(fd, buf, len, flags, addr, alen);
+	r = soft_send(fd, sc, &v, 1, flags, &mh);
+	put(sc);
+	return r;
+}
+
+EXPORT ssize_t recvmsg(int fd, struct msghdr *mh, int flags)
+{
+	struct sconn *sc;
+	ssize_t r;
+
+	PRELOAD_INIT();
+	if (!(sc = fd_get(fd)))
+		return next.recvmsg(fd, mh, flags);
+	r = soft_recv(fd, sc, mh->msg_iov, (int)mh->msg_iovlen, flags, mh);
+	put(sc);
+	return r;
+}
+
+EXPORT ssize_t sendmsg(int fd, const struct msghdr *mh, int flags)
+{
+	struct sconn *sc;
+	ssize_t r;
+
+	PRELOAD_INIT();
+	if (!(sc = fd_get(fd)))
+		return next.sendmsg(fd, mh, flags);
+	r = soft_send(fd, sc, mh->msg_iov, (int)mh->msg_iovlen, flags, mh);
+	put(sc);
+	return r;
+}
+
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	struct sconn *sc;
+	ssize_t r;
+
+	PRELOAD_INIT();
+	if (!(sc = fd_get(fd)))
+		return next.readv(fd, iov, cnt);
+	if (cnt < 0 || cnt > IOV_MAX) {
+		put(sc);
+		errno = EINVAL;
+		return -1;
+	}
+	r = soft_recv(fd, sc, iov, cnt, 0, NULL);
+	put(sc);
+	return r;
+}
+
+EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+	struct sconn *sc;
+	ssize_t r;
+
+	PRELOAD_INIT();
+	if (!(sc = fd_get(fd)))
+		return next.writev(fd, iov, cnt);
+	if (cnt < 0 || cnt > IOV_MAX) {
+		put(sc);
+		errno = EINVAL;
+		return -1;
+	}
+	r = soft_send(fd, sc, iov, cnt, 0, NULL);
+	put(sc);
+	return r;
+}
+
+/*
+ * sendfile to a paired socket: the file's bytes are read and sent through
+ * the ring, as SMC does (it has no zero-copy path either).
+ */
+static ssize_t ring_sendfile(int out, struct sconn *sc, int in, off_t *off, size_t count)
+{
+	char *buf = malloc(SENDFILE_CHUNK);
+	size_t done = 0;
+	ssize_t r = 0;
+
+	if (!buf) {
+		errno = ENOMEM;
+		return -1;
+	}
+	while (done < count) {
+		size_t want = count - done < SENDFILE_CHUNK ? count - done : SENDFILE_CHUNK;
+		ssize_t got = off ? pread(in, buf, want, *off + (off_t)done) : next.read(in, buf, want);
+		struct iovec v;
+
+		if (got <= 0) {
+			r = got;
+			break;
+		}
+		v.iov_base = buf;
+		v.iov_len = (size_t)got;
+		r = soft_send(out, sc, &v, 1, 0, NULL);
+		if (r <= 0)
+			break;
+		done += (size_t)r;
+		if (r < got) {
+			/* the socket took less: give the rest back to a file offset */
+			if (!off)
+				lseek(in, (off_t)r - got, SEEK_CUR);
+			break;
+		}
+	}
+	free(buf);
+	if (off)
+		*off += (off_t)done;
+	if (done)
+		return (ssize_t)done;
+	return r;
+}
+
+EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
+{
+	struct sconn *sc;
+	ssize_t r;
+
+	PRELOAD_INIT();
+	if (!(sc = fd_get(out)))
+		return next.sendfile(out, in, off, count);
+	r = soft_sendfile_plain(out, sc, in, off, count);
+	if (r == -2)
+		r = ring_sendfile(out, sc, in, off, count);
+	put(sc);
+	return r;
+}
+
+EXPORT ssize_t sendfile64(int out, int in, off_t *off, size_t count)
+	__attribute__((alias("sendfile")));

@@ -1,0 +1,673 @@
+/*
+ * The data path of a tracked socket: TCP until the direction is cut over,
+ * then the ring; blocking waits sleep in the kernel on the TCP socket itself
+ * (doorbell bytes, FIN, RST), so timeouts, signals and peer death behave as
+ * the kernel makes them behave.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "preload.h"
+#include "soft.h"
+
+#define IOV_CHUNK 64
+#define DRAIN_BUF 256
+
+/* Up to max entries of iov after skipping skip bytes, at most limit bytes. */
+static int iov_window(const struct iovec *iov, int cnt, size_t skip, size_t limit,
+		      struct iovec *out, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < cnt && n < max && limit; i++) {
+		size_t len = iov[i].iov_len;
+
+		if (skip >= len) {
+			skip -= len;
+			continue;
+		}
+		out[n].iov_base = (char *)iov[i].iov_base + skip;
+		out[n].iov_len = len - skip;
+		skip = 0;
+		if (out[n].iov_len > limit)
+			out[n].iov_len = limit;
+		limit -= out[n].iov_len;
+		n++;
+	}
+	return n;
+}
+
+static size_t iov_total(const struct iovec *iov, int cnt)
+{
+	size_t t = 0;
+
+	for (int i = 0; i < cnt; i++) {
+		if (iov[i].iov_len > SSIZE_MAX - t)
+			return SSIZE_MAX;
+		t += iov[i].iov_len;
+	}
+	return t;
+}
+
+static ssize_t tcp_sendv(int fd, const struct iovec *iov, int cnt, int flags)
+{
+	struct msghdr mh = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
+
+	return next.sendmsg(fd, &mh, flags);
+}
+
+static ssize_t tcp_recvv(int fd, const struct iovec *iov, int cnt, int flags)
+{
+	struct msghdr mh = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
+
+	return next.recvmsg(fd, &mh, flags);
+}
+
+static bool nonblocking(int fd, struct sconn *sc, int flags)
+{
+	int fl = atomic_load_explicit(&sc->nonblock, memory_order_relaxed);
+
+	if (flags & MSG_DONTWAIT)
+		return true;
+	if (fl < 0) {
+		fl = next.fcntl(fd, F_GETFL);
+		fl = fl >= 0 && (fl & O_NONBLOCK);
+		atomic_store_explicit(&sc->nonblock, fl, memory_order_relaxed);
+	}
+	return fl;
+}
+
+static int bucket(size_t len)
+{
+	int b = 0;
+
+	if (!len)
+		return 0;
+	for (size_t v = (len - 1) >> 13; v; v >>= 1)
+		b++;
+	return b > SOFT_PSTATS_BUCKETS - 1 ? SOFT_PSTATS_BUCKETS - 1 : b;
+}
+
+/*
+ * Relaxed load and store, not an atomic add: the counters are statistics,
+ * and concurrent threads of one process may lose an increment rarely, where
+ * a locked add on every call would cost more than the ring copy of 64 bytes.
+ */
+static inline void bump(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+static void count(bool tx, size_t want, ssize_t rc)
+{
+	if (tx) {
+		bump(&pstats->tx_cnt, 1);
+		if (rc > 0) {
+			bump(&pstats->tx_bytes, (uint64_t)rc);
+			bump(&pstats->tx_pd[bucket(want)], 1);
+		}
+	} else {
+		bump(&pstats->rx_cnt, 1);
+		if (rc > 0) {
+			bump(&pstats->rx_bytes, (uint64_t)rc);
+			bump(&pstats->rx_pd[bucket((size_t)rc)], 1);
+		}
+	}
+}
+
+/* The state after collecting a pending PAIR reply. */
+static int current_state(struct sconn *sc)
+{
+	int st = atomic_load_explicit(&sc->state, memory_order_acquire);
+
+	if (st == SC_ASKED) {
+		ctl_poll();
+		st = atomic_load_explicit(&sc->state, memory_order_acquire);
+	}
+	return st;
+}
+
+void soft_ring_bell(int fd, struct sconn *sc)
+{
+	static const char bell = 0;
+	bool cut;
+
+	pthread_mutex_lock(&sc->tx_lock);
+	cut = sconn_tx_try_cut(fd, sc);
+	pthread_mutex_unlock(&sc->tx_lock);
+	if (!cut)
+		return;
+	if (next.send(fd, &bell, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
+		atomic_fetch_add_explicit(&pstats->doorbells_tx, 1, memory_order_relaxed);
+}
+
+/* With rx_lock held and rx cut over: read the doorbells that wait. */
+static void drain_locked(int fd, struct sconn *sc)
+{
+	char buf[DRAIN_BUF];
+	ssize_t n;
+
+	do {
+		n = next.recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n > 0)
+			atomic_fetch_add_explicit(&pstats->doorbells_rx, (uint64_t)n,
+						  memory_order_relaxed);
+	} while (n == (ssize_t)sizeof(buf));
+	if (n == 0)
+		atomic_store(&sc->rx_eof, true);
+	else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+		atomic_store(&sc->rx_err, errno);
+}
+
+void soft_drain(int fd, struct sconn *sc)
+{
+	int saved = errno;
+
+	if (pthread_mutex_trylock(&sc->rx_lock))
+		return;
+	if (atomic_load(&sc->rx_cut))
+		drain_locked(fd, sc);
+	pthread_mutex_unlock(&sc->rx_lock);
+	errno = saved;
+}
+
+/* ---- send ---- */
+
+static bool tx_space(struct sconn *sc)
+{
+	return dmb_space(&sc->dmb) != 0;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Wait for room, tx_lock not held (Linux, too, lets other senders in while
+ * one waits for memory).  *deadline: SO_SNDTIMEO's end for the whole call
+ * in ms, 0 until the first wait, -1 for none.  0, or -errno.
+ *
+ * The wait is a poll for the doorbell, but a thread blocked in recv() on the
+ * same socket may take that byte first: so the poll also wakes every
+ * WAIT_SPACE_MS to look at the ring.
+ */
+#define WAIT_SPACE_MS 10
+
+static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
+{
+	struct timeval tv = { 0 };
+	socklen_t len = sizeof(tv);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int timeout = WAIT_SPACE_MS, rc, err = 0;
+
+	if (soft_spin(sc, tx_space, false))
+		return 0;
+	if (dmb_tx_sleep_begin(&sc->dmb, 1)) {
+		dmb_tx_sleep_end(&sc->dmb);
+		return 0;
+	}
+	atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
+	if (!*deadline) {
+		*deadline = -1;
+		if (!getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) && (tv.tv_sec || tv.tv_usec))
+			*deadline = mono_ms() + tv.tv_sec * 1000 + tv.tv_usec / 1000;
+	}
+	if (*deadline > 0) {
+		int64_t left = *deadline - mono_ms();
+
+		if (left <= 0) {
+			dmb_tx_sleep_end(&sc->dmb);
+			return -EAGAIN;
+		}
+		if (left < timeout)
+			timeout = (int)left;
+	}
+	if (atomic_load(&sc->rx_eof))
+		/* readable for good: a short nap instead of a spinning poll */
+		timeout = 1;
+	rc = next.poll(&p, 1, timeout);
+	dmb_tx_sleep_end(&sc->dmb);
+	if (rc < 0)
+		return -errno;
+	if (rc == 0)
+		return 0;
+	if (p.revents & POLLERR) {
+		len = sizeof(err);
+		if (!getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) && err) {
+			atomic_store(&sc->rx_err, err);
+			return -err;
+		}
+	}
+	if (p.revents & POLLHUP)
+		return -EPIPE;
+	if (atomic_load(&sc->rx_cut)) {
+		soft_drain(fd, sc);
+	} else if (!tx_space(sc)) {
+		char c;
+
+		/* the application's own unread bytes make the socket readable */
+		if (next.recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+			atomic_store(&sc->rx_eof, true);
+		else
+			sched_yield();
+	}
+	if ((err = atomic_load(&sc->rx_err)))
+		return -err;
+	if (atomic_load(&sc->rx_eof) && !tx_space(sc)) {
+		/*
+		 * The peer's FIN: a doorbell tells a live peer (shut down for
+		 * writing) nothing new, and makes a dead one's kernel answer RST.
+		 */
+		soft_ring_bell(fd, sc);
+	}
+	return 0;
+}
+
+static ssize_t send_fail(ssize_t done, int err, int flags)
+{
+	if (done > 0)
+		return done;
+	if (err == EPIPE && !(flags & MSG_NOSIGNAL))
+		pthread_kill(pthread_self(), SIGPIPE);
+	errno = err;
+	return -1;
+}
+
+static ssize_t ring_send(int fd, struct sconn *sc, const struct iovec *iov, int cnt,
+			 int flags, size_t total)
+{
+	struct iovec win[IOV_CHUNK];
+	size_t done = 0;
+	bool full_noted = false;
+	int64_t deadline = 0;
+
+	for (;;) {
+		int n = iov_window(iov, cnt, done, total - done, win, IOV_CHUNK);
+		bool wake = false;
+		ssize_t r = dmb_produce(&sc->dmb, win, n, 0, &wake);
+
+		if (r > 0) {
+			done += (size_t)r;
+			if (wake) {
+				pthread_mutex_unlock(&sc->tx_lock);
+				soft_ring_bell(fd, sc);
+				pthread_mutex_lock(&sc->tx_lock);
+			}
+			if (done == total)
+				return (ssize_t)done;
+			continue;
+		}
+		if (r == -EPIPE || r == -ECONNRESET)
+			return send_fail((ssize_t)done, (int)-r, flags);
+		if (r != -EAGAIN)
+			return send_fail((ssize_t)done, ECONNRESET, flags);
+		if (!full_noted) {
+			atomic_fetch_add_explicit(&pstats->rmb_tx.buf_full_peer_cnt, 1,
+						  memory_order_relaxed);
+			full_noted = true;
+		}
+		if (nonblocking(fd, sc, flags))
+			return done ? (ssize_t)done : send_fail(0, EAGAIN, flags);
+		pthread_mutex_unlock(&sc->tx_lock);
+		int w = wait_space(fd, sc, &deadline);
+		pthread_mutex_lock(&sc->tx_lock);
+		if (w)
+			return send_fail((ssize_t)done, w == -EPIPE ? EPIPE : -w, flags);
+	}
+}
+
+/* Before MAPPED: TCP, every byte counted for the fence. */
+static ssize_t plain_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
+			  int flags, int st, const struct msghdr *mh)
+{
+	ssize_t r = mh ? next.sendmsg(fd, mh, flags) : tcp_sendv(fd, iov, iovcnt, flags);
+	int saved = errno;
+
+	if (r > 0) {
+		atomic_fetch_add(&sc->tcp_tx, (uint64_t)r);
+		if (st == SC_NEW)
+			ctl_maybe_pair(fd, sc);
+	}
+	atomic_fetch_sub(&sc->plain_tx, 1);
+	errno = saved;
+	return r;
+}
+
+ssize_t soft_sendfile_plain(int fd, struct sconn *sc, int in, off_t *off, size_t count)
+{
+	ssize_t r;
+	int st, saved;
+
+	atomic_fetch_add_explicit(&sc->plain_tx, 1, memory_order_seq_cst);
+	st = current_state(sc);
+	if (st == SC_MAPPED) {
+		atomic_fetch_sub(&sc->plain_tx, 1);
+		return -2;
+	}
+	r = next.sendfile(fd, in, off, count);
+	saved = errno;
+	if (r > 0)
+		atomic_fetch_add(&sc->tcp_tx, (uint64_t)r);
+	atomic_fetch_sub(&sc->plain_tx, 1);
+	errno = saved;
+	return r;
+}
+
+ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt, int flags,
+		  const struct msghdr *mh)
+{
+	size_t total = iov_total(iov, iovcnt);
+	ssize_t r;
+	int st;
+
+	/* MAPPED is for good: only before it the plain path must be announced */
+	if (!sconn_mapped(sc)) {
+		atomic_fetch_add_explicit(&sc->plain_tx, 1, memory_order_seq_cst);
+		st = current_state(sc);
+		if (st != SC_MAPPED)
+			return plain_send(fd, sc, iov, iovcnt, flags, st, mh);
+		atomic_fetch_sub(&sc->plain_tx, 1);
+	}
+	sconn_attach_late(sc);
+	if (flags & MSG_OOB) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	pthread_mutex_lock(&sc->tx_lock);
+	if (!sconn_tx_try_cut(fd, sc)) {
+		r = tcp_sendv(fd, iov, iovcnt, flags);
+		if (r > 0)
+			atomic_fetch_add(&sc->tcp_tx, (uint64_t)r);
+		pthread_mutex_unlock(&sc->tx_lock);
+		return r;
+	}
+	if (atomic_load(&sc->closed_wr)) {
+		pthread_mutex_unlock(&sc->tx_lock);
+		return send_fail(0, EPIPE, flags);
+	}
+	r = total ? ring_send(fd, sc, iov, iovcnt, flags, total) : 0;
+	pthread_mutex_unlock(&sc->tx_lock);
+	count(true, total, r);
+	return r;
+}
+
+/* ---- receive ---- */
+
+static bool rx_ready(struct sconn *sc)
+{
+	return dmb_readable(&sc->dmb) != 0 || dmb_peer_state(&sc->dmb);
+}
+
+/*
+ * Sleep until a doorbell, FIN or RST, in recv() on the socket itself: its
+ * SO_RCVTIMEO, signals and SA_RESTART are the kernel's.  0 or -errno.
+ */
+static int wait_data(int fd, struct sconn *sc)
+{
+	char buf[DRAIN_BUF];
+	ssize_t n;
+
+	bool wake = false, ready;
+
+	if (soft_spin(sc, rx_ready, true))
+		return 0;
+	ready = dmb_rx_sleep_begin(&sc->dmb, &wake);
+	if (wake)
+		soft_ring_bell(fd, sc);
+	if (ready) {
+		dmb_rx_sleep_end(&sc->dmb);
+		return 0;
+	}
+	atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
+	n = next.recv(fd, buf, sizeof(buf), 0);
+	dmb_rx_sleep_end(&sc->dmb);
+	if (n > 0) {
+		atomic_fetch_add_explicit(&pstats->doorbells_rx, (uint64_t)n, memory_order_relaxed);
+		return 0;
+	}
+	if (n == 0) {
+		atomic_store(&sc->rx_eof, true);
+		return 0;
+	}
+	if (errno == ECONNRESET || errno == EPIPE || errno == ETIMEDOUT)
+		atomic_store(&sc->rx_err, errno);
+	return -errno;
+}
+
+/*
+ * Before the fence: the TCP stream, clipped at the fence once it is known
+ * (bytes after it are doorbells).  >0 bytes, 0 cut over now (read the ring),
+ * -1 with errno, or -2 at end of stream.
+ */
+static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int cnt,
+			  size_t skip, size_t want, int flags)
+{
+	struct iovec win[IOV_CHUNK];
+	uint64_t f = atomic_load_explicit(&sc->dmb.rx.ctrl->fence, memory_order_acquire);
+	bool peek = flags & MSG_PEEK;
+	ssize_t n;
+	size_t keep;
+	int w;
+
+	if ((f & DMB_FENCE_VALID) && atomic_load(&sc->tcp_rx) >= (f & ~DMB_FENCE_VALID)) {
+		atomic_store(&sc->rx_cut, true);
+		return 0;
+	}
+	if (!(flags & MSG_DONTWAIT) && !nonblocking(fd, sc, flags)) {
+		/* so that the producer rings once it has cut over */
+		atomic_store_explicit(&sc->dmb.rx.ctrl->cons_sleeping, 1, memory_order_seq_cst);
+		f = atomic_load_explicit(&sc->dmb.rx.ctrl->fence, memory_order_seq_cst);
+	}
+	if (f & DMB_FENCE_VALID) {
+		uint64_t left = (f & ~DMB_FENCE_VALID) - atomic_load(&sc->tcp_rx);
+
+		if (left < want)
+			want = (size_t)left;
+	}
+	w = iov_window(iov, cnt, skip, want, win, IOV_CHUNK);
+	n = tcp_recvv(fd, win, w, flags & (MSG_PEEK | MSG_DONTWAIT));
+	if (n < 0)
+		return -1;
+	f = atomic_load_explicit(&sc->dmb.rx.ctrl->fence, memory_order_acquire);
+	if (n == 0) {
+		if (!(f & DMB_FENCE_VALID))
+			return -2;
+		atomic_store(&sc->rx_eof, true);
+		atomic_store(&sc->rx_cut, true);
+		return 0;
+	}
+	keep = (size_t)n;
+	if (f & DMB_FENCE_VALID) {
+		uint64_t left = (f & ~DMB_FENCE_VALID) - atomic_load(&sc->tcp_rx);
+
+		if (keep > left)
+			keep = (size_t)left;
+	}
+	if (!peek)
+		atomic_fetch_add(&sc->tcp_rx, keep);
+	else if (keep)
+		return (ssize_t)keep;
+	if ((f & DMB_FENCE_VALID) && atomic_load(&sc->tcp_rx) == (f & ~DMB_FENCE_VALID))
+		atomic_store(&sc->rx_cut, true);
+	if (keep < (size_t)n)
+		atomic_fetch_add_explicit(&pstats->doorbells_rx, (uint64_t)n - keep,
+					  memory_order_relaxed);
+	return (ssize_t)keep;
+}
+
+static ssize_t recv_fail(ssize_t done, int err)
+{
+	if (done > 0)
+		return done;
+	errno = err;
+	return -1;
+}
+
+static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int cnt,
+			 int flags, size_t total)
+{
+	struct iovec win[IOV_CHUNK];
+	bool peek = flags & MSG_PEEK, waitall = (flags & MSG_WAITALL) && !peek;
+	size_t done = 0;
+
+	for (;;) {
+		ssize_t r;
+		int n, w;
+		bool wake = false;
+
+		if (!atomic_load_explicit(&sc->rx_cut, memory_order_relaxed)) {
+			r = fence_recv(fd, sc, iov, cnt, done, total - done, flags);
+			if (r == -1)
+				return recv_fail((ssize_t)done, errno);
+			if (r == -2)
+				return (ssize_t)done;
+			done += (size_t)r;
+			if (r > 0 && (!waitall || done == total))
+				return (ssize_t)done;
+			if (r > 0 && peek)
+				return (ssize_t)done;
+			continue;
+		}
+		n = iov_window(iov, cnt, done, total - done, win, IOV_CHUNK);
+		r = dmb_consume(&sc->dmb, win, n, peek ? DMB_PEEK : 0, &wake);
+		if (r > 0) {
+			done += (size_t)r;
+			if (wake)
+				soft_ring_bell(fd, sc);
+			if (!waitall || done == total)
+				return (ssize_t)done;
+			continue;
+		}
+		if (r == 0)
+			return (ssize_t)done;
+		if (r != -EAGAIN)
+			return recv_fail((ssize_t)done, ECONNRESET);
+		if ((w = atomic_load(&sc->rx_err)))
+			return recv_fail((ssize_t)done, w);
+		if (atomic_load(&sc->rx_eof))
+			return (ssize_t)done;
+		if (done && !waitall)
+			return (ssize_t)done;
+		if (nonblocking(fd, sc, flags)) {
+			drain_locked(fd, sc);
+			dmb_rx_flush(&sc->dmb, &wake);
+			if (wake)
+				soft_ring_bell(fd, sc);
+			if (rx_ready(sc) || atomic_load(&sc->rx_eof) || atomic_load(&sc->rx_err))
+				continue;
+			return recv_fail((ssize_t)done, EAGAIN);
+		}
+		w = wait_data(fd, sc);
+		if (w)
+			return recv_fail((ssize_t)done, -w);
+	}
+}
+
+static ssize_t plain_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
+			  int flags, int st, struct msghdr *mh)
+{
+	ssize_t r = mh ? next.recvmsg(fd, mh, flags) : tcp_recvv(fd, iov, iovcnt, flags);
+	int saved = errno;
+
+	if (r > 0 && !(flags & MSG_PEEK)) {
+		atomic_fetch_add(&sc->tcp_rx, (uint64_t)r);
+		if (st == SC_NEW)
+			ctl_maybe_pair(fd, sc);
+	}
+	atomic_fetch_sub(&sc->plain_rx, 1);
+	errno = saved;
+	return r;
+}
+
+ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt, int flags,
+		  struct msghdr *mh)
+{
+	size_t total = iov_total(iov, iovcnt);
+	ssize_t r;
+	int st;
+
+	if (!sconn_mapped(sc)) {
+		atomic_fetch_add_explicit(&sc->plain_rx, 1, memory_order_seq_cst);
+		st = current_state(sc);
+		if (st != SC_MAPPED)
+			return plain_recv(fd, sc, iov, iovcnt, flags, st, mh);
+		atomic_fetch_sub(&sc->plain_rx, 1);
+	}
+	sconn_attach_late(sc);
+	if (flags & MSG_OOB) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	if (mh) {
+		mh->msg_namelen = 0;
+		mh->msg_controllen = 0;
+		mh->msg_flags = 0;
+	}
+	if (!total)
+		return 0;
+	pthread_mutex_lock(&sc->rx_lock);
+	r = ring_recv(fd, sc, iov, iovcnt, flags, total);
+	pthread_mutex_unlock(&sc->rx_lock);
+	if (!(flags & MSG_PEEK))
+		count(false, total, r);
+	return r;
+}
+
+long soft_fionread(int fd, struct sconn *sc)
+{
+	int k = 0;
+	long ring;
+	uint64_t f;
+
+	if (!sconn_mapped(sc) || !atomic_load(&sc->rx_cut)) {
+		if (next.ioctl(fd, FIONREAD, &k) < 0)
+			return -1;
+		if (!sconn_mapped(sc))
+			return k;
+	}
+	ring = dmb_readable(&sc->dmb);
+	if (ring < 0)
+		ring = 0;
+	if (atomic_load(&sc->rx_cut))
+		return ring;
+	f = atomic_load(&sc->dmb.rx.ctrl->fence);
+	if (!(f & DMB_FENCE_VALID))
+		return k;
+	if ((uint64_t)k > (f & ~DMB_FENCE_VALID) - atomic_load(&sc->tcp_rx))
+		k = (int)((f & ~DMB_FENCE_VALID) - atomic_load(&sc->tcp_rx));
+	return k + ring;
+}
+
+long soft_outq(struct sconn *sc)
+{
+	long n = dmb_unread(&sc->dmb);
+
+	return n < 0 ? 0 : n;
+}
+
+int soft_shutdown(int fd, struct sconn *sc, int how)
+{
+	if (how == SHUT_WR || how == SHUT_RDWR) {
+		pthread_mutex_lock(&sc->tx_lock);
+		if (sconn_mapped(sc) && sconn_tx_try_cut(fd, sc))
+			dmb_shutdown_wr(&sc->dmb);
+		atomic_store(&sc->closed_wr, true);
+		pthread_mutex_unlock(&sc->tx_lock);
+	}
+	if ((how == SHUT_RD || how == SHUT_RDWR) && sconn_mapped(sc))
+		dmb_shutdown_rd(&sc->dmb);
+	return next.shutdown(fd, how);
+}

@@ -1,0 +1,54 @@
+/* The functions behind this library's hooks, found once with dlsym(RTLD_NEXT). */
+#include <dlfcn.h>
+
+#include "preload.h"
+#include "soft.h"
+
+struct preload_next next;
+
+#define RESOLVE(name) resolve((void **)&next.name, #name)
+
+static void resolve(void **slot, const char *name)
+{
+	void *sym = dlsym(RTLD_NEXT, name);
+
+	if (!sym)
+		preload_err("libsmc-preload: dlsym failed on %s\n", name);
+	*slot = sym;
+}
+
+void preload_next_init(void)
+{
+	RESOLVE(read);
+	RESOLVE(write);
+	RESOLVE(readv);
+	RESOLVE(writev);
+	RESOLVE(recv);
+	RESOLVE(send);
+	RESOLVE(recvfrom);
+	RESOLVE(sendto);
+	RESOLVE(recvmsg);
+	RESOLVE(sendmsg);
+	RESOLVE(connect);
+	RESOLVE(accept);
+	RESOLVE(accept4);
+	RESOLVE(close);
+	RESOLVE(shutdown);
+	RESOLVE(dup);
+	RESOLVE(dup2);
+	RESOLVE(dup3);
+	RESOLVE(fcntl);
+	RESOLVE(fcntl64);
+	RESOLVE(ioctl);
+	RESOLVE(poll);
+	RESOLVE(ppoll);
+	RESOLVE(epoll_ctl);
+	RESOLVE(epoll_wait);
+	RESOLVE(epoll_pwait);
+	RESOLVE(sendfile);
+	RESOLVE(execve);
+	RESOLVE(select);
+	RESOLVE(pselect);
+	/* glibc 2.35 and later */
+	next.epoll_pwait2 = dlsym(RTLD_NEXT, "epoll_pwait2");
+}

@@ -1,0 +1,100 @@
+/*
+ * Readiness of a paired socket as poll() reports it: each direction that has
+ * cut over is decided by its ring, the other by the kernel.
+ */
+#include <poll.h>
+#include <sched.h>
+
+#include "soft.h"
+
+/* The fence is behind us: reading from the ring is all that is left. */
+static bool rx_cut_now(struct sconn *sc)
+{
+	uint64_t f;
+
+	if (atomic_load_explicit(&sc->rx_cut, memory_order_acquire))
+		return true;
+	f = atomic_load_explicit(&sc->dmb.rx.ctrl->fence, memory_order_acquire);
+	if (!(f & DMB_FENCE_VALID) || atomic_load(&sc->tcp_rx) < (f & ~DMB_FENCE_VALID) ||
+	    !atomic_load(&sc->attached))
+		return false;
+	atomic_store(&sc->rx_cut, true);
+	return true;
+}
+
+unsigned soft_ready(struct sconn *sc, unsigned *mode)
+{
+	unsigned ev = 0, st;
+
+	*mode = 0;
+	if (!sconn_mapped(sc))
+		return 0;
+	sconn_attach_late(sc);
+	st = dmb_peer_state(&sc->dmb);
+	if (rx_cut_now(sc)) {
+		long avail = dmb_readable(&sc->dmb);
+
+		*mode |= SOFT_IN_RING;
+		if (avail != 0)
+			ev |= POLLIN;
+		if (st & (DMB_CF_DONE_WRITING | DMB_CF_CLOSED) || atomic_load(&sc->rx_eof))
+			ev |= POLLIN | POLLRDHUP;
+		if (st & DMB_CF_ABORT || atomic_load(&sc->rx_err))
+			ev |= POLLIN | POLLERR | POLLHUP;
+	}
+	if (atomic_load_explicit(&sc->tx_cut, memory_order_acquire)) {
+		*mode |= SOFT_OUT_RING;
+		if (dmb_space(&sc->dmb) != 0 || st & (DMB_CF_DONE_READING | DMB_CF_CLOSED) ||
+		    atomic_load(&sc->closed_wr))
+			ev |= POLLOUT;
+		if (st & DMB_CF_ABORT)
+			ev |= POLLOUT | POLLERR;
+	}
+	return ev;
+}
+
+bool soft_arm(int fd, struct sconn *sc, unsigned want)
+{
+	bool ready = false, wake = false;
+
+	if (!sconn_mapped(sc))
+		return false;
+	if (want & POLLIN) {
+		if (atomic_load(&sc->rx_cut)) {
+			ready |= dmb_rx_sleep_begin(&sc->dmb, &wake);
+			if (wake)
+				soft_ring_bell(fd, sc);
+		} else {
+			/* so that the producer rings once it has cut over */
+			atomic_store_explicit(&sc->dmb.rx.ctrl->cons_sleeping, 1,
+					      memory_order_seq_cst);
+		}
+	}
+	if ((want & POLLOUT) && atomic_load(&sc->tx_cut))
+		ready |= dmb_tx_sleep_begin(&sc->dmb, 1);
+	return ready;
+}
+
+void soft_disarm(struct sconn *sc)
+{
+	if (!sconn_mapped(sc))
+		return;
+	dmb_rx_sleep_end(&sc->dmb);
+	dmb_tx_sleep_end(&sc->dmb);
+}
+
+/* Whether the peer last ran on another CPU: only then a waiter spins. */
+bool soft_peer_elsewhere(struct sconn *sc)
+{
+	int cpu;
+	uint32_t peer;
+
+	/* only a ring can become ready while we spin */
+	if (!soft_cfg.spin_ns || !soft_cfg.multi_cpu || !sconn_mapped(sc) ||
+	    !(atomic_load(&sc->rx_cut) || atomic_load(&sc->tx_cut)))
+		return false;
+	cpu = sched_getcpu();
+	soft_note_cpu(sc, true);
+	peer = atomic_load_explicit(&sc->dmb.rx.ctrl->prod_cpu, memory_order_relaxed);
+	return cpu >= 0 && peer != (uint32_t)cpu + 1;
+}

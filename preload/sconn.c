@@ -1,0 +1,117 @@
+/* A tracked connection's shared memory: attach, cut-over, release. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "preload.h"
+#include "soft.h"
+
+bool sconn_attach(struct sconn *sc, int shm_fd, int side)
+{
+	bool ok = false;
+	int rc;
+
+	pthread_mutex_lock(&sc->lock);
+	if (atomic_load(&sc->state) == SC_ASKED) {
+		rc = dmb_map(shm_fd, side, &sc->dmb);
+		if (rc) {
+			preload_dbg("libsmc-preload: soft region refused: %d\n", rc);
+		} else {
+			atomic_store(&sc->dmb.tx.ctrl->holders, 1);
+			atomic_store_explicit(&sc->state, SC_MAPPED, memory_order_seq_cst);
+			preload_dbg("libsmc-preload: paired as side %d\n", side);
+			ok = true;
+		}
+	}
+	pthread_mutex_unlock(&sc->lock);
+	return ok;
+}
+
+/*
+ * A reader of the plain path increments plain_rx before it loads the state
+ * and the state became MAPPED before this load (both seq_cst): either it saw
+ * MAPPED and reads fence-aware, or we see it and wait for a later call.
+ */
+void sconn_attach_late(struct sconn *sc)
+{
+	if (atomic_load_explicit(&sc->attached, memory_order_relaxed) ||
+	    atomic_load_explicit(&sc->plain_rx, memory_order_seq_cst))
+		return;
+	atomic_store(&sc->attached, true);
+	atomic_store_explicit(&sc->dmb.rx.ctrl->attached, 1, memory_order_seq_cst);
+}
+
+/*
+ * After the fence the stream carries one-byte doorbells, which Nagle's
+ * algorithm would hold back behind an unacknowledged one.
+ */
+bool sconn_tx_try_cut(int fd, struct sconn *sc)
+{
+	static const int one = 1;
+	uint64_t sent;
+
+	if (atomic_load_explicit(&sc->tx_cut, memory_order_relaxed))
+		return true;
+	if (!sconn_mapped(sc) || atomic_load_explicit(&sc->plain_tx, memory_order_seq_cst) ||
+	    !atomic_load_explicit(&sc->dmb.tx.ctrl->attached, memory_order_acquire))
+		return false;
+	sent = atomic_load(&sc->tcp_tx);
+	atomic_store_explicit(&sc->dmb.tx.ctrl->fence, DMB_FENCE_VALID | sent,
+			      memory_order_seq_cst);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	atomic_store_explicit(&sc->tx_cut, true, memory_order_release);
+	atomic_fetch_add_explicit(&pstats->fence_bytes, sent, memory_order_relaxed);
+	return true;
+}
+
+/*
+ * Unread data makes the close a reset, as in Linux: the peer's next call
+ * gets ECONNRESET, and SO_LINGER 0 makes the kernel send RST as well.
+ */
+void sconn_release(int fd, struct sconn *sc)
+{
+	if (sconn_mapped(sc)) {
+		if (atomic_fetch_sub(&sc->dmb.tx.ctrl->holders, 1) > 1)
+			return;          /* another process still holds it */
+		pthread_mutex_lock(&sc->rx_lock);
+		if (dmb_readable(&sc->dmb) > 0) {
+			struct linger l = { .l_onoff = 1, .l_linger = 0 };
+
+			dmb_abort(&sc->dmb);
+			setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+		} else {
+			dmb_close(&sc->dmb);
+		}
+		pthread_mutex_unlock(&sc->rx_lock);
+	}
+	ctl_forget(sc);
+}
+
+void sconn_free(struct sconn *sc)
+{
+	if (atomic_load(&sc->state) == SC_MAPPED)
+		dmb_unmap(&sc->dmb);
+	atomic_store(&sc->state, SC_TCP);
+	pthread_mutex_destroy(&sc->lock);
+	pthread_mutex_destroy(&sc->tx_lock);
+	pthread_mutex_destroy(&sc->rx_lock);
+}
+
+static void child_holds(int fd, struct sconn *sc, void *arg)
+{
+	(void)fd;
+	(void)arg;
+	if (sconn_mapped(sc))
+		atomic_fetch_add(&sc->dmb.tx.ctrl->holders, 1);
+	/* a lock another thread held at fork() is free in the only thread left */
+	pthread_mutex_init(&sc->tx_lock, NULL);
+	pthread_mutex_init(&sc->rx_lock, NULL);
+	pthread_mutex_init(&sc->lock, NULL);
+}
+
+void ctl_after_fork_child(void)
+{
+	fd_for_each(child_holds, NULL);
+}

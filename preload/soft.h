@@ -1,0 +1,232 @@
+/*
+ * libsmc-preload.so, soft mode: the application's TCP sockets stay real
+ * kernel sockets; once both ends of a connection are preloaded and paired by
+ * smc_softd, each direction moves its bytes through a shared-memory ring
+ * (soft/dmb.h) instead of the TCP stream.
+ *
+ * Life of a connection (struct sconn, one per socket per process):
+ *   NEW      a TCP socket this library created or accepted; plain TCP.
+ *   ASKED    after SMC_SOFT_PAIR_AFTER data calls, PAIR went to the daemon
+ *            without waiting; the reply is collected by later calls.
+ *   MAPPED   the reply brought the region; once no call of the plain path
+ *            is left running, we say attached in our consumer line.  Each
+ *            direction cuts over on its own: the producer
+ *            switches to the ring once the peer has attached, writing the
+ *            fence (TCP bytes sent so far) first; the consumer reads exactly
+ *            that many TCP bytes, then the ring.  After the fence the TCP
+ *            stream carries only doorbell bytes, sent when the other side
+ *            sleeps; FIN and RST still come from the kernel.
+ *   TCP      declined, failed or given up: plain TCP for good.
+ *
+ * Locks: sc->lock guards the state change to MAPPED; tx_lock serialises
+ * senders, rx_lock receivers (rx_lock may be held while taking tx_lock,
+ * never the reverse).
+ */
+#ifndef SMC_PRELOAD_SOFT_H
+#define SMC_PRELOAD_SOFT_H
+
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "dmb.h"
+#include "pstats.h"
+
+#pragma GCC visibility push(hidden)
+
+enum sconn_state { SC_NEW, SC_ASKED, SC_MAPPED, SC_TCP };
+
+struct sconn {
+	struct sconn *free_next;   /* on the free list (fdtab.c) */
+	_Atomic int refs;          /* fds of this process plus calls in flight */
+	_Atomic int fds;           /* fds of this process naming it */
+	_Atomic bool freed;        /* on the free list: a late put must not free again */
+	_Atomic int state;         /* enum sconn_state */
+	int role;                  /* 0 client (connect), 1 server (accept) */
+	_Atomic unsigned calls;    /* data calls before the PAIR request */
+	uint32_t seq;              /* of the PAIR request while ASKED */
+	uint64_t token;            /* the daemon's registration, 0 if none */
+	pthread_mutex_t lock;
+	pthread_mutex_t tx_lock, rx_lock;
+	struct dmb_conn dmb;       /* valid from MAPPED on */
+	/*
+	 * Calls in the plain TCP path (entered before the state was MAPPED):
+	 * tx does not cut over and we do not say attached while they run,
+	 * because they know nothing of fences.
+	 */
+	_Atomic int plain_tx, plain_rx;
+	_Atomic bool attached;     /* our consumer line says attached */
+	/* tx: written under tx_lock; tx_cut read without it */
+	_Atomic bool tx_cut;
+	_Atomic uint64_t tcp_tx;   /* application bytes sent over TCP */
+	/* rx: written under rx_lock; the flags read without it */
+	_Atomic bool rx_cut;
+	_Atomic uint64_t tcp_rx;   /* application bytes read from TCP */
+	_Atomic bool rx_eof;       /* the kernel reported FIN */
+	_Atomic int rx_err;        /* a reset the kernel reported once */
+	_Atomic bool closed_wr;    /* shutdown(SHUT_WR) done */
+	/*
+	 * O_NONBLOCK as last seen: -1 unknown.  Refreshed by this process's
+	 * fcntl(F_SETFL) and ioctl(FIONBIO); another process sharing the file
+	 * description can change it unseen (then a wait may spin once).
+	 */
+	_Atomic int nonblock;
+};
+
+/* ---- next.c: the functions this library stands in front of ---- */
+struct preload_next {
+	ssize_t (*read)(int, void *, size_t);
+	ssize_t (*write)(int, const void *, size_t);
+	ssize_t (*readv)(int, const struct iovec *, int);
+	ssize_t (*writev)(int, const struct iovec *, int);
+	ssize_t (*recv)(int, void *, size_t, int);
+	ssize_t (*send)(int, const void *, size_t, int);
+	ssize_t (*recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
+	ssize_t (*sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+	ssize_t (*recvmsg)(int, struct msghdr *, int);
+	ssize_t (*sendmsg)(int, const struct msghdr *, int);
+	int (*connect)(int, const struct sockaddr *, socklen_t);
+	int (*accept)(int, struct sockaddr *, socklen_t *);
+	int (*accept4)(int, struct sockaddr *, socklen_t *, int);
+	int (*close)(int);
+	int (*shutdown)(int, int);
+	int (*dup)(int);
+	int (*dup2)(int, int);
+	int (*dup3)(int, int, int);
+	int (*fcntl)(int, int, ...);
+	int (*fcntl64)(int, int, ...);
+	int (*ioctl)(int, unsigned long, ...);
+	int (*poll)(struct pollfd *, nfds_t, int);
+	int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+	int (*epoll_ctl)(int, int, int, struct epoll_event *);
+	int (*epoll_wait)(int, struct epoll_event *, int, int);
+	int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
+	ssize_t (*sendfile)(int, int, off_t *, size_t);
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+	int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
+		       const sigset_t *);
+	int (*epoll_pwait2)(int, struct epoll_event *, int, const struct timespec *,
+			    const sigset_t *);
+};
+extern struct preload_next next;
+void preload_next_init(void);
+
+/* ---- soft_config.c ---- */
+struct soft_config {
+	bool enabled;              /* soft mode is on for this process */
+	unsigned pair_after;       /* SMC_SOFT_PAIR_AFTER data calls (>= 1) */
+	unsigned spin_ns;          /* SMC_SPIN_USEC * 1000; 0 never spins */
+	bool multi_cpu;            /* more than one CPU online */
+	/* the daemon's socket, resolved at start: programs such as nginx
+	 * clear their environment before they connect anywhere */
+	char socket_path[108];
+};
+extern struct soft_config soft_cfg;
+void soft_config_init(bool enabled);
+
+/* ---- fdtab.c: fd -> struct sconn ---- */
+struct sconn *fd_get(int fd);          /* takes a reference; NULL if untracked */
+void sconn_put(struct sconn *sc);      /* drops one; the last frees */
+/* A new sconn for fd (a TCP socket of this process); false when out of room. */
+bool fd_track(int fd, int role);
+/* fd now names sc as well (dup); the reference is the table's. */
+void fd_alias(int fd, struct sconn *sc);
+/* Forget fd; its sconn's last fd closes the connection.  True if tracked. */
+bool fd_untrack(int fd);
+/* Every live sconn, for fork and exec (called with no locks held). */
+void fd_for_each(void (*fn)(int fd, struct sconn *sc, void *arg), void *arg);
+/* The O_NONBLOCK of fd's file description changed (if fd is tracked). */
+void soft_set_nonblock(int fd, bool on);
+/* Only for quick checks: whether anything is tracked at all. */
+extern _Atomic long fd_tracked;
+
+/* ---- ctl.c: the control connection to smc_softd ---- */
+/* PAIR sc (socket fd) if its time has come; never waits. */
+void ctl_maybe_pair(int fd, struct sconn *sc);
+/* Collect replies that arrived; never waits. */
+void ctl_poll(void);
+/* The connection's registration is gone (close). */
+void ctl_forget(struct sconn *sc);
+void ctl_after_fork_child(void);
+/* execve: the control connection survives it (ctl_mu held from prepare to
+ * done); head is "FD:FAMILY:SEQ" for the new image's ctl_exec_adopt(). */
+bool ctl_exec_prepare(char *head, size_t len);
+void ctl_exec_done(void);
+bool ctl_exec_adopt(const char *head);
+void ctl_exec_resume(int fd, struct sconn *sc, int state, uint32_t seq);
+void ctl_exec_wait(void);
+
+/* ---- exec.c ---- */
+/* Take over what the image before execve left in SMC_SOFT_INHERIT. */
+void soft_exec_inherit(void);
+extern struct soft_pstats *pstats;     /* never NULL: a private copy until attached */
+
+/* ---- sconn.c ---- */
+bool sconn_attach(struct sconn *sc, int shm_fd, int side);
+/* Tell the peer we read fence-aware now, once no plain reader is left. */
+void sconn_attach_late(struct sconn *sc);
+/* Cut tx over if the peer has attached; with tx_lock held. */
+bool sconn_tx_try_cut(int fd, struct sconn *sc);
+/* The last fd of sc in this process closes (before the real close). */
+void sconn_release(int fd, struct sconn *sc);
+void sconn_free(struct sconn *sc);
+static inline bool sconn_mapped(struct sconn *sc)
+{
+	return atomic_load_explicit(&sc->state, memory_order_acquire) == SC_MAPPED;
+}
+
+/* ---- io.c: the data path ---- */
+/* mh: the application's message header (sendmsg/recvmsg), handed to the
+ * kernel whole while the socket is plain TCP; NULL for the other calls. */
+ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt, int flags,
+		  const struct msghdr *mh);
+ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt, int flags,
+		  struct msghdr *mh);
+/* sendfile while the socket is not MAPPED (bytes counted), else -2. */
+ssize_t soft_sendfile_plain(int fd, struct sconn *sc, int in, off_t *off, size_t count);
+/* Drain doorbell bytes without blocking (rx cut over, rx_lock not held). */
+void soft_drain(int fd, struct sconn *sc);
+/* Send one doorbell (tx cut over first). */
+void soft_ring_bell(int fd, struct sconn *sc);
+long soft_fionread(int fd, struct sconn *sc);
+long soft_outq(struct sconn *sc);
+int soft_shutdown(int fd, struct sconn *sc, int how);
+
+/* ---- ready.c: readiness for poll and epoll ---- */
+#define SOFT_IN_RING  0x1u          /* IN decided by the ring (else the kernel) */
+#define SOFT_OUT_RING 0x2u          /* OUT decided by the ring */
+/* Which of POLLIN/POLLOUT/POLLRDHUP/POLLHUP/POLLERR the ring says now;
+ * *mode tells which directions the ring decides. */
+unsigned soft_ready(struct sconn *sc, unsigned *mode);
+/* Ask for a doorbell when want (POLLIN/POLLOUT) becomes ready; true if it
+ * is ready already. */
+bool soft_arm(int fd, struct sconn *sc, unsigned want);
+/* Take back what soft_arm asked for (after the wait). */
+void soft_disarm(struct sconn *sc);
+/* Whether waiting on sc may spin: the peer last ran on another CPU. */
+bool soft_peer_elsewhere(struct sconn *sc);
+/* Spin until ready() or the budget is spent (for poll and epoll). */
+bool soft_spin_until(bool (*ready)(void *), void *arg);
+
+/* ---- hook_epoll.c ---- */
+/* fd was closed: forget the epoll set it was (if an epoll fd). */
+void soft_epoll_closed(int fd);
+
+/* ---- wait.c ---- */
+/* Spin until cond(sc) or the budget is spent; true if cond came true. */
+bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx);
+void soft_note_cpu(struct sconn *sc, bool rx);
+
+#pragma GCC visibility pop
+
+#endif

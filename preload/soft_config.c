@@ -1,0 +1,51 @@
+/*
+ * The soft data path's knobs, read once:
+ *   SMC_SPIN_USEC        how long a wait spins before it sleeps, in
+ *                        microseconds (default 50; 0 never spins).  A wait
+ *                        spins only while the peer runs on another CPU.
+ *   SMC_SOFT_PAIR_AFTER  data calls (send or receive) on a connection before
+ *                        it asks to be paired (default 4, at least 1): short
+ *                        connections stay plain TCP and cost nothing more.
+ *   SMC_SOFT_SOCKET      the daemon's socket (reg_client.h), read here once.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "preload.h"
+#include "soft.h"
+#include "reg_client.h"
+
+#define SPIN_USEC_DEFAULT   50
+#define SPIN_USEC_MAX       100000
+#define PAIR_AFTER_DEFAULT  4
+
+struct soft_config soft_cfg;
+
+static long read_number(const char *name, long dflt, long min, long max)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return dflt;
+	n = strtol(v, &end, 10);
+	if (*end || n < min || n > max) {
+		preload_dbg("libsmc-preload: ignoring %s='%s'\n", name, v);
+		return dflt;
+	}
+	return n;
+}
+
+void soft_config_init(bool enabled)
+{
+	soft_cfg.spin_ns = (unsigned)read_number("SMC_SPIN_USEC", SPIN_USEC_DEFAULT, 0,
+						 SPIN_USEC_MAX) * 1000u;
+	soft_cfg.pair_after = (unsigned)read_number("SMC_SOFT_PAIR_AFTER", PAIR_AFTER_DEFAULT,
+						    1, 1000000);
+	/* the peer's CPU, not our affinity, decides; this only rules out one CPU */
+	soft_cfg.multi_cpu = sysconf(_SC_NPROCESSORS_ONLN) > 1;
+	if (!soft_cfg.socket_path[0])
+		soft_reg_socket_path(soft_cfg.socket_path, sizeof(soft_cfg.socket_path));
+	soft_cfg.enabled = enabled;
+}

@@ -1,0 +1,327 @@
+#!/usr/bin/env bats
+# Socket semantics under smc_run with the soft backend: each case of
+# tests/progs/sockcheck runs as two processes, server and client, both
+# started by smc_run (SMC_BACKEND=soft, a private smc_softd), and each end
+# must print "CASE ok": the soft data path is held to plain TCP's behaviour.
+# The plain-TCP tests at the end run the same program without smc_run, as
+# the reference; one test checks that the connections really are SMCD.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+SC="$SMC_BIN/tests/sockcheck"
+RUN="$SMC_BIN/smc_run"
+# A hang fails the case after this long instead of stalling the suite.
+export SOCKCHECK_TIMEOUT=20
+
+setup() {
+	unset SMC_DEBUG SMC_SNDBUF SMC_RCVBUF LD_PRELOAD
+	SERVER_PID=
+	softd_start
+}
+
+teardown() {
+	if [ -n "$SERVER_PID" ]; then
+		kill -KILL "$SERVER_PID" 2>/dev/null
+		wait "$SERVER_PID" 2>/dev/null
+	fi
+	softd_stop
+}
+
+# $output holds exactly two lines "CASE ok" (server and client) and the run
+# succeeded; else show what each end said.
+assert_both_ok() { # $1 = case
+	if [ "$status" -eq 0 ] && [ "$output" = "$1 ok"$'\n'"$1 ok" ]; then
+		return 0
+	fi
+	echo "sockcheck $1: status $status"
+	printf 'stdout:\n%s\n' "$output"
+	printf 'stderr:\n%s\n' "${stderr:-}"
+	[ ! -s "${SOFTD_DIR:-/nonexistent}/log" ] || { echo "smc_softd log:"; cat "$SOFTD_DIR/log"; }
+	return 1
+}
+
+# Both ends of a case under smc_run, each its own process.
+soft_case() { # $1 = case
+	run --separate-stderr "$SC" pair "$1" "$RUN"
+	assert_both_ok "$1"
+}
+
+# Both ends of a case on plain TCP (no preload at all).
+tcp_case() { # $1 = case
+	run --separate-stderr "$SC" pair "$1"
+	assert_both_ok "$1"
+}
+
+# The ends started by hand, as an administrator would: the server in the
+# background, the client once the server has printed its port.  A wrapper of
+# "-" runs that end without one (so one end can be preloaded, the other not).
+ends() { # $1 = case, $2 = server wrapper, $3 = client wrapper
+	local out="$BATS_TEST_TMPDIR/server.out" port= sw=() cw=() sstatus
+	[ "$2" = - ] || sw=("$2")
+	[ "$3" = - ] || cw=("$3")
+	"${sw[@]}" "$SC" server 0 "$1" >"$out" 2>&1 3>&- &
+	SERVER_PID=$!
+	for _ in $(seq 200); do
+		port=$(sed -n 's/^port //p' "$out")
+		[ -n "$port" ] && break
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if [ -z "$port" ]; then
+		echo "the server did not print its port:"
+		cat "$out"
+		return 1
+	fi
+	run --separate-stderr "${cw[@]}" "$SC" client 127.0.0.1 "$port" "$1"
+	sstatus=0
+	wait "$SERVER_PID" || sstatus=$?
+	SERVER_PID=
+	output="$(sed '/^port /d' "$out")"$'\n'"$output"
+	[ "$sstatus" -eq 0 ] || status=$sstatus
+	assert_both_ok "$1"
+}
+
+# True once `smcss -a`
+# lists a connection with local or peer port PORT in mode SMCD.  Polls while
+# the connection may still be setting up: up to 5 s, or until process PID (when
+# given) has exited.  Call it while the connection is open, e.g. with the
+# server of a long case started by `ends` and $SERVER_PID.
+assert_smcd_seen() { # $1 = port, $2 = pid (optional)
+	local port="$1" pid="${2:-}" out=
+	for _ in $(seq 100); do
+		out=$("$SMC_BIN/smcss" -a 2>&1)
+		if awk -v p="$port" '
+			$1 == "ACTIVE" && ($4 ~ (":" p "$") || $5 ~ (":" p "$")) && $7 == "SMCD" { found = 1 }
+			END { exit !found }' <<<"$out"; then
+			return 0
+		fi
+		[ -z "$pid" ] || kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "no SMCD connection on port $port in smcss -a:"
+	echo "$out"
+	return 1
+}
+
+@test "soft: the connections of a case are SMCD while they run" {
+	local out="$BATS_TEST_TMPDIR/server.out" port=
+	"$RUN" "$SC" server 0 large >"$out" 2>&1 3>&- &
+	SERVER_PID=$!
+	for _ in $(seq 200); do
+		port=$(sed -n 's/^port //p' "$out")
+		[ -n "$port" ] && break
+		sleep 0.05
+	done
+	[ -n "$port" ]
+	"$RUN" "$SC" client 127.0.0.1 "$port" large >"$BATS_TEST_TMPDIR/client.out" 2>&1 3>&- &
+	local client=$!
+	assert_smcd_seen "$port" "$SERVER_PID"
+	wait "$client"
+	wait "$SERVER_PID"
+	SERVER_PID=
+	grep -qx "large ok" "$out"
+	grep -qx "large ok" "$BATS_TEST_TMPDIR/client.out"
+}
+
+@test "sockcheck: every case has a test under smc_run in this file" {
+	run "$SC" list
+	[ "$status" -eq 0 ]
+	local missing=
+	for c in $output; do
+		grep -q "^@test \"soft: $c:" "$BATS_TEST_FILENAME" || missing+=" $c"
+	done
+	[ -z "$missing" ] || { echo "cases without a test:$missing"; return 1; }
+}
+
+@test "soft: blocking: blocking read/write, 3 MiB each way in odd-sized chunks" {
+	soft_case blocking
+}
+
+@test "soft: nonblock: nonblocking I/O: EAGAIN on an empty socket and a full buffer, poll loops" {
+	soft_case nonblock
+}
+
+@test "soft: calls: send/recv/sendto/recvfrom/sendmsg/recvmsg/readv/writev, crossed" {
+	soft_case calls
+}
+
+@test "soft: fortify: the fortified __read_chk/__recv_chk/__recvfrom_chk/__poll_chk/__ppoll_chk" {
+	soft_case fortify
+}
+
+@test "soft: sendfile: sendfile from a file, with an offset and from the file position" {
+	soft_case sendfile
+}
+
+@test "soft: peek: MSG_PEEK leaves the data for the next read" {
+	soft_case peek
+}
+
+@test "soft: waitall: MSG_WAITALL gathers pieces, stops short only at EOF" {
+	soft_case waitall
+}
+
+@test "soft: dontwait: MSG_DONTWAIT on a blocking socket, both directions" {
+	soft_case dontwait
+}
+
+@test "soft: nosignal: MSG_NOSIGNAL after the peer's close: EPIPE, no SIGPIPE" {
+	soft_case nosignal
+}
+
+@test "soft: sigpipe: send and write after the peer's close: EPIPE and SIGPIPE" {
+	soft_case sigpipe
+}
+
+@test "soft: poll: poll: timeout, POLLIN, POLLOUT, POLLRDHUP at shutdown" {
+	soft_case poll
+}
+
+@test "soft: ppoll: ppoll: timeout, POLLIN, POLLOUT, POLLRDHUP at shutdown" {
+	soft_case ppoll
+}
+
+@test "soft: select: select: timeout, readable, writable, EOF" {
+	soft_case select
+}
+
+@test "soft: pselect: pselect: timeout, readable, writable, EOF" {
+	soft_case pselect
+}
+
+@test "soft: epoll_lt: epoll level-triggered, data preserved" {
+	soft_case epoll_lt
+}
+
+@test "soft: epoll_et: EPOLLET: one report per edge, read until EAGAIN" {
+	soft_case epoll_et
+}
+
+@test "soft: epoll_oneshot: EPOLLONESHOT: one report until EPOLL_CTL_MOD" {
+	soft_case epoll_oneshot
+}
+
+@test "soft: epoll_rdhup: EPOLLRDHUP on the peer's shutdown" {
+	soft_case epoll_rdhup
+}
+
+@test "soft: epoll_nested: an epoll fd inside another" {
+	soft_case epoll_nested
+}
+
+@test "soft: epoll_mixed: one epoll set with the socket, a pipe and a UNIX socket" {
+	soft_case epoll_mixed
+}
+
+@test "soft: epollout: EPOLLOUT stops while the peer does not read, resumes when it does" {
+	soft_case epollout
+}
+
+@test "soft: shut_wr: shutdown(SHUT_WR): the peer reads all then EOF, and still writes back" {
+	soft_case shut_wr
+}
+
+@test "soft: shut_rd: shutdown(SHUT_RD): reads return 0 at once, writes go on" {
+	soft_case shut_rd
+}
+
+@test "soft: reset: close with unread data: the peer gets ECONNRESET, then EPIPE" {
+	soft_case reset
+}
+
+@test "soft: dup: dup/dup2/dup3/F_DUPFD/F_DUPFD_CLOEXEC: I/O through the copy" {
+	soft_case dup
+}
+
+@test "soft: fork: accept-then-fork: the child serves, the parent closes its copy" {
+	soft_case fork
+}
+
+@test "soft: exec: fork+exec with the fd number in argv: the new image does the I/O" {
+	soft_case exec
+}
+
+@test "soft: threads_rw: one thread reads while another writes, 16 MiB each way" {
+	soft_case threads_rw
+}
+
+@test "soft: threads_writers: two writer threads framing messages under a mutex" {
+	soft_case threads_writers
+}
+
+@test "soft: rcvtimeo: SO_RCVTIMEO: EAGAIN after the timeout" {
+	soft_case rcvtimeo
+}
+
+@test "soft: sndtimeo: SO_SNDTIMEO: EAGAIN when the peer does not read" {
+	soft_case sndtimeo
+}
+
+@test "soft: eintr: a signal without SA_RESTART interrupts recv, with SA_RESTART it goes on" {
+	soft_case eintr
+}
+
+@test "soft: fionread: FIONREAD and SIOCINQ equal the bytes sent and waiting" {
+	soft_case fionread
+}
+
+@test "soft: siocoutq: SIOCOUTQ: bytes not yet taken by the peer, 0 when drained" {
+	soft_case siocoutq
+}
+
+@test "soft: peerkill: peer SIGKILLed mid-transfer: ECONNRESET/EPIPE/EOF, never a hang" {
+	soft_case peerkill
+}
+
+@test "soft: large: 64 MiB each way, FNV-1a of the stream" {
+	soft_case large
+}
+
+# ---- both ends started by hand, and one-sided preloading -----------------
+
+@test "soft, ends started separately: blocking" {
+	ends blocking "$RUN" "$RUN"
+}
+
+@test "soft, ends started separately: epoll_et" {
+	ends epoll_et "$RUN" "$RUN"
+}
+
+@test "soft, ends started separately: exec" {
+	ends exec "$RUN" "$RUN"
+}
+
+@test "only the server under smc_run: large, shut_wr, reset" {
+	ends large "$RUN" -
+	ends shut_wr "$RUN" -
+	ends reset "$RUN" -
+}
+
+@test "only the client under smc_run: large, shut_wr, reset" {
+	ends large - "$RUN"
+	ends shut_wr - "$RUN"
+	ends reset - "$RUN"
+}
+
+# ---- the reference: plain TCP, no preload -----------------------------------
+
+@test "plain TCP: blocking, epoll_et, reset, peerkill, large" {
+	for c in blocking epoll_et reset peerkill large; do
+		tcp_case "$c"
+	done
+}
+
+@test "plain TCP, ends started separately: fork, sigpipe" {
+	ends fork - -
+	ends sigpipe - -
+}
+
+@test "plain TCP: every case" {
+	local failed=
+	run "$SC" list
+	for c in $output; do
+		tcp_case "$c" || failed+=" $c"
+	done
+	[ -z "$failed" ] || { echo "failed on plain TCP:$failed"; return 1; }
+}

@@ -1,0 +1,2318 @@
+/*
+ * sockcheck: the socket semantics an application relies on, one named case
+ * at a time, so that the soft SMC data path (libsmc-preload.so under
+ * smc_run) is held to what plain TCP does.
+ *
+ *   sockcheck server PORT CASE         listen on 127.0.0.1:PORT (0: any port,
+ *                                      printed as "port N" on stdout, or
+ *                                      written to fd $SOCKCHECK_READY_FD)
+ *   sockcheck client HOST PORT CASE    connect and run the client's half
+ *   sockcheck pair CASE [WRAPPER...]   start both ends as separate processes,
+ *                                      each as WRAPPER... sockcheck server|client
+ *   sockcheck list                     the case names
+ *
+ * Each end exchanges data with a known pattern, checks every byte, and
+ * prints one line: "CASE ok" (exit 0) or "CASE: ROLE: what failed: why"
+ * (exit 1).  A watchdog ($SOCKCHECK_TIMEOUT seconds, default 60) turns any
+ * hang into a failure line (exit 3).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/select.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* glibc's fortified entry points, as a -D_FORTIFY_SOURCE=2 build calls them. */
+extern ssize_t __read_chk(int fd, void *buf, size_t nbytes, size_t buflen);
+extern ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags);
+extern ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
+			      struct sockaddr *from, socklen_t *fromlen);
+extern int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen);
+extern int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,
+		       const sigset_t *ss, size_t fdslen);
+extern long int __fdelt_chk(long int d);
+
+#define KiB 1024u
+#define MiB (1024u * 1024u)
+#define MSG 10000		/* bytes of one round of ping/echo */
+#define SMALLBUF (32 * 1024)	/* SO_SNDBUF/SO_RCVBUF of the buffer-filling cases */
+#define EPOLL_TAG 0x5eedf00d00000000ull
+
+static const char *g_case = "?";
+static const char *g_role = "?";
+static const char *g_doing = "starting";	/* what the watchdog reports */
+static char g_err[512];
+
+/* ---- failure reporting ------------------------------------------------- */
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(g_err, sizeof(g_err), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int fail_errno(const char *what)
+{
+	return fail("%s: %s", what, strerror(errno));
+}
+
+static void on_watchdog(int sig)
+{
+	char line[256];
+	int n;
+
+	(void)sig;
+	n = snprintf(line, sizeof(line), "%s: %s: watchdog: no progress while %s\n",
+		     g_case, g_role, g_doing);
+	if (n > 0)
+		(void)!write(STDOUT_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	_exit(3);
+}
+
+static unsigned watchdog_secs(void)
+{
+	const char *s = getenv("SOCKCHECK_TIMEOUT");
+	int v = s ? atoi(s) : 0;
+
+	return v > 0 ? (unsigned)v : 60;
+}
+
+static void watchdog_arm(void)
+{
+	struct sigaction sa = { .sa_handler = on_watchdog };
+
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(watchdog_secs());
+}
+
+static void msleep(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---- the data pattern: byte OFF of a stream with seed SEED ------------- */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static void pat_fill(unsigned char *b, uint64_t seed, uint64_t off, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		uint64_t o = off + i, w = mix(seed * 0x9e3779b97f4a7c15ull + (o >> 3));
+
+		for (unsigned k = o & 7; k < 8 && i < n; k++, i++)
+			b[i] = (unsigned char)(w >> (k * 8));
+	}
+}
+
+static int pat_check(const unsigned char *b, uint64_t seed, uint64_t off, size_t n,
+		     const char *what)
+{
+	unsigned char want[4096];
+
+	for (size_t i = 0; i < n; i += sizeof(want)) {
+		size_t len = n - i < sizeof(want) ? n - i : sizeof(want);
+
+		pat_fill(want, seed, off + i, len);
+		if (memcmp(want, b + i, len) == 0)
+			continue;
+		for (size_t j = 0; j < len; j++)
+			if (want[j] != b[i + j])
+				return fail("%s: byte %llu of the stream is 0x%02x, want 0x%02x", what,
+					    (unsigned long long)(off + i + j), b[i + j], want[j]);
+	}
+	return 0;
+}
+
+static uint64_t fnv1a(uint64_t h, const unsigned char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+#define FNV_INIT 0xcbf29ce484222325ull
+
+/* ---- I/O helpers --------------------------------------------------------- */
+
+typedef ssize_t (*tx_fn)(int fd, const void *b, size_t n);
+typedef ssize_t (*rx_fn)(int fd, void *b, size_t n);
+
+static ssize_t tx_write(int fd, const void *b, size_t n) { return write(fd, b, n); }
+static ssize_t rx_read(int fd, void *b, size_t n) { return read(fd, b, n); }
+
+static int write_all(int fd, const void *b, size_t n, const char *what)
+{
+	const char *p = b;
+
+	while (n) {
+		ssize_t r = write(fd, p, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return fail_errno(what);
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static int read_all(int fd, void *b, size_t n, const char *what)
+{
+	char *p = b;
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, p + got, n - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return fail_errno(what);
+		if (r == 0)
+			return fail("%s: EOF after %zu of %zu bytes", what, got, n);
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+/* Chunk sizes that cross every boundary a ring might have. */
+static size_t chunk(unsigned i, size_t left)
+{
+	static const size_t sizes[] = { 1, 7, 100, 4096, 65536, 3, 1500, 200000, 8191, 131072 };
+	size_t c = sizes[i % (sizeof(sizes) / sizeof(sizes[0]))];
+
+	return c < left ? c : left;
+}
+
+static int send_with(int fd, tx_fn tx, uint64_t seed, uint64_t off, size_t n, const char *what)
+{
+	static unsigned char buf[256 * KiB];
+	size_t done = 0;
+
+	for (unsigned i = 0; done < n; i++) {
+		size_t len = chunk(i, n - done);
+		ssize_t r;
+
+		if (len > sizeof(buf))
+			len = sizeof(buf);
+		pat_fill(buf, seed, off + done, len);
+		for (size_t p = 0; p < len; p += (size_t)r) {
+			r = tx(fd, buf + p, len - p);
+			if (r < 0 && errno == EINTR) {
+				r = 0;
+				continue;
+			}
+			if (r <= 0)
+				return fail_errno(what);
+		}
+		done += len;
+	}
+	return 0;
+}
+
+static int recv_with(int fd, rx_fn rx, uint64_t seed, uint64_t off, size_t n, const char *what)
+{
+	static unsigned char buf[256 * KiB];
+	size_t done = 0;
+
+	for (unsigned i = 3; done < n; i++) {
+		size_t len = chunk(i, n - done);
+		ssize_t r;
+
+		if (len > sizeof(buf))
+			len = sizeof(buf);
+		r = rx(fd, buf, len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return fail_errno(what);
+		if (r == 0)
+			return fail("%s: EOF after %zu of %zu bytes", what, done, n);
+		if (pat_check(buf, seed, off + done, (size_t)r, what))
+			return -1;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+static int send_pat(int fd, uint64_t seed, size_t n)
+{
+	return send_with(fd, tx_write, seed, 0, n, "write");
+}
+
+static int recv_pat(int fd, uint64_t seed, size_t n)
+{
+	return recv_with(fd, rx_read, seed, 0, n, "read");
+}
+
+static int expect_eof(int fd, const char *what)
+{
+	char c;
+	ssize_t r;
+
+	while ((r = read(fd, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (r < 0)
+		return fail("%s: read: %s, want EOF", what, strerror(errno));
+	if (r > 0)
+		return fail("%s: read a byte, want EOF", what);
+	return 0;
+}
+
+static int send_tok(int fd, char c)
+{
+	return write_all(fd, &c, 1, "write of a token");
+}
+
+static int recv_tok(int fd, char want)
+{
+	char c;
+
+	if (read_all(fd, &c, 1, "read of a token"))
+		return -1;
+	if (c != want)
+		return fail("token: got '%c', want '%c'", c, want);
+	return 0;
+}
+
+/* One round of request and reply: the client pings, the server echoes. */
+static int ping(int fd, unsigned round)
+{
+	if (send_pat(fd, 100 + round, MSG))
+		return -1;
+	return recv_pat(fd, 200 + round, MSG);
+}
+
+static int echo(int fd, unsigned round)
+{
+	if (recv_pat(fd, 100 + round, MSG))
+		return -1;
+	return send_pat(fd, 200 + round, MSG);
+}
+
+static int set_nonblock(int fd, int on)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK) < 0)
+		return fail_errno("fcntl O_NONBLOCK");
+	return 0;
+}
+
+static int inq(int fd)
+{
+	int n = -1;
+
+	if (ioctl(fd, FIONREAD, &n) < 0)
+		return -1;
+	return n;
+}
+
+/* Wait until the peer's data has stopped arriving for QUIET_MS (the sender is
+ * blocked on a full buffer); returns the bytes waiting.  Only decides when to
+ * start reading. */
+static int wait_quiet_ms(int fd, int quiet_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int last = -1, same = 0, n;
+
+	g_doing = "waiting for the peer to fill the buffers";
+	if (poll(&p, 1, -1) < 0)
+		return fail_errno("poll");
+	while (same < quiet_ms / 50) {
+		if ((n = inq(fd)) < 0)
+			return fail_errno("ioctl FIONREAD");
+		same = n == last ? same + 1 : 0;
+		last = n;
+		msleep(50);
+	}
+	return last;
+}
+
+static int wait_quiet(int fd)
+{
+	return wait_quiet_ms(fd, 200);
+}
+
+/* Write nonblocking until EAGAIN; returns the bytes written, -1 on error. */
+static long fill_until_eagain(int fd, uint64_t seed, long cap)
+{
+	unsigned char buf[16 * KiB];
+	long total = 0;
+
+	g_doing = "filling the send buffer";
+	while (total < cap) {
+		ssize_t r;
+
+		pat_fill(buf, seed, (uint64_t)total, sizeof(buf));
+		r = send(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return total;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return fail_errno("send while filling");
+		total += r;
+	}
+	return fail("%ld bytes accepted without EAGAIN", total);
+}
+
+/* Read and check LEN pattern bytes from a nonblocking socket, waiting with poll. */
+static int recv_pat_nb(int fd, uint64_t seed, uint64_t off, size_t n, int *eagains)
+{
+	static unsigned char buf[64 * KiB];
+	size_t done = 0;
+
+	while (done < n) {
+		size_t len = n - done < sizeof(buf) ? n - done : sizeof(buf);
+		ssize_t r = read(fd, buf, len);
+
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+
+			(*eagains)++;
+			if (poll(&p, 1, -1) < 0 && errno != EINTR)
+				return fail_errno("poll");
+			continue;
+		}
+		if (r < 0)
+			return fail_errno("read");
+		if (r == 0)
+			return fail("read: EOF after %zu of %zu bytes", done, n);
+		if (pat_check(buf, seed, off + done, (size_t)r, "read"))
+			return -1;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+static int send_pat_nb(int fd, uint64_t seed, uint64_t off, size_t n, int *eagains)
+{
+	static unsigned char buf[64 * KiB];
+	size_t done = 0;
+
+	while (done < n) {
+		size_t len = n - done < sizeof(buf) ? n - done : sizeof(buf);
+		ssize_t r;
+
+		pat_fill(buf, seed, off + done, len);
+		r = write(fd, buf, len);
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+			(*eagains)++;
+			if (poll(&p, 1, -1) < 0 && errno != EINTR)
+				return fail_errno("poll");
+			continue;
+		}
+		if (r <= 0)
+			return fail_errno("write");
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/* ---- cases: blocking and nonblocking I/O -------------------------------- */
+
+static int blocking_c(int *fd)
+{
+	if (send_pat(*fd, 1, 3 * MiB) || recv_pat(*fd, 2, 3 * MiB))
+		return -1;
+	if (shutdown(*fd, SHUT_WR) < 0)
+		return fail_errno("shutdown");
+	return expect_eof(*fd, "after the exchange");
+}
+
+static int blocking_s(int *fd)
+{
+	if (recv_pat(*fd, 1, 3 * MiB) || send_pat(*fd, 2, 3 * MiB))
+		return -1;
+	return expect_eof(*fd, "after the exchange");
+}
+
+/* The server reads an empty socket (EAGAIN), then lets the client fill the
+ * buffers (EAGAIN on write) before draining them. */
+static int nonblock_s(int *fd)
+{
+	char c;
+	int ea = 0;
+
+	if (set_nonblock(*fd, 1))
+		return -1;
+	if (read(*fd, &c, 1) != -1 || (errno != EAGAIN && errno != EWOULDBLOCK))
+		return fail("read of an empty nonblocking socket: want EAGAIN, got %s",
+			    strerror(errno));
+	if (send_tok(*fd, 'g') || wait_quiet(*fd) < 0)
+		return -1;
+	if (recv_pat_nb(*fd, 3, 0, 4 * MiB, &ea))
+		return -1;
+	return send_pat_nb(*fd, 4, 0, 4 * MiB, &ea);
+}
+
+static int nonblock_c(int *fd)
+{
+	int ea_w = 0, ea_r = 0;
+	long n;
+
+	if (recv_tok(*fd, 'g') || set_nonblock(*fd, 1))
+		return -1;
+	if ((n = fill_until_eagain(*fd, 3, 4 * MiB)) < 0)
+		return -1;
+	if (send_pat_nb(*fd, 3, (uint64_t)n, 4 * MiB - (size_t)n, &ea_w))
+		return -1;
+	if (recv_pat_nb(*fd, 4, 0, 4 * MiB, &ea_r))
+		return -1;
+	if (ea_r == 0)
+		return fail("4 MiB read from a nonblocking socket without one EAGAIN");
+	return 0;
+}
+
+/* ---- case: every send and receive call, crossed ------------------------ */
+
+static ssize_t tx_send(int fd, const void *b, size_t n) { return send(fd, b, n, 0); }
+static ssize_t tx_sendto(int fd, const void *b, size_t n) { return sendto(fd, b, n, 0, NULL, 0); }
+
+static ssize_t tx_sendmsg(int fd, const void *b, size_t n)
+{
+	struct iovec iov[3];
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 3 };
+	size_t a = n / 3, c = n / 2;
+
+	iov[0] = (struct iovec){ (void *)b, a };
+	iov[1] = (struct iovec){ (char *)b + a, c - a };
+	iov[2] = (struct iovec){ (char *)b + c, n - c };
+	return sendmsg(fd, &m, 0);
+}
+
+static ssize_t tx_writev(int fd, const void *b, size_t n)
+{
+	struct iovec iov[2] = { { (void *)b, n / 4 }, { (char *)b + n / 4, n - n / 4 } };
+
+	return writev(fd, iov, 2);
+}
+
+static ssize_t rx_recv(int fd, void *b, size_t n) { return recv(fd, b, n, 0); }
+
+static ssize_t rx_recvfrom(int fd, void *b, size_t n)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	return recvfrom(fd, b, n, 0, (struct sockaddr *)&ss, &len);
+}
+
+static ssize_t rx_recvmsg(int fd, void *b, size_t n)
+{
+	struct iovec iov[3];
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 3 };
+	size_t a = n / 3, c = n / 2;
+	ssize_t r;
+
+	iov[0] = (struct iovec){ b, a };
+	iov[1] = (struct iovec){ (char *)b + a, c - a };
+	iov[2] = (struct iovec){ (char *)b + c, n - c };
+	r = recvmsg(fd, &m, 0);
+	if (r >= 0 && (m.msg_flags & MSG_TRUNC)) {
+		errno = EPROTO;
+		return -1;
+	}
+	return r;
+}
+
+static ssize_t rx_readv(int fd, void *b, size_t n)
+{
+	struct iovec iov[4];
+	size_t q = n / 4;
+
+	for (int i = 0; i < 4; i++)
+		iov[i] = (struct iovec){ (char *)b + i * q, i == 3 ? n - 3 * q : q };
+	return readv(fd, iov, 4);
+}
+
+static const struct {
+	const char *name;
+	tx_fn tx;
+} txs[] = { { "write", tx_write }, { "send", tx_send }, { "sendto", tx_sendto },
+	    { "sendmsg", tx_sendmsg }, { "writev", tx_writev } };
+static const struct {
+	const char *name;
+	rx_fn rx;
+} rxs[] = { { "recv", rx_recv }, { "recvfrom", rx_recvfrom }, { "recvmsg", rx_recvmsg },
+	    { "readv", rx_readv }, { "read", rx_read }, { "recv", rx_recv } };
+#define NTX (sizeof(txs) / sizeof(txs[0]))
+#define NRX (sizeof(rxs) / sizeof(rxs[0]))
+#define CALLS_MSG (300 * KiB)
+
+static int calls_send(int fd, uint64_t seed)
+{
+	char what[64];
+
+	for (unsigned i = 0; i < NTX * 2; i++) {
+		snprintf(what, sizeof(what), "%s", txs[i % NTX].name);
+		if (send_with(fd, txs[i % NTX].tx, seed + i, 0, CALLS_MSG, what))
+			return -1;
+	}
+	return 0;
+}
+
+static int calls_recv(int fd, uint64_t seed)
+{
+	char what[64];
+
+	for (unsigned i = 0; i < NTX * 2; i++) {
+		snprintf(what, sizeof(what), "%s of what %s sent", rxs[i % NRX].name,
+			 txs[i % NTX].name);
+		if (recv_with(fd, rxs[i % NRX].rx, seed + i, 0, CALLS_MSG, what))
+			return -1;
+	}
+	return 0;
+}
+
+static int calls_c(int *fd)
+{
+	return calls_send(*fd, 10) || calls_recv(*fd, 30) ? -1 : 0;
+}
+
+static int calls_s(int *fd)
+{
+	return calls_recv(*fd, 10) || calls_send(*fd, 30) ? -1 : 0;
+}
+
+/* ---- case: the fortified _chk entry points ------------------------------ */
+
+static ssize_t rx_read_chk(int fd, void *b, size_t n) { return __read_chk(fd, b, n, n); }
+static ssize_t rx_recv_chk(int fd, void *b, size_t n) { return __recv_chk(fd, b, n, n, 0); }
+
+static ssize_t rx_recvfrom_chk(int fd, void *b, size_t n)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	return __recvfrom_chk(fd, b, n, n, 0, (struct sockaddr *)&ss, &len);
+}
+
+static int fortify_waits(int fd)
+{
+	struct pollfd p[1] = { { .fd = fd, .events = POLLIN } };
+	struct timespec ts = { 5, 0 };
+	fd_set rd;
+	int r;
+
+	if ((r = __poll_chk(p, 1, 5000, sizeof(p))) != 1 || !(p[0].revents & POLLIN))
+		return fail("__poll_chk: returned %d revents 0x%x, want POLLIN", r, p[0].revents);
+	p[0].revents = 0;
+	if ((r = __ppoll_chk(p, 1, &ts, NULL, sizeof(p))) != 1 || !(p[0].revents & POLLIN))
+		return fail("__ppoll_chk: returned %d revents 0x%x, want POLLIN", r, p[0].revents);
+	FD_ZERO(&rd);
+	rd.fds_bits[__fdelt_chk(fd)] |= (__fd_mask)1 << (fd % __NFDBITS);
+	if ((r = select(fd + 1, &rd, NULL, NULL, NULL)) != 1 || !FD_ISSET(fd, &rd))
+		return fail("select with __fdelt_chk: returned %d", r);
+	return 0;
+}
+
+static int fortify_c(int *fd)
+{
+	if (send_tok(*fd, 'g') || fortify_waits(*fd))
+		return -1;
+	if (recv_with(*fd, rx_read_chk, 40, 0, MiB, "__read_chk") ||
+	    recv_with(*fd, rx_recv_chk, 41, 0, MiB, "__recv_chk") ||
+	    recv_with(*fd, rx_recvfrom_chk, 42, 0, MiB, "__recvfrom_chk"))
+		return -1;
+	return send_pat(*fd, 43, MiB);
+}
+
+static int fortify_s(int *fd)
+{
+	if (recv_tok(*fd, 'g'))
+		return -1;
+	msleep(20);	/* the client waits in the fortified poll first */
+	if (send_pat(*fd, 40, MiB) || send_pat(*fd, 41, MiB) || send_pat(*fd, 42, MiB))
+		return -1;
+	return recv_with(*fd, rx_read_chk, 43, 0, MiB, "__read_chk");
+}
+
+/* ---- case: sendfile ----------------------------------------------------- */
+
+static int sendfile_c(int *fd)
+{
+	char path[] = "/tmp/sockcheck.XXXXXX";
+	unsigned char *buf = malloc(2 * MiB);
+	int f = mkstemp(path), rc = -1;
+	off_t off = 0;
+
+	if (f < 0 || !buf) {
+		fail_errno("mkstemp");
+		goto out;
+	}
+	unlink(path);
+	pat_fill(buf, 50, 0, 2 * MiB);
+	if (write_all(f, buf, 2 * MiB, "write of the file"))
+		goto out;
+	/* first half with an offset pointer, second half from the file position */
+	while (off < (off_t)MiB) {
+		ssize_t r = sendfile(*fd, f, &off, MiB - (size_t)off);
+
+		if (r <= 0 && !(r < 0 && errno == EINTR)) {
+			fail_errno("sendfile with an offset");
+			goto out;
+		}
+	}
+	if (lseek(f, (off_t)MiB, SEEK_SET) < 0) {
+		fail_errno("lseek");
+		goto out;
+	}
+	for (size_t left = MiB; left;) {
+		ssize_t r = sendfile(*fd, f, NULL, left);
+
+		if (r <= 0 && !(r < 0 && errno == EINTR)) {
+			fail_errno("sendfile from the file position");
+			goto out;
+		}
+		left -= r > 0 ? (size_t)r : 0;
+	}
+	rc = recv_tok(*fd, 'k');
+out:
+	if (f >= 0)
+		close(f);
+	free(buf);
+	return rc;
+}
+
+static int sendfile_s(int *fd)
+{
+	if (recv_pat(*fd, 50, 2 * MiB))
+		return -1;
+	return send_tok(*fd, 'k');
+}
+
+/* ---- cases: recv flags -------------------------------------------------- */
+
+/* Wait until at least N bytes are waiting (the sender sent them all). */
+static int wait_inq(int fd, int n)
+{
+	int have;
+
+	g_doing = "waiting for FIONREAD to reach the bytes sent";
+	while ((have = inq(fd)) < n) {
+		if (have < 0)
+			return fail_errno("ioctl FIONREAD");
+		msleep(2);
+	}
+	return have;
+}
+
+static int peek_c(int *fd)
+{
+	unsigned char a[200], b[200];
+	ssize_t r;
+
+	r = recv(*fd, a, sizeof(a), MSG_PEEK | MSG_DONTWAIT);
+	if (r != -1 || (errno != EAGAIN && errno != EWOULDBLOCK))
+		return fail("MSG_PEEK|MSG_DONTWAIT on an empty socket: want EAGAIN");
+	if (send_tok(*fd, 'g') || wait_inq(*fd, 200) < 0)
+		return -1;
+	if ((r = recv(*fd, a, 50, MSG_PEEK)) != 50 || pat_check(a, 60, 0, 50, "first peek"))
+		return r == 50 ? -1 : fail("first peek of 50: returned %zd", r);
+	if ((r = recv(*fd, b, 200, MSG_PEEK)) != 200 || pat_check(b, 60, 0, 200, "second peek"))
+		return r == 200 ? -1 : fail("second peek of 200: returned %zd", r);
+	if (inq(*fd) != 200)
+		return fail("FIONREAD after peeking: %d, want 200", inq(*fd));
+	if (recv_pat(*fd, 60, 120))
+		return -1;
+	if ((r = recv(*fd, a, 200, MSG_PEEK)) != 80 || pat_check(a, 60, 120, 80, "peek after a read"))
+		return r == 80 ? -1 : fail("peek after reading 120: returned %zd, want 80", r);
+	if (recv_with(*fd, rx_read, 60, 120, 80, "read after peeking"))
+		return -1;
+	return send_tok(*fd, 'k');
+}
+
+static int peek_s(int *fd)
+{
+	if (recv_tok(*fd, 'g') || send_pat(*fd, 60, 200))
+		return -1;
+	return recv_tok(*fd, 'k');
+}
+
+static int waitall_c(int *fd)
+{
+	unsigned char *buf = malloc(4 * MiB);
+	ssize_t r;
+	int rc = -1;
+
+	if (!buf)
+		return fail("out of memory");
+	if (send_tok(*fd, 'g'))
+		goto out;
+	if ((r = recv(*fd, buf, 64 * KiB, MSG_WAITALL)) != 64 * KiB) {
+		fail("MSG_WAITALL of 64 KiB sent in 16 pieces: returned %zd (%s)", r,
+		     r < 0 ? strerror(errno) : "short");
+		goto out;
+	}
+	if (pat_check(buf, 70, 0, 64 * KiB, "MSG_WAITALL"))
+		goto out;
+	if ((r = recv(*fd, buf, 4 * MiB, MSG_WAITALL)) != 4 * MiB) {
+		fail("MSG_WAITALL of 4 MiB: returned %zd", r);
+		goto out;
+	}
+	if (pat_check(buf, 71, 0, 4 * MiB, "MSG_WAITALL of 4 MiB"))
+		goto out;
+	if ((r = recv(*fd, buf, 100, MSG_WAITALL)) != 10) {
+		fail("MSG_WAITALL of 100 with 10 bytes before EOF: returned %zd, want 10", r);
+		goto out;
+	}
+	rc = pat_check(buf, 72, 0, 10, "MSG_WAITALL before EOF");
+out:
+	free(buf);
+	return rc;
+}
+
+static int waitall_s(int *fd)
+{
+	if (recv_tok(*fd, 'g'))
+		return -1;
+	for (unsigned i = 0; i < 16; i++) {
+		if (send_with(*fd, tx_write, 70, i * 4 * KiB, 4 * KiB, "write"))
+			return -1;
+		msleep(5);
+	}
+	if (send_pat(*fd, 71, 4 * MiB) || send_pat(*fd, 72, 10))
+		return -1;
+	if (shutdown(*fd, SHUT_WR) < 0)
+		return fail_errno("shutdown");
+	return expect_eof(*fd, "at the end");
+}
+
+static int dontwait_c(int *fd)
+{
+	char c;
+	long n;
+	uint64_t got;
+
+	if (recv(*fd, &c, 1, MSG_DONTWAIT) != -1 || (errno != EAGAIN && errno != EWOULDBLOCK))
+		return fail("recv MSG_DONTWAIT on an empty socket: want EAGAIN");
+	if (fcntl(*fd, F_GETFL) & O_NONBLOCK)
+		return fail("MSG_DONTWAIT left the socket O_NONBLOCK");
+	if ((n = fill_until_eagain(*fd, 80, 64 * MiB)) < 0)
+		return -1;
+	if (fcntl(*fd, F_GETFL) & O_NONBLOCK)
+		return fail("send MSG_DONTWAIT left the socket O_NONBLOCK");
+	if (shutdown(*fd, SHUT_WR) < 0)
+		return fail_errno("shutdown");
+	g_doing = "waiting for the byte count";
+	if (read_all(*fd, &got, sizeof(got), "read of the count"))
+		return -1;
+	if (got != (uint64_t)n)
+		return fail("the server received %llu bytes, %ld were sent", (unsigned long long)got, n);
+	return 0;
+}
+
+static int dontwait_s(int *fd)
+{
+	static unsigned char buf[64 * KiB];
+	uint64_t total = 0;
+	ssize_t r;
+
+	if (wait_quiet(*fd) < 0)
+		return -1;
+	g_doing = "reading";
+	while ((r = recv(*fd, buf, sizeof(buf), MSG_DONTWAIT)) != 0) {
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			struct pollfd p = { .fd = *fd, .events = POLLIN };
+
+			poll(&p, 1, -1);
+			continue;
+		}
+		if (r < 0)
+			return fail_errno("recv MSG_DONTWAIT");
+		if (pat_check(buf, 80, total, (size_t)r, "recv MSG_DONTWAIT"))
+			return -1;
+		total += (uint64_t)r;
+	}
+	return write_all(*fd, &total, sizeof(total), "write of the count");
+}
+
+/* ---- cases: EPIPE and SIGPIPE ------------------------------------------ */
+
+static volatile sig_atomic_t g_sigpipes;
+static void on_sigpipe(int sig) { (void)sig; g_sigpipes++; }
+
+/* After the peer closed: returns the errno of the first failing send. */
+static int send_until_error(int fd, int flags, int use_write)
+{
+	char buf[1000] = { 0 };
+
+	for (int i = 0; i < 1000; i++) {
+		ssize_t r = use_write ? write(fd, buf, sizeof(buf)) : send(fd, buf, sizeof(buf), flags);
+
+		if (r < 0)
+			return errno;
+		msleep(2);
+	}
+	return 0;
+}
+
+static int peer_closed(int fd)
+{
+	struct sigaction sa = { .sa_handler = on_sigpipe };
+
+	sigaction(SIGPIPE, &sa, NULL);
+	if (send_tok(fd, 'x'))
+		return -1;
+	g_doing = "waiting for the peer's close";
+	return expect_eof(fd, "after the peer's close");
+}
+
+static int nosignal_c(int *fd)
+{
+	int e;
+
+	if (peer_closed(*fd))
+		return -1;
+	if ((e = send_until_error(*fd, MSG_NOSIGNAL, 0)) != EPIPE)
+		return fail("send MSG_NOSIGNAL to a closed peer: %s, want EPIPE",
+			    e ? strerror(e) : "never failed");
+	if ((e = send_until_error(*fd, MSG_NOSIGNAL, 0)) != EPIPE)
+		return fail("second send MSG_NOSIGNAL: %s, want EPIPE", e ? strerror(e) : "no error");
+	if (g_sigpipes)
+		return fail("MSG_NOSIGNAL: %d SIGPIPE delivered", (int)g_sigpipes);
+	return 0;
+}
+
+static int sigpipe_c(int *fd)
+{
+	int e;
+
+	if (peer_closed(*fd))
+		return -1;
+	if ((e = send_until_error(*fd, 0, 0)) != EPIPE)
+		return fail("send to a closed peer: %s, want EPIPE", e ? strerror(e) : "never failed");
+	if (g_sigpipes != 1)
+		return fail("send without MSG_NOSIGNAL: %d SIGPIPE, want 1", (int)g_sigpipes);
+	if ((e = send_until_error(*fd, 0, 1)) != EPIPE)
+		return fail("write to a closed peer: %s, want EPIPE", e ? strerror(e) : "no error");
+	if (g_sigpipes != 2)
+		return fail("write: %d SIGPIPE in all, want 2", (int)g_sigpipes);
+	return 0;
+}
+
+static int closer_s(int *fd)
+{
+	return recv_tok(*fd, 'x');
+}
+
+/* ---- cases: poll, ppoll, select, pselect -------------------------------- */
+
+enum { W_POLL, W_PPOLL, W_SELECT, W_PSELECT };
+
+/* Wait on FD for IN (and OUT); returns the ready mask (1 = in, 2 = out, 4 = rdhup). */
+static int wait_one(int how, int fd, int out, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP | (out ? POLLOUT : 0) };
+	struct timespec ts = { timeout_ms / 1000, (timeout_ms % 1000) * 1000000L };
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+	sigset_t mask;
+	fd_set rd, wr;
+	int r;
+
+	sigemptyset(&mask);
+	FD_ZERO(&rd);
+	FD_ZERO(&wr);
+	FD_SET(fd, &rd);
+	if (out)
+		FD_SET(fd, &wr);
+	switch (how) {
+	case W_POLL:
+		r = poll(&p, 1, timeout_ms);
+		break;
+	case W_PPOLL:
+		r = ppoll(&p, 1, timeout_ms < 0 ? NULL : &ts, &mask);
+		break;
+	case W_SELECT:
+		r = select(fd + 1, &rd, &wr, NULL, timeout_ms < 0 ? NULL : &tv);
+		break;
+	default:
+		r = pselect(fd + 1, &rd, &wr, NULL, timeout_ms < 0 ? NULL : &ts, &mask);
+		break;
+	}
+	if (r < 0)
+		return fail_errno("wait");
+	if (how == W_POLL || how == W_PPOLL)
+		return r == 0 ? 0 : (p.revents & POLLIN ? 1 : 0) | (p.revents & POLLOUT ? 2 : 0) |
+					    (p.revents & POLLRDHUP ? 4 : 0);
+	return (FD_ISSET(fd, &rd) ? 1 : 0) | (out && FD_ISSET(fd, &wr) ? 2 : 0);
+}
+
+static int waits_c(int fd, int how)
+{
+	int m;
+
+	if ((m = wait_one(how, fd, 0, 100)) != 0)
+		return m < 0 ? -1 : fail("empty socket reported ready (mask %d)", m);
+	if ((m = wait_one(how, fd, 1, 100)) != 2)
+		return m < 0 ? -1 : fail("idle socket: mask %d, want writable only", m);
+	if (send_tok(fd, 'g'))
+		return -1;
+	g_doing = "waiting for readability";
+	if ((m = wait_one(how, fd, 0, -1)) < 0 || !(m & 1))
+		return m < 0 ? -1 : fail("no readability after the peer sent (mask %d)", m);
+	if (recv_pat(fd, 90, 1000))
+		return -1;
+	if ((m = wait_one(how, fd, 0, 50)) != 0)
+		return m < 0 ? -1 : fail("drained socket reported ready (mask %d)", m);
+	if (send_tok(fd, 'h'))
+		return -1;
+	g_doing = "waiting for the peer's shutdown";
+	if ((m = wait_one(how, fd, 0, -1)) < 0 || !(m & 1))
+		return m < 0 ? -1 : fail("no readability after the peer's shutdown (mask %d)", m);
+	if (how <= W_PPOLL) {
+		while (!(m & 4)) {	/* the FIN can follow the readable data */
+			if ((m = wait_one(how, fd, 0, -1)) < 0)
+				return -1;
+			if (!(m & 4)) {
+				char c;
+				ssize_t r = recv(fd, &c, 1, MSG_DONTWAIT);
+
+				if (r != 0 && !(r < 0 && errno == EAGAIN))
+					return fail("unexpected data before the shutdown");
+				msleep(1);
+			}
+		}
+	}
+	return expect_eof(fd, "after the peer's shutdown");
+}
+
+static int waits_s(int *fd)
+{
+	if (recv_tok(*fd, 'g'))
+		return -1;
+	msleep(30);
+	if (send_pat(*fd, 90, 1000) || recv_tok(*fd, 'h'))
+		return -1;
+	msleep(30);
+	if (shutdown(*fd, SHUT_WR) < 0)
+		return fail_errno("shutdown");
+	return expect_eof(*fd, "at the end");
+}
+
+static int poll_c(int *fd) { return waits_c(*fd, W_POLL); }
+static int ppoll_c(int *fd) { return waits_c(*fd, W_PPOLL); }
+static int select_c(int *fd) { return waits_c(*fd, W_SELECT); }
+static int pselect_c(int *fd) { return waits_c(*fd, W_PSELECT); }
+
+/* ---- cases: epoll ------------------------------------------------------ */
+
+static int ep_add(int ep, int op, int fd, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.u64 = EPOLL_TAG | (unsigned)fd };
+
+	if (epoll_ctl(ep, op, fd, &ev) < 0)
+		return fail_errno("epoll_ctl");
+	return 0;
+}
+
+/* epoll_wait for one event; returns its events, 0 on timeout, -1 on error. */
+static int ep_wait1(int ep, int fd, int timeout_ms)
+{
+	struct epoll_event ev[4];
+	int n = epoll_wait(ep, ev, 4, timeout_ms);
+
+	if (n < 0)
+		return fail_errno("epoll_wait");
+	if (n == 0)
+		return 0;
+	if (n != 1)
+		return fail("epoll_wait: %d events for one fd", n);
+	if (ev[0].data.u64 != (EPOLL_TAG | (unsigned)fd))
+		return fail("epoll_wait: data 0x%llx, want 0x%llx (data not preserved)",
+			    (unsigned long long)ev[0].data.u64,
+			    (unsigned long long)(EPOLL_TAG | (unsigned)fd));
+	return (int)ev[0].events;
+}
+
+static int ep_expect(int ep, int fd, int timeout_ms, uint32_t want, const char *when)
+{
+	int e;
+
+	g_doing = when;
+	if ((e = ep_wait1(ep, fd, timeout_ms)) < 0)
+		return -1;
+	if (want == 0 && e != 0)
+		return fail("%s: events 0x%x, want none", when, e);
+	if (want != 0 && ((uint32_t)e & want) != want)
+		return fail("%s: events 0x%x, want 0x%x", when, e, want);
+	return 0;
+}
+
+static int epoll_lt_c(int *fd)
+{
+	int ep = epoll_create1(EPOLL_CLOEXEC), rc = -1;
+
+	if (ep < 0)
+		return fail_errno("epoll_create1");
+	if (ep_add(ep, EPOLL_CTL_ADD, *fd, EPOLLIN) ||
+	    ep_expect(ep, *fd, 100, 0, "level-triggered, empty") || send_tok(*fd, 'g') ||
+	    wait_inq(*fd, 1000) < 0 || ep_expect(ep, *fd, -1, EPOLLIN, "level-triggered, data"))
+		goto out;
+	if (recv_pat(*fd, 91, 10) || ep_expect(ep, *fd, 0, EPOLLIN, "level-triggered, data left"))
+		goto out;
+	if (recv_with(*fd, rx_read, 91, 10, 990, "read") ||
+	    ep_expect(ep, *fd, 50, 0, "level-triggered, drained"))
+		goto out;
+	if (ep_add(ep, EPOLL_CTL_MOD, *fd, EPOLLIN | EPOLLOUT) ||
+	    ep_expect(ep, *fd, 0, EPOLLOUT, "level-triggered, EPOLLOUT"))
+		goto out;
+	rc = send_tok(*fd, 'k');
+out:
+	close(ep);
+	return rc;
+}
+
+static int sender_s(int *fd, uint64_t seed, size_t n)
+{
+	if (recv_tok(*fd, 'g') || send_pat(*fd, seed, n))
+		return -1;
+	return recv_tok(*fd, 'k');
+}
+
+static int epoll_lt_s(int *fd) { return sender_s(fd, 91, 1000); }
+
+/* Read until EAGAIN; returns the bytes read. */
+static long drain_nb(int fd, uint64_t seed, uint64_t off)
+{
+	unsigned char buf[4096];
+	long total = 0;
+	ssize_t r;
+
+	while ((r = read(fd, buf, sizeof(buf))) > 0) {
+		if (pat_check(buf, seed, off + (uint64_t)total, (size_t)r, "read"))
+			return -1;
+		total += r;
+	}
+	if (r == 0)
+		return fail("read: EOF while draining");
+	if (errno != EAGAIN && errno != EWOULDBLOCK)
+		return fail_errno("read");
+	return total;
+}
+
+static int epoll_et_c(int *fd)
+{
+	int ep = epoll_create1(0), rc = -1;
+	long n;
+
+	if (ep < 0)
+		return fail_errno("epoll_create1");
+	if (set_nonblock(*fd, 1) || ep_add(ep, EPOLL_CTL_ADD, *fd, EPOLLIN | EPOLLET) ||
+	    send_tok(*fd, 'g') || wait_inq(*fd, 1000) < 0 ||
+	    ep_expect(ep, *fd, -1, EPOLLIN, "edge-triggered, first edge"))
+		goto out;
+	if (recv_pat(*fd, 92, 10) || ep_expect(ep, *fd, 50, 0, "edge-triggered, no new data"))
+		goto out;
+	if ((n = drain_nb(*fd, 92, 10)) < 0)
+		goto out;
+	if (n != 990) {
+		fail("edge-triggered: drained %ld bytes, want 990", n);
+		goto out;
+	}
+	if (ep_expect(ep, *fd, 50, 0, "edge-triggered, drained") || send_tok(*fd, 'm') ||
+	    ep_expect(ep, *fd, -1, EPOLLIN, "edge-triggered, second edge"))
+		goto out;
+	if (wait_inq(*fd, 500) < 0 || (n = drain_nb(*fd, 92, 1000)) < 0)
+		goto out;
+	if (n != 500) {
+		fail("edge-triggered: second drain %ld bytes, want 500", n);
+		goto out;
+	}
+	if (set_nonblock(*fd, 0) == 0)
+		rc = send_tok(*fd, 'k');
+out:
+	close(ep);
+	return rc;
+}
+
+static int epoll_et_s(int *fd)
+{
+	if (recv_tok(*fd, 'g') || send_pat(*fd, 92, 1000) || recv_tok(*fd, 'm'))
+		return -1;
+	if (send_with(*fd, tx_write, 92, 1000, 500, "write"))
+		return -1;
+	return recv_tok(*fd, 'k');
+}
+
+static int epoll_oneshot_c(int *fd)
+{
+	int ep = epoll_create1(0), rc = -1;
+
+	if (ep < 0)
+		return fail_errno("epoll_create1");
+	if (ep_add(ep, EPOLL_CTL_ADD, *fd, EPOLLIN | EPOLLONESHOT) || send_tok(*fd, 'g') ||
+	    ep_expect(ep, *fd, -1, EPOLLIN, "one-shot, first report") ||
+	    ep_expect(ep, *fd, 100, 0, "one-shot, after the report"))
+		goto out;
+	if (send_tok(*fd, 'm') || wait_inq(*fd, 2000) < 0 ||
+	    ep_expect(ep, *fd, 100, 0, "one-shot, more data before re-arming"))
+		goto out;
+	if (ep_add(ep, EPOLL_CTL_MOD, *fd, EPOLLIN | EPOLLONESHOT) ||
+	    ep_expect(ep, *fd, 0, EPOLLIN, "one-shot, re-armed with data waiting") ||
+	    ep_expect(ep, *fd, 50, 0, "one-shot, after the second report"))
+		goto out;
+	if (recv_pat(*fd, 93, 2000) == 0)
+		rc = send_tok(*fd, 'k');
+out:
+	close(ep);
+	return rc;
+}
+
+static int epoll_oneshot_s(int *fd)
+{
+	if (recv_tok(*fd, 'g') || send_pat(*fd, 93, 1000) || recv_tok(*fd, 'm'))
+		return -1;
+	if (send_with(*fd, tx_write, 93, 1000, 1000, "write"))
+		return -1;
+	return recv_tok(*fd, 'k');
+}
+
+static int epoll_rdhup_c(int *fd)
+{
+	int ep = epoll_create1(0), rc = -1, e = 0;
+
+	if (ep < 0)
+		return fail_errno("epoll_create1");
+	if (ep_add(ep, EPOLL_CTL_ADD, *fd, EPOLLIN | EPOLLRDHUP) ||
+	    ep_expect(ep, *fd, 50, 0, "EPOLLRDHUP, open") || send_tok(*fd, 'g'))
+		goto out;
+	g_doing = "waiting for EPOLLRDHUP";
+	while (!(e & EPOLLRDHUP))
+		if ((e = ep_wait1(ep, *fd, -1)) < 0)
+			goto out;
+		else if (!(e & EPOLLRDHUP))
+			msleep(1);	/* data came before the FIN: leave it unread */
+	if (!(e & EPOLLIN)) {
+		fail("EPOLLRDHUP without EPOLLIN (events 0x%x)", e);
+		goto out;
+	}
+	if (recv_pat(*fd, 94, 10) || expect_eof(*fd, "after EPOLLRDHUP"))
+		goto out;
+	rc = send_pat(*fd, 95, 100);	/* the other direction is still open */
+out:
+	close(ep);
+	return rc;
+}
+
+static int epoll_rdhup_s(int *fd)
+{
+	if (recv_tok(*fd, 'g') || send_pat(*fd, 94, 10))
+		return -1;
+	if (shutdown(*fd, SHUT_WR) < 0)
+		return fail_errno("shutdown");
+	if (recv_pat(*fd, 95, 100))
+		return -1;
+	return expect_eof(*fd, "at the end");
+}
+
+static int epoll_nested_c(int *fd)
+{
+	int inner = epoll_create1(0), outer = epoll_create1(0), rc = -1;
+
+	if (inner < 0 || outer < 0) {
+		fail_errno("epoll_create1");
+		goto out;
+	}
+	if (ep_add(inner, EPOLL_CTL_ADD, *fd, EPOLLIN) ||
+	    ep_add(outer, EPOLL_CTL_ADD, inner, EPOLLIN) ||
+	    ep_expect(outer, inner, 100, 0, "nested, empty") || send_tok(*fd, 'g') ||
+	    ep_expect(outer, inner, -1, EPOLLIN, "nested, outer set") ||
+	    ep_expect(inner, *fd, 0, EPOLLIN, "nested, inner set"))
+		goto out;
+	if (recv_pat(*fd, 96, 1000) || ep_expect(outer, inner, 50, 0, "nested, drained"))
+		goto out;
+	rc = send_tok(*fd, 'k');
+out:
+	if (inner >= 0)
+		close(inner);
+	if (outer >= 0)
+		close(outer);
+	return rc;
+}
+
+static int epoll_nested_s(int *fd) { return sender_s(fd, 96, 1000); }
+
+/* An epoll set with the socket, a pipe and a UNIX socket: each reported alone. */
+static int mixed_wait(int ep, int fd, int want_fd, const char *when)
+{
+	struct epoll_event ev[8];
+	int n;
+
+	g_doing = when;
+	if ((n = epoll_wait(ep, ev, 8, -1)) < 0)
+		return fail_errno("epoll_wait");
+	if (n != 1 || ev[0].data.u64 != (EPOLL_TAG | (unsigned)want_fd))
+		return fail("%s: %d events, first data 0x%llx, want only fd %d (socket is fd %d)",
+			    when, n, (unsigned long long)ev[0].data.u64, want_fd, fd);
+	return 0;
+}
+
+static int epoll_mixed_c(int *fd)
+{
+	int ep = epoll_create1(0), pfd[2] = { -1, -1 }, un[2] = { -1, -1 }, rc = -1;
+	struct epoll_event ev[8];
+	char c;
+
+	if (ep < 0 || pipe(pfd) < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, un) < 0) {
+		fail_errno("epoll_create1/pipe/socketpair");
+		goto out;
+	}
+	if (ep_add(ep, EPOLL_CTL_ADD, *fd, EPOLLIN) || ep_add(ep, EPOLL_CTL_ADD, pfd[0], EPOLLIN) ||
+	    ep_add(ep, EPOLL_CTL_ADD, un[0], EPOLLIN))
+		goto out;
+	if (write_all(pfd[1], "p", 1, "pipe write") || mixed_wait(ep, *fd, pfd[0], "pipe only") ||
+	    read_all(pfd[0], &c, 1, "pipe read"))
+		goto out;
+	if (send_tok(*fd, 'g') || wait_inq(*fd, 1000) < 0 ||
+	    mixed_wait(ep, *fd, *fd, "socket only") || recv_pat(*fd, 97, 1000))
+		goto out;
+	if (write_all(un[1], "u", 1, "unix write") || mixed_wait(ep, *fd, un[0], "unix only"))
+		goto out;
+	if (write_all(pfd[1], "p", 1, "pipe write") || send_tok(*fd, 'h') ||
+	    wait_inq(*fd, 1000) < 0)
+		goto out;
+	if (epoll_wait(ep, ev, 8, -1) != 3) {
+		fail("all three ready: epoll_wait did not report 3 fds");
+		goto out;
+	}
+	if (recv_pat(*fd, 98, 1000) == 0)
+		rc = send_tok(*fd, 'k');
+out:
+	for (int i = 0; i < 2; i++) {
+		if (pfd[i] >= 0)
+			close(pfd[i]);
+		if (un[i] >= 0)
+			close(un[i]);
+	}
+	if (ep >= 0)
+		close(ep);
+	return rc;
+}
+
+static int epoll_mixed_s(int *fd)
+{
+	if (recv_tok(*fd, 'g') || send_pat(*fd, 97, 1000) || recv_tok(*fd, 'h') ||
+	    send_pat(*fd, 98, 1000))
+		return -1;
+	return recv_tok(*fd, 'k');
+}
+
+/* The client fills the send buffer: no EPOLLOUT until the server reads. */
+#define EPOLLOUT_TOTAL (8 * MiB)
+static int epollout_c(int *fd)
+{
+	int ep = epoll_create1(0), rc = -1, ea = 0;
+	long n;
+
+	if (ep < 0)
+		return fail_errno("epoll_create1");
+	if (set_nonblock(*fd, 1) || ep_add(ep, EPOLL_CTL_ADD, *fd, EPOLLOUT) ||
+	    ep_expect(ep, *fd, 0, EPOLLOUT, "EPOLLOUT, empty buffers"))
+		goto out;
+	if ((n = fill_until_eagain(*fd, 99, EPOLLOUT_TOTAL)) < 0 ||
+	    ep_expect(ep, *fd, 0, 0, "EPOLLOUT, send buffer full") ||
+	    ep_expect(ep, *fd, -1, EPOLLOUT, "EPOLLOUT, after the peer read"))
+		goto out;
+	if (send_pat_nb(*fd, 99, (uint64_t)n, EPOLLOUT_TOTAL - (size_t)n, &ea) || set_nonblock(*fd, 0))
+		goto out;
+	rc = recv_tok(*fd, 'k');
+out:
+	close(ep);
+	return rc;
+}
+
+static int epollout_s(int *fd)
+{
+	if (wait_quiet(*fd) < 0)
+		return -1;
+	if (recv_pat(*fd, 99, EPOLLOUT_TOTAL))
+		return -1;
+	return send_tok(*fd, 'k');
+}
+
+/* ---- cases: shutdown and close ----------------------------------------- */
+
+static int shut_wr_c(int *fd)
+{
+	char c = 0;
+	int e;
+
+	if (send_pat(*fd, 110, 100 * KiB))
+		return -1;
+	if (shutdown(*fd, SHUT_WR) < 0)
+		return fail_errno("shutdown SHUT_WR");
+	if (send(*fd, &c, 1, MSG_NOSIGNAL) != -1 || (e = errno) != EPIPE)
+		return fail("send after SHUT_WR: want EPIPE");
+	if (recv_pat(*fd, 111, 100 * KiB))
+		return -1;
+	return expect_eof(*fd, "after the server's close");
+}
+
+static int shut_wr_s(int *fd)
+{
+	if (recv_pat(*fd, 110, 100 * KiB) || expect_eof(*fd, "after the client's SHUT_WR"))
+		return -1;
+	if (expect_eof(*fd, "a second read after EOF"))
+		return -1;
+	return send_pat(*fd, 111, 100 * KiB);
+}
+
+/* After SHUT_RD with nothing waiting: reads return 0 at once, writes go on. */
+static int shut_rd_c(int *fd)
+{
+	struct pollfd p = { .fd = *fd, .events = POLLIN | POLLRDHUP };
+	char c;
+	ssize_t r;
+
+	if (recv_pat(*fd, 112, 1000))
+		return -1;
+	if (shutdown(*fd, SHUT_RD) < 0)
+		return fail_errno("shutdown SHUT_RD");
+	if ((r = read(*fd, &c, 1)) != 0)
+		return fail("read after SHUT_RD: returned %zd (%s), want 0", r,
+			    r < 0 ? strerror(errno) : "data");
+	if (poll(&p, 1, 0) != 1 || !(p.revents & POLLIN))
+		return fail("poll after SHUT_RD: revents 0x%x, want POLLIN", p.revents);
+	return send_pat(*fd, 113, 64 * KiB);
+}
+
+static int shut_rd_s(int *fd)
+{
+	if (send_pat(*fd, 112, 1000) || recv_pat(*fd, 113, 64 * KiB))
+		return -1;
+	return expect_eof(*fd, "after the client's close");
+}
+
+/* The client closes with unread data: the server's read gets ECONNRESET. */
+static int reset_c(int *fd)
+{
+	if (send_tok(*fd, 'g') || wait_inq(*fd, 64 * KiB) < 0)
+		return -1;
+	close(*fd);
+	*fd = -1;
+	return 0;
+}
+
+static int reset_s(int *fd)
+{
+	char c;
+	ssize_t r;
+	int e;
+
+	if (recv_tok(*fd, 'g') || send_pat(*fd, 114, 64 * KiB))
+		return -1;
+	g_doing = "waiting for the reset";
+	if ((r = read(*fd, &c, 1)) != -1 || errno != ECONNRESET)
+		return fail("read after the peer closed with unread data: %s, want ECONNRESET",
+			    r < 0 ? strerror(errno) : r ? "data" : "EOF");
+	if ((e = send_until_error(*fd, MSG_NOSIGNAL, 0)) != EPIPE)
+		return fail("send after the reset: %s, want EPIPE", e ? strerror(e) : "no error");
+	return 0;
+}
+
+/* ---- cases: dup, fork, exec -------------------------------------------- */
+
+static int dup_c(int *fd)
+{
+	int n;
+
+	if (ping(*fd, 0))
+		return -1;
+	/* dup, dup2, dup3, F_DUPFD, F_DUPFD_CLOEXEC, each closing the old fd */
+	for (unsigned i = 1; i <= 5; i++) {
+		switch (i) {
+		case 1: n = dup(*fd); break;
+		case 2: n = dup2(*fd, 200); break;
+		case 3: n = dup3(*fd, 201, O_CLOEXEC); break;
+		case 4: n = fcntl(*fd, F_DUPFD, 300); break;
+		default: n = fcntl(*fd, F_DUPFD_CLOEXEC, 400); break;
+		}
+		if (n < 0)
+			return fail("dup variant %u: %s", i, strerror(errno));
+		close(*fd);
+		*fd = n;
+		if (ping(*fd, i))
+			return fail("through dup variant %u: %s", i, g_err);
+	}
+	/* two fds of one socket used in turn */
+	if ((n = dup(*fd)) < 0)
+		return fail_errno("dup");
+	if (send_pat(n, 106, MSG) || recv_pat(*fd, 206, MSG)) {
+		close(n);
+		return -1;
+	}
+	close(n);
+	return 0;
+}
+
+static int dup_s(int *fd)
+{
+	for (unsigned i = 0; i <= 6; i++)
+		if (echo(*fd, i))
+			return -1;
+	return 0;
+}
+
+static int child_status(pid_t pid, const char *what)
+{
+	int st;
+
+	g_doing = what;
+	if (waitpid(pid, &st, 0) < 0)
+		return fail_errno("waitpid");
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return fail("%s: status 0x%x", what, st);
+	return 0;
+}
+
+static int fork_c(int *fd)
+{
+	for (unsigned i = 0; i < 6; i++)
+		if (ping(*fd, i))
+			return -1;
+	return expect_eof(*fd, "after the serving child exited");
+}
+
+/* accept-then-fork: the child serves, the parent closes its copy at once. */
+static int fork_s(int *fd)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return fail_errno("fork");
+	if (pid == 0) {
+		alarm(watchdog_secs());
+		for (unsigned i = 0; i < 6; i++)
+			if (echo(*fd, i))
+				_exit(1);
+		_exit(0);
+	}
+	close(*fd);
+	*fd = -1;
+	return child_status(pid, "the serving child");
+}
+
+static char g_self[PATH_MAX];
+
+static pid_t spawn_self(char *const argv[])
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execv(g_self, argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* fork+exec of this program with the socket's fd number in argv. */
+static int exec_run(int fd, const char *role)
+{
+	char num[16], name[] = "sockcheck";
+	char *argv[] = { name, (char *)"exec-child", (char *)role, num, NULL };
+	pid_t pid;
+
+	snprintf(num, sizeof(num), "%d", fd);
+	if ((pid = spawn_self(argv)) < 0)
+		return fail_errno("fork");
+	return child_status(pid, "the exec'd image");
+}
+
+static int exec_c(int *fd)
+{
+	if (ping(*fd, 0) || exec_run(*fd, "client"))
+		return -1;
+	/* the parent kept its fd: it goes on where the exec'd image stopped */
+	if (ping(*fd, 5))
+		return -1;
+	return expect_eof(*fd, "at the end");
+}
+
+static int exec_s(int *fd)
+{
+	if (echo(*fd, 0) || exec_run(*fd, "server"))
+		return -1;
+	return 0;
+}
+
+/* The exec'd image: rounds 1..4 (client), or 1..5 and close (server). */
+static int exec_child(const char *role, const char *fdstr)
+{
+	int fd = atoi(fdstr);
+	int server = strcmp(role, "server") == 0;
+
+	g_case = "exec";
+	g_role = server ? "exec'd server" : "exec'd client";
+	watchdog_arm();
+	for (unsigned i = 1; i <= (server ? 5u : 4u); i++)
+		if (server ? echo(fd, i) : ping(fd, i)) {
+			printf("%s: %s: %s\n", g_case, g_role, g_err);
+			return 1;
+		}
+	return 0;
+}
+
+/* ---- cases: threads ------------------------------------------------------ */
+
+struct xfer {
+	int fd;
+	uint64_t seed;
+	size_t n;
+	int rc;
+	char err[sizeof(g_err)];
+};
+
+static void *writer_thread(void *arg)
+{
+	struct xfer *x = arg;
+
+	x->rc = send_with(x->fd, tx_send, x->seed, 0, x->n, "writer thread");
+	return NULL;
+}
+
+/* One thread writes while the calling thread reads, on one socket. */
+static int duplex(int fd, uint64_t wseed, uint64_t rseed, size_t n)
+{
+	static _Thread_local unsigned char buf[64 * KiB];
+	struct xfer x = { .fd = fd, .seed = wseed, .n = n };
+	pthread_t t;
+	size_t done = 0;
+	int rc = 0;
+
+	if (pthread_create(&t, NULL, writer_thread, &x))
+		return fail("pthread_create failed");
+	while (done < n && rc == 0) {
+		ssize_t r = recv(fd, buf, n - done < sizeof(buf) ? n - done : sizeof(buf), 0);
+
+		if (r <= 0)
+			rc = r < 0 ? fail_errno("reader thread: recv") : fail("reader thread: EOF");
+		else if (pat_check(buf, rseed, done, (size_t)r, "reader thread"))
+			rc = -1;
+		else
+			done += (size_t)r;
+	}
+	if (rc)
+		shutdown(fd, SHUT_RDWR);	/* unblock the writer */
+	pthread_join(t, NULL);
+	return rc ? rc : x.rc;
+}
+
+static int threads_rw_c(int *fd) { return duplex(*fd, 120, 121, 16 * MiB); }
+static int threads_rw_s(int *fd) { return duplex(*fd, 121, 120, 16 * MiB); }
+
+/* Two writers frame their messages under a mutex: header, then payload. */
+struct frame {
+	uint32_t writer, seq, len;
+};
+#define FRAMES 2000
+static pthread_mutex_t g_frame_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *frame_writer(void *arg)
+{
+	struct xfer *x = arg;
+	static _Thread_local unsigned char buf[sizeof(struct frame) + 9000];
+
+	for (uint32_t seq = 0; seq < FRAMES && x->rc == 0; seq++) {
+		struct frame h = { (uint32_t)x->seed, seq, (seq * 7919u + (uint32_t)x->seed) % 9000 };
+
+		memcpy(buf, &h, sizeof(h));
+		pat_fill(buf + sizeof(h), x->seed * 1000000 + seq, 0, h.len);
+		pthread_mutex_lock(&g_frame_lock);
+		x->rc = write_all(x->fd, buf, sizeof(h) + h.len, "frame writer");
+		pthread_mutex_unlock(&g_frame_lock);
+	}
+	if (x->rc)
+		memcpy(x->err, g_err, sizeof(g_err));
+	return NULL;
+}
+
+static int threads_writers_c(int *fd)
+{
+	struct xfer x[2] = { { .fd = *fd, .seed = 1 }, { .fd = *fd, .seed = 2 } };
+	pthread_t t[2];
+
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, frame_writer, &x[i]))
+			return fail("pthread_create failed");
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 2; i++)
+		if (x[i].rc)
+			return fail("%s", x[i].err);
+	return recv_tok(*fd, 'k');
+}
+
+static int threads_writers_s(int *fd)
+{
+	static unsigned char buf[9000];
+	uint32_t next[3] = { 0, 0, 0 };
+
+	for (unsigned i = 0; i < 2 * FRAMES; i++) {
+		struct frame h;
+
+		if (read_all(*fd, &h, sizeof(h), "frame header"))
+			return -1;
+		if (h.writer < 1 || h.writer > 2 || h.seq != next[h.writer] || h.len >= 9000)
+			return fail("frame %u: writer %u seq %u len %u, want seq %u (interleaved?)", i,
+				    h.writer, h.seq, h.len, h.writer <= 2 ? next[h.writer] : 0);
+		if (read_all(*fd, buf, h.len, "frame payload") ||
+		    pat_check(buf, h.writer * 1000000ull + h.seq, 0, h.len, "frame payload"))
+			return -1;
+		next[h.writer]++;
+	}
+	return send_tok(*fd, 'k');
+}
+
+/* ---- cases: timeouts and signals ---------------------------------------- */
+
+static int set_timeo(int fd, int opt, long ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	if (setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv)) < 0)
+		return fail_errno("setsockopt timeout");
+	return 0;
+}
+
+static int rcvtimeo_c(int *fd)
+{
+	double t0;
+	char c;
+	ssize_t r;
+
+	if (set_timeo(*fd, SO_RCVTIMEO, 200))
+		return -1;
+	t0 = now_ms();
+	r = read(*fd, &c, 1);
+	if (r != -1 || (errno != EAGAIN && errno != EWOULDBLOCK))
+		return fail("read with SO_RCVTIMEO on an empty socket: %s, want EAGAIN",
+			    r < 0 ? strerror(errno) : "data");
+	if (now_ms() - t0 < 150)
+		return fail("SO_RCVTIMEO of 200 ms returned after %.0f ms", now_ms() - t0);
+	if (send_tok(*fd, 'g') || recv_pat(*fd, 130, 1000))
+		return -1;
+	return send_tok(*fd, 'k');
+}
+
+static int rcvtimeo_s(int *fd) { return sender_s(fd, 130, 1000); }
+
+/* A blocking write with SO_SNDTIMEO to a peer that does not read. */
+static int sndtimeo_c(int *fd)
+{
+	static unsigned char buf[64 * KiB];
+	uint64_t total = 0, got;
+	ssize_t r;
+
+	if (set_timeo(*fd, SO_SNDTIMEO, 100))
+		return -1;
+	g_doing = "writing until SO_SNDTIMEO expires";
+	for (;;) {
+		pat_fill(buf, 131, total, sizeof(buf));
+		r = write(*fd, buf, sizeof(buf));
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (r <= 0)
+			return fail_errno("write with SO_SNDTIMEO");
+		total += (uint64_t)r;
+		if (total > 256 * MiB)
+			return fail("256 MiB written to a peer that does not read");
+	}
+	if (shutdown(*fd, SHUT_WR) < 0)
+		return fail_errno("shutdown");
+	if (read_all(*fd, &got, sizeof(got), "read of the count"))
+		return -1;
+	if (got != total)
+		return fail("the server received %llu bytes, %llu were written",
+			    (unsigned long long)got, (unsigned long long)total);
+	return 0;
+}
+
+static int sndtimeo_s(int *fd)
+{
+	static unsigned char buf[64 * KiB];
+	uint64_t total = 0;
+	ssize_t r;
+
+	if (wait_quiet_ms(*fd, 800) < 0)	/* longer than the client's timeout */
+		return -1;
+	g_doing = "reading to EOF";
+	while ((r = read(*fd, buf, sizeof(buf))) > 0) {
+		if (pat_check(buf, 131, total, (size_t)r, "read"))
+			return -1;
+		total += (uint64_t)r;
+	}
+	if (r < 0)
+		return fail_errno("read");
+	return write_all(*fd, &total, sizeof(total), "write of the count");
+}
+
+static volatile sig_atomic_t g_usr1;
+static atomic_int g_stop_signaller;
+static pthread_t g_main_thread;
+
+static void on_usr1(int sig) { (void)sig; g_usr1++; }
+
+static void *signaller(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&g_stop_signaller)) {
+		msleep(40);
+		pthread_kill(g_main_thread, SIGUSR1);
+	}
+	return NULL;
+}
+
+/* recv while a thread signals the main thread every 40 ms. */
+static ssize_t recv_signalled(int fd, void *b, size_t n, int restart, int *err)
+{
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = restart ? SA_RESTART : 0 };
+	pthread_t t;
+	ssize_t r;
+
+	sigaction(SIGUSR1, &sa, NULL);
+	g_main_thread = pthread_self();
+	atomic_store(&g_stop_signaller, 0);
+	g_usr1 = 0;
+	if (pthread_create(&t, NULL, signaller, NULL)) {
+		*err = EAGAIN;
+		return -2;
+	}
+	r = recv(fd, b, n, MSG_WAITALL);
+	*err = errno;
+	atomic_store(&g_stop_signaller, 1);
+	pthread_join(t, NULL);
+	return r;
+}
+
+static int eintr_c(int *fd)
+{
+	unsigned char buf[1000];
+	ssize_t r;
+	int e;
+
+	g_doing = "recv without SA_RESTART";
+	if ((r = recv_signalled(*fd, buf, sizeof(buf), 0, &e)) != -1 || e != EINTR)
+		return fail("recv interrupted by a handler without SA_RESTART: %s, want EINTR",
+			    r >= 0 ? "data" : strerror(e));
+	if (send_tok(*fd, 'g'))
+		return -1;
+	g_doing = "recv with SA_RESTART";
+	if ((r = recv_signalled(*fd, buf, sizeof(buf), 1, &e)) != (ssize_t)sizeof(buf))
+		return fail("recv with SA_RESTART: returned %zd (%s), want the data", r,
+			    r < 0 ? strerror(e) : "short");
+	if (g_usr1 == 0)
+		return fail("SA_RESTART: no signal arrived during the recv");
+	if (pat_check(buf, 132, 0, sizeof(buf), "recv with SA_RESTART"))
+		return -1;
+	return send_tok(*fd, 'k');
+}
+
+static int eintr_s(int *fd)
+{
+	if (recv_tok(*fd, 'g'))
+		return -1;
+	msleep(300);	/* let signals interrupt the client's recv a few times */
+	if (send_pat(*fd, 132, 1000))	/* one write: a signal after part of it would end the recv */
+		return -1;
+	return recv_tok(*fd, 'k');
+}
+
+/* ---- cases: ioctls ------------------------------------------------------- */
+
+static int fionread_c(int *fd)
+{
+	int n;
+
+	if ((n = inq(*fd)) != 0)
+		return fail("FIONREAD of an empty socket: %d", n);
+	if (send_tok(*fd, 'g') || (n = wait_inq(*fd, 12345)) < 0)
+		return -1;
+	if (n != 12345)
+		return fail("FIONREAD: %d, want the 12345 bytes sent", n);
+	if (ioctl(*fd, SIOCINQ, &n) < 0 || n != 12345)
+		return fail("SIOCINQ: %d, want 12345", n);
+	if (recv_pat(*fd, 140, 345))
+		return -1;
+	if ((n = inq(*fd)) != 12000)
+		return fail("FIONREAD after reading 345: %d, want 12000", n);
+	if (recv_with(*fd, rx_read, 140, 345, 12000, "read") || (n = inq(*fd)) != 0)
+		return n ? fail("FIONREAD after reading all: %d, want 0", n) : -1;
+	return send_tok(*fd, 'k');
+}
+
+static int fionread_s(int *fd) { return sender_s(fd, 140, 12345); }
+
+static int outq(int fd)
+{
+	int n = -1;
+
+	if (ioctl(fd, SIOCOUTQ, &n) < 0)
+		return -1;
+	return n;
+}
+
+static int siocoutq_c(int *fd)
+{
+	long n;
+	int q;
+
+	if ((q = outq(*fd)) != 0)
+		return fail("SIOCOUTQ of an idle socket: %d, want 0", q);
+	if ((n = fill_until_eagain(*fd, 141, 64 * MiB)) < 0)
+		return -1;
+	if ((q = outq(*fd)) <= 0 || q > n)
+		return fail("SIOCOUTQ with a full send buffer: %d, want 1..%ld", q, n);
+	if (shutdown(*fd, SHUT_WR) < 0)
+		return fail_errno("shutdown");
+	g_doing = "waiting for SIOCOUTQ to drop to 0";
+	if (recv_tok(*fd, 'k'))
+		return -1;
+	while ((q = outq(*fd)) != 0) {
+		if (q < 0)
+			return fail_errno("ioctl SIOCOUTQ");
+		msleep(2);
+	}
+	return 0;
+}
+
+static int siocoutq_s(int *fd)
+{
+	static unsigned char buf[64 * KiB];
+	uint64_t total = 0;
+	ssize_t r;
+
+	if (wait_quiet(*fd) < 0)
+		return -1;
+	while ((r = read(*fd, buf, sizeof(buf))) > 0) {
+		if (pat_check(buf, 141, total, (size_t)r, "read"))
+			return -1;
+		total += (uint64_t)r;
+	}
+	if (r < 0)
+		return fail_errno("read");
+	return send_tok(*fd, 'k');
+}
+
+/* ---- cases: peer death, large transfer ---------------------------------- */
+
+/* The serving child reads a little of a stream, then is SIGKILLed. */
+static int peerkill_s(int *fd)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return fail_errno("fork");
+	if (pid == 0) {
+		alarm(watchdog_secs());
+		if (send_pat(*fd, 150, 256 * KiB) || recv_pat(*fd, 151, 256 * KiB))
+			_exit(1);
+		raise(SIGKILL);
+		_exit(1);
+	}
+	close(*fd);
+	*fd = -1;
+	g_doing = "waiting for the killed child";
+	if (waitpid(pid, &st, 0) < 0)
+		return fail_errno("waitpid");
+	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
+		return fail("the serving child did not die of SIGKILL (status 0x%x)", st);
+	return 0;
+}
+
+static int peerkill_c(int *fd)
+{
+	static unsigned char buf[64 * KiB];
+	uint64_t sent = 0;
+	ssize_t r;
+
+	if (recv_pat(*fd, 150, 256 * KiB))
+		return -1;
+	/* write until the peer's death shows; its unread data makes it a reset */
+	g_doing = "writing to a peer that gets killed";
+	for (;;) {
+		pat_fill(buf, 151, sent, sizeof(buf));
+		r = send(*fd, buf, sizeof(buf), MSG_NOSIGNAL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		sent += (uint64_t)r;
+	}
+	if (errno != ECONNRESET && errno != EPIPE)
+		return fail("send to a killed peer: %s, want ECONNRESET or EPIPE", strerror(errno));
+	g_doing = "reading from a killed peer";
+	r = read(*fd, buf, 1);
+	if (r > 0 || (r < 0 && errno != ECONNRESET))
+		return fail("read from a killed peer: %s, want EOF or ECONNRESET",
+			    r > 0 ? "data" : strerror(errno));
+	return 0;
+}
+
+#define LARGE (64 * MiB)
+
+static int large_send(int fd, uint64_t seed)
+{
+	static unsigned char buf[1 * MiB];
+	uint64_t h = FNV_INIT;
+
+	for (size_t off = 0; off < LARGE; off += sizeof(buf)) {
+		pat_fill(buf, seed, off, sizeof(buf));
+		h = fnv1a(h, buf, sizeof(buf));
+		if (write_all(fd, buf, sizeof(buf), "write"))
+			return -1;
+	}
+	return write_all(fd, &h, sizeof(h), "write of the hash");
+}
+
+static int large_recv(int fd, uint64_t seed)
+{
+	static unsigned char buf[1 * MiB];
+	uint64_t h = FNV_INIT, want;
+
+	for (size_t off = 0; off < LARGE;) {
+		ssize_t r = read(fd, buf, sizeof(buf) < LARGE - off ? sizeof(buf) : LARGE - off);
+
+		if (r <= 0)
+			return r < 0 ? fail_errno("read") : fail("EOF after %zu bytes", off);
+		if (pat_check(buf, seed, off, (size_t)r, "read"))
+			return -1;
+		h = fnv1a(h, buf, (size_t)r);
+		off += (size_t)r;
+	}
+	if (read_all(fd, &want, sizeof(want), "read of the hash"))
+		return -1;
+	if (h != want)
+		return fail("FNV-1a of 64 MiB: 0x%016llx, the sender's 0x%016llx",
+			    (unsigned long long)h, (unsigned long long)want);
+	return 0;
+}
+
+static int large_c(int *fd)
+{
+	return large_send(*fd, 160) || large_recv(*fd, 161) ? -1 : 0;
+}
+
+static int large_s(int *fd)
+{
+	return large_recv(*fd, 160) || large_send(*fd, 161) ? -1 : 0;
+}
+
+/* ---- the case table ------------------------------------------------------ */
+
+enum { F_SMALLBUF = 1, F_NOSIGPIPE_IGN = 2 };
+
+static const struct scase {
+	const char *name;
+	int (*server)(int *fd);
+	int (*client)(int *fd);
+	unsigned flags;
+} cases[] = {
+	{ "blocking", blocking_s, blocking_c, 0 },
+	{ "nonblock", nonblock_s, nonblock_c, F_SMALLBUF },
+	{ "calls", calls_s, calls_c, 0 },
+	{ "fortify", fortify_s, fortify_c, 0 },
+	{ "sendfile", sendfile_s, sendfile_c, 0 },
+	{ "peek", peek_s, peek_c, 0 },
+	{ "waitall", waitall_s, waitall_c, 0 },
+	{ "dontwait", dontwait_s, dontwait_c, F_SMALLBUF },
+	{ "nosignal", closer_s, nosignal_c, F_NOSIGPIPE_IGN },
+	{ "sigpipe", closer_s, sigpipe_c, F_NOSIGPIPE_IGN },
+	{ "poll", waits_s, poll_c, 0 },
+	{ "ppoll", waits_s, ppoll_c, 0 },
+	{ "select", waits_s, select_c, 0 },
+	{ "pselect", waits_s, pselect_c, 0 },
+	{ "epoll_lt", epoll_lt_s, epoll_lt_c, 0 },
+	{ "epoll_et", epoll_et_s, epoll_et_c, 0 },
+	{ "epoll_oneshot", epoll_oneshot_s, epoll_oneshot_c, 0 },
+	{ "epoll_rdhup", epoll_rdhup_s, epoll_rdhup_c, 0 },
+	{ "epoll_nested", epoll_nested_s, epoll_nested_c, 0 },
+	{ "epoll_mixed", epoll_mixed_s, epoll_mixed_c, 0 },
+	{ "epollout", epollout_s, epollout_c, F_SMALLBUF },
+	{ "shut_wr", shut_wr_s, shut_wr_c, 0 },
+	{ "shut_rd", shut_rd_s, shut_rd_c, 0 },
+	{ "reset", reset_s, reset_c, 0 },
+	{ "dup", dup_s, dup_c, 0 },
+	{ "fork", fork_s, fork_c, 0 },
+	{ "exec", exec_s, exec_c, 0 },
+	{ "threads_rw", threads_rw_s, threads_rw_c, 0 },
+	{ "threads_writers", threads_writers_s, threads_writers_c, 0 },
+	{ "rcvtimeo", rcvtimeo_s, rcvtimeo_c, 0 },
+	{ "sndtimeo", sndtimeo_s, sndtimeo_c, F_SMALLBUF },
+	{ "eintr", eintr_s, eintr_c, 0 },
+	{ "fionread", fionread_s, fionread_c, 0 },
+	{ "siocoutq", siocoutq_s, siocoutq_c, F_SMALLBUF },
+	{ "peerkill", peerkill_s, peerkill_c, 0 },
+	{ "large", large_s, large_c, 0 },
+};
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
+
+static const struct scase *find_case(const char *name)
+{
+	for (size_t i = 0; i < NCASES; i++)
+		if (strcmp(cases[i].name, name) == 0)
+			return &cases[i];
+	return NULL;
+}
+
+/* ---- the two ends -------------------------------------------------------- */
+
+static int small_bufs(int fd)
+{
+	int v = SMALLBUF;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) < 0)
+		return fail_errno("setsockopt SO_SNDBUF/SO_RCVBUF");
+	return 0;
+}
+
+static int announce_port(int lfd, const char *port_arg)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	const char *rfd = getenv("SOCKCHECK_READY_FD");
+	char line[32];
+	int n;
+
+	if (getsockname(lfd, (struct sockaddr *)&a, &len) < 0)
+		return fail_errno("getsockname");
+	n = snprintf(line, sizeof(line), "%u\n", ntohs(a.sin_port));
+	if (rfd && *rfd) {
+		int fd = atoi(rfd);
+
+		if (write_all(fd, line, (size_t)n, "write of the port"))
+			return -1;
+		close(fd);
+	} else if (strcmp(port_arg, "0") == 0) {
+		printf("port %s", line);
+		fflush(stdout);
+	}
+	return 0;
+}
+
+static int run_server(const char *port, const struct scase *c, int *fd)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (lfd < 0)
+		return fail_errno("socket");
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if ((c->flags & F_SMALLBUF) && small_bufs(lfd))
+		return -1;
+	if (bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		return fail_errno("bind");
+	if (listen(lfd, 8) < 0)
+		return fail_errno("listen");
+	if (announce_port(lfd, port))
+		return -1;
+	g_doing = "waiting for the client to connect";
+	*fd = accept(lfd, NULL, NULL);
+	if (*fd < 0)
+		return fail_errno("accept");
+	close(lfd);
+	g_doing = "running the case";
+	return c->server(fd);
+}
+
+static int run_client(const char *host, const char *port, const struct scase *c, int *fd)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)) };
+
+	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
+		return fail("%s: not an IPv4 address", host);
+	*fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (*fd < 0)
+		return fail_errno("socket");
+	if ((c->flags & F_SMALLBUF) && small_bufs(*fd))
+		return -1;
+	g_doing = "connecting";
+	if (connect(*fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		return fail_errno("connect");
+	g_doing = "running the case";
+	return c->client(fd);
+}
+
+/* ---- pair mode: both ends as separate processes -------------------------- */
+
+static pid_t g_kids[2];
+
+static void on_pair_watchdog(int sig)
+{
+	static const char msg[] = "pair: watchdog: the ends did not finish, killed\n";
+
+	(void)sig;
+	for (int i = 0; i < 2; i++)
+		if (g_kids[i] > 0)
+			kill(g_kids[i], SIGKILL);
+	(void)!write(STDOUT_FILENO, msg, sizeof(msg) - 1);
+	_exit(3);
+}
+
+static pid_t spawn_end(char **wrap, int nwrap, char **args, int nargs)
+{
+	char *argv[32];
+	int n = 0;
+	pid_t pid;
+
+	for (int i = 0; i < nwrap && n < 20; i++)
+		argv[n++] = wrap[i];
+	argv[n++] = g_self;
+	for (int i = 0; i < nargs; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		fprintf(stderr, "sockcheck: exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+static int run_pair(const char *name, char **wrap, int nwrap)
+{
+	struct sigaction sa = { .sa_handler = on_pair_watchdog };
+	char rfd[16], port[16] = "", *sargs[] = { (char *)"server", (char *)"0", (char *)name };
+	char *cargs[] = { (char *)"client", (char *)"127.0.0.1", port, (char *)name };
+	int p[2], st, rc = 0;
+	ssize_t r;
+
+	if (pipe(p) < 0)
+		return perror("pipe"), 2;
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(watchdog_secs() + 5);
+	snprintf(rfd, sizeof(rfd), "%d", p[1]);
+	setenv("SOCKCHECK_READY_FD", rfd, 1);
+	fflush(stdout);
+	g_kids[0] = spawn_end(wrap, nwrap, sargs, 3);
+	close(p[1]);
+	unsetenv("SOCKCHECK_READY_FD");
+	r = read(p[0], port, sizeof(port) - 1);
+	close(p[0]);
+	if (r > 0) {
+		port[r] = 0;
+		port[strcspn(port, "\n")] = 0;
+		g_kids[1] = spawn_end(wrap, nwrap, cargs, 4);
+	} else {
+		printf("%s: pair: the server did not announce its port\n", name);
+		rc = 1;
+	}
+	for (int i = 0; i < 2; i++)
+		if (g_kids[i] > 0 && (waitpid(g_kids[i], &st, 0) < 0 || !WIFEXITED(st) ||
+				      WEXITSTATUS(st) != 0))
+			rc = 1;
+	return rc;
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: sockcheck server PORT CASE\n"
+			"       sockcheck client HOST PORT CASE\n"
+			"       sockcheck pair CASE [WRAPPER...]\n"
+			"       sockcheck list\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	const struct scase *c;
+	int fd = -1, rc;
+
+	ssize_t n = readlink("/proc/self/exe", g_self, sizeof(g_self) - 1);
+	if (n <= 0)
+		return perror("readlink /proc/self/exe"), 2;
+	g_self[n] = 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && strcmp(argv[1], "list") == 0) {
+		for (size_t i = 0; i < NCASES; i++)
+			puts(cases[i].name);
+		return 0;
+	}
+	if (argc == 4 && strcmp(argv[1], "exec-child") == 0)
+		return exec_child(argv[2], argv[3]);
+	if (argc >= 3 && strcmp(argv[1], "pair") == 0)
+		return find_case(argv[2]) ? run_pair(argv[2], argv + 3, argc - 3) : usage();
+	if (!((argc == 4 && strcmp(argv[1], "server") == 0) ||
+	      (argc == 5 && strcmp(argv[1], "client") == 0)))
+		return usage();
+	if (!(c = find_case(argv[argc - 1]))) {
+		fprintf(stderr, "sockcheck: unknown case '%s' (see sockcheck list)\n", argv[argc - 1]);
+		return 2;
+	}
+	g_case = c->name;
+	g_role = argv[1];
+	if (!(c->flags & F_NOSIGPIPE_IGN))
+		signal(SIGPIPE, SIG_IGN);	/* a failure is reported, not a silent death */
+	watchdog_arm();
+	if (argc == 4)
+		rc = run_server(argv[2], c, &fd);
+	else
+		rc = run_client(argv[2], argv[3], c, &fd);
+	if (fd >= 0)
+		close(fd);
+	if (rc) {
+		printf("%s: %s: %s\n", g_case, g_role, g_err);
+		return 1;
+	}
+	printf("%s ok\n", g_case);
+	return 0;
+}
