@@ -222,15 +222,17 @@ sp_jobs() { # ROUND: the round's jobs, TCP first in odd rounds, SMC first in eve
 	for m in $first $second; do
 		local wrap=""
 		[ "$m" = tcp ] || wrap="$SMC_RUN"
-		echo "pp14 $m 1 ${PORT[sp_$m]} $wrap pp -m 14"
-		echo "pp14same $m 0 ${PORT[sp_$m]} $wrap pp -m 14"
-		echo "pp1k $m 1 ${PORT[sp_$m]} $wrap pp -m 1024"
+		# --mps: sockperf sizes its sequence table by the rate; with the
+		# default it overflows ("_seqN > m_maxSequenceNo") past ~4 M pings
+		echo "pp14 $m 1 ${PORT[sp_$m]} $wrap pp -m 14 --mps=10000000"
+		echo "pp14same $m 0 ${PORT[sp_$m]} $wrap pp -m 14 --mps=10000000"
+		echo "pp1k $m 1 ${PORT[sp_$m]} $wrap pp -m 1024 --mps=10000000"
 		echo "tp64k $m 1 ${PORT[sp_$m]} $wrap tp -m 65536"
 		echo "tp64 $m 1 ${PORT[sp_$m]} $wrap tp -m 64"
 		if [ "$m" = smc ]; then
-			echo "pp14nospin smc 1 ${PORT[sp_nospin]} env SMC_SPIN_USEC=0 $SMC_RUN pp -m 14"
+			echo "pp14nospin smc 1 ${PORT[sp_nospin]} env SMC_SPIN_USEC=0 $SMC_RUN pp -m 14 --mps=10000000"
 			# one-sided: the client preloaded, the plain TCP server
-			echo "onesided smc 1 ${PORT[sp_tcp]} $SMC_RUN pp -m 14"
+			echo "onesided smc 1 ${PORT[sp_tcp]} $SMC_RUN pp -m 14 --mps=10000000"
 		fi
 	done
 }

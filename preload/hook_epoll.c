@@ -336,11 +336,10 @@ static int merge_kernel(struct ewait *w, int have, int m)
 			w->ev[out++] = k;
 			continue;
 		}
-		r = entry_ready(e, sc, &mode, true);
-		if ((mode & SOFT_IN_RING) && (k.events & EPOLLIN) && !(r & EPOLLIN)) {
+		/* a doorbell woke us: take it now, not in one more wait */
+		if (sconn_mapped(sc) && atomic_load(&sc->rx_cut) && (k.events & EPOLLIN))
 			soft_drain(e->fd, sc);
-			r |= entry_ready(e, sc, &mode, true);
-		}
+		r = entry_ready(e, sc, &mode, true);
 		if (!e->disarmed || r) {
 			uint32_t kb = 0;
 

@@ -71,12 +71,12 @@ static short kernel_events(struct pwait *w, nfds_t i)
 static short merged(struct pwait *w, nfds_t i, int fd, short k)
 {
 	unsigned mode;
-	short r = ring_revents(w, i, &mode), want = w->fds[i].events;
+	short r, want = w->fds[i].events;
 
-	if ((mode & SOFT_IN_RING) && (k & POLLIN) && !(r & POLLIN)) {
+	/* a doorbell woke us: take it now, not in one more wait */
+	if (atomic_load(&w->sc[i]->rx_cut) && (k & POLLIN))
 		soft_drain(fd, w->sc[i]);
-		r = ring_revents(w, i, &mode);
-	}
+	r = ring_revents(w, i, &mode);
 	if (!(mode & SOFT_IN_RING))
 		r |= k & want & (POLLIN | POLLRDNORM | POLLPRI);
 	if (!(mode & SOFT_OUT_RING))

@@ -57,10 +57,13 @@ static size_t iov_total(const struct iovec *iov, int cnt)
 	return t;
 }
 
+/* One buffer through send()/recv(): what the application called, usually. */
 static ssize_t tcp_sendv(int fd, const struct iovec *iov, int cnt, int flags)
 {
 	struct msghdr mh = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
 
+	if (cnt == 1)
+		return next.send(fd, iov[0].iov_base, iov[0].iov_len, flags);
 	return next.sendmsg(fd, &mh, flags);
 }
 
@@ -68,6 +71,8 @@ static ssize_t tcp_recvv(int fd, const struct iovec *iov, int cnt, int flags)
 {
 	struct msghdr mh = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
 
+	if (cnt == 1)
+		return next.recv(fd, iov[0].iov_base, iov[0].iov_len, flags);
 	return next.recvmsg(fd, &mh, flags);
 }
 

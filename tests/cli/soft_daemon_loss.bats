@@ -1,0 +1,66 @@
+#!/usr/bin/env bats
+# smc_softd is only the broker: killed, it takes no established connection
+# with it (their data moves through memory the two ends already share), and
+# new connections fall back to plain TCP and still work.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+RUN="$SMC_BIN/smc_run"
+ECHO="$SMC_TOP/tests/progs/echo.py"
+
+setup() {
+	softd_start
+	T=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+	[ -z "${SERVER:-}" ] || { kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; }
+	[ -z "${SOFTD_PID:-}" ] || softd_stop || true
+}
+
+start_server() {
+	"$RUN" python3 "$ECHO" server --host 127.0.0.1 --port 0 >"$T/server.out" 2>&1 3>&- &
+	SERVER=$!
+	for _ in $(seq 200); do
+		PORT=$(sed -n 's/^port //p' "$T/server.out")
+		[ -n "$PORT" ] && return 0
+		sleep 0.05
+	done
+	cat "$T/server.out"
+	return 1
+}
+
+# Rows of smcss -a (JSON) for connections on PORT, as "mode" lines.
+modes() {
+	"$SMC_BIN/smcss" -a -j | python3 -c 'import json, sys
+port = int(sys.argv[1])
+for s in json.load(sys.stdin)["sockets"]:
+    if s["state"] == "ACTIVE" and port in (s["local_port"], s["peer_port"]):
+        print(s["mode"])' "$PORT"
+}
+
+@test "daemon killed: the established connection goes on, the next one is plain TCP" {
+	start_server
+	"$RUN" python3 "$ECHO" client --host 127.0.0.1 --port "$PORT" --conns 2 \
+		--bytes 200000000 --chunk 65536 --linger 2 >"$T/client.out" 2>&1 3>&- &
+	local client=$!
+	for _ in $(seq 100); do
+		[ "$(modes | grep -c SMCD)" -eq 4 ] && break
+		sleep 0.05
+	done
+	[ "$(modes | grep -c SMCD)" -eq 4 ]
+	kill -KILL "$SOFTD_PID"
+	wait "$SOFTD_PID" || true
+	SOFTD_PID=
+	rm -f "$SMC_SOFT_SOCKET"
+	wait "$client"
+	run cat "$T/client.out"
+	[ "$output" = "ok conns=2 bytes=200000000" ]
+	# a new connection: no daemon to pair it, plain TCP, same result
+	SMC_DEBUG=1 run --separate-stderr "$RUN" python3 "$ECHO" client --host 127.0.0.1 \
+		--port "$PORT" --conns 1 --bytes 1000000 --chunk 1000
+	[ "$status" -eq 0 ]
+	[ "$output" = "ok conns=1 bytes=1000000" ]
+	grep -q "libsmc-preload: soft backend not reachable: .*, using TCP" <<<"$stderr"
+}
