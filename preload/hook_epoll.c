@@ -378,14 +378,6 @@ static int merge_kernel(struct ewait *w, int have, int m)
 	return out;
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int kernel_wait(struct ewait *w, int have, int64_t timeout_ns, const sigset_t *mask)
 {
 	int ms = timeout_ns < 0 ? -1 : (int)((timeout_ns + 999999) / 1000000);
@@ -398,7 +390,7 @@ static int kernel_wait(struct ewait *w, int have, int64_t timeout_ns, const sigs
 
 static int soft_epoll_wait(struct ewait *w, int64_t timeout_ns, const sigset_t *mask)
 {
-	int64_t end = timeout_ns >= 0 ? mono_ns() + timeout_ns : -1;
+	int64_t end = timeout_ns >= 0 ? soft_now_ns() + timeout_ns : -1;
 	bool spun = false;
 
 	if (w->max <= 0) {
@@ -406,7 +398,7 @@ static int soft_epoll_wait(struct ewait *w, int64_t timeout_ns, const sigset_t *
 		return -1;
 	}
 	for (;;) {
-		int64_t left = end < 0 ? -1 : end - mono_ns();
+		int64_t left = end < 0 ? -1 : end - soft_now_ns();
 		int n = ring_scan(w, true), r;
 
 		if (left < 0 && end >= 0)
@@ -429,7 +421,7 @@ static int soft_epoll_wait(struct ewait *w, int64_t timeout_ns, const sigset_t *
 		arm_all(w, false);
 		if (r != 0)
 			return r;
-		if (end >= 0 && mono_ns() >= end)
+		if (end >= 0 && soft_now_ns() >= end)
 			return 0;
 	}
 }

@@ -23,14 +23,6 @@ struct pwait {
 	int paired;
 };
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 #define KERNEL_BITS (POLLERR | POLLHUP | POLLNVAL)
 
 /* The ring's answer for fds[i], in the bits it decides. */
@@ -123,12 +115,12 @@ static bool spin_allowed(struct pwait *w)
 
 static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, const sigset_t *mask)
 {
-	int64_t end = timeout_ns >= 0 ? mono_ns() + timeout_ns : -1;
+	int64_t end = timeout_ns >= 0 ? soft_now_ns() + timeout_ns : -1;
 	bool spun = false;
 	int r;
 
 	for (;;) {
-		int64_t left = end < 0 ? -1 : end - mono_ns();
+		int64_t left = end < 0 ? -1 : end - soft_now_ns();
 		bool ready = false;
 
 		if (any_ring_ready(w) || left == 0 || (end >= 0 && left < 0))
@@ -152,7 +144,7 @@ static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, cons
 				soft_disarm(w->sc[i]);
 		if (r != 0)
 			return r;
-		if (end >= 0 && mono_ns() >= end)
+		if (end >= 0 && soft_now_ns() >= end)
 			return 0;
 	}
 }
@@ -318,14 +310,14 @@ EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *
 			return -1;
 		}
 		t = (int64_t)tv->tv_sec * 1000000000 + (int64_t)tv->tv_usec * 1000;
-		start = mono_ns();
+		start = soft_now_ns();
 	}
 	r = soft_select(nfds, rd, wr, ex, t, NULL);
 	if (r == -2)
 		return next.select(nfds, rd, wr, ex, tv);
 	if (tv) {
 		/* Linux leaves the time not slept */
-		int64_t left = t - (mono_ns() - start);
+		int64_t left = t - (soft_now_ns() - start);
 
 		if (left < 0)
 			left = 0;

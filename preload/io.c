@@ -192,14 +192,6 @@ static bool tx_space(struct sconn *sc)
 	return dmb_space(&sc->dmb) != 0;
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Wait for room, tx_lock not held (Linux, too, lets other senders in while
  * one waits for memory).  *deadline: SO_SNDTIMEO's end for the whole call
@@ -228,10 +220,10 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 	if (!*deadline) {
 		*deadline = -1;
 		if (!getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) && (tv.tv_sec || tv.tv_usec))
-			*deadline = mono_ms() + tv.tv_sec * 1000 + tv.tv_usec / 1000;
+			*deadline = soft_now_ns() / 1000000 + tv.tv_sec * 1000 + tv.tv_usec / 1000;
 	}
 	if (*deadline > 0) {
-		int64_t left = *deadline - mono_ms();
+		int64_t left = *deadline - soft_now_ns() / 1000000;
 
 		if (left <= 0) {
 			dmb_tx_sleep_end(&sc->dmb);
@@ -252,7 +244,10 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 	if (p.revents & POLLERR) {
 		len = sizeof(err);
 		if (!getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) && err) {
-			atomic_store(&sc->rx_err, err);
+			/* a reset is the reader's news too; EPIPE (a reset after
+			 * the peer's FIN) only the writer's, the reader sees EOF */
+			if (err == ECONNRESET)
+				atomic_store(&sc->rx_err, err);
 			return -err;
 		}
 	}
@@ -447,7 +442,7 @@ static int wait_data(int fd, struct sconn *sc)
 		atomic_store(&sc->rx_eof, true);
 		return 0;
 	}
-	if (errno == ECONNRESET || errno == EPIPE || errno == ETIMEDOUT)
+	if (errno == ECONNRESET || errno == ETIMEDOUT)
 		atomic_store(&sc->rx_err, errno);
 	return -errno;
 }

@@ -223,6 +223,14 @@ bool soft_spin_until(bool (*ready)(void *), void *arg);
 void soft_epoll_closed(int fd);
 
 /* ---- wait.c ---- */
+/* CLOCK_MONOTONIC in nanoseconds (vDSO: no system call). */
+static inline int64_t soft_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 /* Spin until cond(sc) or the budget is spent; true if cond came true. */
 bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx);
 void soft_note_cpu(struct sconn *sc, bool rx);

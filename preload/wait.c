@@ -17,14 +17,6 @@
 static _Atomic unsigned budget_ns = UINT32_MAX;
 static _Atomic unsigned skipped;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -63,7 +55,7 @@ static void spin_result(unsigned used, bool ok)
 
 static bool spin_for(unsigned ns, bool (*ready)(void *), void *arg)
 {
-	uint64_t end = now_ns() + ns;
+	uint64_t end = (uint64_t)soft_now_ns() + ns;
 
 	do {
 		for (int i = 0; i < 16; i++) {
@@ -71,7 +63,7 @@ static bool spin_for(unsigned ns, bool (*ready)(void *), void *arg)
 				return true;
 			cpu_relax();
 		}
-	} while (now_ns() < end);
+	} while ((uint64_t)soft_now_ns() < end);
 	return false;
 }
 
