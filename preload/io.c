@@ -253,7 +253,8 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 	}
 	if (p.revents & POLLHUP)
 		return -EPIPE;
-	if (atomic_load(&sc->rx_cut)) {
+	/* the peer's doorbells for us may stand between us and its FIN */
+	if (soft_rx_cut_now(sc)) {
 		soft_drain(fd, sc);
 	} else if (!tx_space(sc)) {
 		char c;

@@ -7,8 +7,7 @@
 
 #include "soft.h"
 
-/* The fence is behind us: reading from the ring is all that is left. */
-static bool rx_cut_now(struct sconn *sc)
+bool soft_rx_cut_now(struct sconn *sc)
 {
 	uint64_t f;
 
@@ -31,7 +30,7 @@ unsigned soft_ready(struct sconn *sc, unsigned *mode)
 		return 0;
 	sconn_attach_late(sc);
 	st = dmb_peer_state(&sc->dmb);
-	if (rx_cut_now(sc)) {
+	if (soft_rx_cut_now(sc)) {
 		long avail = dmb_readable(&sc->dmb);
 
 		*mode |= SOFT_IN_RING;

@@ -203,6 +203,9 @@ long soft_outq(struct sconn *sc);
 int soft_shutdown(int fd, struct sconn *sc, int how);
 
 /* ---- ready.c: readiness for poll and epoll ---- */
+/* Whether the fence is behind us (marks rx cut over if it just became so):
+ * what TCP still carries are doorbells. */
+bool soft_rx_cut_now(struct sconn *sc);
 #define SOFT_IN_RING  0x1u          /* IN decided by the ring (else the kernel) */
 #define SOFT_OUT_RING 0x2u          /* OUT decided by the ring */
 /* Which of POLLIN/POLLOUT/POLLRDHUP/POLLHUP/POLLERR the ring says now;
