@@ -215,24 +215,26 @@ servers_ready
 results="$tmp/results.tsv"
 : >"$results"
 
-sp_jobs() { # ROUND: the round's jobs, TCP first in odd rounds, SMC first in even
-	local first=tcp second=smc
-	[ $(($1 % 2)) -eq 1 ] || { first=smc; second=tcp; }
-	local m
-	for m in $first $second; do
-		local wrap=""
-		[ "$m" = tcp ] || wrap="$SMC_RUN"
-		# --mps: sockperf sizes its sequence table by the rate; with the
-		# default it overflows ("_seqN > m_maxSequenceNo") past ~4 M pings
-		echo "pp14 $m 1 ${PORT[sp_$m]} $wrap pp -m 14 --mps=10000000"
-		echo "pp14same $m 0 ${PORT[sp_$m]} $wrap pp -m 14 --mps=10000000"
-		echo "pp1k $m 1 ${PORT[sp_$m]} $wrap pp -m 1024 --mps=10000000"
-		echo "tp64k $m 1 ${PORT[sp_$m]} $wrap tp -m 65536"
-		echo "tp64 $m 1 ${PORT[sp_$m]} $wrap tp -m 64"
-		if [ "$m" = smc ]; then
-			echo "pp14nospin smc 1 ${PORT[sp_nospin]} env SMC_SPIN_USEC=0 $SMC_RUN pp -m 14 --mps=10000000"
-			# one-sided: the client preloaded, the plain TCP server
-			echo "onesided smc 1 ${PORT[sp_tcp]} $SMC_RUN pp -m 14 --mps=10000000"
+sp_jobs() { # ROUND: the round's jobs; each SMC run next to its TCP run, in
+	# turn before and after it; the spin-off and one-sided runs, compared
+	# with pp14's TCP run, stand next to it too
+	local smc="$SMC_RUN" t s
+	local pp="pp -m 14 --mps=10000000"
+	# --mps: sockperf sizes its sequence table by the rate; with the
+	# default it overflows ("_seqN > m_maxSequenceNo") past ~4 M pings
+	local -a group=(
+		"pp14 tcp 1 ${PORT[sp_tcp]} $pp|pp14 smc 1 ${PORT[sp_smc]} $smc $pp|pp14nospin smc 1 ${PORT[sp_nospin]} env SMC_SPIN_USEC=0 $smc $pp|onesided smc 1 ${PORT[sp_tcp]} $smc $pp"
+		"pp14same tcp 0 ${PORT[sp_tcp]} $pp|pp14same smc 0 ${PORT[sp_smc]} $smc $pp"
+		"pp1k tcp 1 ${PORT[sp_tcp]} pp -m 1024 --mps=10000000|pp1k smc 1 ${PORT[sp_smc]} $smc pp -m 1024 --mps=10000000"
+		"tp64k tcp 1 ${PORT[sp_tcp]} tp -m 65536|tp64k smc 1 ${PORT[sp_smc]} $smc tp -m 65536"
+		"tp64 tcp 1 ${PORT[sp_tcp]} tp -m 64|tp64 smc 1 ${PORT[sp_smc]} $smc tp -m 64"
+	)
+	for t in "${group[@]}"; do
+		IFS='|' read -r -a s <<<"$t"
+		if [ $(($1 % 2)) -eq 1 ]; then
+			printf '%s\n' "${s[@]}"
+		else
+			printf '%s\n' "${s[@]}" | tac
 		fi
 	done
 }

@@ -52,20 +52,10 @@ static int kernel_stream_socket(int domain, int type, int protocol)
 	return fd;
 }
 
-static int tcp_stream_socket(int domain, int type, int protocol)
-{
-	return preload_next_socket(domain, type, protocol);
-}
-
 const struct preload_backend preload_backend_kernel = {
 	.name = "kernel",
 	.stream_socket = kernel_stream_socket,
 	.needs_kernel_smc = true,
-};
-
-const struct preload_backend preload_backend_tcp = {
-	.name = "tcp",
-	.stream_socket = tcp_stream_socket,
 };
 
 /* A TCP socket the soft data path may take over once it is connected. */

@@ -1,8 +1,10 @@
 /*
- * The control connection to smc_softd: one per process, opened on the first
- * PAIR, used only asynchronously after that (reg_client.h), so pairing never
- * makes the application wait.  When the daemon cannot be reached, sockets
- * stay TCP and a new attempt is made at most once a second.
+ * The control connection to smc_softd: one per process, opened at the
+ * process's first TCP socket (ctl_hello: the daemon then lists the process's
+ * sockets in smcss) or else at the first PAIR, used only asynchronously
+ * after that (reg_client.h), so pairing never makes the application wait.
+ * When the daemon cannot be reached, sockets stay TCP and a new attempt is
+ * made at most once a second.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +42,8 @@ static struct soft_pstats private_stats = {
 };
 struct soft_pstats *pstats = &private_stats;
 static bool stats_shared;
+static _Atomic bool said_hello;             /* the connection is open since ctl_hello */
+static _Atomic time_t hello_at;             /* no daemon: ctl_hello tries again then */
 
 static time_t now_sec(void)
 {
@@ -102,6 +107,35 @@ static bool ctl_open(void)
 	return true;
 }
 
+/*
+ * No daemon is not worth a socket or a word until a connection could pair:
+ * without the control socket's file, look again a second later.
+ */
+static bool daemon_there(void)
+{
+	time_t now = now_sec();
+	struct stat sb;
+
+	if (now < atomic_load_explicit(&hello_at, memory_order_relaxed))
+		return false;
+	if (stat(soft_cfg.socket_path, &sb) == 0 && S_ISSOCK(sb.st_mode))
+		return true;
+	atomic_store_explicit(&hello_at, now + CTL_RETRY_SEC, memory_order_relaxed);
+	return false;
+}
+
+void ctl_hello(void)
+{
+	if (atomic_load_explicit(&said_hello, memory_order_relaxed) || !daemon_there())
+		return;
+	/* a thread in the middle of a PAIR has it open already, or will */
+	if (pthread_mutex_trylock(&ctl_mu))
+		return;
+	if (ctl_open())
+		atomic_store(&said_hello, true);
+	pthread_mutex_unlock(&ctl_mu);
+}
+
 static void give_up(struct sconn *sc)
 {
 	atomic_store(&sc->state, SC_TCP);
@@ -118,6 +152,7 @@ static void ctl_lost(void)
 	atomic_store(&npend_hint, 0);
 	soft_reg_close(&conn);
 	retry_at = now_sec() + CTL_RETRY_SEC;
+	atomic_store(&said_hello, false);
 }
 
 static bool pend_add(uint32_t seq, struct sconn *sc)
@@ -178,11 +213,14 @@ void ctl_maybe_pair(int fd, struct sconn *sc)
 	seq = soft_reg_pair_send(&conn, fd, sc->role == 1 ? 1 : 0,
 				 preload_cfg.sndbuf > 0 ? (uint32_t)preload_cfg.sndbuf : 0,
 				 preload_cfg.rcvbuf > 0 ? (uint32_t)preload_cfg.rcvbuf : 0);
-	if (seq <= 0) {
+	if (seq == -EAGAIN) {
+		/* the daemon is behind a burst of connections: ask again later */
+		atomic_store(&sc->calls, 0);
+		atomic_store(&sc->state, SC_NEW);
+	} else if (seq <= 0) {
 		preload_dbg("libsmc-preload: soft pairing not asked: %s\n", strerror((int)-seq));
 		give_up(sc);
-		if (seq != -EAGAIN)
-			ctl_lost();
+		ctl_lost();
 	} else {
 		sc->seq = (uint32_t)seq;
 		if (!pend_add(sc->seq, sc))
@@ -374,6 +412,8 @@ static void fork_child(void)
 	conn.fd = -1;
 	retry_at = 0;
 	stats_shared = false;
+	atomic_store(&said_hello, false);
+	atomic_store(&hello_at, 0);
 	pthread_mutex_init(&ctl_mu, NULL);
 	ctl_after_fork_child();
 }

@@ -39,8 +39,14 @@ static int accepted(int lfd, int fd, int flags)
 	if (fd < 0 || !(sc = fd_get(lfd)))
 		return fd;
 	put(sc);
-	if (fd_track(fd, 1))
+	if (fd_track(fd, 1)) {
+		int saved = errno;
+
 		soft_set_nonblock(fd, (flags & SOCK_NONBLOCK) != 0);
+		/* a forked worker that only accepts is listed in smcss too */
+		ctl_hello();
+		errno = saved;
+	}
 	return fd;
 }
 
@@ -164,6 +170,23 @@ EXPORT int fcntl64(int fd, int cmd, ...)
 	va_end(ap);
 	PRELOAD_INIT();
 	return fcntl_common(next.fcntl64 ? next.fcntl64 : next.fcntl, fd, cmd, arg);
+}
+
+/* Only to see SO_RCVTIMEO change: a futex wait needs it (io.c). */
+EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	struct sconn *sc;
+	bool held;
+	int r;
+
+	PRELOAD_INIT();
+	r = next.setsockopt(fd, level, name, val, len);
+	if (r == 0 && level == SOL_SOCKET &&
+	    (name == SO_RCVTIMEO_OLD || name == SO_RCVTIMEO_NEW) && (sc = fd_hold(fd, &held))) {
+		atomic_store(&sc->rcvtimeo_ms, -1);
+		fd_unhold(sc, held);
+	}
+	return r;
 }
 
 EXPORT int ioctl(int fd, unsigned long req, ...)

@@ -13,40 +13,42 @@
 
 extern void __chk_fail(void) __attribute__((noreturn));
 
-static void put(struct sconn *sc)
+static void put(struct sconn *sc, bool held)
 {
 	int saved = errno;
 
-	sconn_put(sc);
+	fd_unhold(sc, held);
 	errno = saved;
 }
 
-static ssize_t recv1(int fd, struct sconn *sc, void *buf, size_t len, int flags)
+static ssize_t recv1(int fd, struct sconn *sc, bool held, void *buf, size_t len, int flags)
 {
 	struct iovec v = { .iov_base = buf, .iov_len = len };
 	ssize_t r = soft_recv(fd, sc, &v, 1, flags, NULL);
 
-	put(sc);
+	put(sc, held);
 	return r;
 }
 
-static ssize_t send1(int fd, struct sconn *sc, const void *buf, size_t len, int flags)
+static ssize_t send1(int fd, struct sconn *sc, bool held, const void *buf, size_t len,
+		     int flags)
 {
 	struct iovec v = { .iov_base = (void *)buf, .iov_len = len };
 	ssize_t r = soft_send(fd, sc, &v, 1, flags, NULL);
 
-	put(sc);
+	put(sc, held);
 	return r;
 }
 
 EXPORT ssize_t read(int fd, void *buf, size_t len)
 {
 	struct sconn *sc;
+	bool held;
 
 	PRELOAD_INIT();
-	if (!(sc = fd_get(fd)))
+	if (!(sc = fd_hold(fd, &held)))
 		return next.read(fd, buf, len);
-	return recv1(fd, sc, buf, len, 0);
+	return recv1(fd, sc, held, buf, len, 0);
 }
 
 EXPORT ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
@@ -59,21 +61,23 @@ EXPORT ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
 EXPORT ssize_t write(int fd, const void *buf, size_t len)
 {
 	struct sconn *sc;
+	bool held;
 
 	PRELOAD_INIT();
-	if (!(sc = fd_get(fd)))
+	if (!(sc = fd_hold(fd, &held)))
 		return next.write(fd, buf, len);
-	return send1(fd, sc, buf, len, 0);
+	return send1(fd, sc, held, buf, len, 0);
 }
 
 EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
 	struct sconn *sc;
+	bool held;
 
 	PRELOAD_INIT();
-	if (!(sc = fd_get(fd)))
+	if (!(sc = fd_hold(fd, &held)))
 		return next.recv(fd, buf, len, flags);
-	return recv1(fd, sc, buf, len, flags);
+	return recv1(fd, sc, held, buf, len, flags);
 }
 
 EXPORT ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags)
@@ -86,11 +90,12 @@ EXPORT ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int flag
 EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
 {
 	struct sconn *sc;
+	bool held;
 
 	PRELOAD_INIT();
-	if (!(sc = fd_get(fd)))
+	if (!(sc = fd_hold(fd, &held)))
 		return next.send(fd, buf, len, flags);
-	return send1(fd, sc, buf, len, flags);
+	return send1(fd, sc, held, buf, len, flags);
 }
 
 /* Through a message header, so the plain path counts the bytes for the fence. */
@@ -101,15 +106,16 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockadd
 	struct msghdr mh = { .msg_name = addr, .msg_namelen = addr && alen ? *alen : 0,
 			     .msg_iov = &v, .msg_iovlen = 1 };
 	struct sconn *sc;
+	bool held;
 	ssize_t r;
 
 	PRELOAD_INIT();
-	if (!(sc = fd_get(fd)))
+	if (!(sc = fd_hold(fd, &held)))
 		return next.recvfrom(fd, buf, len, flags, addr, alen);
 	r = soft_recv(fd, sc, &v, 1, flags, &mh);
 	if (r >= 0 && addr && alen)
 		*alen = mh.msg_namelen;
-	put(sc);
+	put(sc, held);
 	return r;
 }
 
@@ -128,75 +134,80 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 	struct msghdr mh = { .msg_name = (void *)addr, .msg_namelen = alen,
 			     .msg_iov = &v, .msg_iovlen = 1 };
 	struct sconn *sc;
+	bool held;
 	ssize_t r;
 
 	PRELOAD_INIT();
-	if (!(sc = fd_get(fd)))
+	if (!(sc = fd_hold(fd, &held)))
 		return next.sendto(fd, buf, len, flags, addr, alen);
 	r = soft_send(fd, sc, &v, 1, flags, &mh);
-	put(sc);
+	put(sc, held);
 	return r;
 }
 
 EXPORT ssize_t recvmsg(int fd, struct msghdr *mh, int flags)
 {
 	struct sconn *sc;
+	bool held;
 	ssize_t r;
 
 	PRELOAD_INIT();
-	if (!(sc = fd_get(fd)))
+	if (!(sc = fd_hold(fd, &held)))
 		return next.recvmsg(fd, mh, flags);
 	r = soft_recv(fd, sc, mh->msg_iov, (int)mh->msg_iovlen, flags, mh);
-	put(sc);
+	put(sc, held);
 	return r;
 }
 
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *mh, int flags)
 {
 	struct sconn *sc;
+	bool held;
 	ssize_t r;
 
 	PRELOAD_INIT();
-	if (!(sc = fd_get(fd)))
+	if (!(sc = fd_hold(fd, &held)))
 		return next.sendmsg(fd, mh, flags);
 	r = soft_send(fd, sc, mh->msg_iov, (int)mh->msg_iovlen, flags, mh);
-	put(sc);
+	put(sc, held);
 	return r;
 }
 
 EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
 	struct sconn *sc;
+	bool held;
 	ssize_t r;
 
 	PRELOAD_INIT();
-	if (!(sc = fd_get(fd)))
+	if (!(sc = fd_hold(fd, &held)))
 		return next.readv(fd, iov, cnt);
 	if (cnt < 0 || cnt > IOV_MAX) {
-		put(sc);
+		put(sc, held);
 		errno = EINVAL;
 		return -1;
 	}
 	r = soft_recv(fd, sc, iov, cnt, 0, NULL);
-	put(sc);
+	put(sc, held);
 	return r;
 }
 
 EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
 	struct sconn *sc;
+	bool held;
 	ssize_t r;
 
 	PRELOAD_INIT();
-	if (!(sc = fd_get(fd)))
+	if (!(sc = fd_hold(fd, &held)))
 		return next.writev(fd, iov, cnt);
 	if (cnt < 0 || cnt > IOV_MAX) {
-		put(sc);
+		put(sc, held);
 		errno = EINVAL;
 		return -1;
 	}
 	r = soft_send(fd, sc, iov, cnt, 0, NULL);
-	put(sc);
+	put(sc, held);
 	return r;
 }
 
@@ -247,15 +258,16 @@ static ssize_t ring_sendfile(int out, struct sconn *sc, int in, off_t *off, size
 EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
 {
 	struct sconn *sc;
+	bool held;
 	ssize_t r;
 
 	PRELOAD_INIT();
-	if (!(sc = fd_get(out)))
+	if (!(sc = fd_hold(out, &held)))
 		return next.sendfile(out, in, off, count);
 	r = soft_sendfile_plain(out, sc, in, off, count);
 	if (r == -2)
 		r = ring_sendfile(out, sc, in, off, count);
-	put(sc);
+	put(sc, held);
 	return r;
 }
 

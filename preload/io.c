@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/single_threaded.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -20,6 +21,19 @@
 
 #define IOV_CHUNK 64
 #define DRAIN_BUF 256
+
+/* With one thread there is no one to serialise against (see fd_hold()). */
+static inline void sc_lock(pthread_mutex_t *m)
+{
+	if (!__libc_single_threaded)
+		pthread_mutex_lock(m);
+}
+
+static inline void sc_unlock(pthread_mutex_t *m)
+{
+	if (!__libc_single_threaded)
+		pthread_mutex_unlock(m);
+}
 
 /* Up to max entries of iov after skipping skip bytes, at most limit bytes. */
 static int iov_window(const struct iovec *iov, int cnt, size_t skip, size_t limit,
@@ -146,9 +160,9 @@ void soft_ring_bell(int fd, struct sconn *sc)
 	static const char bell = 0;
 	bool cut;
 
-	pthread_mutex_lock(&sc->tx_lock);
+	sc_lock(&sc->tx_lock);
 	cut = sconn_tx_try_cut(fd, sc);
-	pthread_mutex_unlock(&sc->tx_lock);
+	sc_unlock(&sc->tx_lock);
 	if (!cut)
 		return;
 	if (next.send(fd, &bell, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
@@ -303,9 +317,9 @@ static ssize_t ring_send(int fd, struct sconn *sc, const struct iovec *iov, int 
 		if (r > 0) {
 			done += (size_t)r;
 			if (wake) {
-				pthread_mutex_unlock(&sc->tx_lock);
+				sc_unlock(&sc->tx_lock);
 				soft_ring_bell(fd, sc);
-				pthread_mutex_lock(&sc->tx_lock);
+				sc_lock(&sc->tx_lock);
 			}
 			if (done == total)
 				return (ssize_t)done;
@@ -322,9 +336,9 @@ static ssize_t ring_send(int fd, struct sconn *sc, const struct iovec *iov, int 
 		}
 		if (nonblocking(fd, sc, flags))
 			return done ? (ssize_t)done : send_fail(0, EAGAIN, flags);
-		pthread_mutex_unlock(&sc->tx_lock);
+		sc_unlock(&sc->tx_lock);
 		int w = wait_space(fd, sc, &deadline);
-		pthread_mutex_lock(&sc->tx_lock);
+		sc_lock(&sc->tx_lock);
 		if (w)
 			return send_fail((ssize_t)done, w == -EPIPE ? EPIPE : -w, flags);
 	}
@@ -387,20 +401,20 @@ ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 		errno = EOPNOTSUPP;
 		return -1;
 	}
-	pthread_mutex_lock(&sc->tx_lock);
+	sc_lock(&sc->tx_lock);
 	if (!sconn_tx_try_cut(fd, sc)) {
 		r = tcp_sendv(fd, iov, iovcnt, flags);
 		if (r > 0)
 			atomic_fetch_add(&sc->tcp_tx, (uint64_t)r);
-		pthread_mutex_unlock(&sc->tx_lock);
+		sc_unlock(&sc->tx_lock);
 		return r;
 	}
 	if (atomic_load(&sc->closed_wr)) {
-		pthread_mutex_unlock(&sc->tx_lock);
+		sc_unlock(&sc->tx_lock);
 		return send_fail(0, EPIPE, flags);
 	}
 	r = total ? ring_send(fd, sc, iov, iovcnt, flags, total) : 0;
-	pthread_mutex_unlock(&sc->tx_lock);
+	sc_unlock(&sc->tx_lock);
 	count(true, total, r);
 	return r;
 }
@@ -410,6 +424,107 @@ ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 static bool rx_ready(struct sconn *sc)
 {
 	return dmb_readable(&sc->dmb) != 0 || dmb_peer_state(&sc->dmb);
+}
+
+/* SO_RCVTIMEO in ms, 0 for none; read again after setsockopt. */
+static int rcvtimeo_ms(int fd, struct sconn *sc)
+{
+	int ms = atomic_load_explicit(&sc->rcvtimeo_ms, memory_order_relaxed);
+	struct timeval tv = { 0 };
+	socklen_t len = sizeof(tv);
+
+	if (ms >= 0)
+		return ms;
+	ms = 0;
+	if (!getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len)) {
+		int64_t t = (int64_t)tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000;
+
+		ms = t > INT_MAX ? INT_MAX : (int)t;
+	}
+	atomic_store_explicit(&sc->rcvtimeo_ms, ms, memory_order_relaxed);
+	return ms;
+}
+
+/*
+ * Whether the kernel would restart a recv() without timeout after the
+ * handler that just ran: the handler is not known, so only if every handler
+ * the process has asks for SA_RESTART.
+ */
+static bool handlers_restart(void)
+{
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+
+		if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa))
+			continue;
+		if (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN &&
+		    !(sa.sa_flags & SA_RESTART))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A FIN or RST that came while we slept on the futex: a peer that died
+ * wakes no one.  True if the socket had news (now in rx_eof/rx_err).
+ */
+static bool tcp_news(int fd, struct sconn *sc)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+
+	if (next.poll(&p, 1, 0) <= 0)
+		return false;
+	drain_locked(fd, sc);
+	return true;
+}
+
+/*
+ * Sleep on the ring's futex, cheaper than a doorbell through TCP.  Waits in
+ * slices of FUTEX_SLICE_MS to see the TCP socket, so that a peer's death
+ * shows within one.  SO_RCVTIMEO and signals as recv() has them: EAGAIN at
+ * the timeout; a handler interrupts a wait with a timeout, and one without
+ * unless SA_RESTART.  0 or -errno.
+ */
+#define FUTEX_SLICE_MS 250
+
+static int wait_data_futex(int fd, struct sconn *sc)
+{
+	int timeo = rcvtimeo_ms(fd, sc);
+	int64_t end = timeo ? soft_now_ns() / 1000000 + timeo : 0;
+	bool wake = false;
+
+	dmb_rx_flush(&sc->dmb, &wake);
+	if (wake)
+		soft_ring_bell(fd, sc);
+	for (;;) {
+		int64_t ms = FUTEX_SLICE_MS;
+		struct timespec ts;
+		int r;
+
+		if (timeo) {
+			int64_t left = end - soft_now_ns() / 1000000;
+
+			if (left <= 0)
+				return -EAGAIN;
+			if (left < ms)
+				ms = left;
+		}
+		ts.tv_sec = (time_t)(ms / 1000);
+		ts.tv_nsec = (long)(ms % 1000) * 1000000;
+		atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
+		r = dmb_rx_futex_wait(&sc->dmb, &ts);
+		if (r == 0)
+			return 0;
+		if (r == -EINTR) {
+			if (timeo || !handlers_restart())
+				return -EINTR;
+			continue;
+		}
+		if (r != -ETIMEDOUT)
+			return r;
+		if (tcp_news(fd, sc))
+			return 0;
+	}
 }
 
 /*
@@ -425,6 +540,8 @@ static int wait_data(int fd, struct sconn *sc)
 
 	if (soft_spin(sc, rx_ready, true))
 		return 0;
+	if (soft_cfg.futex)
+		return wait_data_futex(fd, sc);
 	ready = dmb_rx_sleep_begin(&sc->dmb, &wake);
 	if (wake)
 		soft_ring_bell(fd, sc);
@@ -475,6 +592,11 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 	if (f & DMB_FENCE_VALID) {
 		uint64_t left = (f & ~DMB_FENCE_VALID) - atomic_load(&sc->tcp_rx);
 
+		if (!left) {
+			/* the fence came while we got here: no 0-byte read, no false EOF */
+			atomic_store(&sc->rx_cut, true);
+			return 0;
+		}
 		if (left < want)
 			want = (size_t)left;
 	}
@@ -545,6 +667,7 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 		n = iov_window(iov, cnt, done, total - done, win, IOV_CHUNK);
 		r = dmb_consume(&sc->dmb, win, n, peek ? DMB_PEEK : 0, &wake);
 		if (r > 0) {
+			dmb_rx_busy(&sc->dmb);
 			done += (size_t)r;
 			if (wake)
 				soft_ring_bell(fd, sc);
@@ -619,9 +742,9 @@ ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 	}
 	if (!total)
 		return 0;
-	pthread_mutex_lock(&sc->rx_lock);
+	sc_lock(&sc->rx_lock);
 	r = ring_recv(fd, sc, iov, iovcnt, flags, total);
-	pthread_mutex_unlock(&sc->rx_lock);
+	sc_unlock(&sc->rx_lock);
 	if (!(flags & MSG_PEEK))
 		count(false, total, r);
 	return r;
@@ -662,11 +785,11 @@ long soft_outq(struct sconn *sc)
 int soft_shutdown(int fd, struct sconn *sc, int how)
 {
 	if (how == SHUT_WR || how == SHUT_RDWR) {
-		pthread_mutex_lock(&sc->tx_lock);
+		sc_lock(&sc->tx_lock);
 		if (sconn_mapped(sc) && sconn_tx_try_cut(fd, sc))
 			dmb_shutdown_wr(&sc->dmb);
 		atomic_store(&sc->closed_wr, true);
-		pthread_mutex_unlock(&sc->tx_lock);
+		sc_unlock(&sc->tx_lock);
 	}
 	if ((how == SHUT_RD || how == SHUT_RDWR) && sconn_mapped(sc))
 		dmb_shutdown_rd(&sc->dmb);

@@ -46,6 +46,7 @@ void preload_next_init(void)
 	RESOLVE(epoll_wait);
 	RESOLVE(epoll_pwait);
 	RESOLVE(sendfile);
+	RESOLVE(setsockopt);
 	RESOLVE(execve);
 	RESOLVE(select);
 	RESOLVE(pselect);

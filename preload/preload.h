@@ -51,7 +51,6 @@ struct preload_backend {
 };
 
 extern const struct preload_backend preload_backend_kernel;
-extern const struct preload_backend preload_backend_tcp;
 extern const struct preload_backend preload_backend_soft;
 
 /* socket.c */

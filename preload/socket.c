@@ -123,6 +123,8 @@ int preload_next_socket(int domain, int type, int protocol)
 __attribute__((visibility("default")))
 int socket(int domain, int type, int protocol)
 {
+	int fd;
+
 	PRELOAD_INIT();
 	if (!next_socket) {
 		errno = EINVAL;
@@ -130,5 +132,12 @@ int socket(int domain, int type, int protocol)
 	}
 	if (!preload_is_tcp(domain, type, protocol))
 		return next_socket(domain, type, protocol);
-	return preload_stream_socket(domain, type, protocol);
+	fd = preload_stream_socket(domain, type, protocol);
+	if (fd >= 0 && soft_cfg.enabled) {
+		int saved = errno;
+
+		ctl_hello();
+		errno = saved;
+	}
+	return fd;
 }

@@ -80,6 +80,8 @@ struct sconn {
 	 * description can change it unseen (then a wait may spin once).
 	 */
 	_Atomic int nonblock;
+	/* SO_RCVTIMEO in ms as last read (0 none), -1 unknown: reset by setsockopt */
+	_Atomic int rcvtimeo_ms;
 };
 
 /* ---- next.c: the functions this library stands in front of ---- */
@@ -111,6 +113,7 @@ struct preload_next {
 	int (*epoll_wait)(int, struct epoll_event *, int, int);
 	int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
 	ssize_t (*sendfile)(int, int, off_t *, size_t);
+	int (*setsockopt)(int, int, int, const void *, socklen_t);
 	int (*execve)(const char *, char *const[], char *const[]);
 	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
 	int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
@@ -127,6 +130,7 @@ struct soft_config {
 	unsigned pair_after;       /* SMC_SOFT_PAIR_AFTER data calls (>= 1) */
 	unsigned spin_ns;          /* SMC_SPIN_USEC * 1000; 0 never spins */
 	bool multi_cpu;            /* more than one CPU online */
+	bool futex;                /* SMC_SOFT_FUTEX: blocking receives sleep on a futex */
 	/* the daemon's socket, resolved at start: programs such as nginx
 	 * clear their environment before they connect anywhere */
 	char socket_path[108];
@@ -137,6 +141,13 @@ void soft_config_init(bool enabled);
 /* ---- fdtab.c: fd -> struct sconn ---- */
 struct sconn *fd_get(int fd);          /* takes a reference; NULL if untracked */
 void sconn_put(struct sconn *sc);      /* drops one; the last frees */
+/* For one call: a reference only where other threads could close fd (*held). */
+struct sconn *fd_hold(int fd, bool *held);
+static inline void fd_unhold(struct sconn *sc, bool held)
+{
+	if (held)
+		sconn_put(sc);
+}
 /* A new sconn for fd (a TCP socket of this process); false when out of room. */
 bool fd_track(int fd, int role);
 /* fd now names sc as well (dup); the reference is the table's. */
@@ -151,6 +162,8 @@ void soft_set_nonblock(int fd, bool on);
 extern _Atomic long fd_tracked;
 
 /* ---- ctl.c: the control connection to smc_softd ---- */
+/* The process's first TCP socket: open the connection so the daemon lists its sockets. */
+void ctl_hello(void);
 /* PAIR sc (socket fd) if its time has come; never waits. */
 void ctl_maybe_pair(int fd, struct sconn *sc);
 /* Collect replies that arrived; never waits. */
@@ -236,7 +249,8 @@ static inline int64_t soft_now_ns(void)
 }
 /* Spin until cond(sc) or the budget is spent; true if cond came true. */
 bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx);
-void soft_note_cpu(struct sconn *sc, bool rx);
+/* Where we run now, for a peer deciding whether to spin. */
+void soft_note_cpu(struct sconn *sc);
 
 #pragma GCC visibility pop
 

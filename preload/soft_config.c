@@ -6,6 +6,9 @@
  *   SMC_SOFT_PAIR_AFTER  data calls (send or receive) on a connection before
  *                        it asks to be paired (default 4, at least 1): short
  *                        connections stay plain TCP and cost nothing more.
+ *   SMC_SOFT_FUTEX       1 (default): a blocking receive sleeps on a futex in
+ *                        the shared memory; 0: in recv() on the TCP socket,
+ *                        woken by doorbell bytes.
  *   SMC_SOFT_SOCKET      the daemon's socket (reg_client.h), read here once.
  */
 #include <stdlib.h>
@@ -44,8 +47,11 @@ void soft_config_init(bool enabled)
 	soft_cfg.pair_after = (unsigned)read_number("SMC_SOFT_PAIR_AFTER", PAIR_AFTER_DEFAULT,
 						    1, 1000000);
 	/* the peer's CPU, not our affinity, decides; this only rules out one CPU */
+	soft_cfg.futex = read_number("SMC_SOFT_FUTEX", 1, 0, 1);
 	soft_cfg.multi_cpu = sysconf(_SC_NPROCESSORS_ONLN) > 1;
 	if (!soft_cfg.socket_path[0])
 		soft_reg_socket_path(soft_cfg.socket_path, sizeof(soft_cfg.socket_path));
 	soft_cfg.enabled = enabled;
+	if (enabled)
+		dmb_asym_init();
 }

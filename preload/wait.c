@@ -68,11 +68,10 @@ static bool spin_for(unsigned ns, bool (*ready)(void *), void *arg)
 }
 
 /* Both of our CPU fields: the peer reads the one of the direction it waits on. */
-void soft_note_cpu(struct sconn *sc, bool rx)
+void soft_note_cpu(struct sconn *sc)
 {
 	int cpu = sched_getcpu();
 
-	(void)rx;
 	if (cpu < 0)
 		return;
 	if (atomic_load_explicit(&sc->dmb.rx.ctrl->cons_cpu, memory_order_relaxed) != (uint32_t)cpu + 1)
@@ -105,7 +104,7 @@ bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx)
 	if (cpu < 0)
 		return false;
 	mine = (uint32_t)cpu + 1;
-	soft_note_cpu(sc, rx);
+	soft_note_cpu(sc);
 	peer = atomic_load_explicit(rx ? &sc->dmb.rx.ctrl->prod_cpu : &sc->dmb.tx.ctrl->cons_cpu,
 				    memory_order_relaxed);
 	if (peer == mine || !soft_cfg.multi_cpu) {

@@ -1,17 +1,23 @@
 /*
- * sock_diag for AF_SMC: the registered sockets of the caller's namespace, as
- * smc_diag.ko reports SMC sockets (protocol.md 2.2).  The structures are laid
- * out byte by byte at the kernel's offsets rather than through the uapi
- * structs, whose sizes differ between kernel versions (smcd_diag_dmbinfo).
+ * sock_diag for AF_SMC: the sockets of the caller's namespace, as smc_diag.ko
+ * reports SMC sockets (protocol.md 2.2): the registered ones, then the other
+ * TCP sockets of preloaded processes (proc_socks.h), per family.  The
+ * structures are laid out byte by byte at the kernel's offsets rather than
+ * through the uapi structs, whose sizes differ between kernel versions
+ * (smcd_diag_dmbinfo).
  */
 #include "softd.h"
 #include "state.h"
 #include "sock.h"
+#include "reg.h"
 #include "reg_int.h"
+#include "regidx.h"
+#include "proc_socks.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/tcp.h>
 #include <libmnl/libmnl.h>
 #include <linux/sock_diag.h>
 
@@ -133,20 +139,97 @@ static int put_sock(struct soft_req *r, const struct soft_sock *s, uint8_t ext)
 	return r->out->failed ? -ENOMEM : 0;
 }
 
+/* Until the soft handshake (PAIR) is done, as a kernel SMC socket whose CLC handshake runs. */
+static void set_handshake(struct soft_sock *s)
+{
+	s->state = SMC_SOFT_STATE_INIT;
+	s->mode = SMC_DIAG_MODE_SMCR;
+	s->fallback_reason = 0;
+	s->peer_diagnosis = 0;
+}
+
+static bool peer_preloaded(const struct proc_socks *ps, const struct soft_sock_id *id)
+{
+	return proc_socks_peer(ps, id->family, id->src, id->sport, id->dst, id->dport);
+}
+
+/*
+ * A TCP socket of a preloaded process that is not registered: LISTEN as
+ * it is, connecting or talking to a preloaded peer INIT, else a fallback
+ * because the peer has no SMC.
+ */
+static void found_sock(struct soft_sock *s, const struct proc_sock *p,
+		       const struct proc_socks *ps)
+{
+	memset(s, 0, sizeof(*s));
+	s->id.family = p->family;
+	s->id.sport = p->sport;
+	s->id.dport = p->dport;
+	memcpy(s->id.src, p->src, 16);
+	memcpy(s->id.dst, p->dst, 16);
+	s->id.uid = p->uid;
+	s->id.inode = p->inode;
+	if (p->tcp_state == TCP_LISTEN)
+		soft_sock_set_state(s, SMC_SOFT_STATE_LISTEN);
+	else if (p->tcp_state == TCP_SYN_SENT || p->tcp_state == TCP_SYN_RECV ||
+		 p->tcp_state == TCP_CLOSE || peer_preloaded(ps, &s->id))
+		set_handshake(s);
+	else
+		soft_sock_set_state(s, SMC_SOFT_STATE_ACTIVE);
+}
+
+static int dump_registered(struct soft_req *r, int family, uint8_t ext,
+			   const struct proc_socks *ps)
+{
+	for (const struct soft_sock *s = r->ns->socks; s; s = s->next) {
+		struct soft_sock pending;
+		const struct soft_sock *out = s;
+		int rc;
+
+		if (s->id.family != family)
+			continue;
+		if (s->pair_status == SMC_SOFT_PAIR_PENDING && peer_preloaded(ps, &s->id)) {
+			pending = *s;
+			set_handshake(&pending);
+			out = &pending;
+		}
+		rc = put_sock(r, out, ext);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int dump_found(struct soft_req *r, int family, uint8_t ext, const struct proc_socks *ps)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct proc_sock *p = &ps->v[i];
+		struct soft_sock s;
+		int rc;
+
+		if (p->family != family || !p->here || soft_idx_has_inode(r->st, p->inode))
+			continue;
+		found_sock(&s, p, ps);
+		rc = put_sock(r, &s, ext);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int soft_diag_dump(struct soft_req *r)
 {
 	static const int families[] = { AF_INET, AF_INET6 };
 	uint8_t ext = ((const uint8_t *)r->data)[3];   /* smc_diag_req.diag_ext */
+	struct proc_socks ps;
+	int rc = 0;
 
-	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
-		for (const struct soft_sock *s = r->ns->socks; s; s = s->next) {
-			int rc;
-
-			if (s->id.family != families[i])
-				continue;
-			rc = put_sock(r, s, ext);
-			if (rc)
-				return rc;
-		}
-	return 0;
+	proc_socks_scan(r->st, r->peer->pid, &ps);
+	for (size_t i = 0; !rc && i < sizeof(families) / sizeof(families[0]); i++) {
+		rc = dump_registered(r, families[i], ext, &ps);
+		if (!rc)
+			rc = dump_found(r, families[i], ext, &ps);
+	}
+	proc_socks_free(&ps);
+	return rc;
 }

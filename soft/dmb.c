@@ -3,9 +3,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/single_threaded.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Cursors and flags live in memory shared with another process. */
@@ -300,6 +307,75 @@ static void ring_copy(uint8_t *ring, uint32_t n, uint32_t off, const struct iove
 	}
 }
 
+static _Atomic bool asym_ok;
+
+static long membarrier_cmd(int cmd)
+{
+	return syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+static void futex_wake_all(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* After a change the consumer of ring r waits for, and a full fence. */
+static void wake_fwaiters(struct dmb_ring *r)
+{
+	if (atomic_load_explicit(&r->ctrl->cons_fwait, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&r->ctrl->cons_fseq, 1, memory_order_relaxed);
+		futex_wake_all(&r->ctrl->cons_fseq);
+	}
+}
+
+/* Our state changed: the peer's sleepers on tx, our other threads' on rx. */
+static void wake_state(struct dmb_conn *c)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	wake_fwaiters(&c->tx);
+	wake_fwaiters(&c->rx);
+}
+
+static void asym_register(void)
+{
+	long q = membarrier_cmd(MEMBARRIER_CMD_QUERY);
+
+	atomic_store(&asym_ok, q > 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED) &&
+		     (q & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) &&
+		     membarrier_cmd(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0);
+}
+
+/* A child of fork has a new mm, registered or not: ask again. */
+static void asym_fork_child(void)
+{
+	atomic_store(&asym_ok, false);
+	asym_register();
+}
+
+bool dmb_asym_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	if (pthread_once(&once, asym_register) == 0 && atomic_load(&asym_ok))
+		pthread_atfork(NULL, NULL, asym_fork_child);
+	return atomic_load(&asym_ok);
+}
+
+#define ASYM_AFTER 8u
+
+/*
+ * Only in a process of one thread: a second thread could be going to sleep
+ * on the same ring between our decision and our store.
+ */
+void dmb_rx_busy(struct dmb_conn *c)
+{
+	if (c->rx.asym || ++c->rx.busy < ASYM_AFTER || !__libc_single_threaded ||
+	    !atomic_load_explicit(&asym_ok, memory_order_relaxed))
+		return;
+	c->rx.asym = true;
+	atomic_store_explicit(&c->rx.ctrl->cons_asym, 1, memory_order_relaxed);
+}
+
 /* The flag of a sleeper to wake: true for one waker only. */
 static bool take_sleeper(_Atomic uint32_t *flag)
 {
@@ -364,9 +440,14 @@ ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 	c->tx.own_pflags = pflags;
 	publish_tx(c);
 	if (wake) {
-		/* Pairs with the fence in dmb_rx_sleep_begin (store-load order). */
-		atomic_thread_fence(memory_order_seq_cst);
+		/* Pairs with the fence or membarrier in dmb_rx_sleep_begin. */
+		if (atomic_load_explicit(&c->tx.ctrl->cons_asym, memory_order_relaxed) &&
+		    atomic_load_explicit(&asym_ok, memory_order_relaxed))
+			atomic_signal_fence(memory_order_seq_cst);
+		else
+			atomic_thread_fence(memory_order_seq_cst);
 		*wake = take_sleeper(&c->tx.ctrl->cons_sleeping);
+		wake_fwaiters(&c->tx);
 	}
 	return len;
 }
@@ -430,6 +511,7 @@ void dmb_shutdown_wr(struct dmb_conn *c)
 {
 	c->tx.own_cflags |= DMB_CF_DONE_WRITING;
 	publish_tx(c);
+	wake_state(c);
 }
 
 /* Also in our producer word, which the peer's producer looks at each time. */
@@ -439,6 +521,7 @@ void dmb_shutdown_rd(struct dmb_conn *c)
 	c->tx.own_cflags |= DMB_CF_DONE_READING;
 	publish_rx(c);
 	publish_tx(c);
+	wake_state(c);
 }
 
 void dmb_close(struct dmb_conn *c)
@@ -447,6 +530,7 @@ void dmb_close(struct dmb_conn *c)
 	c->rx.own_cflags |= DMB_CF_DONE_READING | DMB_CF_CLOSED;
 	publish_tx(c);
 	publish_rx(c);
+	wake_state(c);
 }
 
 void dmb_abort(struct dmb_conn *c)
@@ -455,6 +539,7 @@ void dmb_abort(struct dmb_conn *c)
 	c->rx.own_cflags |= DMB_CF_ABORT;
 	publish_tx(c);
 	publish_rx(c);
+	wake_state(c);
 }
 
 unsigned dmb_peer_state(struct dmb_conn *c)
@@ -470,19 +555,59 @@ unsigned dmb_peer_pflags(struct dmb_conn *c)
 	       DMB_PF_MASK;
 }
 
+/*
+ * A sleeper announced (cons_sleeping or cons_fwait): order that against the
+ * producer's publication, then true if there is no need to sleep after all.
+ */
+static bool rx_sleep_ordered(struct dmb_conn *c)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&c->rx.ctrl->cons_asym, memory_order_relaxed)) {
+		/* from now on producers fence again; the one running may not have seen it */
+		c->rx.asym = false;
+		atomic_store_explicit(&c->rx.ctrl->cons_asym, 0, memory_order_relaxed);
+		if (membarrier_cmd(MEMBARRIER_CMD_GLOBAL_EXPEDITED)) {
+			/* cannot happen once registered; a nap lets any store land */
+			struct timespec nap = { 0, 1000000 };
+
+			nanosleep(&nap, NULL);
+			return true;
+		}
+	}
+	uint64_t p = atomic_load_explicit(&c->rx.ctrl->prod, memory_order_acquire);
+	if (rx_avail(c, p) != 0 || word_cflags(p) ||
+	    word_cflags(atomic_load_explicit(&c->tx.ctrl->cons, memory_order_acquire)) & DMB_CF_ABORT)
+		return true;
+	return false;
+}
+
 bool dmb_rx_sleep_begin(struct dmb_conn *c, bool *wake)
 {
 	if (c->rx.unpublished)
 		dmb_rx_flush(c, wake);
 	else if (wake)
 		*wake = false;
+	c->rx.busy = 0;
 	atomic_store_explicit(&c->rx.ctrl->cons_sleeping, 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
-	uint64_t p = atomic_load_explicit(&c->rx.ctrl->prod, memory_order_acquire);
-	if (rx_avail(c, p) != 0 || word_cflags(p) ||
-	    word_cflags(atomic_load_explicit(&c->tx.ctrl->cons, memory_order_acquire)) & DMB_CF_ABORT)
-		return true;
-	return false;
+	return rx_sleep_ordered(c);
+}
+
+int dmb_rx_futex_wait(struct dmb_conn *c, const struct timespec *timeout)
+{
+	_Atomic uint32_t *word = &c->rx.ctrl->cons_fseq;
+	uint32_t seq = atomic_load_explicit(word, memory_order_relaxed);
+	long r = 0;
+	int err = 0;
+
+	c->rx.busy = 0;
+	atomic_fetch_add_explicit(&c->rx.ctrl->cons_fwait, 1, memory_order_relaxed);
+	if (!rx_sleep_ordered(c)) {
+		r = syscall(SYS_futex, word, FUTEX_WAIT, seq, timeout, NULL, 0);
+		err = errno;
+	}
+	atomic_fetch_sub_explicit(&c->rx.ctrl->cons_fwait, 1, memory_order_relaxed);
+	/* EAGAIN: the word moved on before we slept, a wake-up */
+	return r < 0 && err != EAGAIN ? -err : 0;
 }
 
 void dmb_rx_sleep_end(struct dmb_conn *c)

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #define DMB_MAGIC        0x31424d44434d53ULL /* "SMCDMB1" little-endian */
 #define DMB_VERSION      1u
@@ -78,7 +79,10 @@ struct dmb_ctrl {
 	_Atomic uint32_t cons_sleeping;  /* consumer waits for data */
 	_Atomic uint32_t attached;       /* the consumer has mapped the region */
 	_Atomic uint32_t cons_cpu;       /* CPU the consumer last ran on, plus 1 */
-	uint8_t pad1[DMB_LINE - 20];
+	_Atomic uint32_t cons_asym;      /* the consumer orders its sleep with membarrier */
+	_Atomic uint32_t cons_fwait;     /* consumer threads asleep on cons_fseq */
+	_Atomic uint32_t cons_fseq;      /* futex word: bumped by each wake-up */
+	uint8_t pad1[DMB_LINE - 32];
 };
 
 /*
@@ -117,6 +121,8 @@ struct dmb_ring {
 	 */
 	uint64_t peer_word;
 	uint32_t unpublished;    /* consumer: bytes consumed but not yet published */
+	bool asym;               /* consumer: we said cons_asym */
+	uint32_t busy;           /* consumer: reads with data since the last sleep */
 };
 
 struct dmb_conn {
@@ -205,6 +211,25 @@ unsigned dmb_peer_pflags(struct dmb_conn *c);
  * (may be NULL) as for dmb_consume.
  */
 bool dmb_rx_sleep_begin(struct dmb_conn *c, bool *wake);
+/*
+ * Wake-up ordering.  A producer must not miss a consumer that goes to sleep
+ * as it publishes: by default it pays a full fence after every publication.
+ * A process that registered for membarrier(2) (dmb_asym_init) may instead
+ * have its consumer say cons_asym while data keeps coming (dmb_rx_busy: a
+ * few reads in a row found data without sleeping in between):
+ * producers of registered processes then skip the fence, and the consumer
+ * pays one membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) when it next goes to
+ * sleep, which puts a barrier on every CPU running such a producer.
+ */
+bool dmb_asym_init(void);
+/*
+ * Sleep in futex(2) until data, a state change or a wake-up, as an
+ * alternative to the caller's own sleep after dmb_rx_sleep_begin: producers
+ * and the state changes below wake cons_fseq sleepers themselves.  timeout:
+ * relative, NULL for none.  0 (woken, or ready already), -ETIMEDOUT, -EINTR.
+ */
+int dmb_rx_futex_wait(struct dmb_conn *c, const struct timespec *timeout);
+void dmb_rx_busy(struct dmb_conn *c);
 void dmb_rx_sleep_end(struct dmb_conn *c);
 bool dmb_tx_sleep_begin(struct dmb_conn *c, size_t want);
 void dmb_tx_sleep_end(struct dmb_conn *c);

@@ -11,6 +11,7 @@
 #include "sock.h"
 #include "regidx.h"
 #include "reg_int.h"
+#include "proc_socks.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -247,13 +248,23 @@ static int sock_del(struct soft_req *r)
 	return 0;
 }
 
+/* A process that attaches its counters is preloaded: its TCP sockets are listed (proc_socks.h). */
+static int stats_attach(struct soft_req *r)
+{
+	int rc = soft_stats_attach(r);
+
+	if (!rc)
+		proc_socks_attach(r->st, r->peer->conn_id, r->peer->pid);
+	return rc;
+}
+
 static const struct soft_op reg_ops[] = {
 	{ .cmd = SMC_SOFT_CMD_SOCK_ADD, .doit = sock_add },
 	{ .cmd = SMC_SOFT_CMD_SOCK_STATE, .doit = sock_state },
 	{ .cmd = SMC_SOFT_CMD_SOCK_DEL, .doit = sock_del },
 	{ .cmd = SMC_SOFT_CMD_PAIR, .doit = soft_pair },
 	{ .cmd = SMC_SOFT_CMD_SOCK_INFO, .doit = soft_sock_info },
-	{ .cmd = SMC_SOFT_CMD_STATS_ATTACH, .doit = soft_stats_attach },
+	{ .cmd = SMC_SOFT_CMD_STATS_ATTACH, .doit = stats_attach },
 };
 
 const struct soft_family soft_reg_family = {
@@ -272,6 +283,7 @@ void soft_conn_gone(struct soft_state *st, uint64_t conn_id)
 	while ((s = soft_idx_conn_first(st, conn_id)))
 		soft_reg_drop(st, s);
 	soft_pstats_conn_gone(st, conn_id);
+	proc_socks_gone(st, conn_id);
 }
 
 void soft_socks_free(struct soft_ns *ns)

@@ -86,9 +86,11 @@
  *                          or none in its namespace's table; a waiting
  *                          peer is declined with it, and an end that
  *                          arrives after a declined peer is declined too.
- *              Until paired a registration is listed as TCP 0x03010000
- *              (and counted as that fallback if it goes unpaired), paired
- *              as SMCD with live cursors.  Its state is not changed by
+ *              Until paired a registration is listed as INIT when the
+ *              other end is a socket of a preloaded process (see
+ *              STATS_ATTACH), else as TCP 0x03010000 (and counted as that
+ *              fallback if it goes unpaired); paired as SMCD with live
+ *              cursors.  Its state is not changed by
  *              SOCK_STATE (EINVAL).  Once both ends have the memfd the
  *              daemon keeps only a read-only mapping of the header page.
  *              The region is sized by the first end: ring 0 (side 0 to
@@ -112,6 +114,13 @@
  *              STATS_VERSION (u32, required) must be SOFT_PSTATS_VERSION.
  *              One per control connection (again: EEXIST); acked or error.
  *              The counters stay counted after the process exits.
+ *              The process (SO_PEERCRED pid) counts as preloaded while the
+ *              connection lasts: sock_diag lists its TCP sockets that are
+ *              not registered too, found in /proc (proc_socks.h): TCP
+ *              LISTEN as LISTEN (mode 0, no reason); connecting, or
+ *              connected to a socket of a preloaded process (any
+ *              namespace), as INIT (mode 0, the soft handshake to come);
+ *              connected to anything else as ACTIVE, TCP 0x03010000.
  */
 enum {
 	SMC_SOFT_CMD_UNSPEC,

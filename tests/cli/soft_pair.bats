@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # The soft SMC-D pairing (SMC_SOFT PAIR) as the tools show it: both ends of
 # a connection offered by tests/progs/pair/soft_pair are SMCD on the soft
-# ISM with live cursors and one link group; one end alone stays TCP
-# 0x03010000 (peer has no SMC); a PNET mismatch declines both ends with
+# ISM with live cursors and one link group; one end alone is INIT while its
+# peer is a socket of a process known to the daemon (and counts as fallback
+# 0x03010000 if it goes unpaired); a PNET mismatch declines both ends with
 # 0x03030001; ends in two namespaces pair too.  Ports, inodes and the ISM's
 # GID change from run to run: the outputs name them PORT_L (the listener's),
 # PORT_C (the client's), INODE_C, INODE_S and GID.
@@ -131,7 +132,7 @@ stats_line() {
 	[[ "$output" == *"Buffer usage (Bytes)                  0 (0)"* ]]
 }
 
-@test "pending: one end alone is a TCP fallback, peer has no SMC" {
+@test "pending: one end alone, its peer in a preloaded process: both INIT" {
 	hold pending
 	run cat "$PAIR_OUT"
 	[ "${lines[0]}" = "client PENDING" ]

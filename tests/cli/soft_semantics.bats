@@ -274,6 +274,19 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	soft_case peerkill
 }
 
+@test "soft: peerkill_rd: peer SIGKILLed while we sleep in read: EOF or ECONNRESET within 1 s" {
+	soft_case peerkill_rd
+}
+
+@test "soft: peerkill_rd with SMC_SOFT_FUTEX=0: the doorbell sleep sees the death too" {
+	SMC_SOFT_FUTEX=0 soft_case peerkill_rd
+}
+
+@test "soft: eintr and rcvtimeo with SMC_SOFT_FUTEX=0 (sleeping in recv on TCP)" {
+	SMC_SOFT_FUTEX=0 soft_case eintr
+	SMC_SOFT_FUTEX=0 soft_case rcvtimeo
+}
+
 @test "soft: large: 64 MiB each way, FNV-1a of the stream" {
 	soft_case large
 }

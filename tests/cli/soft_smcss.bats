@@ -4,8 +4,48 @@
 # listed as the kernel lists SMC sockets (INIT, LISTEN, and ACTIVE as TCP
 # 0x03010000 until the data path pairs them).  Inodes and ports change from
 # run to run: the outputs name them after what soft_client printed.
+#
+# Then programs under smc_run, whose sockets the daemon finds itself
+# (/proc): a listener is LISTEN, a connection between two preloaded ends
+# INIT until it pairs, one to a plain TCP peer ACTIVE TCP 0x03010000.
 
 load helpers
+
+# A TCP program to run with and without smc_run, one message being a byte
+# each way (two data calls per end):
+#   server N       listen on 127.0.0.1 (any port), print "listen PORT INODE",
+#                  accept one connection, answer N messages
+#   client PORT N  connect, send N messages, reading each answer
+# then print "conn INODE LOCALPORT" and wait for SIGTERM.
+setup_file() {
+	CONN_PY="$BATS_FILE_TMPDIR/conn.py"
+	export CONN_PY
+	cat >"$CONN_PY" <<'PY'
+import os, signal, socket, sys
+
+def ino(s):
+    return os.fstat(s.fileno()).st_ino
+
+if sys.argv[1] == "server":
+    n = int(sys.argv[2])
+    lst = socket.socket()
+    lst.bind(("127.0.0.1", 0))
+    lst.listen()
+    print("listen", lst.getsockname()[1], ino(lst), flush=True)
+    c, _ = lst.accept()
+    for _ in range(n):
+        c.recv(1)
+        c.send(b"y")
+else:
+    n = int(sys.argv[3])
+    c = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+    for _ in range(n):
+        c.send(b"x")
+        c.recv(1)
+print("conn", ino(c), c.getsockname()[1], flush=True)
+signal.pause()
+PY
+}
 
 setup() {
 	softd_start
@@ -187,4 +227,143 @@ wait_header_only() {
 	assert_output_file soft_smcss_netns_other
 	# and the initial namespace its own
 	smcss_is soft_smcss_netns_init -a
+}
+
+# ---- programs under smc_run ----------------------------------------------
+
+# Run conn.py with these words (preloaded when they start with smc_run, or
+# a whole command line when they start with ip) in the background until it
+# prints a line starting with WORD; CLIENT_OUT names its output.
+conn_start() { # WORD [smc_run] server|client ... | WORD ip ...
+	local word=$1 cmd=()
+	shift
+	case $1 in
+	smc_run) shift; cmd=("$SMC_BIN/smc_run" python3 "$CONN_PY" "$@") ;;
+	ip) cmd=("$@") ;;
+	*) cmd=(python3 "$CONN_PY" "$@") ;;
+	esac
+	CLIENT_OUT="$BATS_TEST_TMPDIR/conn.${#CLIENT_PIDS[@]}"
+	"${cmd[@]}" >"$CLIENT_OUT" 2>"$CLIENT_OUT.err" 3>&- &
+	CLIENT_PID=$!
+	CLIENT_PIDS+=("$CLIENT_PID")
+	for _ in $(seq 200); do
+		grep -q "^$word " "$CLIENT_OUT" && return 0
+		kill -0 "$CLIENT_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "conn.py $* did not print '$word':" >&2
+	cat "$CLIENT_OUT" "$CLIENT_OUT.err" >&2
+	return 1
+}
+
+# The words of conn.py's line starting with WORD in file OUT.
+conn_line() { # OUT WORD
+	grep "^$2 " "$1"
+}
+
+UID5=$(printf %05d "$(id -u)")
+
+# A preloaded server and client with N messages: SPORT SINO (listener), SCONN
+# (accepted), CINO and CPORT (client).
+preloaded_pair() { # N
+	conn_start listen smc_run server "$1"
+	server_out=$CLIENT_OUT
+	read -r _ SPORT SINO < <(conn_line "$server_out" listen)
+	conn_start conn smc_run client "$SPORT" "$1"
+	read -r _ CINO CPORT < <(conn_line "$CLIENT_OUT" conn)
+	for _ in $(seq 200); do
+		conn_line "$server_out" conn >/dev/null && break
+		sleep 0.05
+	done
+	read -r _ SCONN _ < <(conn_line "$server_out" conn)
+	[ -n "$SCONN" ]
+}
+
+@test "smc_run: a preloaded listening server is in smcss -l" {
+	conn_start listen smc_run server 1
+	read -r _ port inode < <(conn_line "$CLIENT_OUT" listen)
+	run --separate-stderr smcss -l
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ "${lines[0]}" = "$HEADER" ]
+	[ "${lines[1]}" = "$(printf 'LISTEN         %s %07d %-23s ' "$UID5" "$inode" "127.0.0.1:$port")" ]
+	# not without -l or -a, as the kernel's listening sockets
+	run smcss
+	[ "$output" = "$HEADER" ]
+	run smcss -a
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+@test "smc_run: two preloaded ends before pairing are INIT, shown with -a only" {
+	preloaded_pair 1
+	run smcss
+	[ "$output" = "$HEADER" ]
+	run --separate-stderr smcss -a
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 4 ]
+	printf '%s\n' "${lines[@]}" | grep -Fqx "$(printf 'INIT           %s %07d ' "$UID5" "$CINO")"
+	printf '%s\n' "${lines[@]}" | grep -Fqx "$(printf 'INIT           %s %07d ' "$UID5" "$SCONN")"
+	printf '%s\n' "${lines[@]}" | grep -Fqx \
+		"$(printf 'LISTEN         %s %07d %-23s ' "$UID5" "$SINO" "127.0.0.1:$SPORT")"
+}
+
+@test "smc_run: after enough traffic both ends are ACTIVE SMCD" {
+	preloaded_pair 10
+	local want_c want_s
+	want_c=$(printf 'ACTIVE         %s %07d %-23s %-23s 0000 SMCD ' "$UID5" "$CINO" \
+		"127.0.0.1:$CPORT" "127.0.0.1:$SPORT")
+	want_s=$(printf 'ACTIVE         %s %07d %-23s %-23s 0000 SMCD ' "$UID5" "$SCONN" \
+		"127.0.0.1:$SPORT" "127.0.0.1:$CPORT")
+	for _ in $(seq 100); do
+		run smcss
+		[ "${#lines[@]}" -eq 3 ] && [[ "$output" == *"$want_c"* ]] &&
+			[[ "$output" == *"$want_s"* ]] && break
+		sleep 0.05
+	done
+	[ "${#lines[@]}" -eq 3 ]
+	[[ "$output" == *"$want_c"* ]]
+	[[ "$output" == *"$want_s"* ]]
+	run smcss -a
+	[ "${#lines[@]}" -eq 4 ]
+}
+
+@test "smc_run: a preloaded client of a plain TCP server is ACTIVE TCP 0x03010000" {
+	conn_start listen server 1
+	read -r _ port _ < <(conn_line "$CLIENT_OUT" listen)
+	conn_start conn smc_run client "$port" 1
+	read -r _ cino cport < <(conn_line "$CLIENT_OUT" conn)
+	run --separate-stderr smcss
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ "${lines[1]}" = "$(printf 'ACTIVE         %s %07d %-23s %-23s 0000 TCP 0x03010000' \
+		"$UID5" "$cino" "127.0.0.1:$cport" "127.0.0.1:$port")" ]
+	# the plain server's sockets are none of smcss's business
+	run smcss -a
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+@test "smc_run: the sockets go when the processes exit" {
+	preloaded_pair 1
+	run smcss -a
+	[ "${#lines[@]}" -eq 4 ]
+	kill -TERM "${CLIENT_PIDS[@]}"
+	wait "${CLIENT_PIDS[@]}" || true
+	CLIENT_PIDS=()
+	wait_header_only
+}
+
+@test "smc_run: a preloaded socket is listed in its own network namespace only" {
+	NETNS="smcss_soft_$$_$RANDOM"
+	ip netns add "$NETNS" 2>/dev/null || { NETNS=; skip "ip netns is not permitted here"; }
+	ip netns exec "$NETNS" ip link set lo up
+	conn_start listen ip netns exec "$NETNS" "$SMC_BIN/smc_run" python3 "$CONN_PY" server 1
+	read -r _ port inode < <(conn_line "$CLIENT_OUT" listen)
+	run ip netns exec "$NETNS" "$SMC_BIN/smcss" -l
+	[ "${#lines[@]}" -eq 2 ]
+	[ "${lines[1]}" = "$(printf 'LISTEN         %s %07d %-23s ' "$UID5" "$inode" "127.0.0.1:$port")" ]
+	run smcss -a
+	[ "$output" = "$HEADER" ]
 }

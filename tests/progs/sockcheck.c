@@ -2003,6 +2003,60 @@ static int peerkill_c(int *fd)
 	return 0;
 }
 
+/*
+ * The peer dies while we sleep in a blocking read on a connection that is
+ * past its cut-over: the read ends with EOF or ECONNRESET within a second.
+ */
+#define PINGS 20
+
+static int peerkill_rd_s(int *fd)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return fail_errno("fork");
+	if (pid == 0) {
+		alarm(watchdog_secs());
+		for (int i = 0; i < PINGS; i++)
+			if (recv_tok(*fd, 'p') || send_tok(*fd, 'q'))
+				_exit(1);
+		msleep(300);
+		raise(SIGKILL);
+		_exit(1);
+	}
+	close(*fd);
+	*fd = -1;
+	g_doing = "waiting for the killed child";
+	if (waitpid(pid, &st, 0) < 0)
+		return fail_errno("waitpid");
+	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
+		return fail("the serving child did not die of SIGKILL (status 0x%x)", st);
+	return 0;
+}
+
+static int peerkill_rd_c(int *fd)
+{
+	double t0;
+	ssize_t r;
+	char c;
+
+	for (int i = 0; i < PINGS; i++)
+		if (send_tok(*fd, 'p') || recv_tok(*fd, 'q'))
+			return -1;
+	g_doing = "a blocking read while the peer gets killed";
+	t0 = now_ms();
+	r = read(*fd, &c, 1);
+	if (r > 0 || (r < 0 && errno != ECONNRESET))
+		return fail("read from a killed peer: %s, want EOF or ECONNRESET",
+			    r > 0 ? "data" : strerror(errno));
+	/* the peer dies 300 ms in; its death must show within a second */
+	if (now_ms() - t0 > 1300)
+		return fail("the read returned %.0f ms after it began, want < 1300",
+			    now_ms() - t0);
+	return 0;
+}
+
 #define LARGE (64 * MiB)
 
 static int large_send(int fd, uint64_t seed)
@@ -2097,6 +2151,7 @@ static const struct scase {
 	{ "fionread", fionread_s, fionread_c, 0 },
 	{ "siocoutq", siocoutq_s, siocoutq_c, F_SMALLBUF },
 	{ "peerkill", peerkill_s, peerkill_c, 0 },
+	{ "peerkill_rd", peerkill_rd_s, peerkill_rd_c, 0 },
 	{ "large", large_s, large_c, 0 },
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

@@ -374,6 +374,8 @@ static int hold(const char *mode)
 	int cli = connect_to(family, addr, lport);
 	int srv = accept(lst, NULL, NULL), fd;
 
+	/* as a preloaded process's, its listener would be listed (smcss -a) */
+	close(lst);
 	ctl_open(&a);
 	ctl_open(&b);
 	fd = pstats_memfd(true);
