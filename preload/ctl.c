@@ -388,6 +388,7 @@ void ctl_exec_wait(void)
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&ctl_mu);
+	sconn_before_fork();
 }
 
 static void fork_parent(void)

@@ -73,7 +73,7 @@ bool sconn_tx_try_cut(int fd, struct sconn *sc)
 void sconn_release(int fd, struct sconn *sc)
 {
 	if (sconn_mapped(sc)) {
-		if (atomic_fetch_sub(&sc->dmb.tx.ctrl->holders, 1) > 1)
+		if (dmb_holders_add(&sc->dmb, -1) > 1)
 			return;          /* another process still holds it */
 		pthread_mutex_lock(&sc->rx_lock);
 		if (dmb_readable(&sc->dmb) > 0) {
@@ -99,12 +99,35 @@ void sconn_free(struct sconn *sc)
 	pthread_mutex_destroy(&sc->rx_lock);
 }
 
+/*
+ * Before fork() returns in either process both hold the connection, so that
+ * neither writes its ring unlocked while the other does.  A fork() that
+ * fails leaves the count one too high: the end stays in the locked mode and
+ * its last close leaves the FIN to TCP.
+ */
+static void fork_holds(int fd, struct sconn *sc, void *arg)
+{
+	unsigned forks = *(unsigned *)arg;
+
+	(void)fd;
+	if (sconn_mapped(sc) && sc->fork_seen != forks) {
+		sc->fork_seen = forks;
+		dmb_holders_add(&sc->dmb, 1);
+	}
+}
+
+void sconn_before_fork(void)
+{
+	static unsigned forks;
+
+	forks++;
+	fd_for_each(fork_holds, &forks);
+}
+
 static void child_holds(int fd, struct sconn *sc, void *arg)
 {
 	(void)fd;
 	(void)arg;
-	if (sconn_mapped(sc))
-		atomic_fetch_add(&sc->dmb.tx.ctrl->holders, 1);
 	/* a lock another thread held at fork() is free in the only thread left */
 	pthread_mutex_init(&sc->tx_lock, NULL);
 	pthread_mutex_init(&sc->rx_lock, NULL);

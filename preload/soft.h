@@ -82,6 +82,7 @@ struct sconn {
 	_Atomic int nonblock;
 	/* SO_RCVTIMEO in ms as last read (0 none), -1 unknown: reset by setsockopt */
 	_Atomic int rcvtimeo_ms;
+	unsigned fork_seen;        /* the fork() that counted us already (dup'ed fds) */
 };
 
 /* ---- next.c: the functions this library stands in front of ---- */
@@ -193,6 +194,8 @@ bool sconn_tx_try_cut(int fd, struct sconn *sc);
 /* The last fd of sc in this process closes (before the real close). */
 void sconn_release(int fd, struct sconn *sc);
 void sconn_free(struct sconn *sc);
+/* fork() is about to run: every mapped connection gets its second holder. */
+void sconn_before_fork(void);
 static inline bool sconn_mapped(struct sconn *sc)
 {
 	return atomic_load_explicit(&sc->state, memory_order_acquire) == SC_MAPPED;

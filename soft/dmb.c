@@ -7,6 +7,8 @@
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/single_threaded.h>
@@ -383,8 +385,8 @@ static bool take_sleeper(_Atomic uint32_t *flag)
 	       atomic_exchange_explicit(flag, 0, memory_order_relaxed);
 }
 
-ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
-		    unsigned flags, bool *wake)
+static ssize_t produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
+		       unsigned flags, bool *wake)
 {
 	uint64_t peer, rxp;
 	size_t total;
@@ -463,8 +465,8 @@ void dmb_rx_flush(struct dmb_conn *c, bool *wake)
 	}
 }
 
-ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
-		    unsigned flags, bool *wake)
+static ssize_t consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
+		       unsigned flags, bool *wake)
 {
 	uint64_t peer;
 	size_t total;
@@ -505,6 +507,144 @@ ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 			dmb_rx_flush(c, wake);
 	}
 	return avail;
+}
+
+/* ---- one end held by several processes ---- */
+
+uint32_t dmb_holders_add(struct dmb_conn *c, int delta)
+{
+	uint32_t old = atomic_fetch_add(&c->tx.ctrl->holders, (uint32_t)delta);
+
+	atomic_fetch_add(&c->tx.ctrl->hold_gen, 1);
+	return old;
+}
+
+/*
+ * A process that dies inside gives the lock up with its life; one that
+ * lives holds it only for one copy, so a short spin, then yields.  The word
+ * is in shared memory: a value that is no pid is taken over, and a holder
+ * that keeps it for END_LOCK_MAX_NS (stopped inside a copy, or a hostile
+ * peer) fails the call.
+ */
+#define END_LOCK_MAX_NS 2000000000LL
+#define PID_LIMIT 4194304u        /* PID_MAX_LIMIT */
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static bool end_lock(_Atomic uint32_t *w)
+{
+	uint32_t me = (uint32_t)getpid();
+	long long end = 0;
+
+	for (unsigned i = 0;; i++) {
+		uint32_t cur = 0;
+
+		if (atomic_compare_exchange_weak_explicit(w, &cur, me, memory_order_acquire,
+							  memory_order_relaxed))
+			return true;
+		if (i < 100)
+			continue;
+		if (cur > PID_LIMIT || (cur != me && kill((pid_t)cur, 0) < 0 && errno == ESRCH)) {
+			atomic_compare_exchange_strong(w, &cur, 0);
+			continue;
+		}
+		if (!end)
+			end = mono_ns() + END_LOCK_MAX_NS;
+		else if (mono_ns() > end)
+			return false;
+		sched_yield();
+	}
+}
+
+static void end_unlock(_Atomic uint32_t *w)
+{
+	atomic_store_explicit(w, 0, memory_order_release);
+}
+
+/* Another holder may have produced: continue from the shared cursor. */
+static void resync_tx(struct dmb_conn *c)
+{
+	uint64_t w = atomic_load_explicit(&c->tx.ctrl->prod, memory_order_acquire);
+
+	c->tx.own = dmb_cursor_of(w);
+	c->tx.own_pflags = word_pflags(w);
+	c->tx.own_cflags |= word_cflags(w);
+}
+
+/*
+ * Another holder may have consumed: take the shared cursor, unless ours is
+ * ahead of it by no more than what we consumed and did not publish yet.
+ */
+static void resync_rx(struct dmb_conn *c)
+{
+	uint64_t w = atomic_load_explicit(&c->rx.ctrl->cons, memory_order_acquire);
+	struct dmb_cursor shared = dmb_cursor_of(w);
+	long ahead = cursor_dist(shared, c->rx.own, c->rx.size);
+
+	if (ahead < 0 || (uint64_t)ahead > c->rx.unpublished) {
+		c->rx.own = shared;
+		c->rx.unpublished = 0;
+	}
+	c->rx.own_cflags |= word_cflags(w);
+}
+
+/*
+ * 0 if the end is ours alone, 1 if shared and locked (resynced either way
+ * if it is or was shared since our last call), -1 if the lock was not had.
+ */
+static int end_check(struct dmb_conn *c, struct dmb_ring *r, bool tx)
+{
+	uint32_t gen = atomic_load_explicit(&c->tx.ctrl->hold_gen, memory_order_acquire);
+	bool shared = atomic_load_explicit(&c->tx.ctrl->holders, memory_order_relaxed) > 1;
+
+	if (!shared && gen == r->gen)
+		return 0;
+	if (shared && !end_lock(tx ? &r->ctrl->prod_lock : &r->ctrl->cons_lock))
+		return -1;
+	if (tx)
+		resync_tx(c);
+	else
+		resync_rx(c);
+	r->gen = gen;
+	return shared;
+}
+
+ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
+		    unsigned flags, bool *wake)
+{
+	int locked = end_check(c, &c->tx, true);
+	ssize_t r;
+
+	if (locked <= 0)
+		return locked < 0 ? -EPROTO : produce(c, iov, iovcnt, flags, wake);
+	r = produce(c, iov, iovcnt, flags, wake);
+	end_unlock(&c->tx.ctrl->prod_lock);
+	return r;
+}
+
+ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
+		    unsigned flags, bool *wake)
+{
+	int locked = end_check(c, &c->rx, false);
+	bool more = false;
+	ssize_t r;
+
+	if (locked <= 0)
+		return locked < 0 ? -EPROTO : consume(c, iov, iovcnt, flags, wake);
+	r = consume(c, iov, iovcnt, flags, wake);
+	/* the next holder starts from the shared cursor: publish it all */
+	if (c->rx.unpublished)
+		dmb_rx_flush(c, wake ? &more : NULL);
+	if (wake && more)
+		*wake = true;
+	end_unlock(&c->rx.ctrl->cons_lock);
+	return r;
 }
 
 void dmb_shutdown_wr(struct dmb_conn *c)

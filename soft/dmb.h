@@ -73,7 +73,9 @@ struct dmb_ctrl {
 	_Atomic uint32_t holders;        /* processes holding the producer's end */
 	_Atomic uint64_t fence;          /* DMB_FENCE_VALID | TCP bytes before the cut-over */
 	_Atomic uint32_t prod_cpu;       /* CPU the producer last ran on, plus 1 */
-	uint8_t pad0[DMB_LINE - 28];
+	_Atomic uint32_t prod_lock;      /* pid inside dmb_produce while the end is shared */
+	_Atomic uint32_t hold_gen;       /* bumped by every change of holders */
+	uint8_t pad0[DMB_LINE - 36];
 	/* consumer-owned */
 	_Atomic uint64_t cons;           /* cursor + consumer's conn-state */
 	_Atomic uint32_t cons_sleeping;  /* consumer waits for data */
@@ -82,7 +84,8 @@ struct dmb_ctrl {
 	_Atomic uint32_t cons_asym;      /* the consumer orders its sleep with membarrier */
 	_Atomic uint32_t cons_fwait;     /* consumer threads asleep on cons_fseq */
 	_Atomic uint32_t cons_fseq;      /* futex word: bumped by each wake-up */
-	uint8_t pad1[DMB_LINE - 32];
+	_Atomic uint32_t cons_lock;      /* pid inside dmb_consume while the end is shared */
+	uint8_t pad1[DMB_LINE - 36];
 };
 
 /*
@@ -122,6 +125,7 @@ struct dmb_ring {
 	uint64_t peer_word;
 	uint32_t unpublished;    /* consumer: bytes consumed but not yet published */
 	bool asym;               /* consumer: we said cons_asym */
+	uint32_t gen;            /* hold_gen when our cursor was last known good */
 	uint32_t busy;           /* consumer: reads with data since the last sleep */
 };
 
@@ -132,6 +136,15 @@ struct dmb_conn {
 	struct dmb_ring tx;      /* we produce */
 	struct dmb_ring rx;      /* we consume */
 };
+
+/*
+ * Processes holding one end (fork): the count lives in the end's tx line.
+ * While more than one holds it, dmb_produce and dmb_consume of that end take
+ * turns through a lock word in the ring's line and start from the shared
+ * cursor; after any change of the count a process re-reads its cursors
+ * once.  Returns the count before the change.
+ */
+uint32_t dmb_holders_add(struct dmb_conn *c, int delta);
 
 /* dmb_produce() flags */
 #define DMB_URGENT  0x1u     /* the last byte is urgent (MSG_OOB) */

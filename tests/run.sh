@@ -33,7 +33,7 @@ count unit "$log/unit"
 fuzz_secs=${SMC_FUZZ_SECONDS:-40}
 if command -v clang >/dev/null && make --no-print-directory -s fuzz >"$log/fuzzbuild" 2>&1; then
 	mkdir -p "$log/corpus"
-	if "$CHECK_DIR/fuzz_replies" -max_total_time="$fuzz_secs" -max_len=4096 \
+	if "$CHECK_DIR/fuzz_replies" -max_total_time="$fuzz_secs" -timeout=20 -max_len=4096 \
 		"$log/corpus" tests/fuzz/corpus >"$log/fuzzrun" 2>&1; then
 		echo "PASS fuzz: reply and request parsers, ${fuzz_secs}s" > "$log/fuzz"
 	else

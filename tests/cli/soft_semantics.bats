@@ -274,6 +274,10 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	soft_case peerkill
 }
 
+@test "soft: fork_writers: parent and child write one socket at once, records whole and in order" {
+	soft_case fork_writers
+}
+
 @test "soft: peerkill_rd: peer SIGKILLed while we sleep in read: EOF or ECONNRESET within 1 s" {
 	soft_case peerkill_rd
 }

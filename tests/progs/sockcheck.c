@@ -1546,6 +1546,84 @@ static int fork_s(int *fd)
 	return child_status(pid, "the serving child");
 }
 
+/*
+ * After fork both processes keep the socket and write to it at once, each
+ * its own numbered 16-byte records: every record arrives whole, each
+ * writer's in its order, as with TCP where one send is never split by
+ * another's.
+ */
+#define FW_RECS 20000
+
+struct fw_rec {
+	uint32_t who, seq, check, pad;
+};
+
+static uint32_t fw_check(uint32_t who, uint32_t seq)
+{
+	return (who * 2654435761u) ^ (seq * 40503u) ^ 0xa5a5a5a5u;
+}
+
+static int fw_write(int fd, uint32_t who)
+{
+	for (uint32_t seq = 0; seq < FW_RECS; seq++) {
+		struct fw_rec r = { who, seq, fw_check(who, seq), 0 };
+
+		if (write_all(fd, &r, sizeof(r), "write of a record"))
+			return -1;
+	}
+	return 0;
+}
+
+static int fork_writers_s(int *fd)
+{
+	pid_t pid;
+
+	for (unsigned i = 0; i < 6; i++)
+		if (echo(*fd, i))
+			return -1;
+	if (recv_tok(*fd, 'g'))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return fail_errno("fork");
+	if (pid == 0) {
+		alarm(watchdog_secs());
+		_exit(fw_write(*fd, 1) ? 1 : 0);
+	}
+	if (fw_write(*fd, 0))
+		return -1;
+	close(*fd);
+	*fd = -1;
+	return child_status(pid, "the second writer");
+}
+
+static int fork_writers_c(int *fd)
+{
+	uint32_t next[2] = { 0, 0 };
+	struct fw_rec r;
+
+	/* past the pairing threshold first, so that the ring is in use */
+	for (unsigned i = 0; i < 6; i++)
+		if (ping(*fd, i))
+			return -1;
+	if (send_tok(*fd, 'g'))
+		return -1;
+	g_doing = "reading the records of two writers";
+	while (next[0] + next[1] < 2 * FW_RECS) {
+		ssize_t n = recv(*fd, &r, sizeof(r), MSG_WAITALL);
+
+		if (n != (ssize_t)sizeof(r))
+			return fail("record %u: %s", next[0] + next[1],
+				    n < 0 ? strerror(errno) : "short read");
+		if (r.who > 1 || r.seq != next[r.who] || r.check != fw_check(r.who, r.seq))
+			return fail("record %u: writer %u seq %u, want seq %u (check %s)",
+				    next[0] + next[1], r.who, r.seq, r.who > 1 ? 0 : next[r.who],
+				    r.check == fw_check(r.who, r.seq) ? "good" : "bad");
+		next[r.who]++;
+	}
+	return expect_eof(*fd, "after both writers closed");
+}
+
 static char g_self[PATH_MAX];
 
 static pid_t spawn_self(char *const argv[])
@@ -2142,6 +2220,7 @@ static const struct scase {
 	{ "reset", reset_s, reset_c, 0 },
 	{ "dup", dup_s, dup_c, 0 },
 	{ "fork", fork_s, fork_c, 0 },
+	{ "fork_writers", fork_writers_s, fork_writers_c, 0 },
 	{ "exec", exec_s, exec_c, 0 },
 	{ "threads_rw", threads_rw_s, threads_rw_c, 0 },
 	{ "threads_writers", threads_writers_s, threads_writers_c, 0 },

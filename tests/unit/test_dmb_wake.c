@@ -3,6 +3,7 @@
 #include "soft/dmb.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -274,4 +275,153 @@ TEST(dmb_asym_mode)
 	CHECK(waitpid(pid, &status, 0) == pid);
 	CHECK(WIFEXITED(status));
 	CHECK_INT(WEXITSTATUS(status), 0);
+}
+
+/*
+ * One end held by two processes (fork): records of 16 bytes written by two
+ * producer processes at once each arrive whole and in their writer's order;
+ * read by two consumer processes at once, each record is read exactly once.
+ */
+#define REC 16
+#define RECS 20000
+
+struct rec {
+	uint32_t who, seq, check, pad;
+};
+
+/* A ring that lost its way would spin forever: give up after 20 s instead. */
+static time_t give_up_at;
+
+static bool too_long(void)
+{
+	return time(NULL) > give_up_at;
+}
+
+static uint32_t rec_check(uint32_t who, uint32_t seq)
+{
+	return (who * 2654435761u) ^ (seq * 40503u) ^ 0x5a5a5a5au;
+}
+
+static int produce_recs(struct dmb_conn *c, uint32_t who, uint32_t n)
+{
+	for (uint32_t seq = 0; seq < n; seq++) {
+		struct rec r = { who, seq, rec_check(who, seq), 0 };
+		ssize_t got;
+
+		while ((got = put(c, &r, REC)) == -EAGAIN && !too_long())
+			sched_yield();
+		if (got != REC)
+			return 1;
+	}
+	return 0;
+}
+
+TEST(dmb_shared_end_two_producers)
+{
+	uint32_t next[2] = { 0, 0 };
+	struct ends e;
+	int status = -1;
+	pid_t pid[2];
+
+	give_up_at = time(NULL) + 20;
+	CHECK(ends_open(&e));
+	CHECK_INT(dmb_holders_add(&e.a, 1), 0);     /* as sconn_attach, */
+	CHECK_INT(dmb_holders_add(&e.a, 1), 1);     /* and fork */
+	for (uint32_t who = 0; who < 2; who++) {
+		pid[who] = fork();
+		CHECK(pid[who] >= 0);
+		if (pid[who] == 0)
+			_exit(produce_recs(&e.a, who, RECS));
+	}
+	while (next[0] + next[1] < 2 * RECS && !too_long()) {
+		struct rec r[64];
+		ssize_t got = get(&e.b, r, sizeof(r));
+
+		if (got == -EAGAIN) {
+			sched_yield();
+			continue;
+		}
+		CHECK(got > 0 && got % REC == 0);
+		if (got <= 0 || got % REC)
+			break;
+		for (ssize_t i = 0; i < got / REC; i++) {
+			CHECK(r[i].who < 2 && r[i].seq == next[r[i].who] &&
+			      r[i].check == rec_check(r[i].who, r[i].seq));
+			if (r[i].who >= 2)
+				break;
+			next[r[i].who]++;
+		}
+	}
+	for (int who = 0; who < 2; who++) {
+		CHECK(waitpid(pid[who], &status, 0) == pid[who]);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	CHECK_INT(next[0], RECS);
+	CHECK_INT(next[1], RECS);
+	ends_close(&e);
+}
+
+/* Counts and sums the records this consumer got, into the pipe. */
+static int consume_recs(struct dmb_conn *c, int out)
+{
+	uint64_t sum[2] = { 0, 0 };
+
+	while (!too_long()) {
+		struct rec r[8];
+		ssize_t got = get(c, r, sizeof(r));
+
+		if (got == 0)
+			break;
+		if (got == -EAGAIN) {
+			sched_yield();
+			continue;
+		}
+		if (got < 0 || got % REC)
+			return 1;
+		for (ssize_t i = 0; i < got / REC; i++) {
+			if (r[i].check != rec_check(r[i].who, r[i].seq))
+				return 2;
+			sum[0]++;
+			sum[1] += r[i].seq;
+		}
+	}
+	return write(out, sum, sizeof(sum)) == sizeof(sum) ? 0 : 3;
+}
+
+TEST(dmb_shared_end_two_consumers)
+{
+	uint64_t mine[2] = { 0, 0 }, theirs[2] = { 0, 0 };
+	struct ends e;
+	int status = -1, p[2];
+	pid_t pid;
+
+	give_up_at = time(NULL) + 20;
+	CHECK(ends_open(&e));
+	CHECK(pipe(p) == 0);
+	/* holders count the end that reads: b's own tx line */
+	dmb_holders_add(&e.b, 1);
+	dmb_holders_add(&e.b, 1);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(consume_recs(&e.b, p[1]));
+	if (pid > 0) {
+		pid_t prod = fork();
+
+		CHECK(prod >= 0);
+		if (prod == 0)
+			_exit(produce_recs(&e.a, 0, RECS) || (dmb_shutdown_wr(&e.a), 0));
+		CHECK_INT(consume_recs(&e.b, p[1]), 0);
+		CHECK(read(p[0], mine, sizeof(mine)) == sizeof(mine));
+		CHECK(read(p[0], theirs, sizeof(theirs)) == sizeof(theirs));
+		CHECK(waitpid(prod, &status, 0) == prod);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		CHECK(waitpid(pid, &status, 0) == pid);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		CHECK_INT(mine[0] + theirs[0], RECS);
+		CHECK(mine[1] + theirs[1] == (uint64_t)RECS * (RECS - 1) / 2);
+	}
+	close(p[0]);
+	close(p[1]);
+	ends_close(&e);
 }
