@@ -10,6 +10,7 @@
 #include "lgr.h"
 #include "stats.h"
 #include "reg.h"
+#include "dump.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -81,6 +82,13 @@ static bool may_pair(const struct soft_sock *cand, const struct soft_sock *s)
 	return cand->id.netns == s->id.netns || cand->conn_uid == s->conn_uid;
 }
 
+/* CLC-equivalent records for smcdump-ex: one test of st->dumps when the dump is off. */
+static void dump(struct soft_state *st, const struct soft_sock *s, uint8_t type)
+{
+	if (st->dumps)
+		soft_dump_clc(st, s, type);
+}
+
 static void decline(struct soft_state *st, struct soft_sock *s, uint32_t reason, uint32_t diag)
 {
 	struct soft_ns *ns = soft_ns_get(st, s->id.netns);
@@ -92,6 +100,7 @@ static void decline(struct soft_state *st, struct soft_sock *s, uint32_t reason,
 	s->peer_diagnosis = diag;
 	if (ns)
 		soft_stats_fallback(ns, s->role == 1, (int)reason);
+	dump(st, s, SOFT_DUMP_T_DECLINE);
 }
 
 static void put_region(struct nlmsghdr *nlh, const struct soft_sock *s)
@@ -175,6 +184,7 @@ static int meet(struct soft_req *r, struct soft_sock *s, struct soft_ns *ns,
 
 	if (soft_idx_tuple_add(r->st, s))
 		return -ENOMEM;
+	dump(r->st, s, SOFT_DUMP_T_PROPOSAL);
 	if (!pnet_ok(r->st, ns, ifname)) {
 		decline(r->st, s, SOFT_DECL_NOSMCDDEV, 0);
 		if (peer && peer->pair_status == SMC_SOFT_PAIR_PENDING)
@@ -187,9 +197,11 @@ static int meet(struct soft_req *r, struct soft_sock *s, struct soft_ns *ns,
 	}
 	if (peer) {
 		rc = soft_region_join(r->st, peer, s, ns);
-		if (!rc)
-			rc = reply(r, s, peer);
-		return rc;
+		if (rc)
+			return rc;
+		dump(r->st, s->role ? s : peer, SOFT_DUMP_T_ACCEPT);
+		dump(r->st, s->role ? peer : s, SOFT_DUMP_T_CONFIRM);
+		return reply(r, s, peer);
 	}
 	rc = soft_region_new(r->st, s, ns, a->sndbuf, a->rcvbuf);
 	if (rc)

@@ -12,6 +12,7 @@
 #include "regidx.h"
 #include "reg_int.h"
 #include "proc_socks.h"
+#include "dump.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -265,6 +266,7 @@ static const struct soft_op reg_ops[] = {
 	{ .cmd = SMC_SOFT_CMD_PAIR, .doit = soft_pair },
 	{ .cmd = SMC_SOFT_CMD_SOCK_INFO, .doit = soft_sock_info },
 	{ .cmd = SMC_SOFT_CMD_STATS_ATTACH, .doit = stats_attach },
+	{ .cmd = SMC_SOFT_CMD_DUMP_SET, .doit = soft_dump_set, .admin = true },
 };
 
 const struct soft_family soft_reg_family = {
@@ -284,6 +286,7 @@ void soft_conn_gone(struct soft_state *st, uint64_t conn_id)
 		soft_reg_drop(st, s);
 	soft_pstats_conn_gone(st, conn_id);
 	proc_socks_gone(st, conn_id);
+	soft_dump_conn_gone(st, conn_id);
 }
 
 void soft_socks_free(struct soft_ns *ns)

@@ -103,6 +103,21 @@
  *              cmd SOCK_INFO, with the memfd (PENDING or PAIRED), or ENOENT
  *              when the socket has no region.  From any control connection.
  *
+ * DUMP_SET     switch the SMC dump (doc/smc-dump-header.md) on or off for
+ *              the calling control connection; admin (CAP_NET_ADMIN, else
+ *              EPERM).  Attributes: DUMP_ON (u8, required: 1 on, 0 off);
+ *              for on also IFINDEX (u32, required: the capture device),
+ *              DUMP_MODE (u8 SOFT_DUMP_MODE_* mask, default SMC-D),
+ *              DUMP_TYPES (u8 SOFT_DUMP_TYPE_* mask, default all; CLC
+ *              records are always sent) and DUMP_LEGACY (u8 1: the v1
+ *              header), and as fd an AF_PACKET SOCK_DGRAM socket, which the
+ *              daemon sends the records on, to IFINDEX.  Its network
+ *              namespace chooses the connections: those of sockets in it.
+ *              On again replaces the session; off without one is no error.
+ *              The session ends with the control connection.  Acked or
+ *              error: EINVAL for a missing attribute or fd, or an fd that is
+ *              not an AF_PACKET datagram socket.
+ *
  * Reserved, not implemented (EOPNOTSUPP):
  * BUF_SETUP    a new region for a paired connection (buffer resize).
  *
@@ -131,6 +146,7 @@ enum {
 	SMC_SOFT_CMD_BUF_SETUP,     /* 5, reserved */
 	SMC_SOFT_CMD_STATS_ATTACH,  /* 6 */
 	SMC_SOFT_CMD_SOCK_INFO,     /* 7 */
+	SMC_SOFT_CMD_DUMP_SET,      /* 8 */
 	__SMC_SOFT_CMD_MAX,
 };
 #define SMC_SOFT_CMD_MAX (__SMC_SOFT_CMD_MAX - 1)
@@ -165,6 +181,11 @@ enum {
 	SMC_SOFT_A_STATS_VERSION,   /* 21: u32 layout version */
 	SMC_SOFT_A_SIDE,            /* 22: u8 0 or 1, this end's side of the region */
 	SMC_SOFT_A_ROLE,            /* 23: u8 0 client, 1 server */
+	SMC_SOFT_A_DUMP_ON,         /* 24: u8 1 on, 0 off */
+	SMC_SOFT_A_DUMP_MODE,       /* 25: u8 SOFT_DUMP_MODE_* (soft/dump.h) */
+	SMC_SOFT_A_DUMP_TYPES,      /* 26: u8 SOFT_DUMP_TYPE_* */
+	SMC_SOFT_A_DUMP_LEGACY,     /* 27: u8 1: v1 dump header */
+	SMC_SOFT_A_IFINDEX,         /* 28: u32 capture device */
 	__SMC_SOFT_A_MAX,
 };
 #define SMC_SOFT_A_MAX (__SMC_SOFT_A_MAX - 1)

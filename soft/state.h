@@ -17,6 +17,7 @@ struct soft_dev;          /* devices.c */
 struct soft_lgr;          /* lgr.c */
 struct soft_regidx;       /* regidx.c */
 struct soft_pstats_att;   /* pstats_att.c */
+struct soft_dump;         /* dump.c */
 
 struct soft_ns {
 	struct soft_ns *next;
@@ -45,6 +46,7 @@ struct soft_state {
 	struct soft_regidx *idx;         /* registrations by token, inode, connection, 4-tuple */
 	uint64_t next_dmb_token;
 	struct soft_pstats_att *pstats;  /* processes' counters (STATS_ATTACH) */
+	struct soft_dump *dumps;         /* capture sessions (DUMP_SET), NULL: dump off */
 };
 
 /* Empty state; the initial namespace is the daemon's own. */
@@ -70,5 +72,6 @@ void soft_devs_free(struct soft_state *st);
 void soft_regions_free(struct soft_state *st);
 void soft_idx_free(struct soft_state *st);
 void soft_pstats_free(struct soft_state *st);
+void soft_dumps_free(struct soft_state *st);
 
 #endif

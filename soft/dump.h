@@ -1,0 +1,107 @@
+/*
+ * The SMC dump: records of the soft backend's SMC traffic (CLC-equivalent
+ * negotiation records, CDC cursor updates, data blocks) sent as UDP
+ * datagrams out of a capture device for tcpdump and Wireshark.  The wire
+ * format is doc/smc-dump-header.md; the encoder (dump_enc.c) is pure, the
+ * sessions and SMC_SOFT DUMP_SET live in dump.c.
+ */
+#ifndef SOFT_DUMP_H
+#define SOFT_DUMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "state.h"
+#include "softd.h"
+
+#define SOFT_DUMP_MAGIC      0x534d4448u   /* "SMDH" */
+#define SOFT_DUMP_V1         1             /* legacy header */
+#define SOFT_DUMP_V2         2             /* current header */
+#define SOFT_DUMP_V1_HDR_LEN 32
+#define SOFT_DUMP_V2_HDR_LEN 64
+
+/* Record types (header byte 5). */
+#define SOFT_DUMP_T_PROPOSAL 1
+#define SOFT_DUMP_T_ACCEPT   2
+#define SOFT_DUMP_T_CONFIRM  3
+#define SOFT_DUMP_T_DECLINE  4
+#define SOFT_DUMP_T_CDC      16
+#define SOFT_DUMP_T_DATA     32
+
+/* Header flags. */
+#define SOFT_DUMP_F_RX       0x01   /* toward the local end (else from it) */
+#define SOFT_DUMP_F_SMCD     0x02   /* SMC-D (else SMC-R) */
+#define SOFT_DUMP_F_IPV6     0x04   /* addresses are IPv6 */
+#define SOFT_DUMP_F_TRUNC    0x08   /* a data record carries fewer bytes than moved */
+
+/* DUMP_SET masks (reg.h). */
+#define SOFT_DUMP_MODE_SMCD  0x01
+#define SOFT_DUMP_MODE_SMCR  0x02
+#define SOFT_DUMP_TYPE_CLC   0x01
+#define SOFT_DUMP_TYPE_CDC   0x02
+#define SOFT_DUMP_TYPE_DATA  0x04
+
+#define SOFT_DUMP_CLC_LEN    56
+#define SOFT_DUMP_CDC_LEN    16
+#define SOFT_DUMP_DATA_LEN   16     /* before the bytes */
+#define SOFT_DUMP_MAX_PKT    1500   /* IP packet, the capture device's MTU */
+
+/* What every record says about its connection. */
+struct soft_dump_rec {
+	uint8_t type;            /* SOFT_DUMP_T_* */
+	uint8_t flags;           /* SOFT_DUMP_F_* */
+	uint64_t ts_ns;          /* CLOCK_REALTIME */
+	uint64_t token;          /* the registration's token */
+	uint8_t local[16], peer[16];   /* IPv4 in the first 4 bytes */
+	uint16_t lport, pport;   /* host order */
+};
+
+/* The CLC-equivalent body: one layout for the four negotiation records. */
+struct soft_dump_clc {
+	uint8_t role;            /* 0 client, 1 server */
+	uint8_t smc_type;        /* 0 SMC-R, 1 SMC-D */
+	uint8_t status;          /* SMC_SOFT_PAIR_* after this step */
+	uint32_t reason, peer_diagnosis;
+	uint32_t lgr_id;
+	uint64_t gid, dmb_token, peer_dmb_token;
+	uint32_t rmbe_size, sndbuf_size;
+	uint64_t peer_token;
+};
+
+struct soft_dump_cdc {
+	uint16_t prod_wrap, cons_wrap;
+	uint32_t prod_count, cons_count;
+	uint8_t prod_flags, conn_state_flags;
+};
+
+/* Header (v2, or v1 when legacy) then body into buf: the length, or -ENOSPC. */
+ssize_t soft_dump_encode(const struct soft_dump_rec *r, bool legacy, const void *body,
+			 size_t body_len, uint8_t *buf, size_t len);
+void soft_dump_clc_body(const struct soft_dump_clc *c, uint8_t out[SOFT_DUMP_CLC_LEN]);
+void soft_dump_cdc_body(const struct soft_dump_cdc *c, uint8_t out[SOFT_DUMP_CDC_LEN]);
+/* The fixed part of a data record; the bytes follow it. */
+void soft_dump_data_body(uint64_t offset, uint32_t len, uint32_t caplen,
+			 uint8_t out[SOFT_DUMP_DATA_LEN]);
+/*
+ * An IPv4 (or IPv6 with SOFT_DUMP_F_IPV6) packet with a UDP datagram from
+ * the record's local address and port to its peer's (swapped for
+ * SOFT_DUMP_F_RX) around payload: the length, or -ENOSPC.
+ */
+ssize_t soft_dump_packet(const struct soft_dump_rec *r, const uint8_t *payload, size_t plen,
+			 uint8_t *buf, size_t len);
+
+/* SMC_SOFT DUMP_SET (reg.h). */
+int soft_dump_set(struct soft_req *r);
+
+struct soft_sock;
+/*
+ * The CLC-equivalent record of a PAIR step of s, to every session of s's
+ * namespace.  Callers test st->dumps first: no dump, no call.
+ */
+void soft_dump_clc(struct soft_state *st, const struct soft_sock *s, uint8_t type);
+/* The control connection's session ends with it. */
+void soft_dump_conn_gone(struct soft_state *st, uint64_t conn_id);
+
+#endif
