@@ -15,6 +15,7 @@ MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 LIBDIR   ?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
 MANDIR   ?= $(PREFIX)/share/man
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+DATADIR  ?= $(PREFIX)/share/smc-tools
 DESTDIR  ?=
 
 # Output directory: "." for the normal build, build/check for the test build.
@@ -60,7 +61,8 @@ UNIT_OBJS := $(UNIT_SRCS:%.c=$(OBJ)/%.o)
 
 PROGS    := $(O)/smc_pnet $(O)/smcss $(O)/smcd $(O)/smcr $(O)/smc_run $(O)/libsmc-preload.so \
 	    $(O)/smc_softd $(if $(wildcard smc_rnics.c),$(O)/smc_rnics) \
-	    $(if $(wildcard smc_dbg.sh),$(O)/smc_dbg) $(if $(wildcard smc_chk.sh),$(O)/smc_chk)
+	    $(if $(wildcard smc_dbg.sh),$(O)/smc_dbg) $(if $(wildcard smc_chk.sh),$(O)/smc_chk) \
+	    $(O)/smcdump-ex
 LIBSMC   := $(OBJ)/libsmc.a
 
 .PHONY: bench bench-quick check-kernel test-progs all check check-unit check-cli fuzz demo install clean deps
@@ -115,6 +117,10 @@ $(O)/smc_dbg: smc_dbg.sh lib/version.h
 $(O)/smc_chk: smc_chk.sh lib/version.h
 	$(call msg,GEN,$@)
 	$(Q)sed -e 's|@VERSION@|$(VERSION)|g' $< > $@ && chmod 755 $@
+
+$(O)/smcdump-ex: smcdump-ex.py
+	$(call msg,GEN,$@)
+	$(Q)install -m 755 $< $@
 
 $(O)/smcr: $(O)/smcd
 	$(Q)ln -sf smcd $@
@@ -202,8 +208,10 @@ MAN8 := $(wildcard man/*.8)
 
 install: all
 	install -d -m 755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
-	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR)
-	install -m 755 smc_pnet smcss smcd smc_softd $(DESTDIR)$(BINDIR)/
+	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR) \
+	  $(DESTDIR)$(DATADIR)/wireshark
+	install -m 755 smc_pnet smcss smcd smc_softd smcdump-ex $(DESTDIR)$(BINDIR)/
+	install -m 644 contrib/wireshark/smc_dump.lua $(DESTDIR)$(DATADIR)/wireshark/
 	for t in smc_rnics smc_dbg smc_chk; do \
 	  if [ -f $$t ]; then install -m 755 $$t $(DESTDIR)$(BINDIR)/; fi; done
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' smc_run.sh > $(DESTDIR)$(BINDIR)/smc_run
@@ -214,12 +222,12 @@ install: all
 	install -m 644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
 	@if [ -f completion/smc-tools ]; then \
 	  install -m 644 completion/smc-tools $(DESTDIR)$(COMPLETIONDIR)/smc-tools; \
-	  for t in smc_pnet smcss smcd smcr smc_run; do \
+	  for t in smc_pnet smcss smcd smcr smc_run smcdump-ex; do \
 	    ln -sf smc-tools $(DESTDIR)$(COMPLETIONDIR)/$$t; done; fi
 
 clean:
 	$(call msg,CLEAN,.)
 	$(Q)rm -rf .obj build smc_pnet smcss smcd smcr smc_run libsmc-preload.so smc_softd \
-	  smc_rnics smc_dbg smc_chk
+	  smc_rnics smc_dbg smc_chk smcdump-ex
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

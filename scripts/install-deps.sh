@@ -12,6 +12,7 @@ packages=(
 	# real programs under smc_run (tests/cli/soft_programs.bats, bench/run.sh)
 	sockperf iperf3 redis-server redis-tools nginx-light wrk socat curl openssl
 	util-linux                                  # taskset
+	tcpdump tshark                              # smcdump-ex and its capture test
 )
 
 missing=()
