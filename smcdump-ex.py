@@ -69,6 +69,8 @@ class NoDump(Exception):
 def parse_args(argv):
     p = argparse.ArgumentParser(
         prog=PROG,
+        usage="%(prog)s [-h] [-m {all,smc,smcd,smcr}] [-t {all,raw,cdc}] "
+              "[--param PARAM] [--filter FILTER] [--legacy]",
         description="Capture SMC handshake, CDC and data traffic with tcpdump.")
     p.add_argument("-m", choices=["all", "smc", "smcd", "smcr"], default="smc",
                    help="smc: SMC-R and SMC-D records (default); smcd, smcr: "
@@ -371,7 +373,8 @@ def has_net_admin():
 
 
 def tcpdump_cmd(tcpdump, iface, args):
-    cmd = [tcpdump, "-i", iface, "-U"]
+    # records come seldom: each is delivered, and written, at once
+    cmd = [tcpdump, "-i", iface, "--immediate-mode", "-U"]
     if args.param:
         cmd += shlex.split(args.param)
     if args.filter:
@@ -406,6 +409,7 @@ def capture(args, tcpdump):
     dev = pkt = None
     try:
         family = soft_family(ctl)
+        soft_dump_set(ctl, family, 0)   # privilege and support, before any device
         clean_stale()
         dev = Device()
         pkt = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, 0)

@@ -1,0 +1,323 @@
+#!/usr/bin/env bats
+# smcdump-ex: its options and error paths (a fake tcpdump on PATH records
+# how it was run where no real capture is needed), the capture device's
+# cleanup, and real captures of soft SMC-D pairings decoded by tshark with
+# contrib/wireshark/smc_dump.lua.  The soft data path produces no CDC or data
+# records yet: no test looks for them.
+
+load helpers
+
+DUMP="$SMC_BIN/smcdump-ex"
+LUA="$SMC_TOP/contrib/wireshark/smc_dump.lua"
+
+setup() {
+	[ "$(id -u)" -eq 0 ] || skip "smcdump-ex needs root"
+	FAKE="$BATS_TEST_TMPDIR/bin"
+	mkdir -p "$FAKE"
+	DUMP_PID= DUMP_ERR="$BATS_TEST_TMPDIR/dump.err"
+	PAIR_PIDS=()
+}
+
+teardown() {
+	local pid
+	for pid in "${PAIR_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	if [ -n "$DUMP_PID" ]; then
+		kill -INT "$DUMP_PID" 2>/dev/null
+		wait "$DUMP_PID" 2>/dev/null
+	fi
+	softd_stop
+}
+
+# A tcpdump that writes its arguments to $FAKE/args and its pid to
+# $FAKE/pid, says it listens, then sleeps (or exits with FAKE_RC when that
+# is set).
+fake_tcpdump() {
+	cat >"$FAKE/tcpdump" <<-'EOF'
+	#!/bin/sh
+	printf '%s\n' "$@" >"$(dirname "$0")/args"
+	echo $$ >"$(dirname "$0")/pid"
+	echo "tcpdump: listening on fake" >&2
+	[ -n "$FAKE_RC" ] && exit "$FAKE_RC"
+	exec sleep 30
+	EOF
+	chmod 755 "$FAKE/tcpdump"
+	export PATH="$FAKE:$PATH"
+}
+
+need_capture() {
+	command -v tcpdump >/dev/null || skip "tcpdump is not installed"
+	command -v tshark >/dev/null || skip "tshark is not installed"
+}
+
+# Start smcdump-ex with these arguments in the background until its tcpdump
+# listens; DUMP_DEV is its capture device.
+dump_start() {
+	"$DUMP" "$@" >"$BATS_TEST_TMPDIR/dump.out" 2>"$DUMP_ERR" 3>&- &
+	DUMP_PID=$!
+	for _ in $(seq 200); do
+		grep -q "listening on" "$DUMP_ERR" && break
+		kill -0 "$DUMP_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	grep -q "listening on" "$DUMP_ERR" || { cat "$DUMP_ERR" >&2; return 1; }
+	DUMP_DEV=$(sed -n 's/^smcdump-ex: capturing SMC records on \(.*\)$/\1/p' "$DUMP_ERR")
+}
+
+# Stop it with SIGINT: its exit status is 0 and its device is gone.
+dump_stop() {
+	local rc=0
+	kill -INT "$DUMP_PID"
+	wait "$DUMP_PID" || rc=$?
+	DUMP_PID=
+	[ "$rc" -eq 0 ] || { cat "$DUMP_ERR" >&2; return 1; }
+	[ -z "$DUMP_DEV" ] || [ ! -e "/sys/class/net/$DUMP_DEV" ]
+}
+
+# soft_pair hold MODE (tests/progs/pair): a connection's ends offered to the
+# daemon; PORT_L is the listener's port, PORT_C the client's.
+hold() {
+	local out="$BATS_TEST_TMPDIR/pair.${#PAIR_PIDS[@]}"
+	"$SMC_BIN/tests/soft_pair" hold "$1" >"$out" 2>&1 3>&- &
+	PAIR_PIDS+=("$!")
+	for _ in $(seq 200); do
+		grep -q '^ready ' "$out" && break
+		sleep 0.05
+	done
+	read -r _ PORT_L PORT_C _ < <(grep '^ready ' "$out")
+	[ -n "$PORT_L" ]
+}
+
+# The records of a capture file, one line each: type, local address, local
+# port, peer port, reason.
+records() {
+	tshark -X lua_script:"$LUA" -r "$1" -Y smc_dump -T fields -E separator=' ' \
+		-e smc_dump.version -e smc_dump.type -e smc_dump.local_ip -e smc_dump.local_ip6 \
+		-e smc_dump.local_port -e smc_dump.peer_port -e smc_dump.clc.reason 2>/dev/null
+}
+
+@test "smcdump-ex -h: the usage" {
+	run "$DUMP" -h
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "usage: smcdump-ex [-h] [-m {all,smc,smcd,smcr}] [-t {all,raw,cdc}] [--param PARAM] [--filter FILTER] [--legacy]" ]
+	[[ "$output" == *"--legacy"*"older (v1) dump header"* ]]
+}
+
+@test "smcdump-ex: an invalid mode or type is a usage error" {
+	run "$DUMP" -m smx
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"argument -m: invalid choice: 'smx'"* ]]
+	run "$DUMP" -t data
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"argument -t: invalid choice: 'data'"* ]]
+}
+
+@test "smcdump-ex: not root, or without CAP_NET_ADMIN" {
+	command -v setpriv >/dev/null || skip "setpriv is not installed"
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups "$DUMP"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smcdump-ex: capture device: permission denied: root or CAP_NET_ADMIN needed" ]
+	run --separate-stderr setpriv --inh-caps=-net_admin --bounding-set=-net_admin -- "$DUMP"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smcdump-ex: capture device: permission denied: root or CAP_NET_ADMIN needed" ]
+}
+
+@test "smcdump-ex: tcpdump missing" {
+	run --separate-stderr env PATH="$FAKE" "$(python3 -c 'import sys; print(sys.executable)')" "$DUMP"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smcdump-ex: tcpdump: not found in PATH (install the tcpdump package)" ]
+}
+
+@test "smcdump-ex: no SMC backend" {
+	fake_tcpdump
+	run --separate-stderr env SMC_BACKEND=soft "$DUMP"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smcdump-ex: SMC_BACKEND=soft: no soft backend answers on $SMC_SOFT_SOCKET: No such file or directory (start 'smc_softd')" ]
+	run --separate-stderr env SMC_BACKEND=bogus "$DUMP"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smcdump-ex: SMC_BACKEND: invalid value 'bogus' (use auto, kernel or soft)" ]
+	kernel_has_smc && skip "the kernel has SMC: auto finds it"
+	run --separate-stderr "$DUMP"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smcdump-ex: $(no_backend_msg 'no SMC backend' | cut -d: -f2- | sed 's/^ //')" ]
+	[ ! -e "$FAKE/args" ]
+}
+
+@test "smcdump-ex: a kernel SMC without dump support" {
+	fake_tcpdump
+	if ! kernel_has_smc; then
+		run --separate-stderr env SMC_BACKEND=kernel "$DUMP"
+		[ "$status" -eq 1 ]
+		[ "$stderr" = "smcdump-ex: SMC_BACKEND=kernel: the kernel has no SMC support (load it with 'modprobe smc')" ]
+		skip "the kernel has no SMC"
+	fi
+	run --separate-stderr env SMC_BACKEND=kernel "$DUMP" -m smcd
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smcdump-ex: SMC dump: the kernel's SMC has no dump support (-m all still captures the TCP handshake)" ]
+	FAKE_RC=0 run --separate-stderr env SMC_BACKEND=kernel "$DUMP" -m all
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == "smcdump-ex: SMC dump: the kernel's SMC has no dump support: capturing the TCP handshake only"* ]]
+	[ "$(head -2 "$FAKE/args" | tr '\n' ' ')" = "-i any " ]
+}
+
+# An smc_softd of before DUMP_SET: the family answers, the command does not.
+old_softd() {
+	SOFTD_DIR=$(mktemp -d "$BATS_TEST_TMPDIR/old.XXXXXX")
+	export SMC_SOFT_SOCKET="$SOFTD_DIR/control" SMC_BACKEND=soft
+	python3 - "$SMC_SOFT_SOCKET" <<-'EOF' 3>&- &
+	import os, socket, struct, sys
+	srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+	srv.bind(sys.argv[1]); srv.listen(1)
+	c, _ = srv.accept()
+	while True:
+	    msg, _, _, _ = socket.recv_fds(c, 4096, 1)
+	    if not msg:
+	        break
+	    n, t, fl, seq, pid = struct.unpack_from("=IHHII", msg)
+	    if t == 0x10:
+	        a = struct.pack("=HHH2x", 6, 1, 0x1c)
+	        body = struct.pack("=BBH", 1, 1, 0) + a
+	        c.send(struct.pack("=IHHII", 16 + len(body), 0x1c, 0, seq, 0) + body)
+	    else:
+	        e = struct.pack("=i", -95) + msg[:16]
+	        c.send(struct.pack("=IHHII", 16 + len(e), 2, 0, seq, 0) + e)
+	EOF
+	OLD_PID=$!
+	for _ in $(seq 100); do [ -S "$SMC_SOFT_SOCKET" ] && return; sleep 0.05; done
+	return 1
+}
+
+@test "smcdump-ex: a soft backend without dump support" {
+	fake_tcpdump
+	old_softd
+	run --separate-stderr "$DUMP"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smcdump-ex: SMC dump: this smc_softd has no dump support (-m all still captures the TCP handshake)" ]
+	wait "$OLD_PID"
+	[ ! -e "$FAKE/args" ]
+	rm -f "$SMC_SOFT_SOCKET"
+	old_softd
+	FAKE_RC=0 run --separate-stderr "$DUMP" -m all
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == "smcdump-ex: SMC dump: this smc_softd has no dump support: capturing the TCP handshake only"* ]]
+	[ "$(head -2 "$FAKE/args" | tr '\n' ' ')" = "-i any " ]
+	kill "$OLD_PID" 2>/dev/null || true
+	wait "$OLD_PID" || true
+}
+
+@test "smcdump-ex: the soft backend refuses a caller without CAP_NET_ADMIN in its namespace" {
+	command -v unshare >/dev/null || skip "unshare is not installed"
+	unshare --user --map-root-user true 2>/dev/null || skip "no user namespaces here"
+	fake_tcpdump
+	softd_start
+	run --separate-stderr unshare --user --map-root-user "$DUMP"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smcdump-ex: SMC dump: smc_softd refused: Operation not permitted (CAP_NET_ADMIN needed)" ]
+	[ ! -e "$FAKE/args" ]
+	[ -z "$(ls /sys/class/net | grep '^smc-dummy' || true)" ]
+}
+
+@test "smcdump-ex: --param and --filter reach tcpdump; -m all captures on every interface" {
+	fake_tcpdump
+	softd_start
+	dump_start --param "-n -w $BATS_TEST_TMPDIR/x.pcap" --filter "host 10.0.0.2 and port 5201"
+	[[ "$DUMP_DEV" =~ ^smc-dummy[a-z0-9]{4}$ ]]
+	[ -e "/sys/class/net/$DUMP_DEV" ]
+	grep -q "^smcdump-ex pid $DUMP_PID start " "/sys/class/net/$DUMP_DEV/ifalias"
+	run cat "$FAKE/args"
+	[ "$output" = "$(printf '%s\n' -i "$DUMP_DEV" --immediate-mode -U -n -w "$BATS_TEST_TMPDIR/x.pcap" \
+		"host 10.0.0.2 and port 5201")" ]
+	dump_stop
+	dump_start -m all -t cdc --legacy
+	run cat "$FAKE/args"
+	[ "$output" = "$(printf '%s\n' -i any --immediate-mode -U)" ]
+	dump_stop
+}
+
+@test "smcdump-ex: SIGTERM and tcpdump's exit remove the device" {
+	fake_tcpdump
+	softd_start
+	dump_start
+	kill -TERM "$DUMP_PID"
+	wait "$DUMP_PID"
+	DUMP_PID=
+	[ ! -e "/sys/class/net/$DUMP_DEV" ]
+	FAKE_RC=3 run --separate-stderr "$DUMP"
+	[ "$status" -eq 3 ]
+	dev=$(sed -n 's/^smcdump-ex: capturing SMC records on \(.*\)$/\1/p' <<<"$stderr")
+	[ -n "$dev" ]
+	[ ! -e "/sys/class/net/$dev" ]
+}
+
+@test "smcdump-ex: a device left by a killed smcdump-ex goes at the next start" {
+	fake_tcpdump
+	softd_start
+	dump_start
+	local stale=$DUMP_DEV
+	kill -KILL "$DUMP_PID"
+	wait "$DUMP_PID" || true
+	DUMP_PID=
+	kill -KILL "$(cat "$FAKE/pid")"
+	[ -e "/sys/class/net/$stale" ]
+	dump_start
+	[ "$DUMP_DEV" != "$stale" ]
+	[ ! -e "/sys/class/net/$stale" ]
+	dump_stop
+}
+
+# tcpdump writes its file as root (-Z root): the test directory is private.
+@test "capture: soft SMC-D pairings decode in tshark: PROPOSAL, ACCEPT, CONFIRM, DECLINE" {
+	need_capture
+	softd_start
+	dump_start --param "-Z root -w $BATS_TEST_TMPDIR/a.pcap"
+	hold paired
+	local l1=$PORT_L c1=$PORT_C
+	run smc_pnet -a NET1 -D soft-ism
+	hold paired
+	dump_stop
+	run records "$BATS_TEST_TMPDIR/a.pcap"
+	[ "$output" = "$(printf '%s\n' \
+		"2 1 127.0.0.1  $c1 $l1 0x00000000" \
+		"2 1 127.0.0.1  $l1 $c1 0x00000000" \
+		"2 2 127.0.0.1  $l1 $c1 0x00000000" \
+		"2 3 127.0.0.1  $c1 $l1 0x00000000" \
+		"2 1 127.0.0.1  $PORT_C $PORT_L 0x00000000" \
+		"2 4 127.0.0.1  $PORT_C $PORT_L 0x03030001" \
+		"2 1 127.0.0.1  $PORT_L $PORT_C 0x00000000" \
+		"2 4 127.0.0.1  $PORT_L $PORT_C 0x03030001")" ]
+}
+
+# The issue's capture: an echo session of two programs under smc_run, with
+# -m all: the CLC records of its pairing and its TCP handshake in one file.
+@test "capture: -m all, an echo session under smc_run: CLC records and the TCP handshake" {
+	need_capture
+	local progs="$SMC_TOP/tests/progs" f="$BATS_TEST_TMPDIR/all.pcap" port cport
+	softd_start
+	dump_start -m all --param "-Z root -w $f"
+	"$SMC_BIN/smc_run" python3 "$progs/echo.py" server --host 127.0.0.1 \
+		>"$BATS_TEST_TMPDIR/srv.out" 2>&1 3>&- &
+	PAIR_PIDS+=("$!")
+	for _ in $(seq 200); do
+		port=$(awk '/^port / { print $2 }' "$BATS_TEST_TMPDIR/srv.out")
+		[ -n "$port" ] && break
+		sleep 0.05
+	done
+	# pairing is asynchronous: of four connections, some pair
+	run "$SMC_BIN/smc_run" python3 "$progs/echo.py" client --port "$port" --conns 4 \
+		--bytes 400000 --chunk 10000 --linger 1
+	[ "$output" = "ok conns=4 bytes=400000" ]
+	dump_stop
+	run records "$f"
+	cport=$(awk '$2 == 3 { print $4; exit }' <<<"$output")
+	[ -n "$cport" ]
+	grep -qx "2 2 127.0.0.1  $port $cport 0x00000000" <<<"$output"
+	grep -qx "2 3 127.0.0.1  $cport $port 0x00000000" <<<"$output"
+	grep -qx "2 1 127.0.0.1  $port $cport 0x00000000" <<<"$output"
+	grep -qx "2 1 127.0.0.1  $cport $port 0x00000000" <<<"$output"
+	[ "$(grep -c " 0x00000000$" <<<"$output")" -eq "${#lines[@]}" ]
+	run --separate-stderr tshark -r "$f" -T fields -E separator=' ' -e tcp.srcport -e tcp.dstport \
+		-Y "tcp.flags.syn == 1 && tcp.port == $cport"
+	[ "$output" = "$(printf '%s\n' "$cport $port" "$port $cport")" ]
+}
