@@ -321,3 +321,40 @@ old_softd() {
 		-Y "tcp.flags.syn == 1 && tcp.port == $cport"
 	[ "$output" = "$(printf '%s\n' "$cport $port" "$port $cport")" ]
 }
+
+@test "capture: --legacy writes v1 headers; IPv6 ends in v2; -m smcr gets no SMC-D records" {
+	need_capture
+	softd_start
+	dump_start --legacy -t raw --param "-Z root -w $BATS_TEST_TMPDIR/v1.pcap"
+	hold paired
+	dump_stop
+	run records "$BATS_TEST_TMPDIR/v1.pcap"
+	[ "$output" = "$(printf '%s\n' \
+		"1 1 127.0.0.1  $PORT_C $PORT_L 0x00000000" \
+		"1 1 127.0.0.1  $PORT_L $PORT_C 0x00000000" \
+		"1 2 127.0.0.1  $PORT_L $PORT_C 0x00000000" \
+		"1 3 127.0.0.1  $PORT_C $PORT_L 0x00000000")" ]
+	dump_start -t cdc --param "-Z root -w $BATS_TEST_TMPDIR/v6.pcap"
+	hold v6
+	dump_stop
+	run records "$BATS_TEST_TMPDIR/v6.pcap"
+	[ "${#lines[@]}" -eq 4 ]
+	[ "${lines[2]}" = "2 2  ::1 $PORT_L $PORT_C 0x00000000" ]
+	dump_start -m smcr --param "-Z root -w $BATS_TEST_TMPDIR/r.pcap"
+	hold paired
+	dump_stop
+	run records "$BATS_TEST_TMPDIR/r.pcap"
+	[ -z "$output" ]
+}
+
+@test "completion: smcdump-ex options, modes and types" {
+	comp() {
+		bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+			_smcdump_ex smcdump-ex "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+			printf "%s\n" "${COMPREPLY[@]}" | sort' _ "$SMC_TOP/completion/smc-tools" "$@"
+	}
+	[ "$(comp smcdump-ex --)" = "$(printf '%s\n' --filter --legacy --param)" ]
+	[ "$(comp smcdump-ex -m sm)" = "$(printf '%s\n' smc smcd smcr)" ]
+	[ "$(comp smcdump-ex -t "")" = "$(printf '%s\n' all cdc raw)" ]
+	[ -z "$(comp smcdump-ex --filter "")" ]
+}
