@@ -434,8 +434,15 @@ def capture(args, tcpdump):
             dev.remove()
 
 
+def stop_early(signum, _frame):
+    """SIGTERM before tcpdump runs: unwind, so that the device goes."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv):
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, stop_early)
+    signal.signal(signal.SIGHUP, stop_early)
     try:
         if not has_net_admin():
             raise Fail("capture device", "permission denied: root or CAP_NET_ADMIN needed")
@@ -453,6 +460,8 @@ def main(argv):
     except Fail as e:
         print("%s: %s" % (PROG, e), file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return 128 + signal.SIGINT
     except OSError as e:
         print("%s: %s: %s" % (PROG, e.filename or "error", os.strerror(e.errno or 0)),
               file=sys.stderr)
