@@ -295,7 +295,8 @@ old_softd() {
 	need_capture
 	local progs="$SMC_TOP/tests/progs" f="$BATS_TEST_TMPDIR/all.pcap" port cport
 	softd_start
-	dump_start -m all --param "-Z root -w $f"
+	# only SYNs of the TCP traffic, so that tcpdump keeps up with the echo
+	dump_start -m all --param "-Z root -w $f" --filter "udp or tcp[tcpflags] & tcp-syn != 0"
 	"$SMC_BIN/smc_run" python3 "$progs/echo.py" server --host 127.0.0.1 \
 		>"$BATS_TEST_TMPDIR/srv.out" 2>&1 3>&- &
 	PAIR_PIDS+=("$!")
