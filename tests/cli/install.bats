@@ -12,16 +12,17 @@ setup() {
 	run make -s install DESTDIR="$root"
 	[ "$status" -eq 0 ]
 	multiarch=$(cc -print-multiarch)
-	for t in smc_pnet smcss smcd smc_run; do
+	for t in smc_pnet smcss smcd smc_run smcdump-ex; do
 		[ -x "$root/usr/bin/$t" ]
 	done
+	[ -f "$root/usr/share/smc-tools/wireshark/smc_dump.lua" ]
 	[ "$(readlink "$root/usr/bin/smcr")" = smcd ]
 	lib="$root/usr/lib/$multiarch/libsmc-preload.so"
 	[ -f "$lib" ]
 	# never setuid: plain 0644
 	[ "$(stat -c %a "$lib")" = 644 ]
 	grep -q "/usr/lib/$multiarch" "$root/usr/bin/smc_run"
-	for m in smc_pnet.8 smcss.8 smcd.8 smcr.8 smc_run.8; do
+	for m in smc_pnet.8 smcss.8 smcd.8 smcr.8 smc_run.8 smcdump-ex.8; do
 		[ -f "$root/usr/share/man/man8/$m" ]
 	done
 	[ -f "$root/usr/share/man/man7/af_smc.7" ]
