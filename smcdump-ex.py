@@ -82,7 +82,20 @@ def parse_args(argv):
     p.add_argument("--filter", help="tcpdump filter expression")
     p.add_argument("--legacy", action="store_true",
                    help="the older (v1) dump header")
-    return p.parse_args(argv)
+    return p.parse_args(glue_values(argv))
+
+
+def glue_values(argv):
+    """--param -n: argparse would take "-n" for an option; --param=-n it keeps."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in ("--param", "--filter") and i + 1 < len(argv):
+            out.append(argv[i] + "=" + argv[i + 1])
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
 
 
 # ---- netlink messages -------------------------------------------------

@@ -230,9 +230,9 @@ old_softd() {
 	[ "$output" = "$(printf '%s\n' -i "$DUMP_DEV" --immediate-mode -U -n -w "$BATS_TEST_TMPDIR/x.pcap" \
 		"host 10.0.0.2 and port 5201")" ]
 	dump_stop
-	dump_start -m all -t cdc --legacy
+	dump_start -m all -t cdc --legacy --param -n
 	run cat "$FAKE/args"
-	[ "$output" = "$(printf '%s\n' -i any --immediate-mode -U)" ]
+	[ "$output" = "$(printf '%s\n' -i any --immediate-mode -U -n)" ]
 	dump_stop
 }
 
