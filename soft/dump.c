@@ -169,12 +169,9 @@ static void rec_of(const struct soft_sock *s, uint8_t type, struct soft_dump_rec
 	memset(rec, 0, sizeof(*rec));
 	rec->type = type;
 	rec->flags = SOFT_DUMP_F_SMCD;
-	if (s->id.family == AF_INET6)
-		rec->flags |= SOFT_DUMP_F_IPV6;
 	rec->ts_ns = now_ns();
 	rec->token = s->token;
-	memcpy(rec->local, s->id.src, sizeof(rec->local));
-	memcpy(rec->peer, s->id.dst, sizeof(rec->peer));
+	soft_dump_rec_addrs(rec, s->id.family, s->id.src, s->id.dst);
 	rec->lport = s->id.sport;
 	rec->pport = s->id.dport;
 }

@@ -76,6 +76,13 @@ struct soft_dump_cdc {
 	uint8_t prod_flags, conn_state_flags;
 };
 
+/*
+ * The record's addresses from a socket's (diag layout, family AF_INET or
+ * AF_INET6).  IPv4-mapped IPv6 addresses become IPv4, as the peer of a
+ * dual-stack socket sees them: both ends' records then match one filter.
+ */
+void soft_dump_rec_addrs(struct soft_dump_rec *r, int family, const uint8_t src[16],
+			 const uint8_t dst[16]);
 /* Header (v2, or v1 when legacy) then body into buf: the length, or -ENOSPC. */
 ssize_t soft_dump_encode(const struct soft_dump_rec *r, bool legacy, const void *body,
 			 size_t body_len, uint8_t *buf, size_t len);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 
 static uint8_t *put8(uint8_t *p, uint8_t v)
 {
@@ -73,6 +74,30 @@ static void v1_header(uint8_t *p, const struct soft_dump_rec *r)
 	p = put_bytes(p, v6 ? none : r->peer, 4);
 	p = put16(p, r->lport);
 	put16(p, r->pport);
+}
+
+static bool v4mapped(const uint8_t a[16])
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(a, prefix, sizeof(prefix));
+}
+
+void soft_dump_rec_addrs(struct soft_dump_rec *r, int family, const uint8_t src[16],
+			 const uint8_t dst[16])
+{
+	memset(r->local, 0, sizeof(r->local));
+	memset(r->peer, 0, sizeof(r->peer));
+	r->flags &= (uint8_t)~SOFT_DUMP_F_IPV6;
+	if (family == AF_INET6 && v4mapped(src) && v4mapped(dst)) {
+		memcpy(r->local, src + 12, 4);
+		memcpy(r->peer, dst + 12, 4);
+	} else {
+		memcpy(r->local, src, sizeof(r->local));
+		memcpy(r->peer, dst, sizeof(r->peer));
+		if (family == AF_INET6)
+			r->flags |= SOFT_DUMP_F_IPV6;
+	}
 }
 
 ssize_t soft_dump_encode(const struct soft_dump_rec *r, bool legacy, const void *body,

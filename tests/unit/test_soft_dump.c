@@ -171,6 +171,27 @@ TEST(soft_dump_packet_ipv6)
 	CHECK_INT(csum(pkt + 40, 13, pseudo), 0xffff);
 }
 
+TEST(soft_dump_v4mapped_is_ipv4)
+{
+	uint8_t a[16] = { [10] = 0xff, [11] = 0xff, 127, 0, 0, 1 };
+	uint8_t b[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 };
+	uint8_t v6[16] = { [15] = 1 };
+	struct soft_dump_rec r = { .flags = SOFT_DUMP_F_SMCD };
+
+	soft_dump_rec_addrs(&r, AF_INET6, a, b);
+	CHECK_INT(r.flags, SOFT_DUMP_F_SMCD);
+	CHECK_INT(be32(r.local), 0x7f000001);
+	CHECK_INT(be32(r.peer), 0x0a000002);
+	CHECK_INT(be32(r.local + 4), 0);
+	soft_dump_rec_addrs(&r, AF_INET6, a, v6);
+	CHECK_INT(r.flags, SOFT_DUMP_F_SMCD | SOFT_DUMP_F_IPV6);
+	CHECK(!memcmp(r.local, a, 16));
+	CHECK(!memcmp(r.peer, v6, 16));
+	soft_dump_rec_addrs(&r, AF_INET, (uint8_t[16]){ 10, 0, 0, 3 }, (uint8_t[16]){ 10, 0, 0, 2 });
+	CHECK_INT(r.flags, SOFT_DUMP_F_SMCD);
+	CHECK_INT(be32(r.local), 0x0a000003);
+}
+
 static int dump_set(struct regfx *f, const struct soft_peer *p, uint8_t on, uint32_t ifindex,
 		    int fd)
 {
