@@ -388,8 +388,7 @@ def has_net_admin():
 def tcpdump_cmd(tcpdump, iface, args):
     # records come seldom: each is delivered, and written, at once
     cmd = [tcpdump, "-i", iface, "--immediate-mode", "-U"]
-    if args.param:
-        cmd += shlex.split(args.param)
+    cmd += args.param_words
     if args.filter:
         cmd.append(args.filter)
     return cmd
@@ -459,6 +458,10 @@ def main(argv):
     try:
         if not has_net_admin():
             raise Fail("capture device", "permission denied: root or CAP_NET_ADMIN needed")
+        try:
+            args.param_words = shlex.split(args.param or "")
+        except ValueError as e:
+            raise Fail("--param", str(e))
         tcpdump = shutil.which("tcpdump")
         if not tcpdump:
             raise Fail("tcpdump", "not found in PATH (install the tcpdump package)")

@@ -124,6 +124,15 @@ records() {
 	[ "$stderr" = "smcdump-ex: capture device: permission denied: root or CAP_NET_ADMIN needed" ]
 }
 
+@test "smcdump-ex: --param that does not split" {
+	fake_tcpdump
+	softd_start
+	run --separate-stderr "$DUMP" --param "-w 'smc.pcap"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smcdump-ex: --param: No closing quotation" ]
+	[ ! -e "$FAKE/args" ]
+}
+
 @test "smcdump-ex: tcpdump missing" {
 	run --separate-stderr env PATH="$FAKE" "$(python3 -c 'import sys; print(sys.executable)')" "$DUMP"
 	[ "$status" -eq 1 ]
