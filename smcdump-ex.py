@@ -309,16 +309,16 @@ class Device:
                          for _ in range(4))
         self.name = DEV_PREFIX + suffix
         self.tun = None
-        kind = os.environ.get("SMCDUMP_EX_DEVICE", "")
-        if kind == "tun" or link_add_dummy(self.name) != 0:
-            self._tun()
+        forced = os.environ.get("SMCDUMP_EX_DEVICE", "") == "tun"
+        if forced or link_add_dummy(self.name) != 0:
+            self._tun("" if forced else "no dummy driver and ")
         try:
             self._setup()
         except Fail:
             self.remove()
             raise
 
-    def _tun(self):
+    def _tun(self, why):
         try:
             self.tun = os.open("/dev/net/tun", os.O_RDWR | os.O_CLOEXEC | os.O_NONBLOCK)
             ifr = struct.pack("16sH22x", self.name.encode(), IFF_TUN | IFF_NO_PI)
@@ -328,8 +328,8 @@ class Device:
             if self.tun is not None:
                 os.close(self.tun)
                 self.tun = None
-            raise Fail("capture device", "cannot create %s: no dummy driver and "
-                       "/dev/net/tun: %s" % (self.name, os.strerror(e.errno)))
+            raise Fail("capture device", "cannot create %s: %s/dev/net/tun: %s"
+                       % (self.name, why, os.strerror(e.errno)))
 
     def _setup(self):
         # a device of its own: no IPv6 autoconfiguration chatter in the capture

@@ -133,6 +133,18 @@ records() {
 	[ ! -e "$FAKE/args" ]
 }
 
+@test "smcdump-ex: no TUN device to fall back on" {
+	unshare --mount true 2>/dev/null || skip "no mount namespaces here"
+	fake_tcpdump
+	softd_start
+	run --separate-stderr env SMCDUMP_EX_DEVICE=tun unshare --mount sh -c \
+		'mount -t tmpfs none /dev/net && exec "$0"' "$DUMP"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" =~ ^"smcdump-ex: capture device: cannot create smc-dummy"[a-z0-9]{4}": /dev/net/tun: No such file or directory"$ ]]
+	[ ! -e "$FAKE/args" ]
+	[ -z "$(ls /sys/class/net | grep '^smc-dummy' || true)" ]
+}
+
 @test "smcdump-ex: tcpdump missing" {
 	run --separate-stderr env PATH="$FAKE" "$(python3 -c 'import sys; print(sys.executable)')" "$DUMP"
 	[ "$status" -eq 1 ]
