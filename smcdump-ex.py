@@ -24,6 +24,7 @@ import string
 import struct
 import subprocess
 import sys
+import time
 
 PROG = "smcdump-ex"
 DEV_PREFIX = "smc-dummy"
@@ -53,6 +54,10 @@ IFF_TUN, IFF_NO_PI, IFF_UP = 0x0001, 0x1000, 0x1
 SIOCGIFFLAGS, SIOCSIFFLAGS = 0x8913, 0x8914
 
 CAP_NET_ADMIN = 12
+# tcpdump is handed captured packets in blocks, each at the latest after its
+# buffer timeout of 1 s (libpcap's TPACKET_V3): a stop before that loses
+# the last block's records.
+FLUSH_WAIT = 1.2
 
 
 class Fail(Exception):
@@ -386,31 +391,48 @@ def has_net_admin():
 
 
 def tcpdump_cmd(tcpdump, iface, args):
-    # records come seldom: each is delivered, and written, at once
-    cmd = [tcpdump, "-i", iface, "--immediate-mode", "-U"]
+    cmd = [tcpdump, "-i", iface, "-U"]
     cmd += args.param_words
     if args.filter:
         cmd.append(args.filter)
     return cmd
 
 
-def run_tcpdump(cmd, dev):
-    """Run tcpdump until it exits; SIGINT and SIGTERM stop it.  Its status."""
-    proc = subprocess.Popen(cmd)
+def run_tcpdump(cmd, dev, before_stop=None):
+    """Run tcpdump until it exits or SIGINT/SIGTERM/SIGHUP stops it.  Its status.
 
-    def stop(signum, _frame):
-        if proc.poll() is None:
-            proc.send_signal(signum)
+    tcpdump runs in a process group of its own, so that a Ctrl-C on the
+    terminal reaches smcdump-ex alone: it calls before_stop (the dump goes
+    off), gives tcpdump FLUSH_WAIT to take in the packets the kernel still
+    holds for it, then stops it with SIGINT.
+    """
+    proc = subprocess.Popen(cmd, preexec_fn=os.setpgrp)
+    stop = []
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, stop)
-    while proc.poll() is None:
-        if not (dev and dev.drain(0.2)):
-            try:
-                proc.wait()
-            except KeyboardInterrupt:
-                pass
-    return proc.returncode if proc.returncode >= 0 else 0
+        signal.signal(sig, lambda signum, _frame: stop.append(signum))
+    while proc.poll() is None and not stop:
+        wait_a_little(proc, dev)
+    if proc.poll() is not None:
+        return proc.returncode if proc.returncode >= 0 else 0
+    if before_stop:
+        before_stop()
+    deadline = time.monotonic() + FLUSH_WAIT
+    while proc.poll() is None and time.monotonic() < deadline:
+        wait_a_little(proc, dev)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    proc.wait()
+    return 0
+
+
+def wait_a_little(proc, dev):
+    if dev and dev.drain(0.1):
+        return
+    try:
+        proc.wait(0.1)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def capture(args, tcpdump):
@@ -430,12 +452,14 @@ def capture(args, tcpdump):
         pkt = None
         print("%s: capturing SMC records on %s" % (PROG, dev.name), file=sys.stderr,
               flush=True)
-        rc = run_tcpdump(tcpdump_cmd(tcpdump, "any" if iface_all else dev.name, args), dev)
-        try:
-            soft_dump_set(ctl, family, 0)
-        except (OSError, Fail, NoDump):
-            pass        # the session ends with the connection anyway
-        return rc
+        def dump_off():
+            try:
+                soft_dump_set(ctl, family, 0)
+            except (OSError, Fail, NoDump):
+                pass    # the session ends with the connection anyway
+
+        return run_tcpdump(tcpdump_cmd(tcpdump, "any" if iface_all else dev.name, args),
+                           dev, dump_off)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_IGN)
