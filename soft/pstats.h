@@ -6,7 +6,8 @@
  * GET_STATS (protocol.md 5.1), so `smcd stats` shows live figures.
  *
  * The daemon trusts nothing here but the size it checked: a process can only
- * make its own numbers wrong.
+ * make its own numbers wrong, or its own dump records (checked like any
+ * other bytes from a process).
  */
 #ifndef SOFT_PSTATS_H
 #define SOFT_PSTATS_H
@@ -15,7 +16,7 @@
 #include <stdint.h>
 
 #define SOFT_PSTATS_MAGIC   0x315453504d53ULL  /* "SMPST1" little-endian */
-#define SOFT_PSTATS_VERSION 1u
+#define SOFT_PSTATS_VERSION 2u
 #define SOFT_PSTATS_BUCKETS 9                  /* as soft/stats.h: 8K .. 1024K, more */
 
 struct soft_pstats_rmb {
@@ -39,5 +40,73 @@ struct soft_pstats {
 	_Atomic uint64_t doorbells_tx, doorbells_rx;
 	_Atomic uint64_t fence_bytes;            /* TCP bytes before cut-overs */
 };
+
+/*
+ * The SMC dump's share of the same memfd (doc/smc-dump-header.md 9): a
+ * control line only the daemon writes, then a ring of fixed-size record
+ * slots the process writes and the daemon drains while a capture session
+ * of the process's namespace is on.  The memfd is SOFT_PSTATS_MAP_LEN long;
+ * the slots' pages are touched only once the dump is on.
+ */
+#define SOFT_PDUMP_CTL_OFF   4096u                  /* struct soft_pdump_ctl */
+#define SOFT_PDUMP_RING_OFF  8192u                  /* struct soft_pdump_ring */
+#define SOFT_PDUMP_SLOTS     512u                   /* a power of two */
+#define SOFT_PDUMP_SLOT_LEN  2048u
+#define SOFT_PSTATS_MAP_LEN  (SOFT_PDUMP_RING_OFF + 64u * 3 + \
+			      SOFT_PDUMP_SLOTS * SOFT_PDUMP_SLOT_LEN)
+
+struct soft_pdump_ctl {                     /* written by the daemon only */
+	_Atomic uint32_t types;                  /* SOFT_DUMP_TYPE_CDC | _DATA, 0: off */
+	_Atomic uint32_t snaplen;                /* data bytes kept per DATA record */
+};
+
+struct soft_pdump_slot {
+	_Atomic uint64_t seq;                    /* reserved index + 1 once published */
+	uint64_t token;                          /* the sconn's registration token */
+	uint64_t ts_ns;                          /* CLOCK_REALTIME */
+	uint64_t offset;                         /* DATA: ring bytes of this direction before it */
+	uint32_t len;                            /* DATA: bytes moved */
+	uint16_t caplen;                         /* DATA: bytes that follow the slot header */
+	uint8_t type;                            /* SOFT_DUMP_T_CDC or SOFT_DUMP_T_DATA */
+	uint8_t flags;                           /* SOFT_DUMP_F_RX: consumed, else produced */
+	uint16_t prod_wrap, cons_wrap;           /* CDC: our producer cursor (tx ring) */
+	uint32_t prod_count, cons_count;         /*      and consumer cursor (rx ring) */
+	uint8_t prod_flags, conn_state_flags;    /* CDC: as our cursor words carry them */
+	uint8_t pad[6];
+	uint8_t data[];                          /* DATA: caplen bytes */
+};
+
+_Static_assert(sizeof(struct soft_pstats) <= SOFT_PDUMP_CTL_OFF, "pstats outgrew its page");
+_Static_assert(sizeof(struct soft_pdump_slot) == 64, "slot header is one line");
+
+#define SOFT_PDUMP_SNAP_MAX  (SOFT_PDUMP_SLOT_LEN - sizeof(struct soft_pdump_slot))
+
+/*
+ * A slot is reserved by a compare-and-swap of prod that keeps prod - cons
+ * below SOFT_PDUMP_SLOTS (else the record is dropped and counted), filled,
+ * then published with a release store of seq.  The daemon reads slots from
+ * cons in order, stops at one not yet published, and stores cons after it.
+ */
+struct soft_pdump_ring {
+	_Alignas(64) _Atomic uint64_t prod;     /* the process */
+	_Alignas(64) _Atomic uint64_t cons;     /* the daemon */
+	_Alignas(64) _Atomic uint64_t drops;    /* the process: ring full */
+};
+
+static inline struct soft_pdump_ctl *soft_pdump_ctl_of(void *map)
+{
+	return (struct soft_pdump_ctl *)((char *)map + SOFT_PDUMP_CTL_OFF);
+}
+
+static inline struct soft_pdump_ring *soft_pdump_ring_of(void *map)
+{
+	return (struct soft_pdump_ring *)((char *)map + SOFT_PDUMP_RING_OFF);
+}
+
+static inline struct soft_pdump_slot *soft_pdump_slot_of(void *map, uint64_t idx)
+{
+	return (struct soft_pdump_slot *)((char *)map + SOFT_PDUMP_RING_OFF + 64u * 3 +
+					  (idx & (SOFT_PDUMP_SLOTS - 1)) * SOFT_PDUMP_SLOT_LEN);
+}
 
 #endif
