@@ -13,6 +13,7 @@
 #define SOFT_PSTATS_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define SOFT_PSTATS_MAGIC   0x315453504d53ULL  /* "SMPST1" little-endian */
@@ -72,12 +73,13 @@ struct soft_pdump_slot {
 	uint16_t prod_wrap, cons_wrap;           /* CDC: our producer cursor (tx ring) */
 	uint32_t prod_count, cons_count;         /*      and consumer cursor (rx ring) */
 	uint8_t prod_flags, conn_state_flags;    /* CDC: as our cursor words carry them */
-	uint8_t pad[6];
+	uint8_t pad[10];
 	uint8_t data[];                          /* DATA: caplen bytes */
 };
 
 _Static_assert(sizeof(struct soft_pstats) <= SOFT_PDUMP_CTL_OFF, "pstats outgrew its page");
-_Static_assert(sizeof(struct soft_pdump_slot) == 64, "slot header is one line");
+_Static_assert(sizeof(struct soft_pdump_slot) == 64 &&
+	       offsetof(struct soft_pdump_slot, data) == 64, "slot header is one line");
 
 #define SOFT_PDUMP_SNAP_MAX  (SOFT_PDUMP_SLOT_LEN - sizeof(struct soft_pdump_slot))
 
