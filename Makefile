@@ -54,7 +54,8 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 SMC_OBJS  := $(SMC_SRCS:%.c=$(OBJ)/%.o)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(OBJ)/%.o)
 # the soft data path's shared parts are linked into the preload as well
-PRELOAD_SRCS := $(wildcard preload/*.c) soft/dmb.c soft/reg_client.c lib/soft_socket.c
+PRELOAD_SRCS := $(wildcard preload/*.c) soft/dmb.c soft/pdump_put.c soft/reg_client.c \
+		lib/soft_socket.c
 PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(OBJ)/pic/%.o)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(OBJ)/%.o)
