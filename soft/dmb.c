@@ -682,6 +682,34 @@ void dmb_abort(struct dmb_conn *c)
 	wake_state(c);
 }
 
+uint64_t dmb_tx_pos(const struct dmb_conn *c)
+{
+	return (uint64_t)c->tx.own.wrap * c->tx.size + c->tx.own.count;
+}
+
+uint64_t dmb_rx_pos(const struct dmb_conn *c)
+{
+	return (uint64_t)c->rx.own.wrap * c->rx.size + c->rx.own.count;
+}
+
+bool dmb_rx_published(const struct dmb_conn *c)
+{
+	return !c->rx.unpublished;
+}
+
+struct dmb_cdc dmb_own_cdc(struct dmb_conn *c)
+{
+	uint64_t p = atomic_load_explicit(&c->tx.ctrl->prod, memory_order_relaxed);
+	uint64_t q = atomic_load_explicit(&c->rx.ctrl->cons, memory_order_relaxed);
+	struct dmb_cdc d = {
+		.prod = dmb_cursor_of(p), .cons = dmb_cursor_of(q),
+		.pflags = word_pflags(p) & DMB_PF_MASK,
+		.cflags = (word_cflags(p) | word_cflags(q)) & DMB_CF_MASK,
+	};
+
+	return d;
+}
+
 unsigned dmb_peer_state(struct dmb_conn *c)
 {
 	return (word_cflags(atomic_load_explicit(&c->rx.ctrl->prod, memory_order_acquire)) |

@@ -247,6 +247,26 @@ void dmb_rx_sleep_end(struct dmb_conn *c);
 bool dmb_tx_sleep_begin(struct dmb_conn *c, size_t want);
 void dmb_tx_sleep_end(struct dmb_conn *c);
 
+/*
+ * For the SMC dump (not for the data path).  Our cursors as this endpoint
+ * holds them, as stream positions: bytes through the ring modulo 2^16 rings
+ * (the wrap is 16 bits).  The tx one with the produce calls serialised, the
+ * rx one with the consume calls.
+ */
+uint64_t dmb_tx_pos(const struct dmb_conn *c);
+uint64_t dmb_rx_pos(const struct dmb_conn *c);
+/* Whether every byte consumed is in the published consumer cursor. */
+bool dmb_rx_published(const struct dmb_conn *c);
+/*
+ * Our producer word (tx) and consumer word (rx) as published, as one CDC of
+ * ours carries them: cflags merges both words' connection-state flags.
+ */
+struct dmb_cdc {
+	struct dmb_cursor prod, cons;
+	uint8_t pflags, cflags;
+};
+struct dmb_cdc dmb_own_cdc(struct dmb_conn *c);
+
 /* For tests and diagnostics: the cursor words as the peer sees them. */
 struct dmb_cursor dmb_cursor_of(uint64_t word);
 uint64_t dmb_cursor_word(struct dmb_cursor cur, uint8_t pflags, uint8_t cflags);
