@@ -41,6 +41,8 @@ static struct soft_pstats private_stats = {
 	.size = sizeof(struct soft_pstats),
 };
 struct soft_pstats *pstats = &private_stats;
+static struct soft_pdump_ctl pdump_off;       /* the dump while no daemon reads ours */
+struct soft_pdump_ctl *pdump_ctl = &pdump_off;
 static bool stats_shared;
 static _Atomic bool said_hello;             /* the connection is open since ctl_hello */
 static _Atomic time_t hello_at;             /* no daemon: ctl_hello tries again then */
@@ -53,10 +55,15 @@ static time_t now_sec(void)
 	return ts.tv_sec;
 }
 
-/* Counters in a sealed memfd the daemon reads; ours are copied over. */
+/*
+ * Counters in a sealed memfd the daemon reads, ours copied over; the dump's
+ * control line and ring (pstats.h) in the same memfd.  A forked child
+ * counted into its parent's memfd so far: those counts stay there.
+ */
 static void stats_attach(void)
 {
 	struct soft_pstats *p;
+	void *map;
 	int fd, rc;
 
 	if (stats_shared)
@@ -64,25 +71,33 @@ static void stats_attach(void)
 	fd = memfd_create("smc-soft-stats", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return;
-	if (ftruncate(fd, sizeof(*p)) < 0 ||
+	if (ftruncate(fd, SOFT_PSTATS_MAP_LEN) < 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
 		next.close(fd);
 		return;
 	}
-	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
+	map = mmap(NULL, SOFT_PSTATS_MAP_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
 		next.close(fd);
 		return;
 	}
-	memcpy(p, pstats, sizeof(*p));
+	p = map;
+	if (pstats == &private_stats) {
+		memcpy(p, pstats, sizeof(*p));
+	} else {
+		p->magic = SOFT_PSTATS_MAGIC;
+		p->version = SOFT_PSTATS_VERSION;
+		p->size = sizeof(*p);
+	}
 	rc = soft_reg_stats_attach(&conn, fd);
 	next.close(fd);
 	if (rc) {
 		preload_dbg("libsmc-preload: soft stats not attached: %s\n", strerror(-rc));
-		munmap(p, sizeof(*p));
+		munmap(map, SOFT_PSTATS_MAP_LEN);
 		return;
 	}
 	pstats = p;
+	pdump_ctl = soft_pdump_ctl_of(map);
 	stats_shared = true;
 }
 
@@ -153,6 +168,8 @@ static void ctl_lost(void)
 	soft_reg_close(&conn);
 	retry_at = now_sec() + CTL_RETRY_SEC;
 	atomic_store(&said_hello, false);
+	/* no daemon drains our ring any more */
+	pdump_ctl = &pdump_off;
 }
 
 static bool pend_add(uint32_t seq, struct sconn *sc)
@@ -398,7 +415,8 @@ static void fork_parent(void)
 
 /*
  * The child must not read the parent's replies: it gets its own connection
- * when it needs one.  Requests still out belong to the parent.
+ * when it needs one.  Requests still out belong to the parent.  Until then
+ * it counts, and writes dump records, into the parent's memfd.
  */
 static void fork_child(void)
 {

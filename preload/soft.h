@@ -184,6 +184,8 @@ void ctl_exec_wait(void);
 /* Take over what the image before execve left in SMC_SOFT_INHERIT. */
 void soft_exec_inherit(void);
 extern struct soft_pstats *pstats;     /* never NULL: a private copy until attached */
+/* never NULL: a line that reads 0 (dump off) until attached */
+extern struct soft_pdump_ctl *pdump_ctl;
 
 /* ---- sconn.c ---- */
 bool sconn_attach(struct sconn *sc, int shm_fd, int side);
