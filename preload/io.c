@@ -315,6 +315,8 @@ static ssize_t ring_send(int fd, struct sconn *sc, const struct iovec *iov, int 
 		ssize_t r = dmb_produce(&sc->dmb, win, n, 0, &wake);
 
 		if (r > 0) {
+			if (soft_dump_on())
+				dump_io(sc, false, win, n, (size_t)r);
 			done += (size_t)r;
 			if (wake) {
 				sc_unlock(&sc->tx_lock);
@@ -333,6 +335,9 @@ static ssize_t ring_send(int fd, struct sconn *sc, const struct iovec *iov, int 
 			atomic_fetch_add_explicit(&pstats->rmb_tx.buf_full_peer_cnt, 1,
 						  memory_order_relaxed);
 			full_noted = true;
+			/* the produce said write-blocked */
+			if (soft_dump_on())
+				dump_cdc(sc);
 		}
 		if (nonblocking(fd, sc, flags))
 			return done ? (ssize_t)done : send_fail(0, EAGAIN, flags);
@@ -421,6 +426,16 @@ ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 
 /* ---- receive ---- */
 
+/* Publish the consumer cursor now; the dump sees it if it moved. */
+static void rx_flush(struct sconn *sc, bool *wake)
+{
+	bool cdc = soft_dump_on() && !dmb_rx_published(&sc->dmb);
+
+	dmb_rx_flush(&sc->dmb, wake);
+	if (cdc)
+		dump_cdc(sc);
+}
+
 static bool rx_ready(struct sconn *sc)
 {
 	return dmb_readable(&sc->dmb) != 0 || dmb_peer_state(&sc->dmb);
@@ -493,7 +508,7 @@ static int wait_data_futex(int fd, struct sconn *sc)
 	int64_t end = timeo ? soft_now_ns() / 1000000 + timeo : 0;
 	bool wake = false;
 
-	dmb_rx_flush(&sc->dmb, &wake);
+	rx_flush(sc, &wake);
 	if (wake)
 		soft_ring_bell(fd, sc);
 	for (;;) {
@@ -536,13 +551,16 @@ static int wait_data(int fd, struct sconn *sc)
 	char buf[DRAIN_BUF];
 	ssize_t n;
 
-	bool wake = false, ready;
+	bool wake = false, ready, cdc;
 
 	if (soft_spin(sc, rx_ready, true))
 		return 0;
 	if (soft_cfg.futex)
 		return wait_data_futex(fd, sc);
+	cdc = soft_dump_on() && !dmb_rx_published(&sc->dmb);
 	ready = dmb_rx_sleep_begin(&sc->dmb, &wake);
+	if (cdc)
+		dump_cdc(sc);
 	if (wake)
 		soft_ring_bell(fd, sc);
 	if (ready) {
@@ -667,6 +685,8 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 		n = iov_window(iov, cnt, done, total - done, win, IOV_CHUNK);
 		r = dmb_consume(&sc->dmb, win, n, peek ? DMB_PEEK : 0, &wake);
 		if (r > 0) {
+			if (soft_dump_on() && !peek)
+				dump_io(sc, true, win, n, (size_t)r);
 			dmb_rx_busy(&sc->dmb);
 			done += (size_t)r;
 			if (wake)
@@ -687,7 +707,7 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 			return (ssize_t)done;
 		if (nonblocking(fd, sc, flags)) {
 			drain_locked(fd, sc);
-			dmb_rx_flush(&sc->dmb, &wake);
+			rx_flush(sc, &wake);
 			if (wake)
 				soft_ring_bell(fd, sc);
 			if (rx_ready(sc) || atomic_load(&sc->rx_eof) || atomic_load(&sc->rx_err))
@@ -786,12 +806,18 @@ int soft_shutdown(int fd, struct sconn *sc, int how)
 {
 	if (how == SHUT_WR || how == SHUT_RDWR) {
 		sc_lock(&sc->tx_lock);
-		if (sconn_mapped(sc) && sconn_tx_try_cut(fd, sc))
+		if (sconn_mapped(sc) && sconn_tx_try_cut(fd, sc)) {
 			dmb_shutdown_wr(&sc->dmb);
+			if (soft_dump_on())
+				dump_cdc(sc);
+		}
 		atomic_store(&sc->closed_wr, true);
 		sc_unlock(&sc->tx_lock);
 	}
-	if ((how == SHUT_RD || how == SHUT_RDWR) && sconn_mapped(sc))
+	if ((how == SHUT_RD || how == SHUT_RDWR) && sconn_mapped(sc)) {
 		dmb_shutdown_rd(&sc->dmb);
+		if (soft_dump_on())
+			dump_cdc(sc);
+	}
 	return next.shutdown(fd, how);
 }

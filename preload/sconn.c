@@ -84,6 +84,8 @@ void sconn_release(int fd, struct sconn *sc)
 		} else {
 			dmb_close(&sc->dmb);
 		}
+		if (soft_dump_on())
+			dump_cdc(sc);
 		pthread_mutex_unlock(&sc->rx_lock);
 	}
 	ctl_forget(sc);

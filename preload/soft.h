@@ -220,6 +220,21 @@ long soft_fionread(int fd, struct sconn *sc);
 long soft_outq(struct sconn *sc);
 int soft_shutdown(int fd, struct sconn *sc, int how);
 
+/* ---- dump_io.c: CDC and DATA records for the SMC dump (pstats.h) ---- */
+/* The only cost of the dump while it is off. */
+static inline bool soft_dump_on(void)
+{
+	return __builtin_expect(atomic_load_explicit(&pdump_ctl->types,
+						     memory_order_relaxed) != 0, 0);
+}
+/*
+ * After a produce (rx false, tx_lock held) or a consume (rx true, rx_lock
+ * held) that moved n > 0 bytes, iov holding them: DATA and CDC records.
+ */
+void dump_io(struct sconn *sc, bool rx, const struct iovec *iov, int cnt, size_t n);
+/* A CDC record of our cursor words as published now (state changes, flushes). */
+void dump_cdc(struct sconn *sc);
+
 /* ---- ready.c: readiness for poll and epoll ---- */
 /* Whether the fence is behind us (marks rx cut over if it just became so):
  * what TCP still carries are doorbells. */
