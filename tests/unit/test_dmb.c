@@ -711,3 +711,44 @@ TEST(dmb_two_threads_64mib)
 	CHECK(tx.sum == rx.sum);
 	pair_close(&p);
 }
+
+/* What the SMC dump reads: stream positions and our CDC words as published. */
+TEST(dmb_dump_accessors)
+{
+	static char buf[16384];
+	struct dmb_cdc d;
+	struct pair p;
+
+	CHECK(pair_open(&p, 16384, 16384));
+	CHECK_INT(dmb_tx_pos(&p.a), 0);
+	CHECK(dmb_rx_published(&p.b));
+	CHECK_INT(put(&p.a, buf, 10000), 10000);
+	CHECK_INT(get(&p.b, buf, 100, DMB_PEEK), 100);
+	CHECK_INT(dmb_rx_pos(&p.b), 0);
+	CHECK_INT(get(&p.b, buf, 100, 0), 100);
+	CHECK_INT(dmb_rx_pos(&p.b), 100);
+	CHECK(!dmb_rx_published(&p.b));
+	d = dmb_own_cdc(&p.b);
+	CHECK_INT(d.cons.count, 0);
+	/* a quarter of the ring consumed: published */
+	CHECK_INT(get(&p.b, buf, 9900, 0), 9900);
+	CHECK(dmb_rx_published(&p.b));
+	CHECK_INT(put(&p.a, buf, 10000), 10000);
+	CHECK_INT(dmb_tx_pos(&p.a), 20000);
+	d = dmb_own_cdc(&p.a);
+	CHECK_INT(d.prod.wrap, 1);
+	CHECK_INT(d.prod.count, 20000 - 16384);
+	CHECK_INT(d.pflags, 0);
+	d = dmb_own_cdc(&p.b);
+	CHECK_INT(d.cons.wrap, 0);
+	CHECK_INT(d.cons.count, 10000);
+	dmb_shutdown_wr(&p.a);
+	d = dmb_own_cdc(&p.a);
+	CHECK_INT(d.cflags, DMB_CF_DONE_WRITING);
+	dmb_shutdown_rd(&p.b);
+	CHECK_INT(dmb_own_cdc(&p.b).cflags, DMB_CF_DONE_READING);
+	dmb_close(&p.b);
+	CHECK_INT(dmb_own_cdc(&p.b).cflags,
+		  DMB_CF_DONE_WRITING | DMB_CF_CLOSED | DMB_CF_DONE_READING);
+	pair_close(&p);
+}
