@@ -237,7 +237,7 @@ static int pstats_memfd(bool seal)
 	int fd = memfd_create("pstats", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	struct soft_pstats *p;
 
-	if (fd < 0 || ftruncate(fd, sizeof(*p)) < 0)
+	if (fd < 0 || ftruncate(fd, SOFT_PSTATS_MAP_LEN) < 0)
 		die("memfd", errno);
 	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
