@@ -8,6 +8,7 @@
 #include "pstats.h"
 #include "dump.h"
 #include "regidx.h"
+#include "pair.h"
 #include "daemon.h"
 
 #include <inttypes.h>
@@ -67,6 +68,23 @@ static const struct soft_sock *owner(const struct soft_state *st,
 	return s;
 }
 
+/*
+ * A ring offset counts the bytes of its direction through the ring; the
+ * record's stream offset adds those that went over TCP before the cut-over:
+ * the direction's fence, which its producer set in the region header.
+ */
+static uint64_t fence_of(const struct soft_sock *s, bool rx)
+{
+	const struct soft_region *g = s->region;
+	uint64_t f;
+
+	if (!g || !g->hdr)
+		return 0;
+	f = atomic_load_explicit((_Atomic uint64_t *)&g->hdr->ctrl[rx ? !s->side : s->side].fence,
+				 memory_order_relaxed);
+	return f & DMB_FENCE_VALID ? f & ~DMB_FENCE_VALID : 0;
+}
+
 static void emit(struct soft_state *st, const struct soft_sock *s,
 		 const struct soft_pdump_slot *h, const uint8_t *data)
 {
@@ -87,7 +105,9 @@ static void emit(struct soft_state *st, const struct soft_sock *s,
 		soft_dump_cdc_body(&c, body);
 		soft_dump_send(st, s->id.netns, SOFT_DUMP_TYPE_CDC, &rec, body, sizeof(body));
 	} else {
-		soft_dump_send_data(st, s->id.netns, &rec, h->offset, h->len, data, h->caplen);
+		soft_dump_send_data(st, s->id.netns, &rec,
+				    h->offset + fence_of(s, h->flags & SOFT_DUMP_F_RX), h->len,
+				    data, h->caplen);
 	}
 }
 
