@@ -92,10 +92,10 @@ hold() {
 	[ -n "$PORT_L" ]
 }
 
-# The records of a capture file, one line each: type, local address, local
-# port, peer port, reason.
+# The CLC records of a capture file, one line each: type, local address,
+# local port, peer port, reason.
 records() {
-	tshark -X lua_script:"$LUA" -r "$1" -Y smc_dump -T fields -E separator=' ' \
+	tshark -X lua_script:"$LUA" -r "$1" -Y "smc_dump.type < 16" -T fields -E separator=' ' \
 		-e smc_dump.version -e smc_dump.type -e smc_dump.local_ip -e smc_dump.local_ip6 \
 		-e smc_dump.local_port -e smc_dump.peer_port -e smc_dump.clc.reason 2>/dev/null
 }
