@@ -128,12 +128,17 @@ static void take(struct soft_state *st, struct soft_pstats_att *a,
 	emit(st, s, &h, data);
 }
 
-/* The slot at cons is unpublished: true once it has stayed so too long. */
+/*
+ * The slot at cons is unpublished: true once it has stayed so too long
+ * while reserved (a prod more than a ring ahead, or behind, reserves
+ * nothing).
+ */
 static bool stalled(struct soft_pstats_att *a, uint64_t now)
 {
 	struct soft_pdump_ring *r = soft_pdump_ring_of(a->map);
+	uint64_t ahead = atomic_load_explicit(&r->prod, memory_order_relaxed) - a->dr.cons;
 
-	if (atomic_load_explicit(&r->prod, memory_order_relaxed) == a->dr.cons) {
+	if (!ahead || ahead > SOFT_PDUMP_SLOTS) {
 		a->dr.stalling = false;
 		return false;
 	}

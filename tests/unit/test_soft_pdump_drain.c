@@ -257,6 +257,15 @@ TEST(soft_pdump_ring_without_sink)
 	/* nothing reserved: no stall however long the wait */
 	CHECK_INT(soft_pdump_tick(&f.st, T0 + 9 * SOFT_PDUMP_STALL_NS), 0);
 	CHECK_INT(ring_cons(&a), a.prod);
+	/* nor with a prod behind cons, or more than a ring ahead */
+	atomic_store(&soft_pdump_ring_of(a.map)->prod, a.prod - 1);
+	CHECK_INT(soft_pdump_tick(&f.st, T0 + 9 * SOFT_PDUMP_STALL_NS), 0);
+	CHECK_INT(soft_pdump_tick(&f.st, T0 + 19 * SOFT_PDUMP_STALL_NS), 0);
+	atomic_store(&soft_pdump_ring_of(a.map)->prod, a.prod + SOFT_PDUMP_SLOTS + 1);
+	CHECK_INT(soft_pdump_tick(&f.st, T0 + 9 * SOFT_PDUMP_STALL_NS), 0);
+	CHECK_INT(soft_pdump_tick(&f.st, T0 + 19 * SOFT_PDUMP_STALL_NS), 0);
+	CHECK_INT(ring_cons(&a), a.prod);
+	atomic_store(&soft_pdump_ring_of(a.map)->prod, a.prod);
 	/* the process overwriting cons changes nothing for the daemon */
 	atomic_store(&soft_pdump_ring_of(a.map)->cons, 12345);
 	put_cdc(&a, c.token, 0, 5, 6);
