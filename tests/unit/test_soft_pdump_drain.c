@@ -534,6 +534,30 @@ TEST(soft_pdump_records)
 	CHECK_INT(ring_cons(&a), a.prod);
 	CHECK_INT(ring_cons(&o), o.prod);
 
+	/* a process of another namespace cannot record this one's connections */
+	{
+		struct soft_peer elsewhere = f.peer;
+		struct proc e;
+
+		elsewhere.conn_id = 4;
+		elsewhere.netns = f.peer.netns + 1;
+		proc_open(&e);
+		CHECK_INT(attach(&f, &elsewhere, &e), 0);
+		CHECK_INT(soft_dump_session_add(&f.st, 60, elsewhere.netns, dup(k.pkt), k.ifindex,
+						SOFT_DUMP_MODE_SMCD, 7, false), 0);
+		CHECK_INT(ctl_types(&e), SOFT_DUMP_TYPE_CDC | SOFT_DUMP_TYPE_DATA);
+		put_cdc(&e, c.token, 0, 1, 1);
+		CHECK_INT(soft_pdump_tick(&f.st, T0), 1);
+		CHECK(next_pkt(&k, &p));
+		CHECK_INT(p.type, SOFT_DUMP_T_LOST);
+		CHECK_INT(be64(p.body + 24), 1);
+		CHECK(!next_pkt(&k, &p));
+		soft_dump_conn_gone(&f.st, 60);
+		CHECK_INT(ctl_types(&e), 0);
+		soft_conn_gone(&f.st, elsewhere.conn_id);
+		proc_close(&e);
+	}
+
 	/* SOCK_DEL: the records written before it go out first */
 	put_cdc(&a, c.token, 0, 10, 10);
 	CHECK_INT(regfx_del(&f, &f.peer, c.token), 0);
