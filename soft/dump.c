@@ -5,6 +5,7 @@
  * A record that cannot be sent is lost: the capture never slows the daemon.
  */
 #include "dump.h"
+#include "pdump.h"
 #include "pair.h"
 #include "lgr.h"
 #include "devices.h"
@@ -29,6 +30,7 @@ struct soft_dump {
 	uint32_t ifindex;
 	uint8_t mode, types;
 	bool legacy;
+	bool ending;             /* gets the last records, asks for no more */
 };
 
 struct set_attrs {
@@ -113,26 +115,36 @@ static void drop(struct soft_dump **pp)
 	free(d);
 }
 
-static int session_new(struct soft_req *r, const struct set_attrs *a, int fd)
+/* The processes of its namespace hear of it before it goes, and hand in what they hold. */
+static void session_end(struct soft_state *st, struct soft_dump **pp)
 {
-	struct soft_dump *d;
+	(*pp)->ending = true;
+	soft_pdump_sync(st, (*pp)->netns);
+	drop(pp);
+}
 
-	if (fd < 0 || !packet_dgram(fd)) {
-		r->ext_ack = "an AF_PACKET SOCK_DGRAM socket must come with SCM_RIGHTS";
-		return -EINVAL;
-	}
+int soft_dump_session_add(struct soft_state *st, uint64_t conn_id, uint64_t netns, int fd,
+			  uint32_t ifindex, uint8_t mode, uint8_t types, bool legacy)
+{
+	struct soft_dump **pp = find(st, conn_id), *d;
+
+	if (pp)
+		session_end(st, pp);
 	d = calloc(1, sizeof(*d));
-	if (!d)
+	if (!d) {
+		close(fd);
 		return -ENOMEM;
-	d->conn_id = r->peer->conn_id;
-	d->netns = soft_netns_key(fd, r->peer->pid);
+	}
+	d->conn_id = conn_id;
+	d->netns = netns;
 	d->fd = fd;
-	d->ifindex = a->ifindex;
-	d->mode = a->mode;
-	d->types = a->types;
-	d->legacy = a->legacy != 0;
-	d->next = r->st->dumps;
-	r->st->dumps = d;
+	d->ifindex = ifindex;
+	d->mode = mode;
+	d->types = types | SOFT_DUMP_TYPE_CLC;
+	d->legacy = legacy;
+	d->next = st->dumps;
+	st->dumps = d;
+	soft_pdump_sync(st, netns);
 	return 0;
 }
 
@@ -145,15 +157,51 @@ int soft_dump_set(struct soft_req *r)
 	r->fd = -1;
 	rc = parse(r, &a);
 	if (!rc && (pp = find(r->st, r->peer->conn_id)))
-		drop(pp);
+		session_end(r->st, pp);
+	if (!rc && a.on && (fd < 0 || !packet_dgram(fd))) {
+		r->ext_ack = "an AF_PACKET SOCK_DGRAM socket must come with SCM_RIGHTS";
+		rc = -EINVAL;
+	}
 	if (!rc && a.on) {
-		rc = session_new(r, &a, fd);
-		if (!rc)
-			fd = -1;
+		rc = soft_dump_session_add(r->st, r->peer->conn_id, soft_netns_key(fd, r->peer->pid),
+					   fd, a.ifindex, a.mode, a.types, a.legacy != 0);
+		fd = -1;
 	}
 	if (fd >= 0)
 		close(fd);
 	return rc;
+}
+
+static bool captures(const struct soft_dump *d, uint64_t netns, uint8_t types)
+{
+	return d->netns == netns && (d->mode & SOFT_DUMP_MODE_SMCD) && (d->types & types);
+}
+
+#define IP4_LEN 20
+#define IP6_LEN 40
+#define UDP_LEN 8
+
+/* Data bytes a DATA record of d can carry in one packet. */
+static uint32_t data_room(const struct soft_dump *d, bool v6)
+{
+	return SOFT_DUMP_MAX_PKT - (v6 ? IP6_LEN : IP4_LEN) - UDP_LEN -
+	       (d->legacy ? SOFT_DUMP_V1_HDR_LEN : SOFT_DUMP_V2_HDR_LEN) - SOFT_DUMP_DATA_LEN;
+}
+
+uint8_t soft_dump_ns_types(const struct soft_state *st, uint64_t netns, uint32_t *snaplen)
+{
+	const uint8_t ring = SOFT_DUMP_TYPE_CDC | SOFT_DUMP_TYPE_DATA;
+	uint8_t types = 0;
+
+	*snaplen = 0;
+	for (const struct soft_dump *d = st->dumps; d; d = d->next) {
+		if (d->ending || !captures(d, netns, ring))
+			continue;
+		types |= d->types & ring;
+		if ((d->types & SOFT_DUMP_TYPE_DATA) && data_room(d, false) > *snaplen)
+			*snaplen = data_room(d, false);
+	}
+	return types;
 }
 
 static uint64_t now_ns(void)
@@ -164,7 +212,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void rec_of(const struct soft_sock *s, uint8_t type, struct soft_dump_rec *rec)
+void soft_dump_rec_of(const struct soft_sock *s, uint8_t type, struct soft_dump_rec *rec)
 {
 	memset(rec, 0, sizeof(*rec));
 	rec->type = type;
@@ -224,6 +272,36 @@ static void send_rec(const struct soft_dump *d, const struct soft_dump_rec *rec,
 		       (struct sockaddr *)&to, sizeof(to));
 }
 
+void soft_dump_send(const struct soft_state *st, uint64_t netns, uint8_t types,
+		    const struct soft_dump_rec *rec, const void *body, size_t body_len)
+{
+	for (const struct soft_dump *d = st->dumps; d; d = d->next)
+		if (captures(d, netns, types))
+			send_rec(d, rec, body, body_len);
+}
+
+void soft_dump_send_data(const struct soft_state *st, uint64_t netns,
+			 const struct soft_dump_rec *rec, uint64_t offset, uint32_t len,
+			 const uint8_t *data, uint32_t caplen)
+{
+	uint8_t body[SOFT_DUMP_MAX_PKT];
+	struct soft_dump_rec r = *rec;
+
+	for (const struct soft_dump *d = st->dumps; d; d = d->next) {
+		uint32_t room = data_room(d, rec->flags & SOFT_DUMP_F_IPV6);
+		uint32_t cut = caplen < room ? caplen : room;
+
+		if (!captures(d, netns, SOFT_DUMP_TYPE_DATA))
+			continue;
+		r.flags = (uint8_t)(rec->flags & ~SOFT_DUMP_F_TRUNC);
+		if (cut < len)
+			r.flags |= SOFT_DUMP_F_TRUNC;
+		soft_dump_data_body(offset, len, cut, body);
+		memcpy(body + SOFT_DUMP_DATA_LEN, data, cut);
+		send_rec(d, &r, body, SOFT_DUMP_DATA_LEN + cut);
+	}
+}
+
 void soft_dump_clc(struct soft_state *st, const struct soft_sock *s, uint8_t type)
 {
 	uint8_t body[SOFT_DUMP_CLC_LEN];
@@ -232,10 +310,10 @@ void soft_dump_clc(struct soft_state *st, const struct soft_sock *s, uint8_t typ
 	bool built = false;
 
 	for (const struct soft_dump *d = st->dumps; d; d = d->next) {
-		if (d->netns != s->id.netns || !(d->mode & SOFT_DUMP_MODE_SMCD))
+		if (!captures(d, s->id.netns, SOFT_DUMP_TYPE_CLC))
 			continue;
 		if (!built) {
-			rec_of(s, type, &rec);
+			soft_dump_rec_of(s, type, &rec);
 			clc_of(st, s, &c);
 			soft_dump_clc_body(&c, body);
 			built = true;
@@ -249,7 +327,7 @@ void soft_dump_conn_gone(struct soft_state *st, uint64_t conn_id)
 	struct soft_dump **pp = find(st, conn_id);
 
 	if (pp)
-		drop(pp);
+		session_end(st, pp);
 }
 
 void soft_dumps_free(struct soft_state *st)

@@ -29,6 +29,7 @@
 #define SOFT_DUMP_T_DECLINE  4
 #define SOFT_DUMP_T_CDC      16
 #define SOFT_DUMP_T_DATA     32
+#define SOFT_DUMP_T_LOST     64   /* records of a process the capture missed */
 
 /* Header flags. */
 #define SOFT_DUMP_F_RX       0x01   /* toward the local end (else from it) */
@@ -46,6 +47,7 @@
 #define SOFT_DUMP_CLC_LEN    56
 #define SOFT_DUMP_CDC_LEN    16
 #define SOFT_DUMP_DATA_LEN   16     /* before the bytes */
+#define SOFT_DUMP_LOST_LEN   32
 #define SOFT_DUMP_MAX_PKT    1500   /* IP packet, the capture device's MTU */
 
 /* What every record says about its connection. */
@@ -76,6 +78,14 @@ struct soft_dump_cdc {
 	uint8_t prod_flags, conn_state_flags;
 };
 
+/* What a process's records lost since the last LOST record of it. */
+struct soft_dump_lost {
+	uint32_t pid;
+	uint64_t full;           /* dropped by the process: its ring was full */
+	uint64_t stalled;        /* slots skipped: reserved, never published */
+	uint64_t rejected;       /* slots refused: malformed, or about no connection of its own */
+};
+
 /*
  * The record's addresses from a socket's (diag layout, family AF_INET or
  * AF_INET6).  IPv4-mapped IPv6 addresses become IPv4, as the peer of a
@@ -91,6 +101,7 @@ void soft_dump_cdc_body(const struct soft_dump_cdc *c, uint8_t out[SOFT_DUMP_CDC
 /* The fixed part of a data record; the bytes follow it. */
 void soft_dump_data_body(uint64_t offset, uint32_t len, uint32_t caplen,
 			 uint8_t out[SOFT_DUMP_DATA_LEN]);
+void soft_dump_lost_body(const struct soft_dump_lost *l, uint8_t out[SOFT_DUMP_LOST_LEN]);
 /*
  * An IPv4 (or IPv6 with SOFT_DUMP_F_IPV6) packet with a UDP datagram from
  * the record's local address and port to its peer's (swapped for
@@ -101,8 +112,38 @@ ssize_t soft_dump_packet(const struct soft_dump_rec *r, const uint8_t *payload, 
 
 /* SMC_SOFT DUMP_SET (reg.h). */
 int soft_dump_set(struct soft_req *r);
+/*
+ * A session of conn_id sending on fd (which it owns from here on, also on
+ * failure) to ifindex, for the connections of namespace netns, without
+ * DUMP_SET's checks of fd: 0 or -ENOMEM.  An older session of conn_id ends.
+ */
+int soft_dump_session_add(struct soft_state *st, uint64_t conn_id, uint64_t netns, int fd,
+			  uint32_t ifindex, uint8_t mode, uint8_t types, bool legacy);
+
+/*
+ * What the processes of netns are to record for its sessions: the
+ * SOFT_DUMP_TYPE_CDC and _DATA bits of its SMC-D sessions (0: none), and
+ * in *snaplen the data bytes the largest DATA record can carry.
+ */
+uint8_t soft_dump_ns_types(const struct soft_state *st, uint64_t netns, uint32_t *snaplen);
 
 struct soft_sock;
+/* The record header of a connection's record, stamped now. */
+void soft_dump_rec_of(const struct soft_sock *s, uint8_t type, struct soft_dump_rec *rec);
+/*
+ * rec and its body to every SMC-D session of netns that captures one of
+ * types (SOFT_DUMP_TYPE_*).
+ */
+void soft_dump_send(const struct soft_state *st, uint64_t netns, uint8_t types,
+		    const struct soft_dump_rec *rec, const void *body, size_t body_len);
+/*
+ * A DATA record of the block at offset of len bytes, whose first caplen
+ * bytes are data: to every SMC-D session of netns that captures data, each
+ * cut to what fits its packet (SOFT_DUMP_F_TRUNC when fewer than len).
+ */
+void soft_dump_send_data(const struct soft_state *st, uint64_t netns,
+			 const struct soft_dump_rec *rec, uint64_t offset, uint32_t len,
+			 const uint8_t *data, uint32_t caplen);
 /*
  * The CLC-equivalent record of a PAIR step of s, to every session of s's
  * namespace.  Callers test st->dumps first: no dump, no call.

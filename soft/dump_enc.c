@@ -158,6 +158,17 @@ void soft_dump_data_body(uint64_t offset, uint32_t len, uint32_t caplen,
 	put32(p, caplen);
 }
 
+void soft_dump_lost_body(const struct soft_dump_lost *l, uint8_t out[SOFT_DUMP_LOST_LEN])
+{
+	uint8_t *p = out;
+
+	p = put32(p, l->pid);
+	p = put32(p, 0);
+	p = put64(p, l->full);
+	p = put64(p, l->stalled);
+	put64(p, l->rejected);
+}
+
 /* RFC 1071 sum of n bytes, folded into 16 bits by the caller. */
 static uint32_t sum16(const uint8_t *p, size_t n, uint32_t sum)
 {

@@ -1,12 +1,15 @@
 /*
  * STATS_ATTACH (reg.h): processes' own counters of the soft data path
- * (pstats.h), mapped read-only and added into GET_STATS of the namespace of
- * their control connection.  When a connection closes, its last figures
- * are folded into the namespace's counters, so no total goes backwards.
+ * (pstats.h), added into GET_STATS of the namespace of their control
+ * connection.  When a connection closes, its last figures are folded into
+ * the namespace's counters, so no total goes backwards.  The same memfd
+ * holds the process's dump ring (pdump.h): the daemon maps it writable for
+ * the ring's control line and consumer index, and writes nothing else.
  */
 #include "reg_int.h"
 #include "stats.h"
 #include "pstats.h"
+#include "pdump.h"
 #include "reg.h"
 
 #include <errno.h>
@@ -18,13 +21,6 @@
 #include <unistd.h>
 #include <libmnl/libmnl.h>
 
-struct soft_pstats_att {
-	struct soft_pstats_att *next;
-	uint64_t conn_id;
-	uint64_t netns;                  /* of the control connection */
-	const struct soft_pstats *p;     /* read-only */
-};
-
 static int check_memfd(struct soft_req *r, int fd)
 {
 	struct stat sb;
@@ -34,30 +30,37 @@ static int check_memfd(struct soft_req *r, int fd)
 		r->ext_ack = "not a memfd sealed against shrinking";
 		return -EINVAL;
 	}
-	if (fstat(fd, &sb) < 0 || sb.st_size < (off_t)sizeof(struct soft_pstats)) {
+	if (fstat(fd, &sb) < 0 || sb.st_size < (off_t)SOFT_PSTATS_MAP_LEN) {
 		r->ext_ack = "stats memfd too small";
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int map_stats(struct soft_req *r, int fd, const struct soft_pstats **out)
+static int map_stats(struct soft_req *r, int fd, void **out)
 {
 	const struct soft_pstats *p;
 	int rc = check_memfd(r, fd);
 
 	if (rc)
 		return rc;
-	p = mmap(NULL, sizeof(*p), PROT_READ, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
+	p = mmap(NULL, SOFT_PSTATS_MAP_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		r->ext_ack = "stats memfd not writable";
 		return -EINVAL;
+	}
 	if (p->magic != SOFT_PSTATS_MAGIC || p->version != SOFT_PSTATS_VERSION) {
-		munmap((void *)p, sizeof(*p));
+		munmap((void *)p, SOFT_PSTATS_MAP_LEN);
 		r->ext_ack = "stats memfd without the pstats header";
 		return -EINVAL;
 	}
-	*out = p;
+	*out = (void *)p;
 	return 0;
+}
+
+static const struct soft_pstats *stats_of(const struct soft_pstats_att *a)
+{
+	return a->map;
 }
 
 static struct soft_pstats_att **find(struct soft_state *st, uint64_t conn_id)
@@ -93,7 +96,7 @@ int soft_stats_attach(struct soft_req *r)
 	if (!rc && !(a = calloc(1, sizeof(*a))))
 		rc = -ENOMEM;
 	if (!rc)
-		rc = map_stats(r, fd, &a->p);
+		rc = map_stats(r, fd, &a->map);
 	if (fd >= 0)
 		close(fd);
 	if (rc) {
@@ -102,8 +105,11 @@ int soft_stats_attach(struct soft_req *r)
 	}
 	a->conn_id = r->peer->conn_id;
 	a->netns = r->peer->netns;
+	a->uid = r->peer->uid;
+	a->pid = r->peer->pid;
 	a->next = r->st->pstats;
 	r->st->pstats = a;
+	soft_pdump_attached(r->st, a);
 	return 0;
 }
 
@@ -132,7 +138,7 @@ void soft_pstats_sum(const struct soft_state *st, uint64_t netns, struct soft_st
 {
 	for (const struct soft_pstats_att *a = st->pstats; a; a = a->next)
 		if (a->netns == netns)
-			add(t, a->p);
+			add(t, stats_of(a));
 }
 
 static void detach(struct soft_pstats_att **pp)
@@ -140,7 +146,8 @@ static void detach(struct soft_pstats_att **pp)
 	struct soft_pstats_att *a = *pp;
 
 	*pp = a->next;
-	munmap((void *)a->p, sizeof(*a->p));
+	soft_pdump_detach(a);
+	munmap(a->map, SOFT_PSTATS_MAP_LEN);
 	free(a);
 }
 
@@ -155,7 +162,7 @@ void soft_pstats_conn_gone(struct soft_state *st, uint64_t conn_id)
 	ns = soft_ns_get(st, (*pp)->netns);
 	s = ns ? soft_stats_get(ns) : NULL;
 	if (s)
-		add(&s->smc[SOFT_TECH_D], (*pp)->p);
+		add(&s->smc[SOFT_TECH_D], stats_of(*pp));
 	detach(pp);
 }
 

@@ -13,6 +13,7 @@
 #include "reg_int.h"
 #include "proc_socks.h"
 #include "dump.h"
+#include "pdump.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -245,6 +246,7 @@ static int sock_del(struct soft_req *r)
 	s = find_token(r->st, a.token, r->peer->conn_id);
 	if (!s)
 		return -ENOENT;
+	soft_pdump_sock_gone(r->st, s);
 	soft_reg_drop(r->st, s);
 	return 0;
 }
@@ -282,6 +284,7 @@ void soft_conn_gone(struct soft_state *st, uint64_t conn_id)
 {
 	struct soft_sock *s;
 
+	soft_pdump_conn_gone(st, conn_id);
 	while ((s = soft_idx_conn_first(st, conn_id)))
 		soft_reg_drop(st, s);
 	soft_pstats_conn_gone(st, conn_id);

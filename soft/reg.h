@@ -114,7 +114,9 @@
  *              daemon sends the records on, to IFINDEX.  Its network
  *              namespace chooses the connections: those of sockets in it.
  *              On again replaces the session; off without one is no error.
- *              The session ends with the control connection.  Acked or
+ *              The session ends with the control connection.  CDC and DATA
+ *              records (SMC-D sessions) come from the dump rings of the
+ *              processes of that namespace (STATS_ATTACH, pdump.h).  Acked or
  *              error: EINVAL for a missing attribute or fd, or an fd that is
  *              not an AF_PACKET datagram socket.
  *
@@ -123,9 +125,11 @@
  *
  * STATS_ATTACH the per-process counters in shared memory (pstats.h): the
  *              process passes a memfd (SCM_RIGHTS) sealed with F_SEAL_SHRINK
- *              of at least sizeof(struct soft_pstats) bytes, which it writes
- *              and the daemon only maps read-only and adds into GET_STATS
- *              of the network namespace of the control connection.
+ *              of at least SOFT_PSTATS_MAP_LEN bytes, writable (no write
+ *              seal), whose counters it writes and the daemon adds into
+ *              GET_STATS of the network namespace of the control
+ *              connection; the daemon writes only the dump control line and
+ *              the dump ring's consumer index there (pdump.h).
  *              STATS_VERSION (u32, required) must be SOFT_PSTATS_VERSION.
  *              One per control connection (again: EEXIST); acked or error.
  *              The counters stay counted after the process exits.

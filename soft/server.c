@@ -1,8 +1,12 @@
-/* The event loop of smc_softd: accept, dispatch, stop on a signal. */
+/*
+ * The event loop of smc_softd: accept, dispatch, stop on a signal; while
+ * a capture session is on, a timer drains the processes' dump rings.
+ */
 #include "server.h"
 #include "daemon.h"
 #include "daemon_client.h"
 #include "peer.h"
+#include "pdump.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,7 +15,9 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SOFTD_EVENTS       64
@@ -19,9 +25,10 @@
 #define SOFTD_PAUSE_MS     100   /* out of descriptors: try accepting again after this */
 
 struct softd_server {
-	int ep, lfd, sfd;
-	char listen_tag, signal_tag;     /* their addresses mark the two fds in epoll */
+	int ep, lfd, sfd, tfd;
+	char listen_tag, signal_tag, timer_tag;   /* their addresses mark these fds in epoll */
 	bool accept_paused;
+	bool timer_armed;
 	uint64_t next_conn;
 	struct soft_state *st;
 	struct softd_client *clients;
@@ -48,9 +55,11 @@ struct softd_server *softd_server_new(int lfd, const sigset_t *stop, struct soft
 	s->st = st;
 	s->ep = epoll_create1(EPOLL_CLOEXEC);
 	s->sfd = signalfd(-1, stop, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (s->ep < 0 || s->sfd < 0 ||
+	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->ep < 0 || s->sfd < 0 || s->tfd < 0 ||
 	    watch(s->ep, EPOLL_CTL_ADD, s->lfd, EPOLLIN, &s->listen_tag) < 0 ||
-	    watch(s->ep, EPOLL_CTL_ADD, s->sfd, EPOLLIN, &s->signal_tag) < 0) {
+	    watch(s->ep, EPOLL_CTL_ADD, s->sfd, EPOLLIN, &s->signal_tag) < 0 ||
+	    watch(s->ep, EPOLL_CTL_ADD, s->tfd, EPOLLIN, &s->timer_tag) < 0) {
 		snprintf(err, errlen, "event loop: %s", strerror(errno));
 		softd_server_free(s);
 		return NULL;
@@ -157,6 +166,33 @@ static int read_signal(struct softd_server *s)
 	return (int)si.ssi_signo;
 }
 
+/* The drain timer runs while a capture session is on, and only then. */
+static void sync_timer(struct softd_server *s)
+{
+	struct itimerspec its = { 0 };
+	bool want = s->st->dumps != NULL;
+
+	if (want == s->timer_armed)
+		return;
+	if (want) {
+		its.it_value.tv_nsec = (long)SOFT_PDUMP_TICK_NS;
+		its.it_interval.tv_nsec = (long)SOFT_PDUMP_TICK_NS;
+	}
+	if (timerfd_settime(s->tfd, 0, &its, NULL) == 0)
+		s->timer_armed = want;
+}
+
+static void drain_tick(struct softd_server *s)
+{
+	struct timespec ts;
+	uint64_t n;
+
+	if (read(s->tfd, &n, sizeof(n)) != (ssize_t)sizeof(n))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	soft_pdump_tick(s->st, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}
+
 int softd_server_run(struct softd_server *s, char *err, size_t errlen)
 {
 	struct epoll_event ev[SOFTD_EVENTS];
@@ -181,10 +217,13 @@ int softd_server_run(struct softd_server *s, char *err, size_t errlen)
 					return sig;
 			} else if (p == &s->listen_tag) {
 				accept_clients(s);
+			} else if (p == &s->timer_tag) {
+				drain_tick(s);
 			} else {
 				client_event(s, p, ev[i].events);
 			}
 		}
+		sync_timer(s);
 	}
 }
 
@@ -196,6 +235,8 @@ void softd_server_free(struct softd_server *s)
 		client_close(s, s->clients);
 	if (s->sfd >= 0)
 		close(s->sfd);
+	if (s->tfd >= 0)
+		close(s->tfd);
 	if (s->ep >= 0)
 		close(s->ep);
 	soft_out_free(&s->io.out);

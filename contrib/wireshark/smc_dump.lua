@@ -14,7 +14,7 @@ local p = Proto("smc_dump", "SMC dump record")
 
 local rec_types = {
 	[1] = "CLC PROPOSAL", [2] = "CLC ACCEPT", [3] = "CLC CONFIRM", [4] = "CLC DECLINE",
-	[16] = "CDC", [32] = "DATA",
+	[16] = "CDC", [32] = "DATA", [64] = "LOST",
 }
 local roles = { [0] = "client", [1] = "server" }
 local smc_types = { [0] = "SMC-R", [1] = "SMC-D" }
@@ -94,6 +94,11 @@ local f = {
 	data_len = ProtoField.uint32("smc_dump.data.len", "Bytes moved"),
 	cap_len = ProtoField.uint32("smc_dump.data.caplen", "Bytes captured"),
 	data = ProtoField.bytes("smc_dump.data.bytes", "Data"),
+	-- LOST
+	pid = ProtoField.uint32("smc_dump.lost.pid", "Process"),
+	full = ProtoField.uint64("smc_dump.lost.full", "Dropped, ring full"),
+	stalled = ProtoField.uint64("smc_dump.lost.unfinished", "Skipped, never finished"),
+	rejected = ProtoField.uint64("smc_dump.lost.rejected", "Refused by the daemon"),
 }
 local fields = {}
 for _, v in pairs(f) do fields[#fields + 1] = v end
@@ -215,7 +220,23 @@ local function data(tvb, t)
 	return string.format(" offset %s len %d", tostring(tvb(0, 8):uint64()), tvb(8, 4):uint())
 end
 
-local bodies = { [1] = clc, [2] = clc, [3] = clc, [4] = clc, [16] = cdc, [32] = data }
+local function lost(tvb, t)
+	if tvb:len() < 32 then
+		t:add_expert_info(PI_MALFORMED, PI_ERROR, "LOST body shorter than 32 bytes")
+		return ""
+	end
+	t:add(f.pid, tvb(0, 4))
+	t:add(f.full, tvb(8, 8))
+	t:add(f.stalled, tvb(16, 8))
+	t:add(f.rejected, tvb(24, 8))
+	return string.format(" pid %d: %s ring full, %s unfinished, %s refused", tvb(0, 4):uint(),
+		tostring(tvb(8, 8):uint64()), tostring(tvb(16, 8):uint64()),
+		tostring(tvb(24, 8):uint64()))
+end
+
+local bodies = {
+	[1] = clc, [2] = clc, [3] = clc, [4] = clc, [16] = cdc, [32] = data, [64] = lost,
+}
 
 local function is_record(tvb)
 	if tvb:len() < 32 or tvb(0, 4):string() ~= "SMDH" then

@@ -1,9 +1,11 @@
 #!/usr/bin/env bats
 # smcdump-ex: its options and error paths (a fake tcpdump on PATH records
 # how it was run where no real capture is needed), the capture device's
-# cleanup, and real captures of soft SMC-D pairings decoded by tshark with
-# contrib/wireshark/smc_dump.lua.  The soft data path produces no CDC or data
-# records yet: no test looks for them.
+# cleanup, and real captures of soft SMC-D connections decoded by tshark
+# with contrib/wireshark/smc_dump.lua: the CLC records of their pairing,
+# the CDC and DATA records their processes write into their dump rings
+# (soft_pair writes one as the preload does, and programs under smc_run),
+# and the LOST records of what a ring missed.
 
 load helpers
 
@@ -90,10 +92,10 @@ hold() {
 	[ -n "$PORT_L" ]
 }
 
-# The records of a capture file, one line each: type, local address, local
-# port, peer port, reason.
+# The CLC records of a capture file, one line each: type, local address,
+# local port, peer port, reason.
 records() {
-	tshark -X lua_script:"$LUA" -r "$1" -Y smc_dump -T fields -E separator=' ' \
+	tshark -X lua_script:"$LUA" -r "$1" -Y "smc_dump.type < 16" -T fields -E separator=' ' \
 		-e smc_dump.version -e smc_dump.type -e smc_dump.local_ip -e smc_dump.local_ip6 \
 		-e smc_dump.local_port -e smc_dump.peer_port -e smc_dump.clc.reason 2>/dev/null
 }
@@ -426,4 +428,137 @@ old_softd() {
 	run --separate-stderr tshark -X lua_script:"$LUA" -r "$f"
 	[[ "${lines[0]}" == *"CDC 10.0.0.1:5201 -> 10.0.0.2:40000 prod 1:65536 cons 2:4096" ]]
 	[[ "${lines[1]}" == *"DATA 10.0.0.1:5201 <- 10.0.0.2:40000 offset 5000 len 5" ]]
+}
+
+# soft_pair writes its dump ring as the preload does (soft/pstats.h): the
+# daemon's side of CDC and DATA records on its own.
+@test "capture: a process's dump ring: CDC, DATA cut to the packet, LOST for a foreign token" {
+	need_capture
+	local f="$BATS_TEST_TMPDIR/ring.pcap" x
+	softd_start
+	dump_start --param "-Z root -w $f"
+	hold dump
+	grep -qx "dump types 6 snaplen 1392" "$BATS_TEST_TMPDIR/pair.0"
+	sleep 0.1
+	dump_stop
+	run --separate-stderr tshark -X lua_script:"$LUA" -r "$f" -Y "smc_dump.type >= 16" \
+		-T fields -E separator=' ' -e smc_dump.type -e smc_dump.local_ip \
+		-e smc_dump.local_port -e smc_dump.peer_port -e smc_dump.flags.rx \
+		-e smc_dump.flags.trunc -e smc_dump.cdc.prod_count -e smc_dump.cdc.cons_count \
+		-e smc_dump.data.offset -e smc_dump.data.len -e smc_dump.data.caplen \
+		-e smc_dump.lost.rejected
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf '%s\n' \
+		"32 127.0.0.1 $PORT_C $PORT_L 0 1   0 5000 1392 " \
+		"16 127.0.0.1 $PORT_C $PORT_L 0 0 5000 0    " \
+		"16 127.0.0.1 $PORT_L $PORT_C 1 0 0 5000    " \
+		"64 0.0.0.0 0 0 0 0      1")" ]
+	x=$(tshark -X lua_script:"$LUA" -r "$f" -Y "smc_dump.type == 32" -T fields \
+		-e smc_dump.data.bytes 2>/dev/null)
+	[ "$x" = "$(printf '78%.0s' $(seq 1392))" ]
+	run --separate-stderr tshark -X lua_script:"$LUA" -r "$f" -Y "smc_dump.type == 64"
+	[[ "$output" == *"LOST 0.0.0.0:0 -> 0.0.0.0:0 pid "*": 0 ring full, 0 unfinished, 1 refused" ]]
+}
+
+# Two programs under smc_run, 100 KiB client to server in 25 writes: the
+# first go over TCP until the pairing (SMC_SOFT_PAIR_AFTER), the rest
+# through the ring.  SINK_PORT is the server's port.
+sink_run() {
+	local progs="$SMC_TOP/tests/progs" out="$BATS_TEST_TMPDIR/sink.out"
+	"$SMC_BIN/smc_run" python3 "$progs/sink.py" server >"$out" 2>&1 3>&- &
+	PAIR_PIDS+=("$!")
+	for _ in $(seq 200); do
+		SINK_PORT=$(awk '/^port / { print $2 }' "$out")
+		[ -n "$SINK_PORT" ] && break
+		sleep 0.05
+	done
+	run "$SMC_BIN/smc_run" python3 "$progs/sink.py" client --port "$SINK_PORT" \
+		--bytes 102400 --chunk 4096 --pause 0.02
+	[ "$output" = "sent 102400" ]
+	for _ in $(seq 200); do
+		grep -q '^got ' "$out" && break
+		sleep 0.05
+	done
+	grep -qx "got 102400" "$out"
+	sleep 0.1
+}
+
+# The CDC and DATA records of a sink_run capture, checked against what was
+# sent: MODE all, cdc (no DATA) or raw (no CDC).  The client's DATA records
+# follow each other from the cut-over to the last byte, carry the pattern,
+# and add up to its last producer cursor (wrap x send buffer + count).
+sink_check() {
+	tshark -X lua_script:"$LUA" -r "$1" -Y "smc_dump" -T fields -E separator=, \
+		-e smc_dump.type -e smc_dump.local_ip -e smc_dump.peer_ip \
+		-e smc_dump.local_port -e smc_dump.peer_port -e smc_dump.flags.rx \
+		-e smc_dump.cdc.prod_wrap -e smc_dump.cdc.prod_count -e smc_dump.data.offset \
+		-e smc_dump.data.len -e smc_dump.data.caplen -e smc_dump.data.bytes \
+		-e smc_dump.clc.sndbuf_size 2>/dev/null >"$BATS_TEST_TMPDIR/fields"
+	python3 - "$BATS_TEST_TMPDIR/fields" "$SINK_PORT" 102400 "$2" <<-'EOF'
+	import sys
+	path, sport, total, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+	recs = [l.rstrip("\n").split(",") for l in open(path) if l.strip()]
+	mine = [r for r in recs if sport in (int(r[3]), int(r[4]))]
+	cport = next(int(r[3]) for r in mine if int(r[0]) == 3)
+	sndbuf = next(int(r[12]) for r in mine if int(r[0]) == 3)
+	cdc = [r for r in mine if int(r[0]) == 16]
+	data = [r for r in mine if int(r[0]) == 32]
+	for r in cdc + data:
+	    assert r[1] == r[2] == "127.0.0.1", r
+	    assert {int(r[3]), int(r[4])} == {sport, cport}, r
+	tx = [r for r in data if int(r[3]) == cport and r[5] in ("0", "False")]
+	if mode == "cdc":
+	    assert not data and cdc, (len(data), len(cdc))
+	if mode == "raw":
+	    assert not cdc and tx, (len(cdc), len(tx))
+	if mode != "cdc":
+	    tx.sort(key=lambda r: int(r[8]))
+	    first = int(tx[0][8])
+	    assert 0 < first < total, first
+	    end = first
+	    for r in tx:
+	        off, n, cap = int(r[8]), int(r[9]), int(r[10])
+	        assert off == end, (off, end)
+	        got = bytes.fromhex(r[11]) if cap else b""
+	        assert len(got) == cap and 0 < cap <= n, r[:11]
+	        assert got == bytes((off + i) % 251 for i in range(cap)), off
+	        end += n
+	    assert end == total, end
+	if mode != "raw":
+	    ctx = [r for r in cdc if int(r[3]) == cport and r[5] in ("0", "False")]
+	    assert ctx and any(int(r[3]) == sport for r in cdc), len(cdc)
+	    last = ctx[-1]
+	    moved = int(last[6]) * sndbuf + int(last[7])
+	    if mode == "all":
+	        assert moved == total - first, (moved, total - first)
+	    assert 0 < moved < total, moved
+	print("ok %s cdc=%d data=%d" % (mode, len(cdc), len(data)))
+	EOF
+}
+
+# The issue's capture, with the CDC and DATA records of the processes.
+@test "capture: -m all, two programs under smc_run: CDC and DATA records add up to the bytes sent" {
+	need_capture
+	local f="$BATS_TEST_TMPDIR/sink.pcap"
+	softd_start
+	dump_start -m all --param "-Z root -w $f" --filter "udp or tcp[tcpflags] & tcp-syn != 0"
+	sink_run
+	dump_stop
+	run sink_check "$f" all
+	[[ "$output" == "ok all cdc="* ]]
+}
+
+@test "capture: -t cdc gets CDC records and no DATA, -t raw DATA and no CDC" {
+	need_capture
+	softd_start
+	dump_start -t cdc --param "-Z root -w $BATS_TEST_TMPDIR/cdc.pcap"
+	sink_run
+	dump_stop
+	run sink_check "$BATS_TEST_TMPDIR/cdc.pcap" cdc
+	[[ "$output" == "ok cdc cdc="*" data=0" ]]
+	dump_start -t raw --param "-Z root -w $BATS_TEST_TMPDIR/raw.pcap"
+	sink_run
+	dump_stop
+	run sink_check "$BATS_TEST_TMPDIR/raw.pcap" raw
+	[[ "$output" == "ok raw cdc=0 data="* ]]
 }

@@ -3,7 +3,8 @@
  * datagram as a kernel or a soft backend could send it, or (fuzz_softd) one
  * request datagram as a client could send the soft backend, or (fuzz_dmb) a
  * shared-memory region as an untrusted peer could hand over, or
- * (fuzz_pairpoll) a PAIR reply as the preload's client code reads it.
+ * (fuzz_pairpoll) a PAIR reply as the preload's client code reads it, or
+ * (fuzz_pdump) a process's dump ring as the daemon drains it.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -18,12 +19,14 @@ void fuzz_device(const uint8_t *data, size_t size);
 void fuzz_softd(const uint8_t *data, size_t size);
 void fuzz_dmb(const uint8_t *data, size_t size);
 void fuzz_pairpoll(const uint8_t *data, size_t size);
+void fuzz_pdump(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void (*const targets[])(const uint8_t *, size_t) = {
 	fuzz_transport, fuzz_pnet, fuzz_info, fuzz_smcss,
 	fuzz_stats, fuzz_linkgroup, fuzz_device, fuzz_softd, fuzz_dmb, fuzz_pairpoll,
+	fuzz_pdump,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -67,6 +67,8 @@ int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0;
 
+	/* whole lines, when code under test logs to stderr in between */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	qsort(tests, (size_t)ntests, sizeof(tests[0]), by_name);
 	for (int i = 0; i < ntests; i++) {
 		if (argc > 1 && !strstr(tests[i].name, argv[1]))

@@ -503,12 +503,13 @@ TEST(soft_pair_stats_attach)
 
 	regfx_init(&f);
 	CHECK_INT(attach(&f, -1, SOFT_PSTATS_VERSION), -EINVAL);
-	CHECK_INT(attach(&f, pstats_fd(1, false, sizeof(struct soft_pstats)), 1), -EINVAL);
-	CHECK_INT(attach(&f, pstats_fd(1, true, 64), 1), -EINVAL);
-	CHECK_INT(attach(&f, pstats_fd(2, true, sizeof(struct soft_pstats)), 1), -EINVAL);
-	CHECK_INT(attach(&f, pstats_fd(1, true, sizeof(struct soft_pstats)), 2), -EINVAL);
-	CHECK_INT(attach(&f, pstats_fd(1, true, sizeof(struct soft_pstats)), 1), 0);
-	CHECK_INT(attach(&f, pstats_fd(1, true, sizeof(struct soft_pstats)), 1), -EEXIST);
+	CHECK_INT(attach(&f, pstats_fd(2, false, SOFT_PSTATS_MAP_LEN), 2), -EINVAL);
+	CHECK_INT(attach(&f, pstats_fd(2, true, 64), 2), -EINVAL);
+	CHECK_INT(attach(&f, pstats_fd(2, true, sizeof(struct soft_pstats)), 2), -EINVAL);
+	CHECK_INT(attach(&f, pstats_fd(1, true, SOFT_PSTATS_MAP_LEN), 2), -EINVAL);
+	CHECK_INT(attach(&f, pstats_fd(2, true, SOFT_PSTATS_MAP_LEN), 1), -EINVAL);
+	CHECK_INT(attach(&f, pstats_fd(2, true, SOFT_PSTATS_MAP_LEN), 2), 0);
+	CHECK_INT(attach(&f, pstats_fd(2, true, SOFT_PSTATS_MAP_LEN), 2), -EEXIST);
 	{
 		struct soft_stats_tech live = { 0 };
 

@@ -4,7 +4,7 @@
  * the region mapped with dmb_map and bytes moved through it.
  *
  *   soft_pair selftest      everything in one process; "ok ..." per check
- *   soft_pair hold paired | pending | v6
+ *   soft_pair hold paired | pending | v6 | dump
  *                           a loopback connection whose ends are both paired
  *                           on 16 KiB rings (5000 bytes client to server,
  *                           read; 300 bytes server to client, unread), only
@@ -12,7 +12,13 @@
  *                           offered (pending), or both over ::1 (v6); prints
  *                           "ready LPORT CPORT CINODE SINODE" and waits for
  *                           a signal; its counters (STATS_ATTACH): 12345
- *                           bytes in 3 sends, 678 bytes in 2 receives
+ *                           bytes in 3 sends, 678 bytes in 2 receives.  With
+ *                           dump, paired, and once a capture asks for
+ *                           records, writes them into its dump ring as the
+ *                           preload does: the client's DATA (offset 0, 5000
+ *                           bytes 'x') and CDC (producer 0:5000), the
+ *                           server's CDC received (consumer 0:5000), and
+ *                           one CDC of a token that is none of its own
  *   soft_pair server ADDR PORT | client ADDR PORT
  *                           one end of a connection across namespaces: prints
  *                           the PAIR status; once paired the client sends
@@ -231,15 +237,18 @@ static bool stream(struct dmb_conn *from, struct dmb_conn *to)
 	return true;
 }
 
-/* A sealed pstats memfd with some counts: 12345 bytes in 3 sends, 678 in 2 receives. */
-static int pstats_memfd(bool seal)
+/*
+ * A sealed pstats memfd with some counts: 12345 bytes in 3 sends, 678 in 2
+ * receives.  With map, it stays mapped there, dump ring included.
+ */
+static int pstats_memfd(bool seal, void **map)
 {
 	int fd = memfd_create("pstats", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	struct soft_pstats *p;
 
-	if (fd < 0 || ftruncate(fd, sizeof(*p)) < 0)
+	if (fd < 0 || ftruncate(fd, SOFT_PSTATS_MAP_LEN) < 0)
 		die("memfd", errno);
-	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, SOFT_PSTATS_MAP_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		die("mmap", errno);
 	p->magic = SOFT_PSTATS_MAGIC;
@@ -251,7 +260,10 @@ static int pstats_memfd(bool seal)
 	atomic_store(&p->rx_bytes, 678);
 	atomic_store(&p->rx_cnt, 2);
 	atomic_store(&p->rx_pd[0], 2);
-	munmap(p, sizeof(*p));
+	if (map)
+		*map = p;
+	else
+		munmap(p, SOFT_PSTATS_MAP_LEN);
 	if (seal)
 		fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK);
 	return fd;
@@ -259,7 +271,7 @@ static int pstats_memfd(bool seal)
 
 static void selftest_stats(struct soft_reg_conn *c)
 {
-	int fd = pstats_memfd(false);
+	int fd = pstats_memfd(false, NULL);
 
 	check(soft_reg_stats_attach(c, fd) == -EINVAL, "stats_attach unsealed: EINVAL");
 	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK);
@@ -315,6 +327,82 @@ static int selftest(void)
 	return failures ? 1 : 0;
 }
 
+/* The preload's side of the dump ring (pstats.h): reserve, fill, publish. */
+static struct soft_pdump_slot *slot_reserve(void *map, uint64_t *idx)
+{
+	struct soft_pdump_ring *r = soft_pdump_ring_of(map);
+	uint64_t prod = atomic_load(&r->prod);
+	struct soft_pdump_slot *s;
+
+	do {
+		if (prod - atomic_load(&r->cons) >= SOFT_PDUMP_SLOTS) {
+			atomic_fetch_add(&r->drops, 1);
+			return NULL;
+		}
+	} while (!atomic_compare_exchange_weak(&r->prod, &prod, prod + 1));
+	s = soft_pdump_slot_of(map, prod);
+	memset((char *)s + sizeof(s->seq), 0, sizeof(*s) - sizeof(s->seq));
+	*idx = prod;
+	return s;
+}
+
+static void dump_cdc(void *map, uint64_t token, uint8_t flags, uint32_t prod, uint32_t cons)
+{
+	uint64_t idx;
+	struct soft_pdump_slot *s = slot_reserve(map, &idx);
+	struct timespec ts;
+
+	if (!s)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	s->token = token;
+	s->ts_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	s->type = 16;                           /* SOFT_DUMP_T_CDC */
+	s->flags = flags;
+	s->prod_count = prod;
+	s->cons_count = cons;
+	atomic_store_explicit(&s->seq, idx + 1, memory_order_release);
+}
+
+static void dump_data(void *map, uint64_t token, const char *buf, uint32_t len, uint32_t snap)
+{
+	uint64_t idx;
+	struct soft_pdump_slot *s = slot_reserve(map, &idx);
+	uint32_t cap = len < snap ? len : snap;
+
+	if (!s)
+		return;
+	if (cap > SOFT_PDUMP_SNAP_MAX)
+		cap = SOFT_PDUMP_SNAP_MAX;
+	s->token = token;
+	s->type = 32;                           /* SOFT_DUMP_T_DATA */
+	s->len = len;
+	s->caplen = (uint16_t)cap;
+	memcpy(s->data, buf, cap);
+	atomic_store_explicit(&s->seq, idx + 1, memory_order_release);
+}
+
+/* Once a capture asks (types 2 CDC, 4 DATA): the records of the bytes moved. */
+static void dump_records(void *map, uint64_t cli, uint64_t srv, const char *buf, uint32_t len)
+{
+	struct soft_pdump_ctl *c = soft_pdump_ctl_of(map);
+	uint32_t types = 0;
+
+	for (int i = 0; i < WAIT_MS && !types; i++) {
+		types = atomic_load_explicit(&c->types, memory_order_acquire);
+		if (!types)
+			sleep_ms(1);
+	}
+	printf("dump types %u snaplen %u\n", types, atomic_load(&c->snaplen));
+	if (types & 4)
+		dump_data(map, cli, buf, len, atomic_load(&c->snaplen));
+	if (types & 2) {
+		dump_cdc(map, cli, 0, len, 0);
+		dump_cdc(map, srv, 1, 0, len);  /* SOFT_DUMP_F_RX */
+		dump_cdc(map, srv + cli + 1000, 0, 1, 1);
+	}
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -363,6 +451,8 @@ static const char *status_name(const struct soft_pair_reply *r)
 static int hold(const char *mode)
 {
 	bool v6 = !strcmp(mode, "v6"), pending = !strcmp(mode, "pending");
+	bool dump = !strcmp(mode, "dump");
+	void *ring = NULL;
 	const char *addr = v6 ? "::1" : "127.0.0.1";
 	int family = v6 ? AF_INET6 : AF_INET;
 	struct soft_reg_conn a, b;
@@ -378,7 +468,7 @@ static int hold(const char *mode)
 	close(lst);
 	ctl_open(&a);
 	ctl_open(&b);
-	fd = pstats_memfd(true);
+	fd = pstats_memfd(true, dump ? &ring : NULL);
 	if (soft_reg_stats_attach(&a, fd))
 		die("STATS_ATTACH", EPROTO);
 	close(fd);
@@ -398,6 +488,8 @@ static int hold(const char *mode)
 		    get(&db, buf, sizeof(buf)) != sizeof(buf) || put(&db, buf, 300) != 300)
 			die("moving bytes", EPROTO);
 		dmb_rx_flush(&db, NULL);
+		if (dump)
+			dump_records(ring, ra.token, rb.token, buf, sizeof(buf));
 	}
 	printf("ready %u %u %lu %lu\n", lport, local_port(cli), inode(cli), inode(srv));
 	wait_signal();
@@ -454,7 +546,7 @@ int main(int argc, char **argv)
 		return hold(argv[2]);
 	if (argc == 4 && (!strcmp(argv[1], "server") || !strcmp(argv[1], "client")))
 		return one_end(argv[1][0] == 's', argv[2], (uint16_t)atoi(argv[3]));
-	fprintf(stderr, "usage: soft_pair selftest | hold paired|pending|v6 | "
+	fprintf(stderr, "usage: soft_pair selftest | hold paired|pending|v6|dump | "
 		"server|client ADDR PORT\n");
 	return 2;
 }
