@@ -194,12 +194,13 @@ static bool pend_add(uint32_t seq, struct sconn *sc)
 
 static int exec_waiting;                   /* SOCK_INFO replies still due */
 
-static struct sconn *pend_take(uint32_t seq)
+static struct sconn *pend_take(uint32_t seq, bool *exec)
 {
 	for (size_t i = 0; i < npend; i++)
 		if (pend[i].seq == seq) {
 			struct sconn *sc = pend[i].sc;
 
+			*exec = pend[i].exec;
 			if (pend[i].exec)
 				exec_waiting--;
 			pend[i] = pend[--npend];
@@ -248,7 +249,8 @@ void ctl_maybe_pair(int fd, struct sconn *sc)
 
 static void take_reply(struct soft_pair_reply *r)
 {
-	struct sconn *sc = pend_take(r->seq);
+	bool inherited = false;
+	struct sconn *sc = pend_take(r->seq, &inherited);
 
 	if (!sc) {
 		/* closed meanwhile: let the daemon forget it too */
@@ -261,7 +263,7 @@ static void take_reply(struct soft_pair_reply *r)
 			preload_dbg("libsmc-preload: fd stays TCP: %s reason 0x%08x\n",
 				    r->error ? strerror(-r->error) : "declined", r->reason);
 			give_up(sc);
-		} else if (!sconn_attach(sc, r->shm_fd, r->side)) {
+		} else if (!sconn_attach(sc, r->shm_fd, r->side, inherited)) {
 			give_up(sc);
 		}
 		sconn_put(sc);
@@ -290,7 +292,8 @@ void ctl_forget(struct sconn *sc)
 {
 	pthread_mutex_lock(&ctl_mu);
 	if (atomic_load(&sc->state) == SC_ASKED) {
-		struct sconn *p = pend_take(sc->seq);
+		bool inherited;
+		struct sconn *p = pend_take(sc->seq, &inherited);
 
 		if (p)
 			sconn_put(p);
@@ -334,7 +337,15 @@ bool ctl_exec_adopt(const char *head)
 	unsigned family, seq;
 	int fd, type = 0, fl;
 	socklen_t len = sizeof(type);
+	bool ok;
 
+	if (!strcmp(head, "-")) {
+		/* a new process (posix_spawn, system, vfork): a connection of its own */
+		pthread_mutex_lock(&ctl_mu);
+		ok = ctl_open();
+		pthread_mutex_unlock(&ctl_mu);
+		return ok;
+	}
 	if (sscanf(head, "%d:%u:%u", &fd, &family, &seq) != 3 || fd < 0 || family > UINT16_MAX ||
 	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_SEQPACKET ||
 	    (fl = next.fcntl(fd, F_GETFD)) < 0)

@@ -8,6 +8,12 @@
  * socket) for the regions of the paired ones before it touches them.
  *
  *   SMC_SOFT_INHERIT=ctl=FD:FAMILY:SEQ;FD,STATE,ROLE,SEQ,TCP_TX,TCP_RX,TX_CUT,RX_CUT;...
+ *
+ * A new process (posix_spawn, system, popen, the child of vfork) shares
+ * neither our memory's locks nor our control connection: it gets "ctl=-"
+ * and opens its own, each mapped connection one more holder (as fork()
+ * gives), and a connection still waiting for its pairing stays TCP there
+ * (as in a forked child).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +37,47 @@ struct inherit_buf {
 	char *s;
 	size_t len, cap;
 	int count;
+	bool spawn;                 /* for a new process */
+	struct sconn **held;        /* spawn: the holders we added */
+	size_t nheld;
 };
+
+static pid_t self_pid;                      /* this process's, to tell a vfork child */
+
+static void note_pid(void)
+{
+	self_pid = getpid();
+}
+
+__attribute__((constructor))
+static void exec_init(void)
+{
+	note_pid();
+	pthread_atfork(NULL, NULL, note_pid);
+}
+
+/* spawn: one more holder of sc's ring, once per connection. */
+static bool spawn_hold(struct inherit_buf *b, int fd, struct sconn *sc)
+{
+	struct sconn **p, *ref;
+
+	for (size_t i = 0; i < b->nheld; i++)
+		if (b->held[i] == sc)
+			return true;
+	p = realloc(b->held, (b->nheld + 1) * sizeof(*p));
+	if (!p)
+		return false;
+	b->held = p;
+	ref = fd_get(fd);
+	if (ref != sc) {
+		if (ref)
+			sconn_put(ref);
+		return false;
+	}
+	b->held[b->nheld++] = sc;
+	dmb_holders_add(&sc->dmb, 1);
+	return true;
+}
 
 static void add_entry(int fd, struct sconn *sc, void *arg)
 {
@@ -40,6 +86,8 @@ static void add_entry(int fd, struct sconn *sc, void *arg)
 	int st = atomic_load(&sc->state), fl = next.fcntl(fd, F_GETFD), n;
 
 	if (fl < 0 || (fl & FD_CLOEXEC) || st == SC_TCP || !b->s)
+		return;
+	if (b->spawn && (st == SC_ASKED || (st == SC_MAPPED && !spawn_hold(b, fd, sc))))
 		return;
 	if (st == SC_MAPPED) {
 		bool wake = false;
@@ -90,15 +138,85 @@ static char **env_with(char *const envp[], char *var)
 	return out;
 }
 
+struct soft_spawn {
+	struct inherit_buf b;
+	char **env;
+};
+
+char **soft_spawn_prepare(char *const envp[], struct soft_spawn **out)
+{
+	struct soft_spawn *sp;
+
+	*out = NULL;
+	if (!atomic_load(&fd_tracked) || !(sp = calloc(1, sizeof(*sp))))
+		return NULL;
+	sp->b.spawn = true;
+	sp->b.cap = 256;
+	sp->b.s = malloc(sp->b.cap);
+	if (sp->b.s) {
+		sp->b.len = (size_t)snprintf(sp->b.s, sp->b.cap, INHERIT_ENV "=ctl=-");
+		fd_for_each(add_entry, &sp->b);
+	}
+	if (sp->b.s && sp->b.count)
+		sp->env = env_with(envp, sp->b.s);
+	if (!sp->env) {
+		soft_spawn_done(sp, false);
+		return NULL;
+	}
+	*out = sp;
+	return sp->env;
+}
+
+void soft_spawn_settle(struct soft_spawn *sp, bool started)
+{
+	if (!sp)
+		return;
+	for (size_t i = 0; i < sp->b.nheld; i++) {
+		if (!started)
+			dmb_holders_add(&sp->b.held[i]->dmb, -1);
+		sconn_put(sp->b.held[i]);
+	}
+	sp->b.nheld = 0;
+}
+
+void soft_spawn_free(struct soft_spawn *sp)
+{
+	if (!sp)
+		return;
+	soft_spawn_settle(sp, true);
+	free(sp->b.held);
+	free(sp->b.s);
+	free(sp->env);
+	free(sp);
+}
+
+void soft_spawn_done(struct soft_spawn *sp, bool started)
+{
+	soft_spawn_settle(sp, started);
+	soft_spawn_free(sp);
+}
+
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	struct inherit_buf b = { 0 };
+	struct soft_spawn *sp;
 	char **env = NULL, *var = NULL;
 	char head[64];
 	int r, saved;
 
 	PRELOAD_INIT();
-	if (!atomic_load(&fd_tracked) || !ctl_exec_prepare(head, sizeof(head)))
+	if (!atomic_load(&fd_tracked))
+		return next.execve(path, argv, envp);
+	if (getpid() != self_pid) {
+		/* a vfork()ed child: our memory and its locks are the parent's */
+		env = soft_spawn_prepare(envp, &sp);
+		r = next.execve(path, argv, env ? env : envp);
+		saved = errno;
+		soft_spawn_done(sp, false);
+		errno = saved;
+		return r;
+	}
+	if (!ctl_exec_prepare(head, sizeof(head)))
 		return next.execve(path, argv, envp);
 	b.cap = 256;
 	b.s = malloc(b.cap);

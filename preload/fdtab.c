@@ -146,6 +146,8 @@ static void sconn_init(struct sconn *sc, int role)
 	atomic_store(&sc->tcp_rx, 0);
 	atomic_store(&sc->rx_eof, false);
 	atomic_store(&sc->rx_err, 0);
+	atomic_store(&sc->reset_told, false);
+	atomic_store(&sc->let_go, false);
 	atomic_store(&sc->nonblock, -1);
 	atomic_store(&sc->rcvtimeo_ms, -1);
 	atomic_fetch_add(&sc->refs, 1);

@@ -291,6 +291,15 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 	return 0;
 }
 
+/*
+ * A reset is news once, as the kernel's socket error: the first call to
+ * meet it fails with ECONNRESET, later writes with EPIPE, later reads see EOF.
+ */
+static int reset_news(struct sconn *sc, int after)
+{
+	return atomic_exchange(&sc->reset_told, true) ? after : ECONNRESET;
+}
+
 static ssize_t send_fail(ssize_t done, int err, int flags)
 {
 	if (done > 0)
@@ -327,10 +336,11 @@ static ssize_t ring_send(int fd, struct sconn *sc, const struct iovec *iov, int 
 				return (ssize_t)done;
 			continue;
 		}
-		if (r == -EPIPE || r == -ECONNRESET)
-			return send_fail((ssize_t)done, (int)-r, flags);
+		if (r == -EPIPE)
+			return send_fail((ssize_t)done, EPIPE, flags);
 		if (r != -EAGAIN)
-			return send_fail((ssize_t)done, ECONNRESET, flags);
+			return done ? (ssize_t)done
+				    : send_fail(0, reset_news(sc, EPIPE), flags);
 		if (!full_noted) {
 			atomic_fetch_add_explicit(&pstats->rmb_tx.buf_full_peer_cnt, 1,
 						  memory_order_relaxed);
@@ -344,8 +354,11 @@ static ssize_t ring_send(int fd, struct sconn *sc, const struct iovec *iov, int 
 		sc_unlock(&sc->tx_lock);
 		int w = wait_space(fd, sc, &deadline);
 		sc_lock(&sc->tx_lock);
+		if (w == -ECONNRESET)
+			return done ? (ssize_t)done
+				    : send_fail(0, reset_news(sc, EPIPE), flags);
 		if (w)
-			return send_fail((ssize_t)done, w == -EPIPE ? EPIPE : -w, flags);
+			return send_fail((ssize_t)done, -w, flags);
 	}
 }
 
@@ -697,10 +710,12 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 		}
 		if (r == 0)
 			return (ssize_t)done;
-		if (r != -EAGAIN)
-			return recv_fail((ssize_t)done, ECONNRESET);
-		if ((w = atomic_load(&sc->rx_err)))
-			return recv_fail((ssize_t)done, w);
+		if (r != -EAGAIN || atomic_load(&sc->rx_err)) {
+			if (done)
+				return (ssize_t)done;
+			w = reset_news(sc, 0);
+			return w ? recv_fail(0, w) : 0;
+		}
 		if (atomic_load(&sc->rx_eof))
 			return (ssize_t)done;
 		if (done && !waitall)

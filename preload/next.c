@@ -48,6 +48,11 @@ void preload_next_init(void)
 	RESOLVE(sendfile);
 	RESOLVE(setsockopt);
 	RESOLVE(execve);
+	RESOLVE(fork);
+	RESOLVE(posix_spawn);
+	RESOLVE(posix_spawnp);
+	RESOLVE(system);
+	RESOLVE(popen);
 	RESOLVE(select);
 	RESOLVE(pselect);
 	/* glibc 2.35 and later */

@@ -92,8 +92,7 @@ bool soft_peer_elsewhere(struct sconn *sc)
 	if (!soft_cfg.spin_ns || !soft_cfg.multi_cpu || !sconn_mapped(sc) ||
 	    !(atomic_load(&sc->rx_cut) || atomic_load(&sc->tx_cut)))
 		return false;
-	cpu = sched_getcpu();
-	soft_note_cpu(sc);
+	cpu = soft_note_cpu(sc);
 	peer = atomic_load_explicit(&sc->dmb.rx.ctrl->prod_cpu, memory_order_relaxed);
 	return cpu >= 0 && peer != (uint32_t)cpu + 1;
 }

@@ -8,7 +8,7 @@
 #include "preload.h"
 #include "soft.h"
 
-bool sconn_attach(struct sconn *sc, int shm_fd, int side)
+bool sconn_attach(struct sconn *sc, int shm_fd, int side, bool inherited)
 {
 	bool ok = false;
 	int rc;
@@ -19,7 +19,9 @@ bool sconn_attach(struct sconn *sc, int shm_fd, int side)
 		if (rc) {
 			preload_dbg("libsmc-preload: soft region refused: %d\n", rc);
 		} else {
-			atomic_store(&sc->dmb.tx.ctrl->holders, 1);
+			/* an inherited end counts the holders it was passed with */
+			if (!inherited)
+				atomic_store(&sc->dmb.tx.ctrl->holders, 1);
 			atomic_store_explicit(&sc->state, SC_MAPPED, memory_order_seq_cst);
 			preload_dbg("libsmc-preload: paired as side %d\n", side);
 			ok = true;
@@ -70,25 +72,58 @@ bool sconn_tx_try_cut(int fd, struct sconn *sc)
  * Unread data makes the close a reset, as in Linux: the peer's next call
  * gets ECONNRESET, and SO_LINGER 0 makes the kernel send RST as well.
  */
+static void ring_let_go(int fd, struct sconn *sc)
+{
+	bool locked;
+
+	if (!sconn_mapped(sc) || atomic_exchange(&sc->let_go, true))
+		return;
+	if (dmb_holders_add(&sc->dmb, -1) > 1)
+		return;          /* another process still holds it */
+	/*
+	 * A thread asleep in a read holds the lock and waits for data that is
+	 * not there: no reset, and no waiting for it (a close() from another
+	 * thread returns at once, as in Linux).
+	 */
+	locked = !pthread_mutex_trylock(&sc->rx_lock);
+	if (locked)
+		dmb_resync(&sc->dmb);
+	if (locked && dmb_readable(&sc->dmb) > 0) {
+		struct linger l = { .l_onoff = 1, .l_linger = 0 };
+
+		dmb_abort(&sc->dmb);
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	} else {
+		dmb_close(&sc->dmb);
+	}
+	if (soft_dump_on())
+		dump_cdc(sc);
+	if (locked)
+		pthread_mutex_unlock(&sc->rx_lock);
+}
+
 void sconn_release(int fd, struct sconn *sc)
 {
-	if (sconn_mapped(sc)) {
-		if (dmb_holders_add(&sc->dmb, -1) > 1)
-			return;          /* another process still holds it */
-		pthread_mutex_lock(&sc->rx_lock);
-		if (dmb_readable(&sc->dmb) > 0) {
-			struct linger l = { .l_onoff = 1, .l_linger = 0 };
-
-			dmb_abort(&sc->dmb);
-			setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
-		} else {
-			dmb_close(&sc->dmb);
-		}
-		if (soft_dump_on())
-			dump_cdc(sc);
-		pthread_mutex_unlock(&sc->rx_lock);
-	}
+	ring_let_go(fd, sc);
 	ctl_forget(sc);
+}
+
+static void exit_let_go(int fd, struct sconn *sc, void *arg)
+{
+	(void)arg;
+	ring_let_go(fd, sc);
+}
+
+/*
+ * exit(): the kernel closes the sockets after us.  The rings hear it first,
+ * as from close(), and a connection another process holds too (fork,
+ * posix_spawn) stays open for it.
+ */
+__attribute__((destructor))
+static void sconn_at_exit(void)
+{
+	if (atomic_load(&fd_tracked))
+		fd_for_each(exit_let_go, NULL);
 }
 
 void sconn_free(struct sconn *sc)
@@ -104,15 +139,15 @@ void sconn_free(struct sconn *sc)
 /*
  * Before fork() returns in either process both hold the connection, so that
  * neither writes its ring unlocked while the other does.  A fork() that
- * fails leaves the count one too high: the end stays in the locked mode and
- * its last close leaves the FIN to TCP.
+ * fails takes the second holder back (spawn.c).
  */
+static unsigned forks;
+
 static void fork_holds(int fd, struct sconn *sc, void *arg)
 {
-	unsigned forks = *(unsigned *)arg;
-
 	(void)fd;
-	if (sconn_mapped(sc) && sc->fork_seen != forks) {
+	(void)arg;
+	if (sconn_mapped(sc) && !atomic_load(&sc->let_go) && sc->fork_seen != forks) {
 		sc->fork_seen = forks;
 		dmb_holders_add(&sc->dmb, 1);
 	}
@@ -120,10 +155,23 @@ static void fork_holds(int fd, struct sconn *sc, void *arg)
 
 void sconn_before_fork(void)
 {
-	static unsigned forks;
-
 	forks++;
-	fd_for_each(fork_holds, &forks);
+	fd_for_each(fork_holds, NULL);
+}
+
+static void fork_unholds(int fd, struct sconn *sc, void *arg)
+{
+	(void)fd;
+	(void)arg;
+	if (sconn_mapped(sc) && sc->fork_seen == forks) {
+		sc->fork_seen = forks - 1;
+		dmb_holders_add(&sc->dmb, -1);
+	}
+}
+
+void sconn_fork_failed(void)
+{
+	fd_for_each(fork_unholds, NULL);
 }
 
 static void child_holds(int fd, struct sconn *sc, void *arg)

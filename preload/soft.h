@@ -28,9 +28,11 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -73,6 +75,7 @@ struct sconn {
 	_Atomic uint64_t tcp_rx;   /* application bytes read from TCP */
 	_Atomic bool rx_eof;       /* the kernel reported FIN */
 	_Atomic int rx_err;        /* a reset the kernel reported once */
+	_Atomic bool reset_told;   /* a call returned ECONNRESET: then EPIPE and EOF */
 	_Atomic bool closed_wr;    /* shutdown(SHUT_WR) done */
 	/*
 	 * O_NONBLOCK as last seen: -1 unknown.  Refreshed by this process's
@@ -83,6 +86,7 @@ struct sconn {
 	/* SO_RCVTIMEO in ms as last read (0 none), -1 unknown: reset by setsockopt */
 	_Atomic int rcvtimeo_ms;
 	unsigned fork_seen;        /* the fork() that counted us already (dup'ed fds) */
+	_Atomic bool let_go;       /* this process no longer holds the ring (close, exit) */
 };
 
 /* ---- next.c: the functions this library stands in front of ---- */
@@ -116,6 +120,13 @@ struct preload_next {
 	ssize_t (*sendfile)(int, int, off_t *, size_t);
 	int (*setsockopt)(int, int, int, const void *, socklen_t);
 	int (*execve)(const char *, char *const[], char *const[]);
+	pid_t (*fork)(void);
+	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			   const posix_spawnattr_t *, char *const[], char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			    const posix_spawnattr_t *, char *const[], char *const[]);
+	int (*system)(const char *);
+	FILE *(*popen)(const char *, const char *);
 	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
 	int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
 		       const sigset_t *);
@@ -183,12 +194,25 @@ void ctl_exec_wait(void);
 /* ---- exec.c ---- */
 /* Take over what the image before execve left in SMC_SOFT_INHERIT. */
 void soft_exec_inherit(void);
+/*
+ * A new process (spawn.c) inherits the connections: envp plus
+ * SMC_SOFT_INHERIT, every mapped one with one more holder; NULL when there
+ * is nothing to pass.  soft_spawn_done() with whether the process started
+ * (false: the holders go again) frees it.
+ */
+struct soft_spawn;
+char **soft_spawn_prepare(char *const envp[], struct soft_spawn **sp);
+void soft_spawn_done(struct soft_spawn *sp, bool started);
+/* The two halves of soft_spawn_done(): the holders now, the memory later. */
+void soft_spawn_settle(struct soft_spawn *sp, bool started);
+void soft_spawn_free(struct soft_spawn *sp);
 extern struct soft_pstats *pstats;     /* never NULL: a private copy until attached */
 /* never NULL: a line that reads 0 (dump off) until attached */
 extern struct soft_pdump_ctl *pdump_ctl;
 
 /* ---- sconn.c ---- */
-bool sconn_attach(struct sconn *sc, int shm_fd, int side);
+/* inherited: a region found again after execve (SOCK_INFO), not a new pairing */
+bool sconn_attach(struct sconn *sc, int shm_fd, int side, bool inherited);
 /* Tell the peer we read fence-aware now, once no plain reader is left. */
 void sconn_attach_late(struct sconn *sc);
 /* Cut tx over if the peer has attached; with tx_lock held. */
@@ -198,6 +222,8 @@ void sconn_release(int fd, struct sconn *sc);
 void sconn_free(struct sconn *sc);
 /* fork() is about to run: every mapped connection gets its second holder. */
 void sconn_before_fork(void);
+/* fork() failed: the holders sconn_before_fork() added go again. */
+void sconn_fork_failed(void);
 static inline bool sconn_mapped(struct sconn *sc)
 {
 	return atomic_load_explicit(&sc->state, memory_order_acquire) == SC_MAPPED;
@@ -269,8 +295,8 @@ static inline int64_t soft_now_ns(void)
 }
 /* Spin until cond(sc) or the budget is spent; true if cond came true. */
 bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx);
-/* Where we run now, for a peer deciding whether to spin. */
-void soft_note_cpu(struct sconn *sc);
+/* Where we run now, for a peer deciding whether to spin: the CPU, or -1. */
+int soft_note_cpu(struct sconn *sc);
 
 #pragma GCC visibility pop
 

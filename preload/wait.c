@@ -68,16 +68,17 @@ static bool spin_for(unsigned ns, bool (*ready)(void *), void *arg)
 }
 
 /* Both of our CPU fields: the peer reads the one of the direction it waits on. */
-void soft_note_cpu(struct sconn *sc)
+int soft_note_cpu(struct sconn *sc)
 {
 	int cpu = sched_getcpu();
 
 	if (cpu < 0)
-		return;
+		return cpu;
 	if (atomic_load_explicit(&sc->dmb.rx.ctrl->cons_cpu, memory_order_relaxed) != (uint32_t)cpu + 1)
 		atomic_store_explicit(&sc->dmb.rx.ctrl->cons_cpu, (uint32_t)cpu + 1, memory_order_relaxed);
 	if (atomic_load_explicit(&sc->dmb.tx.ctrl->prod_cpu, memory_order_relaxed) != (uint32_t)cpu + 1)
 		atomic_store_explicit(&sc->dmb.tx.ctrl->prod_cpu, (uint32_t)cpu + 1, memory_order_relaxed);
+	return cpu;
 }
 
 struct sc_cond {
@@ -100,11 +101,10 @@ bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx)
 
 	if (!soft_cfg.spin_ns)
 		return false;
-	cpu = sched_getcpu();
+	cpu = soft_note_cpu(sc);
 	if (cpu < 0)
 		return false;
 	mine = (uint32_t)cpu + 1;
-	soft_note_cpu(sc);
 	peer = atomic_load_explicit(rx ? &sc->dmb.rx.ctrl->prod_cpu : &sc->dmb.tx.ctrl->cons_cpu,
 				    memory_order_relaxed);
 	if (peer == mine || !soft_cfg.multi_cpu) {

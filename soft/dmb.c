@@ -647,39 +647,53 @@ ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 	return r;
 }
 
+/*
+ * A state change publishes both our cursor words: from the shared cursors
+ * when another process holds the end too, so that no word goes back.
+ */
+static void state_change(struct dmb_conn *c, uint8_t txf, uint8_t rxf)
+{
+	int tx_locked = end_check(c, &c->tx, true);
+	int rx_locked = end_check(c, &c->rx, false);
+
+	c->tx.own_cflags |= txf;
+	c->rx.own_cflags |= rxf;
+	if (txf)
+		publish_tx(c);
+	if (rxf)
+		publish_rx(c);
+	if (rx_locked > 0)
+		end_unlock(&c->rx.ctrl->cons_lock);
+	if (tx_locked > 0)
+		end_unlock(&c->tx.ctrl->prod_lock);
+	if (txf | rxf)
+		wake_state(c);
+}
+
+void dmb_resync(struct dmb_conn *c)
+{
+	state_change(c, 0, 0);
+}
+
 void dmb_shutdown_wr(struct dmb_conn *c)
 {
-	c->tx.own_cflags |= DMB_CF_DONE_WRITING;
-	publish_tx(c);
-	wake_state(c);
+	state_change(c, DMB_CF_DONE_WRITING, 0);
 }
 
 /* Also in our producer word, which the peer's producer looks at each time. */
 void dmb_shutdown_rd(struct dmb_conn *c)
 {
-	c->rx.own_cflags |= DMB_CF_DONE_READING;
-	c->tx.own_cflags |= DMB_CF_DONE_READING;
-	publish_rx(c);
-	publish_tx(c);
-	wake_state(c);
+	state_change(c, DMB_CF_DONE_READING, DMB_CF_DONE_READING);
 }
 
 void dmb_close(struct dmb_conn *c)
 {
-	c->tx.own_cflags |= DMB_CF_DONE_WRITING | DMB_CF_CLOSED;
-	c->rx.own_cflags |= DMB_CF_DONE_READING | DMB_CF_CLOSED;
-	publish_tx(c);
-	publish_rx(c);
-	wake_state(c);
+	state_change(c, DMB_CF_DONE_WRITING | DMB_CF_CLOSED, DMB_CF_DONE_READING | DMB_CF_CLOSED);
 }
 
 void dmb_abort(struct dmb_conn *c)
 {
-	c->tx.own_cflags |= DMB_CF_ABORT;
-	c->rx.own_cflags |= DMB_CF_ABORT;
-	publish_tx(c);
-	publish_rx(c);
-	wake_state(c);
+	state_change(c, DMB_CF_ABORT, DMB_CF_ABORT);
 }
 
 uint64_t dmb_tx_pos(const struct dmb_conn *c)

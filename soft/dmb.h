@@ -211,6 +211,8 @@ void dmb_shutdown_wr(struct dmb_conn *c);   /* DONE_WRITING */
 void dmb_shutdown_rd(struct dmb_conn *c);   /* DONE_READING */
 void dmb_close(struct dmb_conn *c);         /* CLOSED (implies both) */
 void dmb_abort(struct dmb_conn *c);         /* ABORT */
+/* Our cursors from the shared ones, if another process moved them. */
+void dmb_resync(struct dmb_conn *c);
 /* The peer's connection-state flags (DMB_CF_*, both of its words merged). */
 unsigned dmb_peer_state(struct dmb_conn *c);
 /* The peer's producer flags on our rx direction (DMB_PF_*). */

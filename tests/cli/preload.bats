@@ -74,9 +74,9 @@ print(conn.recv(3).decode())'
 # linked in hidden).
 HOOKS="__poll_chk __ppoll_chk __read_chk __recv_chk __recvfrom_chk accept accept4 close
 connect dup dup2 dup3 epoll_ctl epoll_pwait epoll_pwait2 epoll_wait execl execle execlp
-execv execve execvp execvpe fcntl fcntl64 ioctl poll ppoll pselect read readv recv
-recvfrom recvmsg select send sendfile sendfile64 sendmsg sendto setsockopt shutdown socket write
-writev"
+execv execve execvp execvpe fcntl fcntl64 fork ioctl poll popen posix_spawn posix_spawnp ppoll
+pselect read readv recv recvfrom recvmsg select send sendfile sendfile64 sendmsg sendto
+setsockopt shutdown socket system write writev"
 
 @test "preload: SONAME, only the hooks exported, no sanitizer runtime, no setuid" {
 	command -v readelf >/dev/null && command -v nm >/dev/null ||

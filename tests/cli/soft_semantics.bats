@@ -242,6 +242,26 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	soft_case exec
 }
 
+@test "soft: spawn: posix_spawn of a new image that does the I/O on the inherited socket" {
+	soft_case spawn
+}
+
+@test "soft: system: system() runs a new image that does the I/O on the inherited socket" {
+	soft_case system
+}
+
+@test "soft: vfork: vfork+exec of a new image that does the I/O on the inherited socket" {
+	soft_case vfork
+}
+
+@test "soft: forkfail: after a fork() that failed, a close with unread data still resets" {
+	soft_case forkfail
+}
+
+@test "soft: close_reader: close() while another thread sleeps in read(): both return, the peer sees EOF" {
+	soft_case close_reader
+}
+
 @test "soft: threads_rw: one thread reads while another writes, 16 MiB each way" {
 	soft_case threads_rw
 }

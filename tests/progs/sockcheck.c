@@ -26,13 +26,20 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/ioctl.h>
 #include <sys/select.h>
 #include <sys/sendfile.h>
@@ -1466,6 +1473,58 @@ static int reset_s(int *fd)
 
 /* ---- cases: dup, fork, exec -------------------------------------------- */
 
+/*
+ * From now on fork() fails with EAGAIN: a seccomp filter refuses clone()
+ * without CLONE_VM (threads, vfork and the sanitizers' helpers keep it) and
+ * sends clone3() back to clone().
+ */
+static int forbid_fork(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_VM, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EAGAIN),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return fail_errno("seccomp");
+	return 0;
+}
+
+/* After a fork() that failed the connection is ours alone: a close with unread data resets. */
+static int forkfail_c(int *fd)
+{
+	pid_t pid;
+
+	for (unsigned i = 0; i < 10; i++)
+		if (ping(*fd, 0))
+			return -1;
+	if (forbid_fork())
+		return -1;
+	if ((pid = fork()) == 0)
+		_exit(0);
+	if (pid > 0 || errno != EAGAIN)
+		return fail("fork under the filter: %s, want EAGAIN",
+			    pid > 0 ? "a child" : strerror(errno));
+	return reset_c(fd);
+}
+
+static int forkfail_s(int *fd)
+{
+	for (unsigned i = 0; i < 10; i++)
+		if (echo(*fd, 0))
+			return -1;
+	return reset_s(fd);
+}
+
 static int dup_c(int *fd)
 {
 	int n;
@@ -1624,6 +1683,7 @@ static int fork_writers_c(int *fd)
 	return expect_eof(*fd, "after both writers closed");
 }
 
+extern char **environ;
 static char g_self[PATH_MAX];
 
 static pid_t spawn_self(char *const argv[])
@@ -1637,22 +1697,62 @@ static pid_t spawn_self(char *const argv[])
 	return pid;
 }
 
-/* fork+exec of this program with the socket's fd number in argv. */
-static int exec_run(int fd, const char *role)
-{
-	char num[16], name[] = "sockcheck";
-	char *argv[] = { name, (char *)"exec-child", (char *)role, num, NULL };
-	pid_t pid;
+enum start { BY_FORK_EXEC, BY_POSIX_SPAWN, BY_SYSTEM, BY_VFORK };
 
-	snprintf(num, sizeof(num), "%d", fd);
-	if ((pid = spawn_self(argv)) < 0)
+static int start_child(char *argv[], enum start how)
+{
+	char cmd[PATH_MAX + 64];
+	pid_t pid = -1;
+	int rc;
+
+	switch (how) {
+	case BY_FORK_EXEC:
+		pid = spawn_self(argv);
+		break;
+	case BY_POSIX_SPAWN:
+		if ((rc = posix_spawn(&pid, g_self, NULL, NULL, argv, environ))) {
+			errno = rc;
+			return fail_errno("posix_spawn");
+		}
+		break;
+	case BY_VFORK:
+		pid = vfork();
+		if (pid == 0) {
+			execv(g_self, argv);
+			_exit(127);
+		}
+		break;
+	case BY_SYSTEM:
+		snprintf(cmd, sizeof(cmd), "'%s' %s %s %s", g_self, argv[1], argv[2], argv[3]);
+		rc = system(cmd);
+		if (rc != 0)
+			return fail("system: the child's status is %#x", (unsigned)rc);
+		return 0;
+	}
+	if (pid < 0)
 		return fail_errno("fork");
 	return child_status(pid, "the exec'd image");
 }
 
-static int exec_c(int *fd)
+/* A new image of this program with the socket's fd number in argv. */
+static int exec_run(int fd, const char *role, enum start how)
 {
-	if (ping(*fd, 0) || exec_run(*fd, "client"))
+	char num[16], name[] = "sockcheck";
+	char *argv[] = { name, (char *)"exec-child", (char *)role, num, NULL };
+
+	snprintf(num, sizeof(num), "%d", fd);
+	return start_child(argv, how);
+}
+
+/* A new process is not given a socket still waiting for its pairing. */
+#define EXEC_WARM(how) ((how) == BY_FORK_EXEC ? 1 : 10)
+
+static int exec_c_by(int *fd, enum start how)
+{
+	for (int i = 0; i < EXEC_WARM(how); i++)
+		if (ping(*fd, 0))
+			return -1;
+	if (exec_run(*fd, "client", how))
 		return -1;
 	/* the parent kept its fd: it goes on where the exec'd image stopped */
 	if (ping(*fd, 5))
@@ -1660,12 +1760,24 @@ static int exec_c(int *fd)
 	return expect_eof(*fd, "at the end");
 }
 
-static int exec_s(int *fd)
+static int exec_s_by(int *fd, enum start how)
 {
-	if (echo(*fd, 0) || exec_run(*fd, "server"))
+	for (int i = 0; i < EXEC_WARM(how); i++)
+		if (echo(*fd, 0))
+			return -1;
+	if (exec_run(*fd, "server", how))
 		return -1;
 	return 0;
 }
+
+static int exec_c(int *fd) { return exec_c_by(fd, BY_FORK_EXEC); }
+static int exec_s(int *fd) { return exec_s_by(fd, BY_FORK_EXEC); }
+static int spawn_c(int *fd) { return exec_c_by(fd, BY_POSIX_SPAWN); }
+static int spawn_s(int *fd) { return exec_s_by(fd, BY_POSIX_SPAWN); }
+static int system_c(int *fd) { return exec_c_by(fd, BY_SYSTEM); }
+static int system_s(int *fd) { return exec_s_by(fd, BY_SYSTEM); }
+static int vfork_c(int *fd) { return exec_c_by(fd, BY_VFORK); }
+static int vfork_s(int *fd) { return exec_s_by(fd, BY_VFORK); }
 
 /* The exec'd image: rounds 1..4 (client), or 1..5 and close (server). */
 static int exec_child(const char *role, const char *fdstr)
@@ -1685,6 +1797,49 @@ static int exec_child(const char *role, const char *fdstr)
 }
 
 /* ---- cases: threads ------------------------------------------------------ */
+
+static void *blocked_reader(void *arg)
+{
+	char c;
+
+	/* data, EOF or an error: only returning matters */
+	(void)read(*(int *)arg, &c, 1);
+	return NULL;
+}
+
+/* close() while another thread sleeps in read() on the socket: both return, the peer sees EOF. */
+static int close_reader_c(int *fd)
+{
+	pthread_t t;
+	int rfd = *fd;
+
+	for (unsigned i = 0; i < 10; i++)
+		if (ping(*fd, 0))
+			return -1;
+	if (pthread_create(&t, NULL, blocked_reader, &rfd))
+		return fail("pthread_create");
+	msleep(100);
+	if (send_tok(*fd, 'c'))
+		return -1;
+	g_doing = "closing while a thread reads";
+	close(*fd);
+	*fd = -1;
+	g_doing = "waiting for the reader";
+	pthread_join(t, NULL);
+	return 0;
+}
+
+static int close_reader_s(int *fd)
+{
+	for (unsigned i = 0; i < 10; i++)
+		if (echo(*fd, 0))
+			return -1;
+	if (recv_tok(*fd, 'c'))
+		return -1;
+	/* the reader's byte: gone with the socket, or read by it */
+	(void)send(*fd, "x", 1, MSG_NOSIGNAL);
+	return expect_eof(*fd, "after the peer's close");
+}
 
 struct xfer {
 	int fd;
@@ -2222,7 +2377,12 @@ static const struct scase {
 	{ "fork", fork_s, fork_c, 0 },
 	{ "fork_writers", fork_writers_s, fork_writers_c, 0 },
 	{ "exec", exec_s, exec_c, 0 },
+	{ "spawn", spawn_s, spawn_c, 0 },
+	{ "system", system_s, system_c, 0 },
+	{ "vfork", vfork_s, vfork_c, 0 },
+	{ "forkfail", forkfail_s, forkfail_c, 0 },
 	{ "threads_rw", threads_rw_s, threads_rw_c, 0 },
+	{ "close_reader", close_reader_s, close_reader_c, 0 },
 	{ "threads_writers", threads_writers_s, threads_writers_c, 0 },
 	{ "rcvtimeo", rcvtimeo_s, rcvtimeo_c, 0 },
 	{ "sndtimeo", sndtimeo_s, sndtimeo_c, F_SMALLBUF },

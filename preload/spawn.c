@@ -1,0 +1,129 @@
+/*
+ * New processes the C library makes without fork()'s handlers or our
+ * execve(): posix_spawn(3) and, inside glibc, system(3) and popen(3).  They
+ * inherit the connections as an exec'd image does (exec.c), and a fork()
+ * that fails gives back the holders its prepare handler took.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "preload.h"
+#include "soft.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+extern char **environ;
+
+EXPORT pid_t fork(void)
+{
+	pid_t pid;
+	int saved;
+
+	PRELOAD_INIT();
+	pid = next.fork();
+	if (pid < 0 && atomic_load(&fd_tracked)) {
+		saved = errno;
+		sconn_fork_failed();
+		errno = saved;
+	}
+	return pid;
+}
+
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	struct soft_spawn *sp;
+	char **env;
+	int r;
+
+	PRELOAD_INIT();
+	env = soft_spawn_prepare(envp, &sp);
+	r = next.posix_spawn(pid, path, fa, attr, argv, env ? env : envp);
+	soft_spawn_done(sp, r == 0);
+	return r;
+}
+
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	struct soft_spawn *sp;
+	char **env;
+	int r;
+
+	PRELOAD_INIT();
+	env = soft_spawn_prepare(envp, &sp);
+	r = next.posix_spawnp(pid, file, fa, attr, argv, env ? env : envp);
+	soft_spawn_done(sp, r == 0);
+	return r;
+}
+
+/*
+ * system() and popen() hand environ to their shell.  A thread reading
+ * environ meanwhile sees ours, one variable longer; the array lives on
+ * until the next such call, so no reader is left holding a freed one.  Of
+ * two such calls at once, the second passes nothing on.
+ */
+static pthread_mutex_t env_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool env_busy;
+static struct soft_spawn *env_retired;
+static char **env_saved;
+
+static struct soft_spawn *env_swap_in(void)
+{
+	struct soft_spawn *sp = NULL, *old = NULL;
+	char **env;
+
+	pthread_mutex_lock(&env_mu);
+	if (!env_busy && (env = soft_spawn_prepare(environ, &sp))) {
+		env_busy = true;
+		env_saved = environ;
+		environ = env;
+		old = env_retired;
+		env_retired = NULL;
+	}
+	pthread_mutex_unlock(&env_mu);
+	soft_spawn_free(old);
+	return sp;
+}
+
+static void env_swap_out(struct soft_spawn *sp, bool started)
+{
+	if (!sp)
+		return;
+	soft_spawn_settle(sp, started);
+	pthread_mutex_lock(&env_mu);
+	environ = env_saved;
+	env_retired = sp;
+	env_busy = false;
+	pthread_mutex_unlock(&env_mu);
+}
+
+EXPORT int system(const char *cmd)
+{
+	struct soft_spawn *sp;
+	int r, saved;
+
+	PRELOAD_INIT();
+	sp = cmd ? env_swap_in() : NULL;
+	r = next.system(cmd);
+	saved = errno;
+	env_swap_out(sp, r != -1);
+	errno = saved;
+	return r;
+}
+
+EXPORT FILE *popen(const char *cmd, const char *type)
+{
+	struct soft_spawn *sp;
+	FILE *f;
+	int saved;
+
+	PRELOAD_INIT();
+	sp = env_swap_in();
+	f = next.popen(cmd, type);
+	saved = errno;
+	env_swap_out(sp, f != NULL);
+	errno = saved;
+	return f;
+}
