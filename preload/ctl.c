@@ -210,22 +210,16 @@ static struct sconn *pend_take(uint32_t seq, bool *exec)
 	return NULL;
 }
 
-void ctl_maybe_pair(int fd, struct sconn *sc)
+/* With ctl_mu held: PAIR sc (socket fd) if it is still NEW. */
+static void pair_locked(int fd, struct sconn *sc)
 {
 	int expect = SC_NEW;
 	long seq;
 
-	if (atomic_fetch_add_explicit(&sc->calls, 1, memory_order_relaxed) + 1 <
-	    soft_cfg.pair_after)
+	if (!atomic_compare_exchange_strong(&sc->state, &expect, SC_ASKED))
 		return;
-	pthread_mutex_lock(&ctl_mu);
-	if (!atomic_compare_exchange_strong(&sc->state, &expect, SC_ASKED)) {
-		pthread_mutex_unlock(&ctl_mu);
-		return;
-	}
 	if (!ctl_open()) {
 		give_up(sc);
-		pthread_mutex_unlock(&ctl_mu);
 		return;
 	}
 	seq = soft_reg_pair_send(&conn, fd, sc->role == 1 ? 1 : 0,
@@ -244,6 +238,15 @@ void ctl_maybe_pair(int fd, struct sconn *sc)
 		if (!pend_add(sc->seq, sc))
 			give_up(sc);
 	}
+}
+
+void ctl_maybe_pair(int fd, struct sconn *sc)
+{
+	if (atomic_fetch_add_explicit(&sc->calls, 1, memory_order_relaxed) + 1 <
+	    soft_cfg.pair_after)
+		return;
+	pthread_mutex_lock(&ctl_mu);
+	pair_locked(fd, sc);
 	pthread_mutex_unlock(&ctl_mu);
 }
 
@@ -385,19 +388,14 @@ void ctl_exec_resume(int fd, struct sconn *sc, int state, uint32_t seq)
 	pthread_mutex_unlock(&ctl_mu);
 }
 
-/*
- * The regions of the inherited paired sockets, before the program touches
- * them: they must not be read as plain TCP.  Bounded like every wait for
- * the daemon; a socket whose answer does not come stays unusable TCP.
- */
-void ctl_exec_wait(void)
+/* With ctl_mu held: replies until none (or no SOCK_INFO) is due, each wait bounded. */
+static void wait_replies(bool exec_only)
 {
 	struct soft_pair_reply r;
 	struct pollfd p;
 	int rc;
 
-	pthread_mutex_lock(&ctl_mu);
-	while (exec_waiting > 0 && conn.fd >= 0) {
+	while (conn.fd >= 0 && (exec_only ? exec_waiting > 0 : npend > 0)) {
 		p.fd = conn.fd;
 		p.events = POLLIN;
 		if (next.poll(&p, 1, CTL_TIMEOUT_MS) <= 0)
@@ -409,13 +407,61 @@ void ctl_exec_wait(void)
 			break;
 		}
 	}
+}
+
+/*
+ * The regions of the inherited paired sockets, before the program touches
+ * them: they must not be read as plain TCP.  Bounded like every wait for
+ * the daemon; a socket whose answer does not come stays unusable TCP.
+ */
+void ctl_exec_wait(void)
+{
+	pthread_mutex_lock(&ctl_mu);
+	wait_replies(true);
 	exec_waiting = 0;
+	pthread_mutex_unlock(&ctl_mu);
+}
+
+/*
+ * A connection two processes hold is paired before it is shared: each one
+ * pairing it on its own would cut it over twice.  So a new process inherits
+ * no socket that is still NEW or whose PAIR is still out; the daemon
+ * answers at once.  With ctl_mu held.
+ */
+static void pair_for_sharing(int fd, struct sconn *sc, void *arg)
+{
+	bool all = *(bool *)arg;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int fl;
+
+	/* one this process has not used yet is left to the process that will */
+	if (atomic_load(&sc->state) != SC_NEW || !atomic_load(&sc->calls) ||
+	    getpeername(fd, (struct sockaddr *)&ss, &len))
+		return;
+	if (!all && ((fl = next.fcntl(fd, F_GETFD)) < 0 || (fl & FD_CLOEXEC)))
+		return;
+	pair_locked(fd, sc);
+}
+
+static void settle_locked(bool all)
+{
+	fd_for_each(pair_for_sharing, &all);
+	wait_replies(false);
+}
+
+void ctl_settle(void)
+{
+	pthread_mutex_lock(&ctl_mu);
+	settle_locked(false);
 	pthread_mutex_unlock(&ctl_mu);
 }
 
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&ctl_mu);
+	if (atomic_load(&fd_tracked))
+		settle_locked(true);
 	sconn_before_fork();
 }
 

@@ -150,6 +150,8 @@ char **soft_spawn_prepare(char *const envp[], struct soft_spawn **out)
 	*out = NULL;
 	if (!atomic_load(&fd_tracked) || !(sp = calloc(1, sizeof(*sp))))
 		return NULL;
+	if (getpid() == self_pid)
+		ctl_settle();
 	sp->b.spawn = true;
 	sp->b.cap = 256;
 	sp->b.s = malloc(sp->b.cap);

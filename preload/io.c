@@ -187,6 +187,15 @@ static void drain_locked(int fd, struct sconn *sc)
 		atomic_store(&sc->rx_err, errno);
 }
 
+void soft_drain_held(int fd, struct sconn *sc)
+{
+	int saved = errno;
+
+	if (atomic_load(&sc->rx_cut))
+		drain_locked(fd, sc);
+	errno = saved;
+}
+
 void soft_drain(int fd, struct sconn *sc)
 {
 	int saved = errno;
@@ -610,9 +619,17 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 	ssize_t n;
 	size_t keep;
 	int w;
+	uint64_t total;
 
-	if ((f & DMB_FENCE_VALID) && atomic_load(&sc->tcp_rx) >= (f & ~DMB_FENCE_VALID)) {
-		atomic_store(&sc->rx_cut, true);
+	/* held by several processes (fork, spawn): the others read some of it */
+	if (atomic_load_explicit(&sc->dmb.tx.ctrl->hold_gen, memory_order_relaxed) &&
+	    !atomic_load(&sc->rx_eof) && soft_tcp_read_total(fd, &total))
+		atomic_store(&sc->tcp_rx, total);
+
+	/* or another process holding the connection read up to the fence */
+	if (((f & DMB_FENCE_VALID) && atomic_load(&sc->tcp_rx) >= (f & ~DMB_FENCE_VALID)) ||
+	    atomic_load_explicit(&sc->dmb.rx.ctrl->cons_cut, memory_order_acquire)) {
+		sconn_rx_cut_set(sc);
 		return 0;
 	}
 	if (!(flags & MSG_DONTWAIT) && !nonblocking(fd, sc, flags)) {
@@ -625,7 +642,7 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 
 		if (!left) {
 			/* the fence came while we got here: no 0-byte read, no false EOF */
-			atomic_store(&sc->rx_cut, true);
+			sconn_rx_cut_set(sc);
 			return 0;
 		}
 		if (left < want)
@@ -640,7 +657,7 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 		if (!(f & DMB_FENCE_VALID))
 			return -2;
 		atomic_store(&sc->rx_eof, true);
-		atomic_store(&sc->rx_cut, true);
+		sconn_rx_cut_set(sc);
 		return 0;
 	}
 	keep = (size_t)n;
@@ -655,7 +672,7 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 	else if (keep)
 		return (ssize_t)keep;
 	if ((f & DMB_FENCE_VALID) && atomic_load(&sc->tcp_rx) == (f & ~DMB_FENCE_VALID))
-		atomic_store(&sc->rx_cut, true);
+		sconn_rx_cut_set(sc);
 	if (keep < (size_t)n)
 		atomic_fetch_add_explicit(&pstats->doorbells_rx, (uint64_t)n - keep,
 					  memory_order_relaxed);
@@ -730,6 +747,9 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 			return recv_fail((ssize_t)done, EAGAIN);
 		}
 		w = wait_data(fd, sc);
+		/* the peer's CLOSED in the ring wins over a reset our doorbells caused */
+		if (w == -ECONNRESET && atomic_load(&sc->rx_err))
+			continue;
 		if (w)
 			return recv_fail((ssize_t)done, -w);
 	}

@@ -13,11 +13,14 @@ bool soft_rx_cut_now(struct sconn *sc)
 
 	if (atomic_load_explicit(&sc->rx_cut, memory_order_acquire))
 		return true;
-	f = atomic_load_explicit(&sc->dmb.rx.ctrl->fence, memory_order_acquire);
-	if (!(f & DMB_FENCE_VALID) || atomic_load(&sc->tcp_rx) < (f & ~DMB_FENCE_VALID) ||
-	    !atomic_load(&sc->attached))
-		return false;
-	atomic_store(&sc->rx_cut, true);
+	/* another process holding the connection (fork, spawn) may have cut it */
+	if (!atomic_load_explicit(&sc->dmb.rx.ctrl->cons_cut, memory_order_acquire)) {
+		f = atomic_load_explicit(&sc->dmb.rx.ctrl->fence, memory_order_acquire);
+		if (!(f & DMB_FENCE_VALID) || atomic_load(&sc->tcp_rx) < (f & ~DMB_FENCE_VALID) ||
+		    !atomic_load(&sc->attached))
+			return false;
+	}
+	sconn_rx_cut_set(sc);
 	return true;
 }
 

@@ -56,6 +56,12 @@ bool sconn_tx_try_cut(int fd, struct sconn *sc)
 
 	if (atomic_load_explicit(&sc->tx_cut, memory_order_relaxed))
 		return true;
+	/* another process holding the connection (fork, spawn) cut it over */
+	if (sconn_mapped(sc) &&
+	    atomic_load_explicit(&sc->dmb.tx.ctrl->fence, memory_order_acquire) & DMB_FENCE_VALID) {
+		atomic_store_explicit(&sc->tx_cut, true, memory_order_release);
+		return true;
+	}
 	if (!sconn_mapped(sc) || atomic_load_explicit(&sc->plain_tx, memory_order_seq_cst) ||
 	    !atomic_load_explicit(&sc->dmb.tx.ctrl->attached, memory_order_acquire))
 		return false;
@@ -95,6 +101,9 @@ static void ring_let_go(int fd, struct sconn *sc)
 		setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
 	} else {
 		dmb_close(&sc->dmb);
+		/* doorbells left in the kernel's queue would make its close a reset */
+		if (locked)
+			soft_drain_held(fd, sc);
 	}
 	if (soft_dump_on())
 		dump_cdc(sc);

@@ -190,6 +190,12 @@ void ctl_exec_done(void);
 bool ctl_exec_adopt(const char *head);
 void ctl_exec_resume(int fd, struct sconn *sc, int state, uint32_t seq);
 void ctl_exec_wait(void);
+/* Every inheritable socket paired (or TCP) before a new process inherits it. */
+void ctl_settle(void);
+
+/* ---- tcp_count.c ---- */
+/* Bytes of fd's TCP stream read so far by every process holding it. */
+bool soft_tcp_read_total(int fd, uint64_t *out);
 
 /* ---- exec.c ---- */
 /* Take over what the image before execve left in SMC_SOFT_INHERIT. */
@@ -224,6 +230,13 @@ void sconn_free(struct sconn *sc);
 void sconn_before_fork(void);
 /* fork() failed: the holders sconn_before_fork() added go again. */
 void sconn_fork_failed(void);
+/* rx reads the ring from now on, in every process holding the connection. */
+static inline void sconn_rx_cut_set(struct sconn *sc)
+{
+	atomic_store_explicit(&sc->dmb.rx.ctrl->cons_cut, 1, memory_order_release);
+	atomic_store(&sc->rx_cut, true);
+}
+
 static inline bool sconn_mapped(struct sconn *sc)
 {
 	return atomic_load_explicit(&sc->state, memory_order_acquire) == SC_MAPPED;
@@ -239,6 +252,8 @@ ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 /* sendfile while the socket is not MAPPED (bytes counted), else -2. */
 ssize_t soft_sendfile_plain(int fd, struct sconn *sc, int in, off_t *off, size_t count);
 /* Drain doorbell bytes without blocking (rx cut over, rx_lock not held). */
+/* The same with rx_lock held (or no other thread left). */
+void soft_drain_held(int fd, struct sconn *sc);
 void soft_drain(int fd, struct sconn *sc);
 /* Send one doorbell (tx cut over first). */
 void soft_ring_bell(int fd, struct sconn *sc);

@@ -85,7 +85,8 @@ struct dmb_ctrl {
 	_Atomic uint32_t cons_fwait;     /* consumer threads asleep on cons_fseq */
 	_Atomic uint32_t cons_fseq;      /* futex word: bumped by each wake-up */
 	_Atomic uint32_t cons_lock;      /* pid inside dmb_consume while the end is shared */
-	uint8_t pad1[DMB_LINE - 36];
+	_Atomic uint32_t cons_cut;       /* a holder read the TCP stream up to the fence */
+	uint8_t pad1[DMB_LINE - 40];
 };
 
 /*

@@ -1744,15 +1744,10 @@ static int exec_run(int fd, const char *role, enum start how)
 	return start_child(argv, how);
 }
 
-/* A new process is not given a socket still waiting for its pairing. */
-#define EXEC_WARM(how) ((how) == BY_FORK_EXEC ? 1 : 10)
-
 static int exec_c_by(int *fd, enum start how)
 {
-	for (int i = 0; i < EXEC_WARM(how); i++)
-		if (ping(*fd, 0))
-			return -1;
-	if (exec_run(*fd, "client", how))
+	/* paired at the fork, cut over only in the new image */
+	if (ping(*fd, 0) || exec_run(*fd, "client", how))
 		return -1;
 	/* the parent kept its fd: it goes on where the exec'd image stopped */
 	if (ping(*fd, 5))
@@ -1762,10 +1757,7 @@ static int exec_c_by(int *fd, enum start how)
 
 static int exec_s_by(int *fd, enum start how)
 {
-	for (int i = 0; i < EXEC_WARM(how); i++)
-		if (echo(*fd, 0))
-			return -1;
-	if (exec_run(*fd, "server", how))
+	if (echo(*fd, 0) || exec_run(*fd, "server", how))
 		return -1;
 	return 0;
 }
