@@ -1,6 +1,7 @@
 /*
  * Per-process counters of the soft data path, in a memfd the process writes
- * and the daemon maps read-only (SMC_SOFT STATS_ATTACH, reg.h).  The process
+ * and the daemon reads (SMC_SOFT STATS_ATTACH, reg.h); of its own, the
+ * daemon writes only the dump's control line and ring cursor.  The process
  * counts with relaxed atomic adds and sends no message per I/O; the daemon
  * adds the counters of every attached process into the SMC-D part of
  * GET_STATS (protocol.md 5.1), so `smcd stats` shows live figures.
