@@ -30,32 +30,33 @@ EXPORT pid_t fork(void)
 	return pid;
 }
 
+typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
+		     const posix_spawnattr_t *, char *const[], char *const[]);
+
+static int spawn_with(spawn_fn *real, pid_t *pid, const char *file,
+		      const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+		      char *const argv[], char *const envp[])
+{
+	struct soft_spawn *sp;
+	char **env = soft_spawn_prepare(envp, &sp);
+	int r = real(pid, file, fa, attr, argv, env ? env : envp);
+
+	soft_spawn_done(sp, r == 0);
+	return r;
+}
+
 EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	struct soft_spawn *sp;
-	char **env;
-	int r;
-
 	PRELOAD_INIT();
-	env = soft_spawn_prepare(envp, &sp);
-	r = next.posix_spawn(pid, path, fa, attr, argv, env ? env : envp);
-	soft_spawn_done(sp, r == 0);
-	return r;
+	return spawn_with(next.posix_spawn, pid, path, fa, attr, argv, envp);
 }
 
 EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	struct soft_spawn *sp;
-	char **env;
-	int r;
-
 	PRELOAD_INIT();
-	env = soft_spawn_prepare(envp, &sp);
-	r = next.posix_spawnp(pid, file, fa, attr, argv, env ? env : envp);
-	soft_spawn_done(sp, r == 0);
-	return r;
+	return spawn_with(next.posix_spawnp, pid, file, fa, attr, argv, envp);
 }
 
 /*
