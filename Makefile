@@ -113,13 +113,16 @@ $(O)/smc_rnics: $(OBJ)/smc_rnics.o $(patsubst %.c,$(OBJ)/%.o,$(wildcard rnics/*.
 
 # Scripts get the release string (and LIBDIR) at build time.
 $(O)/smc_dbg: smc_dbg.sh lib/version.h
+	@mkdir -p $(dir $@)
 	$(call msg,GEN,$@)
 	$(Q)sed -e 's|@VERSION@|$(VERSION)|g' $< > $@ && chmod 755 $@
 $(O)/smc_chk: smc_chk.sh lib/version.h
+	@mkdir -p $(dir $@)
 	$(call msg,GEN,$@)
 	$(Q)sed -e 's|@VERSION@|$(VERSION)|g' $< > $@ && chmod 755 $@
 
 $(O)/smcdump-ex: smcdump-ex.py
+	@mkdir -p $(dir $@)
 	$(call msg,GEN,$@)
 	$(Q)install -m 755 $< $@
 
@@ -131,6 +134,7 @@ $(O)/libsmc-preload.so: $(PRELOAD_OBJS)
 	$(Q)$(CC) $(CFLAGS) -shared -fPIC -Wl,-soname,libsmc-preload.so.1 -Wl,-z,defs -o $@ $^ -ldl
 
 $(O)/smc_run: smc_run.sh lib/version.h
+	@mkdir -p $(dir $@)
 	$(call msg,GEN,$@)
 	$(Q)sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' $< > $@ && chmod 755 $@
 
