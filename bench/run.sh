@@ -4,20 +4,23 @@
 # with the must-reach goals and writes bench/results/latest.json.  See
 # bench/README.md for the method.
 #
-#   bench/run.sh [--quick] [--rounds N] [--out FILE]
+#   bench/run.sh [--quick] [--rounds N] [--out FILE] [--keep]
 #
 # --quick: short runs (about 90 s in all); the default takes about 10 min.
+# --keep: keep the working directory (every run's output, results.tsv with
+# the value of each round) and say where it is.
 # Uses the normal build in the top directory (make): ./smc_run,
 # ./libsmc-preload.so, ./smc_softd.
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 quick=0
+keep=0
 rounds=5
 out="$top/bench/results/latest.json"
 
 usage() {
-	sed -n '2,12s/^# \{0,1\}//p' "$0"
+	sed -n '2,14s/^# \{0,1\}//p' "$0"
 }
 
 while [ $# -gt 0 ]; do
@@ -25,6 +28,7 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1 ;;
 	--rounds) rounds=${2:?--rounds needs a number}; shift ;;
 	--out) out=${2:?--out needs a file}; shift ;;
+	--keep) keep=1 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "run.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
 	esac
@@ -51,6 +55,7 @@ if [ "$quick" = 1 ]; then
 	SP_PERIOD=1.05  # pipelined: see "sockperf schedule" below
 	IPERF_ARGS=(-n 768M)
 	CC_SECS=0.2
+	LS_SECS=1.5
 	REDIS_N=10000
 	WRK_SECS=1
 else
@@ -58,6 +63,7 @@ else
 	SP_PERIOD=7.4   # one client at a time
 	IPERF_ARGS=(-t 5)
 	CC_SECS=3
+	LS_SECS=5
 	REDIS_N=100000
 	WRK_SECS=5
 fi
@@ -77,7 +83,11 @@ cleanup() {
 		kill -TERM "$SOFTD_PID" 2>/dev/null
 		wait "$SOFTD_PID" 2>/dev/null
 	fi
-	rm -rf "$tmp"
+	if [ "$keep" = 1 ]; then
+		log "run.sh: kept $tmp"
+	else
+		rm -rf "$tmp"
+	fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -129,6 +139,8 @@ servers_ready() {
 # ---- setup ---------------------------------------------------------------
 cc -O2 -o "$tmp/connclose" "$top/bench/connclose.c" &
 cc_pid=$!
+cc -O2 -pthread -o "$tmp/lockstep" "$top/bench/lockstep.c" &
+ls_pid=$!
 
 "$SOFTD" -f -s "$tmp/control" 2>"$tmp/softd.log" &
 SOFTD_PID=$!
@@ -139,6 +151,7 @@ done
 [ -S "$tmp/control" ] || { log "run.sh: smc_softd did not start"; cat "$tmp/softd.log" >&2; exit 1; }
 export SMC_BACKEND=soft SMC_SOFT_SOCKET="$tmp/control"
 wait "$cc_pid" || { log "run.sh: cannot build bench/connclose.c"; exit 1; }
+wait "$ls_pid" || { log "run.sh: cannot build bench/lockstep.c"; exit 1; }
 unset SMC_SPIN_USEC SMC_DEBUG
 
 declare -A PORT
@@ -200,6 +213,9 @@ for m in tcp smc; do
 	server "nginx_$m" "${PORT[nginx_$m]}" "${pre[@]}" nginx -e "$tmp/nginx_$m/error.log" \
 		-p "$tmp/nginx_$m" -c "$tmp/nginx_$m/nginx.conf"
 done
+# the one-sided clients' server: plain
+PORT[ls]=$(free_port)
+server ls "${PORT[ls]}" "$tmp/lockstep" server "${PORT[ls]}"
 servers_ready
 
 # ---- sockperf schedule ---------------------------------------------------
@@ -216,14 +232,14 @@ results="$tmp/results.tsv"
 : >"$results"
 
 sp_jobs() { # ROUND: the round's jobs; each SMC run next to its TCP run, in
-	# turn before and after it; the spin-off and one-sided runs, compared
-	# with pp14's TCP run, stand next to it too
+	# turn before and after it; the spin-off run, compared with pp14's TCP
+	# run, stands next to it too
 	local smc="$SMC_RUN" t s
 	local pp="pp -m 14 --mps=10000000"
 	# --mps: sockperf sizes its sequence table by the rate; with the
 	# default it overflows ("_seqN > m_maxSequenceNo") past ~4 M pings
 	local -a group=(
-		"pp14 tcp 1 ${PORT[sp_tcp]} $pp|pp14 smc 1 ${PORT[sp_smc]} $smc $pp|pp14nospin smc 1 ${PORT[sp_nospin]} env SMC_SPIN_USEC=0 $smc $pp|onesided smc 1 ${PORT[sp_tcp]} $smc $pp"
+		"pp14 tcp 1 ${PORT[sp_tcp]} $pp|pp14 smc 1 ${PORT[sp_smc]} $smc $pp|pp14nospin smc 1 ${PORT[sp_nospin]} env SMC_SPIN_USEC=0 $smc $pp"
 		"pp14same tcp 0 ${PORT[sp_tcp]} $pp|pp14same smc 0 ${PORT[sp_smc]} $smc $pp"
 		"pp1k tcp 1 ${PORT[sp_tcp]} pp -m 1024 --mps=10000000|pp1k smc 1 ${PORT[sp_smc]} $smc pp -m 1024 --mps=10000000"
 		"tp64k tcp 1 ${PORT[sp_tcp]} tp -m 65536|tp64k smc 1 ${PORT[sp_smc]} $smc tp -m 65536"
@@ -306,9 +322,9 @@ client() {
 	fi
 }
 
-record() { # ROUND KEY MODE VALUE
+record() { # ROUND KEY MODE VALUE [FIELD]
 	if [[ $4 =~ ^[0-9.]+$ ]]; then
-		echo "$1 $2 $3 v $4" >>"$results"
+		echo "$1 $2 $3 ${5:-v} $4" >>"$results"
 	else
 		log "run.sh: $2 $3 round $1: no result"
 	fi
@@ -320,9 +336,27 @@ d = json.load(sys.stdin)
 print(d["end"]["sum_received"]["bits_per_second"] / 1e9)' 2>/dev/null
 }
 
+# onesided ROUND: a plain and a preloaded client of the plain lockstep server
+# take turns of 500 round trips (bench/lockstep.c); the one in front of
+# $order starts
+onesided() {
+	local r=$1 a=${order% *} b=${order#* }
+	rm -f "$tmp/turn1" "$tmp/turn2"
+	mkfifo "$tmp/turn1" "$tmp/turn2"
+	client "$a" "$tmp/lockstep" client 127.0.0.1 "${PORT[ls]}" 14 "$LS_SECS" \
+		"$tmp/turn2" "$tmp/turn1" first >"$tmp/ls.$r.$a" &
+	client "$b" "$tmp/lockstep" client 127.0.0.1 "${PORT[ls]}" 14 "$LS_SECS" \
+		"$tmp/turn1" "$tmp/turn2" >"$tmp/ls.$r.$b"
+	wait "$!"
+	for m in tcp smc; do
+		record "$r" onesided "$m" "$(awk '$1 == "p50" { print $2 }' "$tmp/ls.$r.$m")" p50
+	done
+}
+
 for r in $(seq "$rounds"); do
 	order="tcp smc"
 	[ $((r % 2)) -eq 1 ] || order="smc tcp"
+	onesided "$r"
 	for m in $order; do
 		v=$(client "$m" iperf3 -c 127.0.0.1 -p "${PORT[iperf_$m]}" "${IPERF_ARGS[@]}" -J | iperf_gbps)
 		record "$r" iperf3_1 "$m" "$v"
@@ -367,9 +401,9 @@ def med(key, mode, field, scale=1.0):
     return statistics.median(v) * scale if v else None
 
 # name, tcp source, smc source, field, unit, scale, lower is better, goal
-# (goal: (">=", x) or ("range", lo, hi) or None).  The nospin and one-sided
-# runs have no TCP run of their own: their TCP column is the plain pp14 run
-# of the same rounds.
+# (goal: (">=", x) or ("range", lo, hi) or None).  The nospin runs have no
+# TCP run of their own: their TCP column is the plain pp14 run of the same
+# rounds.
 rows = [
     ("sockperf_pp_14B_p50", ("pp14", "tcp"), ("pp14", "smc"), "p50", "us (RTT/2)", 1, True, (">=", 5)),
     ("sockperf_pp_14B_p99", ("pp14", "tcp"), ("pp14", "smc"), "p99", "us (RTT/2)", 1, True, (">=", 1.0)),
@@ -383,7 +417,7 @@ rows = [
     ("connect_close_rate", ("connclose", "tcp"), ("connclose", "smc"), "v", "conn/s", 1, False, (">=", 0.9)),
     ("redis_get", ("redis_get", "tcp"), ("redis_get", "smc"), "v", "req/s", 1, False, (">=", 1.2)),
     ("nginx_wrk", ("nginx_wrk", "tcp"), ("nginx_wrk", "smc"), "v", "req/s", 1, False, (">=", 1.2)),
-    ("onesided_pp", ("pp14", "tcp"), ("onesided", "smc"), "p50", "us (RTT/2)", 1, True, ("range", 0.97, 1.03)),
+    ("onesided_pp", ("onesided", "tcp"), ("onesided", "smc"), "p50", "us (RTT/2)", 1, True, ("range", 0.97, 1.03)),
 ]
 
 def rnd(x):
