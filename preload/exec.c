@@ -56,6 +56,11 @@ static void exec_init(void)
 	pthread_atfork(NULL, NULL, note_pid);
 }
 
+bool soft_vfork_child(void)
+{
+	return getpid() != self_pid;
+}
+
 /* spawn: one more holder of sc's ring, once per connection. */
 static bool spawn_hold(struct inherit_buf *b, int fd, struct sconn *sc)
 {
@@ -150,7 +155,7 @@ char **soft_spawn_prepare(char *const envp[], struct soft_spawn **out)
 	*out = NULL;
 	if (!atomic_load(&fd_tracked) || !(sp = calloc(1, sizeof(*sp))))
 		return NULL;
-	if (getpid() == self_pid)
+	if (!soft_vfork_child())
 		ctl_settle();
 	sp->b.spawn = true;
 	sp->b.cap = 256;
@@ -209,8 +214,8 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	PRELOAD_INIT();
 	if (!atomic_load(&fd_tracked))
 		return next.execve(path, argv, envp);
-	if (getpid() != self_pid) {
-		/* a vfork()ed child: our memory and its locks are the parent's */
+	if (soft_vfork_child()) {
+		/* our memory and its locks are the parent's */
 		env = soft_spawn_prepare(envp, &sp);
 		r = next.execve(path, argv, env ? env : envp);
 		saved = errno;

@@ -49,6 +49,7 @@ void preload_next_init(void)
 	RESOLVE(setsockopt);
 	RESOLVE(execve);
 	RESOLVE(fork);
+	RESOLVE(_exit);
 	RESOLVE(posix_spawn);
 	RESOLVE(posix_spawnp);
 	RESOLVE(system);

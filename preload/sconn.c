@@ -124,14 +124,13 @@ static void exit_let_go(int fd, struct sconn *sc, void *arg)
 }
 
 /*
- * exit(): the kernel closes the sockets after us.  The rings hear it first,
- * as from close(), and a connection another process holds too (fork,
- * posix_spawn) stays open for it.
+ * The kernel closes the sockets after us.  The rings hear it first, as from
+ * close(), and a connection another process holds too (fork, posix_spawn)
+ * stays open for it.
  */
-__attribute__((destructor))
-static void sconn_at_exit(void)
+void sconn_process_exit(void)
 {
-	if (atomic_load(&fd_tracked))
+	if (atomic_load(&fd_tracked) && !soft_vfork_child())
 		fd_for_each(exit_let_go, NULL);
 }
 

@@ -121,6 +121,7 @@ struct preload_next {
 	int (*setsockopt)(int, int, int, const void *, socklen_t);
 	int (*execve)(const char *, char *const[], char *const[]);
 	pid_t (*fork)(void);
+	void (*_exit)(int) __attribute__((noreturn));
 	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
 			   const posix_spawnattr_t *, char *const[], char *const[]);
 	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
@@ -198,6 +199,8 @@ void ctl_settle(void);
 bool soft_tcp_read_total(int fd, uint64_t *out);
 
 /* ---- exec.c ---- */
+/* Whether this is the child of vfork(): the memory is its parent's. */
+bool soft_vfork_child(void);
 /* Take over what the image before execve left in SMC_SOFT_INHERIT. */
 void soft_exec_inherit(void);
 /*
@@ -225,6 +228,8 @@ void sconn_attach_late(struct sconn *sc);
 bool sconn_tx_try_cut(int fd, struct sconn *sc);
 /* The last fd of sc in this process closes (before the real close). */
 void sconn_release(int fd, struct sconn *sc);
+/* The process ends: every ring hears the close the kernel will do. */
+void sconn_process_exit(void);
 void sconn_free(struct sconn *sc);
 /* fork() is about to run: every mapped connection gets its second holder. */
 void sconn_before_fork(void);

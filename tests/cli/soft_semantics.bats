@@ -238,6 +238,10 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	soft_case fork
 }
 
+@test "soft: exit_unread: a forked child ends with _exit() and unread data: the peer is reset" {
+	soft_case exit_unread
+}
+
 @test "soft: exec: fork+exec with the fd number in argv: the new image does the I/O" {
 	soft_case exec
 }

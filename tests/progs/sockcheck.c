@@ -1606,6 +1606,56 @@ static int fork_s(int *fd)
 }
 
 /*
+ * The last holder ends with _exit() and unread data, as a forked server's
+ * child may: the kernel's close of a socket with unread data is a reset.
+ * The parent lets go of its copy first and says so through a pipe.
+ */
+static int exit_unread_c(int *fd)
+{
+	char c;
+	ssize_t r;
+
+	for (unsigned i = 0; i < 6; i++)
+		if (ping(*fd, i))
+			return -1;
+	if (send_pat(*fd, 115, 64 * KiB))
+		return -1;
+	g_doing = "waiting for the reset";
+	if ((r = read(*fd, &c, 1)) != -1 || errno != ECONNRESET)
+		return fail("read after the peer's _exit() with unread data: %s, want ECONNRESET",
+			    r < 0 ? strerror(errno) : r ? "data" : "EOF");
+	return 0;
+}
+
+static int exit_unread_s(int *fd)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	for (unsigned i = 0; i < 6; i++)
+		if (echo(*fd, i))
+			return -1;
+	if (pipe(p))
+		return fail_errno("pipe");
+	pid = fork();
+	if (pid < 0)
+		return fail_errno("fork");
+	if (pid == 0) {
+		alarm(watchdog_secs());
+		close(p[1]);
+		if (read(p[0], &c, 1) != 0 || wait_inq(*fd, 64 * KiB) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(p[0]);
+	close(*fd);
+	*fd = -1;
+	close(p[1]);
+	return child_status(pid, "the child that ends with _exit()");
+}
+
+/*
  * After fork both processes keep the socket and write to it at once, each
  * its own numbered 16-byte records: every record arrives whole, each
  * writer's in its order, as with TCP where one send is never split by
@@ -2367,6 +2417,7 @@ static const struct scase {
 	{ "reset", reset_s, reset_c, 0 },
 	{ "dup", dup_s, dup_c, 0 },
 	{ "fork", fork_s, fork_c, 0 },
+	{ "exit_unread", exit_unread_s, exit_unread_c, 0 },
 	{ "fork_writers", fork_writers_s, fork_writers_c, 0 },
 	{ "exec", exec_s, exec_c, 0 },
 	{ "spawn", spawn_s, spawn_c, 0 },
