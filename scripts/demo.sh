@@ -103,8 +103,8 @@ sp_server() { # [smc_run] sockperf server on $port, pid in $server
 sp_stop() { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; server=; port=$((port + 1)); }
 sp_server smc_run
 echo "\$ smc_run sockperf sr --tcp -i 127.0.0.1 -p $port &"
-echo "\$ smc_run sockperf pp --tcp -i 127.0.0.1 -p $port -m 14 -t 3 &"
-smc_run sockperf pp --tcp -i 127.0.0.1 -p "$port" -m 14 -t 3 >"$run_dir/pp.out" 2>&1 &
+echo "\$ smc_run sockperf pp --tcp -i 127.0.0.1 -p $port -m 14 -t 3 --mps=2000000 &"
+smc_run sockperf pp --tcp -i 127.0.0.1 -p "$port" -m 14 -t 3 --mps=2000000 >"$run_dir/pp.out" 2>&1 &
 pp=$!
 sleep 1.5
 show smcss -a
@@ -120,7 +120,7 @@ measure() { # label, then the prefix (empty or smc_run)
 	local label=$1 lat tp
 	shift
 	sp_server "$@"
-	lat=$("$@" sockperf pp --tcp -i 127.0.0.1 -p "$port" -m 14 -t 2 2>&1 |
+	lat=$("$@" sockperf pp --tcp -i 127.0.0.1 -p "$port" -m 14 -t 2 --mps=2000000 2>&1 |
 		sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p')
 	tp=$("$@" sockperf tp --tcp -i 127.0.0.1 -p "$port" -m 65000 -t 2 2>&1 |
 		sed -n 's/.*BandWidth is [0-9.]* MBps (\([0-9.]*\) Mbps).*/\1/p')

@@ -59,7 +59,7 @@ normalise() {
 	local gid
 	gid=$(smcss -D | awk 'NR == 2 { print $8 }')
 	output=$(printf '%s\n' "$output" | sed -e "s/\\b$PORT_L\\b/PORT_L/g;s/\\b$PORT_C\\b/PORT_C/g" \
-		-e "s/\\b$INODE_C\\b/INODE_C/g;s/\\b$INODE_S\\b/INODE_S/g" \
+		-e "s/\\b0*$INODE_C\\b/INODE_C/g;s/\\b0*$INODE_S\\b/INODE_S/g" \
 		-e "s/^\\([A-Z]* *\\)$(printf %05d "$(id -u)") /\\100000 /" \
 		${gid:+-e "s/\\b$gid\\b/GID/g"})
 }

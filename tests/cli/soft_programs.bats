@@ -170,6 +170,10 @@ sockperf_server() { # IOMUX [ARGS...]
 
 # ---- sockperf --------------------------------------------------------------
 
+# sockperf sizes its table of sequence numbers by --mps; with the default a
+# fast ping-pong overflows it within a second ("_seqN > m_maxSequenceNo").
+SP_MPS=--mps=2000000
+
 @test "sockperf pp over epoll, poll and select: no lost messages, SMCD" {
 	need sockperf
 	local mux
@@ -178,12 +182,12 @@ sockperf_server() { # IOMUX [ARGS...]
 		# A 3 s run over epoll: smcss looks at the connection while it is
 		# live.  sockperf adds about 2 s of warm-up and teardown to -t.
 		if [ "$mux" = epoll ]; then
-			bg "pp.$mux" "$RUN" sockperf pp -f "$SP_FEED" -F "$mux" -m 14 -t 3 --data-integrity
+			bg "pp.$mux" "$RUN" sockperf pp -f "$SP_FEED" -F "$mux" -m 14 -t 3 "$SP_MPS" --data-integrity
 			sleep 1.5
 			assert_conn_mode "$SP_PORT" SMCD
 			bg_wait "$BG_PID" "pp.$mux"
 		else
-			"$RUN" sockperf pp -f "$SP_FEED" -F "$mux" -m 14 -t 1 --data-integrity \
+			"$RUN" sockperf pp -f "$SP_FEED" -F "$mux" -m 14 -t 1 "$SP_MPS" --data-integrity \
 				>"$T/pp.$mux.out" 2>&1
 		fi
 		sockperf_ok "$T/pp.$mux.out" pp
@@ -195,9 +199,9 @@ sockperf_server() { # IOMUX [ARGS...]
 	local mux
 	for mux in epoll poll select; do
 		sockperf_server "$mux" --nonblocked
-		run "$RUN" sockperf pp -f "$SP_FEED" -F "$mux" -m 1024 -t 1 --nonblocked --data-integrity
-		[ "$status" -eq 0 ]
+		run "$RUN" sockperf pp -f "$SP_FEED" -F "$mux" -m 1024 -t 1 "$SP_MPS" --nonblocked --data-integrity
 		printf '%s\n' "$output" >"$T/pp.out"
+		[ "$status" -eq 0 ] || { echo "sockperf -F $mux --nonblocked: exit $status"; cat "$T/pp.out"; false; }
 		sockperf_ok "$T/pp.out" pp
 	done
 }
@@ -448,7 +452,7 @@ echo_server() { # [PREFIX...]: e.g. "$RUN", or nothing for a plain server
 	port=$(free_port)
 	bg sr sockperf sr --tcp -i 127.0.0.1 -p "$port"
 	wait_listen "$port"
-	run "$RUN" sockperf pp --tcp -i 127.0.0.1 -p "$port" -m 14 -t 1
+	run "$RUN" sockperf pp --tcp -i 127.0.0.1 -p "$port" -m 14 -t 1 "$SP_MPS"
 	printf '%s\n' "$output" >"$T/pp.out"
 	[ "$status" -eq 0 ] && sockperf_ok "$T/pp.out" pp
 }
@@ -463,7 +467,7 @@ echo_server() { # [PREFIX...]: e.g. "$RUN", or nothing for a plain server
 	grep -qx 'ok conns=2 bytes=1048576' "$T/echo.out"
 	need sockperf
 	sockperf_server epoll
-	run sockperf pp -f "$SP_FEED" -F epoll -m 14 -t 1 --data-integrity
+	run sockperf pp -f "$SP_FEED" -F epoll -m 14 -t 1 "$SP_MPS" --data-integrity
 	printf '%s\n' "$output" >"$T/pp.out"
 	[ "$status" -eq 0 ] && sockperf_ok "$T/pp.out" pp
 }
@@ -492,7 +496,7 @@ echo_server() { # [PREFIX...]: e.g. "$RUN", or nothing for a plain server
 	echo "T:10.213.0.2:$port" >"$T/feed"
 	bg sr ip netns exec "$b" "$RUN" sockperf sr -f "$T/feed" -F epoll
 	wait_listen "$port" "$b"
-	bg pp ip netns exec "$a" "$RUN" sockperf pp -f "$T/feed" -F epoll -m 14 -t 3 --data-integrity
+	bg pp ip netns exec "$a" "$RUN" sockperf pp -f "$T/feed" -F epoll -m 14 -t 3 "$SP_MPS" --data-integrity
 	sleep 1.5
 	CONN_NETNS=$a assert_conn_mode "$port" SMCD
 	CONN_NETNS=$b assert_conn_mode "$port" SMCD
