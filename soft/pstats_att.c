@@ -1,10 +1,11 @@
 /*
  * STATS_ATTACH (reg.h): processes' own counters of the soft data path
  * (pstats.h), added into GET_STATS of the namespace of their control
- * connection.  When a connection closes, its last figures are folded into
- * the namespace's counters, so no total goes backwards.  The same memfd
- * holds the process's dump ring (pdump.h): the daemon maps it writable for
- * the ring's control line and consumer index, and writes nothing else.
+ * connection.  When a connection closes or attaches another memfd, the last
+ * figures are folded into the namespace's counters, so no total goes
+ * backwards.  The same memfd holds the process's dump ring (pdump.h): the
+ * daemon maps it writable for the ring's control line and consumer index,
+ * and writes nothing else.
  */
 #include "reg_int.h"
 #include "stats.h"
@@ -91,8 +92,6 @@ int soft_stats_attach(struct soft_req *r)
 		r->ext_ack = "no memfd passed with SCM_RIGHTS";
 		rc = -EINVAL;
 	}
-	if (!rc && find(r->st, r->peer->conn_id))
-		rc = -EEXIST;
 	if (!rc && !(a = calloc(1, sizeof(*a))))
 		rc = -ENOMEM;
 	if (!rc)
@@ -103,6 +102,8 @@ int soft_stats_attach(struct soft_req *r)
 		free(a);
 		return rc;
 	}
+	/* again on one connection: an execve()d image, whose memfd replaces the old one */
+	soft_pstats_conn_gone(r->st, r->peer->conn_id);
 	a->conn_id = r->peer->conn_id;
 	a->netns = r->peer->netns;
 	a->uid = r->peer->uid;

@@ -131,8 +131,9 @@
  *              connection; the daemon writes only the dump control line and
  *              the dump ring's consumer index there (pdump.h).
  *              STATS_VERSION (u32, required) must be SOFT_PSTATS_VERSION.
- *              One per control connection (again: EEXIST); acked or error.
- *              The counters stay counted after the process exits.
+ *              One per control connection: another one (the image after
+ *              execve) replaces it; acked or error.  The counters stay
+ *              counted after the process exits or its memfd is replaced.
  *              The process (SO_PEERCRED pid) counts as preloaded while the
  *              connection lasts: sock_diag lists its TCP sockets that are
  *              not registered too, found in /proc (proc_socks.h): TCP

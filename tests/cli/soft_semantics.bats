@@ -246,6 +246,36 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	soft_case exec
 }
 
+# The bytes the preloaded processes sent over their rings (smcd stats, TX).
+tx_bytes() {
+	"$SMC_BIN/smcd" stats | awk '/^TX Stats/ { tx = 1 } tx && /Data transmitted/ { print $4; exit }'
+}
+
+@test "soft: exec: an image that replaced itself with execve() counts in smcd stats" {
+	local out="$BATS_TEST_TMPDIR/sink.out" port=
+	"$RUN" python3 "$SMC_TOP/tests/progs/sink.py" server >"$out" 2>&1 3>&- &
+	SERVER_PID=$!
+	for _ in $(seq 200); do
+		port=$(sed -n 's/^port //p' "$out")
+		[ -n "$port" ] && break
+		sleep 0.05
+	done
+	[ -n "$port" ]
+	run "$RUN" python3 "$SMC_TOP/tests/progs/sink.py" client --port "$port" \
+		--bytes 2097152 --chunk 65536 --pause 0.005 --exec-at 1048576
+	[ "$status" -eq 0 ]
+	[ "$output" = "sent 2097152" ]
+	wait "$SERVER_PID"
+	SERVER_PID=
+	run cat "$out"
+	[ "${lines[1]}" = "got 2097152" ]
+	# the second MiB went from the new image: its counters reach the daemon
+	run tx_bytes
+	echo "smcd stats: TX data $output"
+	[ "$output" -gt 1572864 ]
+	[ "$output" -le 2097152 ]
+}
+
 @test "soft: spawn: posix_spawn of a new image that does the I/O on the inherited socket" {
 	soft_case spawn
 }

@@ -509,7 +509,6 @@ TEST(soft_pair_stats_attach)
 	CHECK_INT(attach(&f, pstats_fd(1, true, SOFT_PSTATS_MAP_LEN), 2), -EINVAL);
 	CHECK_INT(attach(&f, pstats_fd(2, true, SOFT_PSTATS_MAP_LEN), 1), -EINVAL);
 	CHECK_INT(attach(&f, pstats_fd(2, true, SOFT_PSTATS_MAP_LEN), 2), 0);
-	CHECK_INT(attach(&f, pstats_fd(2, true, SOFT_PSTATS_MAP_LEN), 2), -EEXIST);
 	{
 		struct soft_stats_tech live = { 0 };
 
@@ -518,9 +517,27 @@ TEST(soft_pair_stats_attach)
 		soft_pstats_sum(&f.st, f.peer.netns + 1, &live);
 		CHECK_INT(live.tx_bytes, 1000);       /* another namespace adds nothing */
 	}
+	/* a bad second memfd leaves the first attached */
+	CHECK_INT(attach(&f, pstats_fd(2, true, 64), 2), -EINVAL);
+	{
+		struct soft_stats_tech live = { 0 };
+
+		soft_pstats_sum(&f.st, f.peer.netns, &live);
+		CHECK_INT(live.tx_bytes, 1000);
+	}
+	/* the image after execve: its memfd replaces the first, whose counts stay */
+	CHECK_INT(attach(&f, pstats_fd(2, true, SOFT_PSTATS_MAP_LEN), 2), 0);
+	{
+		struct soft_stats_tech live = { 0 };
+
+		soft_pstats_sum(&f.st, f.peer.netns, &live);
+		CHECK_INT(live.tx_bytes, 1000);
+		st = smcd_stats(&f);
+		CHECK(st && st->tx_bytes == 1000 && st->rx_cnt == 7);
+	}
 	soft_conn_gone(&f.st, f.peer.conn_id);
 	st = smcd_stats(&f);
-	CHECK(st && st->tx_bytes == 1000 && st->rx_cnt == 7 && st->rx_pd.buf[2] == 7);
+	CHECK(st && st->tx_bytes == 2000 && st->rx_cnt == 14 && st->rx_pd.buf[2] == 14);
 	regfx_free(&f);
 	CHECK_INT(open_fds(), before);
 }
