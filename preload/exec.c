@@ -155,8 +155,12 @@ char **soft_spawn_prepare(char *const envp[], struct soft_spawn **out)
 	*out = NULL;
 	if (!atomic_load(&fd_tracked) || !(sp = calloc(1, sizeof(*sp))))
 		return NULL;
-	if (!soft_vfork_child())
-		ctl_settle();
+	/*
+	 * A vfork() child too: the parent's thread waits for us, the other
+	 * threads run on and release what they hold, and what settling
+	 * changes is the parent's memory, as it should be.
+	 */
+	ctl_settle();
 	sp->b.spawn = true;
 	sp->b.cap = 256;
 	sp->b.s = malloc(sp->b.cap);
