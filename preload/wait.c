@@ -37,7 +37,12 @@ static unsigned spin_budget(void)
 		return b;
 	if (atomic_fetch_add_explicit(&skipped, 1, memory_order_relaxed) % SPIN_RETRY)
 		return 0;
-	return SPIN_MIN_NS;
+	/*
+	 * The retry spins the whole budget: once both ends sleep, each waits a
+	 * wake-up for the other, longer than any short spin, and only a spin
+	 * that outlasts it finds the way back.
+	 */
+	return soft_cfg.spin_ns;
 }
 
 static void spin_result(unsigned used, bool ok)
