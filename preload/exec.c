@@ -38,6 +38,7 @@ struct inherit_buf {
 	size_t len, cap;
 	int count;
 	bool spawn;                 /* for a new process */
+	const struct child_fds *child;  /* its descriptors where not ours */
 	struct sconn **held;        /* spawn: the holders we added */
 	size_t nheld;
 };
@@ -61,8 +62,11 @@ bool soft_vfork_child(void)
 	return getpid() != self_pid;
 }
 
-/* spawn: one more holder of sc's ring, once per connection. */
-static bool spawn_hold(struct inherit_buf *b, int fd, struct sconn *sc)
+/*
+ * spawn: one more holder of sc's ring, once per connection; from_child:
+ * the child's list holds a reference already, else fd still names sc.
+ */
+static bool spawn_hold(struct inherit_buf *b, int fd, struct sconn *sc, bool from_child)
 {
 	struct sconn **p, *ref;
 
@@ -73,8 +77,9 @@ static bool spawn_hold(struct inherit_buf *b, int fd, struct sconn *sc)
 	if (!p)
 		return false;
 	b->held = p;
-	ref = fd_get(fd);
-	if (ref != sc) {
+	if (from_child) {
+		atomic_fetch_add_explicit(&sc->refs, 1, memory_order_relaxed);
+	} else if ((ref = fd_get(fd)) != sc) {
 		if (ref)
 			sconn_put(ref);
 		return false;
@@ -84,15 +89,21 @@ static bool spawn_hold(struct inherit_buf *b, int fd, struct sconn *sc)
 	return true;
 }
 
-static void add_entry(int fd, struct sconn *sc, void *arg)
+/* fd of the new process names sc; cloexec: -1 to ask ours */
+static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 {
-	struct inherit_buf *b = arg;
 	char e[ENTRY_MAX];
-	int st = atomic_load(&sc->state), fl = next.fcntl(fd, F_GETFD), n;
+	int st = atomic_load(&sc->state), n;
 
-	if (fl < 0 || (fl & FD_CLOEXEC) || st == SC_TCP || !b->s)
+	if (cloexec < 0) {
+		int fl = next.fcntl(fd, F_GETFD);
+
+		cloexec = fl < 0 || (fl & FD_CLOEXEC);
+	}
+	if (cloexec || st == SC_TCP || !b->s)
 		return;
-	if (b->spawn && (st == SC_ASKED || (st == SC_MAPPED && !spawn_hold(b, fd, sc))))
+	if (b->spawn && (st == SC_ASKED ||
+			 (st == SC_MAPPED && !spawn_hold(b, fd, sc, b->child && child_fds_has(b->child, fd)))))
 		return;
 	if (st == SC_MAPPED) {
 		bool wake = false;
@@ -124,6 +135,23 @@ static void add_entry(int fd, struct sconn *sc, void *arg)
 	b->count++;
 }
 
+static void add_entry(int fd, struct sconn *sc, void *arg)
+{
+	struct inherit_buf *b = arg;
+
+	if (!b->child || !child_fds_has(b->child, fd))
+		add(b, fd, sc, -1);
+}
+
+/* Ours, except where the child's differ; then the child's own. */
+static void add_entries(struct inherit_buf *b)
+{
+	fd_for_each(add_entry, b);
+	for (unsigned i = 0; b->child && i < b->child->n; i++)
+		if (b->child->e[i].sc)
+			add(b, b->child->e[i].fd, b->child->e[i].sc, b->child->e[i].cloexec);
+}
+
 /* envp without an old SMC_SOFT_INHERIT, plus var; NULL when out of memory. */
 static char **env_with(char *const envp[], char *var)
 {
@@ -148,7 +176,8 @@ struct soft_spawn {
 	char **env;
 };
 
-char **soft_spawn_prepare(char *const envp[], struct soft_spawn **out)
+char **soft_spawn_prepare(char *const envp[], const struct child_fds *child,
+			  struct soft_spawn **out)
 {
 	struct soft_spawn *sp;
 
@@ -162,12 +191,14 @@ char **soft_spawn_prepare(char *const envp[], struct soft_spawn **out)
 	 */
 	ctl_settle();
 	sp->b.spawn = true;
+	sp->b.child = child;
 	sp->b.cap = 256;
 	sp->b.s = malloc(sp->b.cap);
 	if (sp->b.s) {
 		sp->b.len = (size_t)snprintf(sp->b.s, sp->b.cap, INHERIT_ENV "=ctl=-");
-		fd_for_each(add_entry, &sp->b);
+		add_entries(&sp->b);
 	}
+	sp->b.child = NULL;
 	if (sp->b.s && sp->b.count)
 		sp->env = env_with(envp, sp->b.s);
 	if (!sp->env) {
@@ -219,8 +250,11 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	if (!atomic_load(&fd_tracked))
 		return next.execve(path, argv, envp);
 	if (soft_vfork_child()) {
-		/* our memory and its locks are the parent's */
-		env = soft_spawn_prepare(envp, &sp);
+		/* our memory and its locks are the parent's; our table too */
+		struct child_fds *child = child_fds_vfork();
+
+		env = soft_spawn_prepare(envp, child, &sp);
+		child_fds_release(child);
 		r = next.execve(path, argv, env ? env : envp);
 		saved = errno;
 		soft_spawn_done(sp, false);
@@ -233,7 +267,7 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	b.s = malloc(b.cap);
 	if (b.s) {
 		b.len = (size_t)snprintf(b.s, b.cap, INHERIT_ENV "=ctl=%s", head);
-		fd_for_each(add_entry, &b);
+		add_entries(&b);
 	}
 	if (b.s && b.count) {
 		var = b.s;

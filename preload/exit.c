@@ -22,6 +22,8 @@ static void at_exit(void)
 EXPORT void _exit(int status)
 {
 	PRELOAD_INIT();
+	if (atomic_load(&fd_tracked) && soft_vfork_child())
+		child_fds_release(child_fds_vfork());
 	sconn_process_exit();
 	next._exit(status);
 }

@@ -62,9 +62,19 @@ EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 	return accepted(fd, next.accept4(fd, addr, len, flags), flags);
 }
 
+/* A vfork() child: its descriptors are its own, our table is its parent's. */
+static bool in_vfork_child(void)
+{
+	return atomic_load_explicit(&fd_tracked, memory_order_relaxed) && soft_vfork_child();
+}
+
 EXPORT int close(int fd)
 {
 	PRELOAD_INIT();
+	if (in_vfork_child()) {
+		child_fds_close(child_fds_vfork(), fd);
+		return next.close(fd);
+	}
 	if (atomic_load_explicit(&fd_tracked, memory_order_relaxed))
 		fd_untrack(fd);
 	soft_epoll_closed(fd);
@@ -90,10 +100,14 @@ EXPORT int shutdown(int fd, int how)
 }
 
 /* newfd names the same connection as oldfd now. */
-static int duped(int oldfd, int newfd)
+static int duped(int oldfd, int newfd, bool cloexec)
 {
 	struct sconn *sc;
 
+	if (newfd >= 0 && in_vfork_child()) {
+		child_fds_dup(child_fds_vfork(), oldfd, newfd, cloexec);
+		return newfd;
+	}
 	if (newfd < 0 || !(sc = fd_get(oldfd)))
 		return newfd;
 	fd_alias(newfd, sc);
@@ -104,13 +118,14 @@ static int duped(int oldfd, int newfd)
 EXPORT int dup(int fd)
 {
 	PRELOAD_INIT();
-	return duped(fd, next.dup(fd));
+	return duped(fd, next.dup(fd), false);
 }
 
 /* dup2/dup3 close newfd first: a tracked one is released as by close(). */
 static void replacing(int oldfd, int newfd)
 {
-	if (oldfd != newfd && atomic_load_explicit(&fd_tracked, memory_order_relaxed)) {
+	if (oldfd != newfd && atomic_load_explicit(&fd_tracked, memory_order_relaxed) &&
+	    !soft_vfork_child()) {
 		struct sconn *sc = fd_get(oldfd);
 		int saved = errno;
 
@@ -127,14 +142,14 @@ EXPORT int dup2(int oldfd, int newfd)
 {
 	PRELOAD_INIT();
 	replacing(oldfd, newfd);
-	return duped(oldfd, next.dup2(oldfd, newfd));
+	return duped(oldfd, next.dup2(oldfd, newfd), false);
 }
 
 EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	PRELOAD_INIT();
 	replacing(oldfd, newfd);
-	return duped(oldfd, next.dup3(oldfd, newfd, flags));
+	return duped(oldfd, next.dup3(oldfd, newfd, flags), (flags & O_CLOEXEC) != 0);
 }
 
 static int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd, void *arg)
@@ -142,7 +157,7 @@ static int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd, void *arg)
 	int r = fn(fd, cmd, arg);
 
 	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
-		return duped(fd, r);
+		return duped(fd, r, cmd == F_DUPFD_CLOEXEC);
 	if (cmd == F_SETFL && r == 0)
 		soft_set_nonblock(fd, ((long)(intptr_t)arg & O_NONBLOCK) != 0);
 	return r;

@@ -50,6 +50,10 @@ void preload_next_init(void)
 	RESOLVE(execve);
 	RESOLVE(fork);
 	RESOLVE(_exit);
+	RESOLVE(posix_spawn_file_actions_init);
+	RESOLVE(posix_spawn_file_actions_destroy);
+	RESOLVE(posix_spawn_file_actions_adddup2);
+	RESOLVE(posix_spawn_file_actions_addclose);
 	RESOLVE(posix_spawn);
 	RESOLVE(posix_spawnp);
 	RESOLVE(system);

@@ -122,6 +122,10 @@ struct preload_next {
 	int (*execve)(const char *, char *const[], char *const[]);
 	pid_t (*fork)(void);
 	void (*_exit)(int) __attribute__((noreturn));
+	int (*posix_spawn_file_actions_init)(posix_spawn_file_actions_t *);
+	int (*posix_spawn_file_actions_destroy)(posix_spawn_file_actions_t *);
+	int (*posix_spawn_file_actions_adddup2)(posix_spawn_file_actions_t *, int, int);
+	int (*posix_spawn_file_actions_addclose)(posix_spawn_file_actions_t *, int);
 	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
 			   const posix_spawnattr_t *, char *const[], char *const[]);
 	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
@@ -198,19 +202,45 @@ void ctl_settle(void);
 /* Bytes of fd's TCP stream read so far by every process holding it. */
 bool soft_tcp_read_total(int fd, uint64_t *out);
 
+/* ---- child_fds.c ---- */
+/* Where a new process's descriptors differ from ours (a vfork() child's
+ * dup2/close, posix_spawn's file actions): fd names sc there (a reference),
+ * or no connection (sc NULL). */
+#define CHILD_FDS_MAX 64
+struct child_fds_ent {
+	int fd;
+	bool cloexec;
+	struct sconn *sc;
+};
+struct child_fds {
+	unsigned n;
+	bool lost;                  /* more than CHILD_FDS_MAX changes */
+	struct child_fds_ent e[CHILD_FDS_MAX];
+};
+/* This vfork() child's (see soft_vfork_child()). */
+struct child_fds *child_fds_vfork(void);
+void child_fds_dup(struct child_fds *c, int oldfd, int newfd, bool cloexec);
+void child_fds_close(struct child_fds *c, int fd);
+bool child_fds_has(const struct child_fds *c, int fd);
+/* Give the references back; c is empty again. */
+void child_fds_release(struct child_fds *c);
+/* What the file actions fa (NULL: none) will do in the child. */
+void child_fds_of_actions(struct child_fds *c, const posix_spawn_file_actions_t *fa);
+
 /* ---- exec.c ---- */
 /* Whether this is the child of vfork(): the memory is its parent's. */
 bool soft_vfork_child(void);
 /* Take over what the image before execve left in SMC_SOFT_INHERIT. */
 void soft_exec_inherit(void);
 /*
- * A new process (spawn.c) inherits the connections: envp plus
- * SMC_SOFT_INHERIT, every mapped one with one more holder; NULL when there
+ * A new process (spawn.c) inherits the connections, ours as child (NULL:
+ * none) changes them: envp plus SMC_SOFT_INHERIT, every mapped one with one more holder; NULL when there
  * is nothing to pass.  soft_spawn_done() with whether the process started
  * (false: the holders go again) frees it.
  */
 struct soft_spawn;
-char **soft_spawn_prepare(char *const envp[], struct soft_spawn **sp);
+char **soft_spawn_prepare(char *const envp[], const struct child_fds *child,
+			  struct soft_spawn **sp);
 void soft_spawn_done(struct soft_spawn *sp, bool started);
 /* The two halves of soft_spawn_done(): the holders now, the memory later. */
 void soft_spawn_settle(struct soft_spawn *sp, bool started);

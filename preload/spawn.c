@@ -38,9 +38,14 @@ static int spawn_with(spawn_fn *real, pid_t *pid, const char *file,
 		      char *const argv[], char *const envp[])
 {
 	struct soft_spawn *sp;
-	char **env = soft_spawn_prepare(envp, &sp);
-	int r = real(pid, file, fa, attr, argv, env ? env : envp);
+	struct child_fds child;
+	char **env;
+	int r;
 
+	child_fds_of_actions(&child, fa);
+	env = soft_spawn_prepare(envp, &child, &sp);
+	child_fds_release(&child);
+	r = real(pid, file, fa, attr, argv, env ? env : envp);
 	soft_spawn_done(sp, r == 0);
 	return r;
 }
@@ -76,7 +81,7 @@ static struct soft_spawn *env_swap_in(void)
 	char **env;
 
 	pthread_mutex_lock(&env_mu);
-	if (!env_busy && (env = soft_spawn_prepare(environ, &sp))) {
+	if (!env_busy && (env = soft_spawn_prepare(environ, NULL, &sp))) {
 		env_busy = true;
 		env_saved = environ;
 		environ = env;

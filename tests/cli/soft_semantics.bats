@@ -284,6 +284,10 @@ tx_bytes() {
 	soft_case system
 }
 
+@test "soft: vfork_close: a vfork child closes its copy and execs: the parent's connection goes on" {
+	soft_case vfork_close
+}
+
 @test "soft: vfork: vfork+exec of a new image that does the I/O on the inherited socket" {
 	soft_case vfork
 }

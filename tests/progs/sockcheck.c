@@ -1821,6 +1821,42 @@ static int system_s(int *fd) { return exec_s_by(fd, BY_SYSTEM); }
 static int vfork_c(int *fd) { return exec_c_by(fd, BY_VFORK); }
 static int vfork_s(int *fd) { return exec_s_by(fd, BY_VFORK); }
 
+/*
+ * A vfork() child that closes its copy of the socket (as a child that
+ * closes every descriptor above 2 does) and execs a program of its own:
+ * the parent's connection goes on as before.
+ */
+static int vfork_close_c(int *fd)
+{
+	for (unsigned i = 0; i < 12; i++)
+		if (ping(*fd, i))
+			return -1;
+	return expect_eof(*fd, "at the end");
+}
+
+static int vfork_close_s(int *fd)
+{
+	pid_t pid;
+
+	for (unsigned i = 0; i < 6; i++)
+		if (echo(*fd, i))
+			return -1;
+	pid = vfork();
+	if (pid == 0) {
+		close(*fd);
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0)
+		return fail_errno("vfork");
+	if (child_status(pid, "the vfork child"))
+		return -1;
+	for (unsigned i = 6; i < 12; i++)
+		if (echo(*fd, i))
+			return -1;
+	return 0;
+}
+
 /* The exec'd image: rounds 1..4 (client), or 1..5 and close (server). */
 static int exec_child(const char *role, const char *fdstr)
 {
@@ -2423,6 +2459,7 @@ static const struct scase {
 	{ "spawn", spawn_s, spawn_c, 0 },
 	{ "system", system_s, system_c, 0 },
 	{ "vfork", vfork_s, vfork_c, 0 },
+	{ "vfork_close", vfork_close_s, vfork_close_c, 0 },
 	{ "forkfail", forkfail_s, forkfail_c, 0 },
 	{ "threads_rw", threads_rw_s, threads_rw_c, 0 },
 	{ "close_reader", close_reader_s, close_reader_c, 0 },
