@@ -454,7 +454,8 @@ static ssize_t produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 	return len;
 }
 
-void dmb_rx_flush(struct dmb_conn *c, bool *wake)
+/* Our consumer cursor is the end's: it is ours alone, or we hold its lock. */
+static void flush_rx(struct dmb_conn *c, bool *wake)
 {
 	c->rx.unpublished = 0;
 	publish_rx(c);
@@ -463,6 +464,23 @@ void dmb_rx_flush(struct dmb_conn *c, bool *wake)
 		atomic_thread_fence(memory_order_seq_cst);
 		*wake = take_sleeper(&c->rx.ctrl->prod_sleeping);
 	}
+}
+
+static int end_check(struct dmb_conn *c, struct dmb_ring *r, bool tx);
+static void end_unlock(_Atomic uint32_t *w);
+
+void dmb_rx_flush(struct dmb_conn *c, bool *wake)
+{
+	/* another holder may have consumed since: never publish a cursor back */
+	int locked = end_check(c, &c->rx, false);
+
+	if (wake)
+		*wake = false;
+	if (locked < 0)
+		return;
+	flush_rx(c, wake);
+	if (locked > 0)
+		end_unlock(&c->rx.ctrl->cons_lock);
 }
 
 static ssize_t consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
@@ -504,7 +522,7 @@ static ssize_t consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 		cursor_add(&c->rx.own, (uint32_t)avail, c->rx.size);
 		c->rx.unpublished += (uint32_t)avail;
 		if (c->rx.unpublished >= c->rx.size / 4 || word_pflags(peer) & DMB_PF_WRITE_BLOCKED)
-			dmb_rx_flush(c, wake);
+			flush_rx(c, wake);
 	}
 	return avail;
 }
@@ -640,7 +658,7 @@ ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 	r = consume(c, iov, iovcnt, flags, wake);
 	/* the next holder starts from the shared cursor: publish it all */
 	if (c->rx.unpublished)
-		dmb_rx_flush(c, wake ? &more : NULL);
+		flush_rx(c, wake ? &more : NULL);
 	if (wake && more)
 		*wake = true;
 	end_unlock(&c->rx.ctrl->cons_lock);

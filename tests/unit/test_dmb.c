@@ -206,6 +206,37 @@ TEST(dmb_peek)
 	pair_close(&p);
 }
 
+/*
+ * One end held by two processes (b, and b2 as a spawned child maps it): a
+ * flush by b after b2 consumed must not publish b's older cursor, or the
+ * bytes b2 read come round again.
+ */
+TEST(dmb_flush_after_other_holder)
+{
+	struct pair p;
+	struct dmb_conn b2;
+	char buf[32];
+
+	CHECK(pair_open(&p, 0, 0));
+	CHECK_INT(dmb_holders_add(&p.b, 1), 0);
+	CHECK_INT(put(&p.a, "hello world!", 12), 12);
+	CHECK_INT(get(&p.b, buf, 5, 0), 5);         /* not published yet */
+	CHECK_INT(dmb_holders_add(&p.b, 1), 1);     /* the child comes */
+	dmb_rx_flush(&p.b, NULL);
+	CHECK_INT(dmb_map(p.fd, 1, &b2), 0);
+	memset(buf, 0, sizeof(buf));
+	CHECK_INT(get(&b2, buf, 6, 0), 6);
+	CHECK(!memcmp(buf, " world", 6));
+	CHECK_INT(dmb_holders_add(&b2, -1), 2);     /* and goes */
+	dmb_unmap(&b2);
+	dmb_rx_flush(&p.b, NULL);                   /* before the next child */
+	CHECK_INT(dmb_space(&p.a), 16384 - 1);
+	memset(buf, 0, sizeof(buf));
+	CHECK_INT(get(&p.b, buf, sizeof(buf), 0), 1);
+	CHECK(buf[0] == '!');
+	pair_close(&p);
+}
+
 /* Hundreds of pieces, some empty, written across the wrap and read in others. */
 TEST(dmb_iovec_many)
 {
