@@ -3,9 +3,12 @@
  * what a vfork() child did with dup2() and close() before its execve (its
  * table is its own, our memory is its parent's, so our table must not
  * change), and what the file actions of posix_spawn(3) will do
- * (posix_spawn_file_actions_adddup2, _addclose).  A program that hands a
- * connection to a child as its stdin gets it there.
+ * (posix_spawn_file_actions_adddup2, _addclose, _addopen over a socket's
+ * descriptor, _addclosefrom_np).  A program that hands a connection to a
+ * child as its stdin gets it there.
  */
+#include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -56,8 +59,7 @@ static void set(struct child_fds *c, int fd, struct sconn *sc, bool cloexec)
 		e->fd = fd;
 		e->sc = NULL;
 	}
-	if (!e) {
-		c->lost = true;
+	if (!e) {               /* past CHILD_FDS_MAX: ours stands for it */
 		if (sc)
 			sconn_put(sc);
 		return;
@@ -74,7 +76,6 @@ void child_fds_release(struct child_fds *c)
 		if (c->e[i].sc)
 			sconn_put(c->e[i].sc);
 	c->n = 0;
-	c->lost = false;
 }
 
 bool child_fds_has(const struct child_fds *c, int fd)
@@ -95,7 +96,6 @@ struct child_fds *child_fds_vfork(void)
 	if (vfork_fds_pid != pid) {
 		/* an earlier child gave its references back at execve or _exit */
 		vfork_fds.n = 0;
-		vfork_fds.lost = false;
 		vfork_fds_pid = pid;
 	}
 	return &vfork_fds;
@@ -114,7 +114,7 @@ void child_fds_close(struct child_fds *c, int fd)
 
 /* ---- posix_spawn's file actions ---- */
 
-enum fa_op { FA_DUP2, FA_CLOSE };
+enum fa_op { FA_DUP2, FA_CLOSE, FA_CLOSEFROM };
 
 struct fa_rec {
 	const posix_spawn_file_actions_t *fa;
@@ -157,20 +157,38 @@ static void fa_forget(const posix_spawn_file_actions_t *fa)
 	pthread_mutex_unlock(&fa_mu);
 }
 
+static void close_from(int fd, struct sconn *sc, void *arg)
+{
+	struct child_fds *c = arg;
+
+	(void)sc;
+	if (fd >= c->from && !child_fds_has(c, fd))
+		set(c, fd, NULL, false);
+}
+
 void child_fds_of_actions(struct child_fds *c, const posix_spawn_file_actions_t *fa)
 {
 	c->n = 0;
-	c->lost = false;
 	if (!fa)
 		return;
 	pthread_mutex_lock(&fa_mu);
 	for (struct fa_rec *r = fa_head; r; r = r->next) {
 		if (r->fa != fa)
 			continue;
-		if (r->op == FA_CLOSE)
+		if (r->op == FA_CLOSE) {
 			set(c, r->fd, NULL, false);
-		else    /* adddup2(fd, fd) only clears close-on-exec: set() anyway */
+		} else if (r->op == FA_DUP2) {
+			/* adddup2(fd, fd) only clears close-on-exec: set() anyway */
 			set(c, r->newfd, lookup(c, r->fd), false);
+		} else {
+			for (unsigned i = 0; i < c->n; i++)
+				if (c->e[i].fd >= r->fd && c->e[i].sc) {
+					sconn_put(c->e[i].sc);
+					c->e[i].sc = NULL;
+				}
+			c->from = r->fd;
+			fd_for_each(close_from, c);
+		}
 	}
 	pthread_mutex_unlock(&fa_mu);
 }
@@ -208,5 +226,35 @@ EXPORT int posix_spawn_file_actions_addclose(posix_spawn_file_actions_t *fa, int
 	r = next.posix_spawn_file_actions_addclose(fa, fd);
 	if (r == 0)
 		fa_record(fa, FA_CLOSE, fd, -1);
+	return r;
+}
+
+/* The descriptor becomes the file: for a connection there, a close. */
+EXPORT int posix_spawn_file_actions_addopen(posix_spawn_file_actions_t *fa, int fd,
+					    const char *path, int oflag, mode_t mode)
+{
+	int r;
+
+	PRELOAD_INIT();
+	r = next.posix_spawn_file_actions_addopen(fa, fd, path, oflag, mode);
+	if (r == 0)
+		fa_record(fa, FA_CLOSE, fd, -1);
+	return r;
+}
+
+/* glibc 2.34 and later */
+EXPORT int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *fa, int from)
+{
+	static int (*real)(posix_spawn_file_actions_t *, int);
+	int r;
+
+	PRELOAD_INIT();
+	if (!real)
+		real = (int (*)(posix_spawn_file_actions_t *, int))dlsym(RTLD_NEXT, __func__);
+	if (!real)
+		return ENOSYS;
+	r = real(fa, from);
+	if (r == 0)
+		fa_record(fa, FA_CLOSEFROM, from, -1);
 	return r;
 }

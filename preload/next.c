@@ -54,6 +54,7 @@ void preload_next_init(void)
 	RESOLVE(posix_spawn_file_actions_destroy);
 	RESOLVE(posix_spawn_file_actions_adddup2);
 	RESOLVE(posix_spawn_file_actions_addclose);
+	RESOLVE(posix_spawn_file_actions_addopen);
 	RESOLVE(posix_spawn);
 	RESOLVE(posix_spawnp);
 	RESOLVE(system);

@@ -126,6 +126,8 @@ struct preload_next {
 	int (*posix_spawn_file_actions_destroy)(posix_spawn_file_actions_t *);
 	int (*posix_spawn_file_actions_adddup2)(posix_spawn_file_actions_t *, int, int);
 	int (*posix_spawn_file_actions_addclose)(posix_spawn_file_actions_t *, int);
+	int (*posix_spawn_file_actions_addopen)(posix_spawn_file_actions_t *, int, const char *,
+						int, mode_t);
 	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
 			   const posix_spawnattr_t *, char *const[], char *const[]);
 	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
@@ -214,7 +216,7 @@ struct child_fds_ent {
 };
 struct child_fds {
 	unsigned n;
-	bool lost;                  /* more than CHILD_FDS_MAX changes */
+	int from;                   /* child_fds_of_actions: a closefrom's */
 	struct child_fds_ent e[CHILD_FDS_MAX];
 };
 /* This vfork() child's (see soft_vfork_child()). */

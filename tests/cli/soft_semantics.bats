@@ -284,6 +284,10 @@ tx_bytes() {
 	soft_case system
 }
 
+@test "soft: spawn_stdin: posix_spawn's file actions move the socket to the new image's stdin" {
+	soft_case spawn_stdin
+}
+
 @test "soft: vfork_close: a vfork child closes its copy and execs: the parent's connection goes on" {
 	soft_case vfork_close
 }

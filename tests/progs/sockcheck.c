@@ -1747,9 +1747,32 @@ static pid_t spawn_self(char *const argv[])
 	return pid;
 }
 
-enum start { BY_FORK_EXEC, BY_POSIX_SPAWN, BY_SYSTEM, BY_VFORK };
+enum start { BY_FORK_EXEC, BY_POSIX_SPAWN, BY_SYSTEM, BY_VFORK, BY_SPAWN_STDIN };
 
-static int start_child(char *argv[], enum start how)
+/*
+ * posix_spawn with the socket moved to the child's stdin by file actions,
+ * the original close-on-exec (as Python's subprocess does), stdout
+ * replaced by a file opened over it, and everything above 2 closed.
+ */
+static int spawn_stdin(pid_t *pid, int fd, char *argv[])
+{
+	posix_spawn_file_actions_t fa;
+	int rc, fl = fcntl(fd, F_GETFD);
+
+	if (fl < 0 || fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0)
+		return errno;
+	if ((rc = posix_spawn_file_actions_init(&fa)))
+		return rc;
+	if (!(rc = posix_spawn_file_actions_adddup2(&fa, fd, 0)) &&
+	    !(rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0)) &&
+	    !(rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3)))
+		rc = posix_spawn(pid, g_self, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	fcntl(fd, F_SETFD, fl);
+	return rc;
+}
+
+static int start_child(char *argv[], enum start how, int fd)
 {
 	char cmd[PATH_MAX + 64];
 	pid_t pid = -1;
@@ -1763,6 +1786,13 @@ static int start_child(char *argv[], enum start how)
 		if ((rc = posix_spawn(&pid, g_self, NULL, NULL, argv, environ))) {
 			errno = rc;
 			return fail_errno("posix_spawn");
+		}
+		break;
+	case BY_SPAWN_STDIN:
+		argv[3] = (char *)"0";
+		if ((rc = spawn_stdin(&pid, fd, argv))) {
+			errno = rc;
+			return fail_errno("posix_spawn with file actions");
 		}
 		break;
 	case BY_VFORK:
@@ -1791,7 +1821,7 @@ static int exec_run(int fd, const char *role, enum start how)
 	char *argv[] = { name, (char *)"exec-child", (char *)role, num, NULL };
 
 	snprintf(num, sizeof(num), "%d", fd);
-	return start_child(argv, how);
+	return start_child(argv, how, fd);
 }
 
 static int exec_c_by(int *fd, enum start how)
@@ -1818,6 +1848,8 @@ static int spawn_c(int *fd) { return exec_c_by(fd, BY_POSIX_SPAWN); }
 static int spawn_s(int *fd) { return exec_s_by(fd, BY_POSIX_SPAWN); }
 static int system_c(int *fd) { return exec_c_by(fd, BY_SYSTEM); }
 static int system_s(int *fd) { return exec_s_by(fd, BY_SYSTEM); }
+static int spawn_stdin_c(int *fd) { return exec_c_by(fd, BY_SPAWN_STDIN); }
+static int spawn_stdin_s(int *fd) { return exec_s_by(fd, BY_SPAWN_STDIN); }
 static int vfork_c(int *fd) { return exec_c_by(fd, BY_VFORK); }
 static int vfork_s(int *fd) { return exec_s_by(fd, BY_VFORK); }
 
@@ -2459,6 +2491,7 @@ static const struct scase {
 	{ "spawn", spawn_s, spawn_c, 0 },
 	{ "system", system_s, system_c, 0 },
 	{ "vfork", vfork_s, vfork_c, 0 },
+	{ "spawn_stdin", spawn_stdin_s, spawn_stdin_c, 0 },
 	{ "vfork_close", vfork_close_s, vfork_close_c, 0 },
 	{ "forkfail", forkfail_s, forkfail_c, 0 },
 	{ "threads_rw", threads_rw_s, threads_rw_c, 0 },
