@@ -72,10 +72,32 @@ static void set(struct child_fds *c, int fd, struct sconn *sc, bool cloexec)
 
 void child_fds_release(struct child_fds *c)
 {
-	for (unsigned i = 0; i < c->n; i++)
+	for (unsigned i = 0; !c->lent && i < c->n; i++)
 		if (c->e[i].sc)
 			sconn_put(c->e[i].sc);
 	c->n = 0;
+	c->lent = false;
+}
+
+/*
+ * A vfork() child's references are its parent's, and an execve that works
+ * does not return to give them back: they go before it, and come again if
+ * it fails (execvp tries the next directory with the same descriptors).
+ */
+void child_fds_lend(struct child_fds *c)
+{
+	for (unsigned i = 0; !c->lent && i < c->n; i++)
+		if (c->e[i].sc)
+			sconn_put(c->e[i].sc);
+	c->lent = true;
+}
+
+void child_fds_take_back(struct child_fds *c)
+{
+	for (unsigned i = 0; c->lent && i < c->n; i++)
+		if (c->e[i].sc)
+			atomic_fetch_add_explicit(&c->e[i].sc->refs, 1, memory_order_relaxed);
+	c->lent = false;
 }
 
 bool child_fds_has(const struct child_fds *c, int fd)
@@ -96,6 +118,7 @@ struct child_fds *child_fds_vfork(void)
 	if (vfork_fds_pid != pid) {
 		/* an earlier child gave its references back at execve or _exit */
 		vfork_fds.n = 0;
+		vfork_fds.lent = false;
 		vfork_fds_pid = pid;
 	}
 	return &vfork_fds;

@@ -174,6 +174,7 @@ static char **env_with(char *const envp[], char *var)
 struct soft_spawn {
 	struct inherit_buf b;
 	char **env;
+	bool unref;                 /* the holders' references given back already */
 };
 
 char **soft_spawn_prepare(char *const envp[], const struct child_fds *child,
@@ -216,9 +217,20 @@ void soft_spawn_settle(struct soft_spawn *sp, bool started)
 	for (size_t i = 0; i < sp->b.nheld; i++) {
 		if (!started)
 			dmb_holders_add(&sp->b.held[i]->dmb, -1);
-		sconn_put(sp->b.held[i]);
+		if (!sp->unref)
+			sconn_put(sp->b.held[i]);
 	}
 	sp->b.nheld = 0;
+}
+
+/* As child_fds_lend(), for the holders' references; the holders stay. */
+static void spawn_unref(struct soft_spawn *sp)
+{
+	if (!sp)
+		return;
+	for (size_t i = 0; i < sp->b.nheld; i++)
+		sconn_put(sp->b.held[i]);
+	sp->unref = true;
 }
 
 void soft_spawn_free(struct soft_spawn *sp)
@@ -238,6 +250,9 @@ void soft_spawn_done(struct soft_spawn *sp, bool started)
 	soft_spawn_free(sp);
 }
 
+/* Per thread of the parent: its vfork() children run on it one at a time. */
+static __thread struct soft_spawn *vfork_spawned;
+
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	struct inherit_buf b = { 0 };
@@ -254,10 +269,16 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 		struct child_fds *child = child_fds_vfork();
 
 		env = soft_spawn_prepare(envp, child, &sp);
-		child_fds_release(child);
+		child_fds_lend(child);
+		spawn_unref(sp);
+		/* the memory of the child before, which exec'd and left it to us */
+		soft_spawn_free(vfork_spawned);
+		vfork_spawned = sp;
 		r = next.execve(path, argv, env ? env : envp);
 		saved = errno;
+		vfork_spawned = NULL;
 		soft_spawn_done(sp, false);
+		child_fds_take_back(child);
 		errno = saved;
 		return r;
 	}

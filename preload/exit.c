@@ -13,14 +13,27 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/*
+ * A new image takes its inherited connections over at its first hooked
+ * call; one that made none (a child that only exits) takes them now, so
+ * that it gives back the holder its parent counted for it.
+ */
+static void inherited_now(void)
+{
+	if (!atomic_load(&preload_initialised) && getenv("SMC_SOFT_INHERIT"))
+		preload_init();
+}
+
 __attribute__((destructor))
 static void at_exit(void)
 {
+	inherited_now();
 	sconn_process_exit();
 }
 
 EXPORT void _exit(int status)
 {
+	inherited_now();
 	PRELOAD_INIT();
 	if (atomic_load(&fd_tracked) && soft_vfork_child())
 		child_fds_release(child_fds_vfork());

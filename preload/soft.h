@@ -216,6 +216,7 @@ struct child_fds_ent {
 };
 struct child_fds {
 	unsigned n;
+	bool lent;                  /* the references are given back for now */
 	int from;                   /* child_fds_of_actions: a closefrom's */
 	struct child_fds_ent e[CHILD_FDS_MAX];
 };
@@ -226,6 +227,9 @@ void child_fds_close(struct child_fds *c, int fd);
 bool child_fds_has(const struct child_fds *c, int fd);
 /* Give the references back; c is empty again. */
 void child_fds_release(struct child_fds *c);
+/* Give them back for an execve, and take them again when it fails. */
+void child_fds_lend(struct child_fds *c);
+void child_fds_take_back(struct child_fds *c);
 /* What the file actions fa (NULL: none) will do in the child. */
 void child_fds_of_actions(struct child_fds *c, const posix_spawn_file_actions_t *fa);
 

@@ -409,27 +409,33 @@ echo_server() { # [PREFIX...]: e.g. "$RUN", or nothing for a plain server
 # subprocess with stdin= the connection: posix_spawn (close_fds=False) or
 # fork/vfork and dup2 (close_fds=True); two children one after the other,
 # then the parent goes on.
-stdin_child() { # CLOSE_FDS (0 or 1)
-	local port= srv
-	bg "stdinsrv$1" "$RUN" python3 "$PROGS/stdin_child.py" server "$1"
+stdin_child() { # CLOSE_FDS (0 or 1) [-many]
+	local port= srv name="stdinsrv$1$2"
+	bg "$name" "$RUN" python3 "$PROGS/stdin_child.py" "server$2" "$1"
 	srv=$BG_PID
 	for _ in $(seq 200); do
-		port=$(awk '/^port / { print $2 }' "$T/stdinsrv$1.out")
+		port=$(awk '/^port / { print $2 }' "$T/$name.out")
 		[ -n "$port" ] && break
 		sleep 0.05
 	done
 	[ -n "$port" ]
-	run timeout 20 "$RUN" python3 "$PROGS/stdin_child.py" client --port "$port"
+	run timeout 30 "$RUN" python3 "$PROGS/stdin_child.py" "client$2" --port "$port"
 	echo "close_fds=$1: $output"
 	[ "$status" -eq 0 ]
 	[ "$output" = ok ]
-	bg_wait "$srv" "stdinsrv$1"
+	bg_wait "$srv" "$name"
 }
 
 @test "python subprocess: children with the connection as stdin read their bytes, the parent goes on" {
 	need python3
 	stdin_child 0
 	stdin_child 1
+}
+
+@test "python subprocess: children that never touch the connection: the peer reads EOF at close" {
+	need python3
+	stdin_child 0 -many
+	stdin_child 1 -many
 }
 
 # ---- socat -----------------------------------------------------------------

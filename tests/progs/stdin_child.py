@@ -3,17 +3,25 @@
 
   stdin_child.py server CLOSE_FDS
       Accept one connection, echo 10 lines, then twice run "head -c 6" with
-      the connection as stdin and send back what it read, echo 10 more
-      lines, close.  Prints "port N" once listening.  CLOSE_FDS 0:
-      subprocess starts the children with posix_spawn; 1: with fork or
-      vfork and dup2.
+      the connection as stdin (sh by its path, then by PATH search) and
+      send back what it read, echo 10 more lines, close.  Prints "port N"
+      once listening.  CLOSE_FDS 0: subprocess starts the children with
+      posix_spawn; 1: with fork or vfork and dup2.
+  stdin_child.py server-many CLOSE_FDS
+      20 connections one after the other: echo 8 lines, run /bin/true
+      (which never touches its stdin) with the connection as stdin, close.
+      Then prints "rings N": the rings still mapped in this process.
   stdin_child.py client --port P
       The other end; prints "ok" when every answer was right, else what
       went wrong.
+  stdin_child.py client-many --port P
+      The other end of server-many: each connection must end with end of
+      stream, not a reset.
 """
 import socket
 import subprocess
 import sys
+import time
 
 
 def echo_lines(f, n):
@@ -32,13 +40,58 @@ def server(close_fds):
     f = conn.makefile("rwb", buffering=0)
     if not echo_lines(f, 10):
         return 1
-    for _ in range(2):
-        got = subprocess.run(["/bin/sh", "-c", "head -c 6"], stdin=conn.fileno(),
+    # the second by PATH search: execve fails in the directories before /bin
+    for sh in ("/bin/sh", "sh"):
+        got = subprocess.run([sh, "-c", "head -c 6"], stdin=conn.fileno(),
                              capture_output=True, close_fds=close_fds).stdout
         conn.sendall(b"child:" + got)
     if not echo_lines(f, 10):
         return 1
     conn.close()
+    return 0
+
+
+def server_many(close_fds):
+    lst = socket.create_server(("127.0.0.1", 0))
+    print("port %d" % lst.getsockname()[1], flush=True)
+    for _ in range(20):
+        conn, _ = lst.accept()
+        f = conn.makefile("rwb", buffering=0)
+        if not echo_lines(f, 8):
+            return 1
+        subprocess.run(["/bin/true"], stdin=conn.fileno(), close_fds=close_fds)
+        f.close()
+        conn.close()
+    # the last ring goes when the daemon has answered for it: wait 3 s at most
+    for _ in range(60):
+        with open("/proc/self/maps") as m:
+            rings = m.read().count("smc-dmb")
+        if not rings:
+            break
+        time.sleep(0.05)
+    print("rings %d" % rings, flush=True)
+    return 0
+
+
+def client_many(port):
+    for n in range(20):
+        s = socket.create_connection(("127.0.0.1", port))
+        f = s.makefile("rwb", buffering=0)
+        for i in range(8):
+            f.write(b"line %d\n" % i)
+            if f.readline() != b"line %d\n" % i:
+                print("connection %d: echo %d wrong" % (n, i), flush=True)
+                return 1
+        try:
+            end = s.recv(1)
+        except OSError as e:
+            print("connection %d: %s, want end of stream" % (n, e), flush=True)
+            return 1
+        if end:
+            print("connection %d: data %r, want end of stream" % (n, end), flush=True)
+            return 1
+        s.close()
+    print("ok", flush=True)
     return 0
 
 
@@ -78,4 +131,8 @@ def client(port):
 if __name__ == "__main__":
     if sys.argv[1] == "server":
         sys.exit(server(sys.argv[2] == "1"))
+    if sys.argv[1] == "server-many":
+        sys.exit(server_many(sys.argv[2] == "1"))
+    if sys.argv[1] == "client-many":
+        sys.exit(client_many(int(sys.argv[3])))
     sys.exit(client(int(sys.argv[3])))
