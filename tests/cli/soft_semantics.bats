@@ -53,27 +53,34 @@ tcp_case() { # $1 = case
 	assert_both_ok "$1"
 }
 
+# A server in the background that prints "port N" first: SERVER_PID, and
+# PORT once it has printed it (else fail, showing what it said).
+start_server() { # OUTFILE COMMAND...
+	local out=$1
+	shift
+	PORT=
+	"$@" >"$out" 2>&1 3>&- &
+	SERVER_PID=$!
+	for _ in $(seq 200); do
+		PORT=$(sed -n 's/^port //p' "$out")
+		[ -n "$PORT" ] && return 0
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "the server did not print its port:"
+	cat "$out"
+	return 1
+}
+
 # The ends started by hand, as an administrator would: the server in the
 # background, the client once the server has printed its port.  A wrapper of
 # "-" runs that end without one (so one end can be preloaded, the other not).
 ends() { # $1 = case, $2 = server wrapper, $3 = client wrapper
-	local out="$BATS_TEST_TMPDIR/server.out" port= sw=() cw=() sstatus
+	local out="$BATS_TEST_TMPDIR/server.out" sw=() cw=() sstatus
 	[ "$2" = - ] || sw=("$2")
 	[ "$3" = - ] || cw=("$3")
-	"${sw[@]}" "$SC" server 0 "$1" >"$out" 2>&1 3>&- &
-	SERVER_PID=$!
-	for _ in $(seq 200); do
-		port=$(sed -n 's/^port //p' "$out")
-		[ -n "$port" ] && break
-		kill -0 "$SERVER_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	if [ -z "$port" ]; then
-		echo "the server did not print its port:"
-		cat "$out"
-		return 1
-	fi
-	run --separate-stderr "${cw[@]}" "$SC" client 127.0.0.1 "$port" "$1"
+	start_server "$out" "${sw[@]}" "$SC" server 0 "$1" || return 1
+	run --separate-stderr "${cw[@]}" "$SC" client 127.0.0.1 "$PORT" "$1"
 	sstatus=0
 	wait "$SERVER_PID" || sstatus=$?
 	SERVER_PID=
@@ -105,18 +112,11 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 }
 
 @test "soft: the connections of a case are SMCD while they run" {
-	local out="$BATS_TEST_TMPDIR/server.out" port=
-	"$RUN" "$SC" server 0 large >"$out" 2>&1 3>&- &
-	SERVER_PID=$!
-	for _ in $(seq 200); do
-		port=$(sed -n 's/^port //p' "$out")
-		[ -n "$port" ] && break
-		sleep 0.05
-	done
-	[ -n "$port" ]
-	"$RUN" "$SC" client 127.0.0.1 "$port" large >"$BATS_TEST_TMPDIR/client.out" 2>&1 3>&- &
+	local out="$BATS_TEST_TMPDIR/server.out"
+	start_server "$out" "$RUN" "$SC" server 0 large
+	"$RUN" "$SC" client 127.0.0.1 "$PORT" large >"$BATS_TEST_TMPDIR/client.out" 2>&1 3>&- &
 	local client=$!
-	assert_smcd_seen "$port" "$SERVER_PID"
+	assert_smcd_seen "$PORT" "$SERVER_PID"
 	wait "$client"
 	wait "$SERVER_PID"
 	SERVER_PID=
@@ -252,16 +252,9 @@ tx_bytes() {
 }
 
 @test "soft: exec: an image that replaced itself with execve() counts in smcd stats" {
-	local out="$BATS_TEST_TMPDIR/sink.out" port=
-	"$RUN" python3 "$SMC_TOP/tests/progs/sink.py" server >"$out" 2>&1 3>&- &
-	SERVER_PID=$!
-	for _ in $(seq 200); do
-		port=$(sed -n 's/^port //p' "$out")
-		[ -n "$port" ] && break
-		sleep 0.05
-	done
-	[ -n "$port" ]
-	run "$RUN" python3 "$SMC_TOP/tests/progs/sink.py" client --port "$port" \
+	local out="$BATS_TEST_TMPDIR/sink.out"
+	start_server "$out" "$RUN" python3 "$SMC_TOP/tests/progs/sink.py" server
+	run "$RUN" python3 "$SMC_TOP/tests/progs/sink.py" client --port "$PORT" \
 		--bytes 2097152 --chunk 65536 --pause 0.005 --exec-at 1048576
 	[ "$status" -eq 0 ]
 	[ "$output" = "sent 2097152" ]
