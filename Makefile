@@ -66,7 +66,7 @@ PROGS    := $(O)/smc_pnet $(O)/smcss $(O)/smcd $(O)/smcr $(O)/smc_run $(O)/libsm
 	    $(O)/smcdump-ex
 LIBSMC   := $(OBJ)/libsmc.a
 
-.PHONY: bench bench-quick check-kernel test-progs all check check-unit check-cli fuzz demo install clean deps
+.PHONY: install-deps bench bench-quick check-kernel test-progs all check check-unit check-cli fuzz demo install clean deps
 all: $(PROGS)
 
 deps:
@@ -172,7 +172,9 @@ $(O)/tests/soft_pair: tests/progs/pair/soft_pair.c soft/reg_client.c soft/dmb.c 
 TEST_PROGS += $(O)/tests/soft_pair
 
 CHECK_DIR := build/check
-check:
+# The README's two commands work on a bare machine: both install the build
+# dependencies first (scripts/install-deps.sh), before anything needs them.
+check: install-deps
 	$(Q)$(MAKE) --no-print-directory O=$(CHECK_DIR) SANITIZE=1 all $(CHECK_DIR)/tests/unit_tests test-progs
 	$(Q)CHECK_DIR=$(CHECK_DIR) tests/run.sh
 
@@ -202,32 +204,44 @@ bench-quick: all
 check-kernel:
 	$(Q)tests/vm/run.sh
 
-demo: all
+demo:
 	$(Q)scripts/demo.sh
+
+install-deps:
+	$(Q)scripts/install-deps.sh
 
 test-progs: $(TEST_PROGS)
 
 # ---- install -----------------------------------------------------------
 MAN7 := man/af_smc.7
 MAN8 := $(wildcard man/*.8)
+# The systemd unit of smc_softd (contrib/systemd/, @BINDIR@ filled in);
+# Debian 12 packages put it in /lib/systemd/system (debian/rules says so).
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+# every tool the completion file registers gets its name there
+COMPLETION_NAMES := smc_pnet smcss smcd smcr smc_run smcdump-ex smc_softd smc_rnics smc_dbg smc_chk
 
+# The build of $(O) is installed (make O=DIR install).
 install: all
 	install -d -m 755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
 	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR) \
-	  $(DESTDIR)$(DATADIR)/wireshark
-	install -m 755 smc_pnet smcss smcd smc_softd smcdump-ex $(DESTDIR)$(BINDIR)/
+	  $(DESTDIR)$(DATADIR)/wireshark $(DESTDIR)$(SYSTEMDUNITDIR)
+	install -m 755 $(addprefix $(O)/,smc_pnet smcss smcd smc_softd smcdump-ex) $(DESTDIR)$(BINDIR)/
 	install -m 644 contrib/wireshark/smc_dump.lua $(DESTDIR)$(DATADIR)/wireshark/
 	for t in smc_rnics smc_dbg smc_chk; do \
-	  if [ -f $$t ]; then install -m 755 $$t $(DESTDIR)$(BINDIR)/; fi; done
+	  if [ -f $(O)/$$t ]; then install -m 755 $(O)/$$t $(DESTDIR)$(BINDIR)/; fi; done
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' smc_run.sh > $(DESTDIR)$(BINDIR)/smc_run
 	chmod 755 $(DESTDIR)$(BINDIR)/smc_run
 	ln -sf smcd $(DESTDIR)$(BINDIR)/smcr
-	install -m 644 libsmc-preload.so $(DESTDIR)$(LIBDIR)/libsmc-preload.so
+	install -m 644 $(O)/libsmc-preload.so $(DESTDIR)$(LIBDIR)/libsmc-preload.so
 	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/
 	install -m 644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
+	sed -e 's|@BINDIR@|$(BINDIR)|g' contrib/systemd/smc_softd.service.in \
+	  > $(DESTDIR)$(SYSTEMDUNITDIR)/smc_softd.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/smc_softd.service
 	@if [ -f completion/smc-tools ]; then \
 	  install -m 644 completion/smc-tools $(DESTDIR)$(COMPLETIONDIR)/smc-tools; \
-	  for t in smc_pnet smcss smcd smcr smc_run smcdump-ex; do \
+	  for t in $(COMPLETION_NAMES); do \
 	    ln -sf smc-tools $(DESTDIR)$(COMPLETIONDIR)/$$t; done; fi
 
 clean:

@@ -1,4 +1,5 @@
 #include "pnet.h"
+#include "ifname.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -35,41 +36,17 @@ int pnet_check_id(const char *in, char out[PNET_ID_MAX + 1], const char **why)
 	return 0;
 }
 
-static int check_name(const char *in, size_t max, const char **why)
-{
-	size_t len = strlen(in);
-
-	if (!len) {
-		*why = "empty";
-		return -1;
-	}
-	if (len > max) {
-		*why = max == PNET_ETH_MAX ? "longer than 15 characters" : "longer than 63 characters";
-		return -1;
-	}
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)in[i];
-
-		if (c == '/' || isspace(c) || !isprint(c)) {
-			*why = "contains a blank, '/' or a control character";
-			return -1;
-		}
-	}
-	return 0;
-}
-
+/* The kernel's rules (lib/ifname.c); the reason is for "invalid ... 'name': why". */
 int pnet_check_ifname(const char *in, const char **why)
 {
-	if (!strcmp(in, ".") || !strcmp(in, "..")) {
-		*why = "not an interface name";
-		return -1;
-	}
-	return check_name(in, PNET_ETH_MAX, why);
+	*why = smc_ifname_invalid(in);
+	return *why ? -1 : 0;
 }
 
 int pnet_check_ibname(const char *in, const char **why)
 {
-	return check_name(in, PNET_IB_MAX, why);
+	*why = smc_ibname_invalid(in);
+	return *why ? -1 : 0;
 }
 
 int pnet_parse_port(const char *in, unsigned int *port)
@@ -122,14 +99,24 @@ int pnet_parse(const struct nlmsghdr *nlh, struct pnet_entry *e)
 	return 0;
 }
 
+/*
+ * The kernel names an absent device "n/a" and an absent port 255; the text
+ * shows them so, JSON has null (net_dev, ib_dev and ib_port as in smcr device).
+ */
+static void put_name(struct smc_out *o, const char *key, const char *name)
+{
+	out_str_or_none(o, key, "%s ", strcmp(name, "n/a") ? name : NULL, "n/a");
+}
+
 void pnet_print(struct smc_out *o, const struct pnet_entry *e)
 {
-	if (out_is_json(o))
-		json_open_object(o->j, NULL);
+	out_open_object(o, NULL);
 	out_str(o, "pnet_id", "%s ", e->pnetid);
-	out_str(o, "eth_name", "%s ", e->eth);
-	out_str(o, "ib_name", "%s ", e->ib);
-	out_u64(o, "ib_port", "%llu\n", e->port);
-	if (out_is_json(o))
-		json_close_object(o->j);
+	put_name(o, "net_dev", e->eth);
+	put_name(o, "ib_dev", e->ib);
+	if (e->port == 255)
+		out_none(o, "ib_port", "%s\n", "255");
+	else
+		out_u64(o, "ib_port", "%llu\n", e->port);
+	out_close_object(o);
 }

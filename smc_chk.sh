@@ -12,8 +12,8 @@
 #                 from smcss
 #   -C IP         live test against an echo server started with smc_chk -S
 #   -S            start the echo server
-# On the soft backend the live test's one exchange is enough to pair:
-# SMC_SOFT_PAIR_AFTER=1 for the programs it starts.
+# On the soft backend the live test's connection is paired when it is
+# established, as with the kernel's SMC (smc_run(8)).
 
 VERSION="@VERSION@"
 SELF_DIR="$(cd "$(dirname "$0")" 2>/dev/null && pwd)"
@@ -247,10 +247,13 @@ for line in sys.stdin:
     except ValueError:
         continue
     for d in doc.get("devices", []):
+        # absent values are null or missing; fid is a number (older: a hex string)
+        v = lambda k: "" if d.get(k) is None else str(d[k])
+        fid = "%04x" % d["fid"] if isinstance(d.get("fid"), int) else v("fid")
         if "ib_dev" in d:
-            print("R|%s/%s|%s|%s" % (d.get("ib_dev", ""), d.get("ib_port", ""), d.get("pnet_id", "").strip(), d.get("net_dev", "")))
+            print("R|%s/%s|%s|%s" % (v("ib_dev"), v("ib_port"), v("pnet_id").strip(), v("net_dev")))
         else:
-            print("D|FID %s (%s)|%s|" % (d.get("fid", ""), d.get("pci_id", ""), d.get("pnet_id", "").strip()))
+            print("D|FID %s (%s)|%s|" % (fid, v("pci_id"), v("pnet_id").strip()))
 '
 }
 
@@ -353,6 +356,11 @@ need_python() {
 	fi
 }
 
+# True when $1 is an IPv4 address in any form getaddrinfo() takes (inet_aton).
+ipv4_literal() {
+	python3 -c 'import socket, sys; socket.inet_aton(sys.argv[1])' "$1" 2>/dev/null
+}
+
 # Next port from $1 on that no TCP socket uses.
 free_port() {
 	local p="$1"
@@ -373,7 +381,7 @@ start_server() {
 	TMPFILES+=("$f")
 	printf '%s' "$SRV_PY" > "$f"
 	run=$(find_tool smc_run) || { echo "smc_run: command not found" >&2; return 1; }
-	SMC_SOFT_PAIR_AFTER=1 "$run" python3 "$f" "$1" "$2" &
+	"$run" python3 "$f" "$1" "$2" &
 	pid=$!
 	PIDS+=("$pid")
 	SRV_PID=$pid
@@ -397,7 +405,7 @@ live_test() {
 	printf '%s' "$CLT_PY" > "$f"
 	if [[ $ip == *:* ]]; then addr="[$ip]:$p"; else addr="$ip:$p"; fi
 	run=$(find_tool smc_run) || { echo "     Failed, smc_run not found"; echo; return 0; }
-	SMC_SOFT_PAIR_AFTER=1 "$run" python3 "$f" "$ip" "$p" "$ok" 3 &
+	"$run" python3 "$f" "$ip" "$p" "$ok" 3 &
 	pid=$!
 	PIDS+=("$pid")
 	res=
@@ -483,7 +491,19 @@ PNETID)
 	;;
 CONNECT)
 	need_python
-	ip=$(getent ahosts "$target" 2>/dev/null | awk 'NR == 1 { print $1 }')
+	if [ "$ipv6" -eq 0 ]; then
+		ip=$(getent ahosts "$target" 2>/dev/null | awk 'NR == 1 { print $1 }')
+	elif ipv4_literal "$target"; then
+		echo "Error: '$target' is an IPv4 address, but -6/--ipv6 asks for IPv6"
+		exit 1
+	else
+		# a name's IPv6 addresses only, not IPv4 ones mapped (::ffff:a.b.c.d)
+		ip=$(getent ahostsv6 "$target" 2>/dev/null | awk '$1 !~ /^::ffff:/ { print $1; exit }')
+		if [ -z "$ip" ] && getent ahosts "$target" >/dev/null 2>&1; then
+			echo "Error: '$target' has no IPv6 address (-6/--ipv6)"
+			exit 1
+		fi
+	fi
 	if [ -z "$ip" ]; then
 		echo "Error: Unknown destination '$target'"
 		exit 1

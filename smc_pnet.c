@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "genl.h"
+#include "ifname.h"
 #include "names.h"
 #include "output.h"
 #include "pnet.h"
@@ -107,9 +108,13 @@ static void parse_options(int argc, char **argv, struct pnet_args *a)
 	}
 }
 
+/* The value escaped: a control byte in it must not reach the terminal raw. */
 static void invalid(const char *what, const char *value, const char *why)
 {
-	fprintf(stderr, "%s: invalid %s '%s': %s\n", prog, what, value, why);
+	char *esc = smc_name_escape(value);
+
+	fprintf(stderr, "%s: invalid %s '%s': %s\n", prog, what, esc ? esc : value, why);
+	free(esc);
 	exit(1);
 }
 
@@ -204,16 +209,14 @@ static int run(struct smc_genl *g, const struct pnet_args *a)
 	int rc;
 
 	if (a->cmd == CMD_GET && a->json) {
+		/* the document goes out once the request succeeded */
 		json_init(&json, held_open(&held) ? held.f : stdout);
 		st.out.j = &json;
-		json_open_object(&json, NULL);
-		json_open_array(&json, "pnet");
+		out_doc_begin(&st.out, "pnet");
 	}
 	rc = smc_genl_request(g, build_request(g, a), a->cmd == CMD_GET ? show_cb : NULL, &st);
 	if (st.out.j) {
-		json_close_array(&json);
-		json_close_object(&json);
-		json_finish(&json);
+		out_doc_end(&st.out);
 		held_close(&held, stdout, !rc && !st.bad);
 	}
 	/* Old kernels answer ENOENT when flushing an empty table: not an error. */

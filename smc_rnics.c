@@ -34,7 +34,8 @@ struct args {
 	char first;             /* the first of -h/-v */
 	char power;             /* 'e', 'd' or 0: the last of them */
 	const char *power_fid;
-	const char *fid;        /* the last positional FID */
+	const char *fid;        /* the first positional FID */
+	const char *extra;      /* a second positional word: an error */
 };
 
 static void parse(int argc, char **argv, struct args *a)
@@ -72,8 +73,10 @@ static void parse(int argc, char **argv, struct args *a)
 			exit(2);
 		}
 	}
-	for (; optind < argc; optind++)
-		a->fid = argv[optind];
+	if (optind < argc)
+		a->fid = argv[optind++];
+	if (optind < argc)
+		a->extra = argv[optind];
 }
 
 static unsigned long check_fid(const char *s)
@@ -170,6 +173,11 @@ int main(int argc, char **argv)
 			return 4;
 		}
 		return hotplug(&a);
+	}
+	if (a.extra) {
+		fprintf(stderr, "%s: listing FID %s: extra argument '%s' (at most one FID)\n",
+			prog, a.fid, a.extra);
+		return 2;
 	}
 	if (a.fid) {
 		a.o.have_fid = true;

@@ -1,6 +1,6 @@
 /*
  * smcss rows and JSON.  The text is byte-compatible with upstream smcss
- * (tools.md 4.3-4.5); each value goes through one out_* call that pairs its
+ * (smcss(8)); each value goes through one out_* call that pairs its
  * text format with its JSON key, so -j cannot drift from the table.
  *
  * JSON (-j/--json): {"sockets":[{...},...]}, one object per selected socket:
@@ -20,10 +20,11 @@
  *                  tx_fin as {"wrap":n,"count":n}; the flag bytes
  *                  rx_prod_flags, rx_conn_state_flags, tx_prod_flags,
  *                  tx_conn_state_flags (numbers)
- *   "smcr"   (-R)  role ("CLNT"/"SERV"), ib_device, ib_port, link_id, gid,
- *                  peer_gid
- *   "smcd"   (-D)  gid, token, peer_gid, peer_token (16 hex digits),
- *                  link_id (8 hex digits)
+ *   "smcr"   (-R)  role ("CLNT"/"SERV"), ib_dev, ib_port, link_id (numbers),
+ *                  gid, peer_gid (GID text)
+ *   "smcd"   (-D)  gid, token, peer_gid, peer_token, link_id (numbers; the
+ *                  text shows them in hex)
+ * doc/json-schema/smcss.schema.json is the schema.
  * Unlike the text, which cuts INIT, LISTEN, CLOSED and fallback rows short,
  * JSON has every field the kernel sent.
  */
@@ -115,44 +116,24 @@ void smcss_print_header(const struct smcss_opts *o, FILE *f)
 	fputc('\n', f);
 }
 
-static void json_only_u64(struct smc_out *o, const char *key, unsigned long long v)
-{
-	if (out_is_json(o))
-		json_u64(o->j, key, v);
-}
-
-static void open_obj(struct smc_out *o, const char *key)
-{
-	if (out_is_json(o))
-		json_open_object(o->j, key);
-}
-
-static void close_obj(struct smc_out *o)
-{
-	if (out_is_json(o))
-		json_close_object(o->j);
-}
-
 /* Upstream prints the u32 uid with %05d, so huge uids come out negative. */
 static void put_uid(struct smc_out *o, uint32_t uid)
 {
-	json_only_u64(o, "uid", uid);
+	out_json_u64(o, "uid", uid);
 	out_text(o, "%05d ", (int)(int32_t)uid);
 }
 
 static void put_addr(struct smc_out *o, const char *addr_key, const char *port_key,
 		     const uint8_t addr[16], uint16_t port, bool wide)
 {
-	char buf[SMCSS_ADDR_BUF];
+	char text[SMCSS_ADDR_BUF], cell[SMCSS_ADDR_BUF];
 
-	if (out_is_json(o)) {
-		smcss_addr_text(addr, buf, sizeof(buf));
-		json_str(o->j, addr_key, buf);
-		json_u64(o->j, port_key, port);
-		return;
-	}
-	smcss_addr_port_text(addr, port, wide, buf, sizeof(buf));
-	out_text(o, "%-*s ", SMCSS_ADDR_SHORT, buf);
+	/* JSON: address and port apart, never cut; text: upstream's one cell */
+	smcss_addr_text(addr, text, sizeof(text));
+	smcss_addr_port_text(addr, port, wide, cell, sizeof(cell));
+	out_json_str(o, addr_key, text);
+	out_json_u64(o, port_key, port);
+	out_text(o, "%-*s ", SMCSS_ADDR_SHORT, cell);
 }
 
 /* JSON only: what a known non-zero reason code means, from the shared table. */
@@ -160,10 +141,10 @@ static void put_reason_text(struct smc_out *o, const char *key, uint32_t code)
 {
 	char text[128];
 
-	if (!out_is_json(o) || !code || !smc_reason_text(code))
+	if (!code || !smc_reason_text(code))
 		return;
 	snprintf(text, sizeof(text), "%s (%s)", smc_reason_text(code), smc_reason_symbol(code));
-	json_str(o->j, key, text);
+	out_json_str(o, key, text);
 }
 
 static void put_mode(struct smc_out *o, const struct smc_diag_sock *s)
@@ -175,11 +156,11 @@ static void put_mode(struct smc_out *o, const struct smc_diag_sock *s)
 		return;
 	if (!out_is_json(o) && s->mode != SMC_DIAG_MODE_FALLBACK_TCP)
 		return;
-	json_only_u64(o, "fallback_reason", s->fallback_reason);
+	out_json_u64(o, "fallback_reason", s->fallback_reason);
 	snprintf(hex, sizeof(hex), "0x%08x", s->fallback_reason);
 	out_str(o, "fallback_reason_hex", "%s", hex);
 	put_reason_text(o, "fallback_reason_text", s->fallback_reason);
-	json_only_u64(o, "peer_diagnosis", s->peer_diagnosis);
+	out_json_u64(o, "peer_diagnosis", s->peer_diagnosis);
 	put_reason_text(o, "peer_diagnosis_text", s->peer_diagnosis);
 	if (s->peer_diagnosis)
 		out_text(o, "/0x%08x", s->peer_diagnosis);
@@ -194,15 +175,15 @@ static void put_shutdown(struct smc_out *o, uint8_t mask)
 
 static void put_cursor(struct smc_out *o, const char *key, struct smc_diag_cur c)
 {
-	open_obj(o, key);
+	out_open_object(o, key);
 	out_u64(o, "wrap", "%04llx:", c.wrap);
 	out_u64(o, "count", "%08llx ", c.count);
-	close_obj(o);
+	out_close_object(o);
 }
 
 static void put_conn(struct smc_out *o, const struct smc_diag_conn *c)
 {
-	open_obj(o, "conn");
+	out_open_object(o, "conn");
 	out_u64(o, "token", "%08llx ", c->token);
 	out_u64(o, "sndbuf", "%08llx ", c->sndbuf_size);
 	out_u64(o, "rcvbuf", "%08llx ", c->rmbe_size);
@@ -218,39 +199,30 @@ static void put_conn(struct smc_out *o, const struct smc_diag_conn *c)
 	put_cursor(o, "tx_prep", c->tx_prep);
 	put_cursor(o, "tx_sent", c->tx_sent);
 	put_cursor(o, "tx_fin", c->tx_fin);
-	close_obj(o);
+	out_close_object(o);
 }
 
 static void put_lgr(struct smc_out *o, const struct smc_diag_lgr *l)
 {
-	open_obj(o, "smcr");
+	out_open_object(o, "smcr");
 	out_str(o, "role", "%4s ", smc_role_name(l->role));
-	out_str(o, "ib_device", "%-15s ", l->ibname);
+	out_str(o, "ib_dev", "%-15s ", l->ibname);
 	out_u64(o, "ib_port", "%02llx   ", l->ibport);
 	out_u64(o, "link_id", "%02llx     ", l->link_id);
 	out_str(o, "gid", "%-40s ", l->gid);
 	out_str(o, "peer_gid", "%s", l->peer_gid);
-	close_obj(o);
-}
-
-/* SMC-D ids are hex strings in JSON too: they are identifiers, not quantities. */
-static void put_hex(struct smc_out *o, const char *key, int digits, unsigned long long v)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "%0*llx", digits, v);
-	out_str(o, key, "%s ", buf);
+	out_close_object(o);
 }
 
 static void put_dmb(struct smc_out *o, const struct smc_diag_dmb *d)
 {
-	open_obj(o, "smcd");
-	put_hex(o, "gid", 16, d->my_gid);
-	put_hex(o, "token", 16, d->token);
-	put_hex(o, "peer_gid", 16, d->peer_gid);
-	put_hex(o, "peer_token", 16, d->peer_token);
-	put_hex(o, "link_id", 8, d->linkid);
-	close_obj(o);
+	out_open_object(o, "smcd");
+	out_u64(o, "gid", "%016llx ", d->my_gid);
+	out_u64(o, "token", "%016llx ", d->token);
+	out_u64(o, "peer_gid", "%016llx ", d->peer_gid);
+	out_u64(o, "peer_token", "%016llx ", d->peer_token);
+	out_u64(o, "link_id", "%08llx ", d->linkid);
+	out_close_object(o);
 }
 
 /* The -d, -R and -D blocks; JSON takes whatever the kernel sent. */
@@ -307,8 +279,7 @@ void smcss_begin(struct smcss_printer *p, const struct smcss_opts *o, FILE *f)
 		return;
 	json_init(&p->json, f);
 	p->out.j = &p->json;
-	json_open_object(p->out.j, NULL);
-	json_open_array(p->out.j, "sockets");
+	out_doc_begin(&p->out, "sockets");
 }
 
 int smcss_print_sock(const struct smc_diag_sock *s, void *arg)
@@ -317,20 +288,16 @@ int smcss_print_sock(const struct smc_diag_sock *s, void *arg)
 
 	if (!smcss_selected(s, p->opts))
 		return 0;
-	open_obj(&p->out, NULL);
+	out_open_object(&p->out, NULL);
 	put_sock(&p->out, p->opts, s);
-	close_obj(&p->out);
+	out_close_object(&p->out);
 	out_text(&p->out, "\n");
 	return 0;
 }
 
 void smcss_end(struct smcss_printer *p)
 {
-	if (!out_is_json(&p->out))
-		return;
-	json_close_array(p->out.j);
-	json_close_object(p->out.j);
-	json_finish(p->out.j);
+	out_doc_end(&p->out);
 }
 
 int smcss_print_reply(const struct smc_reply *rep, const struct smcss_opts *o, FILE *f)

@@ -120,6 +120,93 @@ void out_u64(struct smc_out *o, const char *key, const char *text_fmt, unsigned 
 		fprintf(o->f, text_fmt, val);
 }
 
+void out_bool(struct smc_out *o, const char *key, const char *text_fmt, bool val,
+	      const char *yes, const char *no)
+{
+	if (o->j)
+		json_bool(o->j, key, val);
+	else
+		fprintf(o->f, text_fmt, val ? yes : no);
+}
+
+void out_none(struct smc_out *o, const char *key, const char *text_fmt, const char *text)
+{
+	if (o->j)
+		json_null(o->j, key);
+	else
+		fprintf(o->f, text_fmt, text);
+}
+
+void out_str_or_none(struct smc_out *o, const char *key, const char *text_fmt,
+		     const char *val, const char *text)
+{
+	if (val && *val)
+		out_str(o, key, text_fmt, val);
+	else
+		out_none(o, key, text_fmt, text);
+}
+
+void out_json_u64(struct smc_out *o, const char *key, unsigned long long val)
+{
+	if (o->j)
+		json_u64(o->j, key, val);
+}
+
+void out_json_str(struct smc_out *o, const char *key, const char *val)
+{
+	if (o->j)
+		json_str(o->j, key, val);
+}
+
+void out_json_bool(struct smc_out *o, const char *key, bool val)
+{
+	if (o->j)
+		json_bool(o->j, key, val);
+}
+
+void out_finish(struct smc_out *o)
+{
+	if (o->j)
+		json_finish(o->j);
+}
+
+void out_open_object(struct smc_out *o, const char *key)
+{
+	if (o->j)
+		json_open_object(o->j, key);
+}
+
+void out_close_object(struct smc_out *o)
+{
+	if (o->j)
+		json_close_object(o->j);
+}
+
+void out_open_array(struct smc_out *o, const char *key)
+{
+	if (o->j)
+		json_open_array(o->j, key);
+}
+
+void out_close_array(struct smc_out *o)
+{
+	if (o->j)
+		json_close_array(o->j);
+}
+
+void out_doc_begin(struct smc_out *o, const char *array_key)
+{
+	out_open_object(o, NULL);
+	out_open_array(o, array_key);
+}
+
+void out_doc_end(struct smc_out *o)
+{
+	out_close_array(o);
+	out_close_object(o);
+	out_finish(o);
+}
+
 void out_text(struct smc_out *o, const char *fmt, ...)
 {
 	va_list ap;

@@ -56,6 +56,31 @@ static inline bool out_is_json(const struct smc_out *o) { return o->j != NULL; }
 void out_str(struct smc_out *o, const char *key, const char *text_fmt, const char *val);
 /* text_fmt takes one unsigned long long. */
 void out_u64(struct smc_out *o, const char *key, const char *text_fmt, unsigned long long val);
+/* text_fmt takes one string: yes or no; JSON has true or false. */
+void out_bool(struct smc_out *o, const char *key, const char *text_fmt, bool val,
+	      const char *yes, const char *no);
+/* An absent value: text_fmt prints the placeholder text; JSON has null. */
+void out_none(struct smc_out *o, const char *key, const char *text_fmt, const char *text);
+/* val, or none (placeholder text, null) when val is NULL or empty. */
+void out_str_or_none(struct smc_out *o, const char *key, const char *text_fmt,
+		     const char *val, const char *text);
+/* JSON only: a member that the text does not show. */
+void out_json_u64(struct smc_out *o, const char *key, unsigned long long val);
+void out_json_str(struct smc_out *o, const char *key, const char *val);
+void out_json_bool(struct smc_out *o, const char *key, bool val);
+/* JSON only: end the document (json_finish). */
+void out_finish(struct smc_out *o);
+/* JSON only: open or close an object or array (key NULL inside arrays). */
+void out_open_object(struct smc_out *o, const char *key);
+void out_close_object(struct smc_out *o);
+void out_open_array(struct smc_out *o, const char *key);
+void out_close_array(struct smc_out *o);
+/*
+ * JSON only: the frame of a listing document, {"array_key":[ ... ]}, and its
+ * end (with the newline); the entries go in between.
+ */
+void out_doc_begin(struct smc_out *o, const char *array_key);
+void out_doc_end(struct smc_out *o);
 /* Text only: separators, labels, line ends; nothing in JSON mode. */
 void out_text(struct smc_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

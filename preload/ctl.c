@@ -44,6 +44,7 @@ struct soft_pstats *pstats = &private_stats;
 static struct soft_pdump_ctl pdump_off;       /* the dump while no daemon reads ours */
 struct soft_pdump_ctl *pdump_ctl = &pdump_off;
 static bool stats_shared;
+static unsigned conn_gen;                   /* bumped by each control connection opened */
 static _Atomic bool said_hello;             /* the connection is open since ctl_hello */
 static _Atomic time_t hello_at;             /* no daemon: ctl_hello tries again then */
 
@@ -118,6 +119,7 @@ static bool ctl_open(void)
 		return false;
 	}
 	retry_at = 0;
+	conn_gen++;
 	stats_attach();
 	return true;
 }
@@ -250,6 +252,22 @@ void ctl_maybe_pair(int fd, struct sconn *sc)
 	pthread_mutex_unlock(&ctl_mu);
 }
 
+void ctl_established(int fd, struct sconn *sc)
+{
+	int expect = SC_NEW;
+
+	if (soft_cfg.pair_after)
+		return;
+	/* no daemon: TCP for good, without a word (a data call would try again) */
+	if (!daemon_there()) {
+		atomic_compare_exchange_strong(&sc->state, &expect, SC_TCP);
+		return;
+	}
+	pthread_mutex_lock(&ctl_mu);
+	pair_locked(fd, sc);
+	pthread_mutex_unlock(&ctl_mu);
+}
+
 static void take_reply(struct soft_pair_reply *r)
 {
 	bool inherited = false;
@@ -258,10 +276,12 @@ static void take_reply(struct soft_pair_reply *r)
 	if (!sc) {
 		/* closed meanwhile: let the daemon forget it too */
 		if (!r->error && r->token)
-			soft_reg_del_send(&conn, r->token);
+			soft_reg_del_send(&conn, r->token, -1);
 	} else {
-		if (!r->error)
+		if (!r->error) {
 			sc->token = r->token;
+			sc->token_conn = conn_gen;
+		}
 		if (r->error || r->status == SMC_SOFT_PAIR_DECLINED || r->shm_fd < 0) {
 			preload_dbg("libsmc-preload: fd stays TCP: %s reason 0x%08x\n",
 				    r->error ? strerror(-r->error) : "declined", r->reason);
@@ -291,7 +311,7 @@ void ctl_poll(void)
 	pthread_mutex_unlock(&ctl_mu);
 }
 
-void ctl_forget(struct sconn *sc)
+void ctl_forget(int fd, struct sconn *sc, bool last)
 {
 	pthread_mutex_lock(&ctl_mu);
 	if (atomic_load(&sc->state) == SC_ASKED) {
@@ -301,8 +321,13 @@ void ctl_forget(struct sconn *sc)
 		if (p)
 			sconn_put(p);
 	}
-	if (sc->token && conn.fd >= 0)
-		soft_reg_del_send(&conn, sc->token);
+	if (sc->token && last) {
+		/* registered by another process (fork, spawn): the socket proves we hold it */
+		if (sc->token_conn == conn_gen && conn.fd >= 0)
+			soft_reg_del_send(&conn, sc->token, -1);
+		else if (ctl_open())
+			soft_reg_del_send(&conn, sc->token, fd);
+	}
 	sc->token = 0;
 	pthread_mutex_unlock(&ctl_mu);
 }

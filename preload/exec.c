@@ -9,6 +9,8 @@
  *
  *   SMC_SOFT_INHERIT=ctl=FD:FAMILY:SEQ;FD,STATE,ROLE,SEQ,TCP_TX,TCP_RX,TX_CUT,RX_CUT;...
  *
+ * (the grammar and every field: doc/soft-inherit.md)
+ *
  * A new process (posix_spawn, system, popen, the child of vfork) shares
  * neither our memory's locks nor our control connection: it gets "ctl=-"
  * and opens its own, each mapped connection one more holder (as fork()

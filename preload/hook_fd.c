@@ -22,13 +22,21 @@ static void put(struct sconn *sc)
 EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct sconn *sc;
+	int rc;
 
 	PRELOAD_INIT();
-	if ((sc = fd_get(fd))) {
-		sc->role = 0;
-		put(sc);
+	if (!(sc = fd_get(fd)))
+		return next.connect(fd, addr, len);
+	sc->role = 0;
+	rc = next.connect(fd, addr, len);
+	if (rc == 0) {
+		int saved = errno;
+
+		ctl_established(fd, sc);
+		errno = saved;
 	}
-	return next.connect(fd, addr, len);
+	put(sc);
+	return rc;
 }
 
 /* A connection accepted from a listener this library created is tracked. */
@@ -39,12 +47,14 @@ static int accepted(int lfd, int fd, int flags)
 	if (fd < 0 || !(sc = fd_get(lfd)))
 		return fd;
 	put(sc);
-	if (fd_track(fd, 1)) {
+	if (fd_track(fd, 1) && (sc = fd_get(fd))) {
 		int saved = errno;
 
 		soft_set_nonblock(fd, (flags & SOCK_NONBLOCK) != 0);
 		/* a forked worker that only accepts is listed in smcss too */
 		ctl_hello();
+		ctl_established(fd, sc);
+		put(sc);
 		errno = saved;
 	}
 	return fd;

@@ -78,14 +78,15 @@ bool sconn_tx_try_cut(int fd, struct sconn *sc)
  * Unread data makes the close a reset, as in Linux: the peer's next call
  * gets ECONNRESET, and SO_LINGER 0 makes the kernel send RST as well.
  */
-static void ring_let_go(int fd, struct sconn *sc)
+/* True when another process still holds the connection. */
+static bool ring_let_go(int fd, struct sconn *sc)
 {
 	bool locked;
 
 	if (!sconn_mapped(sc) || atomic_exchange(&sc->let_go, true))
-		return;
+		return false;
 	if (dmb_holders_add(&sc->dmb, -1) > 1)
-		return;          /* another process still holds it */
+		return true;
 	/*
 	 * A thread asleep in a read holds the lock and waits for data that is
 	 * not there: no reset, and no waiting for it (a close() from another
@@ -109,12 +110,13 @@ static void ring_let_go(int fd, struct sconn *sc)
 		dump_cdc(sc);
 	if (locked)
 		pthread_mutex_unlock(&sc->rx_lock);
+	return false;
 }
 
 void sconn_release(int fd, struct sconn *sc)
 {
-	ring_let_go(fd, sc);
-	ctl_forget(sc);
+	/* the daemon's row goes with the last holder, as the kernel's socket */
+	ctl_forget(fd, sc, !ring_let_go(fd, sc));
 }
 
 static void exit_let_go(int fd, struct sconn *sc, void *arg)

@@ -6,8 +6,9 @@
  *
  * Life of a connection (struct sconn, one per socket per process):
  *   NEW      a TCP socket this library created or accepted; plain TCP.
- *   ASKED    after SMC_SOFT_PAIR_AFTER data calls, PAIR went to the daemon
- *            without waiting; the reply is collected by later calls.
+ *   ASKED    once established (or after SMC_SOFT_PAIR_AFTER data calls),
+ *            PAIR went to the daemon without waiting; the reply is
+ *            collected by later calls.
  *   MAPPED   the reply brought the region; once no call of the plain path
  *            is left running, we say attached in our consumer line.  Each
  *            direction cuts over on its own: the producer
@@ -57,6 +58,7 @@ struct sconn {
 	_Atomic unsigned calls;    /* data calls before the PAIR request */
 	uint32_t seq;              /* of the PAIR request while ASKED */
 	uint64_t token;            /* the daemon's registration, 0 if none */
+	unsigned token_conn;       /* the control connection that registered it (ctl.c) */
 	pthread_mutex_t lock;
 	pthread_mutex_t tx_lock, rx_lock;
 	struct dmb_conn dmb;       /* valid from MAPPED on */
@@ -146,7 +148,7 @@ void preload_next_init(void);
 /* ---- soft_config.c ---- */
 struct soft_config {
 	bool enabled;              /* soft mode is on for this process */
-	unsigned pair_after;       /* SMC_SOFT_PAIR_AFTER data calls (>= 1) */
+	unsigned pair_after;       /* SMC_SOFT_PAIR_AFTER data calls; 0: at connect */
 	unsigned spin_ns;          /* SMC_SPIN_USEC * 1000; 0 never spins */
 	bool multi_cpu;            /* more than one CPU online */
 	bool futex;                /* SMC_SOFT_FUTEX: blocking receives sleep on a futex */
@@ -185,10 +187,14 @@ extern _Atomic long fd_tracked;
 void ctl_hello(void);
 /* PAIR sc (socket fd) if its time has come; never waits. */
 void ctl_maybe_pair(int fd, struct sconn *sc);
+/* sc's connection is established (connect, accept): PAIR it now unless
+ * SMC_SOFT_PAIR_AFTER asks for data calls first; never waits. */
+void ctl_established(int fd, struct sconn *sc);
 /* Collect replies that arrived; never waits. */
 void ctl_poll(void);
-/* The connection's registration is gone (close). */
-void ctl_forget(struct sconn *sc);
+/* Socket fd of sc is closed here; last: no other process holds it, the
+ * daemon's registration goes. */
+void ctl_forget(int fd, struct sconn *sc, bool last);
 void ctl_after_fork_child(void);
 /* execve: the control connection survives it (ctl_mu held from prepare to
  * done); head is "FD:FAMILY:SEQ" for the new image's ctl_exec_adopt(). */

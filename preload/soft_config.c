@@ -3,9 +3,10 @@
  *   SMC_SPIN_USEC        how long a wait spins before it sleeps, in
  *                        microseconds (default 50; 0 never spins).  A wait
  *                        spins only while the peer runs on another CPU.
- *   SMC_SOFT_PAIR_AFTER  data calls (send or receive) on a connection before
- *                        it asks to be paired (default 4, at least 1): short
- *                        connections stay plain TCP and cost nothing more.
+ *   SMC_SOFT_PAIR_AFTER  0 (default): a connection asks to be paired as soon
+ *                        as it is established (connect, accept; a
+ *                        non-blocking connect at its first data call); N: after
+ *                        N data calls (send or receive) instead.
  *   SMC_SOFT_FUTEX       1 (default): a blocking receive sleeps on a futex in
  *                        the shared memory; 0: in recv() on the TCP socket,
  *                        woken by doorbell bytes.
@@ -20,7 +21,7 @@
 
 #define SPIN_USEC_DEFAULT   50
 #define SPIN_USEC_MAX       100000
-#define PAIR_AFTER_DEFAULT  4
+#define PAIR_AFTER_DEFAULT  0
 
 struct soft_config soft_cfg;
 
@@ -45,7 +46,7 @@ void soft_config_init(bool enabled)
 	soft_cfg.spin_ns = (unsigned)read_number("SMC_SPIN_USEC", SPIN_USEC_DEFAULT, 0,
 						 SPIN_USEC_MAX) * 1000u;
 	soft_cfg.pair_after = (unsigned)read_number("SMC_SOFT_PAIR_AFTER", PAIR_AFTER_DEFAULT,
-						    1, 1000000);
+						    0, 1000000);
 	/* the peer's CPU, not our affinity, decides; this only rules out one CPU */
 	soft_cfg.futex = read_number("SMC_SOFT_FUTEX", 1, 0, 1);
 	soft_cfg.multi_cpu = sysconf(_SC_NPROCESSORS_ONLN) > 1;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cols.h"
 #include "output.h"
 
 /* ---- FID ---------------------------------------------------------------- */
@@ -77,19 +78,33 @@ bool rnics_pnet_lookup(const struct rnics_pnet *t, const char *netdev, const cha
 #define RNICS_MAX_COLS 10
 #define RNICS_CELL 72
 
-struct rnics_col {
-	const char *key;        /* JSON key */
-	const char *fmt;        /* text format of the cell, one %s */
+/*
+ * What a cell is in JSON: the text cell is what upstream prints; "n/a" (and
+ * the empty cells of a powered-off slot) are null in every kind.
+ */
+enum rnics_kind {
+	RK_STR,                 /* string */
+	RK_HEX,                 /* hex digits: a number */
+	RK_DEC,                 /* decimal digits: a number */
+	RK_YN,                  /* "y"/"n": a bool */
+	RK_PFT,                 /* the function type: "pft" number, "pft_name" when named */
+	RK_PNET,                /* "NET1*": "pnet_id":"NET1", "pnet_user":true */
 };
 
+/*
+ * A listing: its header line, and the cells of a row as a column table
+ * (lib/cols.h) whose text columns take cell c as field c.
+ */
 struct rnics_layout {
 	const char *header;
-	int ncols;
-	struct rnics_col cols[RNICS_MAX_COLS];
+	int ncells;
+	enum rnics_kind kinds[RNICS_MAX_COLS];
+	struct smc_listing cols;
 };
 
 struct rnics_row {
 	unsigned long fid;      /* sort key */
+	unsigned int pft;       /* s390: the function type (RK_PFT) */
 	size_t seq;             /* production order among equal keys */
 	char cell[RNICS_MAX_COLS][RNICS_CELL];
 };
@@ -134,7 +149,7 @@ int rnics_link_base(char *buf, size_t len, const char *fmt, ...)
 int rnics_list(char ***names, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rnics_list_free(char **names, int n);
 
-/* s390 listing (tools.md §8.3) into t; "No matching device" lines go to err. */
+/* s390 listing (smc_rnics(8)) into t; "No matching device" lines go to err. */
 int rnics_s390_rows(struct rnics_table *t, const struct rnics_opts *o,
 		    const struct rnics_pnet *pnet, FILE *err);
 /* RDMA devices of class/infiniband (other architectures). */

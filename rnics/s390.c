@@ -1,4 +1,4 @@
-/* smc_rnics: the s390 listing (PCI slots by FID), tools.md §8.3. */
+/* smc_rnics: the s390 listing (PCI slots by FID), as smc_rnics(8) describes it. */
 #include "rnics.h"
 
 #include <stdlib.h>
@@ -68,6 +68,7 @@ static int emit(struct rnics_table *t, const struct func *f, unsigned long fid,
 	if (!r)
 		return -1;
 	memcpy(r->cell, f->proto, sizeof(r->cell));
+	r->pft = f->pft;
 	CELL(r->cell, C_PORT, "%s", port);
 	CELL(r->cell, C_DEV, "%s", dev);
 	pnet_cell(f, r);

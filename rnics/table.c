@@ -1,39 +1,77 @@
-/* smc_rnics: the listings' layouts, one table of text formats and JSON keys each. */
+/* smc_rnics: the listings' layouts, one column table (lib/cols.h) each, and their printing. */
 #include "rnics.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#define DASHES "----------------------------------------------------------------------------------------------------"
+
+/* Values a row has besides its cells (field numbers after the cells'). */
+enum { X_PFT = RNICS_MAX_COLS, X_PFT_NAME, X_PNET_ID, X_PNET_USR, X_COUNT };
+
+#define TEXT SMC_COL_TEXT
+#define JSON SMC_COL_JSON
+
+/* Text format and JSON key of each cell of a row, side by side. */
+#define COL(key, fmt, cell) { key, NULL, fmt, cell, 0, 0, NULL }
+#define PFT_COLS(fmt, cell)                                                      \
+	{ NULL, NULL, fmt, cell, 0, TEXT, NULL }, { "pft", NULL, NULL, X_PFT, 0, JSON, NULL }
+#define PNET_COLS(fmt, cell)                                                     \
+	{ NULL, NULL, fmt, cell, 0, TEXT, NULL },                                \
+	{ "pnet_id", NULL, NULL, X_PNET_ID, 0, JSON, NULL },                      \
+	{ "pnet_user", NULL, NULL, X_PNET_USR, 0, JSON, NULL }
+#define PFT_NAME { "pft_name", NULL, NULL, X_PFT_NAME, 0, JSON, NULL }
+
 #define S390_HEAD "FID   Power  PCI_ID        PCHID  Type             PFT   "
-#define S390_COLS(vf, prt, dev)                                              \
-	{ { "fid", "%4s  " }, { "power", "%-5s  " }, { "pci_id", "%-12s  " }, \
-	  { "pchid", "%-4s   " }, { "type", "%-15s  " }, { "pft", "%-4s  " },  \
-	  { vf, "%-3s  " }, { prt, "%-4s  " }, { "pnet_id", "%-17s  " },       \
-	  { dev, "%s" } }
+#define S390_KINDS(vf) { RK_HEX, RK_DEC, RK_STR, RK_HEX, RK_STR, RK_PFT, vf, RK_DEC, RK_PNET, RK_STR }
+#define S390_FIRST COL("fid", "%4s  ", 0), COL("power", "%-5s  ", 1),           \
+	COL("pci_id", "%-12s  ", 2), COL("pchid", "%-4s   ", 3), COL("type", "%-15s  ", 4)
+
+static const struct smc_col s390_net[] = {
+	S390_FIRST, PFT_COLS("%-4s  ", 5), PFT_NAME, COL("vf", "%-3s  ", 6),
+	COL("pport", "%-4s  ", 7), PNET_COLS("%-17s  ", 8), COL("net_dev", "%s", 9),
+};
+static const struct smc_col s390_net_raw[] = {
+	S390_FIRST, PFT_COLS("%-4s  ", 5), COL("vfn", "%-3s  ", 6),
+	COL("pport", "%-4s  ", 7), PNET_COLS("%-17s  ", 8), COL("net_dev", "%s", 9),
+};
+static const struct smc_col s390_ib[] = {
+	S390_FIRST, PFT_COLS("%-4s  ", 5), PFT_NAME, COL("vf", "%-3s  ", 6),
+	COL("ib_port", "%-4s  ", 7), PNET_COLS("%-17s  ", 8), COL("ib_dev", "%s", 9),
+};
+static const struct smc_col s390_ib_raw[] = {
+	S390_FIRST, PFT_COLS("%-4s  ", 5), COL("vfn", "%-3s  ", 6),
+	COL("ib_port", "%-4s  ", 7), PNET_COLS("%-17s  ", 8), COL("ib_dev", "%s", 9),
+};
 
 const struct rnics_layout rnics_s390_net = {
-	S390_HEAD "VF   PPrt  PNET_ID            Net-Dev", 10,
-	S390_COLS("vf", "pport", "net_dev"),
+	S390_HEAD "VF   PPrt  PNET_ID            Net-Dev", 10, S390_KINDS(RK_YN),
+	SMC_LISTING(s390_net),
 };
 const struct rnics_layout rnics_s390_net_raw = {
-	S390_HEAD "VFN  PPrt  PNET_ID            Net-Dev", 10,
-	S390_COLS("vfn", "pport", "net_dev"),
+	S390_HEAD "VFN  PPrt  PNET_ID            Net-Dev", 10, S390_KINDS(RK_DEC),
+	SMC_LISTING(s390_net_raw),
 };
 const struct rnics_layout rnics_s390_ib = {
-	S390_HEAD "VF   IPrt  PNET_ID            IB-Dev", 10,
-	S390_COLS("vf", "iport", "ib_dev"),
+	S390_HEAD "VF   IPrt  PNET_ID            IB-Dev", 10, S390_KINDS(RK_YN),
+	SMC_LISTING(s390_ib),
 };
 const struct rnics_layout rnics_s390_ib_raw = {
-	S390_HEAD "VFN  IPrt  PNET_ID            IB-Dev", 10,
-	S390_COLS("vfn", "iport", "ib_dev"),
+	S390_HEAD "VFN  IPrt  PNET_ID            IB-Dev", 10, S390_KINDS(RK_DEC),
+	SMC_LISTING(s390_ib_raw),
 };
 
 /* Other architectures: one row per port of each RDMA device. */
+static const struct smc_col rdma[] = {
+	COL("ib_dev", "%-14s  ", 0), COL("pci_id", "%-12s  ", 1), COL("type", "%-11s  ", 2),
+	COL("ib_port", "%-4s  ", 3), COL("port_state", "%-12s  ", 4), PNET_COLS("%-17s  ", 5),
+	COL("net_dev", "%s", 6),
+};
+
 const struct rnics_layout rnics_rdma = {
 	"IB-Dev          PCI_ID        Type         IPrt  State         PNET_ID            Net-Dev", 7,
-	{ { "ib_dev", "%-14s  " }, { "pci_id", "%-12s  " }, { "type", "%-11s  " },
-	  { "iport", "%-4s  " }, { "state", "%-12s  " }, { "pnet_id", "%-17s  " },
-	  { "net_dev", "%s" } },
+	{ RK_STR, RK_STR, RK_STR, RK_DEC, RK_STR, RK_PNET, RK_STR },
+	SMC_LISTING(rdma),
 };
 
 void rnics_table_init(struct rnics_table *t, const struct rnics_layout *lay)
@@ -79,44 +117,98 @@ static int by_key(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static void print_row(const struct rnics_layout *lay, const struct rnics_row *r, FILE *f)
+/* The values of a row: a number whose text is the cell, or the cell itself. */
+struct row_vals {
+	struct smc_val v[X_COUNT];
+	char pnet[RNICS_CELL];
+};
+
+static struct smc_val num_val(const char *cell, int base)
 {
-	for (int c = 0; c < lay->ncols; c++)
-		fprintf(f, lay->cols[c].fmt, r->cell[c]);
-	fputc('\n', f);
+	char *end;
+	unsigned long long n = strtoull(cell, &end, base);
+
+	return *cell && !*end ? smc_num_as(n, cell) : smc_none_as(cell);
 }
 
-static void json_row(const struct rnics_layout *lay, const struct rnics_row *r,
-		     struct smc_json *j)
+/* "NET1*" (from the software PNET table) or "NET1" (hardware), else none. */
+static void pnet_vals(struct row_vals *w, const char *cell)
 {
-	json_open_object(j, NULL);
-	for (int c = 0; c < lay->ncols; c++)
-		if (r->cell[c][0])      /* a powered-off slot has FID and power only */
-			json_str(j, lay->cols[c].key, r->cell[c]);
-	json_close_object(j);
+	size_t n = strlen(cell);
+	bool user = n && cell[n - 1] == '*';
+
+	w->v[X_PNET_USR] = smc_bool(user);
+	if (!n || !strcmp(cell, "n/a")) {
+		w->v[X_PNET_ID] = smc_none();
+		return;
+	}
+	snprintf(w->pnet, sizeof(w->pnet), "%.*s", (int)(user ? n - 1 : n), cell);
+	w->v[X_PNET_ID] = smc_str(w->pnet);
+}
+
+/* Raw mode shows the number ("0x0a"), else the name when it is known. */
+static void pft_vals(struct row_vals *w, const struct rnics_row *r, const char *cell)
+{
+	w->v[X_PFT] = smc_num(r->pft);
+	w->v[X_PFT_NAME] = strncmp(cell, "0x", 2) ? smc_str(cell) : smc_none();
+}
+
+static struct smc_val cell_val(enum rnics_kind k, const char *cell)
+{
+	switch (k) {
+	case RK_HEX:
+		return num_val(cell, 16);
+	case RK_DEC:
+		return num_val(cell, 10);
+	case RK_YN:
+		return *cell ? smc_bool_as(!strcmp(cell, "y"), cell) : smc_none();
+	default:
+		return *cell && strcmp(cell, "n/a") ? smc_str(cell) : smc_none_as(cell);
+	}
+}
+
+static void row_vals(const struct rnics_layout *lay, const struct rnics_row *r,
+		     struct row_vals *w)
+{
+	for (int c = 0; c < X_COUNT; c++)
+		w->v[c] = smc_none();
+	for (int c = 0; c < lay->ncells; c++) {
+		const char *cell = r->cell[c];
+
+		w->v[c] = cell_val(lay->kinds[c], cell);
+		if (lay->kinds[c] == RK_PFT && *cell)
+			pft_vals(w, r, cell);
+		else if (lay->kinds[c] == RK_PNET && *cell)
+			pnet_vals(w, cell);
+	}
+}
+
+/* One row: its cells in text, one object in JSON (a powered-off slot: all but fid and power null). */
+static void put_row(struct smc_out *o, const struct rnics_layout *lay, const struct rnics_row *r)
+{
+	struct row_vals w;
+
+	row_vals(lay, r, &w);
+	out_open_object(o, NULL);
+	smc_cols_put(o, &lay->cols, w.v, 0, 0, 0);
+	out_close_object(o);
+	out_text(o, "\n");
 }
 
 void rnics_table_print(struct rnics_table *t, FILE *f, bool json)
 {
 	struct smc_json j;
+	struct smc_out o = { .f = f, .j = NULL };
 
 	if (t->n)
 		qsort(t->rows, t->n, sizeof(*t->rows), by_key);
 	if (json) {
 		json_init(&j, f);
-		json_open_object(&j, NULL);
-		json_open_array(&j, "rnics");
-		for (size_t i = 0; i < t->n; i++)
-			json_row(t->lay, &t->rows[i], &j);
-		json_close_array(&j);
-		json_close_object(&j);
-		json_finish(&j);
-		return;
+		o.j = &j;
 	}
-	fprintf(f, "%s\n", t->lay->header);
-	for (int i = 0; i < 100; i++)
-		fputc('-', f);
-	fputc('\n', f);
+	out_doc_begin(&o, "rnics");
+	out_text(&o, "%s\n%.100s\n", t->lay->header, DASHES);
 	for (size_t i = 0; i < t->n; i++)
-		print_row(t->lay, &t->rows[i], f);
+		put_row(&o, t->lay, &t->rows[i]);
+	out_doc_end(&o);
 }

@@ -10,7 +10,7 @@ section() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 show() { printf '$ %s\n' "$*"; "$@"; printf '[exit %d]\n' $?; }
 
 section "Dependencies and build"
-scripts/install-deps.sh || exit 1
+scripts/install-deps.sh demo || exit 1
 make -s all || exit 1
 make -s O=build/demo build/demo/tests/soft_client || exit 1
 export PATH="$top:$PATH"

@@ -1,34 +1,74 @@
 #!/usr/bin/env bash
-# Install what smc-tools needs to build, test and run its demo (Debian/Ubuntu).
+# Install what smc-tools needs (Debian 12, Ubuntu 24.04 and their relatives).
+#
+#   scripts/install-deps.sh demo   build the tools and run `make demo`
+#   scripts/install-deps.sh        everything: also `make check`, the package
+#                                  build and the benchmarks
+#
 # Idempotent: packages already present are left alone.  Needs root (or sudo).
 set -euo pipefail
 
-packages=(
+demo_packages=(
 	build-essential pkg-config
 	libnl-3-dev libnl-genl-3-dev libmnl-dev     # build
-	bats python3 iproute2 procps                # command-line tests
-	clang libclang-rt-14-dev                    # libFuzzer target of make check
+	python3 iproute2 procps                     # the demo's helpers
+	sockperf                                    # the demo's data path
+)
+check_packages=(
+	bats util-linux                             # command-line tests (taskset)
+	clang                                       # libFuzzer target of make check
 	bash-completion man-db                      # install and page checks
+	python3-jsonschema                          # every -j output against doc/json-schema
+	dpkg-dev debhelper lintian fakeroot         # the Debian package test
+	systemd                                     # systemd-analyze verify of the units
 	# real programs under smc_run (tests/cli/soft_programs.bats, bench/run.sh)
-	sockperf iperf3 redis-server redis-tools nginx-light wrk socat curl openssl
-	util-linux                                  # taskset
+	iperf3 redis-server redis-tools nginx-light wrk socat curl openssl
 	tcpdump tshark                              # smcdump-ex and its capture test
 )
 
+case "${1:-all}" in
+demo) packages=("${demo_packages[@]}") ;;
+all) packages=("${demo_packages[@]}" "${check_packages[@]}") ;;
+*) echo "install-deps: unknown group: $1 (demo or all)" >&2; exit 2 ;;
+esac
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+# libFuzzer ships with the runtime of the distribution's default clang:
+# libclang-rt-14-dev on Debian 12, libclang-rt-18-dev on Ubuntu 24.04.
+clang_rt() {
+	local v
+	v=$(apt-cache depends clang 2>/dev/null |
+		sed -n 's/.*Depends: clang-\([0-9][0-9]*\)$/\1/p' | head -n 1)
+	[ -z "$v" ] || echo "libclang-rt-$v-dev"
+}
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null ||
+		{ echo "install-deps: not root and no sudo: run it as root" >&2; exit 1; }
+	sudo=(sudo)
+fi
+
 missing=()
-for p in "${packages[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-		missing+=("$p")
-done
+for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
+updated=
+if [ "${1:-all}" = all ]; then
+	rt=$(clang_rt)
+	if [ -z "$rt" ]; then # a machine whose package lists were never fetched
+		"${sudo[@]}" apt-get update -qq
+		updated=1
+		rt=$(clang_rt)
+	fi
+	[ -z "$rt" ] || installed "$rt" || missing+=("$rt")
+fi
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "install-deps: all packages present"
 	exit 0
 fi
 
-sudo=()
-[ "$(id -u)" -eq 0 ] || sudo=(sudo)
 echo "install-deps: installing ${missing[*]}"
-"${sudo[@]}" apt-get update -qq
+[ -n "$updated" ] || "${sudo[@]}" apt-get update -qq
 # Install only: never start the services these packages ship (redis-server,
 # nginx); the tests and the benchmark start private instances.  A
 # policy-rc.d that denies service starts is put in place for the install
@@ -40,6 +80,4 @@ if [ ! -e "$policy" ]; then
 	"${sudo[@]}" chmod 755 "$policy"
 	trap '"${sudo[@]}" rm -f "$policy"' EXIT
 fi
-rc=0
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" || rc=$?
-exit "$rc"
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,27 +1,27 @@
 /*
  * smcd device [show] [all]
  * smcr device [show] [all] [ibdev <dev>] [netdev <dev>]
- * (tools.md 5.4): ISM devices (SMC-D), RoCE devices and their ports (SMC-R).
+ * (smcd(8), smcr(8)): ISM devices (SMC-D), RoCE devices and their ports (SMC-R).
  *
  * JSON (-j) is one document, {"devices":[...]}, with every field at every
- * -d level, keys named after the uapi attributes:
- *   smcd  one entry per device: "fid":"1234" (hex as printed), "type":"ISM",
- *         "pci_id":"0003:00:00.0", "pchid":"07c0", "crit":bool (InUse),
- *         "use_cnt":N (#LGs), "pnet_id":"NET1" (trimmed, without "*"),
- *         "pnet_user":bool, "pci_vendor":"1014", "pci_device":"04ed"
+ * -d level, keys named after the uapi attributes (doc/json-schema/):
+ *   smcd  one entry per device: "fid":N, "type":"ISM"|null (unknown device),
+ *         "pci_id":"0003:00:00.0"|null, "pchid":N, "crit":bool (InUse),
+ *         "use_cnt":N (#LGs), "pnet_id":"NET1"|null (trimmed, without "*"),
+ *         "pnet_user":bool, "pci_vendor":N, "pci_device":N
  *   smcr  one entry per listed port, as the text rows, the device's fields
- *         repeated: "net_dev":"eth0", "ib_dev":"mlx5_0" (full name),
- *         "ib_port":1|2, "port_state":"ACTIVE", "type":"RoCE_Express2",
- *         "crit":bool, "fid", "pci_id", "pchid", "links":N (#Links),
- *         "pnet_id", "pnet_user", "pci_vendor", "pci_device"
+ *         repeated: "net_dev":"eth0"|null, "ib_dev":"mlx5_0" (full name),
+ *         "ib_port":1|2, "port_state":"ACTIVE", "type", "crit", "fid",
+ *         "pci_id", "pchid", "links":N (#Links), "pnet_id", "pnet_user",
+ *         "pci_vendor", "pci_device"
  * No devices: {"devices":[]} (text mode prints nothing at all).
  *
- * Upstream bugs fixed here (tools.md 13):
- *  14  (as in linkgroup) a 16-character PNET ID keeps all 16 characters; the
- *      "*" of a user-defined one comes on top (18-byte cell buffer).
- *  17  attributes the kernel did not send read as 0 / empty instead of
- *      uninitialised memory; an SMC-D reply without the PORT nest prints an
- *      empty PNET ID instead of crashing.
+ * Upstream bugs fixed here (the man pages list them):
+ *  - (as in linkgroup) a 16-character PNET ID keeps all 16 characters; the
+ *    "*" of a user-defined one comes on top (18-byte cell buffer).
+ *  - attributes the kernel did not send read as 0 / empty instead of
+ *    uninitialised memory; an SMC-D reply without the PORT nest prints an
+ *    empty PNET ID instead of crashing.
  */
 #include "device.h"
 #include "listing.h"
@@ -41,7 +41,7 @@ struct smc_dev_port {
 	bool valid;                                /* nest received, VALID != 0 */
 	uint8_t pnet_usr, state;
 	uint32_t lnk_cnt;
-	char pnetid[SMC_MAX_PNETID_LEN + 1];       /* 17 bytes: tools.md 13 item 14 */
+	char pnetid[SMC_MAX_PNETID_LEN + 1];       /* 17 bytes: all 16 characters kept */
 	char net_dev[IF_NAMESIZE];
 };
 
@@ -135,7 +135,6 @@ enum dev_field {
 struct view {
 	struct smc_val v[D_COUNT];
 	char type[SMC_NAME_BUF], state[SMC_NAME_BUF];
-	char fid[16], chid[8], vendor[8], device[8];
 	char cell[SMC_MAX_PNETID_LEN + 2];         /* "*" + 16 characters */
 	char pnetid[SMC_MAX_PNETID_LEN + 1];
 };
@@ -146,7 +145,7 @@ static void view_pnet(struct view *w, const struct smc_dev_port *p)
 	snprintf(w->cell, sizeof(w->cell), "%s%s", p->pnet_usr ? "*" : "", p->pnetid);
 	memcpy(w->pnetid, p->pnetid, sizeof(w->pnetid));
 	w->v[D_PNET_CELL] = smc_str(smc_trim(w->cell));
-	w->v[D_PNETID] = smc_str(smc_trim(w->pnetid));
+	w->v[D_PNETID] = smc_str_or_none(smc_trim(w->pnetid));
 	w->v[D_PNET_USR] = smc_bool(p->pnet_usr);
 }
 
@@ -154,24 +153,24 @@ static void view_dev(struct view *w, const struct smc_dev *d, int port)
 {
 	const struct smc_dev_port *p = &d->port[port];
 
+	const char *type;
+
 	memset(w, 0, sizeof(*w));
-	snprintf(w->fid, sizeof(w->fid), "%04x", d->fid);
-	snprintf(w->chid, sizeof(w->chid), "%04x", d->chid);
-	snprintf(w->vendor, sizeof(w->vendor), "%04x", d->vendor);
-	snprintf(w->device, sizeof(w->device), "%04x", d->device);
-	w->v[D_NETDEV] = smc_str(p->net_dev);
+	type = smc_dev_type_name(d->device, w->type);
+	w->v[D_NETDEV] = smc_str_or_none(p->net_dev);
 	w->v[D_IBDEV] = smc_str(d->ib_name);
 	w->v[D_PORT] = smc_num((unsigned int)port + 1);
 	w->v[D_STATE] = smc_str(smc_port_state_name(p->state, w->state));
-	w->v[D_TYPE] = smc_str(smc_dev_type_name(d->device, w->type));
+	/* An unknown type: its number in text, null in JSON (pci_device has it). */
+	w->v[D_TYPE] = type == w->type ? smc_none_as(type) : smc_str(type);
 	w->v[D_CRIT] = smc_bool(d->crit);
-	w->v[D_FID] = smc_str(w->fid);
-	w->v[D_PCI_ID] = smc_str(d->pci_id);
-	w->v[D_PCHID] = smc_str(w->chid);
+	w->v[D_FID] = smc_num(d->fid);
+	w->v[D_PCI_ID] = smc_str_or_none(d->pci_id);
+	w->v[D_PCHID] = smc_num(d->chid);
 	w->v[D_LINKS] = smc_num(p->lnk_cnt);
 	w->v[D_USE_CNT] = smc_num(d->use_cnt);
-	w->v[D_VENDOR] = smc_str(w->vendor);
-	w->v[D_DEVICE] = smc_str(w->device);
+	w->v[D_VENDOR] = smc_num(d->vendor);
+	w->v[D_DEVICE] = smc_num(d->device);
 	view_pnet(w, p);
 }
 
@@ -181,35 +180,35 @@ static void view_dev(struct view *w, const struct smc_dev *d, int port)
 #define JSON SMC_COL_JSON
 
 static const struct smc_col smcr_cols[] = {
-	{ "net_dev", "Net-Dev         ", "%-15.15s ", D_NETDEV, 0, 0 },
-	{ "ib_dev", "IB-Dev   ", "%-8.8s ", D_IBDEV, 0, 0 },
-	{ "ib_port", "IB-P  ", "%4llu  ", D_PORT, 0, 0 },
-	{ "port_state", "IB-State  ", "%8s  ", D_STATE, 0, 0 },
-	{ "type", "Type          ", "%-13s  ", D_TYPE, 0, 0 },
-	{ "crit", "Crit  ", "%3s   ", D_CRIT, 0, 0 },
-	{ "fid", " FID   ", "%s  ", D_FID, 1, 0 },
-	{ "pci_id", "PCI-ID        ", "%-12s  ", D_PCI_ID, 1, 0 },
-	{ "pchid", "PCHID  ", "%s    ", D_PCHID, 1, 0 },
-	{ "links", "#Links  ", "%5llu ", D_LINKS, 0, 0 },
-	{ NULL, "PNET-ID  ", " %-16s ", D_PNET_CELL, 0, TEXT },
-	{ "pnet_id", NULL, NULL, D_PNETID, 0, JSON },
-	{ "pnet_user", NULL, NULL, D_PNET_USR, 0, JSON },
-	{ "pci_vendor", NULL, NULL, D_VENDOR, 0, JSON },
-	{ "pci_device", NULL, NULL, D_DEVICE, 0, JSON },
+	{ "net_dev", "Net-Dev         ", "%-15.15s ", D_NETDEV, 0, 0, NULL },
+	{ "ib_dev", "IB-Dev   ", "%-8.8s ", D_IBDEV, 0, 0, NULL },
+	{ "ib_port", "IB-P  ", "%4llu  ", D_PORT, 0, 0, NULL },
+	{ "port_state", "IB-State  ", "%8s  ", D_STATE, 0, 0, NULL },
+	{ "type", "Type          ", "%-13s  ", D_TYPE, 0, 0, NULL },
+	{ "crit", "Crit  ", "%3s   ", D_CRIT, 0, 0, NULL },
+	{ "fid", " FID   ", "%04llx  ", D_FID, 1, 0, NULL },
+	{ "pci_id", "PCI-ID        ", "%-12s  ", D_PCI_ID, 1, 0, NULL },
+	{ "pchid", "PCHID  ", "%04llx    ", D_PCHID, 1, 0, NULL },
+	{ "links", "#Links  ", "%5llu ", D_LINKS, 0, 0, NULL },
+	{ NULL, "PNET-ID  ", " %-16s ", D_PNET_CELL, 0, TEXT, NULL },
+	{ "pnet_id", NULL, NULL, D_PNETID, 0, JSON, NULL },
+	{ "pnet_user", NULL, NULL, D_PNET_USR, 0, JSON, NULL },
+	{ "pci_vendor", NULL, NULL, D_VENDOR, 0, JSON, NULL },
+	{ "pci_device", NULL, NULL, D_DEVICE, 0, JSON, NULL },
 };
 
 static const struct smc_col smcd_cols[] = {
-	{ "fid", "FID  ", "%s ", D_FID, 0, 0 },
-	{ "type", "Type  ", "%-4s  ", D_TYPE, 0, 0 },
-	{ "pci_id", "PCI-ID        ", "%-12s  ", D_PCI_ID, 0, 0 },
-	{ "pchid", "PCHID  ", "%s   ", D_PCHID, 0, 0 },
-	{ "crit", "InUse  ", "%-4s  ", D_CRIT, 0, 0 },
-	{ "use_cnt", "#LGs  ", "%5llu ", D_USE_CNT, 0, 0 },
-	{ NULL, "PNET-ID  ", " %-16s ", D_PNET_CELL, 0, TEXT },
-	{ "pnet_id", NULL, NULL, D_PNETID, 0, JSON },
-	{ "pnet_user", NULL, NULL, D_PNET_USR, 0, JSON },
-	{ "pci_vendor", NULL, NULL, D_VENDOR, 0, JSON },
-	{ "pci_device", NULL, NULL, D_DEVICE, 0, JSON },
+	{ "fid", "FID  ", "%04llx ", D_FID, 0, 0, NULL },
+	{ "type", "Type  ", "%-4s  ", D_TYPE, 0, 0, NULL },
+	{ "pci_id", "PCI-ID        ", "%-12s  ", D_PCI_ID, 0, 0, NULL },
+	{ "pchid", "PCHID  ", "%04llx   ", D_PCHID, 0, 0, NULL },
+	{ "crit", "InUse  ", "%-4s  ", D_CRIT, 0, 0, NULL },
+	{ "use_cnt", "#LGs  ", "%5llu ", D_USE_CNT, 0, 0, NULL },
+	{ NULL, "PNET-ID  ", " %-16s ", D_PNET_CELL, 0, TEXT, NULL },
+	{ "pnet_id", NULL, NULL, D_PNETID, 0, JSON, NULL },
+	{ "pnet_user", NULL, NULL, D_PNET_USR, 0, JSON, NULL },
+	{ "pci_vendor", NULL, NULL, D_VENDOR, 0, JSON, NULL },
+	{ "pci_device", NULL, NULL, D_DEVICE, 0, JSON, NULL },
 };
 
 /* By personality: SMC-R, SMC-D. */
@@ -223,11 +222,9 @@ static void show_row(struct dev_run *r, const struct smc_dev *d, int port)
 	struct view w;
 
 	view_dev(&w, d, port);
-	if (out_is_json(o))
-		json_open_object(o->j, NULL);
+	out_open_object(o, NULL);
 	smc_cols_put(o, &listings[r->run.ctx->smcd], w.v, r->run.level, 0, 0);
-	if (out_is_json(o))
-		json_close_object(o->j);
+	out_close_object(o);
 	out_text(o, "\n");
 }
 

@@ -83,77 +83,65 @@ static int sysinfo_cb(const struct nlmsghdr *nlh, void *arg)
 	return rc < 0 ? rc : 0;
 }
 
-static void print_features(struct smc_out *o, const char *key, const char *label, bool v2)
+/* A feature list: "v1" or "v1 v2" in text, ["v1"] or ["v1","v2"] in JSON. */
+static void put_features(struct smc_out *o, const char *key, bool v2, const char *v1_text)
 {
-	if (out_is_json(o)) {
-		json_open_array(o->j, key);
-		json_str(o->j, NULL, "v1");
-		if (v2)
-			json_str(o->j, NULL, "v2");
-		json_close_array(o->j);
-		return;
-	}
-	fprintf(o->f, "%-18s%s\n", label, v2 ? "v1 v2" : "v1");
+	out_text(o, "%s\n", v2 ? "v1 v2" : v1_text);
+	out_open_array(o, key);
+	out_json_str(o, NULL, "v1");
+	if (v2)
+		out_json_str(o, NULL, "v2");
+	out_close_array(o);
 }
 
+static void print_features(struct smc_out *o, const char *key, const char *label, bool v2)
+{
+	out_text(o, "%-18s", label);
+	put_features(o, key, v2, "v1");
+}
+
+/* A value, or n/a (text) and null (JSON) when there is none. */
 static void print_text_or_null(struct smc_out *o, const char *key, const char *label,
 			       const char *val)
 {
-	if (out_is_json(o)) {
-		if (val && *val)
-			json_str(o->j, key, val);
-		else
-			json_null(o->j, key);
-		return;
-	}
-	fprintf(o->f, "%-18s%s\n", label, val && *val ? val : "n/a");
+	out_text(o, "%-18s", label);
+	out_str_or_none(o, key, "%s\n", val, "n/a");
 }
 
 static void print_hw(struct smc_out *o, const char *key, const char *label,
 		     bool present, bool v2, const char *v1_text)
 {
-	if (out_is_json(o)) {
-		if (!present) {
-			json_null(o->j, key);
-			return;
-		}
-		print_features(o, key, label, v2);
-		return;
-	}
-	fprintf(o->f, "%-18s%s\n", label, !present ? "n/a" : v2 ? "v1 v2" : v1_text);
+	out_text(o, "%-18s", label);
+	if (present)
+		put_features(o, key, v2, v1_text);
+	else
+		out_none(o, key, "%s\n", "n/a");
 }
 
 void smc_info_print(struct smc_out *o, const struct sys_info *si, const struct hw_count *c)
 {
 	bool both = si->has_ver && si->has_rel;
 	unsigned int roce = c->roce[1] + c->roce[2] + c->roce[3];
-	char ver[16];
+	char ver[16], host[sizeof(si->host)];
 
 	snprintf(ver, sizeof(ver), "%u.%u", si->ver, si->rel);
-	if (out_is_json(o))
-		json_open_object(o->j, NULL);
+	/* The text keeps the kernel's blank padding, as upstream; JSON does not. */
+	snprintf(host, sizeof(host), "%.*s", out_is_json(o) ? (int)si->host_len : (int)sizeof(host),
+		 si->host);
+	out_open_object(o, NULL);
 	out_text(o, "Kernel Capabilities\n");
 	print_text_or_null(o, "smc_version", "SMC Version:", both ? ver : NULL);
-	if (out_is_json(o)) {
-		char host[sizeof(si->host)];
-
-		snprintf(host, sizeof(host), "%.*s", (int)si->host_len, si->host);
-		print_text_or_null(o, "hostname", "SMC Hostname:", host);
-	} else {
-		print_text_or_null(o, "hostname", "SMC Hostname:", si->host);
-	}
+	print_text_or_null(o, "hostname", "SMC Hostname:", host);
 	print_features(o, "smcd_features", "SMC-D Features:", (both ? si->ver : 1) >= 2);
 	print_features(o, "smcr_features", "SMC-R Features:", si->smcr_v2);
 	out_text(o, "\nHardware Capabilities\n");
 	print_text_or_null(o, "seid", "SEID:", si->seid);
 	print_hw(o, "ism", "ISM:", c->ism > 0, si->ism_v2, "v1");
 	print_hw(o, "roce", "RoCE:", roce > 0, c->roce[2] + c->roce[3] > 0, "v1 ");
-	if (out_is_json(o)) {
-		json_u64(o->j, "ism_devices", c->ism);
-		json_u64(o->j, "roce_devices", roce);
-		json_close_object(o->j);
-		json_finish(o->j);
-	}
+	out_json_u64(o, "ism_devices", c->ism);
+	out_json_u64(o, "roce_devices", roce);
+	out_close_object(o);
+	out_finish(o);
 }
 
 static int usage(struct smc_ctx *ctx)

@@ -1,32 +1,33 @@
 /*
  * smcd linkgroup [show] [all | LG-ID]
  * smcr linkgroup [show | link-show] [all | LG-ID] [ibdev <dev>] [netdev <dev>]
- * (tools.md 5.3): SMC-R and SMC-D link groups, and the links of SMC-R ones.
+ * (smcd(8), smcr(8)): SMC-R and SMC-D link groups, and the links of SMC-R ones.
  *
  * JSON (-j) is one document with every field at every -d level, keys named
- * after the uapi attributes:
+ * after the uapi attributes (doc/json-schema/):
  *   smcr show       {"linkgroups":[{LGR_R}]}
  *   smcr link-show  {"links":[{LGR_R, LINK}]}    one entry per link
  *   smcd            {"linkgroups":[{LGR_D}]}
- * LGR_R = "lgr_id":"00000100" (hex as printed), "role":"CLNT"|"SERV",
- *         "type":"SINGLE".., "vlan_id":N, "pnet_id":"..", "version":N (1 without
+ * LGR_R = "lgr_id":N (hex in text), "role":"CLNT"|"SERV",
+ *         "type":"SINGLE".., "vlan_id":N, "pnet_id":".."|null, "version":N (1 without
  *         the V2_COMMON nest), V2, "conns":N, "sndbuf_alloc":N, "rmb_alloc":N
  * LGR_D = "lgr_id", "vlan_id", "pnet_id", "version", V2 minus "direct",
  *         "conns", "sndbuf_alloc", "dmb_alloc":N
  * V2    = only when the kernel sent V2_COMMON: "peer_release":N, "peer_host":"..",
- *         "peer_os":"ZOS".., "direct":bool (SMC-R), "eid":".." (untrimmed)
- * LINK  = "net_dev":"eth0" ("" for ifindex 0), "link_state":"LINK_ACTIVE",
- *         "conn_cnt":N, "link_uid":"00000101", "peer_uid":"..", "ib_dev":"..",
+ *         "peer_os":"ZOS".., "direct":bool (SMC-R), "eid":".."|null (trimmed)
+ * LINK  = "net_dev":"eth0"|null (ifindex 0), "link_state":"LINK_ACTIVE",
+ *         "conn_cnt":N, "link_uid":"00000101", "peer_uid":".." (4 bytes in
+ *         hex, as the uapi sends them), "ib_dev":"..",
  *         "ib_port":N, "gid":"..", "peer_gid":".."
  * No link groups: {"linkgroups":[]} (text mode prints nothing at all).
  *
- * Upstream bugs fixed here (tools.md 13):
- *  14  a 16-character PNET ID keeps all 16 characters (17-byte buffer).
- *  15  smcr "show netdev X" / "show ibdev X" really filter: the links are
+ * Upstream bugs fixed here (the man pages list them):
+ *  - a 16-character PNET ID keeps all 16 characters (17-byte buffer).
+ *  - smcr "show netdev X" / "show ibdev X" really filter: the links are
  *      dumped as well and a link group is shown when one of its links matches.
  *      (Kept as documented: LG-ID masked with 0xFFFFFF00 for SMC-R, exact for
  *      SMC-D; "a"/"al" mean "all"; LG-IDs parsed by strtol base 16.)
- *  17  attributes the kernel did not send read as 0 / empty, never as the
+ *  - attributes the kernel did not send read as 0 / empty, never as the
  *      previous link group's values or uninitialised memory.
  */
 #include "linkgroup.h"
@@ -50,7 +51,7 @@
 struct smc_lgr {
 	uint32_t id, conns;
 	uint8_t role, type, vlan;
-	char pnetid[SMC_MAX_PNETID_LEN + 1];       /* 17 bytes: tools.md 13 item 14 */
+	char pnetid[SMC_MAX_PNETID_LEN + 1];       /* 17 bytes: all 16 characters kept */
 	uint64_t sndbuf, rmb;                      /* rmb: DMBs for SMC-D */
 	bool v2;                                   /* V2_COMMON nest received */
 	uint8_t ver, rel, os, direct;
@@ -126,7 +127,7 @@ struct lg_run {
 	struct smc_run run;
 	const struct smc_lg_args *a;
 	bool blocks;               /* detail blocks instead of a table */
-	bool link_filter;          /* smcr show with netdev/ibdev: dump links (item 15) */
+	bool link_filter;          /* smcr show with netdev/ibdev: dump links too */
 	unsigned int shown;        /* entries printed */
 	struct smc_lgr lgr;        /* the last link-group message (SMC-R) */
 	bool lgr_shown;            /* ... already printed for one of its links */
@@ -221,7 +222,7 @@ static int parse_link(struct lg_run *r, struct nlattr *nest, struct smc_link *l)
 
 enum lg_field {
 	F_ID, F_ROLE, F_TYPE, F_VLAN, F_PNETID, F_VERSION, F_PEER_REL, F_PEER_HOST,
-	F_PEER_OS, F_DIRECT, F_EID, F_CONNS, F_SNDBUF, F_RMB,
+	F_PEER_OS, F_DIRECT, F_EID, F_EID_JSON, F_CONNS, F_SNDBUF, F_RMB,
 	F_NETDEV, F_STATE, F_LINK_CONNS, F_UID, F_PEER_UID, F_IBDEV, F_IBPORT,
 	F_GID, F_PEER_GID,
 	F_COUNT
@@ -232,29 +233,31 @@ enum lg_field {
 struct view {
 	struct smc_val v[F_COUNT];
 	bool v2;
-	char id[9], uid[9], peer_uid[9];
+	char uid[9], peer_uid[9];
 	char type[SMC_NAME_BUF], os[SMC_NAME_BUF], state[SMC_NAME_BUF];
 	char pnetid[SMC_MAX_PNETID_LEN + 1], peer_host[SMC_MAX_EID_LEN_ + 1];
+	char eid[SMC_MAX_EID_LEN_ + 1];
 };
 
 static void view_lgr(struct view *w, const struct smc_lgr *g)
 {
 	memset(w, 0, sizeof(*w));
-	snprintf(w->id, sizeof(w->id), "%08x", g->id);
 	memcpy(w->pnetid, g->pnetid, sizeof(w->pnetid));
 	memcpy(w->peer_host, g->peer_host, sizeof(w->peer_host));
+	memcpy(w->eid, g->eid, sizeof(w->eid));
 	w->v2 = g->v2;
-	w->v[F_ID] = smc_str(w->id);
+	w->v[F_ID] = smc_num(g->id);
 	w->v[F_ROLE] = smc_str(smc_role_name(g->role));
 	w->v[F_TYPE] = smc_str(smc_lgr_type_name(g->type, w->type));
 	w->v[F_VLAN] = smc_num(g->vlan);
-	w->v[F_PNETID] = smc_str(smc_trim(w->pnetid));
+	w->v[F_PNETID] = smc_str_or_none(smc_trim(w->pnetid));
 	w->v[F_VERSION] = smc_num(g->v2 ? g->ver : 1);
 	w->v[F_PEER_REL] = smc_num(g->rel);
 	w->v[F_PEER_HOST] = smc_str(smc_trim(w->peer_host));
 	w->v[F_PEER_OS] = smc_str(smc_peer_os_name(g->os, w->os));
 	w->v[F_DIRECT] = smc_bool(g->direct);
-	w->v[F_EID] = smc_str(g->eid);
+	w->v[F_EID] = smc_str(g->eid);              /* text: blank-padded, as upstream */
+	w->v[F_EID_JSON] = smc_str_or_none(smc_trim(w->eid));
 	w->v[F_CONNS] = smc_num(g->conns);
 	w->v[F_SNDBUF] = smc_num(g->sndbuf);
 	w->v[F_RMB] = smc_num(g->rmb);
@@ -269,7 +272,7 @@ static void view_link(struct view *w, const struct smc_link *l)
 {
 	hex4(w->uid, l->uid);
 	hex4(w->peer_uid, l->peer_uid);
-	w->v[F_NETDEV] = smc_str(l->net_dev);
+	w->v[F_NETDEV] = smc_str_or_none(l->net_dev);
 	w->v[F_STATE] = smc_str(smc_link_state_name(l->state, w->state));
 	w->v[F_LINK_CONNS] = smc_num(l->conns);
 	w->v[F_UID] = smc_str(w->uid);
@@ -285,65 +288,67 @@ static void view_link(struct view *w, const struct smc_link *l)
 #define V2 SMC_COL_V2
 
 static const struct smc_col smcr_table[] = {
-	{ "lgr_id", "LG-ID    ", "%s ", F_ID, 0, 0 },
-	{ "role", "LG-Role  ", "%-8s ", F_ROLE, 0, 0 },
-	{ "type", "LG-Type  ", "%-8s ", F_TYPE, 0, 0 },
-	{ "vlan_id", "VLAN  ", "%#4llx ", F_VLAN, 0, 0 },
-	{ "conns", "#Conns  ", " %6llu ", F_CONNS, 0, 0 },
-	{ "pnet_id", "PNET-ID ", " %-16s ", F_PNETID, 0, 0 },
+	{ "lgr_id", "LG-ID    ", "%08llx ", F_ID, 0, 0, NULL },
+	{ "role", "LG-Role  ", "%-8s ", F_ROLE, 0, 0, NULL },
+	{ "type", "LG-Type  ", "%-8s ", F_TYPE, 0, 0, NULL },
+	{ "vlan_id", "VLAN  ", "%#4llx ", F_VLAN, 0, 0, NULL },
+	{ "conns", "#Conns  ", " %6llu ", F_CONNS, 0, 0, NULL },
+	{ "pnet_id", "PNET-ID ", " %-16s ", F_PNETID, 0, 0, NULL },
 };
 
 static const struct smc_col smcr_links[] = {
-	{ "lgr_id", "LG-ID    ", "%s ", F_ID, 0, 0 },
-	{ "role", "LG-Role  ", "%-8s ", F_ROLE, 0, 0 },
-	{ "type", "LG-Type  ", "%-8s ", F_TYPE, 0, 0 },
-	{ "net_dev", "Net-Dev         ", "%-15.15s ", F_NETDEV, 0, 0 },
-	{ "link_state", "Link-State      ", "%-15s ", F_STATE, 0, 0 },
-	{ "conn_cnt", "#Conns  ", "%6llu  ", F_LINK_CONNS, 0, 0 },
-	{ "link_uid", "Link-UID  ", "%s  ", F_UID, 1, 0 },
-	{ "peer_uid", "Peer-UID  ", "%s  ", F_PEER_UID, 1, 0 },
-	{ "ib_dev", "IB-Dev    ", "%-8.8s  ", F_IBDEV, 1, 0 },
-	{ "ib_port", "IB-P  ", "%4llu  ", F_IBPORT, 1, 0 },
-	{ "gid", "Local-GID                                 ", "%-40s  ", F_GID, 2, 0 },
-	{ "peer_gid", "Peer-GID  ", "%s  ", F_PEER_GID, 2, 0 },
+	{ "lgr_id", "LG-ID    ", "%08llx ", F_ID, 0, 0, NULL },
+	{ "role", "LG-Role  ", "%-8s ", F_ROLE, 0, 0, NULL },
+	{ "type", "LG-Type  ", "%-8s ", F_TYPE, 0, 0, NULL },
+	{ "net_dev", "Net-Dev         ", "%-15.15s ", F_NETDEV, 0, 0, NULL },
+	{ "link_state", "Link-State      ", "%-15s ", F_STATE, 0, 0, NULL },
+	{ "conn_cnt", "#Conns  ", "%6llu  ", F_LINK_CONNS, 0, 0, NULL },
+	{ "link_uid", "Link-UID  ", "%s  ", F_UID, 1, 0, NULL },
+	{ "peer_uid", "Peer-UID  ", "%s  ", F_PEER_UID, 1, 0, NULL },
+	{ "ib_dev", "IB-Dev    ", "%-8.8s  ", F_IBDEV, 1, 0, NULL },
+	{ "ib_port", "IB-P  ", "%4llu  ", F_IBPORT, 1, 0, NULL },
+	{ "gid", "Local-GID                                 ", "%-40s  ", F_GID, 2, 0, NULL },
+	{ "peer_gid", "Peer-GID  ", "%s  ", F_PEER_GID, 2, 0, NULL },
 };
 
 static const struct smc_col smcr_block[] = {
-	{ "lgr_id", NULL, "LG-ID    : %s\n", F_ID, 0, 0 },
-	{ "role", NULL, "LG-Role  : %s\n", F_ROLE, 0, 0 },
-	{ "type", NULL, "LG-Type  : %s\n", F_TYPE, 0, 0 },
-	{ "vlan_id", NULL, "VLAN     : %llx\n", F_VLAN, 0, 0 },
-	{ "pnet_id", NULL, "PNET-ID  : %s\n", F_PNETID, 0, 0 },
-	{ "version", NULL, "Version  : %llu\n", F_VERSION, 0, 0 },
-	{ "peer_release", NULL, "Peer-Rel : %llu\n", F_PEER_REL, 0, V2 },
-	{ "peer_host", NULL, "Peer-Host: %s\n", F_PEER_HOST, 0, V2 },
-	{ "peer_os", NULL, "Peer-OS  : %s\n", F_PEER_OS, 0, V2 },
-	{ "direct", NULL, "Direct   : %s\n", F_DIRECT, 0, V2 },
-	{ "eid", NULL, "EID      : %s\n", F_EID, 0, V2 },
-	{ "conns", NULL, "#Conns   : %llu\n", F_CONNS, 0, 0 },
-	{ "sndbuf_alloc", NULL, "Sndbuf   : %llu B\n", F_SNDBUF, 0, 0 },
-	{ "rmb_alloc", NULL, "RMB      : %llu B\n", F_RMB, 0, 0 },
+	{ "lgr_id", NULL, "LG-ID    : %08llx\n", F_ID, 0, 0, NULL },
+	{ "role", NULL, "LG-Role  : %s\n", F_ROLE, 0, 0, NULL },
+	{ "type", NULL, "LG-Type  : %s\n", F_TYPE, 0, 0, NULL },
+	{ "vlan_id", NULL, "VLAN     : %llx\n", F_VLAN, 0, 0, NULL },
+	{ "pnet_id", NULL, "PNET-ID  : %s\n", F_PNETID, 0, 0, NULL },
+	{ "version", NULL, "Version  : %llu\n", F_VERSION, 0, 0, NULL },
+	{ "peer_release", NULL, "Peer-Rel : %llu\n", F_PEER_REL, 0, V2, NULL },
+	{ "peer_host", NULL, "Peer-Host: %s\n", F_PEER_HOST, 0, V2, NULL },
+	{ "peer_os", NULL, "Peer-OS  : %s\n", F_PEER_OS, 0, V2, NULL },
+	{ "direct", NULL, "Direct   : %s\n", F_DIRECT, 0, V2, NULL },
+	{ NULL, NULL, "EID      : %s\n", F_EID, 0, V2 | SMC_COL_TEXT, NULL },
+	{ "eid", NULL, NULL, F_EID_JSON, 0, V2 | SMC_COL_JSON, NULL },
+	{ "conns", NULL, "#Conns   : %llu\n", F_CONNS, 0, 0, NULL },
+	{ "sndbuf_alloc", NULL, "Sndbuf   : %llu B\n", F_SNDBUF, 0, 0, NULL },
+	{ "rmb_alloc", NULL, "RMB      : %llu B\n", F_RMB, 0, 0, NULL },
 };
 
 static const struct smc_col smcd_table[] = {
-	{ "lgr_id", "LG-ID    ", "%s ", F_ID, 0, 0 },
-	{ "vlan_id", "VLAN  ", "%#4llx  ", F_VLAN, 0, 0 },
-	{ "conns", "#Conns  ", "%6llu  ", F_CONNS, 0, 0 },
-	{ "pnet_id", "PNET-ID ", "%-16s ", F_PNETID, 0, 0 },
+	{ "lgr_id", "LG-ID    ", "%08llx ", F_ID, 0, 0, NULL },
+	{ "vlan_id", "VLAN  ", "%#4llx  ", F_VLAN, 0, 0, NULL },
+	{ "conns", "#Conns  ", "%6llu  ", F_CONNS, 0, 0, NULL },
+	{ "pnet_id", "PNET-ID ", "%-16s ", F_PNETID, 0, 0, NULL },
 };
 
 static const struct smc_col smcd_block[] = {
-	{ "lgr_id", NULL, "LG-ID    : %s\n", F_ID, 0, 0 },
-	{ "vlan_id", NULL, "VLAN     : %llx\n", F_VLAN, 0, 0 },
-	{ "pnet_id", NULL, "PNET-ID  : %s\n", F_PNETID, 0, 0 },
-	{ "version", NULL, "Version  : %llu\n", F_VERSION, 0, 0 },
-	{ "peer_release", NULL, "Peer-Rel : %llu\n", F_PEER_REL, 0, V2 },
-	{ "peer_host", NULL, "Peer-Host: %s\n", F_PEER_HOST, 0, V2 },
-	{ "peer_os", NULL, "Peer-OS  : %s\n", F_PEER_OS, 0, V2 },
-	{ "eid", NULL, "EID      : %s\n", F_EID, 0, V2 },
-	{ "conns", NULL, "#Conns   : %llu\n", F_CONNS, 0, 0 },
-	{ "sndbuf_alloc", NULL, "Sndbuf   : %llu B\n", F_SNDBUF, 0, 0 },
-	{ "dmb_alloc", NULL, "DMB      : %llu B\n", F_RMB, 0, 0 },
+	{ "lgr_id", NULL, "LG-ID    : %08llx\n", F_ID, 0, 0, NULL },
+	{ "vlan_id", NULL, "VLAN     : %llx\n", F_VLAN, 0, 0, NULL },
+	{ "pnet_id", NULL, "PNET-ID  : %s\n", F_PNETID, 0, 0, NULL },
+	{ "version", NULL, "Version  : %llu\n", F_VERSION, 0, 0, NULL },
+	{ "peer_release", NULL, "Peer-Rel : %llu\n", F_PEER_REL, 0, V2, NULL },
+	{ "peer_host", NULL, "Peer-Host: %s\n", F_PEER_HOST, 0, V2, NULL },
+	{ "peer_os", NULL, "Peer-OS  : %s\n", F_PEER_OS, 0, V2, NULL },
+	{ NULL, NULL, "EID      : %s\n", F_EID, 0, V2 | SMC_COL_TEXT, NULL },
+	{ "eid", NULL, NULL, F_EID_JSON, 0, V2 | SMC_COL_JSON, NULL },
+	{ "conns", NULL, "#Conns   : %llu\n", F_CONNS, 0, 0, NULL },
+	{ "sndbuf_alloc", NULL, "Sndbuf   : %llu B\n", F_SNDBUF, 0, 0, NULL },
+	{ "dmb_alloc", NULL, "DMB      : %llu B\n", F_RMB, 0, 0, NULL },
 };
 
 enum { L_TABLE, L_BLOCK, L_LINKS };
@@ -362,43 +367,39 @@ static void put_cols(struct lg_run *r, int which, const struct view *w, int firs
 
 /* ---- printing ---------------------------------------------------------- */
 
+/* JSON has every field of a link group: the block layout, whatever the text shows. */
 static void show_lgr(struct lg_run *r, const struct smc_lgr *g)
 {
 	struct smc_out *o = &r->run.out;
+	bool block = r->blocks || out_is_json(o);
 	struct view w;
 
 	view_lgr(&w, g);
-	if (out_is_json(o)) {
-		json_open_object(o->j, NULL);
-		put_cols(r, L_BLOCK, &w, 0);
-		json_close_object(o->j);
-	} else if (r->blocks) {
-		if (r->shown)
-			out_text(o, "\n");
-		put_cols(r, L_BLOCK, &w, 0);
-	} else {
-		put_cols(r, L_TABLE, &w, 0);
+	if (block && r->shown)
 		out_text(o, "\n");
-	}
+	out_open_object(o, NULL);
+	put_cols(r, block ? L_BLOCK : L_TABLE, &w, 0);
+	out_close_object(o);
+	if (!block)
+		out_text(o, "\n");
 	r->shown++;
 }
 
+/* A link: the text row of the links table; JSON: its link group's block, then the link. */
 static void show_link(struct lg_run *r, const struct smc_lgr *g, const struct smc_link *l)
 {
 	struct smc_out *o = &r->run.out;
+	bool json = out_is_json(o);
 	struct view w;
 
 	view_lgr(&w, g);
 	view_link(&w, l);
-	if (out_is_json(o)) {
-		json_open_object(o->j, NULL);
+	out_open_object(o, NULL);
+	if (json)
 		put_cols(r, L_BLOCK, &w, 0);
-		put_cols(r, L_LINKS, &w, F_FIRST_LINK);
-		json_close_object(o->j);
-	} else {
-		put_cols(r, L_LINKS, &w, 0);
-		out_text(o, "\n");
-	}
+	put_cols(r, L_LINKS, &w, json ? F_FIRST_LINK : 0);
+	out_close_object(o);
+	out_text(o, "\n");
 	r->shown++;
 }
 

@@ -1,8 +1,7 @@
 /*
- * Column listings shared by linkgroup.c and device.c: one table per listing
- * holds each value's header cell, text format and JSON key, so -j cannot
- * drift from the text columns.  Also what else both do the same way: the
- * attribute getters, the ifindex-to-name lookup and the run of the command.
+ * What linkgroup.c and device.c do the same way: the attribute getters, the
+ * ifindex-to-name lookup and the run of the command.  Their column tables
+ * are lib/cols.c.
  */
 #include "listing.h"
 
@@ -66,53 +65,6 @@ void smc_attr_str(char *buf, size_t len, const struct nlattr *a)
 		smc_nla_strcpy(buf, len, a);
 }
 
-static bool col_shown(const struct smc_out *o, const struct smc_col *c, int level,
-		      unsigned int hide)
-{
-	if (c->flags & hide)
-		return false;
-	if (out_is_json(o))
-		return !(c->flags & SMC_COL_TEXT);
-	return !(c->flags & SMC_COL_JSON) && level >= c->level;
-}
-
-static void put_val(struct smc_out *o, const struct smc_col *c, const struct smc_val *v)
-{
-	switch (v->kind) {
-	case SMC_VAL_NUM:
-		out_u64(o, c->key, c->fmt, v->n);
-		break;
-	case SMC_VAL_STR:
-		out_str(o, c->key, c->fmt, v->s ? v->s : "");
-		break;
-	case SMC_VAL_BOOL:
-		if (out_is_json(o))
-			json_bool(o->j, c->key, v->n != 0);
-		else
-			fprintf(o->f, c->fmt, v->n ? "Yes" : "No");
-		break;
-	}
-}
-
-void smc_cols_put(struct smc_out *o, const struct smc_listing *l, const struct smc_val *vals,
-		  int level, unsigned int hide, int first)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		const struct smc_col *c = &l->cols[i];
-
-		if (c->field >= first && col_shown(o, c, level, hide))
-			put_val(o, c, &vals[c->field]);
-	}
-}
-
-void smc_cols_header(struct smc_out *o, const struct smc_listing *l, int level)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (l->cols[i].head && level >= l->cols[i].level)
-			out_text(o, "%s", l->cols[i].head);
-	out_text(o, "\n");
-}
-
 /* ---- one run of a listing command ------------------------------------- */
 
 static const struct nla_policy gen_policy[SMC_RUN_GEN_MAX + 1] = {
@@ -140,22 +92,17 @@ static void run_begin(struct smc_run *r)
 	if (r->started)
 		return;
 	r->started = true;
-	if (out_is_json(&r->out)) {
-		json_open_object(r->out.j, NULL);
-		json_open_array(r->out.j, r->key);
-	} else if (r->header) {
+	out_doc_begin(&r->out, r->key);
+	if (r->header)
 		smc_cols_header(&r->out, r->header, r->level);
-	}
 }
 
+/* Without any reply message the text is empty, JSON an empty list. */
 static void run_end(struct smc_run *r)
 {
-	if (!out_is_json(&r->out))
-		return;
-	run_begin(r);
-	json_close_array(r->out.j);
-	json_close_object(r->out.j);
-	json_finish(r->out.j);
+	if (out_is_json(&r->out))
+		run_begin(r);
+	out_doc_end(&r->out);
 }
 
 int smc_run_msg(struct smc_run *r, const struct nlmsghdr *nlh, struct nlattr **tb)

@@ -1,7 +1,7 @@
 /*
  * smcd seid: the System EID.
- * JSON (-j show): {"seid":"...","enabled":true|false}, or {"seid":null} when
- * the system has no SEID (not ISMv2-capable).
+ * JSON (-j show): {"seid":"...","enabled":true|false}; "seid" is null (and
+ * "enabled" false) when the system has no SEID (not ISMv2-capable).
  */
 #include "smc.h"
 #include "names.h"
@@ -43,24 +43,19 @@ static int seid_cb(const struct nlmsghdr *nlh, void *arg)
 static void print(struct smc_ctx *ctx, const struct seid *s)
 {
 	struct smc_json j;
+	struct smc_out o;
 
-	if (!ctx->json) {
-		if (s->present)
-			fprintf(ctx->out, "%s [%s]\n", s->text, s->enabled ? "enabled" : "disabled");
-		else
-			fprintf(ctx->out, "n/a\n");
-		return;
-	}
-	json_init(&j, ctx->out);
-	json_open_object(&j, NULL);
+	smc_out_init(ctx, &o, &j);
+	out_open_object(&o, NULL);
 	if (s->present) {
-		json_str(&j, "seid", s->text);
-		json_bool(&j, "enabled", s->enabled);
+		out_str_or_none(&o, "seid", "%s ", s->text, "");
+		out_bool(&o, "enabled", "[%s]\n", s->enabled, "enabled", "disabled");
 	} else {
-		json_null(&j, "seid");
+		out_none(&o, "seid", "%s\n", "n/a");
+		out_json_bool(&o, "enabled", false);
 	}
-	json_close_object(&j);
-	json_finish(&j);
+	out_close_object(&o);
+	out_finish(&o);
 }
 
 static int report(struct smc_ctx *ctx, uint8_t cmd, int rc)
@@ -96,7 +91,7 @@ int smc_seid_cmd(struct smc_ctx *ctx, int argc, char **argv)
 		return 0;
 	}
 	if (!s.present) {
-		/* upstream printed this on stdout (13.21) */
+		/* upstream printed this on stdout */
 		fprintf(ctx->err, "Error: System EID not available\n");
 		return SMC_EXIT_FAIL;
 	}

@@ -8,6 +8,7 @@
 
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 /* "json" is in the man page but not in the usage text, as upstream. */
 static const struct {
@@ -71,6 +72,30 @@ static int rewrite_cache(struct smc_ctx *ctx, const struct smc_stats_data *org)
 	return rc;
 }
 
+static bool cache_exists(void)
+{
+	char path[sizeof(((struct smc_stats_cache *)0)->path)];
+	struct stat sb;
+
+	smc_stats_cache_path(path, sizeof(path));
+	return lstat(path, &sb) == 0;
+}
+
+/*
+ * When the request fails, the cache file this run created goes again, as if
+ * it had never been opened: an empty file is no baseline.  Only while it is
+ * still ours (the inode we hold locked) and empty.
+ */
+static void drop_new_cache(const struct smc_stats_cache *c, bool existed)
+{
+	struct stat held, named;
+
+	if (existed || !c->fp || fstat(fileno(c->fp), &held) || held.st_size != 0 ||
+	    lstat(c->path, &named) || named.st_dev != held.st_dev || named.st_ino != held.st_ino)
+		return;
+	unlink(c->path);
+}
+
 static void print(struct smc_ctx *ctx, enum smc_stats_mode mode,
 		  const struct smc_stats_data *d, bool absolute, bool details)
 {
@@ -89,10 +114,12 @@ int smc_stats_run(struct smc_ctx *ctx, enum smc_stats_mode mode,
 	bool details = ctx->level != SMC_LVL_NONE && ctx->level != SMC_LVL_ABSOLUTE;
 	struct smc_stats_data kern, base, org;
 	struct smc_stats_cache cache = { .fp = NULL };
-	bool have_base = false;
+	bool have_base = false, existed = true;
 	int rc = 0;
 
 	memset(&kern, 0, sizeof(kern));
+	if (!absolute)
+		existed = cache_exists();
 	/* The lock is held until the end, so a concurrent reset cannot interleave. */
 	if (!absolute && (smc_stats_cache_open(&cache, ctx->err) ||
 			  smc_stats_cache_read(cache.fp, &base, &have_base, ctx->err))) {
@@ -100,8 +127,10 @@ int smc_stats_run(struct smc_ctx *ctx, enum smc_stats_mode mode,
 		return SMC_EXIT_FAIL;
 	}
 	/* upstream exits 0 when the kernel cannot be asked */
-	if (fetch(ctx, dump, src, &kern))
+	if (fetch(ctx, dump, src, &kern)) {
+		drop_new_cache(&cache, existed);
 		goto out;
+	}
 	org = kern;
 	if (have_base) {
 		/* a wrapped counter or a module reload: the baseline is useless */
@@ -123,11 +152,29 @@ static int genl_dump(void *src, uint8_t cmd, smc_msg_cb cb, void *arg)
 	return smc_genl_dump(src, cmd, cb, arg);
 }
 
+/*
+ * The backend is opened before the cache file, not by the first dump: a tool
+ * that finds no backend (or no SMC module) exits there, and must not leave
+ * an empty cache file behind.
+ */
+static int open_backend(struct smc_genl *g)
+{
+	if (g->nl.fd >= 0 || !g->open_hook)
+		return 0;
+	return g->open_hook(g);
+}
+
 int smc_stats_cmd(struct smc_ctx *ctx, int argc, char **argv)
 {
 	enum smc_stats_mode mode;
+	int rc;
 
 	if (smc_stats_parse_args(argc, argv, &mode))
 		return usage(ctx);
+	rc = open_backend(ctx->g);
+	if (rc) {
+		smc_print_nl_error(ctx, rc);
+		return 0;               /* as a failed dump: upstream exits 0 */
+	}
 	return smc_stats_run(ctx, mode, genl_dump, ctx->g);
 }

@@ -1,6 +1,7 @@
 /*
- * stats: the text report (tools.md 5.5.4, byte-compatible with upstream) and
- * the -j document, fed from the same row tables.
+ * stats: the text report (smcd(8) "stats", byte-compatible with upstream) and
+ * the -j document; the sections come from one row table each, printed by
+ * one function for both (text line and JSON member per row).
  *
  * The -j document (one line; all numbers are the values shown, i.e. after
  * subtracting the baseline unless "absolute"):
@@ -212,7 +213,7 @@ static float share(uint64_t part, uint64_t whole)
 	return whole ? (float)(part / (double)whole * 100) : 0;
 }
 
-static void text_row(FILE *f, const struct row *r, const uint64_t *v)
+static void text_row(struct smc_out *o, const struct row *r, const uint64_t *v)
 {
 	unsigned long long val = v[r->off];
 	char abbr[SMC_ABBREV_LEN];
@@ -220,58 +221,69 @@ static void text_row(FILE *f, const struct row *r, const uint64_t *v)
 	switch (r->kind) {
 	case ROW_ABBREV:
 		smc_stats_abbrev(val, abbr);
-		fprintf(f, r->fmt, val, abbr);
+		out_text(o, r->fmt, val, abbr);
 		break;
 	case ROW_PCT:
-		fprintf(f, r->fmt, val, share(val, v[r->base]));
+		out_text(o, r->fmt, val, share(val, v[r->base]));
 		break;
 	default:
-		fprintf(f, r->fmt, val);
+		out_text(o, r->fmt, val);
 	}
 }
 
-/* One histogram line; the last cell is the 1024K and >1024K buckets together. */
-static void text_histogram(FILE *f, const char *label, const uint64_t *b)
+/*
+ * One histogram: a text line whose last cell is the 1024K and >1024K buckets
+ * together; in JSON an object with every bucket.
+ */
+static void put_histogram(struct smc_out *o, const char *key, const char *label, const uint64_t *b)
 {
 	char cell[SMC_ABBREV_LEN];
 
-	fprintf(f, "  %s ", label);
+	out_text(o, "  %s ", label);
 	for (int i = 0; i < 7; i++) {
 		smc_stats_abbrev(b[i], cell);
-		fprintf(f, "  %6s", cell);
+		out_text(o, "  %6s", cell);
 	}
 	smc_stats_abbrev(b[7] + b[8], cell);
-	fprintf(f, "  %6s\n", cell);
+	out_text(o, "  %6s\n", cell);
+	out_open_object(o, key);
+	for (int i = 0; i < SMC_STATS_BUCKETS; i++)
+		out_json_u64(o, bucket_keys[i], b[i]);
+	out_close_object(o);
 }
 
-static void text_section(FILE *f, const struct section *sec, const uint64_t *v, bool details)
+/* A section from its row table: text lines (some with -d only), JSON every row. */
+static void put_section(struct smc_out *o, const struct section *sec, const uint64_t *v,
+			bool details)
 {
-	fprintf(f, "%s\n", sec->title);
+	out_text(o, "\n%s\n", sec->title);
+	out_open_object(o, sec->key);
 	for (size_t i = 0; i < sec->nrows; i++) {
 		const struct row *r = &sec->rows[i];
 
+		out_json_u64(o, r->key, v[r->off]);
 		if (r->fmt && (details || !r->details))
-			text_row(f, r, v);
+			text_row(o, r, v);
 	}
-	if (sec->bufs < 0)
-		return;
-	fprintf(f, "            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB\n");
-	text_histogram(f, "Bufs", v + sec->bufs);
-	text_histogram(f, "Reqs", v + sec->reqs);
+	if (sec->bufs >= 0) {
+		out_text(o, "            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB\n");
+		put_histogram(o, "buffer_sizes", "Bufs", v + sec->bufs);
+		put_histogram(o, "request_sizes", "Reqs", v + sec->reqs);
+	}
+	out_close_object(o);
 }
 
 void smc_stats_print_text(FILE *f, const struct smc_stats_data *d, bool smcd, bool details)
 {
+	struct smc_out o = { .f = f, .j = NULL };
 	uint64_t v[X_CNT];
 	struct summary s;
 
 	fill_values(d, smcd, v);
 	summarize(d, v, &s);
 	text_summary(f, d, &s, smcd, details);
-	for (size_t i = 0; i < ARRAY_SIZE(sections); i++) {
-		fputc('\n', f);
-		text_section(f, &sections[i], v, details);
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
+		put_section(&o, &sections[i], v, details);
 }
 
 /* ---- JSON ------------------------------------------------------------------ */
@@ -320,29 +332,10 @@ static void json_summary(struct smc_json *j, const struct smc_stats_data *d, con
 	json_close_object(j);
 }
 
-static void json_buckets(struct smc_json *j, const char *key, const uint64_t *b)
-{
-	json_open_object(j, key);
-	for (int i = 0; i < SMC_STATS_BUCKETS; i++)
-		json_u64(j, bucket_keys[i], b[i]);
-	json_close_object(j);
-}
-
-static void json_section(struct smc_json *j, const struct section *sec, const uint64_t *v)
-{
-	json_open_object(j, sec->key);
-	for (size_t i = 0; i < sec->nrows; i++)
-		json_u64(j, sec->rows[i].key, v[sec->rows[i].off]);
-	if (sec->bufs >= 0) {
-		json_buckets(j, "buffer_sizes", v + sec->bufs);
-		json_buckets(j, "request_sizes", v + sec->reqs);
-	}
-	json_close_object(j);
-}
-
 void smc_stats_print_json(FILE *f, const struct smc_stats_data *d, bool smcd, bool absolute)
 {
 	struct smc_json j;
+	struct smc_out o = { .f = f, .j = &j };
 	uint64_t v[X_CNT];
 	struct summary s;
 
@@ -354,7 +347,7 @@ void smc_stats_print_json(FILE *f, const struct smc_stats_data *d, bool smcd, bo
 	json_bool(&j, "absolute", absolute);
 	json_summary(&j, d, &s);
 	for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
-		json_section(&j, &sections[i], v);
+		put_section(&o, &sections[i], v, true);
 	json_close_object(&j);
 	json_finish(&j);
 }

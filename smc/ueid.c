@@ -37,13 +37,11 @@ static int show_cb(const struct nlmsghdr *nlh, void *arg)
 	    !tb[SMC_NLA_EID_TABLE_ENTRY])
 		return 1;
 	smc_nla_strcpy(eid, sizeof(eid), tb[SMC_NLA_EID_TABLE_ENTRY]);
-	if (out_is_json(&st->out)) {
+	/* The text keeps the kernel's blank padding, as upstream; JSON does not. */
+	if (out_is_json(&st->out))
 		for (size_t n = strlen(eid); n && eid[n - 1] == ' '; n--)
 			eid[n - 1] = '\0';
-		json_str(st->out.j, NULL, eid);
-	} else {
-		fprintf(st->out.f, "%s\n", eid);
-	}
+	out_str(&st->out, NULL, "%s\n", eid);
 	return 0;
 }
 
@@ -55,18 +53,13 @@ static int show(struct smc_ctx *ctx)
 	int rc;
 
 	smc_out_init(ctx, &st.out, &json);
-	if (ctx->json) {
+	if (ctx->json)         /* the document goes out once the dump succeeded */
 		json_init(&json, held_open(&held) ? held.f : ctx->out);
-		json_open_object(&json, NULL);
-		json_open_array(&json, "ueids");
-	}
+	out_doc_begin(&st.out, "ueids");
 	rc = smc_genl_dump(ctx->g, SMC_NETLINK_DUMP_UEID, show_cb, &st);
-	if (ctx->json) {
-		json_close_array(&json);
-		json_close_object(&json);
-		json_finish(&json);
+	out_doc_end(&st.out);
+	if (ctx->json)
 		held_close(&held, ctx->out, !rc);
-	}
 	return rc;
 }
 
@@ -92,7 +85,7 @@ static const char *add_error(int rc)
 	}
 }
 
-/* Upstream reports "not defined" for every error and exits 255 on EAGAIN (13.20): fixed. */
+/* Upstream reports "not defined" for every error and exits 255 on EAGAIN: fixed. */
 static int report(struct smc_ctx *ctx, enum ueid_op op, int rc)
 {
 	const char *text = NULL;

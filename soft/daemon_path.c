@@ -46,7 +46,34 @@ int softd_socket_path(const char *opt, char *buf, size_t len, char *err, size_t 
 	return set_path(buf, max, "socket", rt, "/smc_soft/control", err, errlen);
 }
 
-/* -p, else smc_softd.pid in the socket's directory. */
+/*
+ * The pid file's path, made absolute against the current directory: the
+ * daemon changes to / before it writes the file, and removes it from there.
+ */
+static int pidfile_at(char *buf, size_t len, const char *dir, const char *name,
+		      char *err, size_t errlen)
+{
+	char cwd[4096];
+	int n;
+
+	if (dir[0] == '/')
+		n = snprintf(buf, len, "%s%s", dir, name);
+	else if (getcwd(cwd, sizeof(cwd)))
+		n = snprintf(buf, len, "%s/%s%s", strcmp(cwd, "/") ? cwd : "", dir, name);
+	else {
+		snprintf(err, errlen, "pid file %s%s: current directory: %s", dir, name,
+			 strerror(errno));
+		return -1;
+	}
+	if (n < 0 || (size_t)n >= len) {
+		snprintf(err, errlen, "%s%s: pid file path too long (at most %zu bytes)",
+			 dir, name, len - 1);
+		return -1;
+	}
+	return 0;
+}
+
+/* -p, else smc_softd.pid in the socket's directory; absolute either way. */
 int softd_pidfile_path(const char *opt, const char *socket, char *buf, size_t len,
 		       char *err, size_t errlen)
 {
@@ -54,16 +81,13 @@ int softd_pidfile_path(const char *opt, const char *socket, char *buf, size_t le
 	char dir[4096];
 
 	if (opt)
-		return set_path(buf, len, "pid file", opt, "", err, errlen);
+		return *opt ? pidfile_at(buf, len, opt, "", err, errlen) :
+			      set_path(buf, len, "pid file", opt, "", err, errlen);
 	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == socket)
-		snprintf(dir, sizeof(dir), "/");
+		dir[0] = '\0';                  /* the current directory */
 	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - socket), socket);
-	return set_path(buf, len, "pid file", dir,
-			strcmp(dir, "/") ? "/" SOFTD_PIDFILE_NAME : SOFTD_PIDFILE_NAME,
-			err, errlen);
+		snprintf(dir, sizeof(dir), "%.*s/", (int)(slash - socket), socket);
+	return pidfile_at(buf, len, dir, SOFTD_PIDFILE_NAME, err, errlen);
 }
 
 int softd_make_parent(const char *path, mode_t mode, char *err, size_t errlen)

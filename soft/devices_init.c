@@ -1,5 +1,6 @@
 /* Creating the soft devices at start: the ISM and the RoCE devices of --roce. */
 #include "devices.h"
+#include "ifname.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -63,23 +64,14 @@ static struct soft_dev *new_ism(void)
 	return d;
 }
 
+/* The rules of smc_pnet -D (lib/ifname.c); '=' would end NAME in --roce NAME=IFACE. */
 const char *soft_dev_name_invalid(const char *name)
 {
-	size_t len = strlen(name);
+	const char *why = smc_ibname_invalid(name);
 
-	if (!len)
-		return "empty";
-	if (len > SOFT_IBNAME_MAX - 1)
-		return "longer than 63 characters";
-	if (!strcmp(name, ".") || !strcmp(name, ".."))
-		return "not a device name";
-	for (const char *p = name; *p; p++) {
-		unsigned char c = (unsigned char)*p;
-
-		if (c <= ' ' || c >= 0x7f || c == '/' || c == '=')
-			return "contains a blank, '/', '=' or a control character";
-	}
-	return "";
+	if (why)
+		return why;
+	return strchr(name, '=') ? "contains '='" : "";
 }
 
 static bool name_taken(const struct soft_state *st, const char *name)
@@ -103,46 +95,56 @@ static int add_roce(struct soft_state *st, const char *name, const char *ifname,
 	return 0;
 }
 
-/* One --roce NAME=IFACE. */
+/* One --roce NAME=IFACE checked and added; err quotes them escaped. */
+static int roce_add_spec(struct soft_state *st, const char *spec, const char *name,
+			 const char *ifname, char *err, size_t errlen)
+{
+	char *s = smc_name_escape(spec), *n = smc_name_escape(name), *i = smc_name_escape(ifname);
+	unsigned int ifindex = 0;
+	const char *why;
+	int rc = -1;
+
+	if (!s || !n || !i)
+		snprintf(err, errlen, "--roce: out of memory");
+	else if (*(why = soft_dev_name_invalid(name)))
+		snprintf(err, errlen, "--roce %s: invalid device name '%s': %s", s, n, why);
+	else if (name_taken(st, name))
+		snprintf(err, errlen, "--roce %s: device name '%s' is already in use", s, n);
+	else if ((why = smc_ifname_invalid(ifname)))
+		snprintf(err, errlen, "--roce %s: invalid interface name '%s': %s", s, i, why);
+	else if (!(ifindex = if_nametoindex(ifname)))
+		snprintf(err, errlen, "--roce %s: no network interface '%s'", s, i);
+	else if (add_roce(st, name, ifname, ifindex))
+		snprintf(err, errlen, "--roce %s: out of memory", s);
+	else
+		rc = 0;
+	free(s);
+	free(n);
+	free(i);
+	return rc;
+}
+
+/* One --roce NAME=IFACE: NAME ends at the first '='. */
 static int roce_spec(struct soft_state *st, const char *spec, char *err, size_t errlen)
 {
 	const char *eq = strchr(spec, '=');
-	char name[SOFT_IBNAME_MAX + 1];
-	const char *ifname, *why;
-	unsigned int ifindex;
-	size_t n;
+	char *name, *s;
+	int rc;
 
 	if (!eq) {
-		snprintf(err, errlen, "--roce %s: expected NAME=IFACE", spec);
+		s = smc_name_escape(spec);
+		snprintf(err, errlen, "--roce %s: expected NAME=IFACE", s ? s : "");
+		free(s);
 		return -1;
 	}
-	n = (size_t)(eq - spec);
-	if (n > SOFT_IBNAME_MAX - 1) {
-		snprintf(err, errlen, "--roce %s: invalid device name: longer than 63 characters", spec);
+	name = strndup(spec, (size_t)(eq - spec));
+	if (!name) {
+		snprintf(err, errlen, "--roce: out of memory");
 		return -1;
 	}
-	memcpy(name, spec, n);
-	name[n] = '\0';
-	ifname = eq + 1;
-	why = soft_dev_name_invalid(name);
-	if (*why) {
-		snprintf(err, errlen, "--roce %s: invalid device name '%s': %s", spec, name, why);
-		return -1;
-	}
-	if (name_taken(st, name)) {
-		snprintf(err, errlen, "--roce %s: device name '%s' is already in use", spec, name);
-		return -1;
-	}
-	ifindex = *ifname && strlen(ifname) < IF_NAMESIZE ? if_nametoindex(ifname) : 0;
-	if (!ifindex) {
-		snprintf(err, errlen, "--roce %s: no network interface '%s'", spec, ifname);
-		return -1;
-	}
-	if (add_roce(st, name, ifname, ifindex)) {
-		snprintf(err, errlen, "--roce %s: out of memory", spec);
-		return -1;
-	}
-	return 0;
+	rc = roce_add_spec(st, spec, name, eq + 1, err, errlen);
+	free(name);
+	return rc;
 }
 
 static bool up_not_loopback(int fd, const char *ifname)

@@ -1,6 +1,6 @@
 /*
  * sock_diag for AF_SMC: the sockets of the caller's namespace, as smc_diag.ko
- * reports SMC sockets (protocol.md 2.2): the registered ones, then the other
+ * reports SMC sockets (<linux/smc_diag.h>): the registered ones, then the other
  * TCP sockets of preloaded processes (proc_socks.h), per family.  The
  * structures are laid out byte by byte at the kernel's offsets rather than
  * through the uapi structs, whose sizes differ between kernel versions

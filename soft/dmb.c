@@ -47,8 +47,9 @@ static uint8_t word_pflags(uint64_t w) { return (uint8_t)(w >> 48); }
 static uint8_t word_cflags(uint64_t w) { return (uint8_t)(w >> 56); }
 
 /*
- * Bytes from older to newer (protocol.md §4.3 diff), or -1 when newer is not
- * within one ring of older: the peer's word is corrupt or hostile.
+ * Bytes from older to newer (SMC's cursor difference, doc/soft-ring.md 2.1),
+ * or -1 when newer is not within one ring of older: the peer's word is
+ * corrupt or hostile.
  */
 static long cursor_dist(struct dmb_cursor older, struct dmb_cursor newer, uint32_t n)
 {

@@ -4,7 +4,8 @@
  * One memfd per connection holds a header page and two receive rings (DMBs),
  * one per direction.  Direction 0 carries side 0's bytes to side 1, direction 1
  * the reverse.  Each direction has a control block mirroring SMC-D's CDC state
- * (protocol.md §4.2-4.4): a producer cursor and a consumer cursor, each
+ * (the kernel's struct smc_cdc_msg in net/smc/smc_cdc.h; doc/soft-ring.md):
+ * a producer cursor and a consumer cursor, each
  * {wrap, count} packed with its flag bytes into one 64-bit word that is
  * published with a single release store, plus sleeper flags for wake-ups.
  *
@@ -154,7 +155,7 @@ uint32_t dmb_holders_add(struct dmb_conn *c, int delta);
 
 /* Round a wanted buffer size up to a DMB size (power of two, 16 KiB..1 MiB). */
 uint32_t dmb_size_round(size_t want);
-/* SMC's compressed size (protocol.md §4.5) of a size, and back. */
+/* SMC's compressed buffer size (the CLC accept's rmbe_size: 16 KiB << code) and back. */
 uint8_t dmb_size_code(size_t want);
 uint32_t dmb_code_size(uint8_t code);
 

@@ -1,6 +1,6 @@
 /*
- * Family SMC_GEN_NETLINK (protocol.md 1.3): the handlers of gen_*.c and the
- * helpers they share.
+ * Family SMC_GEN_NETLINK (<linux/smc.h>, lib/smc_uapi.h): the handlers of
+ * gen_*.c and the helpers they share.
  */
 #ifndef SOFT_GEN_H
 #define SOFT_GEN_H

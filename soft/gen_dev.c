@@ -1,6 +1,6 @@
 /*
  * GET_DEV_SMCD and GET_DEV_SMCR: the soft ISM and the soft RoCE devices as
- * smc_ism.c and smc_ib.c list theirs (protocol.md 1.3.6, 1.3.7).
+ * smc_ism.c and smc_ib.c list theirs (attributes of <linux/smc.h>).
  */
 #include "gen.h"
 #include "lgr.h"

@@ -1,6 +1,6 @@
 /*
  * GET_LGR_SMCR, GET_LINK_SMCR and GET_LGR_SMCD: link groups and links as the
- * kernel's smc_core.c emits them (protocol.md 1.3.3-1.3.5).
+ * kernel's smc_core.c emits them (attributes of <linux/smc.h>).
  */
 #include "gen.h"
 #include "lgr.h"

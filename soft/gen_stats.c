@@ -1,7 +1,8 @@
 /*
  * GET_STATS and GET_FBACK_STATS from the caller's namespace counters, in the
- * kernel's emission order (protocol.md 5.2, 5.3).  u64 values carry no pad
- * attribute, as on x86-64.
+ * kernel's emission order (smc_stats.c's smc_nl_get_stats() and
+ * smc_nl_get_fback_stats(); attributes of <linux/smc.h>).  u64 values carry
+ * no pad attribute, as on x86-64.
  */
 #include "gen.h"
 #include "stats.h"

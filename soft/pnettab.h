@@ -1,5 +1,5 @@
 /*
- * The PNET table of a network namespace (protocol.md 1.2) and the PNET IDs
+ * The PNET table of a network namespace (family SMC_PNETID) and the PNET IDs
  * it applies to the soft devices: the rules of the kernel's smc_pnet.c.
  */
 #ifndef SOFT_PNETTAB_H

@@ -4,7 +4,7 @@
  * daemon writes only the dump's control line and ring cursor.  The process
  * counts with relaxed atomic adds and sends no message per I/O; the daemon
  * adds the counters of every attached process into the SMC-D part of
- * GET_STATS (protocol.md 5.1), so `smcd stats` shows live figures.
+ * GET_STATS (soft/stats.h), so `smcd stats` shows live figures.
  *
  * The daemon trusts nothing here but the size it checked: a process can only
  * make its own numbers wrong, or its own dump records (checked like any

@@ -232,18 +232,42 @@ static int sock_state(struct soft_req *r)
 	return 0;
 }
 
+/*
+ * A registration of another connection's: the caller proves it holds the
+ * socket by passing it (a forked or spawned holder that closes last).
+ * Consumes fd.
+ */
+static struct soft_sock *find_held(struct soft_req *r, uint64_t token, int fd)
+{
+	struct soft_sock_id id;
+	struct soft_sock *s;
+	int rc = soft_sock_read(fd, &id, r->peer->netns);
+
+	close(fd);
+	if (rc)
+		return NULL;
+	s = soft_idx_inode(r->st, id.inode);
+	return s && s->token == token && s->id.netns == id.netns ? s : NULL;
+}
+
 static int sock_del(struct soft_req *r)
 {
 	struct soft_sock *s;
 	struct reg_attrs a;
-	int rc;
+	int fd = take_fd(r), rc;
 
 	rc = parse_attrs(r, &a);
-	if (rc)
+	if (!rc && !a.has_token)
+		rc = -EINVAL;
+	if (rc) {
+		close_fd(fd);
 		return rc;
-	if (!a.has_token)
-		return -EINVAL;
+	}
 	s = find_token(r->st, a.token, r->peer->conn_id);
+	if (s)
+		close_fd(fd);
+	else if (fd >= 0)
+		s = find_held(r, a.token, fd);
 	if (!s)
 		return -ENOENT;
 	soft_pdump_sock_gone(r->st, s);

@@ -5,7 +5,7 @@
  * sockets of its processes, pairs the two ends of a connection and sets up
  * their buffers.  The family id comes from CTRL_CMD_GETFAMILY with
  * SMC_SOFT_FAMILY_NAME; this header carries no libnl/libmnl types, so both
- * sides include it.
+ * sides include it.  doc/soft-netlink.md describes the family as a whole.
  *
  * Trust: a socket is named by handing the socket itself to the daemon
  * (SCM_RIGHTS on the request's datagram).  The daemon reads its family,
@@ -91,8 +91,9 @@
  *              STATS_ATTACH), else as TCP 0x03010000 (and counted as that
  *              fallback if it goes unpaired); paired as SMCD with live
  *              cursors.  Its state is not changed by
- *              SOCK_STATE (EINVAL).  Once both ends have the memfd the
- *              daemon keeps only a read-only mapping of the header page.
+ *              SOCK_STATE (EINVAL).  The daemon keeps the memfd (for
+ *              SOCK_INFO) and a read-only mapping of the header page
+ *              until the registrations of both ends are gone.
  *              The region is sized by the first end: ring 0 (side 0 to
  *              side 1) from its SNDBUF, ring 1 from its RCVBUF, each
  *              rounded by dmb_size_round().
@@ -195,7 +196,7 @@ enum {
 };
 #define SMC_SOFT_A_MAX (__SMC_SOFT_A_MAX - 1)
 
-/* SMC_SOFT_A_STATE: the kernel's smc_state numbers (diag_state, protocol.md 4.6). */
+/* SMC_SOFT_A_STATE: the kernel's enum smc_state numbers, as smc_diag_msg.diag_state. */
 #define SMC_SOFT_STATE_ACTIVE  1
 #define SMC_SOFT_STATE_INIT    2
 #define SMC_SOFT_STATE_LISTEN 10

@@ -423,7 +423,7 @@ long soft_reg_info_send(struct soft_reg_conn *c, int fd)
 	return rc ? rc : (long)r.u.nlh.nlmsg_seq;
 }
 
-int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token)
+int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token, int sock)
 {
 	struct req r;
 
@@ -433,7 +433,7 @@ int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token)
 	req_attr(&r, SMC_SOFT_A_TOKEN, &token, sizeof(token));
 	/* the daemon echoes the port id: how pair_poll tells this one's error from a PAIR's */
 	r.u.nlh.nlmsg_pid = SOFT_REG_PORT_DEL;
-	return send_req_flags(c, &r, -1, MSG_DONTWAIT);
+	return send_req_flags(c, &r, sock, MSG_DONTWAIT);
 }
 
 /* One datagram without waiting; its first descriptor in *fd, others closed. */

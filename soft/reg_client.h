@@ -74,7 +74,8 @@ long soft_reg_pair_send(struct soft_reg_conn *c, int fd, uint8_t role,
 long soft_reg_info_send(struct soft_reg_conn *c, int fd);
 
 /* SOCK_DEL without NLM_F_ACK: no answer unless it fails (then ignored). */
-int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token);
+/* sock (-1: none) proves a holder that did not register it may end it. */
+int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token, int sock);
 
 struct soft_pair_reply {
 	uint32_t seq;            /* of the request */

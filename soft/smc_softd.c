@@ -2,6 +2,8 @@
  * smc_softd: the soft backend of smc-tools, a user-space stand-in for the
  * kernel's SMC module that answers its netlink messages on a UNIX socket.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,12 +44,31 @@ static int serve(const struct softd_listener *l, const sigset_t *stop, struct so
 	return 0;
 }
 
+/*
+ * The pid file is opened before detaching, so that a path the daemon could
+ * not write fails the start here; the daemon then writes its pid into it.
+ * 0 or an errno; *created: the file is new, ours to remove if the start fails.
+ */
+static int pidfile_check(const char *path, bool *created)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	*created = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
 /* Everything that can fail is tried before detaching, so that it is reported here. */
 static int run(const struct softd_opts *o)
 {
 	char path[108], pidfile[4096], err[SOFTD_ERRLEN];
 	struct softd_listener l;
 	struct soft_state st;
+	bool pid_created = false;
 	sigset_t stop;
 	int rc;
 
@@ -68,9 +89,18 @@ static int run(const struct softd_opts *o)
 		return fail(err);
 	}
 	if (!o->foreground) {
+		rc = pidfile_check(pidfile, &pid_created);
+		if (rc) {
+			softd_unlisten(&l, true);
+			soft_state_free(&st);
+			fprintf(stderr, "%s: pid file %s: %s\n", SOFTD_PROG, pidfile, strerror(rc));
+			return 1;
+		}
 		rc = softd_daemonize(pidfile, err, sizeof(err));
 		if (rc != 0) {                  /* the parent: the daemon runs, or failed */
 			softd_unlisten(&l, rc < 0);
+			if (rc < 0 && pid_created)
+				unlink(pidfile);
 			soft_state_free(&st);
 			return rc < 0 ? fail(err) : 0;
 		}

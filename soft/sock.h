@@ -14,7 +14,7 @@
 #define SOFT_DECL_PEERNOSMC  0x03010000u   /* the peer did not offer SMC */
 #define SOFT_DECL_NOSMCDDEV  0x03030001u   /* no ISM device in the PNET */
 
-/* Host-order forms of the diag extensions (protocol.md 2.2). */
+/* Host-order forms of the diag extensions (<linux/smc_diag.h>). */
 struct soft_cursor {
 	uint16_t wrap;
 	uint32_t count;

@@ -1,6 +1,6 @@
 /*
  * SMC statistics of a network namespace, laid out as the kernel's
- * struct smc_stats and struct smc_stats_rsn (protocol.md 5.1, 5.3), and the
+ * struct smc_stats and struct smc_stats_rsn (net/smc/smc_stats.h), and the
  * events that move them.  There is no reset, as in the kernel.  The data
  * path calls the soft_stats_* event functions; GET_STATS and GET_FBACK_STATS
  * read them.  A namespace gets its counters on its first event.

@@ -42,7 +42,7 @@ if command -v clang >/dev/null && make --no-print-directory -s fuzz >"$log/fuzzb
 	fi
 else
 	cat "$log/fuzzbuild"
-	echo "FAIL fuzz: cannot build the libFuzzer target (clang and libclang-rt-14-dev needed)" > "$log/fuzz"
+	echo "FAIL fuzz: cannot build the libFuzzer target (clang and its libclang-rt-N-dev needed: scripts/install-deps.sh)" > "$log/fuzz"
 fi
 cat "$log/fuzz"
 count fuzz "$log/fuzz"

@@ -19,7 +19,7 @@ local rec_types = {
 local roles = { [0] = "client", [1] = "server" }
 local smc_types = { [0] = "SMC-R", [1] = "SMC-D" }
 local statuses = { [0] = "offer", [1] = "pending", [2] = "paired", [3] = "declined" }
--- SMC_CLC_DECL_* (protocol.md 3.8)
+-- SMC_CLC_DECL_* (the kernel's net/smc/smc_clc.h)
 local reasons = {
 	[0x00000000] = "none",
 	[0x01010000] = "MEM: insufficient memory",

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# libsmc-preload.so (tools.md 6, with the deviations of 13 item 5 and 23):
+# libsmc-preload.so (smc_run(8) "The preload library", with the differences
+# from smc-tools 1.8.5 listed there):
 #  (a) on a kernel without AF_SMC, programs under smc_run keep working on TCP;
 #  (b) the mapping itself, seen through libfakesmc.so, a fake socket() that
 #      the library finds behind itself and that logs every call;

@@ -168,3 +168,33 @@ teardown() {
 	[ "$output" = "Test with target IP 127.0.0.1 and port 1
      Failed, no connection" ]
 }
+
+@test "smc_chk -6 -C: the destination must be IPv6" {
+	for a in 127.0.0.1 127.1; do
+		run "$SMC_BIN/smc_chk" -6 -C "$a"
+		[ "$status" -eq 1 ]
+		[ "$output" = "Error: '$a' is an IPv4 address, but -6/--ipv6 asks for IPv6" ]
+	done
+	run "$SMC_BIN/smc_chk" --ipv6 --connect 127.0.0.1
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: '127.0.0.1' is an IPv4 address, but -6/--ipv6 asks for IPv6" ]
+	# a name with IPv4 addresses only (a private hosts file through getent is
+	# not possible: use one that resolves to IPv4 here, if any)
+	if getent ahosts localhost | grep -q '^127\.' && ! getent ahostsv6 localhost | grep -vq '^::ffff:'; then
+		run "$SMC_BIN/smc_chk" -6 -C localhost
+		[ "$status" -eq 1 ]
+		[ "$output" = "Error: 'localhost' has no IPv6 address (-6/--ipv6)" ]
+	fi
+	run "$SMC_BIN/smc_chk" -6 -C no-such-host.invalid
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Unknown destination 'no-such-host.invalid'" ]
+}
+
+@test "smc_chk -6 -C: an IPv6 address is taken" {
+	ip -6 route get ::1 >/dev/null 2>&1 || skip "no IPv6 loopback"
+	port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0)); print(s.getsockname()[1])')
+	run timeout 30 "$SMC_BIN/smc_chk" -6 -C ::1 -p "$port"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "Test with target IP ::1 and port $port" ]
+	[ "${lines[1]}" = "     Failed, no connection" ]
+}

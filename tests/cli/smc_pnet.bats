@@ -90,7 +90,7 @@ usage_err() { # stderr of an error: the message line, then the usage
 	[ "$stderr" = "smc_pnet: invalid interface name 'abcdefghijklmnop': longer than 15 characters" ]
 	run --separate-stderr smc_pnet --add NET1 --interface eth/0
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "smc_pnet: invalid interface name 'eth/0': contains a blank, '/' or a control character" ]
+	[ "$stderr" = "smc_pnet: invalid interface name 'eth/0': contains '/'" ]
 	run --separate-stderr smc_pnet -a NET1 -D "$(printf 'd%.0s' {1..64})"
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == "smc_pnet: invalid device name 'ddd"*"': longer than 63 characters" ]]
@@ -129,4 +129,58 @@ $(no_backend_msg smc_pnet)" ]
 	SMC_BACKEND=soft run --separate-stderr smc_pnet
 	[ "$status" -eq 1 ]
 	[ "$stderr" = "smc_pnet: SMC_BACKEND=soft: no soft backend answers on $SMC_SOFT_SOCKET: No such file or directory (start 'smc_softd')" ]
+}
+
+@test "smc_pnet: names follow the kernel's rules, the reason names the fault" {
+	# dev_valid_name(): no '/', ':' or white space (the kernel's, byte 0xa0 too)
+	run --separate-stderr smc_pnet -a NET1 -I eth0:1
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_pnet: invalid interface name 'eth0:1': contains ':'" ]
+	run --separate-stderr smc_pnet -a NET1 -I 'eth 0'
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_pnet: invalid interface name 'eth 0': contains white space" ]
+	run --separate-stderr smc_pnet -a NET1 -I "voilà"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_pnet: invalid interface name 'voilà': contains byte 0xa0, white space to the kernel" ]
+	run --separate-stderr smc_pnet -a NET1 -I ..
+	[ "$stderr" = "smc_pnet: invalid interface name '..': not an interface name" ]
+	run --separate-stderr smc_pnet -a NET1 -I "éééééééé"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_pnet: invalid interface name 'éééééééé': longer than 15 bytes" ]
+	run --separate-stderr smc_pnet -a NET1 -D 'mlx5 0'
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_pnet: invalid device name 'mlx5 0': contains white space" ]
+	run --separate-stderr smc_pnet -a NET1 -D a/b
+	[ "$stderr" = "smc_pnet: invalid device name 'a/b': contains '/'" ]
+}
+
+@test "smc_pnet: a non-ASCII name is valid and reaches the backend" {
+	# without a backend: the names pass the checks, the request finds no one
+	run --separate-stderr smc_pnet -a NET1 -I "été"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "$(no_backend_msg smc_pnet)" ]
+	run --separate-stderr smc_pnet -a NET1 -D "réseau0"
+	[ "$stderr" = "$(no_backend_msg smc_pnet)" ]
+	[ "$(id -u)" -eq 0 ] || skip "needs CAP_NET_ADMIN for smc_pnet -a"
+	softd_start
+	# the kernel keeps entries of interfaces that do not exist (yet), so does the soft backend
+	run --separate-stderr smc_pnet -a NET1 -I "été"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	run --separate-stderr smc_pnet -s NET1
+	[ "$status" -eq 0 ]
+	[ "$output" = "NET1 été n/a 255" ]
+	softd_stop
+}
+
+@test "smc_pnet: control bytes in a refused name are printed escaped" {
+	run --separate-stderr smc_pnet -a NET1 -I $'a\x01/b'
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_pnet: invalid interface name 'a\\x01/b': contains '/'" ]
+	run --separate-stderr smc_pnet -a NET1 -D $'\e[2J/'
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_pnet: invalid device name '\\x1b[2J/': contains '/'" ]
+	run --separate-stderr smc_pnet -a $'N\x01' -I eth0
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_pnet: invalid PNET ID 'N\\x01': only letters A-Z, a-z and digits 0-9 are allowed" ]
 }

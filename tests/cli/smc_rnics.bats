@@ -108,9 +108,6 @@ power() { cat "$SMC_SYSFS_ROOT/bus/pci/slots/$1/power"; }
 	run --separate-stderr smc_rnics 00000212
 	[ "$status" -eq 0 ]
 	assert_output_file smc_rnics_s390_fid212
-	run --separate-stderr smc_rnics 11 212
-	[ "$status" -eq 0 ]
-	assert_output_file smc_rnics_s390_fid212
 }
 
 @test "smc_rnics FID: a powered-off FID needs -a, else exit 8" {
@@ -123,6 +120,16 @@ power() { cat "$SMC_SYSFS_ROOT/bus/pci/slots/$1/power"; }
 	run --separate-stderr smc_rnics 77
 	[ "$status" -eq 8 ]
 	[ -z "$stderr" ]
+}
+
+@test "smc_rnics: a second FID is an error naming it, exit 2" {
+	run --separate-stderr smc_rnics 1 2
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[ "$stderr" = "smc_rnics: listing FID 1: extra argument '2' (at most one FID)" ]
+	run --separate-stderr smc_rnics -a 11 zz
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "smc_rnics: listing FID 11: extra argument 'zz' (at most one FID)" ]
 }
 
 @test "smc_rnics: invalid FIDs exit 3" {
@@ -241,7 +248,7 @@ power() { cat "$SMC_SYSFS_ROOT/bus/pci/slots/$1/power"; }
 	[ "${lines[-2]}" = "sr_test         n/a           soft-roce    1     ACTIVE        NET7*              lo" ]
 	[ "${lines[-1]}" = "n/a             ffff:00:00.0  soft-ism     n/a   ACTIVE        n/a                n/a" ]
 	run --separate-stderr smc_rnics -j
-	[[ "$output" == *'{"ib_dev":"sr_test","pci_id":"n/a","type":"soft-roce","iport":"1","state":"ACTIVE","pnet_id":"NET7*","net_dev":"lo"}'* ]]
+	[[ "$output" == *'{"ib_dev":"sr_test","pci_id":null,"type":"soft-roce","ib_port":1,"port_state":"ACTIVE","pnet_id":"NET7","pnet_user":true,"net_dev":"lo"}'* ]]
 	softd_stop
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # smc_run: options, messages, exit codes, environment handed to the command
-# (tools.md 7, with the fixes of 13 item 23).
+# (smc_run(8), with its "Differences from smc-tools 1.8.5").
 
 load helpers
 bats_require_minimum_version 1.5.0

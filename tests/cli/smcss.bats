@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# smcss: options, messages and exit codes without a backend (tools.md 4.1,
-# 4.2; backend errors as lib/nl.c words them).  The rows themselves are
+# smcss: options, messages and exit codes without a backend (smcss(8)
+# OPTIONS and EXIT STATUS; backend errors as lib/nl.c words them).  The rows themselves are
 # covered by the unit tests (tests/unit/test_smcss.c).
 
 load helpers

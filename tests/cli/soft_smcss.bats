@@ -295,7 +295,8 @@ preloaded_pair() { # N
 	[ "${#lines[@]}" -eq 2 ]
 }
 
-@test "smc_run: two preloaded ends before pairing are INIT, shown with -a only" {
+@test "smc_run: SMC_SOFT_PAIR_AFTER=4: two preloaded ends before pairing are INIT, shown with -a only" {
+	export SMC_SOFT_PAIR_AFTER=4
 	preloaded_pair 1
 	run smcss
 	[ "$output" = "$HEADER" ]
@@ -309,8 +310,19 @@ preloaded_pair() { # N
 		"$(printf 'LISTEN         %s %07d %-23s ' "$UID5" "$SINO" "127.0.0.1:$SPORT")"
 }
 
+# The kernel decides at connect time, and so does the soft backend: one data
+# call on each end (the default asked for four before pairing).
+@test "smc_run: two connected preloaded ends are ACTIVE SMCD at once" {
+	preloaded_pair 1
+	assert_both_smcd
+}
+
 @test "smc_run: after enough traffic both ends are ACTIVE SMCD" {
 	preloaded_pair 10
+	assert_both_smcd
+}
+
+assert_both_smcd() {
 	local want_c want_s
 	want_c=$(printf 'ACTIVE         %s %07d %-23s %-23s 0000 SMCD ' "$UID5" "$CINO" \
 		"127.0.0.1:$CPORT" "127.0.0.1:$SPORT")

@@ -421,3 +421,71 @@ socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).bind(sys.argv[1])' "$sock"
 	[ "$status" -eq 0 ]
 	softd_stop
 }
+
+# The daemon changes to / once detached: a relative pid file must not land there.
+@test "smc_softd: a relative pid file is written and removed in the starting directory" {
+	local dir="$BATS_TEST_TMPDIR/rel"
+	mkdir -p "$dir/d"
+	cd "$dir"
+	run --separate-stderr smc_softd -s "$dir/d/control" -p rel.pid 3>&-
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	# stopped by teardown wherever its pid file went
+	DAEMON_PID=$(cat "$dir/rel.pid" 2>/dev/null || cat /rel.pid)
+	[ -e "$dir/rel.pid" ]
+	[ ! -e /rel.pid ]
+	[ "$(cat /proc/"$DAEMON_PID"/comm)" = smc_softd ]
+	kill -TERM "$DAEMON_PID"
+	for _ in $(seq 100); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.05; done
+	! kill -0 "$DAEMON_PID" 2>/dev/null
+	DAEMON_PID=
+	[ ! -e "$dir/rel.pid" ]
+	[ ! -e "$dir/d/control" ]
+}
+
+@test "smc_softd: beside a relative socket path the pid file lands in the starting directory" {
+	local dir="$BATS_TEST_TMPDIR/relsock"
+	mkdir -p "$dir/d"
+	cd "$dir"
+	run --separate-stderr smc_softd -s d/control 3>&-
+	[ "$status" -eq 0 ]
+	DAEMON_PID=$(cat "$dir/d/smc_softd.pid")
+	[ ! -e /d/smc_softd.pid ]
+	"$NLFLOOD" "$dir/d/control" ping
+	kill -TERM "$DAEMON_PID"
+	for _ in $(seq 100); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.05; done
+	DAEMON_PID=
+	[ ! -e "$dir/d/smc_softd.pid" ]
+	rm -f "$dir/d/control"
+}
+
+@test "smc_softd: a pid file it cannot write fails the start before detaching, nothing left" {
+	local sock="$BATS_TEST_TMPDIR/nopid/control"
+	run --separate-stderr smc_softd -s "$sock" -p /nonexistent/dir/pid 3>&-
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "smc_softd: pid file /nonexistent/dir/pid: No such file or directory" ]
+	! pgrep -f "smc_softd -s $sock"
+	[ ! -e "$sock" ]
+	# a symbolic link is not followed, its target stays as it is
+	echo keep >"$BATS_TEST_TMPDIR/target"
+	ln -s "$BATS_TEST_TMPDIR/target" "$BATS_TEST_TMPDIR/link.pid"
+	run --separate-stderr smc_softd -s "$sock" -p "$BATS_TEST_TMPDIR/link.pid" 3>&-
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_softd: pid file $BATS_TEST_TMPDIR/link.pid: Too many levels of symbolic links" ]
+	! pgrep -f "smc_softd -s $sock"
+	[ "$(cat "$BATS_TEST_TMPDIR/target")" = keep ]
+	[ ! -e "$sock" ]
+}
+
+@test "smc_softd --roce: names follow the kernel's rules and are quoted escaped" {
+	run --separate-stderr smc_softd -f -s "$BATS_TEST_TMPDIR/r/control" --roce "réseau=nosuchif0"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_softd: --roce réseau=nosuchif0: no network interface 'nosuchif0'" ]
+	run --separate-stderr smc_softd -f -s "$BATS_TEST_TMPDIR/r/control" --roce $'sr\x01=lo:1'
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_softd: --roce sr\\x01=lo:1: invalid interface name 'lo:1': contains ':'" ]
+	run --separate-stderr smc_softd -f -s "$BATS_TEST_TMPDIR/r/control" --roce $'a b=lo'
+	[ "$stderr" = "smc_softd: --roce a b=lo: invalid device name 'a b': contains white space" ]
+	[ ! -e "$BATS_TEST_TMPDIR/r/control" ]
+}

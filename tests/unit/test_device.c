@@ -1,4 +1,4 @@
-/* smcd/smcr device: grammar, filters and every example of tools.md 5.4. */
+/* smcd/smcr device: grammar, filters and the examples of smcd(8) and smcr(8). */
 #include "fixture.h"
 #include "msgbuild.h"
 #include "smc_uapi.h"
@@ -54,7 +54,7 @@ static void add_port(struct mb *m, uint16_t type, const struct port *p, bool smc
 	mb_end(m);
 }
 
-/* A device message in the kernel's emission order (protocol.md 1.3.6 / 1.3.7). */
+/* A device message in the kernel's emission order (SMC_NLA_DEV_*, lib/smc_uapi.h). */
 static void add_dev(struct smc_reply *rep, bool smcd, const struct dev *d)
 {
 	struct mb m;
@@ -303,13 +303,13 @@ TEST(device_json)
 	CHECK_INT(fx_call(&t, print, 2, "ibdev", "mlx4_verylongname"), 0);
 	CHECK_STR(cap_text(&t.out),
 		"{\"devices\":[{\"net_dev\":\"eth1\",\"ib_dev\":\"mlx4_verylongname\",\"ib_port\":1,"
-		"\"port_state\":\"ACTIVE\",\"type\":\"RoCE_Express\",\"crit\":false,\"fid\":\"1021\","
-		"\"pci_id\":\"0001:00:00.0\",\"pchid\":\"02a0\",\"links\":3,\"pnet_id\":\"NET1\","
-		"\"pnet_user\":false,\"pci_vendor\":\"15b3\",\"pci_device\":\"1004\"},"
-		"{\"net_dev\":\"\",\"ib_dev\":\"mlx4_verylongname\",\"ib_port\":2,"
-		"\"port_state\":\"INACTIVE\",\"type\":\"RoCE_Express\",\"crit\":false,\"fid\":\"1021\","
-		"\"pci_id\":\"0001:00:00.0\",\"pchid\":\"02a0\",\"links\":0,\"pnet_id\":\"USERNET\","
-		"\"pnet_user\":true,\"pci_vendor\":\"15b3\",\"pci_device\":\"1004\"}]}\n");
+		"\"port_state\":\"ACTIVE\",\"type\":\"RoCE_Express\",\"crit\":false,\"fid\":4129,"
+		"\"pci_id\":\"0001:00:00.0\",\"pchid\":672,\"links\":3,\"pnet_id\":\"NET1\","
+		"\"pnet_user\":false,\"pci_vendor\":5555,\"pci_device\":4100},"
+		"{\"net_dev\":null,\"ib_dev\":\"mlx4_verylongname\",\"ib_port\":2,"
+		"\"port_state\":\"INACTIVE\",\"type\":\"RoCE_Express\",\"crit\":false,\"fid\":4129,"
+		"\"pci_id\":\"0001:00:00.0\",\"pchid\":672,\"links\":0,\"pnet_id\":\"USERNET\","
+		"\"pnet_user\":true,\"pci_vendor\":5555,\"pci_device\":4100}]}\n");
 	fx_free(&t);
 
 	fx_init(&t, true, SMC_LVL_NONE);
@@ -319,9 +319,9 @@ TEST(device_json)
 		.pci_id = "0003:00:00.0", .port = { { true, 1, 0, " NET1 ", 0, 0 } } });
 	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out),
-		"{\"devices\":[{\"fid\":\"1234\",\"type\":\"ISM\",\"pci_id\":\"0003:00:00.0\","
-		"\"pchid\":\"07c0\",\"crit\":true,\"use_cnt\":2,\"pnet_id\":\"NET1\","
-		"\"pnet_user\":true,\"pci_vendor\":\"15b3\",\"pci_device\":\"04ed\"}]}\n");
+		"{\"devices\":[{\"fid\":4660,\"type\":\"ISM\",\"pci_id\":\"0003:00:00.0\","
+		"\"pchid\":1984,\"crit\":true,\"use_cnt\":2,\"pnet_id\":\"NET1\","
+		"\"pnet_user\":true,\"pci_vendor\":5555,\"pci_device\":1261}]}\n");
 	fx_free(&t);
 
 	fx_init(&t, true, SMC_LVL_NONE);

@@ -496,3 +496,204 @@ TEST(kernel_fixture_stats)
 		smc_reply_free(&src.fback);
 	}
 }
+
+/* ---- JSON of every command on the recorded replies ------------------------
+ *
+ * The -j outputs of the cases above, rendered by the same code the tools
+ * run.  Each must be one JSON document (checked here for its outer shape);
+ * with $SMC_JSON_DIR set they are written there as <schema>.<scenario>.<case>.json
+ * for tests/cli/json_schema.bats, which validates each against
+ * doc/json-schema/<schema>.schema.json.
+ */
+
+static void json_keep(const char *schema, const char *scen, const char *name, const char *out)
+{
+	const char *dir = getenv("SMC_JSON_DIR");
+	size_t n = strlen(out);
+	char path[4096];
+	FILE *f;
+
+	CHECK(n > 2 && out[0] == '{' && out[n - 2] == '}' && out[n - 1] == '\n');
+	CHECK(strchr(out, '\n') == out + n - 1);
+	if (!dir || !*dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%s.%s.%s.json", dir, schema, scen, name);
+	f = fopen(path, "w");
+	if (!f) {
+		unit_fail(__FILE__, __LINE__, "cannot write %s", path);
+		return;
+	}
+	fputs(out, f);
+	fclose(f);
+}
+
+static void json_fx_keep(struct fx *f, const char *schema, const char *scen, const char *name)
+{
+	const char *out = cap_text(&f->out);
+
+	CHECK_STR(cap_text(&f->err), "");
+	json_keep(schema, scen, name, out ? out : "");
+}
+
+static void json_smcss(const char *scen, struct smcss_opts o, const char *name)
+{
+	struct smc_reply rep;
+	struct capture c;
+
+	o.json = true;
+	smc_reply_init(&rep);
+	if (load_reply(scen, "diag", &rep)) {
+		cap_open(&c);
+		CHECK_INT(smcss_print_reply(&rep, &o, c.f), 0);
+		json_keep("smcss", scen, name, cap_text(&c));
+		cap_free(&c);
+	}
+	smc_reply_free(&rep);
+}
+
+static void json_pnet(const char *scen)
+{
+	struct smc_reply rep;
+	struct capture c;
+	struct smc_json j;
+
+	smc_reply_init(&rep);
+	if (load_reply(scen, "pnet", &rep)) {
+		struct smc_out o;
+
+		cap_open(&c);
+		json_init(&j, c.f);
+		o = (struct smc_out){ .f = c.f, .j = &j };
+		json_open_object(&j, NULL);
+		json_open_array(&j, "pnet");
+		for (struct nlmsghdr *h = smc_reply_next(&rep, NULL); h; h = smc_reply_next(&rep, h)) {
+			struct pnet_entry e;
+
+			CHECK_INT(pnet_parse(h, &e), 0);
+			pnet_print(&o, &e);
+		}
+		json_close_array(&j);
+		json_close_object(&j);
+		json_finish(&j);
+		json_keep("smc_pnet", scen, "show", cap_text(&c));
+		cap_free(&c);
+	}
+	smc_reply_free(&rep);
+}
+
+static void json_info(const char *scen, bool smcd)
+{
+	struct fx f;
+
+	fx_guest(&f, smcd, 0, true);
+	f.ctx.json = true;
+	if (queue_reply(&f, scen, "dev_smcd", 1) && queue_reply(&f, scen, "dev_smcr", 2) &&
+	    queue_reply(&f, scen, "sys_info", 3)) {
+		CHECK_INT(smc_info_cmd(&f.ctx, 0, NULL), 0);
+		json_fx_keep(&f, "smc_info", scen, smcd ? "smcd" : "smcr");
+	}
+	fx_free(&f);
+}
+
+static void json_eids(const char *scen)
+{
+	struct fx f;
+
+	fx_guest(&f, false, 0, true);
+	f.ctx.json = true;
+	if (queue_reply(&f, scen, "ueid", 1)) {
+		CHECK_INT(fx_call(&f, smc_ueid_cmd, 1, "show"), 0);
+		json_fx_keep(&f, "smc_ueid", scen, "show");
+	}
+	fx_free(&f);
+	fx_guest(&f, true, 0, true);
+	f.ctx.json = true;
+	if (queue_reply(&f, scen, "seid", 1)) {
+		CHECK_INT(fx_call(&f, smc_seid_cmd, 0), 0);
+		json_fx_keep(&f, "smcd_seid", scen, "show");
+	}
+	fx_free(&f);
+}
+
+static void json_linkgroup(const char *scen, bool smcd, int argc, char **argv, const char *name)
+{
+	struct fx f;
+
+	fx_guest(&f, smcd, SMC_LVL_DETAILS, false);
+	f.ctx.json = true;
+	CHECK_INT(smc_linkgroup_parse(&f.ctx, argc, argv, &f.lg), 0);
+	if (load_reply(scen, dump_of(smc_linkgroup_request(&f.ctx, &f.lg)), &f.rep)) {
+		CHECK_INT(smc_linkgroup_print(&f.ctx, &f.lg, &f.rep), 0);
+		json_fx_keep(&f, smcd ? "smcd_linkgroup" : "smcr_linkgroup", scen, name);
+	}
+	fx_free(&f);
+}
+
+static void json_device(const char *scen, bool smcd)
+{
+	struct fx f;
+
+	fx_guest(&f, smcd, SMC_LVL_DETAILS, false);
+	f.ctx.json = true;
+	CHECK_INT(smc_device_parse(&f.ctx, 0, NULL, &f.dev), 0);
+	if (load_reply(scen, smcd ? "dev_smcd" : "dev_smcr", &f.rep)) {
+		CHECK_INT(smc_device_print(&f.ctx, &f.dev, &f.rep), 0);
+		json_fx_keep(&f, smcd ? "smcd_device" : "smcr_device", scen, "show");
+	}
+	fx_free(&f);
+}
+
+static void json_stats(const char *scen)
+{
+	static const struct {
+		bool smcd;
+		enum smc_stats_mode mode;
+		const char *schema, *name;
+	} cases[] = {
+		{ false, SMC_STATS_SHOW, "smc_stats", "smcr" },
+		{ true, SMC_STATS_SHOW, "smc_stats", "smcd" },
+		{ false, SMC_STATS_JSON, "smc_stats_upstream", "smcr" },
+		{ true, SMC_STATS_JSON, "smc_stats_upstream", "smcd" },
+	};
+	struct stats_src src;
+
+	smc_reply_init(&src.stats);
+	smc_reply_init(&src.fback);
+	if (load_reply(scen, "stats", &src.stats) && load_reply(scen, "fback_stats", &src.fback)) {
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			struct fx f;
+
+			fx_guest(&f, cases[i].smcd, SMC_LVL_ABSOLUTE, false);
+			f.ctx.json = cases[i].mode == SMC_STATS_SHOW;
+			CHECK_INT(smc_stats_run(&f.ctx, cases[i].mode, mem_dump, &src), 0);
+			json_fx_keep(&f, cases[i].schema, scen, cases[i].name);
+			fx_free(&f);
+		}
+	}
+	smc_reply_free(&src.stats);
+	smc_reply_free(&src.fback);
+}
+
+TEST(kernel_fixture_json)
+{
+	for (size_t s = 0; s < NSCEN; s++) {
+		const char *scen = scenarios[s];
+
+		json_smcss(scen, (struct smcss_opts){ .json = true }, "plain");
+		json_smcss(scen, (struct smcss_opts){ .all = true }, "a");
+		json_smcss(scen, (struct smcss_opts){ .listening = true }, "l");
+		json_smcss(scen, (struct smcss_opts){ .all = true, .debug = true }, "a_d");
+		json_smcss(scen, (struct smcss_opts){ .all = true, .smcr = true }, "a_R");
+		json_smcss(scen, (struct smcss_opts){ .all = true, .smcd = true }, "a_D");
+		json_pnet(scen);
+		json_info(scen, false);
+		json_info(scen, true);
+		json_eids(scen);
+		json_linkgroup(scen, false, 0, NULL, "show");
+		json_linkgroup(scen, false, 1, (char *[]){ "link-show" }, "link-show");
+		json_linkgroup(scen, true, 0, NULL, "show");
+		json_device(scen, false);
+		json_device(scen, true);
+		json_stats(scen);
+	}
+}

@@ -1,4 +1,4 @@
-/* smcd/smcr linkgroup: grammar, filters and every example of tools.md 5.3. */
+/* smcd/smcr linkgroup: grammar, filters and the examples of smcd(8) and smcr(8). */
 #include "fixture.h"
 #include "msgbuild.h"
 #include "smc_uapi.h"
@@ -53,7 +53,7 @@ static void v2_common(struct mb *m, uint16_t type, const struct lgr *g)
 	mb_end(m);
 }
 
-/* An SMC-R link group message in the kernel's emission order (protocol.md 1.3.3). */
+/* An SMC-R link group message in the kernel's emission order (SMC_NLA_LGR_R_*, lib/smc_uapi.h). */
 static void add_lgr_r(struct smc_reply *rep, const struct lgr *g)
 {
 	struct mb m;
@@ -116,7 +116,7 @@ struct link {
 	uint8_t uid[4], peer_uid[4];
 };
 
-/* A link message (genl cmd 3) in the kernel's emission order (protocol.md 1.3.4). */
+/* A link message (SMC_NETLINK_GET_LINK_SMCR) in the kernel's emission order (SMC_NLA_LINK_*). */
 static void add_link(struct smc_reply *rep, const struct link *l)
 {
 	struct mb m;
@@ -410,7 +410,7 @@ TEST(linkgroup_unknown_names_and_empty_v2)
 	fx_free(&t);
 }
 
-/* tools.md 13 item 14 fixed: all 16 characters, then trimmed. */
+/* Upstream bug fixed: a 16-character PNET ID keeps all 16 characters, then trimmed. */
 TEST(linkgroup_pnetid_16_chars_kept)
 {
 	struct fx t;
@@ -627,7 +627,7 @@ TEST(linkgroup_link_show_filters)
 	fx_free(&t);
 }
 
-/* tools.md 13 item 15 fixed: show netdev/ibdev lists the groups with a matching link. */
+/* Upstream bug fixed: show netdev/ibdev lists the groups with a matching link. */
 TEST(linkgroup_show_netdev_filter_applies)
 {
 	struct fx t;
@@ -689,11 +689,11 @@ TEST(linkgroup_json_smcr_show)
 	add_lgr_r(&t.rep, &lgr200);
 	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out),
-		"{\"linkgroups\":[{\"lgr_id\":\"00000100\",\"role\":\"CLNT\",\"type\":\"SINGLE\","
+		"{\"linkgroups\":[{\"lgr_id\":256,\"role\":\"CLNT\",\"type\":\"SINGLE\","
 		"\"vlan_id\":0,\"pnet_id\":\"NET1\",\"version\":2,\"peer_release\":1,"
 		"\"peer_host\":\"h\",\"peer_os\":\"LINUX\",\"direct\":true,\"eid\":\"E\","
 		"\"conns\":3,\"sndbuf_alloc\":1,\"rmb_alloc\":2},"
-		"{\"lgr_id\":\"00000200\",\"role\":\"SERV\",\"type\":\"SYM\",\"vlan_id\":5,"
+		"{\"lgr_id\":512,\"role\":\"SERV\",\"type\":\"SYM\",\"vlan_id\":5,"
 		"\"pnet_id\":\"PNETABCDEFGHIJK\",\"version\":1,\"conns\":12,"
 		"\"sndbuf_alloc\":0,\"rmb_alloc\":0}]}\n");
 	fx_free(&t);
@@ -710,7 +710,7 @@ TEST(linkgroup_json_links_and_empty)
 					 { 0, 0, 1, 1 }, { 0, 0, 0x47, 1 } });
 	CHECK_INT(fx_call(&t, print, 1, "link-show"), 0);
 	CHECK_STR(cap_text(&t.out),
-		"{\"links\":[{\"lgr_id\":\"00000100\",\"role\":\"CLNT\",\"type\":\"SINGLE\","
+		"{\"links\":[{\"lgr_id\":256,\"role\":\"CLNT\",\"type\":\"SINGLE\","
 		"\"vlan_id\":0,\"pnet_id\":\"NET1\",\"version\":1,\"conns\":3,"
 		"\"sndbuf_alloc\":0,\"rmb_alloc\":0,\"net_dev\":\"eth0\","
 		"\"link_state\":\"LINK_ACTIVE\",\"conn_cnt\":3,\"link_uid\":\"00000101\","
@@ -729,9 +729,9 @@ TEST(linkgroup_json_links_and_empty)
 	add_lgr_d(&t.rep, &smcd300);
 	CHECK_INT(fx_call(&t, print, 0), 0);
 	CHECK_STR(cap_text(&t.out),
-		"{\"linkgroups\":[{\"lgr_id\":\"00000300\",\"vlan_id\":3,\"pnet_id\":\"\","
+		"{\"linkgroups\":[{\"lgr_id\":768,\"vlan_id\":3,\"pnet_id\":null,"
 		"\"version\":2,\"peer_release\":0,\"peer_host\":\"ZOSHOST1\",\"peer_os\":\"ZOS\","
-		"\"eid\":\"SEID-EXAMPLE                    \",\"conns\":10,"
+		"\"eid\":\"SEID-EXAMPLE\",\"conns\":10,"
 		"\"sndbuf_alloc\":16384,\"dmb_alloc\":65536}]}\n");
 	fx_free(&t);
 }

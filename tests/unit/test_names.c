@@ -1,4 +1,4 @@
-/* The shared name tables and the error texts of tools.md 2.2. */
+/* The shared name tables (lib/names.c) and the error texts the man pages quote. */
 #include "unit.h"
 #include "names.h"
 

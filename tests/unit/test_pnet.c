@@ -104,9 +104,9 @@ TEST(pnet_show_table_text_and_json)
 	json_open_array(&j, NULL);
 	print_all(&rep, &o);
 	json_close_array(&j);
-	CHECK_STR(cap_text(&c), "[{\"pnet_id\":\"ABC\",\"eth_name\":\"encf500\",\"ib_name\":\"n/a\",\"ib_port\":255},"
-		  "{\"pnet_id\":\"ABC\",\"eth_name\":\"n/a\",\"ib_name\":\"0001:00:00.0\",\"ib_port\":2},"
-		  "{\"pnet_id\":\"ABC\",\"eth_name\":\"n/a\",\"ib_name\":\"0004:00:00.0\",\"ib_port\":1}]");
+	CHECK_STR(cap_text(&c), "[{\"pnet_id\":\"ABC\",\"net_dev\":\"encf500\",\"ib_dev\":null,\"ib_port\":null},"
+		  "{\"pnet_id\":\"ABC\",\"net_dev\":null,\"ib_dev\":\"0001:00:00.0\",\"ib_port\":2},"
+		  "{\"pnet_id\":\"ABC\",\"net_dev\":null,\"ib_dev\":\"0004:00:00.0\",\"ib_port\":1}]");
 	cap_free(&c);
 	smc_reply_free(&rep);
 }

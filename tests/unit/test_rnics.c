@@ -172,11 +172,12 @@ TEST(rnics_t_table_equal_fids_keep_order)
 	cap_open(&cap);
 	rnics_table_print(&t, cap.f, true);
 	CHECK_STR(cap_text(&cap),
-		  "{\"rnics\":[{\"fid\":\"212\",\"power\":\"1\",\"pci_id\":\"p\",\"pchid\":\"c\","
-		  "\"type\":\"t\",\"pft\":\"f\",\"vfn\":\"y\",\"iport\":\"1\",\"pnet_id\":\"NETB\","
-		  "\"ib_dev\":\"eno4\"},{\"fid\":\"212\",\"power\":\"1\",\"pci_id\":\"p\",\"pchid\":\"c\","
-		  "\"type\":\"t\",\"pft\":\"f\",\"vfn\":\"y\",\"iport\":\"0\",\"pnet_id\":\"NETA\","
-		  "\"ib_dev\":\"eno3\"}]}\n");
+		  "{\"rnics\":[{\"fid\":530,\"power\":1,\"pci_id\":\"p\",\"pchid\":12,"
+		  "\"type\":\"t\",\"pft\":0,\"vfn\":null,\"ib_port\":1,"
+		  "\"pnet_id\":\"NETB\",\"pnet_user\":false,\"ib_dev\":\"eno4\"},"
+		  "{\"fid\":530,\"power\":1,\"pci_id\":\"p\",\"pchid\":12,"
+		  "\"type\":\"t\",\"pft\":0,\"vfn\":null,\"ib_port\":0,"
+		  "\"pnet_id\":\"NETA\",\"pnet_user\":false,\"ib_dev\":\"eno3\"}]}\n");
 	cap_free(&cap);
 	rnics_table_free(&t);
 }

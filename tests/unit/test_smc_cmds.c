@@ -27,7 +27,7 @@ static void queue_dev(struct fx *r, int n, int top, int pci_device)
 	peer_queue(&r->p, n, &m);
 }
 
-/* SYS_INFO in the kernel's emission order (protocol.md 1.3.2). */
+/* SYS_INFO in the kernel's emission order (SMC_NLA_SYS_*, lib/smc_uapi.h). */
 static void sysinfo_msg(struct mb *m, bool ism_v2, const char *seid)
 {
 	mb_start(m, 0x20, NLM_F_MULTI);

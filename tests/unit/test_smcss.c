@@ -1,6 +1,7 @@
 /*
  * smcss formatting, fed with sock_diag replies built byte by byte at the
- * offsets of protocol.md 2.2.  Expected text is written as in tools.md 4.5:
+ * offsets of the uapi structures (struct smc_diag_msg and its extensions,
+ * lib/smc_uapi.h).  Expected text is written as smcss(8) shows the columns:
  * a '$' marks each line end so that trailing blanks stay visible.
  */
 #include "unit.h"
@@ -140,7 +141,7 @@ static void add_dmbinfo(struct mb *m, const struct tdmb *d, size_t len)
 	mb_attr(m, SMC_DIAG_DMBINFO, b, len);
 }
 
-/* ---- the sockets of tools.md 4.5 ---------------------------------------- */
+/* ---- the example sockets of smcss(8) ------------------------------------- */
 
 static const struct tsock ex_smcr = {
 	.state = 1, .mode = 0, .uid = 0, .inode = 1234567,
@@ -274,7 +275,7 @@ static void run(struct run *r, const struct smc_reply *rep, const struct smcss_o
 #define ROW_LISTEN "LISTEN         00000 0012345 0.0.0.0:37373           "
 #define ROW_INIT "INIT           01000 0023456 "
 
-/* ---- tools.md 4.5 ---------------------------------------------------- */
+/* ---- the rows of smcss(8) ----------------------------------------------- */
 
 TEST(smcss_example_base)
 {
@@ -646,7 +647,7 @@ TEST(smcss_wide_rows)
 	smc_reply_free(&rep);
 }
 
-/* A LISTEN socket on IPv6 "::" shows as 0.0.0.0 (tools.md 13 item 18). */
+/* A LISTEN socket on IPv6 "::" shows as 0.0.0.0, as upstream (smcss(8)). */
 TEST(smcss_ipv6_any_as_ipv4)
 {
 	struct smc_reply rep;
@@ -837,7 +838,7 @@ TEST(smcss_json_details)
 		"\"tx_prod_flags\":0,\"tx_conn_state_flags\":0,"
 		"\"tx_prep\":{\"wrap\":0,\"count\":1024},\"tx_sent\":{\"wrap\":0,\"count\":1024},"
 		"\"tx_fin\":{\"wrap\":0,\"count\":1024}},"
-		"\"smcr\":{\"role\":\"CLNT\",\"ib_device\":\"mlx5_0\",\"ib_port\":1,\"link_id\":1,"
+		"\"smcr\":{\"role\":\"CLNT\",\"ib_dev\":\"mlx5_0\",\"ib_port\":1,\"link_id\":1,"
 		"\"gid\":\"" GID1 "\",\"peer_gid\":\"" GID2 "\"}}]}\n");
 	smc_reply_free(&rep);
 }
@@ -861,9 +862,9 @@ TEST(smcss_json_smcd)
 		"\"local_address\":\"10.0.0.1\",\"local_port\":5201,"
 		"\"peer_address\":\"10.0.0.2\",\"peer_port\":51234,"
 		"\"interface\":3,\"mode\":\"SMCD\","
-		"\"smcd\":{\"gid\":\"99aabbccddeeff00\",\"token\":\"000000010000000f\","
-		"\"peer_gid\":\"1122334455667788\",\"peer_token\":\"000000020000000e\","
-		"\"link_id\":\"00000300\"}}]}\n");
+		"\"smcd\":{\"gid\":11072869122414935808,\"token\":4294967311,"
+		"\"peer_gid\":1234605616436508552,\"peer_token\":8589934606,"
+		"\"link_id\":768}}]}\n");
 	smc_reply_free(&rep);
 }
 

@@ -89,21 +89,28 @@ TEST(soft_devices_roce_spec_errors)
 	CHECK_INT(init(&st, err, 1, "=lo"), -1);
 	CHECK_STR(err, "--roce =lo: invalid device name '': empty");
 	CHECK_INT(init(&st, err, 1, "a/b=lo"), -1);
-	CHECK_STR(err, "--roce a/b=lo: invalid device name 'a/b': contains a blank, '/', '=' or a control character");
+	CHECK_STR(err, "--roce a/b=lo: invalid device name 'a/b': contains '/'");
 	CHECK_INT(init(&st, err, 1, "a b=lo"), -1);
+	CHECK_STR(err, "--roce a b=lo: invalid device name 'a b': contains white space");
 	CHECK_INT(init(&st, err, 1, "..=lo"), -1);
 	CHECK_STR(err, "--roce ..=lo: invalid device name '..': not a device name");
 	memset(name64, 'x', 64);
 	strcpy(name64 + 64, "=lo");
 	CHECK_INT(init(&st, err, 1, name64), -1);
-	CHECK(strstr(err, "invalid device name: longer than 63 characters") != NULL);
+	CHECK(strstr(err, "invalid device name 'xxx") != NULL);
+	CHECK(strstr(err, "x': longer than 63 characters") != NULL);
 	strcpy(name64 + 63, "=lo");
 	CHECK_INT(init(&st, err, 1, name64), 0);             /* 63 characters are fine */
 	soft_state_free(&st);
 	CHECK_INT(init(&st, err, 1, "sr_a=nosuchif0"), -1);
 	CHECK_STR(err, "--roce sr_a=nosuchif0: no network interface 'nosuchif0'");
 	CHECK_INT(init(&st, err, 1, "sr_a="), -1);
-	CHECK_STR(err, "--roce sr_a=: no network interface ''");
+	CHECK_STR(err, "--roce sr_a=: invalid interface name '': empty");
+	CHECK_INT(init(&st, err, 1, "sr_a=lo:1"), -1);
+	CHECK_STR(err, "--roce sr_a=lo:1: invalid interface name 'lo:1': contains ':'");
+	CHECK_INT(init(&st, err, 1, "sr_a=abcdefghijklmnop"), -1);
+	CHECK_STR(err, "--roce sr_a=abcdefghijklmnop: invalid interface name 'abcdefghijklmnop': "
+		  "longer than 15 characters");
 	CHECK_INT(init(&st, err, 2, "sr_a=lo", "sr_a=lo"), -1);
 	CHECK_STR(err, "--roce sr_a=lo: device name 'sr_a' is already in use");
 	CHECK(st.devs == NULL);
@@ -157,5 +164,30 @@ TEST(soft_devices_pnetid_set_rule)
 	CHECK(!soft_pnetid_is_set(" NET"));
 	CHECK(soft_pnetid_is_set("NET"));
 	CHECK_STR(soft_dev_name_invalid("mlx5_0"), "");
-	CHECK_STR(soft_dev_name_invalid("a=b"), "contains a blank, '/', '=' or a control character");
+	CHECK_STR(soft_dev_name_invalid("a=b"), "contains '='");
+	CHECK_STR(soft_dev_name_invalid("0004:00:00.0"), "");
+}
+
+/*
+ * Names are checked by the kernel's rules and quoted escaped: UTF-8 is a name
+ * like any other, a control byte never reaches the terminal raw.
+ */
+TEST(soft_devices_roce_names_escaped)
+{
+	struct soft_state st;
+	char err[256];
+
+	CHECK_INT(init(&st, err, 1, "r\xc3\xa9seau=nosuchif0"), -1);
+	CHECK_STR(err, "--roce r\xc3\xa9seau=nosuchif0: no network interface 'nosuchif0'");
+	CHECK_INT(init(&st, err, 1, "sr_a=\xc3\xa9t\xc3\xa9"), -1);
+	CHECK_STR(err, "--roce sr_a=\xc3\xa9t\xc3\xa9: no network interface '\xc3\xa9t\xc3\xa9'");
+	CHECK_INT(init(&st, err, 1, "a\x01/b=lo"), -1);
+	CHECK_STR(err, "--roce a\\x01/b=lo: invalid device name 'a\\x01/b': contains '/'");
+	CHECK_INT(init(&st, err, 1, "sr_a=\x1b[2J"), -1);
+	CHECK_STR(err, "--roce sr_a=\\x1b[2J: no network interface '\\x1b[2J'");
+	CHECK_INT(init(&st, err, 1, "sr\x01"), -1);
+	CHECK_STR(err, "--roce sr\\x01: expected NAME=IFACE");
+	CHECK_INT(init(&st, err, 1, "r\xc3\xa9seau=lo"), 0);
+	CHECK(soft_dev_find_roce(&st, "r\xc3\xa9seau") != NULL);
+	soft_state_free(&st);
 }

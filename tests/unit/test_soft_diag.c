@@ -1,7 +1,8 @@
 /*
- * sock_diag of the soft backend: the reply bytes at protocol.md 2.2's
- * offsets for registered sockets, then the same reply through lib/diag.c's
- * parser and smcss's printer, compared with tools.md 4.5's rows.  Sockets
+ * sock_diag of the soft backend: the reply bytes at the kernel's offsets
+ * (<linux/smc_diag.h>, sizes in lib/smc_uapi.h) for registered sockets, then
+ * the same reply through lib/diag.c's parser and smcss's printer, compared
+ * with the rows smcss(8) documents.  Sockets
  * that have the SMC parts (CONNINFO, LGRINFO, DMBINFO) only exist once the
  * data path pairs them; here they are test-only entries.
  */
@@ -448,7 +449,7 @@ static struct soft_sock *add_test_sock(struct regfx *f, uint8_t mode, uint64_t i
 	return s;
 }
 
-/* tools.md 4.5's SMC-R socket, with CONNINFO and LGRINFO. */
+/* An SMC-R socket as smcss(8)'s examples show one, with CONNINFO and LGRINFO. */
 static struct soft_sock *add_smcr(struct regfx *f)
 {
 	struct soft_sock *s = add_test_sock(f, 0, 1234567);
@@ -475,7 +476,7 @@ static struct soft_sock *add_smcr(struct regfx *f)
 	return s;
 }
 
-/* tools.md 4.5's SMC-D socket, with DMBINFO. */
+/* An SMC-D socket as smcss(8)'s examples show one, with DMBINFO. */
 static struct soft_sock *add_smcd(struct regfx *f)
 {
 	struct soft_sock *s = add_test_sock(f, 2, 98765432);
@@ -653,7 +654,7 @@ TEST(soft_diag_dmbinfo_bytes)
 	regfx_free(&f);
 }
 
-/* The SMC parts as smcss -d, -R and -D print them (tools.md 4.5). */
+/* The SMC parts as smcss -d, -R and -D print them (smcss(8)). */
 TEST(soft_diag_smcss_details)
 {
 	struct regfx f;

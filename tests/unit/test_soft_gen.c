@@ -1,6 +1,6 @@
 /*
  * smc_softd, family SMC_GEN_NETLINK: system info, devices, EIDs, HS
- * limitation and the dispatch rules, byte by byte (protocol.md 1.3).
+ * limitation and the dispatch rules, byte by byte (smc_netlink.c, <linux/smc.h>).
  */
 #include "softfx.h"
 #include "soft/devices.h"
@@ -13,7 +13,7 @@
 
 #define GEN SOFT_ID_GEN
 
-/* Commands of protocol.md 1.3.1: dump (true) or doit, and admin. */
+/* Commands as the kernel's smc_netlink.c registers them: dump (true) or doit, admin. */
 static const struct { uint8_t cmd; bool dump, admin; } gen_cmds[] = {
 	{ SMC_NETLINK_GET_SYS_INFO, true, false },
 	{ SMC_NETLINK_GET_LGR_SMCR, true, false },

@@ -1,8 +1,8 @@
 /*
  * smc_softd link groups (test-only ones until the data path creates them):
- * GET_LGR_SMCR, GET_LINK_SMCR, GET_LGR_SMCD byte by byte (protocol.md
- * 1.3.3-1.3.5), the device counts that follow from them, and what smcd/smcr
- * print from the replies.
+ * GET_LGR_SMCR, GET_LINK_SMCR, GET_LGR_SMCD byte by byte (in the kernel's
+ * smc_core.c emission order), the device counts that follow from them, and
+ * what smcd/smcr print from the replies.
  */
 #include "softfx.h"
 #include "soft/lgr.h"

@@ -1,6 +1,6 @@
 /*
  * smc_softd, family SMC_PNETID: requests as smc_pnet sends them, replies
- * checked byte by byte against the kernel's layout (protocol.md 1.2).
+ * checked byte by byte against the kernel's layout (smc_pnet.c, <linux/smc.h>).
  */
 #include "softfx.h"
 #include "pnet.h"

@@ -1,6 +1,7 @@
 /*
  * smc_softd statistics: counted events show up in GET_STATS and
- * GET_FBACK_STATS, laid out as protocol.md 5.2/5.3 says, and read back by
+ * GET_FBACK_STATS, laid out as the kernel's smc_stats.c emits them
+ * (attributes of <linux/smc.h>), and read back by
  * the smcd/smcr parsers.
  */
 #include "softfx.h"
@@ -12,7 +13,7 @@
 
 #define GEN SOFT_ID_GEN
 
-/* One technology nest in the kernel's emission order, from the spec. */
+/* One technology nest in the kernel's emission order (smc_stats.c). */
 static void exp_tech(struct mb *x, uint16_t type, const struct soft_stats_tech *t)
 {
 	const struct soft_stats_rmbcnt *rmb[2] = { &t->rmb_tx, &t->rmb_rx };

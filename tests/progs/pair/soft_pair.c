@@ -313,7 +313,7 @@ static int selftest(void)
 	check(put(&db, "world!", 6) == 6 && get(&da, buf, sizeof(buf)) == 6 &&
 	      !memcmp(buf, "world!", 6), "server to client");
 	check(stream(&da, &db) && stream(&db, &da), "1 MiB each way");
-	check(soft_reg_del_send(&b, rb.token) == 0 && soft_reg_del_send(&b, rb.token) == 0,
+	check(soft_reg_del_send(&b, rb.token, -1) == 0 && soft_reg_del_send(&b, rb.token, -1) == 0,
 	      "SOCK_DEL sent twice");
 	sleep_ms(50);
 	check(soft_reg_pair_poll(&b, &rx) == 0, "the second SOCK_DEL's error is skipped");

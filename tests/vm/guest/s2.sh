@@ -54,15 +54,22 @@ grep '^ACTIVE' /tmp/ss.txt | head -n 1 | awk '{
 	split($4, l, ":"); split($5, p, ":")
 	print "\"state\":\"" $1 "\",\"uid\":0,\"inode\":" ino ",\"local_address\":\"" l[1] "\",\"local_port\":" l[2] ",\"peer_address\":\"" p[1] "\",\"peer_port\":" p[2]
 	print "\"mode\":\"" $7 "\""
-	print "\"role\":\"" $8 "\",\"ib_device\":\"" $9 "\",\"ib_port\":" $10+0 ",\"link_id\":" $11+0 ",\"gid\":\"" $12 "\",\"peer_gid\":\"" $13 "\""
+	print "\"role\":\"" $8 "\",\"ib_dev\":\"" $9 "\",\"ib_port\":" $10+0 ",\"link_id\":" $11+0 ",\"gid\":\"" $12 "\",\"peer_gid\":\"" $13 "\""
 }' > /tmp/ss.keys
 agree smcss-json /tmp/ss.keys /tmp/ss.json
 smcr -d linkgroup link-show > /tmp/lg.txt 2>&1
 grepcheck linkgroup-link-active 'LINK_ACTIVE' /tmp/lg.txt
 smcr -j -d linkgroup link-show > /tmp/lg.json 2>&1
 grepcheck linkgroup-json-link-active 'LINK_ACTIVE' /tmp/lg.json
-grep LINK_ACTIVE /tmp/lg.txt | head -n 1 | awk '{
-	print "\"lgr_id\":\"" $1 "\",\"role\":\"" $2 "\",\"type\":\"" $3 "\""
+grep LINK_ACTIVE /tmp/lg.txt | head -n 1 | awk '
+function hex(s,  i, n) {
+	n = 0
+	for (i = 1; i <= length(s); i++)
+		n = n * 16 + index("0123456789abcdef", tolower(substr(s, i, 1))) - 1
+	return n
+}
+{
+	print "\"lgr_id\":" hex($1) ",\"role\":\"" $2 "\",\"type\":\"" $3 "\""
 	print "\"net_dev\":\"" $4 "\",\"link_state\":\"" $5 "\",\"conn_cnt\":" $6 ",\"link_uid\":\"" $7 "\",\"peer_uid\":\"" $8 "\",\"ib_dev\":\"" $9 "\",\"ib_port\":" $10
 }' > /tmp/lg.keys
 agree linkgroup-json /tmp/lg.keys /tmp/lg.json
