@@ -252,6 +252,8 @@ void ctl_maybe_pair(int fd, struct sconn *sc)
 	pthread_mutex_unlock(&ctl_mu);
 }
 
+static void replies_locked(void);
+
 void ctl_established(int fd, struct sconn *sc)
 {
 	int expect = SC_NEW;
@@ -264,6 +266,8 @@ void ctl_established(int fd, struct sconn *sc)
 		return;
 	}
 	pthread_mutex_lock(&ctl_mu);
+	/* a server that only accepts collects its replies here */
+	replies_locked();
 	pair_locked(fd, sc);
 	pthread_mutex_unlock(&ctl_mu);
 }
@@ -295,32 +299,50 @@ static void take_reply(struct soft_pair_reply *r)
 		next.close(r->shm_fd);
 }
 
-void ctl_poll(void)
+/* With ctl_mu held: the replies that came, without waiting. */
+static void replies_locked(void)
 {
 	struct soft_pair_reply r;
-	int rc;
+	int rc = 0;
 
+	while (npend && conn.fd >= 0 && (rc = soft_reg_pair_poll(&conn, &r)) == 1)
+		take_reply(&r);
+	if (conn.fd >= 0 && rc < 0)
+		ctl_lost();
+}
+
+void ctl_poll(void)
+{
 	if (!atomic_load_explicit(&npend_hint, memory_order_relaxed))
 		return;
 	if (pthread_mutex_trylock(&ctl_mu))
 		return;
-	while (conn.fd >= 0 && (rc = soft_reg_pair_poll(&conn, &r)) == 1)
-		take_reply(&r);
-	if (conn.fd >= 0 && rc < 0)
-		ctl_lost();
+	replies_locked();
 	pthread_mutex_unlock(&ctl_mu);
+}
+
+/*
+ * With ctl_mu held: sc is closed while its PAIR is out.  The daemon drops
+ * the registration that request makes, by its sequence number, without
+ * waiting for the reply (a reply read later finds no one and is let go).
+ */
+static void pend_orphan(struct sconn *sc)
+{
+	bool inherited;
+	struct sconn *p = pend_take(sc->seq, &inherited);
+
+	if (!p)
+		return;
+	if (!inherited)
+		soft_reg_del_seq_send(&conn, sc->seq);
+	sconn_put(p);
 }
 
 void ctl_forget(int fd, struct sconn *sc, bool last)
 {
 	pthread_mutex_lock(&ctl_mu);
-	if (atomic_load(&sc->state) == SC_ASKED) {
-		bool inherited;
-		struct sconn *p = pend_take(sc->seq, &inherited);
-
-		if (p)
-			sconn_put(p);
-	}
+	if (atomic_load(&sc->state) == SC_ASKED)
+		pend_orphan(sc);
 	if (sc->token && last) {
 		/* registered by another process (fork, spawn): the socket proves we hold it */
 		if (sc->token_conn == conn_gen && conn.fd >= 0)

@@ -1,6 +1,6 @@
 /*
  * smcd/smcr stats [show | reset | json]: the command line and the sequence of
- * tools.md 5.5.2 (baseline in the cache file, two dumps, delta, print, reset).
+ * smcd(8) `stats` (baseline in the cache file, two dumps, delta, print, reset).
  */
 #include "stats.h"
 #include "smc_uapi.h"

@@ -20,7 +20,7 @@
 
 /*
  * Offsets of the u64 counters inside one technology block.  This is the
- * order of the cache file (tools.md 5.5.6) and of `stats json` (5.5.5).
+ * order of the cache file (smcd(8) FILES) and of `stats json` (smcd(8)).
  */
 enum smc_stats_off {
 	SMC_ST_TX_RMBSIZE = 0,       /* 9 buckets: send buffer sizes */
@@ -127,7 +127,7 @@ void smc_stats_abbrev(uint64_t num, char res[SMC_ABBREV_LEN]);
 
 /* ---- stats_format.c / stats_legacy.c: output ----------------------------- */
 
-/* The text report of tools.md 5.5.4. */
+/* The text report of smcd(8) `stats`. */
 void smc_stats_print_text(FILE *f, const struct smc_stats_data *d, bool smcd, bool details);
 /* The -j document (keys documented in stats_format.c). */
 void smc_stats_print_json(FILE *f, const struct smc_stats_data *d, bool smcd, bool absolute);
@@ -144,7 +144,8 @@ int smc_stats_parse_args(int argc, char **argv, enum smc_stats_mode *mode);
 /* Fetch one dump (cmd) and hand each message to cb: netlink, or memory in tests. */
 typedef int (*smc_stats_dump_fn)(void *src, uint8_t cmd, smc_msg_cb cb, void *arg);
 
-/* The sequence of tools.md 5.5.2 for an already parsed command line. */
+/* The sequence of smcd(8) `stats` (baseline, dumps, delta, print, reset)
+ * for an already parsed command line. */
 int smc_stats_run(struct smc_ctx *ctx, enum smc_stats_mode mode,
 		  smc_stats_dump_fn dump, void *src);
 

@@ -1,5 +1,5 @@
 /*
- * stats: upstream's abbreviated number form (tools.md 5.5.4), kept byte for
+ * stats: upstream's abbreviated number form (smcd(8) `stats`), kept byte for
  * byte, quirks included:
  *  - the digits are counted on the value printed as a signed long long, so
  *    values of 2^63 and above count as negative numbers (e.g. 2^64-1 is "-1",

@@ -1,5 +1,5 @@
 /*
- * stats: the per-user baseline file (tools.md 5.5.6).  It is shared by smcd
+ * stats: the per-user baseline file (smcd(8) FILES).  It is shared by smcd
  * and smcr and its text format is upstream's, byte for byte:
  *
  *   132 lines "%-12d%-16llu"      index, counter (SMC-R block, SMC-D block,

@@ -1,6 +1,7 @@
 /*
- * stats: the baseline arithmetic of tools.md 5.5.6.  The kernel has no reset;
- * "reset" stores the values in the cache file and later reports subtract it.
+ * stats: the baseline arithmetic of smcd(8) `stats` (FILES: the cache
+ * file).  The kernel has no reset; "reset" stores the values in the cache
+ * file and later reports subtract it.
  */
 #include "stats.h"
 

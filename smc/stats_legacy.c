@@ -1,5 +1,5 @@
 /*
- * stats: `stats json`, upstream's one-line document (tools.md 5.5.5): the
+ * stats: `stats json`, upstream's one-line document (smcd(8) `stats json`): the
  * 65 counters of the selected technology block in cache-file order, no
  * handshake or fallback data.
  */

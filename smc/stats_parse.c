@@ -1,6 +1,7 @@
 /*
  * stats: parse SMC_NETLINK_GET_FBACK_STATS and SMC_NETLINK_GET_STATS replies
- * into struct smc_stats_data (protocol.md 5.2/5.3, tools.md 5.5.3).
+ * into struct smc_stats_data (the SMC_NLA_STATS_* attributes of
+ * <linux/smc.h>, lib/smc_uapi.h, in the kernel's emission order).
  *
  * Like upstream, a message that fails validation prints one error line and
  * stops the rest of its reply (the callbacks return 1); what was parsed so

@@ -236,6 +236,7 @@ int soft_pair(struct soft_req *r)
 	if (!rc) {
 		soft_sock_set_state(s, SMC_SOFT_STATE_ACTIVE);
 		s->role = a.role;
+		s->pair_seq = r->nlh->nlmsg_seq;
 		rc = soft_reg_link(r, ns, s);
 	}
 	if (rc) {

@@ -22,9 +22,10 @@
 #include <libmnl/libmnl.h>
 
 struct reg_attrs {
-	bool has_token, has_state;
+	bool has_token, has_state, has_seq;
 	uint64_t token;
 	uint8_t state;
+	uint32_t pair_seq;
 };
 
 /* Attributes of fixed size must have exactly it, as a strict policy demands. */
@@ -50,6 +51,13 @@ static int parse_attrs(struct soft_req *r, struct reg_attrs *a)
 			       a->state == SMC_SOFT_STATE_ACTIVE;
 		if (!a->has_state)
 			return -EINVAL;
+	}
+	if (tb[SMC_SOFT_A_PAIR_SEQ]) {
+		if (mnl_attr_get_payload_len(tb[SMC_SOFT_A_PAIR_SEQ]) != sizeof(uint32_t))
+			return -EINVAL;
+		memcpy(&a->pair_seq, mnl_attr_get_payload(tb[SMC_SOFT_A_PAIR_SEQ]),
+		       sizeof(a->pair_seq));
+		a->has_seq = true;
 	}
 	return 0;
 }
@@ -250,6 +258,15 @@ static struct soft_sock *find_held(struct soft_req *r, uint64_t token, int fd)
 	return s && s->token == token && s->id.netns == id.netns ? s : NULL;
 }
 
+/* The registration this connection's PAIR request seq made, NULL if none. */
+static struct soft_sock *find_pair_seq(struct soft_state *st, uint32_t seq, uint64_t conn_id)
+{
+	for (struct soft_sock *s = soft_idx_conn_first(st, conn_id); s; s = s->conn_next)
+		if (s->pair_status && s->pair_seq == seq)
+			return s;
+	return NULL;
+}
+
 static int sock_del(struct soft_req *r)
 {
 	struct soft_sock *s;
@@ -257,14 +274,17 @@ static int sock_del(struct soft_req *r)
 	int fd = take_fd(r), rc;
 
 	rc = parse_attrs(r, &a);
-	if (!rc && !a.has_token)
+	if (!rc && !a.has_token && !a.has_seq)
 		rc = -EINVAL;
 	if (rc) {
 		close_fd(fd);
 		return rc;
 	}
-	s = find_token(r->st, a.token, r->peer->conn_id);
-	if (s)
+	if (!a.has_token)
+		s = find_pair_seq(r->st, a.pair_seq, r->peer->conn_id);
+	else
+		s = find_token(r->st, a.token, r->peer->conn_id);
+	if (s || !a.has_token)
 		close_fd(fd);
 	else if (fd >= 0)
 		s = find_held(r, a.token, fd);

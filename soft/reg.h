@@ -49,7 +49,11 @@
  *              (after bind+listen, connect); without it only the state
  *              changes.  Acked (NLM_F_ACK) or error.
  * SOCK_DEL     drop a registration (the socket was closed).  Attributes:
- *              TOKEN.  Acked or error.
+ *              TOKEN, or PAIR_SEQ: the registration this control connection
+ *              made with the PAIR request of that sequence number (a socket
+ *              closed before its PAIR reply was read).  With TOKEN, fd may
+ *              be the socket itself (SCM_RIGHTS): a holder that did not
+ *              register it (fork, spawn) ends it so.  Acked or error.
  *
  * PAIR         offer a connected socket for the soft SMC-D data path.  fd:
  *              the socket (SCM_RIGHTS), required; it must be connected
@@ -192,6 +196,7 @@ enum {
 	SMC_SOFT_A_DUMP_TYPES,      /* 26: u8 SOFT_DUMP_TYPE_* */
 	SMC_SOFT_A_DUMP_LEGACY,     /* 27: u8 1: v1 dump header */
 	SMC_SOFT_A_IFINDEX,         /* 28: u32 capture device */
+	SMC_SOFT_A_PAIR_SEQ,        /* 29: u32 nlmsg_seq of a PAIR request */
 	__SMC_SOFT_A_MAX,
 };
 #define SMC_SOFT_A_MAX (__SMC_SOFT_A_MAX - 1)

@@ -436,6 +436,18 @@ int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token, int sock)
 	return send_req_flags(c, &r, sock, MSG_DONTWAIT);
 }
 
+int soft_reg_del_seq_send(struct soft_reg_conn *c, uint32_t seq)
+{
+	struct req r;
+
+	if (c->fd < 0)
+		return -EBADF;
+	req_init(&r, c->family, 0, SMC_SOFT_CMD_SOCK_DEL);
+	req_attr(&r, SMC_SOFT_A_PAIR_SEQ, &seq, sizeof(seq));
+	r.u.nlh.nlmsg_pid = SOFT_REG_PORT_DEL;
+	return send_req_flags(c, &r, -1, MSG_DONTWAIT);
+}
+
 /* One datagram without waiting; its first descriptor in *fd, others closed. */
 static ssize_t recv_async(struct soft_reg_conn *c, void *buf, size_t len, int *fd)
 {

@@ -76,6 +76,8 @@ long soft_reg_info_send(struct soft_reg_conn *c, int fd);
 /* SOCK_DEL without NLM_F_ACK: no answer unless it fails (then ignored). */
 /* sock (-1: none) proves a holder that did not register it may end it. */
 int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token, int sock);
+/* The same for the registration of our PAIR request seq, its reply unread. */
+int soft_reg_del_seq_send(struct soft_reg_conn *c, uint32_t seq);
 
 struct soft_pair_reply {
 	uint32_t seq;            /* of the request */

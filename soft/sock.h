@@ -61,6 +61,7 @@ struct soft_sock {
 	struct soft_sock *conn_next, **conn_pprev;
 	uint64_t token;          /* names the registration */
 	uint64_t conn_id;        /* the control connection that owns it */
+	uint32_t pair_seq;       /* nlmsg_seq of the PAIR request that made it */
 	uint32_t conn_uid;       /* that connection's uid */
 	struct soft_sock_id id;
 	/* SMC view */

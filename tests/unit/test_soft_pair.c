@@ -10,6 +10,7 @@
 #include "soft/lgr.h"
 #include "soft/pstats.h"
 #include "soft/reg_int.h"
+#include "soft/regidx.h"
 #include "soft/stats.h"
 
 #include <dirent.h>
@@ -538,6 +539,66 @@ TEST(soft_pair_stats_attach)
 	soft_conn_gone(&f.st, f.peer.conn_id);
 	st = smcd_stats(&f);
 	CHECK(st && st->tx_bytes == 2000 && st->rx_cnt == 14 && st->rx_pd.buf[2] == 14);
+	regfx_free(&f);
+	CHECK_INT(open_fds(), before);
+}
+
+/* SOCK_DEL by the PAIR request's sequence number (a socket closed before its
+ * reply was read), and by token with the socket as proof of holding it. */
+static int del_seq(struct regfx *f, const struct soft_peer *p, uint32_t seq)
+{
+	struct mb m;
+
+	regfx_req(&m, SMC_SOFT_CMD_SOCK_DEL, NLM_F_ACK);
+	mb_u32(&m, SMC_SOFT_A_PAIR_SEQ, seq);
+	regfx_run(f, p, &m, -1);
+	return regfx_error(f);
+}
+
+static int del_held(struct regfx *f, const struct soft_peer *p, uint64_t token, int fd)
+{
+	struct mb m;
+
+	regfx_req(&m, SMC_SOFT_CMD_SOCK_DEL, NLM_F_ACK);
+	mb_u64(&m, SMC_SOFT_A_TOKEN, token);
+	regfx_run(f, p, &m, fd < 0 ? -1 : dup(fd));
+	return regfx_error(f);
+}
+
+TEST(soft_pair_del_by_seq_and_by_holder)
+{
+	struct regfx f;
+	struct regfx_tcp t;
+	struct soft_peer b, c;
+	struct pair_rep ra, rb;
+	uint32_t seq_a;
+	int before = open_fds();
+
+	regfx_init(&f);
+	add_ism(&f);
+	b = other_conn(&f, 2);
+	c = other_conn(&f, 3);
+	regfx_tcp_open(&t, AF_INET);
+	pair(&f, &f.peer, t.cli, 0, 0, 0, &ra);
+	seq_a = f.seq;
+	pair(&f, &b, t.srv, 1, 0, 0, &rb);
+	CHECK_INT(rb.status, SMC_SOFT_PAIR_PAIRED);
+	close(ra.fd);
+	close(rb.fd);
+	/* another connection's seq, or one that made nothing: not found */
+	CHECK_INT(del_seq(&f, &c, seq_a), -ENOENT);
+	CHECK_INT(del_seq(&f, &f.peer, seq_a + 100), -ENOENT);
+	CHECK(soft_idx_token(&f.st, ra.token) != NULL);
+	CHECK_INT(del_seq(&f, &f.peer, seq_a), 0);
+	CHECK(soft_idx_token(&f.st, ra.token) == NULL);
+	/* b's registration from connection c: only with the socket in hand */
+	CHECK_INT(del_held(&f, &c, rb.token, -1), -ENOENT);
+	CHECK_INT(del_held(&f, &c, rb.token, t.cli), -ENOENT);   /* the other end */
+	CHECK_INT(del_held(&f, &c, rb.token + 1, t.srv), -ENOENT);
+	CHECK(soft_idx_token(&f.st, rb.token) != NULL);
+	CHECK_INT(del_held(&f, &c, rb.token, t.srv), 0);
+	CHECK(soft_idx_token(&f.st, rb.token) == NULL);
+	regfx_tcp_close(&t);
 	regfx_free(&f);
 	CHECK_INT(open_fds(), before);
 }

@@ -1,7 +1,7 @@
 /*
- * smcd/smcr stats: abbreviation, the reports of tools.md 5.5.4/5.5.5, the -j
+ * smcd/smcr stats: abbreviation, the reports of smcd(8) `stats`/`stats json`, the -j
  * document, the cache file of 5.5.6 and malformed replies.  Replies are built
- * byte by byte in the kernel's emission order (protocol.md 5.2/5.3).
+ * byte by byte in the kernel's emission order (net/smc/smc_stats.c, <linux/smc.h>).
  */
 #include "fixture.h"
 #include "msgbuild.h"
@@ -160,7 +160,7 @@ static void build_stats(struct smc_reply *rep, const struct kstats *k)
 	mb_finish(&m, rep);
 }
 
-/* ---- the data of the tools.md 5.5.4 example (smcr -d stats) -------------- */
+/* ---- the data of the smcr(8) `-d stats` example -------------- */
 
 #define RSN_PEER_NO_SMC 0x03010000
 #define RSN_NOSMCDEV    0x03030000
