@@ -255,8 +255,22 @@ static ssize_t ring_sendfile(int out, struct sconn *sc, int in, off_t *off, size
 	return r;
 }
 
+struct sendfile_args {
+	int out, in;
+	off_t *off;
+	size_t count;
+};
+
+static ssize_t kernel_sendfile(void *arg)
+{
+	struct sendfile_args *a = arg;
+
+	return next.sendfile(a->out, a->in, a->off, a->count);
+}
+
 EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
 {
+	struct sendfile_args a = { out, in, off, count };
 	struct sconn *sc;
 	bool held;
 	ssize_t r;
@@ -264,7 +278,7 @@ EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
 	PRELOAD_INIT();
 	if (!(sc = fd_hold(out, &held)))
 		return next.sendfile(out, in, off, count);
-	r = soft_sendfile_plain(out, sc, in, off, count);
+	r = soft_kernel_send(sc, kernel_sendfile, &a);
 	if (r == -2)
 		r = ring_sendfile(out, sc, in, off, count);
 	put(sc, held);

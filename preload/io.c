@@ -388,7 +388,7 @@ static ssize_t plain_send(int fd, struct sconn *sc, const struct iovec *iov, int
 	return r;
 }
 
-ssize_t soft_sendfile_plain(int fd, struct sconn *sc, int in, off_t *off, size_t count)
+ssize_t soft_kernel_send(struct sconn *sc, ssize_t (*op)(void *), void *arg)
 {
 	ssize_t r;
 	int st, saved;
@@ -399,7 +399,7 @@ ssize_t soft_sendfile_plain(int fd, struct sconn *sc, int in, off_t *off, size_t
 		atomic_fetch_sub(&sc->plain_tx, 1);
 		return -2;
 	}
-	r = next.sendfile(fd, in, off, count);
+	r = op(arg);
 	saved = errno;
 	if (r > 0)
 		atomic_fetch_add(&sc->tcp_tx, (uint64_t)r);

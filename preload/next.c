@@ -46,6 +46,9 @@ void preload_next_init(void)
 	RESOLVE(epoll_wait);
 	RESOLVE(epoll_pwait);
 	RESOLVE(sendfile);
+	RESOLVE(splice);
+	RESOLVE(sendmmsg);
+	RESOLVE(recvmmsg);
 	RESOLVE(setsockopt);
 	RESOLVE(execve);
 	RESOLVE(fork);

@@ -120,6 +120,9 @@ struct preload_next {
 	int (*epoll_wait)(int, struct epoll_event *, int, int);
 	int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
 	ssize_t (*sendfile)(int, int, off_t *, size_t);
+	ssize_t (*splice)(int, loff_t *, int, loff_t *, size_t, unsigned int);
+	int (*sendmmsg)(int, struct mmsghdr *, unsigned int, int);
+	int (*recvmmsg)(int, struct mmsghdr *, unsigned int, int, struct timespec *);
 	int (*setsockopt)(int, int, int, const void *, socklen_t);
 	int (*execve)(const char *, char *const[], char *const[]);
 	pid_t (*fork)(void);
@@ -296,8 +299,9 @@ ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 		  const struct msghdr *mh);
 ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt, int flags,
 		  struct msghdr *mh);
-/* sendfile while the socket is not MAPPED (bytes counted), else -2. */
-ssize_t soft_sendfile_plain(int fd, struct sconn *sc, int in, off_t *off, size_t count);
+/* A send the kernel does on its own (sendfile, splice), op(arg), while the
+ * socket is not MAPPED: its bytes are counted for the fence.  Else -2. */
+ssize_t soft_kernel_send(struct sconn *sc, ssize_t (*op)(void *), void *arg);
 /* Drain doorbell bytes without blocking (rx cut over, rx_lock not held). */
 /* The same with rx_lock held (or no other thread left). */
 void soft_drain_held(int fd, struct sconn *sc);

@@ -79,8 +79,8 @@ execv execve execvp execvpe fcntl fcntl64 fork ioctl poll popen posix_spawn posi
 posix_spawn_file_actions_addclose posix_spawn_file_actions_addclosefrom_np
 posix_spawn_file_actions_addopen posix_spawn_file_actions_destroy posix_spawn_file_actions_init
 posix_spawnp ppoll
-pselect read readv recv recvfrom recvmsg select send sendfile sendfile64 sendmsg sendto
-setsockopt shutdown socket system write writev"
+pselect read readv recv recvfrom recvmmsg recvmsg select send sendfile sendfile64 sendmmsg sendmsg sendto
+setsockopt shutdown socket splice system write writev"
 
 @test "preload: SONAME, only the hooks exported, no sanitizer runtime, no setuid" {
 	command -v readelf >/dev/null && command -v nm >/dev/null ||

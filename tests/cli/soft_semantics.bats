@@ -154,6 +154,20 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	soft_case sendfile
 }
 
+# On the ring already: the kernel's splice would put the bytes on TCP, after
+# the fence, where the peer reads only wake-ups (2 MiB lost before).
+@test "soft: splice_out: a file through a pipe into a socket on the ring" {
+	soft_case splice_out
+}
+
+@test "soft: splice_in: splice out of a socket on the ring into a pipe" {
+	soft_case splice_in
+}
+
+@test "soft: mmsg: sendmmsg and recvmmsg on the ring" {
+	soft_case mmsg
+}
+
 @test "soft: peek: MSG_PEEK leaves the data for the next read" {
 	soft_case peek
 }

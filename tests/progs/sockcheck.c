@@ -741,6 +741,196 @@ static int sendfile_s(int *fd)
 	return send_tok(*fd, 'k');
 }
 
+/* ---- cases: splice and the mmsg calls ------------------------------------ */
+
+/* A token each way: under smc_run both ends have read from their ring by
+ * then, so the bytes that follow go on the ring, not on TCP. */
+static int sync_c(int fd) { return send_tok(fd, 'a') || recv_tok(fd, 'b') ? -1 : 0; }
+static int sync_s(int fd) { return recv_tok(fd, 'a') || send_tok(fd, 'b') ? -1 : 0; }
+
+/* A file through a pipe into the socket, as a file server does: after a
+ * first MiB written as usual (so the connection is on the ring by then). */
+static int splice_out_c(int *fd)
+{
+	char path[] = "/tmp/sockcheck.XXXXXX";
+	unsigned char *buf = malloc(2 * MiB);
+	int f = mkstemp(path), p[2] = { -1, -1 }, rc = -1;
+	loff_t off = MiB;
+
+	if (f < 0 || !buf || pipe(p) < 0) {
+		fail_errno("mkstemp/pipe");
+		goto out;
+	}
+	unlink(path);
+	pat_fill(buf, 52, 0, 2 * MiB);
+	if (write_all(f, buf, 2 * MiB, "write of the file") || sync_c(*fd) ||
+	    write_all(*fd, buf, MiB, "write of the first MiB"))
+		goto out;
+	while (off < (loff_t)(2 * MiB)) {
+		ssize_t in = splice(f, &off, p[1], NULL, 2 * MiB - (size_t)off, 0);
+
+		if (in <= 0) {
+			fail_errno("splice from the file into the pipe");
+			goto out;
+		}
+		while (in > 0) {
+			ssize_t r = splice(p[0], NULL, *fd, NULL, (size_t)in, SPLICE_F_MORE);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				fail_errno("splice from the pipe into the socket");
+				goto out;
+			}
+			in -= r;
+		}
+	}
+	rc = recv_tok(*fd, 'k');
+out:
+	free(buf);
+	if (f >= 0)
+		close(f);
+	for (int i = 0; i < 2; i++)
+		if (p[i] >= 0)
+			close(p[i]);
+	return rc;
+}
+
+static int splice_out_s(int *fd)
+{
+	if (sync_s(*fd) || recv_pat(*fd, 52, 2 * MiB))
+		return -1;
+	return send_tok(*fd, 'k');
+}
+
+/* The socket through a pipe: a first MiB read as usual, then splice out of
+ * it and read the pipe. */
+static int splice_in_c(int *fd)
+{
+	static unsigned char buf[64 * KiB];
+	int p[2], rc = -1;
+	size_t done = MiB;
+
+	if (sync_c(*fd) || recv_with(*fd, rx_read, 53, 0, MiB, "read of the first MiB"))
+		return -1;
+	if (pipe(p) < 0)
+		return fail_errno("pipe");
+	while (done < 2 * MiB) {
+		ssize_t r = splice(*fd, NULL, p[1], NULL, 2 * MiB - done, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0)
+				fail("splice: EOF after %zu of %u bytes", done, 2 * MiB);
+			else
+				fail_errno("splice from the socket into the pipe");
+			goto out;
+		}
+		if ((size_t)r > sizeof(buf)) {
+			fail("splice moved %zd bytes, more than the pipe holds", r);
+			goto out;
+		}
+		if (read_all(p[0], buf, (size_t)r, "read of the pipe") ||
+		    pat_check(buf, 53, done, (size_t)r, "splice"))
+			goto out;
+		done += (size_t)r;
+	}
+	rc = send_tok(*fd, 'k');
+out:
+	close(p[0]);
+	close(p[1]);
+	return rc;
+}
+
+static int splice_in_s(int *fd)
+{
+	if (sync_s(*fd) || send_pat(*fd, 53, 2 * MiB))
+		return -1;
+	return recv_tok(*fd, 'k');
+}
+
+/* After a first 64 KiB written and read as usual: sendmmsg of three
+ * messages at a time, recvmmsg into four buffers. */
+#define MMSG_TOTAL (1 * MiB)
+static int mmsg_c(int *fd)
+{
+	static unsigned char buf[3 * 5000];
+	static const size_t len[3] = { 1, 4999, 3000 };
+	size_t done = 64 * KiB;
+
+	if (sync_c(*fd) || send_with(*fd, tx_write, 54, 0, done, "write of the first 64 KiB"))
+		return -1;
+	while (done < MMSG_TOTAL) {
+		struct iovec v[3];
+		struct mmsghdr m[3];
+		unsigned n = 0;
+		size_t at = 0;
+		int r;
+
+		memset(m, 0, sizeof(m));
+		for (; n < 3 && done + at < MMSG_TOTAL; n++) {
+			size_t l = len[n] < MMSG_TOTAL - done - at ? len[n] : MMSG_TOTAL - done - at;
+
+			pat_fill(buf + at, 54, done + at, l);
+			v[n].iov_base = buf + at;
+			v[n].iov_len = l;
+			m[n].msg_hdr.msg_iov = &v[n];
+			m[n].msg_hdr.msg_iovlen = 1;
+			at += l;
+		}
+		r = sendmmsg(*fd, m, n, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return fail_errno("sendmmsg");
+		for (int i = 0; i < r; i++) {
+			if (m[i].msg_len != v[i].iov_len)
+				return fail("sendmmsg: message %d sent %u of %zu bytes", i,
+					    m[i].msg_len, v[i].iov_len);
+			done += m[i].msg_len;
+		}
+		if (r < (int)n)
+			return fail("sendmmsg sent %d of %u messages", r, n);
+	}
+	return recv_tok(*fd, 'k');
+}
+
+static int mmsg_s(int *fd)
+{
+	static unsigned char buf[4][2000];
+	size_t done = 64 * KiB;
+
+	if (sync_s(*fd) || recv_with(*fd, rx_read, 54, 0, done, "read of the first 64 KiB"))
+		return -1;
+	while (done < MMSG_TOTAL) {
+		struct iovec v[4];
+		struct mmsghdr m[4];
+		int r;
+
+		memset(m, 0, sizeof(m));
+		for (int i = 0; i < 4; i++) {
+			v[i].iov_base = buf[i];
+			v[i].iov_len = sizeof(buf[i]);
+			m[i].msg_hdr.msg_iov = &v[i];
+			m[i].msg_hdr.msg_iovlen = 1;
+		}
+		r = recvmmsg(*fd, m, 4, MSG_WAITFORONE, NULL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r ? fail_errno("recvmmsg") : fail("recvmmsg: no message");
+		for (int i = 0; i < r; i++) {
+			if (m[i].msg_len == 0)
+				return fail("recvmmsg: EOF after %zu bytes", done);
+			if (pat_check(buf[i], 54, done, m[i].msg_len, "recvmmsg"))
+				return -1;
+			done += m[i].msg_len;
+		}
+	}
+	return send_tok(*fd, 'k');
+}
+
 /* ---- cases: recv flags -------------------------------------------------- */
 
 /* Wait until at least N bytes are waiting (the sender sent them all). */
@@ -2464,6 +2654,9 @@ static const struct scase {
 	{ "calls", calls_s, calls_c, 0 },
 	{ "fortify", fortify_s, fortify_c, 0 },
 	{ "sendfile", sendfile_s, sendfile_c, 0 },
+	{ "splice_out", splice_out_s, splice_out_c, 0 },
+	{ "splice_in", splice_in_s, splice_in_c, 0 },
+	{ "mmsg", mmsg_s, mmsg_c, 0 },
 	{ "peek", peek_s, peek_c, 0 },
 	{ "waitall", waitall_s, waitall_c, 0 },
 	{ "dontwait", dontwait_s, dontwait_c, F_SMALLBUF },
