@@ -143,7 +143,8 @@ static bool daemon_there(void)
 
 void ctl_hello(void)
 {
-	if (atomic_load_explicit(&said_hello, memory_order_relaxed) || !daemon_there())
+	if (atomic_load_explicit(&said_hello, memory_order_relaxed) || soft_sandboxed() ||
+	    !daemon_there())
 		return;
 	/* a thread in the middle of a PAIR has it open already, or will */
 	if (pthread_mutex_trylock(&ctl_mu))
@@ -158,8 +159,8 @@ static void give_up(struct sconn *sc)
 	atomic_store(&sc->state, SC_TCP);
 }
 
-/* With ctl_mu held: the connection broke, every waiting request with it. */
-static void ctl_lost(void)
+/* Every request still out is given up: its socket stays TCP. */
+static void pend_drop_all(void)
 {
 	for (size_t i = 0; i < npend; i++) {
 		give_up(pend[i].sc);
@@ -167,6 +168,12 @@ static void ctl_lost(void)
 	}
 	npend = 0;
 	atomic_store(&npend_hint, 0);
+}
+
+/* With ctl_mu held: the connection broke, every waiting request with it. */
+static void ctl_lost(void)
+{
+	pend_drop_all();
 	soft_reg_close(&conn);
 	retry_at = now_sec() + CTL_RETRY_SEC;
 	atomic_store(&said_hello, false);
@@ -220,7 +227,7 @@ static void pair_locked(int fd, struct sconn *sc)
 
 	if (!atomic_compare_exchange_strong(&sc->state, &expect, SC_ASKED))
 		return;
-	if (!ctl_open()) {
+	if (soft_sandboxed() || !ctl_open()) {
 		give_up(sc);
 		return;
 	}
@@ -261,7 +268,7 @@ void ctl_established(int fd, struct sconn *sc)
 	if (soft_cfg.pair_after)
 		return;
 	/* no daemon: TCP for good, without a word (a data call would try again) */
-	if (!daemon_there()) {
+	if (soft_sandboxed() || !daemon_there()) {
 		atomic_compare_exchange_strong(&sc->state, &expect, SC_TCP);
 		return;
 	}
@@ -313,7 +320,7 @@ static void replies_locked(void)
 
 void ctl_poll(void)
 {
-	if (!atomic_load_explicit(&npend_hint, memory_order_relaxed))
+	if (!atomic_load_explicit(&npend_hint, memory_order_relaxed) || soft_sandboxed())
 		return;
 	if (pthread_mutex_trylock(&ctl_mu))
 		return;
@@ -340,6 +347,8 @@ static void pend_orphan(struct sconn *sc)
 
 void ctl_forget(int fd, struct sconn *sc, bool last)
 {
+	if (soft_sandboxed())
+		return;          /* the daemon hears of it when the holders exit */
 	pthread_mutex_lock(&ctl_mu);
 	if (atomic_load(&sc->state) == SC_ASKED)
 		pend_orphan(sc);
@@ -497,6 +506,13 @@ static void settle_locked(bool all)
 	wait_replies(false);
 }
 
+void ctl_sandboxed(void)
+{
+	pthread_mutex_lock(&ctl_mu);
+	pend_drop_all();
+	pthread_mutex_unlock(&ctl_mu);
+}
+
 void ctl_settle(void)
 {
 	pthread_mutex_lock(&ctl_mu);
@@ -524,12 +540,7 @@ static void fork_parent(void)
  */
 static void fork_child(void)
 {
-	for (size_t i = 0; i < npend; i++) {
-		give_up(pend[i].sc);
-		sconn_put(pend[i].sc);
-	}
-	npend = 0;
-	atomic_store(&npend_hint, 0);
+	pend_drop_all();
 	if (conn.fd >= 0)
 		next.close(conn.fd);
 	conn.fd = -1;

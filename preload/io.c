@@ -72,10 +72,18 @@ static size_t iov_total(const struct iovec *iov, int cnt)
 }
 
 /* One buffer through send()/recv(): what the application called, usually. */
+/*
+ * Without flags, read and write: the system calls every program may make,
+ * also inside a seccomp sandbox that allows no recvfrom or sendto (sshd's
+ * pre-authentication child).
+ */
 static ssize_t tcp_sendv(int fd, const struct iovec *iov, int cnt, int flags)
 {
 	struct msghdr mh = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
 
+	if (!flags)
+		return cnt == 1 ? next.write(fd, iov[0].iov_base, iov[0].iov_len)
+				: next.writev(fd, iov, cnt);
 	if (cnt == 1)
 		return next.send(fd, iov[0].iov_base, iov[0].iov_len, flags);
 	return next.sendmsg(fd, &mh, flags);
@@ -85,6 +93,9 @@ static ssize_t tcp_recvv(int fd, const struct iovec *iov, int cnt, int flags)
 {
 	struct msghdr mh = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
 
+	if (!flags)
+		return cnt == 1 ? next.read(fd, iov[0].iov_base, iov[0].iov_len)
+				: next.readv(fd, iov, cnt);
 	if (cnt == 1)
 		return next.recv(fd, iov[0].iov_base, iov[0].iov_len, flags);
 	return next.recvmsg(fd, &mh, flags);
@@ -157,7 +168,6 @@ static int current_state(struct sconn *sc)
 
 void soft_ring_bell(int fd, struct sconn *sc)
 {
-	static const char bell = 0;
 	bool cut;
 
 	sc_lock(&sc->tx_lock);
@@ -165,7 +175,7 @@ void soft_ring_bell(int fd, struct sconn *sc)
 	sc_unlock(&sc->tx_lock);
 	if (!cut)
 		return;
-	if (next.send(fd, &bell, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
+	if (sys_bell(fd))
 		atomic_fetch_add_explicit(&pstats->doorbells_tx, 1, memory_order_relaxed);
 }
 
@@ -176,7 +186,7 @@ static void drain_locked(int fd, struct sconn *sc)
 	ssize_t n;
 
 	do {
-		n = next.recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		n = sys_drain(fd, buf, sizeof(buf));
 		if (n > 0)
 			atomic_fetch_add_explicit(&pstats->doorbells_rx, (uint64_t)n,
 						  memory_order_relaxed);
@@ -280,13 +290,11 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 	if (soft_rx_cut_now(sc)) {
 		soft_drain(fd, sc);
 	} else if (!tx_space(sc)) {
-		char c;
-
 		/* the application's own unread bytes make the socket readable */
-		if (next.recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+		if (sys_peek_eof(fd))
 			atomic_store(&sc->rx_eof, true);
 		else
-			sched_yield();
+			sys_yield();
 	}
 	if ((err = atomic_load(&sc->rx_err)))
 		return -err;
@@ -577,7 +585,8 @@ static int wait_data(int fd, struct sconn *sc)
 
 	if (soft_spin(sc, rx_ready, true))
 		return 0;
-	if (soft_cfg.futex)
+	/* in a sandbox the futex wait's timeouts and signals cost calls of ours */
+	if (soft_cfg.futex && !soft_sandboxed())
 		return wait_data_futex(fd, sc);
 	cdc = soft_dump_on() && !dmb_rx_published(&sc->dmb);
 	ready = dmb_rx_sleep_begin(&sc->dmb, &wake);
@@ -590,7 +599,7 @@ static int wait_data(int fd, struct sconn *sc)
 		return 0;
 	}
 	atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
-	n = next.recv(fd, buf, sizeof(buf), 0);
+	n = next.read(fd, buf, sizeof(buf));
 	dmb_rx_sleep_end(&sc->dmb);
 	if (n > 0) {
 		atomic_fetch_add_explicit(&pstats->doorbells_rx, (uint64_t)n, memory_order_relaxed);
@@ -623,7 +632,7 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 
 	/* held by several processes (fork, spawn): the others read some of it */
 	if (atomic_load_explicit(&sc->dmb.tx.ctrl->hold_gen, memory_order_relaxed) &&
-	    !atomic_load(&sc->rx_eof) && soft_tcp_read_total(fd, &total))
+	    !atomic_load(&sc->rx_eof) && sys_tcp_read_total(fd, &total))
 		atomic_store(&sc->tcp_rx, total);
 
 	/* or another process holding the connection read up to the fence */

@@ -49,6 +49,8 @@ void preload_next_init(void)
 	RESOLVE(splice);
 	RESOLVE(sendmmsg);
 	RESOLVE(recvmmsg);
+	RESOLVE(prctl);
+	RESOLVE(syscall);
 	RESOLVE(setsockopt);
 	RESOLVE(execve);
 	RESOLVE(fork);

@@ -68,7 +68,7 @@ bool sconn_tx_try_cut(int fd, struct sconn *sc)
 	sent = atomic_load(&sc->tcp_tx);
 	atomic_store_explicit(&sc->dmb.tx.ctrl->fence, DMB_FENCE_VALID | sent,
 			      memory_order_seq_cst);
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	sys_setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	atomic_store_explicit(&sc->tx_cut, true, memory_order_release);
 	atomic_fetch_add_explicit(&pstats->fence_bytes, sent, memory_order_relaxed);
 	return true;
@@ -99,7 +99,7 @@ static bool ring_let_go(int fd, struct sconn *sc)
 		struct linger l = { .l_onoff = 1, .l_linger = 0 };
 
 		dmb_abort(&sc->dmb);
-		setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+		sys_setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
 	} else {
 		dmb_close(&sc->dmb);
 		/* doorbells left in the kernel's queue would make its close a reset */

@@ -123,6 +123,8 @@ struct preload_next {
 	ssize_t (*splice)(int, loff_t *, int, loff_t *, size_t, unsigned int);
 	int (*sendmmsg)(int, struct mmsghdr *, unsigned int, int);
 	int (*recvmmsg)(int, struct mmsghdr *, unsigned int, int, struct timespec *);
+	int (*prctl)(int, ...);
+	long (*syscall)(long, ...);
 	int (*setsockopt)(int, int, int, const void *, socklen_t);
 	int (*execve)(const char *, char *const[], char *const[]);
 	pid_t (*fork)(void);
@@ -208,6 +210,19 @@ void ctl_exec_resume(int fd, struct sconn *sc, int state, uint32_t seq);
 void ctl_exec_wait(void);
 /* Every inheritable socket paired (or TCP) before a new process inherits it. */
 void ctl_settle(void);
+/* A seccomp sandbox: pairings still out stay TCP, no message goes any more. */
+void ctl_sandboxed(void);
+
+/* ---- sandbox.c: seccomp, and the library's own system calls ---- */
+/* The program installed a seccomp filter: the library adds no system call. */
+bool soft_sandboxed(void);
+bool sys_bell(int fd);
+ssize_t sys_drain(int fd, void *buf, size_t len);
+void sys_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
+bool sys_tcp_read_total(int fd, uint64_t *out);
+/* The socket's stream ended (nothing unread, then FIN); false if unknown. */
+bool sys_peek_eof(int fd);
+void sys_yield(void);
 
 /* ---- tcp_count.c ---- */
 /* Bytes of fd's TCP stream read so far by every process holding it. */

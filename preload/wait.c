@@ -114,7 +114,7 @@ bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx)
 				    memory_order_relaxed);
 	if (peer == mine || !soft_cfg.multi_cpu) {
 		/* a shared core: let the peer run once instead of spinning */
-		sched_yield();
+		sys_yield();
 		return cond(sc);
 	}
 	return soft_spin_until(sc_ready, &c);

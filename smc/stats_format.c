@@ -1,7 +1,8 @@
 /*
  * stats: the text report (smcd(8) "stats", byte-compatible with upstream) and
- * the -j document; the sections come from one row table each, printed by
- * one function for both (text line and JSON member per row).
+ * the -j document, both from one printer: the summary and each section come
+ * from a row table, one row (one out_* call) per value for both outputs.  A
+ * row without a key is text only, one without a text format JSON only.
  *
  * The -j document (one line; all numbers are the values shown, i.e. after
  * subtracting the baseline unless "absolute"):
@@ -34,22 +35,75 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Values of a technology block plus the derived ones the rows refer to. */
-enum { X_SPECIAL = SMC_ST_TECH_CNT, X_CNT };
+/*
+ * Values of a technology block plus the derived ones the rows refer to; the
+ * sums wrap like upstream's u64 arithmetic.
+ */
+enum {
+	X_SPECIAL = SMC_ST_TECH_CNT,
+	X_TOTAL, X_SMC, X_CLIENT, X_SERVER, X_V1, X_V2,
+	X_HS, X_HS_CLNT, X_HS_SRV,
+	X_FB, X_FB_CLNT, X_FB_SRV,
+	X_CNT
+};
 
 enum row_kind {
-	ROW_PLAIN,               /* "%12llu" */
+	ROW_PLAIN,               /* fmt takes the value */
 	ROW_ABBREV,              /* "%llu (%s)": value and its abbreviation */
 	ROW_PCT,                 /* "%llu (%.2f%%)": share of the requests in .base */
+	ROW_AVG,                 /* text only: requests per SMC connection, a float */
+	ROW_TEXT,                /* text only: fmt as it is */
+	ROW_OPEN,                /* JSON only: object .key */
+	ROW_CLOSE,               /* JSON only: its end */
+	ROW_REASONS,             /* the fallback reasons */
 };
 
 struct row {
-	const char *key;         /* JSON key */
-	const char *fmt;         /* text line, NULL: JSON only */
+	const char *key;         /* JSON key, NULL: text only */
+	const char *fmt;         /* text, NULL: JSON only */
 	int off;                 /* index into the values */
 	enum row_kind kind;
 	int base;                /* ROW_PCT */
-	bool details;            /* text only with -d */
+	bool details;            /* text only with -d (JSON always) */
+};
+
+/* What one report shows. */
+struct view {
+	const struct smc_stats_data *d;
+	uint64_t v[X_CNT];
+	float avg;               /* a C float, as upstream prints it */
+	bool details;
+};
+
+/*
+ * Text: " (client N, server N)" with -d, then the line end; JSON: the
+ * members "client" and "server".
+ */
+#define CLIENT_SERVER(c, s) \
+	{ "client", " (client %llu", c, ROW_PLAIN, 0, true }, \
+	{ "server", ", server %llu)", s, ROW_PLAIN, 0, true }, \
+	{ NULL, "\n", 0, ROW_TEXT, 0, false }
+#define OPEN(key) { key, NULL, 0, ROW_OPEN, 0, false }
+#define CLOSE { NULL, NULL, 0, ROW_CLOSE, 0, false }
+
+static const struct row summary_rows[] = {
+	OPEN("connections"),
+	{ "total", "  Total connections handled  %12llu\n", X_TOTAL, ROW_PLAIN, 0, false },
+	{ "smc", "  SMC connections            %12llu", X_SMC, ROW_PLAIN, 0, false },
+	CLIENT_SERVER(X_CLIENT, X_SERVER),
+	{ "v1", "    v1                       %12llu\n", X_V1, ROW_PLAIN, 0, true },
+	{ "v2", "    v2                       %12llu\n", X_V2, ROW_PLAIN, 0, true },
+	CLOSE,
+	OPEN("handshake_errors"),
+	{ NULL, "  Handshake errors           %12llu", X_HS, ROW_PLAIN, 0, false },
+	CLIENT_SERVER(X_HS_CLNT, X_HS_SRV),
+	CLOSE,
+	{ NULL, "  Avg requests per SMC conn  %14.1f\n", 0, ROW_AVG, 0, false },
+	OPEN("fallback"),
+	{ NULL, "  TCP fallback               %12llu", X_FB, ROW_PLAIN, 0, false },
+	CLIENT_SERVER(X_FB_CLNT, X_FB_SRV),
+	{ "reasons", NULL, 0, ROW_REASONS, 0, true },
+	CLOSE,
 };
 
 #define RMB_RX(c) (SMC_ST_RMB_RX + SMC_RMB_##c)
@@ -110,39 +164,29 @@ static const char *const bucket_keys[SMC_STATS_BUCKETS] = {
 	"8K", "16K", "32K", "64K", "128K", "256K", "512K", "1024K", "G_1024K",
 };
 
-/* What the summary lines show; sums wrap like upstream's u64 arithmetic. */
-struct summary {
-	uint64_t client, server, v1, v2, conn;
-	uint64_t hs_clnt, hs_srv, hs;
-	uint64_t fb_clnt, fb_srv, fb;
-	uint64_t total;
-	float avg;               /* a C float, as upstream prints it */
-};
-
-static void summarize(const struct smc_stats_data *d, const uint64_t *t, struct summary *s)
+static void fill_values(const struct smc_stats_data *d, bool smcd, struct view *w)
 {
-	s->client = t[SMC_ST_CLNT_V1] + t[SMC_ST_CLNT_V2];
-	s->server = t[SMC_ST_SRV_V1] + t[SMC_ST_SRV_V2];
-	s->v1 = t[SMC_ST_CLNT_V1] + t[SMC_ST_SRV_V1];
-	s->v2 = t[SMC_ST_CLNT_V2] + t[SMC_ST_SRV_V2];
-	s->conn = s->client + s->server;
-	s->hs_clnt = d->cnt[SMC_STATS_HS_CLNT];
-	s->hs_srv = d->cnt[SMC_STATS_HS_SRV];
-	s->hs = s->hs_clnt + s->hs_srv;
-	s->fb_clnt = d->clnt_fback;
-	s->fb_srv = d->srv_fback;
-	s->fb = s->fb_clnt + s->fb_srv;
-	s->total = s->conn + s->hs + s->fb;
-	s->avg = 0;
-	if (s->conn)
-		s->avg = (float)((t[SMC_ST_RX_CNT] + t[SMC_ST_TX_CNT]) / (double)s->conn);
-}
+	const uint64_t *t = smc_stats_tech(d, smcd);
+	uint64_t *v = w->v;
 
-static void fill_values(const struct smc_stats_data *d, bool smcd, uint64_t *v)
-{
-	memcpy(v, smc_stats_tech(d, smcd), SMC_ST_TECH_CNT * sizeof(*v));
+	memcpy(v, t, SMC_ST_TECH_CNT * sizeof(*v));
 	v[X_SPECIAL] = v[SMC_ST_CORK] + v[SMC_ST_NDLY] + v[SMC_ST_SENDPAGE] +
 		       v[SMC_ST_SPLICE] + v[SMC_ST_URG_DATA];
+	v[X_CLIENT] = t[SMC_ST_CLNT_V1] + t[SMC_ST_CLNT_V2];
+	v[X_SERVER] = t[SMC_ST_SRV_V1] + t[SMC_ST_SRV_V2];
+	v[X_V1] = t[SMC_ST_CLNT_V1] + t[SMC_ST_SRV_V1];
+	v[X_V2] = t[SMC_ST_CLNT_V2] + t[SMC_ST_SRV_V2];
+	v[X_SMC] = v[X_CLIENT] + v[X_SERVER];
+	v[X_HS_CLNT] = d->cnt[SMC_STATS_HS_CLNT];
+	v[X_HS_SRV] = d->cnt[SMC_STATS_HS_SRV];
+	v[X_HS] = v[X_HS_CLNT] + v[X_HS_SRV];
+	v[X_FB_CLNT] = d->clnt_fback;
+	v[X_FB_SRV] = d->srv_fback;
+	v[X_FB] = v[X_FB_CLNT] + v[X_FB_SRV];
+	v[X_TOTAL] = v[X_SMC] + v[X_HS] + v[X_FB];
+	w->avg = 0;
+	if (v[X_SMC])
+		w->avg = (float)((t[SMC_ST_RX_CNT] + t[SMC_ST_TX_CNT]) / (double)v[X_SMC]);
 }
 
 /* The recorded reasons of one side, by count descending, stable; returns how many. */
@@ -165,47 +209,49 @@ static int sorted_reasons(const struct smc_stats_rsn *table, struct smc_stats_rs
 	return n;
 }
 
-/* ---- text ------------------------------------------------------------------ */
+/* out_u64 for a signed int (lib/output.h has no signed variant). */
+static void out_int(struct smc_out *o, const char *key, const char *text_fmt, int val)
+{
+	if (out_is_json(o))
+		json_i64(o->j, key, val);
+	else
+		fprintf(o->f, text_fmt, val);
+}
 
-static void text_reasons(FILE *f, const char *caption, const struct smc_stats_rsn *table)
+static void put_reason(struct smc_out *o, const char *side, const struct smc_stats_rsn *r)
+{
+	uint32_t code = (uint32_t)r->code;
+	char hex[16];
+
+	snprintf(hex, sizeof(hex), "0x%08x", code);
+	out_open_object(o, NULL);
+	out_json_str(o, "side", side);
+	out_json_u64(o, "code", code);
+	out_json_str(o, "code_hex", hex);
+	out_str(o, "name", "     %-12s            ", smc_reason_name(code));
+	out_int(o, "count", "%12d\n", r->count);
+	out_close_object(o);
+}
+
+/* One side's reasons: the text has a caption and the three most frequent, JSON all. */
+static void put_side(struct smc_out *o, const char *side, const char *caption,
+		     const struct smc_stats_rsn *table)
 {
 	struct smc_stats_rsn r[SMC_STATS_RSN_SLOTS];
 	int n = sorted_reasons(table, r);
 
 	if (n > 0)
-		fprintf(f, "    %s\n", caption);
-	for (int i = 0; i < n && i < 3; i++)
-		fprintf(f, "     %-12s            %12d\n", smc_reason_name((uint32_t)r[i].code), r[i].count);
+		out_text(o, "    %s\n", caption);
+	for (int i = 0; i < n && (i < 3 || out_is_json(o)); i++)
+		put_reason(o, side, &r[i]);
 }
 
-static void text_summary(FILE *f, const struct smc_stats_data *d, const struct summary *s,
-			 bool smcd, bool details)
+static void put_reasons(struct smc_out *o, const struct row *r, const struct smc_stats_data *d)
 {
-	fprintf(f, "%s Connections Summary\n", smcd ? "SMC-D" : "SMC-R");
-	fprintf(f, "  Total connections handled  %12llu\n", (unsigned long long)s->total);
-	if (details) {
-		fprintf(f, "  SMC connections            %12llu (client %llu, server %llu)\n",
-			(unsigned long long)s->conn, (unsigned long long)s->client,
-			(unsigned long long)s->server);
-		fprintf(f, "    v1                       %12llu\n", (unsigned long long)s->v1);
-		fprintf(f, "    v2                       %12llu\n", (unsigned long long)s->v2);
-		fprintf(f, "  Handshake errors           %12llu (client %llu, server %llu)\n",
-			(unsigned long long)s->hs, (unsigned long long)s->hs_clnt,
-			(unsigned long long)s->hs_srv);
-	} else {
-		fprintf(f, "  SMC connections            %12llu\n", (unsigned long long)s->conn);
-		fprintf(f, "  Handshake errors           %12llu\n", (unsigned long long)s->hs);
-	}
-	fprintf(f, "  Avg requests per SMC conn  %14.1f\n", s->avg);
-	if (details) {
-		fprintf(f, "  TCP fallback               %12llu (client %llu, server %llu)\n",
-			(unsigned long long)s->fb, (unsigned long long)s->fb_clnt,
-			(unsigned long long)s->fb_srv);
-		text_reasons(f, "Server", d->srv);
-		text_reasons(f, "Client", d->clnt);
-	} else {
-		fprintf(f, "  TCP fallback               %12llu\n", (unsigned long long)s->fb);
-	}
+	out_open_array(o, r->key);
+	put_side(o, "server", "Server", d->srv);
+	put_side(o, "client", "Client", d->clnt);
+	out_close_array(o);
 }
 
 static float share(uint64_t part, uint64_t whole)
@@ -213,11 +259,19 @@ static float share(uint64_t part, uint64_t whole)
 	return whole ? (float)(part / (double)whole * 100) : 0;
 }
 
-static void text_row(struct smc_out *o, const struct row *r, const uint64_t *v)
+/* A counter: text line (or part of one) and JSON member, either may be absent. */
+static void put_value(struct smc_out *o, const struct row *r, const uint64_t *v)
 {
 	unsigned long long val = v[r->off];
 	char abbr[SMC_ABBREV_LEN];
 
+	if (!r->key || !r->fmt) {
+		if (r->fmt)
+			out_text(o, r->fmt, val);
+		else
+			out_json_u64(o, r->key, val);
+		return;
+	}
 	switch (r->kind) {
 	case ROW_ABBREV:
 		smc_stats_abbrev(val, abbr);
@@ -227,8 +281,40 @@ static void text_row(struct smc_out *o, const struct row *r, const uint64_t *v)
 		out_text(o, r->fmt, val, share(val, v[r->base]));
 		break;
 	default:
-		out_text(o, r->fmt, val);
+		out_u64(o, r->key, r->fmt, val);
+		return;
 	}
+	out_json_u64(o, r->key, val);
+}
+
+static void put_row(struct smc_out *o, const struct row *r, const struct view *w)
+{
+	switch (r->kind) {
+	case ROW_AVG:
+		out_text(o, r->fmt, w->avg);
+		break;
+	case ROW_TEXT:
+		out_text(o, "%s", r->fmt);
+		break;
+	case ROW_OPEN:
+		out_open_object(o, r->key);
+		break;
+	case ROW_CLOSE:
+		out_close_object(o);
+		break;
+	case ROW_REASONS:
+		put_reasons(o, r, w->d);
+		break;
+	default:
+		put_value(o, r, w->v);
+	}
+}
+
+static void put_rows(struct smc_out *o, const struct row *rows, size_t n, const struct view *w)
+{
+	for (size_t i = 0; i < n; i++)
+		if (out_is_json(o) || w->details || !rows[i].details)
+			put_row(o, &rows[i], w);
 }
 
 /*
@@ -252,102 +338,48 @@ static void put_histogram(struct smc_out *o, const char *key, const char *label,
 	out_close_object(o);
 }
 
-/* A section from its row table: text lines (some with -d only), JSON every row. */
-static void put_section(struct smc_out *o, const struct section *sec, const uint64_t *v,
-			bool details)
+static void put_section(struct smc_out *o, const struct section *sec, const struct view *w)
 {
 	out_text(o, "\n%s\n", sec->title);
 	out_open_object(o, sec->key);
-	for (size_t i = 0; i < sec->nrows; i++) {
-		const struct row *r = &sec->rows[i];
-
-		out_json_u64(o, r->key, v[r->off]);
-		if (r->fmt && (details || !r->details))
-			text_row(o, r, v);
-	}
+	put_rows(o, sec->rows, sec->nrows, w);
 	if (sec->bufs >= 0) {
 		out_text(o, "            8KB    16KB    32KB    64KB   128KB   256KB   512KB  >512KB\n");
-		put_histogram(o, "buffer_sizes", "Bufs", v + sec->bufs);
-		put_histogram(o, "request_sizes", "Reqs", v + sec->reqs);
+		put_histogram(o, "buffer_sizes", "Bufs", w->v + sec->bufs);
+		put_histogram(o, "request_sizes", "Reqs", w->v + sec->reqs);
 	}
 	out_close_object(o);
+}
+
+/* The whole report, text or JSON after o; absolute is JSON only. */
+static void put_report(struct smc_out *o, const struct smc_stats_data *d, bool smcd,
+		       bool details, bool absolute)
+{
+	struct view w = { .d = d, .details = details };
+
+	fill_values(d, smcd, &w);
+	out_open_object(o, NULL);
+	out_str(o, "technology", "%s Connections Summary\n", smcd ? "SMC-D" : "SMC-R");
+	out_json_bool(o, "absolute", absolute);
+	put_rows(o, summary_rows, ARRAY_SIZE(summary_rows), &w);
+	for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
+		put_section(o, &sections[i], &w);
+	out_close_object(o);
+	out_finish(o);
 }
 
 void smc_stats_print_text(FILE *f, const struct smc_stats_data *d, bool smcd, bool details)
 {
 	struct smc_out o = { .f = f, .j = NULL };
-	uint64_t v[X_CNT];
-	struct summary s;
 
-	fill_values(d, smcd, v);
-	summarize(d, v, &s);
-	text_summary(f, d, &s, smcd, details);
-	for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
-		put_section(&o, &sections[i], v, details);
-}
-
-/* ---- JSON ------------------------------------------------------------------ */
-
-static void json_reasons(struct smc_json *j, const char *side, const struct smc_stats_rsn *table)
-{
-	struct smc_stats_rsn r[SMC_STATS_RSN_SLOTS];
-	int n = sorted_reasons(table, r);
-	char hex[16];
-
-	for (int i = 0; i < n; i++) {
-		uint32_t code = (uint32_t)r[i].code;
-
-		snprintf(hex, sizeof(hex), "0x%08x", code);
-		json_open_object(j, NULL);
-		json_str(j, "side", side);
-		json_u64(j, "code", code);
-		json_str(j, "code_hex", hex);
-		json_str(j, "name", smc_reason_name(code));
-		json_i64(j, "count", r[i].count);
-		json_close_object(j);
-	}
-}
-
-static void json_summary(struct smc_json *j, const struct smc_stats_data *d, const struct summary *s)
-{
-	json_open_object(j, "connections");
-	json_u64(j, "total", s->total);
-	json_u64(j, "smc", s->conn);
-	json_u64(j, "client", s->client);
-	json_u64(j, "server", s->server);
-	json_u64(j, "v1", s->v1);
-	json_u64(j, "v2", s->v2);
-	json_close_object(j);
-	json_open_object(j, "handshake_errors");
-	json_u64(j, "client", s->hs_clnt);
-	json_u64(j, "server", s->hs_srv);
-	json_close_object(j);
-	json_open_object(j, "fallback");
-	json_u64(j, "client", s->fb_clnt);
-	json_u64(j, "server", s->fb_srv);
-	json_open_array(j, "reasons");
-	json_reasons(j, "server", d->srv);
-	json_reasons(j, "client", d->clnt);
-	json_close_array(j);
-	json_close_object(j);
+	put_report(&o, d, smcd, details, false);
 }
 
 void smc_stats_print_json(FILE *f, const struct smc_stats_data *d, bool smcd, bool absolute)
 {
 	struct smc_json j;
 	struct smc_out o = { .f = f, .j = &j };
-	uint64_t v[X_CNT];
-	struct summary s;
 
-	fill_values(d, smcd, v);
-	summarize(d, v, &s);
 	json_init(&j, f);
-	json_open_object(&j, NULL);
-	json_str(&j, "technology", smcd ? "SMC-D" : "SMC-R");
-	json_bool(&j, "absolute", absolute);
-	json_summary(&j, d, &s);
-	for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
-		put_section(&o, &sections[i], v, true);
-	json_close_object(&j);
-	json_finish(&j);
+	put_report(&o, d, smcd, true, absolute);
 }

@@ -349,10 +349,19 @@ static void asym_register(void)
 }
 
 /* A child of fork has a new mm, registered or not: ask again. */
+static _Atomic bool asym_never;            /* dmb_asym_off() was called */
+
 static void asym_fork_child(void)
 {
 	atomic_store(&asym_ok, false);
-	asym_register();
+	if (!atomic_load(&asym_never))
+		asym_register();
+}
+
+void dmb_asym_off(void)
+{
+	atomic_store(&asym_never, true);
+	atomic_store(&asym_ok, false);
 }
 
 bool dmb_asym_init(void)
@@ -767,7 +776,8 @@ static bool rx_sleep_ordered(struct dmb_conn *c)
 		/* from now on producers fence again; the one running may not have seen it */
 		c->rx.asym = false;
 		atomic_store_explicit(&c->rx.ctrl->cons_asym, 0, memory_order_relaxed);
-		if (membarrier_cmd(MEMBARRIER_CMD_GLOBAL_EXPEDITED)) {
+		if (!atomic_load_explicit(&asym_ok, memory_order_relaxed) ||
+		    membarrier_cmd(MEMBARRIER_CMD_GLOBAL_EXPEDITED)) {
 			/* cannot happen once registered; a nap lets any store land */
 			struct timespec nap = { 0, 1000000 };
 

@@ -239,6 +239,8 @@ bool dmb_rx_sleep_begin(struct dmb_conn *c, bool *wake);
  * sleep, which puts a barrier on every CPU running such a producer.
  */
 bool dmb_asym_init(void);
+/* No membarrier(2) from now on (a seccomp sandbox): sleepers fence instead. */
+void dmb_asym_off(void);
 /*
  * Sleep in futex(2) until data, a state change or a wake-up, as an
  * alternative to the caller's own sleep after dmb_rx_sleep_begin: producers

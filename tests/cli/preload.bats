@@ -78,9 +78,9 @@ connect dup dup2 dup3 epoll_ctl epoll_pwait epoll_pwait2 epoll_wait execl execle
 execv execve execvp execvpe fcntl fcntl64 fork ioctl poll popen posix_spawn posix_spawn_file_actions_adddup2
 posix_spawn_file_actions_addclose posix_spawn_file_actions_addclosefrom_np
 posix_spawn_file_actions_addopen posix_spawn_file_actions_destroy posix_spawn_file_actions_init
-posix_spawnp ppoll
+posix_spawnp ppoll prctl
 pselect read readv recv recvfrom recvmmsg recvmsg select send sendfile sendfile64 sendmmsg sendmsg sendto
-setsockopt shutdown socket splice system write writev"
+setsockopt shutdown socket splice syscall system write writev"
 
 @test "preload: SONAME, only the hooks exported, no sanitizer runtime, no setuid" {
 	command -v readelf >/dev/null && command -v nm >/dev/null ||

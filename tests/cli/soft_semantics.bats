@@ -168,6 +168,12 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	soft_case mmsg
 }
 
+# sshd's pre-authentication child: once its filter is in, the library makes
+# no system call of its own (getsockopt, sched_yield, sendto trapped before).
+@test "soft: seccomp: a sandbox that allows read, write, poll and futex only" {
+	soft_case seccomp
+}
+
 @test "soft: peek: MSG_PEEK leaves the data for the next read" {
 	soft_case peek
 }

@@ -1715,6 +1715,73 @@ static int forkfail_s(int *fd)
 	return reset_s(fd);
 }
 
+/*
+ * A seccomp sandbox like sshd's pre-authentication child: only the calls a
+ * network process makes are allowed, any other traps.  The library must make
+ * none of its own once the filter is in (a trap records the call's number).
+ */
+static volatile sig_atomic_t g_trapped = -1;
+
+static void on_sigsys(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if (g_trapped < 0)
+		g_trapped = si->si_syscall;
+}
+
+static int enter_sandbox(void)
+{
+	static const int allow[] = {
+		SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_poll, SYS_ppoll, SYS_futex,
+		SYS_exit, SYS_exit_group, SYS_clock_gettime, SYS_clock_nanosleep, SYS_nanosleep,
+		SYS_rt_sigreturn, SYS_rt_sigprocmask, SYS_brk, SYS_mmap, SYS_munmap,
+		SYS_mprotect, SYS_madvise, SYS_mremap, SYS_getpid, SYS_gettid, SYS_close,
+		SYS_restart_syscall, SYS_shutdown, SYS_getrandom, SYS_sigaltstack,
+	};
+	enum { N = sizeof(allow) / sizeof(allow[0]) };
+	struct sock_filter f[2 * N + 2];
+	struct sock_fprog prog = { .len = 2 * N + 2, .filter = f };
+	struct sigaction sa = { .sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO };
+	unsigned k = 0;
+
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, nr));
+	for (unsigned i = 0; i < N; i++) {
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						      (unsigned)allow[i], 0, 1);
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	}
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
+	if (sigaction(SIGSYS, &sa, NULL) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return fail_errno("seccomp");
+	return 0;
+}
+
+static int seccomp_c(int *fd)
+{
+	for (unsigned i = 0; i < 10; i++)
+		if (ping(*fd, i))
+			return -1;
+	if (enter_sandbox())
+		return -1;
+	for (unsigned i = 10; i < 40; i++)
+		if (ping(*fd, i))
+			return -1;
+	if (g_trapped >= 0)
+		return fail("system call %d trapped in the sandbox", (int)g_trapped);
+	return 0;
+}
+
+static int seccomp_s(int *fd)
+{
+	for (unsigned i = 0; i < 40; i++)
+		if (echo(*fd, i))
+			return -1;
+	return 0;
+}
+
 static int dup_c(int *fd)
 {
 	int n;
@@ -2687,6 +2754,7 @@ static const struct scase {
 	{ "spawn_stdin", spawn_stdin_s, spawn_stdin_c, 0 },
 	{ "vfork_close", vfork_close_s, vfork_close_c, 0 },
 	{ "forkfail", forkfail_s, forkfail_c, 0 },
+	{ "seccomp", seccomp_s, seccomp_c, 0 },
 	{ "threads_rw", threads_rw_s, threads_rw_c, 0 },
 	{ "close_reader", close_reader_s, close_reader_c, 0 },
 	{ "threads_writers", threads_writers_s, threads_writers_c, 0 },

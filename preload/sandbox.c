@@ -1,0 +1,135 @@
+/*
+ * Seccomp sandboxes.  Once the program has installed a filter (prctl
+ * PR_SET_SECCOMP, or the seccomp system call through syscall()), the
+ * library makes no system call of its own that the program would not make:
+ * connections not yet on the ring stay TCP (no more pairing, no message to
+ * the daemon), and on the ring the wake-ups use read, write and poll, what
+ * every sandbox lets a network process do (sshd's pre-authentication child
+ * allows no recvfrom, sendto, getsockopt, setsockopt or membarrier).
+ *
+ * Every system call the data path makes beyond the application's own goes
+ * through here.
+ */
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload.h"
+#include "soft.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static _Atomic bool sandboxed;
+
+bool soft_sandboxed(void)
+{
+	return atomic_load_explicit(&sandboxed, memory_order_relaxed);
+}
+
+static void leave_tcp_alone(int fd, struct sconn *sc, void *arg)
+{
+	int expect = SC_NEW;
+
+	(void)fd;
+	(void)arg;
+	atomic_compare_exchange_strong(&sc->state, &expect, SC_TCP);
+}
+
+static void enter(void)
+{
+	if (atomic_exchange(&sandboxed, true))
+		return;
+	dmb_asym_off();
+	ctl_sandboxed();
+	fd_for_each(leave_tcp_alone, NULL);
+}
+
+EXPORT int prctl(int option, ...)
+{
+	unsigned long a[4];
+	va_list ap;
+	int r;
+
+	PRELOAD_INIT();
+	va_start(ap, option);
+	for (int i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER)
+		enter();         /* before: the filter may forbid what entering does */
+	r = next.prctl(option, a[0], a[1], a[2], a[3]);
+	return r;
+}
+
+EXPORT long syscall(long number, ...)
+{
+	long a[6];
+	va_list ap;
+
+	PRELOAD_INIT();
+	va_start(ap, number);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (number == SYS_seccomp && a[0] == SECCOMP_SET_MODE_FILTER)
+		enter();
+	return next.syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* One wake-up byte; false if it could not go now. */
+bool sys_bell(int fd)
+{
+	static const char bell = 0;
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+	if (!soft_sandboxed())
+		return next.send(fd, &bell, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1;
+	/* write(2) waits when the socket is full: only when poll says it won't */
+	return next.poll(&p, 1, 0) == 1 && !(p.revents & (POLLERR | POLLHUP)) &&
+	       next.write(fd, &bell, 1) == 1;
+}
+
+/* Wake-up bytes waiting in the socket, without waiting: recv's result. */
+ssize_t sys_drain(int fd, void *buf, size_t len)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (!soft_sandboxed())
+		return next.recv(fd, buf, len, MSG_DONTWAIT);
+	if (next.poll(&p, 1, 0) != 1) {
+		errno = EAGAIN;
+		return -1;
+	}
+	return next.read(fd, buf, len);
+}
+
+/* A socket option the library sets for itself (TCP_NODELAY, SO_LINGER). */
+void sys_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	if (!soft_sandboxed())
+		setsockopt(fd, level, name, val, len);
+}
+
+/* soft_tcp_read_total(), unless sandboxed (then the caller's own count). */
+bool sys_tcp_read_total(int fd, uint64_t *out)
+{
+	return !soft_sandboxed() && soft_tcp_read_total(fd, out);
+}
+
+bool sys_peek_eof(int fd)
+{
+	char c;
+
+	return !soft_sandboxed() && next.recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+void sys_yield(void)
+{
+	if (!soft_sandboxed())
+		sched_yield();
+}
