@@ -44,7 +44,7 @@ struct soft_pstats *pstats = &private_stats;
 static struct soft_pdump_ctl pdump_off;       /* the dump while no daemon reads ours */
 struct soft_pdump_ctl *pdump_ctl = &pdump_off;
 static bool stats_shared;
-static unsigned conn_gen;                   /* bumped by each control connection opened */
+static unsigned conn_gen;                   /* bumped by each control connection we use */
 static _Atomic bool said_hello;             /* the connection is open since ctl_hello */
 static _Atomic time_t hello_at;             /* no daemon: ctl_hello tries again then */
 
@@ -291,7 +291,8 @@ static void take_reply(struct soft_pair_reply *r)
 	} else {
 		if (!r->error) {
 			sc->token = r->token;
-			sc->token_conn = conn_gen;
+			/* a region found again after execve: registered by another */
+			sc->token_conn = inherited ? 0 : conn_gen;
 		}
 		if (r->error || r->status == SMC_SOFT_PAIR_DECLINED || r->shm_fd < 0) {
 			preload_dbg("libsmc-preload: fd stays TCP: %s reason 0x%08x\n",
@@ -363,6 +364,17 @@ void ctl_forget(int fd, struct sconn *sc, bool last)
 	pthread_mutex_unlock(&ctl_mu);
 }
 
+void ctl_exit_forget(int fd, struct sconn *sc)
+{
+	if (!sc->token || soft_sandboxed())
+		return;
+	pthread_mutex_lock(&ctl_mu);
+	if (sc->token && sc->token_conn != conn_gen && ctl_open())
+		soft_reg_del_send(&conn, sc->token, fd);
+	sc->token = 0;
+	pthread_mutex_unlock(&ctl_mu);
+}
+
 /* ---- execve (exec.c) ---- */
 
 bool ctl_exec_prepare(char *head, size_t len)
@@ -414,6 +426,7 @@ bool ctl_exec_adopt(const char *head)
 	conn.fd = fd;
 	conn.family = (uint16_t)family;
 	conn.seq = seq + 1000;               /* clear of any inherited request */
+	conn_gen++;
 	stats_attach();
 	pthread_mutex_unlock(&ctl_mu);
 	return true;

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "preload.h"
@@ -154,6 +155,62 @@ static void add_entries(struct inherit_buf *b)
 			add(b, b->child->e[i].fd, b->child->e[i].sc, b->child->e[i].cloexec);
 }
 
+/*
+ * Connections the new image will not have (each of their descriptors is
+ * close-on-exec) stop counting us as a holder when the execve succeeds:
+ * else their other holders would share the ring with no one for good.
+ * The last holder stays counted; the kernel's close tells the peer.
+ */
+struct exec_drop {
+	struct { struct sconn *sc; bool passed; } *e;
+	size_t n;
+};
+
+static void note_passed(int fd, struct sconn *sc, void *arg)
+{
+	struct exec_drop *d = arg;
+	int fl = next.fcntl(fd, F_GETFD);
+	size_t i;
+
+	for (i = 0; i < d->n && d->e[i].sc != sc; i++)
+		;
+	if (i == d->n) {
+		void *p = realloc(d->e, (d->n + 1) * sizeof(*d->e));
+
+		if (!p)
+			return;
+		d->e = p;
+		atomic_fetch_add(&sc->refs, 1);
+		d->e[d->n].sc = sc;
+		d->e[d->n++].passed = false;
+	}
+	if (fl >= 0 && !(fl & FD_CLOEXEC))
+		d->e[i].passed = true;
+}
+
+/* Our holders of what the new image will not have go (back: delta 1). */
+static void exec_drop_holders(struct exec_drop *d, int delta)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		struct sconn *sc = d->e[i].sc;
+
+		if (d->e[i].passed || !sconn_mapped(sc) || atomic_load(&sc->let_go))
+			continue;
+		if (delta < 0 && dmb_holders(&sc->dmb) < 2) {
+			d->e[i].passed = true;        /* the last one: nothing to give back */
+			continue;
+		}
+		dmb_holders_add(&sc->dmb, delta);
+	}
+}
+
+static void exec_drop_free(struct exec_drop *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		sconn_put(d->e[i].sc);
+	free(d->e);
+}
+
 /* envp without an old SMC_SOFT_INHERIT, plus var; NULL when out of memory. */
 static char **env_with(char *const envp[], char *var)
 {
@@ -258,6 +315,7 @@ static __thread struct soft_spawn *vfork_spawned;
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	struct inherit_buf b = { 0 };
+	struct exec_drop drop = { 0 };
 	struct soft_spawn *sp;
 	char **env = NULL, *var = NULL;
 	char head[64];
@@ -296,13 +354,22 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 		var = b.s;
 		env = env_with(envp, var);
 	}
+	fd_for_each(note_passed, &drop);
+	exec_drop_holders(&drop, -1);
 	if (!env) {
 		ctl_exec_done();
 		free(b.s);
-		return next.execve(path, argv, envp);
+		r = next.execve(path, argv, envp);
+	} else {
+		r = next.execve(path, argv, env);
 	}
-	r = next.execve(path, argv, env);
 	saved = errno;
+	exec_drop_holders(&drop, 1);
+	exec_drop_free(&drop);
+	if (!env) {
+		errno = saved;
+		return r;
+	}
 	ctl_exec_done();
 	free(env);
 	free(var);
@@ -423,6 +490,42 @@ static bool parse_entry(const char *s, int *fd, int *st, int *role, uint32_t *se
 		      tx, rx, txcut, rxcut) == 8 && *fd >= 0 && *st >= SC_NEW && *st <= SC_MAPPED;
 }
 
+struct same_socket {
+	struct stat st;
+	struct sconn *sc;            /* the connection found, a reference */
+};
+
+static void find_same(int fd, struct sconn *sc, void *arg)
+{
+	struct same_socket *w = arg;
+	struct stat other;
+
+	if (!w->sc && !fstat(fd, &other) && other.st_ino == w->st.st_ino &&
+	    other.st_dev == w->st.st_dev) {
+		atomic_fetch_add(&sc->refs, 1);
+		w->sc = sc;
+	}
+}
+
+/*
+ * fd is another descriptor of a socket an earlier entry brought (dup2 of a
+ * connection to 0 and 1): it names that connection too, one holder of the
+ * ring, not a second one.
+ */
+static bool inherit_alias(int fd)
+{
+	struct same_socket w = { .sc = NULL };
+
+	if (fstat(fd, &w.st) || !S_ISSOCK(w.st.st_mode))
+		return false;
+	fd_for_each(find_same, &w);
+	if (!w.sc)
+		return false;
+	fd_alias(fd, w.sc);
+	sconn_put(w.sc);
+	return true;
+}
+
 void soft_exec_inherit(void)
 {
 	const char *v = getenv(INHERIT_ENV);
@@ -446,7 +549,7 @@ void soft_exec_inherit(void)
 		struct sconn *sc;
 
 		if (!parse_entry(tok, &fd, &st, &role, &seq, &tx, &rx, &txcut, &rxcut) ||
-		    !fd_track(fd, role) || !(sc = fd_get(fd)))
+		    inherit_alias(fd) || !fd_track(fd, role) || !(sc = fd_get(fd)))
 			continue;
 		atomic_store(&sc->tcp_tx, tx);
 		atomic_store(&sc->tcp_rx, rx);

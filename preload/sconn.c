@@ -122,7 +122,8 @@ void sconn_release(int fd, struct sconn *sc)
 static void exit_let_go(int fd, struct sconn *sc, void *arg)
 {
 	(void)arg;
-	ring_let_go(fd, sc);
+	if (!ring_let_go(fd, sc))
+		ctl_exit_forget(fd, sc);
 }
 
 /*

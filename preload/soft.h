@@ -200,6 +200,9 @@ void ctl_poll(void);
 /* Socket fd of sc is closed here; last: no other process holds it, the
  * daemon's registration goes. */
 void ctl_forget(int fd, struct sconn *sc, bool last);
+/* The process ends holding sc last: a registration of another process's
+ * (fork, exec, spawn) goes now; our own go with our control connection. */
+void ctl_exit_forget(int fd, struct sconn *sc);
 void ctl_after_fork_child(void);
 /* execve: the control connection survives it (ctl_mu held from prepare to
  * done); head is "FD:FAMILY:SEQ" for the new image's ctl_exec_adopt(). */

@@ -12,6 +12,13 @@
 #include "preload.h"
 #include "soft.h"
 
+/* tcpi_state values (the kernel's tcp_states.h) after the peer's FIN */
+enum { ST_TIME_WAIT = 6, ST_CLOSE_WAIT = 8, ST_LAST_ACK = 9, ST_CLOSING = 11 };
+
+/*
+ * Application bytes received: the kernel's count moves with rcv_nxt, which
+ * a FIN moves by one too (states after the peer's FIN).
+ */
 static bool bytes_received(int fd, uint64_t *out)
 {
 	struct tcp_info ti;
@@ -21,6 +28,17 @@ static bool bytes_received(int fd, uint64_t *out)
 	    len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti.tcpi_bytes_received))
 		return false;
 	*out = ti.tcpi_bytes_received;
+	switch (ti.tcpi_state) {
+	case ST_CLOSE_WAIT:
+	case ST_LAST_ACK:
+	case ST_CLOSING:
+	case ST_TIME_WAIT:
+		if (*out)
+			(*out)--;
+		break;
+	default:
+		break;
+	}
 	return true;
 }
 

@@ -23,6 +23,7 @@ check_packages=(
 	systemd                                     # systemd-analyze verify of the units
 	# real programs under smc_run (tests/cli/soft_programs.bats, bench/run.sh)
 	iperf3 redis-server redis-tools nginx-light wrk socat curl openssl
+	openssh-server openssh-client               # sshd under smc_run (soft_sshd.bats)
 	tcpdump tshark                              # smcdump-ex and its capture test
 )
 

@@ -539,6 +539,11 @@ static ssize_t consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 
 /* ---- one end held by several processes ---- */
 
+uint32_t dmb_holders(const struct dmb_conn *c)
+{
+	return atomic_load(&c->tx.ctrl->holders);
+}
+
 uint32_t dmb_holders_add(struct dmb_conn *c, int delta)
 {
 	uint32_t old = atomic_fetch_add(&c->tx.ctrl->holders, (uint32_t)delta);

@@ -147,6 +147,8 @@ struct dmb_conn {
  * once.  Returns the count before the change.
  */
 uint32_t dmb_holders_add(struct dmb_conn *c, int delta);
+/* Processes holding the connection now. */
+uint32_t dmb_holders(const struct dmb_conn *c);
 
 /* dmb_produce() flags */
 #define DMB_URGENT  0x1u     /* the last byte is urgent (MSG_OOB) */
