@@ -219,6 +219,13 @@ static struct sconn *pend_take(uint32_t seq, bool *exec)
 	return NULL;
 }
 
+static long pair_send(int fd, struct sconn *sc)
+{
+	return soft_reg_pair_send(&conn, fd, sc->role == 1 ? 1 : 0,
+				  preload_cfg.sndbuf > 0 ? (uint32_t)preload_cfg.sndbuf : 0,
+				  preload_cfg.rcvbuf > 0 ? (uint32_t)preload_cfg.rcvbuf : 0);
+}
+
 /* With ctl_mu held: PAIR sc (socket fd) if it is still NEW. */
 static void pair_locked(int fd, struct sconn *sc)
 {
@@ -231,9 +238,13 @@ static void pair_locked(int fd, struct sconn *sc)
 		give_up(sc);
 		return;
 	}
-	seq = soft_reg_pair_send(&conn, fd, sc->role == 1 ? 1 : 0,
-				 preload_cfg.sndbuf > 0 ? (uint32_t)preload_cfg.sndbuf : 0,
-				 preload_cfg.rcvbuf > 0 ? (uint32_t)preload_cfg.rcvbuf : 0);
+	seq = pair_send(fd, sc);
+	if (seq == -EPIPE || seq == -ECONNRESET || seq == -ENOTCONN) {
+		/* the daemon restarted since our connection opened: a new one, at once */
+		ctl_lost();
+		retry_at = 0;
+		seq = ctl_open() ? pair_send(fd, sc) : -ENOTCONN;
+	}
 	if (seq == -EAGAIN) {
 		/* the daemon is behind a burst of connections: ask again later */
 		atomic_store(&sc->calls, 0);

@@ -64,3 +64,29 @@ for s in json.load(sys.stdin)["sockets"]:
 	[ "$output" = "ok conns=1 bytes=1000000" ]
 	grep -q "libsmc-preload: soft backend not reachable: .*, using TCP" <<<"$stderr"
 }
+
+# A program that ran before the daemon restarted pairs its next connection
+# with the new daemon (its old control connection is found broken and a new
+# one opened at once); before, that connection stayed TCP while its peer
+# waited for it ("pairing not asked: Broken pipe").
+@test "daemon restarted: a server that ran before pairs its next connection" {
+	start_server
+	"$RUN" python3 "$ECHO" client --host 127.0.0.1 --port "$PORT" --conns 1 \
+		--bytes 100000 --chunk 1000 >"$T/first.out" 2>&1 3>&-
+	[ "$(cat "$T/first.out")" = "ok conns=1 bytes=100000" ]
+	# the same socket path: the server resolved it when it started
+	local path=$SMC_SOFT_SOCKET
+	softd_stop
+	SOFTD_SOCKET=$path softd_start
+	"$RUN" python3 "$ECHO" client --host 127.0.0.1 --port "$PORT" --conns 1 \
+		--bytes 1000000 --chunk 1000 --linger 2 >"$T/client.out" 2>&1 3>&- &
+	local client=$!
+	for _ in $(seq 60); do
+		[ "$(modes | grep -c SMCD)" -eq 2 ] && break
+		sleep 0.05
+	done
+	modes >&2
+	[ "$(modes | grep -c SMCD)" -eq 2 ]
+	wait "$client"
+	[ "$(cat "$T/client.out")" = "ok conns=1 bytes=1000000" ]
+}
