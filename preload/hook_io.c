@@ -13,20 +13,12 @@
 
 extern void __chk_fail(void) __attribute__((noreturn));
 
-static void put(struct sconn *sc, bool held)
-{
-	int saved = errno;
-
-	fd_unhold(sc, held);
-	errno = saved;
-}
-
 static ssize_t recv1(int fd, struct sconn *sc, bool held, void *buf, size_t len, int flags)
 {
 	struct iovec v = { .iov_base = buf, .iov_len = len };
 	ssize_t r = soft_recv(fd, sc, &v, 1, flags, NULL);
 
-	put(sc, held);
+	fd_unhold(sc, held);
 	return r;
 }
 
@@ -36,7 +28,7 @@ static ssize_t send1(int fd, struct sconn *sc, bool held, const void *buf, size_
 	struct iovec v = { .iov_base = (void *)buf, .iov_len = len };
 	ssize_t r = soft_send(fd, sc, &v, 1, flags, NULL);
 
-	put(sc, held);
+	fd_unhold(sc, held);
 	return r;
 }
 
@@ -115,7 +107,7 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockadd
 	r = soft_recv(fd, sc, &v, 1, flags, &mh);
 	if (r >= 0 && addr && alen)
 		*alen = mh.msg_namelen;
-	put(sc, held);
+	fd_unhold(sc, held);
 	return r;
 }
 
@@ -141,7 +133,7 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 	if (!(sc = fd_hold(fd, &held)))
 		return next.sendto(fd, buf, len, flags, addr, alen);
 	r = soft_send(fd, sc, &v, 1, flags, &mh);
-	put(sc, held);
+	fd_unhold(sc, held);
 	return r;
 }
 
@@ -155,7 +147,7 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *mh, int flags)
 	if (!(sc = fd_hold(fd, &held)))
 		return next.recvmsg(fd, mh, flags);
 	r = soft_recv(fd, sc, mh->msg_iov, (int)mh->msg_iovlen, flags, mh);
-	put(sc, held);
+	fd_unhold(sc, held);
 	return r;
 }
 
@@ -169,7 +161,7 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *mh, int flags)
 	if (!(sc = fd_hold(fd, &held)))
 		return next.sendmsg(fd, mh, flags);
 	r = soft_send(fd, sc, mh->msg_iov, (int)mh->msg_iovlen, flags, mh);
-	put(sc, held);
+	fd_unhold(sc, held);
 	return r;
 }
 
@@ -183,12 +175,12 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 	if (!(sc = fd_hold(fd, &held)))
 		return next.readv(fd, iov, cnt);
 	if (cnt < 0 || cnt > IOV_MAX) {
-		put(sc, held);
+		fd_unhold(sc, held);
 		errno = EINVAL;
 		return -1;
 	}
 	r = soft_recv(fd, sc, iov, cnt, 0, NULL);
-	put(sc, held);
+	fd_unhold(sc, held);
 	return r;
 }
 
@@ -202,12 +194,12 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	if (!(sc = fd_hold(fd, &held)))
 		return next.writev(fd, iov, cnt);
 	if (cnt < 0 || cnt > IOV_MAX) {
-		put(sc, held);
+		fd_unhold(sc, held);
 		errno = EINVAL;
 		return -1;
 	}
 	r = soft_send(fd, sc, iov, cnt, 0, NULL);
-	put(sc, held);
+	fd_unhold(sc, held);
 	return r;
 }
 
@@ -281,7 +273,7 @@ EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
 	r = soft_kernel_send(sc, kernel_sendfile, &a);
 	if (r == -2)
 		r = ring_sendfile(out, sc, in, off, count);
-	put(sc, held);
+	fd_unhold(sc, held);
 	return r;
 }
 

@@ -32,14 +32,6 @@ static ssize_t kernel_splice(void *arg)
 	return next.splice(a->in, a->off_in, a->out, a->off_out, a->len, a->flags);
 }
 
-static void put(struct sconn *sc, bool held)
-{
-	int saved = errno;
-
-	fd_unhold(sc, held);
-	errno = saved;
-}
-
 /* All n bytes of buf into the socket: they left their source already. */
 static ssize_t send_all(int fd, struct sconn *sc, const char *buf, size_t n)
 {
@@ -139,12 +131,12 @@ EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t l
 		r = soft_kernel_send(sc, kernel_splice, &a);
 		if (r == -2)
 			r = ring_splice_out(&a, sc);
-		put(sc, held);
+		fd_unhold(sc, held);
 		return r;
 	}
 	if (len && (sc = fd_hold(in, &held))) {
 		r = atomic_load(&sc->state) == SC_TCP ? kernel_splice(&a) : soft_splice_in(&a, sc);
-		put(sc, held);
+		fd_unhold(sc, held);
 		return r;
 	}
 	return next.splice(in, off_in, out, off_out, len, flags);
@@ -170,7 +162,7 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 			break;
 		vec[i].msg_len = (unsigned int)r;
 	}
-	put(sc, held);
+	fd_unhold(sc, held);
 	return i ? (int)i : -1;
 }
 
@@ -200,6 +192,6 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
 			break;
 		}
 	}
-	put(sc, held);
+	fd_unhold(sc, held);
 	return i ? (int)i : -1;
 }

@@ -53,7 +53,6 @@ EXPORT int prctl(int option, ...)
 {
 	unsigned long a[4];
 	va_list ap;
-	int r;
 
 	PRELOAD_INIT();
 	va_start(ap, option);
@@ -62,8 +61,7 @@ EXPORT int prctl(int option, ...)
 	va_end(ap);
 	if (option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER)
 		enter();         /* before: the filter may forbid what entering does */
-	r = next.prctl(option, a[0], a[1], a[2], a[3]);
-	return r;
+	return next.prctl(option, a[0], a[1], a[2], a[3]);
 }
 
 EXPORT long syscall(long number, ...)

@@ -26,6 +26,7 @@
 #ifndef SMC_PRELOAD_SOFT_H
 #define SMC_PRELOAD_SOFT_H
 
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -169,10 +170,15 @@ struct sconn *fd_get(int fd);          /* takes a reference; NULL if untracked *
 void sconn_put(struct sconn *sc);      /* drops one; the last frees */
 /* For one call: a reference only where other threads could close fd (*held). */
 struct sconn *fd_hold(int fd, bool *held);
+/* errno stays what the call left: a hook's result goes out after this */
 static inline void fd_unhold(struct sconn *sc, bool held)
 {
-	if (held)
+	if (held) {
+		int saved = errno;
+
 		sconn_put(sc);
+		errno = saved;
+	}
 }
 /* A new sconn for fd (a TCP socket of this process); false when out of room. */
 bool fd_track(int fd, int role);

@@ -44,12 +44,17 @@ clang_rt() {
 	[ -z "$v" ] || echo "libclang-rt-$v-dev"
 }
 
-sudo=()
-if [ "$(id -u)" -ne 0 ]; then
-	command -v sudo >/dev/null ||
-		{ echo "install-deps: not root and no sudo: run it as root" >&2; exit 1; }
-	sudo=(sudo)
-fi
+# Root for apt-get, only when something is missing.
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then
+		"$@"
+	elif command -v sudo >/dev/null; then
+		sudo "$@"
+	else
+		echo "install-deps: not root and no sudo: run it as root to install ${missing[*]:-the packages}" >&2
+		exit 1
+	fi
+}
 
 missing=()
 for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
@@ -57,7 +62,7 @@ updated=
 if [ "${1:-all}" = all ]; then
 	rt=$(clang_rt)
 	if [ -z "$rt" ]; then # a machine whose package lists were never fetched
-		"${sudo[@]}" apt-get update -qq
+		as_root apt-get update -qq
 		updated=1
 		rt=$(clang_rt)
 	fi
@@ -69,7 +74,7 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 
 echo "install-deps: installing ${missing[*]}"
-[ -n "$updated" ] || "${sudo[@]}" apt-get update -qq
+[ -n "$updated" ] || as_root apt-get update -qq
 # Install only: never start the services these packages ship (redis-server,
 # nginx); the tests and the benchmark start private instances.  A
 # policy-rc.d that denies service starts is put in place for the install
@@ -77,8 +82,8 @@ echo "install-deps: installing ${missing[*]}"
 # port 80 is taken).
 policy=/usr/sbin/policy-rc.d
 if [ ! -e "$policy" ]; then
-	printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
-	"${sudo[@]}" chmod 755 "$policy"
-	trap '"${sudo[@]}" rm -f "$policy"' EXIT
+	printf '#!/bin/sh\nexit 101\n' | as_root tee "$policy" >/dev/null
+	as_root chmod 755 "$policy"
+	trap 'as_root rm -f "$policy"' EXIT
 fi
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}"
