@@ -23,6 +23,13 @@
 
 #define CTL_TIMEOUT_MS 1000
 #define CTL_RETRY_SEC  1
+/*
+ * The daemon takes only a few requests ahead from one connection (the
+ * socket's queue, net.unix.max_dgram_qlen): a SOCK_DEL it cannot take at
+ * once is waited for this long, then kept until the next request.
+ */
+#define DEL_WAIT_MS    500
+#define DEL_BACKLOG    256
 
 struct pending {
 	uint32_t seq;
@@ -47,6 +54,14 @@ static bool stats_shared;
 static unsigned conn_gen;                   /* bumped by each control connection we use */
 static _Atomic bool said_hello;             /* the connection is open since ctl_hello */
 static _Atomic time_t hello_at;             /* no daemon: ctl_hello tries again then */
+
+struct del_req {
+	uint64_t token;            /* by token, else by the PAIR's sequence number */
+	uint32_t seq;
+};
+static struct del_req del_backlog[DEL_BACKLOG];
+static size_t ndel;
+static _Atomic size_t ndel_hint;
 
 static time_t now_sec(void)
 {
@@ -173,12 +188,75 @@ static void pend_drop_all(void)
 /* With ctl_mu held: the connection broke, every waiting request with it. */
 static void ctl_lost(void)
 {
+	/* the daemon drops the connection's registrations itself */
+	ndel = 0;
+	atomic_store(&ndel_hint, 0);
 	pend_drop_all();
 	soft_reg_close(&conn);
 	retry_at = now_sec() + CTL_RETRY_SEC;
 	atomic_store(&said_hello, false);
 	/* no daemon drains our ring any more */
 	pdump_ctl = &pdump_off;
+}
+
+static int del_try(const struct del_req *d, int proof)
+{
+	return d->token ? soft_reg_del_send(&conn, d->token, proof)
+			: soft_reg_del_seq_send(&conn, d->seq);
+}
+
+/* With ctl_mu held: the backlog, in order, as far as the daemon takes it now. */
+static void del_flush(void)
+{
+	size_t i = 0;
+
+	while (i < ndel && conn.fd >= 0 && del_try(&del_backlog[i], -1) != -EAGAIN)
+		i++;
+	memmove(del_backlog, del_backlog + i, (ndel - i) * sizeof(del_backlog[0]));
+	ndel -= i;
+	atomic_store(&ndel_hint, ndel);
+}
+
+/* With ctl_mu held: true once the daemon's queue has room, within DEL_WAIT_MS. */
+static bool del_room(void)
+{
+	struct pollfd p = { .fd = conn.fd, .events = POLLOUT };
+	int rc;
+
+	do
+		rc = next.poll(&p, 1, DEL_WAIT_MS);
+	while (rc < 0 && errno == EINTR);
+	return rc == 1 && !(p.revents & (POLLERR | POLLHUP));
+}
+
+/*
+ * With ctl_mu held: a SOCK_DEL, by token (proof: the socket, when another
+ * process registered it, else -1) or by PAIR sequence number.  A request
+ * the daemon cannot take after a short wait waits in the backlog; one with
+ * a proof cannot (the socket is being closed), it is lost with a word.
+ */
+static void del_send(uint64_t token, uint32_t seq, int proof)
+{
+	struct del_req d = { .token = token, .seq = seq };
+	int rc = -EAGAIN;
+
+	if (conn.fd < 0)
+		return;
+	del_flush();
+	if (ndel && proof >= 0 && del_room())
+		del_flush();
+	/* behind a backlog that did not go, a wait would not help */
+	if (!ndel) {
+		rc = del_try(&d, proof);
+		if (rc == -EAGAIN && del_room())
+			rc = del_try(&d, proof);
+	}
+	if (rc == -EAGAIN && proof < 0 && ndel < DEL_BACKLOG) {
+		del_backlog[ndel++] = d;
+		atomic_store(&ndel_hint, ndel);
+	} else if (rc) {
+		preload_dbg("libsmc-preload: registration not ended: %s\n", strerror(-rc));
+	}
 }
 
 static bool pend_add(uint32_t seq, struct sconn *sc)
@@ -238,6 +316,7 @@ static void pair_locked(int fd, struct sconn *sc)
 		give_up(sc);
 		return;
 	}
+	del_flush();
 	seq = pair_send(fd, sc);
 	if (seq == -EPIPE || seq == -ECONNRESET || seq == -ENOTCONN) {
 		/* the daemon restarted since our connection opened: a new one, at once */
@@ -295,11 +374,16 @@ static void take_reply(struct soft_pair_reply *r)
 	bool inherited = false;
 	struct sconn *sc = pend_take(r->seq, &inherited);
 
-	if (!sc) {
-		/* closed meanwhile: let the daemon forget it too */
-		if (!r->error && r->token)
-			soft_reg_del_send(&conn, r->token, -1);
-	} else {
+	if (!sc || (r->error && r->token)) {
+		/*
+		 * Closed meanwhile, or a reply we could not take (its region
+		 * fd did not fit under RLIMIT_NOFILE): the daemon forgets it
+		 * too, and the peer, never seeing us attach, stays TCP.
+		 */
+		if (r->token)
+			del_send(r->token, 0, -1);
+	}
+	if (sc) {
 		if (!r->error) {
 			sc->token = r->token;
 			/* a region found again after execve: registered by another */
@@ -332,10 +416,12 @@ static void replies_locked(void)
 
 void ctl_poll(void)
 {
-	if (!atomic_load_explicit(&npend_hint, memory_order_relaxed) || soft_sandboxed())
+	if ((!atomic_load_explicit(&npend_hint, memory_order_relaxed) &&
+	     !atomic_load_explicit(&ndel_hint, memory_order_relaxed)) || soft_sandboxed())
 		return;
 	if (pthread_mutex_trylock(&ctl_mu))
 		return;
+	del_flush();
 	replies_locked();
 	pthread_mutex_unlock(&ctl_mu);
 }
@@ -353,7 +439,7 @@ static void pend_orphan(struct sconn *sc)
 	if (!p)
 		return;
 	if (!inherited)
-		soft_reg_del_seq_send(&conn, sc->seq);
+		del_send(0, sc->seq, -1);
 	sconn_put(p);
 }
 
@@ -367,9 +453,9 @@ void ctl_forget(int fd, struct sconn *sc, bool last)
 	if (sc->token && last) {
 		/* registered by another process (fork, spawn): the socket proves we hold it */
 		if (sc->token_conn == conn_gen && conn.fd >= 0)
-			soft_reg_del_send(&conn, sc->token, -1);
+			del_send(sc->token, 0, -1);
 		else if (ctl_open())
-			soft_reg_del_send(&conn, sc->token, fd);
+			del_send(sc->token, 0, fd);
 	}
 	sc->token = 0;
 	pthread_mutex_unlock(&ctl_mu);
@@ -381,7 +467,7 @@ void ctl_exit_forget(int fd, struct sconn *sc)
 		return;
 	pthread_mutex_lock(&ctl_mu);
 	if (sc->token && sc->token_conn != conn_gen && ctl_open())
-		soft_reg_del_send(&conn, sc->token, fd);
+		del_send(sc->token, 0, fd);
 	sc->token = 0;
 	pthread_mutex_unlock(&ctl_mu);
 }

@@ -577,10 +577,14 @@ static int take_pair(const struct soft_reg_conn *c, const void *buf, size_t len,
 			int rc = parse_pair(nlh, r, fd);
 
 			if (rc) {
+				/* the token stays: the registration exists, the caller ends it */
+				uint64_t token = r->token;
+
 				memset(r, 0, sizeof(*r));
 				r->seq = nlh->nlmsg_seq;
 				r->shm_fd = -1;
 				r->error = rc;
+				r->token = token;
 			}
 			return 1;
 		}

@@ -81,7 +81,9 @@ int soft_reg_del_seq_send(struct soft_reg_conn *c, uint32_t seq);
 
 struct soft_pair_reply {
 	uint32_t seq;            /* of the request */
-	int error;               /* 0, or the daemon's -errno (nothing else set) */
+	int error;               /* 0, or the daemon's -errno (nothing else set),
+				    or -EBADMSG for a reply not taken (token set
+				    when the registration exists) */
 	uint64_t token;
 	uint8_t status;          /* SMC_SOFT_PAIR_* */
 	uint8_t side;            /* 0 or 1 */

@@ -39,8 +39,10 @@ setup() {
 teardown() {
 	touch "$T/stop"
 	[ -z "${SERVER:-}" ] || kill "$SERVER" 2>/dev/null
+	[ -z "${SERVER2:-}" ] || kill "$SERVER2" 2>/dev/null
 	[ ${#PIDS[@]} -eq 0 ] || wait "${PIDS[@]}" 2>/dev/null
 	[ -z "${SERVER:-}" ] || wait "$SERVER" 2>/dev/null
+	[ -z "${SERVER2:-}" ] || wait "$SERVER2" 2>/dev/null
 	softd_stop
 	rm -rf "$T"
 }
@@ -62,7 +64,7 @@ daemon_memfds() {
 		grep -q '^done [1-9]' "$T/c$i.out" || { cat "$T/c$i.err"; false; }
 	done
 	# the clients still run: what they closed must be gone already
-	for _ in $(seq 40); do
+	for _ in $(seq 100); do
 		rows=$(smcss -a | grep -c '^ACTIVE' || true)
 		[ "$rows" -eq 0 ] && [ "$(daemon_memfds)" -eq 0 ] && break
 		sleep 0.05
@@ -72,4 +74,82 @@ daemon_memfds() {
 	[ "$(daemon_memfds)" -eq 0 ]
 	# and the server's listener is still there
 	[ "$(smcss -l | grep -c "127.0.0.1:$PORT ")" -eq 1 ]
+}
+
+@test "churn: a server whose fd table is full keeps no registration it could not take" {
+	local rows port2
+	# a second server that can open only 64 files: some PAIR replies find
+	# no room for the region's fd, so those connections stay TCP
+	( ulimit -n 64; exec "$RUN" python3 "$SMC_TOP/tests/progs/echo.py" server --host 127.0.0.1 ) \
+		>"$T/srv2" 2>&1 3>&- &
+	SERVER2=$!
+	for _ in $(seq 200); do grep -q '^port ' "$T/srv2" && break; sleep 0.05; done
+	port2=$(awk '/^port /{print $2}' "$T/srv2")
+	[ -n "$port2" ]
+	for round in 1 2 3; do
+		run "$RUN" python3 "$SMC_TOP/tests/progs/echo.py" client --host 127.0.0.1 --port "$port2" \
+			--conns 100 --bytes 20000
+		echo "round $round: $output" >&2
+		[ "$status" -eq 0 ]
+		[ "$output" = "ok conns=100 bytes=20000" ]
+	done
+	for _ in $(seq 60); do
+		rows=$(smcss -a | grep -c '^ACTIVE' || true)
+		[ "$rows" -eq 0 ] && [ "$(daemon_memfds)" -eq 0 ] && break
+		sleep 0.05
+	done
+	smcss -a >&2
+	ls -l "/proc/$SOFTD_PID/fd" >&2
+	[ "$rows" -eq 0 ]
+	[ "$(daemon_memfds)" -eq 0 ]
+}
+
+@test "churn: registrations closed while the daemon stands still end with the next request" {
+	local rows
+	cat >"$T/hold.py" <<-EOF
+	import os, socket, time
+	conns = [socket.create_connection(("127.0.0.1", $PORT)) for _ in range(400)]
+	for s in conns:
+	    s.sendall(b"y" * 10)
+	    assert s.recv(10) == b"y" * 10
+	print("open", flush=True)
+	while not os.path.exists("$T/close"):
+	    time.sleep(0.02)
+	for s in conns:
+	    s.close()
+	print("closed", flush=True)
+	while not os.path.exists("$T/again"):
+	    time.sleep(0.02)
+	s = socket.create_connection(("127.0.0.1", $PORT))
+	s.sendall(b"z")
+	assert s.recv(1) == b"z"
+	s.close()
+	print("again", flush=True)
+	while not os.path.exists("$T/stop"):
+	    time.sleep(0.05)
+	EOF
+	# more closes than the daemon's socket buffer holds requests
+	SMC_SNDBUF=16384 SMC_RCVBUF=16384 "$RUN" python3 "$T/hold.py" >"$T/hold.out" 2>&1 3>&- &
+	PIDS+=($!)
+	for _ in $(seq 200); do grep -q '^open' "$T/hold.out" && break; sleep 0.05; done
+	grep -q '^open' "$T/hold.out"
+	[ "$(smcss -a | grep -c 'SMCD')" -eq 800 ]
+	# the daemon stands still: its queue of requests from the server fills
+	kill -STOP "$SOFTD_PID"
+	touch "$T/close"
+	for _ in $(seq 200); do grep -q '^closed' "$T/hold.out" && break; sleep 0.05; done
+	sleep 1
+	kill -CONT "$SOFTD_PID"
+	# what could not go goes with each process's next request to the daemon
+	touch "$T/again"
+	for _ in $(seq 200); do grep -q '^again' "$T/hold.out" && break; sleep 0.05; done
+	grep -q '^again' "$T/hold.out"
+	for _ in $(seq 100); do
+		rows=$(smcss -a | grep -c '^ACTIVE' || true)
+		[ "$rows" -eq 0 ] && [ "$(daemon_memfds)" -eq 0 ] && break
+		sleep 0.05
+	done
+	smcss -a >&2
+	[ "$rows" -eq 0 ]
+	[ "$(daemon_memfds)" -eq 0 ]
 }
