@@ -299,9 +299,14 @@ static struct sconn *pend_take(uint32_t seq, bool *exec)
 
 static long pair_send(int fd, struct sconn *sc)
 {
-	return soft_reg_pair_send(&conn, fd, sc->role == 1 ? 1 : 0,
-				  preload_cfg.sndbuf > 0 ? (uint32_t)preload_cfg.sndbuf : 0,
-				  preload_cfg.rcvbuf > 0 ? (uint32_t)preload_cfg.rcvbuf : 0);
+	struct soft_pair_req q = {
+		.role = sc->role == 1 ? 1 : 0,
+		.sndbuf = preload_cfg.sndbuf > 0 ? (uint32_t)preload_cfg.sndbuf : 0,
+		.rcvbuf = preload_cfg.rcvbuf > 0 ? (uint32_t)preload_cfg.rcvbuf : 0,
+		.decline = soft_uring_seen() ? SMC_SOFT_DECL_URING : 0,
+	};
+
+	return soft_reg_pair_send(&conn, fd, &q);
 }
 
 /* With ctl_mu held: PAIR sc (socket fd) if it is still NEW. */
@@ -374,11 +379,16 @@ static void take_reply(struct soft_pair_reply *r)
 	bool inherited = false;
 	struct sconn *sc = pend_take(r->seq, &inherited);
 
+	if (sc && !r->error && r->shm_fd >= 0 && soft_uring_seen()) {
+		/* asked before the process made an io_uring instance */
+		r->error = -EOPNOTSUPP;
+	}
 	if (!sc || (r->error && r->token)) {
 		/*
 		 * Closed meanwhile, or a reply we could not take (its region
-		 * fd did not fit under RLIMIT_NOFILE): the daemon forgets it
-		 * too, and the peer, never seeing us attach, stays TCP.
+		 * fd did not fit under RLIMIT_NOFILE, io_uring): the daemon
+		 * forgets it too, and the peer, never seeing us attach, stays
+		 * TCP.
 		 */
 		if (r->token)
 			del_send(r->token, 0, -1);

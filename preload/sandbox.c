@@ -1,6 +1,7 @@
 /*
  * Seccomp sandboxes.  Once the program has installed a filter (prctl
- * PR_SET_SECCOMP, or the seccomp system call through syscall()), the
+ * PR_SET_SECCOMP, or the seccomp system call through syscall():
+ * hook_syscall.c), the
  * library makes no system call of its own that the program would not make:
  * connections not yet on the ring stay TCP (no more pairing, no message to
  * the daemon), and on the ring the wake-ups use read, write and poll, what
@@ -11,18 +12,13 @@
  * through here.
  */
 #include <errno.h>
-#include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
-#include <stdarg.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "preload.h"
 #include "soft.h"
-
-#define EXPORT __attribute__((visibility("default")))
 
 static _Atomic bool sandboxed;
 
@@ -40,43 +36,13 @@ static void leave_tcp_alone(int fd, struct sconn *sc, void *arg)
 	atomic_compare_exchange_strong(&sc->state, &expect, SC_TCP);
 }
 
-static void enter(void)
+void soft_sandbox_enter(void)
 {
 	if (atomic_exchange(&sandboxed, true))
 		return;
 	dmb_asym_off();
 	ctl_sandboxed();
 	fd_for_each(leave_tcp_alone, NULL);
-}
-
-EXPORT int prctl(int option, ...)
-{
-	unsigned long a[4];
-	va_list ap;
-
-	PRELOAD_INIT();
-	va_start(ap, option);
-	for (int i = 0; i < 4; i++)
-		a[i] = va_arg(ap, unsigned long);
-	va_end(ap);
-	if (option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER)
-		enter();         /* before: the filter may forbid what entering does */
-	return next.prctl(option, a[0], a[1], a[2], a[3]);
-}
-
-EXPORT long syscall(long number, ...)
-{
-	long a[6];
-	va_list ap;
-
-	PRELOAD_INIT();
-	va_start(ap, number);
-	for (int i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
-	va_end(ap);
-	if (number == SYS_seccomp && a[0] == SECCOMP_SET_MODE_FILTER)
-		enter();
-	return next.syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 /* One wake-up byte; false if it could not go now. */

@@ -225,6 +225,7 @@ void ctl_sandboxed(void);
 /* ---- sandbox.c: seccomp, and the library's own system calls ---- */
 /* The program installed a seccomp filter: the library adds no system call. */
 bool soft_sandboxed(void);
+void soft_sandbox_enter(void);
 bool sys_bell(int fd);
 ssize_t sys_drain(int fd, void *buf, size_t len);
 void sys_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
@@ -232,6 +233,11 @@ bool sys_tcp_read_total(int fd, uint64_t *out);
 /* The socket's stream ended (nothing unread, then FIN); false if unknown. */
 bool sys_peek_eof(int fd);
 void sys_yield(void);
+
+/* ---- uring.c: io_uring, which the library cannot see through ---- */
+/* The process has an io_uring instance: new connections stay TCP. */
+bool soft_uring_seen(void);
+void soft_uring_note(void);
 
 /* ---- tcp_count.c ---- */
 /* Bytes of fd's TCP stream read so far by every process holding it. */

@@ -24,6 +24,7 @@
 struct pair_attrs {
 	uint8_t role;
 	uint32_t sndbuf, rcvbuf;
+	uint32_t decline;        /* SMC_CLC_DECL_* the caller declines with, or 0 */
 };
 
 static int get_u32(const struct nlattr *a, uint32_t *v)
@@ -52,7 +53,8 @@ static int parse(struct soft_req *r, struct pair_attrs *a)
 		r->ext_ack = "ROLE is 0 or 1";
 		return -EINVAL;
 	}
-	if (get_u32(tb[SMC_SOFT_A_SNDBUF], &a->sndbuf) || get_u32(tb[SMC_SOFT_A_RCVBUF], &a->rcvbuf))
+	if (get_u32(tb[SMC_SOFT_A_SNDBUF], &a->sndbuf) || get_u32(tb[SMC_SOFT_A_RCVBUF], &a->rcvbuf) ||
+	    get_u32(tb[SMC_SOFT_A_DECLINE], &a->decline))
 		return -EINVAL;
 	return 0;
 }
@@ -191,8 +193,18 @@ static int meet(struct soft_req *r, struct soft_sock *s, struct soft_ns *ns,
 			decline(r->st, peer, SOFT_DECL_NOSMCDDEV, SOFT_DECL_NOSMCDDEV);
 		return reply(r, s, NULL);
 	}
+	if (a->decline) {
+		decline(r->st, s, a->decline, 0);
+		if (peer && peer->pair_status == SMC_SOFT_PAIR_PENDING)
+			decline(r->st, peer, SOFT_DECL_PEERDECL, a->decline);
+		return reply(r, s, NULL);
+	}
 	if (peer && peer->pair_status == SMC_SOFT_PAIR_DECLINED) {
-		decline(r->st, s, peer->fallback_reason, peer->fallback_reason);
+		/* the peer's own reason (io_uring) reaches this end as a DECLINE would */
+		if (peer->fallback_reason == SOFT_DECL_NOSMCDDEV)
+			decline(r->st, s, peer->fallback_reason, peer->fallback_reason);
+		else
+			decline(r->st, s, SOFT_DECL_PEERDECL, peer->fallback_reason);
 		return reply(r, s, NULL);
 	}
 	if (peer) {

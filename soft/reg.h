@@ -59,7 +59,11 @@
  *              the socket (SCM_RIGHTS), required; it must be connected
  *              (ACTIVE).  Attributes: ROLE (required: 0 client, it came
  *              from connect(); 1 server, it came from accept()), SNDBUF and
- *              RCVBUF (optional wishes in bytes; 0 or absent: the default).
+ *              RCVBUF (optional wishes in bytes; 0 or absent: the default),
+ *              DECLINE (optional: this end cannot use the data path, e.g.
+ *              SMC_SOFT_DECL_URING; it is registered DECLINED with that
+ *              reason, and its peer, waiting or to come, is declined with
+ *              PEERDECL and it as diagnosis).
  *              PAIR registers the socket (as SOCK_ADD with state ACTIVE, so
  *              it must not be registered yet: EEXIST) and looks for the
  *              other end of the same connection: a PAIR registration whose
@@ -197,6 +201,7 @@ enum {
 	SMC_SOFT_A_DUMP_LEGACY,     /* 27: u8 1: v1 dump header */
 	SMC_SOFT_A_IFINDEX,         /* 28: u32 capture device */
 	SMC_SOFT_A_PAIR_SEQ,        /* 29: u32 nlmsg_seq of a PAIR request */
+	SMC_SOFT_A_DECLINE,         /* 30: u32 SMC_CLC_DECL_* this end declines with */
 	__SMC_SOFT_A_MAX,
 };
 #define SMC_SOFT_A_MAX (__SMC_SOFT_A_MAX - 1)
@@ -205,6 +210,9 @@ enum {
 #define SMC_SOFT_STATE_ACTIVE  1
 #define SMC_SOFT_STATE_INIT    2
 #define SMC_SOFT_STATE_LISTEN 10
+
+/* SMC_SOFT_A_DECLINE of a process that uses io_uring (SMC_CLC_DECL_OPTUNSUPP). */
+#define SMC_SOFT_DECL_URING 0x03060000u
 
 /* SMC_SOFT_A_PAIR_STATUS */
 #define SMC_SOFT_PAIR_PENDING  1

@@ -385,22 +385,23 @@ int soft_reg_stats_attach(struct soft_reg_conn *c, int memfd)
 	return transact(c, &r, memfd, c->family, NULL, NULL);
 }
 
-long soft_reg_pair_send(struct soft_reg_conn *c, int fd, uint8_t role,
-			uint32_t sndbuf, uint32_t rcvbuf)
+long soft_reg_pair_send(struct soft_reg_conn *c, int fd, const struct soft_pair_req *q)
 {
 	struct req r;
 	int rc;
 
 	if (c->fd < 0)
 		return -EBADF;
-	if (fd < 0 || role > 1)
+	if (fd < 0 || q->role > 1)
 		return -EINVAL;
 	req_init(&r, c->family, 0, SMC_SOFT_CMD_PAIR);
-	req_attr(&r, SMC_SOFT_A_ROLE, &role, sizeof(role));
-	if (sndbuf)
-		req_attr(&r, SMC_SOFT_A_SNDBUF, &sndbuf, sizeof(sndbuf));
-	if (rcvbuf)
-		req_attr(&r, SMC_SOFT_A_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	req_attr(&r, SMC_SOFT_A_ROLE, &q->role, sizeof(q->role));
+	if (q->sndbuf)
+		req_attr(&r, SMC_SOFT_A_SNDBUF, &q->sndbuf, sizeof(q->sndbuf));
+	if (q->rcvbuf)
+		req_attr(&r, SMC_SOFT_A_RCVBUF, &q->rcvbuf, sizeof(q->rcvbuf));
+	if (q->decline)
+		req_attr(&r, SMC_SOFT_A_DECLINE, &q->decline, sizeof(q->decline));
 	if (c->seq == UINT32_MAX)
 		c->seq = 0;                     /* seq 0 would never match */
 	rc = send_req_flags(c, &r, fd, MSG_DONTWAIT);

@@ -64,10 +64,15 @@ int soft_reg_stats_attach(struct soft_reg_conn *c, int memfd);
  * a full socket is -EAGAIN and the caller gives the socket up (it stays TCP).
  */
 
-/* PAIR (reg.h) for connected socket fd; role 0 client, 1 server; sizes 0 =
- * default.  The request's seq (> 0), or -errno. */
-long soft_reg_pair_send(struct soft_reg_conn *c, int fd, uint8_t role,
-			uint32_t sndbuf, uint32_t rcvbuf);
+/* What a PAIR asks for; 0 sizes: the default; decline 0: none. */
+struct soft_pair_req {
+	uint8_t role;            /* 0 client, 1 server */
+	uint32_t sndbuf, rcvbuf;
+	uint32_t decline;        /* SMC_CLC_DECL_* this end declines with */
+};
+
+/* PAIR (reg.h) for connected socket fd.  The request's seq (> 0), or -errno. */
+long soft_reg_pair_send(struct soft_reg_conn *c, int fd, const struct soft_pair_req *q);
 
 /* SOCK_INFO (reg.h) for socket fd, after an execve; the reply comes as a
  * PAIR reply does (soft_reg_pair_poll).  The request's seq, or -errno. */

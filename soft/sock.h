@@ -13,6 +13,7 @@
 /* Decline codes (SMC_CLC_DECL_*) of the soft data path. */
 #define SOFT_DECL_PEERNOSMC  0x03010000u   /* the peer did not offer SMC */
 #define SOFT_DECL_NOSMCDDEV  0x03030001u   /* no ISM device in the PNET */
+#define SOFT_DECL_PEERDECL   0x05000000u   /* the peer declined (its code: peer_diagnosis) */
 
 /* Host-order forms of the diag extensions (<linux/smc_diag.h>). */
 struct soft_cursor {

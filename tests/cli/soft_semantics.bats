@@ -174,6 +174,18 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	soft_case seccomp
 }
 
+# io_uring reads are not seen by the library: a process with an instance
+# keeps its connections on TCP, with a reason (both ends hung before).
+@test "soft: io_uring: the server receives with io_uring, both ends stay TCP with a reason" {
+	soft_case io_uring
+	run smcd -d stats
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -A5 'TCP fallback' >&2
+	echo "$output" | grep -q '^  TCP fallback  *2 (client 1, server 1)$'
+	echo "$output" | grep -A2 '^    Server$' | grep -q '^     OPTUNSUPP  *1$'
+	echo "$output" | grep -A2 '^    Client$' | grep -q '^     PEERDECL  *1$'
+}
+
 @test "soft: peek: MSG_PEEK leaves the data for the next read" {
 	soft_case peek
 }

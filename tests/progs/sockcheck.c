@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/filter.h>
+#include <linux/io_uring.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stddef.h>
@@ -41,6 +42,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -1782,6 +1784,108 @@ static int seccomp_s(int *fd)
 	return 0;
 }
 
+/*
+ * io_uring, through its system calls (as liburing does): an instance made
+ * before the connection exists (F_URING), receives done with IORING_OP_RECV.
+ * The library cannot see those reads, so the connection must stay TCP.
+ */
+struct uring {
+	int fd;
+	unsigned *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+};
+static struct uring g_uring = { .fd = -1 };
+
+static int uring_setup(struct uring *u)
+{
+	struct io_uring_params p;
+	unsigned char *sq, *cq;
+	size_t sq_len, cq_len;
+
+	memset(&p, 0, sizeof(p));
+	u->fd = (int)syscall(SYS_io_uring_setup, 4, &p);
+	if (u->fd < 0)
+		return fail_errno("io_uring_setup");
+	sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+	cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+		  IORING_OFF_SQ_RING);
+	cq = mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+		  IORING_OFF_CQ_RING);
+	u->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, u->fd, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || u->sqes == MAP_FAILED)
+		return fail_errno("mmap of the io_uring rings");
+	u->sq_tail = (unsigned *)(sq + p.sq_off.tail);
+	u->sq_mask = (unsigned *)(sq + p.sq_off.ring_mask);
+	u->sq_array = (unsigned *)(sq + p.sq_off.array);
+	u->cq_head = (unsigned *)(cq + p.cq_off.head);
+	u->cq_tail = (unsigned *)(cq + p.cq_off.tail);
+	u->cq_mask = (unsigned *)(cq + p.cq_off.ring_mask);
+	u->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+	return 0;
+}
+
+/* One IORING_OP_RECV of up to len bytes, waited for: its result. */
+static ssize_t uring_recv(struct uring *u, int fd, void *buf, size_t len)
+{
+	unsigned tail = atomic_load_explicit((_Atomic unsigned *)u->sq_tail, memory_order_relaxed);
+	unsigned idx = tail & *u->sq_mask, head;
+	struct io_uring_sqe *sqe = &u->sqes[idx];
+	ssize_t res;
+
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_RECV;
+	sqe->fd = fd;
+	sqe->addr = (uint64_t)(uintptr_t)buf;
+	sqe->len = (unsigned)len;
+	u->sq_array[idx] = idx;
+	atomic_store_explicit((_Atomic unsigned *)u->sq_tail, tail + 1, memory_order_release);
+	while (syscall(SYS_io_uring_enter, u->fd, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+		if (errno != EINTR)
+			return fail_errno("io_uring_enter");
+	head = atomic_load_explicit((_Atomic unsigned *)u->cq_head, memory_order_relaxed);
+	if (head == atomic_load_explicit((_Atomic unsigned *)u->cq_tail, memory_order_acquire))
+		return fail("io_uring_enter returned without a completion");
+	res = u->cqes[head & *u->cq_mask].res;
+	atomic_store_explicit((_Atomic unsigned *)u->cq_head, head + 1, memory_order_release);
+	if (res < 0) {
+		errno = (int)-res;
+		return fail_errno("IORING_OP_RECV");
+	}
+	return res;
+}
+
+/* The server reads 1 MiB with io_uring, the client writes it with write(). */
+static int uring_s(int *fd)
+{
+	static unsigned char buf[64 * KiB];
+	size_t done = 0;
+
+	if (sync_s(*fd))
+		return -1;
+	while (done < MiB) {
+		ssize_t r = uring_recv(&g_uring, *fd, buf, sizeof(buf));
+
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return fail("EOF after %zu of %u bytes", done, MiB);
+		if (pat_check(buf, 55, done, (size_t)r, "io_uring receive"))
+			return -1;
+		done += (size_t)r;
+	}
+	return send_tok(*fd, 'k');
+}
+
+static int uring_c(int *fd)
+{
+	if (sync_c(*fd) || send_pat(*fd, 55, MiB))
+		return -1;
+	return recv_tok(*fd, 'k');
+}
+
 static int dup_c(int *fd)
 {
 	int n;
@@ -2708,7 +2812,7 @@ static int large_s(int *fd)
 
 /* ---- the case table ------------------------------------------------------ */
 
-enum { F_SMALLBUF = 1, F_NOSIGPIPE_IGN = 2 };
+enum { F_SMALLBUF = 1, F_NOSIGPIPE_IGN = 2, F_URING = 4 };
 
 static const struct scase {
 	const char *name;
@@ -2755,6 +2859,7 @@ static const struct scase {
 	{ "vfork_close", vfork_close_s, vfork_close_c, 0 },
 	{ "forkfail", forkfail_s, forkfail_c, 0 },
 	{ "seccomp", seccomp_s, seccomp_c, 0 },
+	{ "io_uring", uring_s, uring_c, F_URING },
 	{ "threads_rw", threads_rw_s, threads_rw_c, 0 },
 	{ "close_reader", close_reader_s, close_reader_c, 0 },
 	{ "threads_writers", threads_writers_s, threads_writers_c, 0 },
@@ -2828,6 +2933,8 @@ static int run_server(const char *port, const struct scase *c, int *fd)
 		return fail_errno("bind");
 	if (listen(lfd, 8) < 0)
 		return fail_errno("listen");
+	if ((c->flags & F_URING) && uring_setup(&g_uring))
+		return -1;
 	if (announce_port(lfd, port))
 		return -1;
 	g_doing = "waiting for the client to connect";

@@ -96,7 +96,8 @@ static int await(struct soft_reg_conn *c, long seq, struct soft_pair_reply *r)
 static int pair(struct soft_reg_conn *c, int fd, uint8_t role, uint32_t snd, uint32_t rcv,
 		struct soft_pair_reply *r)
 {
-	long seq = soft_reg_pair_send(c, fd, role, snd, rcv);
+	struct soft_pair_req q = { .role = role, .sndbuf = snd, .rcvbuf = rcv };
+	long seq = soft_reg_pair_send(c, fd, &q);
 
 	if (seq < 0)
 		return (int)seq;

@@ -1,0 +1,93 @@
+/*
+ * io_uring: reads and writes the library does not see.  Once the process
+ * has an io_uring instance, its connections are not cut over to the ring:
+ * each is offered to the daemon as declined (SMC_CLC_DECL_OPTUNSUPP, shown
+ * by smcss; the peer falls back with PEERDECL), so both ends stay TCP.
+ *
+ * Seen: io_uring_setup through syscall() (hook_syscall.c), and liburing's
+ * set-up functions when liburing is a shared library; a forked child
+ * inherits what its parent saw, and no instance survives execve (its
+ * descriptor is always close-on-exec).  Not seen: raw system calls
+ * (liburing built without libc, static programs), an instance received
+ * with SCM_RIGHTS, and a connection already on the ring when the instance
+ * comes.  smc_run(8) says so.
+ */
+#include <errno.h>
+#include <dlfcn.h>
+
+#include "preload.h"
+#include "soft.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static _Atomic bool uring_seen;
+
+bool soft_uring_seen(void)
+{
+	return atomic_load_explicit(&uring_seen, memory_order_relaxed);
+}
+
+void soft_uring_note(void)
+{
+	if (!atomic_exchange(&uring_seen, true))
+		preload_dbg("libsmc-preload: io_uring in use: new connections stay TCP\n");
+}
+
+static void *next_sym(const char *name)
+{
+	void *sym = dlsym(RTLD_NEXT, name);
+
+	if (!sym)
+		preload_dbg("libsmc-preload: dlsym failed on %s\n", name);
+	return sym;
+}
+
+/*
+ * liburing's ways in; its types stay opaque here.  Only a program that
+ * links liburing calls these, so the next definition exists.
+ */
+typedef int setup_fn(unsigned entries, void *params);
+typedef int init_fn(unsigned entries, void *ring, unsigned flags);
+typedef int init_params_fn(unsigned entries, void *ring, void *params);
+typedef int init_mem_fn(unsigned entries, void *ring, void *params, void *buf, size_t len);
+
+EXPORT int io_uring_setup(unsigned entries, void *params)
+{
+	static setup_fn *fn;
+
+	soft_uring_note();
+	if (!fn)
+		fn = (setup_fn *)next_sym("io_uring_setup");
+	return fn ? fn(entries, params) : -ENOSYS;
+}
+
+EXPORT int io_uring_queue_init(unsigned entries, void *ring, unsigned flags)
+{
+	static init_fn *fn;
+
+	soft_uring_note();
+	if (!fn)
+		fn = (init_fn *)next_sym("io_uring_queue_init");
+	return fn ? fn(entries, ring, flags) : -ENOSYS;
+}
+
+EXPORT int io_uring_queue_init_params(unsigned entries, void *ring, void *params)
+{
+	static init_params_fn *fn;
+
+	soft_uring_note();
+	if (!fn)
+		fn = (init_params_fn *)next_sym("io_uring_queue_init_params");
+	return fn ? fn(entries, ring, params) : -ENOSYS;
+}
+
+EXPORT int io_uring_queue_init_mem(unsigned entries, void *ring, void *params, void *buf,
+				   size_t len)
+{
+	static init_mem_fn *fn;
+
+	soft_uring_note();
+	if (!fn)
+		fn = (init_mem_fn *)next_sym("io_uring_queue_init_mem");
+	return fn ? fn(entries, ring, params, buf, len) : -ENOSYS;
+}
