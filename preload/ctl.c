@@ -590,6 +590,44 @@ static void wait_replies(bool exec_only)
  * them: they must not be read as plain TCP.  Bounded like every wait for
  * the daemon; a socket whose answer does not come stays unusable TCP.
  */
+/* ---- SCM_RIGHTS (fdpass.c) ---- */
+
+/* The control connection's own messages carry descriptors too. */
+bool ctl_owns(int fd)
+{
+	return fd >= 0 && fd == __atomic_load_n(&conn.fd, __ATOMIC_RELAXED);
+}
+
+void ctl_pair_now(int fd, struct sconn *sc)
+{
+	pthread_mutex_lock(&ctl_mu);
+	if (atomic_load(&sc->state) == SC_NEW && !soft_sandboxed() && daemon_there())
+		pair_locked(fd, sc);
+	if (atomic_load(&sc->state) == SC_ASKED)
+		wait_replies(false);
+	pthread_mutex_unlock(&ctl_mu);
+}
+
+void ctl_adopt(int fd, struct sconn *sc)
+{
+	long seq = -ENOTCONN;
+
+	pthread_mutex_lock(&ctl_mu);
+	atomic_store(&sc->state, SC_ASKED);
+	if (!soft_sandboxed() && daemon_there() && ctl_open())
+		seq = soft_reg_info_send(&conn, fd);
+	if (seq > 0 && pend_add((uint32_t)seq, sc)) {
+		sc->seq = (uint32_t)seq;
+		pend[npend - 1].exec = true;
+		exec_waiting++;
+		wait_replies(true);
+		exec_waiting = 0;
+	}
+	if (atomic_load(&sc->state) == SC_ASKED)
+		give_up(sc);
+	pthread_mutex_unlock(&ctl_mu);
+}
+
 void ctl_exec_wait(void)
 {
 	pthread_mutex_lock(&ctl_mu);

@@ -144,8 +144,12 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *mh, int flags)
 	ssize_t r;
 
 	PRELOAD_INIT();
-	if (!(sc = fd_hold(fd, &held)))
-		return next.recvmsg(fd, mh, flags);
+	if (!(sc = fd_hold(fd, &held))) {
+		r = next.recvmsg(fd, mh, flags);
+		if (r >= 0 && mh->msg_controllen && !ctl_owns(fd))
+			soft_fdpass_received(mh);
+		return r;
+	}
 	r = soft_recv(fd, sc, mh->msg_iov, (int)mh->msg_iovlen, flags, mh);
 	fd_unhold(sc, held);
 	return r;
@@ -159,7 +163,8 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *mh, int flags)
 
 	PRELOAD_INIT();
 	if (!(sc = fd_hold(fd, &held)))
-		return next.sendmsg(fd, mh, flags);
+		return mh->msg_controllen && !ctl_owns(fd) ? soft_fdpass_send(fd, mh, flags)
+							   : next.sendmsg(fd, mh, flags);
 	r = soft_send(fd, sc, mh->msg_iov, (int)mh->msg_iovlen, flags, mh);
 	fd_unhold(sc, held);
 	return r;

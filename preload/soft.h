@@ -234,6 +234,16 @@ bool sys_tcp_read_total(int fd, uint64_t *out);
 bool sys_peek_eof(int fd);
 void sys_yield(void);
 
+/* ---- fdpass.c: SCM_RIGHTS ---- */
+/* sendmsg() on a socket the library does not carry: connections in it travel. */
+ssize_t soft_fdpass_send(int fd, const struct msghdr *mh, int flags);
+/* After recvmsg(): connections that arrived are taken over. */
+void soft_fdpass_received(const struct msghdr *mh);
+/* The sender pairs a connection before it travels; the receiver asks for its region. */
+void ctl_pair_now(int fd, struct sconn *sc);
+bool ctl_owns(int fd);
+void ctl_adopt(int fd, struct sconn *sc);
+
 /* ---- uring.c: io_uring, which the library cannot see through ---- */
 /* The process has an io_uring instance: new connections stay TCP. */
 bool soft_uring_seen(void);

@@ -186,6 +186,13 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	echo "$output" | grep -A2 '^    Client$' | grep -q '^     PEERDECL  *1$'
 }
 
+# A connection on the ring passed with SCM_RIGHTS to a process that did not
+# inherit it; the sender closes its copy (ECONNRESET or lost bytes before).
+@test "soft: fdpass: SCM_RIGHTS to another preloaded process, which goes on with the stream" {
+	soft_case fdpass
+	[ "$(smcss -a | grep -c '^ACTIVE')" -eq 0 ]
+}
+
 @test "soft: peek: MSG_PEEK leaves the data for the next read" {
 	soft_case peek
 }

@@ -1886,6 +1886,101 @@ static int uring_c(int *fd)
 	return recv_tok(*fd, 'k');
 }
 
+/*
+ * SCM_RIGHTS: the client passes its connection, on the ring, to a process
+ * forked before the connection existed (so it inherited nothing), closes
+ * its own copy and waits; that process goes on with the stream.
+ */
+static int g_pass[2] = { -1, -1 };
+
+static int pass_fd(int via, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	char byte = 'f';
+	struct iovec v = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	memset(u.buf, 0, sizeof(u.buf));
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+	return sendmsg(via, &m, 0) == 1 ? 0 : fail_errno("sendmsg SCM_RIGHTS");
+}
+
+static int take_fd(int via)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	char byte;
+	struct iovec v = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(via, &m, 0) != 1)
+		return fail_errno("recvmsg SCM_RIGHTS");
+	cm = CMSG_FIRSTHDR(&m);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return fail("no descriptor came with the message");
+	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	return fd;
+}
+
+/* The process that takes the connection over: started before connect(). */
+static int fdpass_child(void)
+{
+	int fd = take_fd(g_pass[1]);
+
+	if (fd < 0)
+		return -1;
+	g_doing = "going on with the connection it was passed";
+	if (send_pat(fd, 58, MiB) || recv_tok(fd, 'k'))
+		return -1;
+	return close(fd) < 0 ? fail_errno("close") : 0;
+}
+
+static int fdpass_c(int *fd)
+{
+	static unsigned char buf[MiB];
+	int st;
+
+	if (sync_c(*fd) || send_pat(*fd, 56, MiB) ||
+	    read_all(*fd, buf, MiB, "read of the answer") || pat_check(buf, 57, 0, MiB, "answer"))
+		return -1;
+	if (pass_fd(g_pass[0], *fd))
+		return -1;
+	close(*fd);
+	*fd = -1;
+	g_doing = "waiting for the process it passed the connection to";
+	while (wait(&st) < 0)
+		if (errno != EINTR)
+			return fail_errno("wait");
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		return fail("the process it passed the connection to failed (status 0x%x)", st);
+	return 0;
+}
+
+static int fdpass_s(int *fd)
+{
+	static unsigned char buf[MiB];
+
+	if (sync_s(*fd) || read_all(*fd, buf, MiB, "read of the first MiB") ||
+	    pat_check(buf, 56, 0, MiB, "first MiB") || send_pat(*fd, 57, MiB) ||
+	    read_all(*fd, buf, MiB, "read of what the other process sent") ||
+	    pat_check(buf, 58, 0, MiB, "from the other process") || send_tok(*fd, 'k'))
+		return -1;
+	return expect_eof(*fd, "after the other process closed");
+}
+
 static int dup_c(int *fd)
 {
 	int n;
@@ -2812,7 +2907,7 @@ static int large_s(int *fd)
 
 /* ---- the case table ------------------------------------------------------ */
 
-enum { F_SMALLBUF = 1, F_NOSIGPIPE_IGN = 2, F_URING = 4 };
+enum { F_SMALLBUF = 1, F_NOSIGPIPE_IGN = 2, F_URING = 4, F_PASS_CHILD = 8 };
 
 static const struct scase {
 	const char *name;
@@ -2860,6 +2955,7 @@ static const struct scase {
 	{ "forkfail", forkfail_s, forkfail_c, 0 },
 	{ "seccomp", seccomp_s, seccomp_c, 0 },
 	{ "io_uring", uring_s, uring_c, F_URING },
+	{ "fdpass", fdpass_s, fdpass_c, F_PASS_CHILD },
 	{ "threads_rw", threads_rw_s, threads_rw_c, 0 },
 	{ "close_reader", close_reader_s, close_reader_c, 0 },
 	{ "threads_writers", threads_writers_s, threads_writers_c, 0 },
@@ -2952,6 +3048,26 @@ static int run_client(const char *host, const char *port, const struct scase *c,
 
 	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
 		return fail("%s: not an IPv4 address", host);
+	if (c->flags & F_PASS_CHILD) {
+		pid_t pid;
+
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, g_pass) < 0)
+			return fail_errno("socketpair");
+		pid = fork();
+		if (pid < 0)
+			return fail_errno("fork");
+		if (pid == 0) {
+			close(g_pass[0]);
+			g_role = "client's other process";
+			if (fdpass_child()) {
+				printf("%s: %s: %s\n", g_case, g_role, g_err);
+				fflush(stdout);
+				_exit(1);
+			}
+			_exit(0);
+		}
+		close(g_pass[1]);
+	}
 	*fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (*fd < 0)
 		return fail_errno("socket");

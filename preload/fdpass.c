@@ -1,0 +1,147 @@
+/*
+ * Connections passed between processes with SCM_RIGHTS (doc/soft-inherit.md).
+ *
+ * The sender: a connection that is about to travel is paired first and its
+ * sending direction cut over (as before a fork), and it gets one more holder
+ * for the journey, so that the sender closing its copy does not end it.
+ * The receiver: a connected TCP socket that arrives is asked about at the
+ * daemon (SOCK_INFO, the socket as proof); one on shared memory is mapped
+ * and takes over the journey's holder, else it stays TCP.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <netinet/in.h>
+
+#include "preload.h"
+#include "soft.h"
+
+#define PASS_MAX     64         /* connections in one message */
+#define CUT_WAIT_MS  2000       /* for the peer to attach, so the sender can cut */
+
+/* Each descriptor of the message's SCM_RIGHTS parts, until fn says stop. */
+static void for_each_passed(const struct msghdr *mh, void (*fn)(int fd, void *arg), void *arg)
+{
+	if (!mh->msg_control || mh->msg_controllen < sizeof(struct cmsghdr))
+		return;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR((struct msghdr *)mh); cm;
+	     cm = CMSG_NXTHDR((struct msghdr *)mh, cm)) {
+		size_t n;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+		    cm->cmsg_len < CMSG_LEN(0))
+			continue;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(fd));
+			fn(fd, arg);
+		}
+	}
+}
+
+struct journey {
+	struct sconn *sc[PASS_MAX];
+	size_t n;
+};
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = ms * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static void prepare_one(int fd, void *arg)
+{
+	struct journey *j = arg;
+	struct sconn *sc = fd_get(fd);
+	bool wake = false;
+
+	if (!sc)
+		return;
+	for (size_t i = 0; i < j->n; i++)
+		if (j->sc[i] == sc) {
+			sconn_put(sc);
+			return;
+		}
+	ctl_pair_now(fd, sc);
+	if (!sconn_mapped(sc) || j->n == PASS_MAX) {
+		sconn_put(sc);
+		return;
+	}
+	for (int ms = 0; !sconn_tx_try_cut(fd, sc) && ms < CUT_WAIT_MS; ms++)
+		sleep_ms(1);
+	if (!atomic_load(&sc->tx_cut))
+		preload_dbg("libsmc-preload: passed before its peer attached: it stays on TCP\n");
+	/* what we read must be consumed for the receiver too */
+	pthread_mutex_lock(&sc->rx_lock);
+	dmb_rx_flush(&sc->dmb, &wake);
+	pthread_mutex_unlock(&sc->rx_lock);
+	if (wake)
+		soft_ring_bell(fd, sc);
+	dmb_holders_add(&sc->dmb, 1);
+	j->sc[j->n++] = sc;
+}
+
+ssize_t soft_fdpass_send(int fd, const struct msghdr *mh, int flags)
+{
+	struct journey j = { .n = 0 };
+	ssize_t r;
+	int err;
+
+	if (!soft_sandboxed())
+		for_each_passed(mh, prepare_one, &j);
+	r = next.sendmsg(fd, mh, flags);
+	err = errno;
+	for (size_t i = 0; i < j.n; i++) {
+		if (r < 0)
+			dmb_holders_add(&j.sc[i]->dmb, -1);
+		sconn_put(j.sc[i]);
+	}
+	errno = err;
+	return r;
+}
+
+static bool tcp_connected(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(int);
+	int v;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &len) < 0 || v != IPPROTO_TCP)
+		return false;
+	len = sizeof(ss);
+	return getpeername(fd, (struct sockaddr *)&ss, &len) == 0 &&
+	       (ss.ss_family == AF_INET || ss.ss_family == AF_INET6);
+}
+
+static void adopt_one(int fd, void *arg)
+{
+	struct sconn *sc;
+
+	(void)arg;
+	if (!tcp_connected(fd) || !fd_track(fd, 0) || !(sc = fd_get(fd)))
+		return;
+	atomic_store(&sc->calls, soft_cfg.pair_after);
+	ctl_adopt(fd, sc);
+	if (sconn_mapped(sc)) {
+		atomic_store(&sc->attached, true);
+		/*
+		 * What went over TCP before is counted by the holder that sent
+		 * it: only a cut it made is followed, none is made here.
+		 */
+		if (!(atomic_load(&sc->dmb.tx.ctrl->fence) & DMB_FENCE_VALID))
+			atomic_fetch_add(&sc->plain_tx, 1);
+	}
+	sconn_put(sc);
+}
+
+void soft_fdpass_received(const struct msghdr *mh)
+{
+	if (!soft_sandboxed())
+		for_each_passed(mh, adopt_one, NULL);
+}
