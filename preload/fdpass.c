@@ -55,6 +55,19 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+static bool tcp_connected(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(int);
+	int v;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &len) < 0 || v != IPPROTO_TCP)
+		return false;
+	len = sizeof(ss);
+	return getpeername(fd, (struct sockaddr *)&ss, &len) == 0 &&
+	       (ss.ss_family == AF_INET || ss.ss_family == AF_INET6);
+}
+
 static void prepare_one(int fd, void *arg)
 {
 	struct journey *j = arg;
@@ -63,6 +76,10 @@ static void prepare_one(int fd, void *arg)
 
 	if (!sc)
 		return;
+	if (!tcp_connected(fd)) {
+		sconn_put(sc);
+		return;
+	}
 	for (size_t i = 0; i < j->n; i++)
 		if (j->sc[i] == sc) {
 			sconn_put(sc);
@@ -104,19 +121,6 @@ ssize_t soft_fdpass_send(int fd, const struct msghdr *mh, int flags)
 	}
 	errno = err;
 	return r;
-}
-
-static bool tcp_connected(int fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(int);
-	int v;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &len) < 0 || v != IPPROTO_TCP)
-		return false;
-	len = sizeof(ss);
-	return getpeername(fd, (struct sockaddr *)&ss, &len) == 0 &&
-	       (ss.ss_family == AF_INET || ss.ss_family == AF_INET6);
 }
 
 static void adopt_one(int fd, void *arg)

@@ -60,3 +60,127 @@ softd_stop() {
 	[ "$rc" -eq 0 ] || cat "$SOFTD_DIR/log" >&2
 	return "$rc"
 }
+
+# ---- real servers under smc_run (soft_rsync.bats, soft_postgres.bats) ----
+
+# A program the suite cannot do without is missing: a failure in CI (CI set,
+# where scripts/install-deps.sh has installed it), a skip elsewhere.
+missing_program() { # MESSAGE
+	if [ -n "${CI:-}" ]; then
+		echo "$1" >&2
+		return 1
+	fi
+	skip "$1"
+}
+
+# A TCP port of 127.0.0.1 that is free now.
+tcp_free_port() {
+	python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# Wait (10 s at most) until something listens on TCP PORT; false when not,
+# or as soon as process PID (when given) is gone.
+wait_tcp_listen() { # PORT [PID]
+	for _ in $(seq 200); do
+		[ -n "$(ss -Hltn "sport = :$1")" ] && return 0
+		[ -z "${2:-}" ] || kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# The connections of smcss -a that have PORT at one end: "INODE MODE" lines,
+# MODE being SMCD, SMCR or "TCP 0x...".
+port_conn_rows() { # PORT
+	smcss -a | awk -v p=":$1" '$1 == "ACTIVE" && ($4 ~ p"$" || $5 ~ p"$") {
+		m = $7; if (NF > 7) m = m " " $8; print $3, m }'
+}
+
+# Ring memfds the daemon holds now.
+softd_ring_count() {
+	ls -l "/proc/$SOFTD_PID/fd" 2>/dev/null | grep -c 'memfd:smc-dmb' || true
+}
+
+# The daemon's sockets and memfds, one "fd -> target" a line.
+softd_held_fds() {
+	local f t
+	for f in /proc/"$SOFTD_PID"/fd/*; do
+		t=$(readlink "$f") || continue
+		case $t in socket:* | /memfd:*) printf '%s -> %s\n' "${f##*/}" "$t" ;; esac
+	done | sort -n
+}
+
+# While process PID runs (at most SECS seconds), take snapshots of the rows
+# of PORT other than those of inodes OLD (a list taken before PID started);
+# write one line per snapshot to FILE: the modes of those rows, sorted,
+# joined by ",".
+watch_conn_modes() { # PORT PID FILE SECS [OLD]
+	local before=${5:-} end=$((SECONDS + $4))
+	: >"$3"
+	while kill -0 "$2" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do
+		port_conn_rows "$1" | awk -v old="$before" '
+			BEGIN { n = split(old, o, "\n"); for (i = 1; i <= n; i++) seen[o[i]] = 1 }
+			!($1 in seen) { sub(/^[^ ]+ /, ""); print }' | sort | paste -sd, - >>"$3"
+	done
+}
+
+# Wait (2 s at most) until smcss -a has no row of PORT and the daemon holds
+# no ring; true when both are so.
+settle_conn_rows() { # PORT
+	for _ in $(seq 40); do
+		[ -z "$(port_conn_rows "$1")" ] && [ "$(softd_ring_count)" -eq 0 ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# Seconds since START (a `date +%s.%N`), two decimals.
+secs_since() { # START
+	awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f\n", b - a }'
+}
+
+# Once the clients of a server on PORT are done: no row of PORT and no ring
+# in the daemon while the server still runs; then STOP... stops it, and there
+# is no row either, and the daemon holds the sockets and memfds FDS it held
+# before the server started (softd_held_fds).  Both states are taken before
+# either is judged; what is wrong is shown.
+assert_nothing_left() { # PORT FDS STOP...
+	local port=$1 fds=$2 live_ok=1 live_rows live_fds after_rows after_fds
+	shift 2
+	settle_conn_rows "$port" || live_ok=0
+	live_rows=$(smcss -a)
+	live_fds=$(softd_held_fds)
+	"$@"
+	for _ in $(seq 40); do
+		[ -z "$(port_conn_rows "$port")" ] && [ "$(softd_held_fds)" = "$fds" ] && break
+		sleep 0.05
+	done
+	after_rows=$(port_conn_rows "$port")
+	after_fds=$(softd_held_fds)
+	if [ -n "$after_rows" ] || [ "$after_fds" != "$fds" ]; then
+		echo "server stopped: rows of port $port left (inode mode):"
+		echo "$after_rows"
+		echo "the daemon's sockets and memfds, before the server started and now:"
+		diff -u <(echo "$fds") <(echo "$after_fds") || true
+		return 1
+	fi
+	if [ "$live_ok" -eq 0 ]; then
+		echo "server running, its clients done 2 s ago: rows of port $port or rings left"
+		echo "$live_rows"
+		echo "the daemon's sockets and memfds:"
+		echo "$live_fds"
+		return 1
+	fi
+}
+
+# The snapshots of watch_conn_modes in FILE show MODES (e.g. "SMCD,SMCD")
+# at least once; else they are shown.
+saw_conn_modes() { # FILE MODES
+	grep -qx "$2" "$1" && return 0
+	echo "smcss -a never showed the connections as $2; snapshots (count, modes):"
+	sort "$1" | uniq -c
+	return 1
+}
