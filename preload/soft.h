@@ -157,6 +157,7 @@ struct soft_config {
 	unsigned pair_after;       /* SMC_SOFT_PAIR_AFTER data calls; 0: at connect */
 	unsigned spin_ns;          /* SMC_SPIN_USEC * 1000; 0 never spins */
 	bool multi_cpu;            /* more than one CPU online */
+	long ncpus;                /* CPUs online */
 	bool futex;                /* SMC_SOFT_FUTEX: blocking receives sleep on a futex */
 	/* the daemon's socket, resolved at start: programs such as nginx
 	 * clear their environment before they connect anywhere */
@@ -401,6 +402,8 @@ static inline int64_t soft_now_ns(void)
 }
 /* Spin until cond(sc) or the budget is spent; true if cond came true. */
 bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx);
+/* More runnable threads than CPUs on the machine: no spinning then. */
+bool soft_cpus_crowded(void);
 /* Where we run now, for a peer deciding whether to spin: the CPU, or -1. */
 int soft_note_cpu(struct sconn *sc);
 

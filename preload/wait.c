@@ -1,18 +1,24 @@
 /*
  * Spinning before sleeping: only while the peer last ran on another CPU
- * (on a shared core a spinner would only steal the peer's time), bounded by
- * SMC_SPIN_USEC, and adaptive: a spin that ends empty-handed halves the
- * budget of the next ones, a successful one doubles it back, so a process
- * whose peers are busy elsewhere (more runnable threads than CPUs) stops
- * burning the CPU they need.
+ * (on a shared core a spinner would only steal the peer's time), only while
+ * the machine has no more runnable threads than CPUs (a spinner would take
+ * the CPU one of them needs), bounded by SMC_SPIN_USEC, and adaptive: a
+ * spin that ends empty-handed halves the budget of the next ones, a
+ * successful one doubles it back.
  */
+#include <fcntl.h>
 #include <sched.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "preload.h"
 #include "soft.h"
 
 #define SPIN_MIN_NS   2000u       /* below this a spin is not worth starting */
 #define SPIN_RETRY    64u         /* sleeps before a disabled spin is tried again */
+#define LOAD_EVERY_NS 10000000u   /* how old the runnable count may be */
 
 static _Atomic unsigned budget_ns = UINT32_MAX;
 static _Atomic unsigned skipped;
@@ -24,6 +30,54 @@ static inline void cpu_relax(void)
 #elif defined(__aarch64__)
 	__asm__ __volatile__("yield");
 #endif
+}
+
+static _Atomic uint64_t load_at;
+static _Atomic bool crowded;
+
+/* Runnable threads of the machine now: /proc/loadavg's "R/T" field; -1 if unknown. */
+static long runnable_now(void)
+{
+	char buf[128], *p;
+	ssize_t n;
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = next.read(fd, buf, sizeof(buf) - 1);
+	next.close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "0.52 0.58 0.59 3/412 12345": the fourth field */
+	p = buf;
+	for (int field = 0; field < 3 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	return p ? strtol(p, NULL, 10) : -1;
+}
+
+/*
+ * More runnable threads than CPUs (this one included), looked at once per
+ * LOAD_EVERY_NS; a sandboxed process cannot look and does not count.
+ */
+bool soft_cpus_crowded(void)
+{
+	uint64_t now = (uint64_t)soft_now_ns();
+	long r;
+
+	if (now - atomic_load_explicit(&load_at, memory_order_relaxed) < LOAD_EVERY_NS ||
+	    soft_sandboxed())
+		return atomic_load_explicit(&crowded, memory_order_relaxed);
+	atomic_store_explicit(&load_at, now, memory_order_relaxed);
+	r = runnable_now();
+	if (atomic_exchange_explicit(&crowded, r > soft_cfg.ncpus, memory_order_relaxed) !=
+	    (r > soft_cfg.ncpus))
+		preload_dbg("libsmc-preload: %ld runnable threads on %ld CPUs: waits %s\n", r,
+			    soft_cfg.ncpus, r > soft_cfg.ncpus ? "do not spin" : "may spin");
+	return r > soft_cfg.ncpus;
 }
 
 /* The budget for the next spin, 0 for none. */
@@ -112,8 +166,8 @@ bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx)
 	mine = (uint32_t)cpu + 1;
 	peer = atomic_load_explicit(rx ? &sc->dmb.rx.ctrl->prod_cpu : &sc->dmb.tx.ctrl->cons_cpu,
 				    memory_order_relaxed);
-	if (peer == mine || !soft_cfg.multi_cpu) {
-		/* a shared core: let the peer run once instead of spinning */
+	if (peer == mine || !soft_cfg.multi_cpu || soft_cpus_crowded()) {
+		/* a shared core, or all busy: let the peer run once instead of spinning */
 		sys_yield();
 		return cond(sc);
 	}
@@ -125,7 +179,7 @@ bool soft_spin_until(bool (*ready)(void *), void *arg)
 	unsigned b = spin_budget();
 	bool ok;
 
-	if (!b)
+	if (!b || soft_cpus_crowded())
 		return false;
 	ok = spin_for(b, ready, arg);
 	spin_result(b, ok);

@@ -193,6 +193,21 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	[ "$(smcss -a | grep -c '^ACTIVE')" -eq 0 ]
 }
 
+# Four busy loops on this machine's CPUs: a spinning wait would take the
+# CPU one of them needs, so the ends sleep at once (and say so with SMC_DEBUG).
+@test "soft: more runnable threads than CPUs: waits do not spin" {
+	local hogs=() n
+	n=$(nproc)
+	for _ in $(seq $((n * 2))); do
+		( while :; do :; done ) &
+		hogs+=($!)
+	done
+	SMC_DEBUG=1 run --separate-stderr "$SC" pair blocking "$RUN"
+	kill "${hogs[@]}"
+	assert_both_ok blocking
+	echo "$stderr" | grep -E "^libsmc-preload: [0-9]+ runnable threads on $n CPUs: waits do not spin$"
+}
+
 @test "soft: peek: MSG_PEEK leaves the data for the next read" {
 	soft_case peek
 }
