@@ -297,13 +297,22 @@ static struct sconn *pend_take(uint32_t seq, bool *exec)
 	return NULL;
 }
 
+uint32_t ctl_decline_reason(const struct sconn *sc)
+{
+	uint32_t d = atomic_load(&sc->decline);
+
+	if (d)
+		return d;
+	return soft_uring_seen() ? SMC_SOFT_DECL_URING : 0;
+}
+
 static long pair_send(int fd, struct sconn *sc)
 {
 	struct soft_pair_req q = {
 		.role = sc->role == 1 ? 1 : 0,
 		.sndbuf = preload_cfg.sndbuf > 0 ? (uint32_t)preload_cfg.sndbuf : 0,
 		.rcvbuf = preload_cfg.rcvbuf > 0 ? (uint32_t)preload_cfg.rcvbuf : 0,
-		.decline = soft_uring_seen() ? SMC_SOFT_DECL_URING : 0,
+		.decline = ctl_decline_reason(sc),
 	};
 
 	return soft_reg_pair_send(&conn, fd, &q);
@@ -379,14 +388,14 @@ static void take_reply(struct soft_pair_reply *r)
 	bool inherited = false;
 	struct sconn *sc = pend_take(r->seq, &inherited);
 
-	if (sc && !r->error && r->shm_fd >= 0 && soft_uring_seen()) {
-		/* asked before the process made an io_uring instance */
+	if (sc && !r->error && r->shm_fd >= 0 && ctl_decline_reason(sc)) {
+		/* asked before a reason came (io_uring instance, SO_ZEROCOPY) */
 		r->error = -EOPNOTSUPP;
 	}
 	if (!sc || (r->error && r->token)) {
 		/*
 		 * Closed meanwhile, or a reply we could not take (its region
-		 * fd did not fit under RLIMIT_NOFILE, io_uring): the daemon
+		 * fd did not fit under RLIMIT_NOFILE, a decline): the daemon
 		 * forgets it too, and the peer, never seeing us attach, stays
 		 * TCP.
 		 */

@@ -205,6 +205,11 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 	int r;
 
 	PRELOAD_INIT();
+	if (level == SOL_SOCKET && name == SO_ZEROCOPY && (sc = fd_hold(fd, &held))) {
+		r = soft_zerocopy(fd, sc, val, len);
+		fd_unhold(sc, held);
+		return r;
+	}
 	r = next.setsockopt(fd, level, name, val, len);
 	if (r == 0 && level == SOL_SOCKET &&
 	    (name == SO_RCVTIMEO_OLD || name == SO_RCVTIMEO_NEW) && (sc = fd_hold(fd, &held))) {

@@ -780,12 +780,24 @@ static ssize_t plain_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 	return r;
 }
 
+/* The socket's error queue (timestamps, zero-copy completions) is the kernel's, never the stream. */
+static ssize_t errqueue_recv(int fd, const struct iovec *iov, int iovcnt, int flags,
+			     struct msghdr *mh)
+{
+	struct msghdr own = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
+
+	return next.recvmsg(fd, mh ? mh : &own, flags);
+}
+
 ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt, int flags,
 		  struct msghdr *mh)
 {
 	size_t total = iov_total(iov, iovcnt);
 	ssize_t r;
 	int st;
+
+	if (flags & MSG_ERRQUEUE)
+		return errqueue_recv(fd, iov, iovcnt, flags, mh);
 
 	if (!sconn_mapped(sc)) {
 		atomic_fetch_add_explicit(&sc->plain_rx, 1, memory_order_seq_cst);

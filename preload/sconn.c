@@ -2,11 +2,13 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "preload.h"
 #include "soft.h"
+#include "reg.h"
 
 bool sconn_attach(struct sconn *sc, int shm_fd, int side, bool inherited)
 {
@@ -198,4 +200,25 @@ static void child_holds(int fd, struct sconn *sc, void *arg)
 void ctl_after_fork_child(void)
 {
 	fd_for_each(child_holds, NULL);
+}
+
+/*
+ * SO_ZEROCOPY: its completions come from the kernel's TCP path.  On shared
+ * memory it is refused as the kernel's SMC refuses it; a connection not
+ * there yet stays TCP (declined), where the kernel sends the completions.
+ */
+int soft_zerocopy(int fd, struct sconn *sc, const void *val, socklen_t len)
+{
+	int on = 0, r;
+
+	if (val && len >= (socklen_t)sizeof(on))
+		memcpy(&on, val, sizeof(on));
+	if (on && sconn_mapped(sc)) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	r = next.setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, val, len);
+	if (r == 0 && on)
+		atomic_store(&sc->decline, SMC_SOFT_DECL_ZEROCOPY);
+	return r;
 }

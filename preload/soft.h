@@ -58,6 +58,8 @@ struct sconn {
 	int role;                  /* 0 client (connect), 1 server (accept) */
 	_Atomic unsigned calls;    /* data calls before the PAIR request */
 	uint32_t seq;              /* of the PAIR request while ASKED */
+	/* SMC_CLC_DECL_* the connection declines the data path with, 0 none */
+	_Atomic uint32_t decline;
 	uint64_t token;            /* the daemon's registration, 0 if none */
 	unsigned token_conn;       /* the control connection that registered it (ctl.c) */
 	pthread_mutex_t lock;
@@ -244,6 +246,11 @@ void soft_fdpass_received(const struct msghdr *mh);
 void ctl_pair_now(int fd, struct sconn *sc);
 bool ctl_owns(int fd);
 void ctl_adopt(int fd, struct sconn *sc);
+
+/* setsockopt(SO_ZEROCOPY) on a connection of ours (sconn.c). */
+int soft_zerocopy(int fd, struct sconn *sc, const void *val, socklen_t len);
+/* Why sc must stay TCP (SMC_CLC_DECL_*), 0 when it may pair (ctl.c). */
+uint32_t ctl_decline_reason(const struct sconn *sc);
 
 /* ---- uring.c: io_uring, which the library cannot see through ---- */
 /* The process has an io_uring instance: new connections stay TCP. */

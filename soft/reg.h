@@ -211,8 +211,12 @@ enum {
 #define SMC_SOFT_STATE_INIT    2
 #define SMC_SOFT_STATE_LISTEN 10
 
-/* SMC_SOFT_A_DECLINE of a process that uses io_uring (SMC_CLC_DECL_OPTUNSUPP). */
-#define SMC_SOFT_DECL_URING 0x03060000u
+/*
+ * SMC_SOFT_A_DECLINE of a process that uses io_uring, and of a socket with
+ * SO_ZEROCOPY (SMC_CLC_DECL_OPTUNSUPP: an option SMC cannot carry).
+ */
+#define SMC_SOFT_DECL_URING    0x03060000u
+#define SMC_SOFT_DECL_ZEROCOPY 0x03060000u
 
 /* SMC_SOFT_A_PAIR_STATUS */
 #define SMC_SOFT_PAIR_PENDING  1

@@ -208,6 +208,21 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	echo "$stderr" | grep -E "^libsmc-preload: [0-9]+ runnable threads on $n CPUs: waits do not spin$"
 }
 
+# MSG_ZEROCOPY's completions come from the kernel's TCP path: a socket with
+# SO_ZEROCOPY stays TCP (the client waited forever before).
+@test "soft: zerocopy: SO_ZEROCOPY before connect: TCP with OPTUNSUPP, completions arrive" {
+	soft_case zerocopy
+	run smcd -d stats
+	echo "$output" | grep -A5 'TCP fallback' >&2
+	echo "$output" | grep -q '^  TCP fallback  *2 (client 1, server 1)$'
+}
+
+# Once paired SO_ZEROCOPY is refused as by the kernel's SMC, and a read of the
+# error queue is never a read of the stream (it took a byte before).
+@test "soft: zerocopy_late: SO_ZEROCOPY on a paired socket, MSG_ERRQUEUE with nothing queued" {
+	soft_case zerocopy_late
+}
+
 @test "soft: peek: MSG_PEEK leaves the data for the next read" {
 	soft_case peek
 }

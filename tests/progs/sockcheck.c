@@ -29,11 +29,13 @@
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/filter.h>
+#include <linux/errqueue.h>
 #include <linux/io_uring.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -1981,6 +1983,122 @@ static int fdpass_s(int *fd)
 	return expect_eof(*fd, "after the other process closed");
 }
 
+/*
+ * MSG_ZEROCOPY: each send's completion comes on the socket's error queue,
+ * from the kernel's TCP path.  zerocopy: SO_ZEROCOPY before connect();
+ * zerocopy_late: after the connection is up, where SMC refuses it
+ * (EOPNOTSUPP) and the sends are plain; the error queue is never the stream.
+ */
+#define ZC_CHUNK (64 * KiB)
+
+/* Completions until sends 0..n-1 are all done. */
+static int zc_completions(int fd, uint32_t n)
+{
+	uint32_t done = 0;
+
+	while (done < n) {
+		union {
+			struct cmsghdr h;
+			char buf[CMSG_SPACE(sizeof(struct sock_extended_err)) + 64];
+		} u;
+		struct msghdr m = { .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+		struct pollfd p = { .fd = fd, .events = 0 };
+		struct cmsghdr *cm;
+		struct sock_extended_err ee;
+
+		if (recvmsg(fd, &m, MSG_ERRQUEUE) < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				return fail_errno("recvmsg MSG_ERRQUEUE");
+			if (poll(&p, 1, -1) < 0 && errno != EINTR)
+				return fail_errno("poll for POLLERR");
+			continue;
+		}
+		for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
+			if (cm->cmsg_len < CMSG_LEN(sizeof(ee)))
+				continue;
+			memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
+			if (ee.ee_origin != SO_EE_ORIGIN_ZEROCOPY)
+				return fail("error queue: origin %u, want zerocopy", ee.ee_origin);
+			if (ee.ee_info != done)
+				return fail("completion of sends %u..%u, want from %u", ee.ee_info,
+					    ee.ee_data, done);
+			done = ee.ee_data + 1;
+		}
+	}
+	return 0;
+}
+
+static int zc_send(int fd, bool zc)
+{
+	static unsigned char buf[MiB];
+	uint32_t sends = 0;
+
+	pat_fill(buf, 59, 0, MiB);
+	for (size_t off = 0; off < MiB; off += ZC_CHUNK) {
+		if (send(fd, buf + off, ZC_CHUNK, zc ? MSG_ZEROCOPY : 0) != ZC_CHUNK)
+			return fail_errno(zc ? "send MSG_ZEROCOPY" : "send");
+		sends++;
+	}
+	return zc ? zc_completions(fd, sends) : 0;
+}
+
+static int zerocopy_c(int *fd)
+{
+	if (sync_c(*fd) || zc_send(*fd, true))
+		return -1;
+	return recv_tok(*fd, 'k');
+}
+
+static int zerocopy_late_c(int *fd)
+{
+	static const int one = 1;
+	char c;
+	bool zc = true;
+
+	if (sync_c(*fd))
+		return -1;
+	if (setsockopt(*fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) < 0) {
+		if (errno != EOPNOTSUPP)
+			return fail_errno("setsockopt SO_ZEROCOPY");
+		zc = false;
+	}
+	/* the server's token is there now: the error queue must not return it */
+	if (recv_tok(*fd, 'c'))
+		return -1;
+	if (send_tok(*fd, 'd'))
+		return -1;
+	while (recv(*fd, &c, 1, MSG_PEEK) < 0)
+		if (errno != EINTR)
+			return fail_errno("recv MSG_PEEK");
+	if (recv(*fd, &c, 1, MSG_ERRQUEUE | MSG_DONTWAIT) >= 0 || errno != EAGAIN)
+		return fail("recv MSG_ERRQUEUE with nothing queued: got %s, want EAGAIN",
+			    errno == EAGAIN ? "a byte" : strerror(errno));
+	if (recv_tok(*fd, 'e') || zc_send(*fd, zc))
+		return -1;
+	return recv_tok(*fd, 'k');
+}
+
+static int zc_recv(int fd)
+{
+	static unsigned char buf[MiB];
+
+	if (read_all(fd, buf, MiB, "read") || pat_check(buf, 59, 0, MiB, "stream"))
+		return -1;
+	return send_tok(fd, 'k');
+}
+
+static int zerocopy_s(int *fd)
+{
+	return sync_s(*fd) ? -1 : zc_recv(*fd);
+}
+
+static int zerocopy_late_s(int *fd)
+{
+	if (sync_s(*fd) || send_tok(*fd, 'c') || recv_tok(*fd, 'd') || send_tok(*fd, 'e'))
+		return -1;
+	return zc_recv(*fd);
+}
+
 static int dup_c(int *fd)
 {
 	int n;
@@ -2907,7 +3025,7 @@ static int large_s(int *fd)
 
 /* ---- the case table ------------------------------------------------------ */
 
-enum { F_SMALLBUF = 1, F_NOSIGPIPE_IGN = 2, F_URING = 4, F_PASS_CHILD = 8 };
+enum { F_SMALLBUF = 1, F_NOSIGPIPE_IGN = 2, F_URING = 4, F_PASS_CHILD = 8, F_ZEROCOPY = 16 };
 
 static const struct scase {
 	const char *name;
@@ -2956,6 +3074,8 @@ static const struct scase {
 	{ "seccomp", seccomp_s, seccomp_c, 0 },
 	{ "io_uring", uring_s, uring_c, F_URING },
 	{ "fdpass", fdpass_s, fdpass_c, F_PASS_CHILD },
+	{ "zerocopy", zerocopy_s, zerocopy_c, F_ZEROCOPY },
+	{ "zerocopy_late", zerocopy_late_s, zerocopy_late_c, 0 },
 	{ "threads_rw", threads_rw_s, threads_rw_c, 0 },
 	{ "close_reader", close_reader_s, close_reader_c, 0 },
 	{ "threads_writers", threads_writers_s, threads_writers_c, 0 },
@@ -3073,6 +3193,12 @@ static int run_client(const char *host, const char *port, const struct scase *c,
 		return fail_errno("socket");
 	if ((c->flags & F_SMALLBUF) && small_bufs(*fd))
 		return -1;
+	if (c->flags & F_ZEROCOPY) {
+		static const int one = 1;
+
+		if (setsockopt(*fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) < 0)
+			return fail_errno("setsockopt SO_ZEROCOPY");
+	}
 	g_doing = "connecting";
 	if (connect(*fd, (struct sockaddr *)&a, sizeof(a)) < 0)
 		return fail_errno("connect");
