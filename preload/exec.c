@@ -32,6 +32,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define INHERIT_ENV "SMC_SOFT_INHERIT"
+/* The hand-over's format and the ring layout it refers to (doc/soft-inherit.md). */
+#define INHERIT_VERSION "v2"
 #define ENTRY_MAX 128
 
 extern char **environ;
@@ -255,7 +257,7 @@ char **soft_spawn_prepare(char *const envp[], const struct child_fds *child,
 	sp->b.cap = 256;
 	sp->b.s = malloc(sp->b.cap);
 	if (sp->b.s) {
-		sp->b.len = (size_t)snprintf(sp->b.s, sp->b.cap, INHERIT_ENV "=ctl=-");
+		sp->b.len = (size_t)snprintf(sp->b.s, sp->b.cap, INHERIT_ENV "=" INHERIT_VERSION ";ctl=-");
 		add_entries(&sp->b);
 	}
 	sp->b.child = NULL;
@@ -347,7 +349,7 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	b.cap = 256;
 	b.s = malloc(b.cap);
 	if (b.s) {
-		b.len = (size_t)snprintf(b.s, b.cap, INHERIT_ENV "=ctl=%s", head);
+		b.len = (size_t)snprintf(b.s, b.cap, INHERIT_ENV "=" INHERIT_VERSION ";ctl=%s", head);
 		add_entries(&b);
 	}
 	if (b.s && b.count) {
@@ -538,6 +540,15 @@ void soft_exec_inherit(void)
 		return;
 	soft_config_init(true);
 	tok = strtok_r(copy, ";", &save);
+	if (!tok || strcmp(tok, INHERIT_VERSION)) {
+		/* its connections may be on rings we cannot read: say so, touch nothing */
+		preload_err("libsmc-preload: SMC_SOFT_INHERIT of another library version (%s, this is %s): "
+			    "inherited connections not taken over\n",
+			    tok && tok[0] == 'v' ? tok : "v1", INHERIT_VERSION);
+		free(copy);
+		return;
+	}
+	tok = strtok_r(NULL, ";", &save);
 	if (!tok || strncmp(tok, "ctl=", 4) || !ctl_exec_adopt(tok + 4)) {
 		free(copy);
 		return;

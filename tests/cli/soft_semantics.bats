@@ -223,6 +223,18 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	soft_case zerocopy_late
 }
 
+# The hand-over across execve names its version: another one is refused with
+# one line, never parsed as this one's.
+@test "soft: exec: SMC_SOFT_INHERIT of another library version is refused with one line" {
+	SMC_SOFT_INHERIT='ctl=-;9,2,1,0,5,12,1,1' run --separate-stderr "$RUN" python3 -c 'print("hi")'
+	[ "$status" -eq 0 ]
+	[ "$output" = "hi" ]
+	[ "$stderr" = "libsmc-preload: SMC_SOFT_INHERIT of another library version (v1, this is v2): inherited connections not taken over" ]
+	SMC_SOFT_INHERIT='v3;ctl=-' run --separate-stderr "$RUN" python3 -c 'print("hi")'
+	[ "$output" = "hi" ]
+	[ "$stderr" = "libsmc-preload: SMC_SOFT_INHERIT of another library version (v3, this is v2): inherited connections not taken over" ]
+}
+
 @test "soft: peek: MSG_PEEK leaves the data for the next read" {
 	soft_case peek
 }
