@@ -184,7 +184,14 @@ bool fd_track(int fd, int role)
 	sconn_init(sc, role);
 	atomic_fetch_add(&fd_tracked, 1);
 	slot_set(fd, sc);
+	fd_listed();
 	return true;
+}
+
+/* The daemon lists our sockets from /proc (pstats.h sock_gen). */
+void fd_listed(void)
+{
+	atomic_fetch_add_explicit(&pstats->sock_gen, 1, memory_order_relaxed);
 }
 
 void fd_alias(int fd, struct sconn *sc)

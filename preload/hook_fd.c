@@ -29,6 +29,8 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		return next.connect(fd, addr, len);
 	sc->role = 0;
 	rc = next.connect(fd, addr, len);
+	/* listed in /proc/net/tcp from now on (EINPROGRESS too) */
+	fd_listed();
 	if (rc == 0) {
 		int saved = errno;
 
@@ -36,6 +38,20 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		errno = saved;
 	}
 	put(sc);
+	return rc;
+}
+
+EXPORT int listen(int fd, int backlog)
+{
+	struct sconn *sc;
+	int rc;
+
+	PRELOAD_INIT();
+	rc = next.listen(fd, backlog);
+	if (rc == 0 && (sc = fd_get(fd))) {
+		fd_listed();
+		put(sc);
+	}
 	return rc;
 }
 

@@ -30,6 +30,7 @@ void preload_next_init(void)
 	RESOLVE(recvmsg);
 	RESOLVE(sendmsg);
 	RESOLVE(connect);
+	RESOLVE(listen);
 	RESOLVE(accept);
 	RESOLVE(accept4);
 	RESOLVE(close);

@@ -107,6 +107,7 @@ struct preload_next {
 	ssize_t (*recvmsg)(int, struct msghdr *, int);
 	ssize_t (*sendmsg)(int, const struct msghdr *, int);
 	int (*connect)(int, const struct sockaddr *, socklen_t);
+	int (*listen)(int, int);
 	int (*accept)(int, struct sockaddr *, socklen_t *);
 	int (*accept4)(int, struct sockaddr *, socklen_t *, int);
 	int (*close)(int);
@@ -185,6 +186,8 @@ static inline void fd_unhold(struct sconn *sc, bool held)
 }
 /* A new sconn for fd (a TCP socket of this process); false when out of room. */
 bool fd_track(int fd, int role);
+/* A tracked socket is in the kernel's TCP table now: the daemon looks again. */
+void fd_listed(void);
 /* fd now names sc as well (dup); the reference is the table's. */
 void fd_alias(int fd, struct sconn *sc);
 /* Forget fd; its sconn's last fd closes the connection.  True if tracked. */

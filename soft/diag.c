@@ -158,8 +158,15 @@ static bool peer_preloaded(const struct proc_socks *ps, const struct soft_sock_i
  * it is, connecting or talking to a preloaded peer INIT, else a fallback
  * because the peer has no SMC.
  */
-static void found_sock(struct soft_sock *s, const struct proc_sock *p,
-		       const struct proc_socks *ps)
+static bool any_registration(const struct soft_sock *cand, const struct soft_sock *s)
+{
+	(void)cand;
+	(void)s;
+	return true;
+}
+
+static void found_sock(const struct soft_state *st, struct soft_sock *s,
+		       const struct proc_sock *p, const struct proc_socks *ps)
 {
 	memset(s, 0, sizeof(*s));
 	s->id.family = p->family;
@@ -171,8 +178,10 @@ static void found_sock(struct soft_sock *s, const struct proc_sock *p,
 	s->id.inode = p->inode;
 	if (p->tcp_state == TCP_LISTEN)
 		soft_sock_set_state(s, SMC_SOFT_STATE_LISTEN);
+	/* the peer: a socket of a preloaded process, listed or registered (proc_socks.h) */
 	else if (p->tcp_state == TCP_SYN_SENT || p->tcp_state == TCP_SYN_RECV ||
-		 p->tcp_state == TCP_CLOSE || peer_preloaded(ps, &s->id))
+		 p->tcp_state == TCP_CLOSE || peer_preloaded(ps, &s->id) ||
+		 soft_idx_reverse(st, s, any_registration))
 		set_handshake(s);
 	else
 		soft_sock_set_state(s, SMC_SOFT_STATE_ACTIVE);
@@ -209,7 +218,7 @@ static int dump_found(struct soft_req *r, int family, uint8_t ext, const struct 
 
 		if (p->family != family || !p->here || soft_idx_has_inode(r->st, p->inode))
 			continue;
-		found_sock(&s, p, ps);
+		found_sock(r->st, &s, p, ps);
 		rc = put_sock(r, &s, ext);
 		if (rc)
 			return rc;

@@ -1,5 +1,7 @@
 /* The TCP sockets of preloaded processes, read from /proc (proc_socks.h). */
 #include "proc_socks.h"
+#include "regidx.h"
+#include "reg_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +22,18 @@ struct ps_proc {
 	const struct soft_state *st;
 	uint64_t conn_id;
 	pid_t pid;
+	/*
+	 * The socket inodes among its fds at the last look, good while the
+	 * process's sock_gen (pstats.h) and network namespace stay the same:
+	 * reading 10 000 fd links costs more than the rest of a listing.
+	 */
+	uint64_t *inodes;
+	bool *not_tcp;               /* inodes[i] was not in the TCP table (unix, ...) */
+	size_t n_inodes;
+	uint64_t gen;
+	dev_t ns_dev;
+	ino_t ns_ino;
+	bool cached;
 };
 
 static struct ps_proc *procs;
@@ -36,10 +50,11 @@ struct ps_ns {
 	pid_t pid;                   /* a process in it: its /proc/PID/net is read */
 	uint64_t *inodes;
 	bool *seen;                  /* inodes[i] was listed already */
-	size_t n, cap;
+	size_t n, cap, n_seen;
 };
 
 struct ps_scan {
+	const struct soft_state *st;
 	struct ps_ns *ns;
 	size_t n_ns, n_inodes;
 };
@@ -180,6 +195,8 @@ void proc_socks_gone(const struct soft_state *st, uint64_t conn_id)
 
 		if (p->st == st && p->conn_id == conn_id) {
 			*pp = p->next;
+			free(p->inodes);
+			free(p->not_tcp);
 			free(p);
 			return;
 		}
@@ -242,39 +259,94 @@ static uint64_t link_inode(int dfd, const char *name)
 	return parse_dec(buf + 8, (size_t)n - 9, UINT64_MAX, &inode) ? inode : 0;
 }
 
-static void scan_fds(struct ps_scan *sc, struct ps_ns *ns, pid_t pid)
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The socket inodes among p's fds, into p's cache. */
+static void scan_fds(struct ps_proc *p)
 {
 	char path[64];
 	struct dirent *de;
+	size_t cap = 0;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	p->n_inodes = 0;
+	p->cached = false;
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)p->pid);
 	d = opendir(path);
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
 		uint64_t inode = de->d_name[0] == '.' ? 0 : link_inode(dirfd(d), de->d_name);
 
-		if (inode && !push_inode(sc, ns, inode))
-			break;
+		if (!inode)
+			continue;
+		if (p->n_inodes == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			uint64_t *v = realloc(p->inodes, ncap * sizeof(*v));
+			bool *t = v ? realloc(p->not_tcp, ncap * sizeof(*t)) : NULL;
+
+			if (v)
+				p->inodes = v;
+			if (!t)
+				break;
+			p->not_tcp = t;
+			cap = ncap;
+		}
+		p->not_tcp[p->n_inodes] = false;
+		p->inodes[p->n_inodes++] = inode;
 	}
 	closedir(d);
+	p->cached = true;
 }
 
-static void scan_proc(struct ps_scan *sc, pid_t pid)
+/*
+ * After a whole read of its namespace's tables: p's unregistered inodes
+ * that were not there are no TCP sockets (until its sock_gen moves), so the
+ * next read can stop once the others are found.
+ */
+static void mark_not_tcp(const struct soft_state *st, struct ps_proc *p, const struct ps_ns *ns)
+{
+	for (size_t i = 0; i < p->n_inodes; i++) {
+		const uint64_t *at;
+
+		if (p->not_tcp[i] || soft_idx_has_inode(st, p->inodes[i]))
+			continue;
+		at = bsearch(&p->inodes[i], ns->inodes, ns->n, sizeof(uint64_t), cmp_u64);
+		if (at && !ns->seen[at - ns->inodes])
+			p->not_tcp[i] = true;
+	}
+}
+
+static void scan_proc(struct ps_scan *sc, struct ps_proc *p)
 {
 	struct stat sb;
 	struct ps_ns *ns;
+	uint64_t gen;
+	bool have_gen = soft_pstats_sock_gen(sc->st, p->conn_id, &gen);
 
-	if (ns_of(pid, &sb) && (ns = ns_get(sc, &sb, pid)))
-		scan_fds(sc, ns, pid);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
+	if (!ns_of(p->pid, &sb) || !(ns = ns_get(sc, &sb, p->pid)))
+		return;
+	if (!p->cached || !have_gen || gen != p->gen || sb.st_dev != p->ns_dev ||
+	    sb.st_ino != p->ns_ino) {
+		scan_fds(p);
+		p->gen = gen;
+		p->ns_dev = sb.st_dev;
+		p->ns_ino = sb.st_ino;
+		/* without its counter, no way to know the list is still good */
+		p->cached = p->cached && have_gen;
+	}
+	for (size_t i = 0; i < p->n_inodes; i++) {
+		/* a registration says all about its socket already */
+		if (p->not_tcp[i] || soft_idx_has_inode(sc->st, p->inodes[i]))
+			continue;
+		if (!push_inode(sc, ns, p->inodes[i]))
+			break;
+	}
 }
 
 static void sort_unique(struct ps_ns *ns)
@@ -307,7 +379,7 @@ static bool push_sock(struct proc_socks *ps, const struct proc_sock *s)
 
 struct table_ctx {
 	struct proc_socks *ps;
-	const struct ps_ns *ns;
+	struct ps_ns *ns;
 	int family;
 	bool here;
 };
@@ -327,8 +399,10 @@ static void table_line(const char *line, size_t len, struct table_ctx *c)
 	if (!at || c->ns->seen[at - c->ns->inodes])
 		return;
 	s.here = c->here;
-	if (push_sock(c->ps, &s))
+	if (push_sock(c->ps, &s)) {
 		c->ns->seen[at - c->ns->inodes] = true;
+		c->ns->n_seen++;
+	}
 }
 
 /* Each complete line of fd; a line longer than PS_LINE_MAX is skipped. */
@@ -339,8 +413,9 @@ static void read_lines(int fd, struct table_ctx *c)
 	bool overlong = false;
 	ssize_t n;
 
-	while ((n = read(fd, buf + have, sizeof(buf) - have)) > 0 ||
-	       (n < 0 && errno == EINTR)) {
+	/* listeners come first in the table: often all are found early */
+	while (c->ns->n_seen < c->ns->n &&
+	       ((n = read(fd, buf + have, sizeof(buf) - have)) > 0 || (n < 0 && errno == EINTR))) {
 		size_t start = 0;
 		char *nl;
 
@@ -362,12 +437,14 @@ static void read_lines(int fd, struct table_ctx *c)
 	}
 }
 
-static void read_table(struct proc_socks *ps, const struct ps_ns *ns, int family, bool here)
+static void read_table(struct proc_socks *ps, struct ps_ns *ns, int family, bool here)
 {
 	struct table_ctx c = { .ps = ps, .ns = ns, .family = family, .here = here };
 	char path[64];
 	int fd;
 
+	if (ns->n_seen == ns->n)
+		return;
 	snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)ns->pid,
 		 family == AF_INET ? "tcp" : "tcp6");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -421,15 +498,15 @@ static void make_keys(struct proc_socks *ps)
 
 void proc_socks_scan(const struct soft_state *st, pid_t req_pid, struct proc_socks *ps)
 {
-	struct ps_scan sc = { 0 };
+	struct ps_scan sc = { .st = st };
 	struct stat req;
 	bool have_req = ns_of(req_pid, &req);
 	size_t nproc = 0;
 
 	memset(ps, 0, sizeof(*ps));
-	for (const struct ps_proc *p = procs; p && nproc < PS_MAX_PROCS; p = p->next)
+	for (struct ps_proc *p = procs; p && nproc < PS_MAX_PROCS; p = p->next)
 		if (p->st == st) {
-			scan_proc(&sc, p->pid);
+			scan_proc(&sc, p);
 			nproc++;
 		}
 	for (size_t i = 0; i < sc.n_ns; i++) {
@@ -441,6 +518,10 @@ void proc_socks_scan(const struct soft_state *st, pid_t req_pid, struct proc_soc
 		if (ns->seen) {
 			read_table(ps, ns, AF_INET, here);
 			read_table(ps, ns, AF_INET6, here);
+			for (struct ps_proc *p = procs; p && ns->n_seen < ns->n; p = p->next)
+				if (p->st == st && p->cached && p->ns_dev == ns->dev &&
+				    p->ns_ino == ns->ino)
+					mark_not_tcp(st, p, ns);
 		}
 		free(ns->seen);
 		free(ns->inodes);

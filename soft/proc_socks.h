@@ -69,9 +69,12 @@ struct proc_socks {
 };
 
 /*
- * The sockets of st's scanned processes, in every namespace; here marks
- * those in the network namespace of req_pid.  What cannot be read (a
- * process gone, no memory) is left out.
+ * The sockets of st's scanned processes that st has no registration of, in
+ * every namespace; here marks those in the network namespace of req_pid.
+ * What cannot be read (a process gone, no memory) is left out.  A process's
+ * socket inodes are read from /proc again only when its sock_gen
+ * (pstats.h) moved; those that were not in the kernel's TCP table last time
+ * are not looked for, so the table is read only until the rest are found.
  */
 void proc_socks_scan(const struct soft_state *st, pid_t req_pid, struct proc_socks *ps);
 /* Whether the connection src:sport -> dst:dport has a scanned socket as its other end. */

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #define SOFT_PSTATS_MAGIC   0x315453504d53ULL  /* "SMPST1" little-endian */
-#define SOFT_PSTATS_VERSION 2u
+#define SOFT_PSTATS_VERSION 3u
 #define SOFT_PSTATS_BUCKETS 9                  /* as soft/stats.h: 8K .. 1024K, more */
 
 struct soft_pstats_rmb {
@@ -41,6 +41,11 @@ struct soft_pstats {
 	_Atomic uint64_t spins, sleeps;          /* waits that spun, waits that slept */
 	_Atomic uint64_t doorbells_tx, doorbells_rx;
 	_Atomic uint64_t fence_bytes;            /* TCP bytes before cut-overs */
+	/*
+	 * Bumped when a TCP socket of the process is new, listens or connects:
+	 * its fds and the kernel's TCP table are worth a new look.
+	 */
+	_Atomic uint64_t sock_gen;
 };
 
 /*

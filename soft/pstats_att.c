@@ -152,6 +152,16 @@ static void detach(struct soft_pstats_att **pp)
 	free(a);
 }
 
+bool soft_pstats_sock_gen(const struct soft_state *st, uint64_t conn_id, uint64_t *gen)
+{
+	for (const struct soft_pstats_att *a = st->pstats; a; a = a->next)
+		if (a->conn_id == conn_id) {
+			*gen = rd(&stats_of(a)->sock_gen);
+			return true;
+		}
+	return false;
+}
+
 void soft_pstats_conn_gone(struct soft_state *st, uint64_t conn_id)
 {
 	struct soft_pstats_att **pp = find(st, conn_id);

@@ -42,6 +42,8 @@ void soft_pair_conninfo(const struct soft_sock *s, struct soft_conninfo *ci);
 
 /* pstats_att.c */
 int soft_stats_attach(struct soft_req *r);
+/* The process's count of new TCP sockets (pstats.h sock_gen); false if not attached. */
+bool soft_pstats_sock_gen(const struct soft_state *st, uint64_t conn_id, uint64_t *gen);
 /* The connection closed: its counters stay counted in its namespace. */
 void soft_pstats_conn_gone(struct soft_state *st, uint64_t conn_id);
 /* Add the live counters of the processes of namespace netns into t (SMC-D). */

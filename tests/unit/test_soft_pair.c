@@ -498,18 +498,19 @@ static int attach(struct regfx *f, int fd, uint32_t version)
 
 TEST(soft_pair_stats_attach)
 {
+	enum { V = SOFT_PSTATS_VERSION };
 	struct regfx f;
 	struct soft_stats_tech *st;
 	int before = open_fds();
 
 	regfx_init(&f);
-	CHECK_INT(attach(&f, -1, SOFT_PSTATS_VERSION), -EINVAL);
-	CHECK_INT(attach(&f, pstats_fd(2, false, SOFT_PSTATS_MAP_LEN), 2), -EINVAL);
-	CHECK_INT(attach(&f, pstats_fd(2, true, 64), 2), -EINVAL);
-	CHECK_INT(attach(&f, pstats_fd(2, true, sizeof(struct soft_pstats)), 2), -EINVAL);
-	CHECK_INT(attach(&f, pstats_fd(1, true, SOFT_PSTATS_MAP_LEN), 2), -EINVAL);
-	CHECK_INT(attach(&f, pstats_fd(2, true, SOFT_PSTATS_MAP_LEN), 1), -EINVAL);
-	CHECK_INT(attach(&f, pstats_fd(2, true, SOFT_PSTATS_MAP_LEN), 2), 0);
+	CHECK_INT(attach(&f, -1, V), -EINVAL);
+	CHECK_INT(attach(&f, pstats_fd(V, false, SOFT_PSTATS_MAP_LEN), V), -EINVAL);
+	CHECK_INT(attach(&f, pstats_fd(V, true, 64), V), -EINVAL);
+	CHECK_INT(attach(&f, pstats_fd(V, true, sizeof(struct soft_pstats)), V), -EINVAL);
+	CHECK_INT(attach(&f, pstats_fd(V - 1, true, SOFT_PSTATS_MAP_LEN), V), -EINVAL);
+	CHECK_INT(attach(&f, pstats_fd(V, true, SOFT_PSTATS_MAP_LEN), V - 1), -EINVAL);
+	CHECK_INT(attach(&f, pstats_fd(V, true, SOFT_PSTATS_MAP_LEN), V), 0);
 	{
 		struct soft_stats_tech live = { 0 };
 
@@ -519,7 +520,7 @@ TEST(soft_pair_stats_attach)
 		CHECK_INT(live.tx_bytes, 1000);       /* another namespace adds nothing */
 	}
 	/* a bad second memfd leaves the first attached */
-	CHECK_INT(attach(&f, pstats_fd(2, true, 64), 2), -EINVAL);
+	CHECK_INT(attach(&f, pstats_fd(V, true, 64), V), -EINVAL);
 	{
 		struct soft_stats_tech live = { 0 };
 
@@ -527,7 +528,7 @@ TEST(soft_pair_stats_attach)
 		CHECK_INT(live.tx_bytes, 1000);
 	}
 	/* the image after execve: its memfd replaces the first, whose counts stay */
-	CHECK_INT(attach(&f, pstats_fd(2, true, SOFT_PSTATS_MAP_LEN), 2), 0);
+	CHECK_INT(attach(&f, pstats_fd(V, true, SOFT_PSTATS_MAP_LEN), V), 0);
 	{
 		struct soft_stats_tech live = { 0 };
 

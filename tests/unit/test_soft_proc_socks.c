@@ -17,6 +17,7 @@
 #include "diag.h"
 #include "soft/devices.h"
 #include "soft/proc_socks.h"
+#include "soft/state.h"
 
 #define HDR4 "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   " \
 	     "uid  timeout inode                                                     "
@@ -235,8 +236,8 @@ static bool peer_of(const struct proc_socks *ps, int family, int fd)
 
 TEST(soft_proc_socks_scan_own_sockets)
 {
-	static const int token;          /* stands for a daemon state */
-	const struct soft_state *st = (const void *)&token;
+	static const struct soft_state none;     /* a daemon state with no registration */
+	const struct soft_state *st = &none;
 	struct regfx_tcp t;
 	struct proc_socks ps;
 	const struct proc_sock *p;
