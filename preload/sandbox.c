@@ -79,6 +79,12 @@ void sys_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		setsockopt(fd, level, name, val, len);
 }
 
+/* soft_tcp_sent_total(), unless sandboxed (then no cut-over of a shared end). */
+bool sys_tcp_sent_total(int fd, int role, uint64_t *out)
+{
+	return !soft_sandboxed() && soft_tcp_sent_total(fd, role, out);
+}
+
 /* soft_tcp_read_total(), unless sandboxed (then the caller's own count). */
 bool sys_tcp_read_total(int fd, uint64_t *out)
 {

@@ -68,6 +68,10 @@ bool sconn_tx_try_cut(int fd, struct sconn *sc)
 	    !atomic_load_explicit(&sc->dmb.tx.ctrl->attached, memory_order_acquire))
 		return false;
 	sent = atomic_load(&sc->tcp_tx);
+	/* held by several processes (fork, spawn): what the others wrote counts too */
+	if (atomic_load_explicit(&sc->dmb.tx.ctrl->hold_gen, memory_order_relaxed) &&
+	    !sys_tcp_sent_total(fd, sc->role, &sent))
+		return false;
 	atomic_store_explicit(&sc->dmb.tx.ctrl->fence, DMB_FENCE_VALID | sent,
 			      memory_order_seq_cst);
 	sys_setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

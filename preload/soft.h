@@ -236,6 +236,7 @@ bool sys_bell(int fd);
 ssize_t sys_drain(int fd, void *buf, size_t len);
 void sys_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
 bool sys_tcp_read_total(int fd, uint64_t *out);
+bool sys_tcp_sent_total(int fd, int role, uint64_t *out);
 /* The socket's stream ended (nothing unread, then FIN); false if unknown. */
 bool sys_peek_eof(int fd);
 void sys_yield(void);
@@ -263,6 +264,8 @@ void soft_uring_note(void);
 /* ---- tcp_count.c ---- */
 /* Bytes of fd's TCP stream read so far by every process holding it. */
 bool soft_tcp_read_total(int fd, uint64_t *out);
+/* Bytes of fd's TCP stream written so far by every process holding it (role: sconn's). */
+bool soft_tcp_sent_total(int fd, int role, uint64_t *out);
 
 /* ---- child_fds.c ---- */
 /* Where a new process's descriptors differ from ours (a vfork() child's

@@ -1,6 +1,7 @@
 /*
- * How much of a TCP stream the application has read, from the kernel: for
- * a socket several processes hold, each one's own count misses the others'.
+ * How much of a TCP stream the application has read or written, from the
+ * kernel: for a socket several processes hold, each one's own count misses
+ * the others'.
  */
 #include <stddef.h>
 #include <sys/ioctl.h>
@@ -54,6 +55,43 @@ bool soft_tcp_read_total(int fd, uint64_t *out)
 			return false;
 		if (before == after && inq >= 0 && (uint64_t)inq <= before) {
 			*out = before - (uint64_t)inq;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Application bytes written, acknowledged or still queued: the kernel's
+ * acknowledged count includes the SYN of a connect() (one sequence number)
+ * and a FIN; role 0 is the connecting end.  Only for a socket not shut down
+ * for writing.
+ */
+bool soft_tcp_sent_total(int fd, int role, uint64_t *out)
+{
+	struct tcp_info ti;
+	socklen_t len;
+	uint64_t before;
+	int outq;
+
+	for (int i = 0; i < 4; i++) {
+		len = sizeof(ti);
+		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) ||
+		    len < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(ti.tcpi_bytes_acked))
+			return false;
+		before = ti.tcpi_bytes_acked;
+		if (next.ioctl(fd, SIOCOUTQ, &outq) < 0 || outq < 0)
+			return false;
+		len = sizeof(ti);
+		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+			return false;
+		if (ti.tcpi_bytes_acked == before) {
+			uint64_t total = before + (uint64_t)outq;
+			uint64_t syn = role == 0 ? 1 : 0;
+
+			if (total < syn)
+				return false;
+			*out = total - syn;
 			return true;
 		}
 	}

@@ -418,6 +418,13 @@ tx_bytes() {
 	soft_case fork_writers
 }
 
+# Both processes of a server that forked right after accept() write over TCP
+# before the client looks; then one cuts over: its fence counts both (a
+# doorbell byte was read as data at 128 KiB before).
+@test "soft: fork_early: two writers over TCP before the cut-over, then on the ring" {
+	soft_case fork_early
+}
+
 @test "soft: peerkill_rd: peer SIGKILLed while we sleep in read: EOF or ECONNRESET within 1 s" {
 	soft_case peerkill_rd
 }

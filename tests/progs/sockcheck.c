@@ -2307,6 +2307,68 @@ static int fork_writers_c(int *fd)
 	return expect_eof(*fd, "after both writers closed");
 }
 
+/*
+ * A server that forks right after accept() and whose two processes both
+ * write over TCP before the client has looked at its connection (so before
+ * either can cut over); the client looks, and they go on taking turns.  The
+ * cut-over's fence must count what both wrote.
+ */
+#define FEW_REC (64 * KiB)
+#define FEW_RECS 6
+
+/* Record i of the stream, written by the process whose turn it is. */
+static int few_turns(int fd, int turn_in, int turn_out, unsigned first, unsigned last, bool wait_go)
+{
+	for (unsigned i = first; i <= last; i += 2) {
+		char t;
+
+		if (i > 0 && read_all(turn_in, &t, 1, "turn"))
+			return -1;
+		if (i == 2 && wait_go && recv_tok(fd, 'g'))
+			return -1;
+		if (send_with(fd, tx_write, 61, (uint64_t)i * FEW_REC, FEW_REC, "write") ||
+		    write(turn_out, "t", 1) != 1)
+			return fail_errno("write of a record or a turn");
+	}
+	return 0;
+}
+
+static int fork_early_s(int *fd)
+{
+	int p2c[2], c2p[2], rc;
+	pid_t pid;
+
+	if (pipe(p2c) < 0 || pipe(c2p) < 0)
+		return fail_errno("pipe");
+	pid = fork();
+	if (pid < 0)
+		return fail_errno("fork");
+	if (pid == 0) {
+		alarm(watchdog_secs());
+		_exit(few_turns(*fd, p2c[0], c2p[1], 1, FEW_RECS - 1, false) ? 1 : 0);
+	}
+	rc = few_turns(*fd, c2p[0], p2c[1], 0, FEW_RECS - 2, true);
+	if (!rc)
+		rc = recv_tok(*fd, 'k');
+	close(*fd);
+	*fd = -1;
+	return rc ? rc : child_status(pid, "the second writer");
+}
+
+static int fork_early_c(int *fd)
+{
+	static unsigned char buf[FEW_REC * FEW_RECS];
+	struct timespec nap = { .tv_sec = 0, .tv_nsec = 300000000 };
+
+	/* no call on the connection until both server processes wrote */
+	nanosleep(&nap, NULL);
+	if (read_all(*fd, buf, 2 * FEW_REC, "read of the first two records") || send_tok(*fd, 'g') ||
+	    read_all(*fd, buf + 2 * FEW_REC, (FEW_RECS - 2) * FEW_REC, "read of the rest") ||
+	    pat_check(buf, 61, 0, sizeof(buf), "records of two writers"))
+		return -1;
+	return send_tok(*fd, 'k');
+}
+
 extern char **environ;
 static char g_self[PATH_MAX];
 
@@ -3064,6 +3126,7 @@ static const struct scase {
 	{ "fork", fork_s, fork_c, 0 },
 	{ "exit_unread", exit_unread_s, exit_unread_c, 0 },
 	{ "fork_writers", fork_writers_s, fork_writers_c, 0 },
+	{ "fork_early", fork_early_s, fork_early_c, 0 },
 	{ "exec", exec_s, exec_c, 0 },
 	{ "spawn", spawn_s, spawn_c, 0 },
 	{ "system", system_s, system_c, 0 },
