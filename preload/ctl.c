@@ -205,18 +205,6 @@ static int del_try(const struct del_req *d, int proof)
 			: soft_reg_del_seq_send(&conn, d->seq);
 }
 
-/* With ctl_mu held: the backlog, in order, as far as the daemon takes it now. */
-static void del_flush(void)
-{
-	size_t i = 0;
-
-	while (i < ndel && conn.fd >= 0 && del_try(&del_backlog[i], -1) != -EAGAIN)
-		i++;
-	memmove(del_backlog, del_backlog + i, (ndel - i) * sizeof(del_backlog[0]));
-	ndel -= i;
-	atomic_store(&ndel_hint, ndel);
-}
-
 /* With ctl_mu held: true once the daemon's queue has room, within DEL_WAIT_MS. */
 static bool del_room(void)
 {
@@ -227,6 +215,25 @@ static bool del_room(void)
 		rc = next.poll(&p, 1, DEL_WAIT_MS);
 	while (rc < 0 && errno == EINTR);
 	return rc == 1 && !(p.revents & (POLLERR | POLLHUP));
+}
+
+/*
+ * With ctl_mu held: the backlog, in order.  While the daemon takes some,
+ * it drains its queue: wait for room and go on; a daemon that takes none
+ * is not waited for here.
+ */
+static void del_flush(void)
+{
+	size_t i = 0, sent;
+
+	do {
+		sent = i;
+		while (i < ndel && conn.fd >= 0 && del_try(&del_backlog[i], -1) != -EAGAIN)
+			i++;
+	} while (i < ndel && i > sent && conn.fd >= 0 && del_room());
+	memmove(del_backlog, del_backlog + i, (ndel - i) * sizeof(del_backlog[0]));
+	ndel -= i;
+	atomic_store(&ndel_hint, ndel);
 }
 
 /*

@@ -52,8 +52,22 @@ daemon_memfds() {
 	ls -l "/proc/$SOFTD_PID/fd" 2>/dev/null | grep -c 'memfd:smc-dmb' || true
 }
 
+# No ACTIVE row in smcss and no ring memfd in the daemon, within 5 s; else
+# show both and fail.
+assert_nothing_left() {
+	local rows
+	for _ in $(seq 100); do
+		rows=$(smcss -a | grep -c '^ACTIVE' || true)
+		[ "$rows" -eq 0 ] && [ "$(daemon_memfds)" -eq 0 ] && return 0
+		sleep 0.05
+	done
+	smcss -a >&2
+	ls -l "/proc/$SOFTD_PID/fd" >&2
+	return 1
+}
+
 @test "churn: 4 clients x 2 s of short connections: no ghost row, no ring memfd left" {
-	local i rows
+	local i
 	PIDS=()
 	for i in 1 2 3 4; do
 		"$RUN" python3 "$T/client.py" 2 >"$T/c$i.out" 2>"$T/c$i.err" 3>&- &
@@ -64,20 +78,13 @@ daemon_memfds() {
 		grep -q '^done [1-9]' "$T/c$i.out" || { cat "$T/c$i.err"; false; }
 	done
 	# the clients still run: what they closed must be gone already
-	for _ in $(seq 100); do
-		rows=$(smcss -a | grep -c '^ACTIVE' || true)
-		[ "$rows" -eq 0 ] && [ "$(daemon_memfds)" -eq 0 ] && break
-		sleep 0.05
-	done
-	smcss -a >&2
-	[ "$rows" -eq 0 ]
-	[ "$(daemon_memfds)" -eq 0 ]
+	assert_nothing_left
 	# and the server's listener is still there
 	[ "$(smcss -l | grep -c "127.0.0.1:$PORT ")" -eq 1 ]
 }
 
 @test "churn: a server whose fd table is full keeps no registration it could not take" {
-	local rows port2
+	local port2
 	# a second server that can open only 64 files: some PAIR replies find
 	# no room for the region's fd, so those connections stay TCP
 	( ulimit -n 64; exec "$RUN" python3 "$SMC_TOP/tests/progs/echo.py" server --host 127.0.0.1 ) \
@@ -93,19 +100,10 @@ daemon_memfds() {
 		[ "$status" -eq 0 ]
 		[ "$output" = "ok conns=100 bytes=20000" ]
 	done
-	for _ in $(seq 60); do
-		rows=$(smcss -a | grep -c '^ACTIVE' || true)
-		[ "$rows" -eq 0 ] && [ "$(daemon_memfds)" -eq 0 ] && break
-		sleep 0.05
-	done
-	smcss -a >&2
-	ls -l "/proc/$SOFTD_PID/fd" >&2
-	[ "$rows" -eq 0 ]
-	[ "$(daemon_memfds)" -eq 0 ]
+	assert_nothing_left
 }
 
 @test "churn: registrations closed while the daemon stands still end with the next request" {
-	local rows
 	cat >"$T/hold.py" <<-EOF
 	import os, socket, time
 	conns = [socket.create_connection(("127.0.0.1", $PORT)) for _ in range(400)]
@@ -131,25 +129,18 @@ daemon_memfds() {
 	# more closes than the daemon's socket buffer holds requests
 	SMC_SNDBUF=16384 SMC_RCVBUF=16384 "$RUN" python3 "$T/hold.py" >"$T/hold.out" 2>&1 3>&- &
 	PIDS+=($!)
-	for _ in $(seq 200); do grep -q '^open' "$T/hold.out" && break; sleep 0.05; done
+	for _ in $(seq 1200); do grep -q '^open' "$T/hold.out" && break; sleep 0.05; done
 	grep -q '^open' "$T/hold.out"
 	[ "$(smcss -a | grep -c 'SMCD')" -eq 800 ]
 	# the daemon stands still: its queue of requests from the server fills
 	kill -STOP "$SOFTD_PID"
 	touch "$T/close"
-	for _ in $(seq 200); do grep -q '^closed' "$T/hold.out" && break; sleep 0.05; done
+	for _ in $(seq 1200); do grep -q '^closed' "$T/hold.out" && break; sleep 0.05; done
 	sleep 1
 	kill -CONT "$SOFTD_PID"
 	# what could not go goes with each process's next request to the daemon
 	touch "$T/again"
-	for _ in $(seq 200); do grep -q '^again' "$T/hold.out" && break; sleep 0.05; done
+	for _ in $(seq 1200); do grep -q '^again' "$T/hold.out" && break; sleep 0.05; done
 	grep -q '^again' "$T/hold.out"
-	for _ in $(seq 100); do
-		rows=$(smcss -a | grep -c '^ACTIVE' || true)
-		[ "$rows" -eq 0 ] && [ "$(daemon_memfds)" -eq 0 ] && break
-		sleep 0.05
-	done
-	smcss -a >&2
-	[ "$rows" -eq 0 ]
-	[ "$(daemon_memfds)" -eq 0 ]
+	assert_nothing_left
 }
