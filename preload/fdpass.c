@@ -149,3 +149,26 @@ void soft_fdpass_received(const struct msghdr *mh)
 	if (!soft_sandboxed())
 		for_each_passed(mh, adopt_one, NULL);
 }
+
+/* sendmmsg(): each message as sendmsg() would send it, so that connections travel. */
+int soft_fdpass_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+{
+	unsigned int i;
+
+	for (i = 0; i < vlen; i++) {
+		ssize_t r = soft_fdpass_send(fd, &vec[i].msg_hdr, flags);
+
+		if (r < 0)
+			return i ? (int)i : -1;
+		vec[i].msg_len = (unsigned int)r;
+	}
+	return (int)i;
+}
+
+/* After recvmmsg(): the connections that came in its n messages. */
+void soft_fdpass_mmsg_received(const struct mmsghdr *vec, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (vec[i].msg_hdr.msg_controllen)
+			soft_fdpass_received(&vec[i].msg_hdr);
+}

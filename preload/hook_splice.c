@@ -152,8 +152,12 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 	unsigned int i;
 
 	PRELOAD_INIT();
-	if (!(sc = fd_hold(fd, &held)))
+	if (!(sc = fd_hold(fd, &held))) {
+		for (i = 0; i < vlen && !ctl_owns(fd); i++)
+			if (vec[i].msg_hdr.msg_controllen)
+				return soft_fdpass_sendmmsg(fd, vec, vlen, flags);
 		return next.sendmmsg(fd, vec, vlen, flags);
+	}
 	for (i = 0; i < vlen; i++) {
 		struct msghdr *mh = &vec[i].msg_hdr;
 		ssize_t r = soft_send(fd, sc, mh->msg_iov, (int)mh->msg_iovlen, flags, mh);
@@ -174,8 +178,13 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
 	unsigned int i;
 
 	PRELOAD_INIT();
-	if (!(sc = fd_hold(fd, &held)))
-		return next.recvmmsg(fd, vec, vlen, flags, timeout);
+	if (!(sc = fd_hold(fd, &held))) {
+		int n = next.recvmmsg(fd, vec, vlen, flags, timeout);
+
+		if (n > 0 && !ctl_owns(fd))
+			soft_fdpass_mmsg_received(vec, n);
+		return n;
+	}
 	for (i = 0; i < vlen; i++) {
 		struct msghdr *mh = &vec[i].msg_hdr;
 		int f = flags & ~MSG_WAITFORONE;

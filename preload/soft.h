@@ -246,6 +246,9 @@ void sys_yield(void);
 ssize_t soft_fdpass_send(int fd, const struct msghdr *mh, int flags);
 /* After recvmsg(): connections that arrived are taken over. */
 void soft_fdpass_received(const struct msghdr *mh);
+/* The same for sendmmsg() and recvmmsg(). */
+int soft_fdpass_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags);
+void soft_fdpass_mmsg_received(const struct mmsghdr *vec, int n);
 /* The sender pairs a connection before it travels; the receiver asks for its region. */
 void ctl_pair_now(int fd, struct sconn *sc);
 bool ctl_owns(int fd);

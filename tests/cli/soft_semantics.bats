@@ -193,6 +193,10 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	[ "$(smcss -a | grep -c '^ACTIVE')" -eq 0 ]
 }
 
+@test "soft: fdpass_mmsg: the same with sendmmsg and recvmmsg" {
+	soft_case fdpass_mmsg
+}
+
 # Four busy loops on this machine's CPUs: a spinning wait would take the
 # CPU one of them needs, so the ends sleep at once (and say so with SMC_DEBUG).
 @test "soft: more runnable threads than CPUs: waits do not spin" {

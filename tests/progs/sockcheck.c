@@ -1894,6 +1894,7 @@ static int uring_c(int *fd)
  * its own copy and waits; that process goes on with the stream.
  */
 static int g_pass[2] = { -1, -1 };
+static bool g_pass_mmsg;        /* sendmmsg and recvmmsg instead of sendmsg and recvmsg */
 
 static int pass_fd(int via, int fd)
 {
@@ -1912,6 +1913,12 @@ static int pass_fd(int via, int fd)
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+	if (g_pass_mmsg) {
+		struct mmsghdr mm = { .msg_hdr = m };
+
+		return sendmmsg(via, &mm, 1, 0) == 1 && mm.msg_len == 1 ? 0
+			: fail_errno("sendmmsg SCM_RIGHTS");
+	}
 	return sendmsg(via, &m, 0) == 1 ? 0 : fail_errno("sendmsg SCM_RIGHTS");
 }
 
@@ -1928,8 +1935,15 @@ static int take_fd(int via)
 	struct cmsghdr *cm;
 	int fd;
 
-	if (recvmsg(via, &m, 0) != 1)
+	if (g_pass_mmsg) {
+		struct mmsghdr mm = { .msg_hdr = m };
+
+		if (recvmmsg(via, &mm, 1, 0, NULL) != 1 || mm.msg_len != 1)
+			return fail_errno("recvmmsg SCM_RIGHTS");
+		m = mm.msg_hdr;
+	} else if (recvmsg(via, &m, 0) != 1) {
 		return fail_errno("recvmsg SCM_RIGHTS");
+	}
 	cm = CMSG_FIRSTHDR(&m);
 	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)))
 		return fail("no descriptor came with the message");
@@ -1969,6 +1983,12 @@ static int fdpass_c(int *fd)
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		return fail("the process it passed the connection to failed (status 0x%x)", st);
 	return 0;
+}
+
+static int fdpass_mmsg_c(int *fd)
+{
+	g_pass_mmsg = true;
+	return fdpass_c(fd);
 }
 
 static int fdpass_s(int *fd)
@@ -3137,6 +3157,7 @@ static const struct scase {
 	{ "seccomp", seccomp_s, seccomp_c, 0 },
 	{ "io_uring", uring_s, uring_c, F_URING },
 	{ "fdpass", fdpass_s, fdpass_c, F_PASS_CHILD },
+	{ "fdpass_mmsg", fdpass_s, fdpass_mmsg_c, F_PASS_CHILD },
 	{ "zerocopy", zerocopy_s, zerocopy_c, F_ZEROCOPY },
 	{ "zerocopy_late", zerocopy_late_s, zerocopy_late_c, 0 },
 	{ "threads_rw", threads_rw_s, threads_rw_c, 0 },
@@ -3242,6 +3263,7 @@ static int run_client(const char *host, const char *port, const struct scase *c,
 		if (pid == 0) {
 			close(g_pass[0]);
 			g_role = "client's other process";
+			g_pass_mmsg = c->client == fdpass_mmsg_c;
 			if (fdpass_child()) {
 				printf("%s: %s: %s\n", g_case, g_role, g_err);
 				fflush(stdout);
