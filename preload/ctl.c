@@ -718,6 +718,8 @@ static void fork_child(void)
 	if (conn.fd >= 0)
 		next.close(conn.fd);
 	conn.fd = -1;
+	/* the parent's registrations are another process's now: ended with proof */
+	conn_gen++;
 	retry_at = 0;
 	stats_shared = false;
 	atomic_store(&said_hello, false);

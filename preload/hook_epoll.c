@@ -337,7 +337,8 @@ static int merge_kernel(struct ewait *w, int have, int m)
 			continue;
 		}
 		/* a doorbell woke us: take it now, not in one more wait */
-		if (sconn_mapped(sc) && atomic_load(&sc->rx_cut) && (k.events & EPOLLIN))
+		if (sconn_mapped(sc) && atomic_load(&sc->rx_cut) && (k.events & EPOLLIN) &&
+		    soft_may_drain(sc, e->events & EPOLLIN))
 			soft_drain(e->fd, sc);
 		r = entry_ready(e, sc, &mode, true);
 		if (!e->disarmed || r) {

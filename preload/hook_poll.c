@@ -66,7 +66,8 @@ static short merged(struct pwait *w, nfds_t i, int fd, short k)
 	short r, want = w->fds[i].events;
 
 	/* a doorbell woke us: take it now, not in one more wait */
-	if (atomic_load(&w->sc[i]->rx_cut) && (k & POLLIN))
+	if (atomic_load(&w->sc[i]->rx_cut) && (k & POLLIN) &&
+	    soft_may_drain(w->sc[i], want & (POLLIN | POLLRDNORM)))
 		soft_drain(fd, w->sc[i]);
 	r = ring_revents(w, i, &mode);
 	if (!(mode & SOFT_IN_RING))

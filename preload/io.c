@@ -206,6 +206,16 @@ void soft_drain_held(int fd, struct sconn *sc)
 	errno = saved;
 }
 
+/*
+ * The doorbells of a connection several processes hold wake all of them:
+ * one that only waits for room to send leaves them to those that read,
+ * which may be asleep in the kernel for exactly this byte.
+ */
+bool soft_may_drain(struct sconn *sc, bool wants_in)
+{
+	return wants_in || dmb_holders(&sc->dmb) <= 1;
+}
+
 void soft_drain(int fd, struct sconn *sc)
 {
 	int saved = errno;

@@ -144,3 +144,52 @@ assert_nothing_left() {
 	grep -q '^again' "$T/hold.out"
 	assert_nothing_left
 }
+
+# A forking server (rsync, PostgreSQL): the parent closes its copy at once,
+# the child serves and ends without closing; its registration goes with it.
+@test "churn: a fork-per-connection server whose children exit without closing leaves nothing" {
+	local port
+	cat >"$T/forksrv.py" <<-'EOF2'
+	import os, signal, socket, sys
+	l = socket.socket()
+	l.bind(("127.0.0.1", 0))
+	l.listen(8)
+	print("port", l.getsockname()[1], flush=True)
+	for i in range(4):
+	    c, _ = l.accept()
+	    if os.fork() == 0:
+	        c.sendall(b"x" * 100000)
+	        c.recv(1)
+	        if i % 2:
+	            os._exit(0)
+	        sys.exit(0)
+	    c.close()
+	    os.wait()
+	print("served", flush=True)
+	while True:
+	    signal.pause()
+	EOF2
+	"$RUN" python3 "$T/forksrv.py" >"$T/forksrv.out" 2>&1 3>&- &
+	SERVER2=$!
+	for _ in $(seq 200); do grep -q '^port ' "$T/forksrv.out" && break; sleep 0.05; done
+	port=$(awk '/^port /{print $2}' "$T/forksrv.out")
+	[ -n "$port" ]
+	cat >"$T/fetch.py" <<-EOF2
+	import socket
+	s = socket.create_connection(("127.0.0.1", $port))
+	got = b""
+	while len(got) < 100000:
+	    got += s.recv(100000 - len(got))
+	assert got == b"x" * 100000
+	s.send(b"k")
+	s.recv(1)
+	s.close()
+	EOF2
+	for _ in 1 2 3 4; do
+		"$RUN" python3 "$T/fetch.py"
+	done
+	for _ in $(seq 200); do grep -q '^served' "$T/forksrv.out" && break; sleep 0.05; done
+	grep -q '^served' "$T/forksrv.out"
+	# the server still runs: its children's connections must be gone
+	assert_nothing_left
+}

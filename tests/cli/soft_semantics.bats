@@ -429,6 +429,13 @@ tx_bytes() {
 	soft_case fork_early
 }
 
+# rsync's generator checks writability in a loop while its receiver sleeps in
+# select(): the checks leave the doorbell to the reader (it slept to its
+# timeout, or for ever, before).
+@test "soft: shared_wait: a writability check in one process, a reader asleep in another" {
+	soft_case shared_wait
+}
+
 @test "soft: peerkill_rd: peer SIGKILLed while we sleep in read: EOF or ECONNRESET within 1 s" {
 	soft_case peerkill_rd
 }

@@ -2389,6 +2389,64 @@ static int fork_early_c(int *fd)
 	return send_tok(*fd, 'k');
 }
 
+/*
+ * Two processes share the client's end: the child sleeps in select() for
+ * data while the parent only checks, in a loop, that the socket is
+ * writable (rsync's generator and receiver).  The parent's checks must not
+ * take the wake-up meant for the child (it slept until its timeout before).
+ */
+static int shared_wait_c(int *fd)
+{
+	struct timespec nap = { .tv_sec = 0, .tv_nsec = 1000000 };
+	pid_t pid;
+	int st;
+
+	if (sync_c(*fd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return fail_errno("fork");
+	if (pid == 0) {
+		fd_set rd;
+
+		alarm(watchdog_secs());
+		FD_ZERO(&rd);
+		FD_SET(*fd, &rd);
+		if (select(*fd + 1, &rd, NULL, NULL, NULL) != 1 || recv_pat(*fd, 62, 10) ||
+		    send_tok(*fd, 'z'))
+			_exit(1);
+		_exit(0);
+	}
+	if (send_tok(*fd, 'f'))
+		return -1;
+	g_doing = "checking writability while the other process waits to read";
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		fd_set wr;
+		struct timeval zero = { 0, 0 };
+
+		FD_ZERO(&wr);
+		FD_SET(*fd, &wr);
+		if (select(*fd + 1, NULL, &wr, NULL, &zero) < 0)
+			return fail_errno("select for writing");
+		nanosleep(&nap, NULL);
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		return fail("the reading process failed (status 0x%x)", st);
+	return 0;
+}
+
+static int shared_wait_s(int *fd)
+{
+	struct timespec later = { .tv_sec = 0, .tv_nsec = 300000000 };
+
+	if (sync_s(*fd) || recv_tok(*fd, 'f'))
+		return -1;
+	nanosleep(&later, NULL);          /* the reader is asleep by now */
+	if (send_pat(*fd, 62, 10))
+		return -1;
+	return recv_tok(*fd, 'z');
+}
+
 extern char **environ;
 static char g_self[PATH_MAX];
 
@@ -3147,6 +3205,7 @@ static const struct scase {
 	{ "exit_unread", exit_unread_s, exit_unread_c, 0 },
 	{ "fork_writers", fork_writers_s, fork_writers_c, 0 },
 	{ "fork_early", fork_early_s, fork_early_c, 0 },
+	{ "shared_wait", shared_wait_s, shared_wait_c, 0 },
 	{ "exec", exec_s, exec_c, 0 },
 	{ "spawn", spawn_s, spawn_c, 0 },
 	{ "system", system_s, system_c, 0 },
