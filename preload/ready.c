@@ -55,6 +55,27 @@ unsigned soft_ready(struct sconn *sc, unsigned *mode)
 	return ev;
 }
 
+/* The TCP stream was read up to the peer's fence (here or by another holder). */
+static bool rx_fence_reached(struct sconn *sc)
+{
+	uint64_t f = atomic_load_explicit(&sc->dmb.rx.ctrl->fence, memory_order_seq_cst);
+
+	return (f & DMB_FENCE_VALID) &&
+	       (atomic_load(&sc->tcp_rx) >= (f & ~DMB_FENCE_VALID) ||
+		atomic_load_explicit(&sc->dmb.rx.ctrl->cons_cut, memory_order_acquire));
+}
+
+/* Cut the receive direction over now, if no reader holds it: whether it is. */
+static bool rx_cut_now(struct sconn *sc)
+{
+	if (pthread_mutex_trylock(&sc->rx_lock))
+		return false;
+	if (!atomic_load(&sc->rx_cut) && rx_fence_reached(sc))
+		sconn_rx_cut_set(sc);
+	pthread_mutex_unlock(&sc->rx_lock);
+	return atomic_load(&sc->rx_cut);
+}
+
 bool soft_arm(int fd, struct sconn *sc, unsigned want)
 {
 	bool ready = false, wake = false;
@@ -62,14 +83,22 @@ bool soft_arm(int fd, struct sconn *sc, unsigned want)
 	if (!sconn_mapped(sc))
 		return false;
 	if (want & POLLIN) {
+		if (!atomic_load(&sc->rx_cut)) {
+			/* so that the producer rings once it has cut over */
+			atomic_store_explicit(&sc->dmb.rx.ctrl->cons_sleeping, 1,
+					      memory_order_seq_cst);
+			/*
+			 * A producer that cut over before it saw that rang no
+			 * one, and TCP, read up to its fence, stays quiet: we
+			 * cut over here and wait on the ring.
+			 */
+			if (rx_fence_reached(sc) && !rx_cut_now(sc))
+				ready = true;  /* a reader has the lock: it will */
+		}
 		if (atomic_load(&sc->rx_cut)) {
 			ready |= dmb_rx_sleep_begin(&sc->dmb, &wake);
 			if (wake)
 				soft_ring_bell(fd, sc);
-		} else {
-			/* so that the producer rings once it has cut over */
-			atomic_store_explicit(&sc->dmb.rx.ctrl->cons_sleeping, 1,
-					      memory_order_seq_cst);
 		}
 	}
 	if ((want & POLLOUT) && atomic_load(&sc->tx_cut))
