@@ -24,6 +24,12 @@ check_packages=(
 	# real programs under smc_run (tests/cli/soft_programs.bats, bench/run.sh)
 	iperf3 redis-server redis-tools nginx-light wrk socat curl openssl
 	openssh-server openssh-client               # sshd under smc_run (soft_sshd.bats)
+	rsync                                       # rsync's daemon and client (soft_rsync.bats)
+	# PostgreSQL under smc_run (soft_postgres.bats): the metapackage pulls the
+	# server postgresql-NN (initdb, postgres and pgbench; postgresql-15 on
+	# Debian 12) and postgresql-client-NN (psql); -contrib is not needed
+	postgresql
+	liburing-dev                                # io_uring through liburing
 	tcpdump tshark                              # smcdump-ex and its capture test
 )
 
@@ -76,7 +82,7 @@ fi
 echo "install-deps: installing ${missing[*]}"
 [ -n "$updated" ] || as_root apt-get update -qq
 # Install only: never start the services these packages ship (redis-server,
-# nginx); the tests and the benchmark start private instances.  A
+# nginx, postgresql); the tests and the benchmark start private instances.  A
 # policy-rc.d that denies service starts is put in place for the install
 # when the system has none (nginx's own start would fail the install when
 # port 80 is taken).
