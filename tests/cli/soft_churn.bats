@@ -54,7 +54,7 @@ daemon_memfds() {
 
 # No ACTIVE row in smcss and no ring memfd in the daemon, within 5 s; else
 # show both and fail.
-assert_nothing_left() {
+assert_no_ghost() {
 	local rows
 	for _ in $(seq 100); do
 		rows=$(smcss -a | grep -c '^ACTIVE' || true)
@@ -78,7 +78,7 @@ assert_nothing_left() {
 		grep -q '^done [1-9]' "$T/c$i.out" || { cat "$T/c$i.err"; false; }
 	done
 	# the clients still run: what they closed must be gone already
-	assert_nothing_left
+	assert_no_ghost
 	# and the server's listener is still there
 	[ "$(smcss -l | grep -c "127.0.0.1:$PORT ")" -eq 1 ]
 }
@@ -100,7 +100,7 @@ assert_nothing_left() {
 		[ "$status" -eq 0 ]
 		[ "$output" = "ok conns=100 bytes=20000" ]
 	done
-	assert_nothing_left
+	assert_no_ghost
 }
 
 @test "churn: registrations closed while the daemon stands still end with the next request" {
@@ -142,7 +142,7 @@ assert_nothing_left() {
 	touch "$T/again"
 	for _ in $(seq 1200); do grep -q '^again' "$T/hold.out" && break; sleep 0.05; done
 	grep -q '^again' "$T/hold.out"
-	assert_nothing_left
+	assert_no_ghost
 }
 
 # A forking server (rsync, PostgreSQL): the parent closes its copy at once,
@@ -191,5 +191,5 @@ assert_nothing_left() {
 	for _ in $(seq 200); do grep -q '^served' "$T/forksrv.out" && break; sleep 0.05; done
 	grep -q '^served' "$T/forksrv.out"
 	# the server still runs: its children's connections must be gone
-	assert_nothing_left
+	assert_no_ghost
 }
