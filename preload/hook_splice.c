@@ -64,8 +64,8 @@ static ssize_t ring_splice_out(struct splice_args *a, struct sconn *sc)
 	ssize_t got, sent;
 	char *buf;
 
-	if (((a->flags & SPLICE_F_NONBLOCK) || (fl >= 0 && (fl & O_NONBLOCK))) &&
-	    atomic_load(&sc->tx_cut)) {
+	/* SPLICE_F_NONBLOCK is for the pipe: the socket waits unless O_NONBLOCK */
+	if (fl >= 0 && (fl & O_NONBLOCK) && atomic_load(&sc->tx_cut)) {
 		long room = dmb_space(&sc->dmb);
 
 		if (room <= 0) {
@@ -95,7 +95,8 @@ static ssize_t ring_splice_out(struct splice_args *a, struct sconn *sc)
 static ssize_t soft_splice_in(struct splice_args *a, struct sconn *sc)
 {
 	size_t want = a->len < SPLICE_CHUNK ? a->len : SPLICE_CHUNK;
-	int peek = MSG_PEEK | ((a->flags & SPLICE_F_NONBLOCK) ? MSG_DONTWAIT : 0);
+	/* SPLICE_F_NONBLOCK is for the pipe: the socket waits unless O_NONBLOCK */
+	int peek = MSG_PEEK;
 	ssize_t got, put_n = -1;
 	char *buf = malloc(want);
 	struct iovec v = { .iov_base = buf, .iov_len = want };
@@ -165,6 +166,11 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 		if (r < 0)
 			break;
 		vec[i].msg_len = (unsigned int)r;
+		/* a message that went in part ends the batch: no gap after it */
+		if ((size_t)r < iov_total(mh->msg_iov, (int)mh->msg_iovlen)) {
+			i++;
+			break;
+		}
 	}
 	fd_unhold(sc, held);
 	return i ? (int)i : -1;
@@ -196,8 +202,10 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
 		if (r < 0)
 			break;
 		vec[i].msg_len = (unsigned int)r;
-		if (r == 0) {         /* end of stream: no message after it */
-			i++;
+		if (r == 0) {
+			/* end of stream: the kernel's recvmsg gives 0 again for each one left */
+			while (++i < vlen)
+				vec[i].msg_len = 0;
 			break;
 		}
 	}

@@ -59,7 +59,7 @@ static int iov_window(const struct iovec *iov, int cnt, size_t skip, size_t limi
 	return n;
 }
 
-static size_t iov_total(const struct iovec *iov, int cnt)
+size_t iov_total(const struct iovec *iov, int cnt)
 {
 	size_t t = 0;
 

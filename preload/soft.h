@@ -362,6 +362,8 @@ ssize_t soft_kernel_send(struct sconn *sc, ssize_t (*op)(void *), void *arg);
 /* Drain doorbell bytes without blocking (rx cut over, rx_lock not held). */
 /* The same with rx_lock held (or no other thread left). */
 void soft_drain_held(int fd, struct sconn *sc);
+/* Bytes an iovec array holds (SSIZE_MAX at most). */
+size_t iov_total(const struct iovec *iov, int cnt);
 /* Whether a wait that wants_in (or not) takes the doorbells it sees. */
 bool soft_may_drain(struct sconn *sc, bool wants_in);
 void soft_drain(int fd, struct sconn *sc);
