@@ -66,7 +66,7 @@ PROGS    := $(O)/smc_pnet $(O)/smcss $(O)/smcd $(O)/smcr $(O)/smc_run $(O)/libsm
 	    $(O)/smcdump-ex
 LIBSMC   := $(OBJ)/libsmc.a
 
-.PHONY: install-deps bench bench-quick check-kernel test-progs all check check-unit check-cli fuzz demo install clean deps
+.PHONY: install-deps bench bench-quick bench-programs check-kernel check-random check-random-long test-progs all check check-unit check-cli fuzz demo install clean deps
 all: $(PROGS)
 
 deps:
@@ -193,16 +193,41 @@ $(O)/bench/dmb_bench: bench/dmb_bench.c soft/dmb.c soft/dmb.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O2 -I. -Ilib -o $@ bench/dmb_bench.c soft/dmb.c -lpthread
 # The ring alone, then real programs: plain TCP against smc_run (bench/README.md).
-bench: all $(O)/bench/dmb_bench
+bench: all $(O)/bench/dmb_bench test-progs
 	$(Q)$(O)/bench/dmb_bench
 	$(Q)bench/run.sh
+	$(Q)bench/programs.sh
+	$(Q)bench/smcss_rows.sh
 
 bench-quick: all
 	$(Q)bench/run.sh --quick
 
+# Programs we did not write (pgbench, rsync, scp, curl, redis-benchmark, wrk):
+# throughput and CPU per transaction or GB, TCP against smc_run.
+bench-programs: all
+	$(Q)bench/programs.sh
+
 # Every tool against a real SMC kernel (Debian's 6.12) booted under QEMU.
 check-kernel:
 	$(Q)tests/vm/run.sh
+
+# Random socket operations under smc_run against a private smc_softd
+# (tests/progs/sockfuzz.c, tests/random.sh): replay one seed with every
+# operation shown, or run COUNT seeds from FIRST.  EXCLUDE: the operation
+# kinds left out (sockfuzz -l), by default those tests/cli/soft_random.bats
+# leaves out; EXCLUDE= runs everything.
+SEED ?= 1
+FIRST ?= 1
+COUNT ?= 10000
+EXCLUDE ?= fork,fdpass,peek
+RANDOM_X = $(if $(EXCLUDE),-x $(EXCLUDE))
+check-random:
+	$(Q)$(MAKE) --no-print-directory O=$(CHECK_DIR) SANITIZE=1 all test-progs
+	$(Q)tests/random.sh $(CHECK_DIR) -V -s $(SEED) $(RANDOM_X)
+
+check-random-long:
+	$(Q)$(MAKE) --no-print-directory O=$(CHECK_DIR) SANITIZE=1 all test-progs
+	$(Q)tests/random.sh $(CHECK_DIR) -k -S $(FIRST) -n $(COUNT) $(RANDOM_X)
 
 demo:
 	$(Q)scripts/demo.sh
