@@ -166,7 +166,7 @@ bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx)
 	mine = (uint32_t)cpu + 1;
 	peer = atomic_load_explicit(rx ? &sc->dmb.rx.ctrl->prod_cpu : &sc->dmb.tx.ctrl->cons_cpu,
 				    memory_order_relaxed);
-	if (peer == mine || !soft_cfg.multi_cpu || soft_cpus_crowded()) {
+	if (soft_cpus_crowded() || peer == mine || !soft_cfg.multi_cpu) {
 		/* a shared core, or all busy: let the peer run once instead of spinning */
 		sys_yield();
 		return cond(sc);
@@ -179,7 +179,7 @@ bool soft_spin_until(bool (*ready)(void *), void *arg)
 	unsigned b = spin_budget();
 	bool ok;
 
-	if (!b || soft_cpus_crowded())
+	if (soft_cpus_crowded() || !b)
 		return false;
 	ok = spin_for(b, ready, arg);
 	spin_result(b, ok);
