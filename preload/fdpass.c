@@ -90,8 +90,17 @@ static void prepare_one(int fd, void *arg)
 		sconn_put(sc);
 		return;
 	}
-	for (int ms = 0; !sconn_tx_try_cut(fd, sc) && ms < CUT_WAIT_MS; ms++)
+	for (int ms = 0; ms < CUT_WAIT_MS; ms++) {
+		bool cut;
+
+		/* as a send does: the cut-over under the send lock */
+		pthread_mutex_lock(&sc->tx_lock);
+		cut = sconn_tx_try_cut(fd, sc);
+		pthread_mutex_unlock(&sc->tx_lock);
+		if (cut)
+			break;
 		sleep_ms(1);
+	}
 	if (!atomic_load(&sc->tx_cut))
 		preload_dbg("libsmc-preload: passed before its peer attached: it stays on TCP\n");
 	/* what we read must be consumed for the receiver too */
