@@ -219,7 +219,7 @@ check-kernel:
 SEED ?= 1
 FIRST ?= 1
 COUNT ?= 10000
-EXCLUDE ?= fork,fdpass,peek
+EXCLUDE ?= fdpass,fork
 RANDOM_X = $(if $(EXCLUDE),-x $(EXCLUDE))
 check-random:
 	$(Q)$(MAKE) --no-print-directory O=$(CHECK_DIR) SANITIZE=1 all test-progs

@@ -410,6 +410,9 @@ static void take_reply(struct soft_pair_reply *r)
 			del_send(r->token, 0, -1);
 	}
 	if (sc) {
+		/* a connection that came with SCM_RIGHTS learns which end it is */
+		if (inherited && r->role <= 1)
+			sc->role = r->role;
 		if (!r->error) {
 			sc->token = r->token;
 			/* a region found again after execve: registered by another */
@@ -654,30 +657,50 @@ void ctl_exec_wait(void)
 
 /*
  * A connection two processes hold is paired before it is shared: each one
- * pairing it on its own would cut it over twice.  So a new process inherits
- * no socket that is still NEW or whose PAIR is still out; the daemon
- * answers at once.  With ctl_mu held.
+ * pairing it on its own would register it twice (the second gets EEXIST and
+ * stays TCP while the first cuts over).  So a socket still NEW is paired
+ * before another process gets it, and the daemon answers at once.  One that
+ * cannot be (not connected yet, the daemon busy) or whose answer does not
+ * come stays TCP (ctl_shared).  With ctl_mu held.
  */
-static void pair_for_sharing(int fd, struct sconn *sc, void *arg)
+static bool inheritable(int fd, bool all)
 {
-	bool all = *(bool *)arg;
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
 	int fl;
 
-	/* one this process has not used yet is left to the process that will */
-	if (atomic_load(&sc->state) != SC_NEW || !atomic_load(&sc->calls) ||
-	    getpeername(fd, (struct sockaddr *)&ss, &len))
-		return;
-	if (!all && ((fl = next.fcntl(fd, F_GETFD)) < 0 || (fl & FD_CLOEXEC)))
-		return;
-	pair_locked(fd, sc);
+	return all || ((fl = next.fcntl(fd, F_GETFD)) >= 0 && !(fl & FD_CLOEXEC));
+}
+
+static void pair_for_sharing(int fd, struct sconn *sc, void *arg)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (atomic_load(&sc->state) == SC_NEW && inheritable(fd, *(bool *)arg) &&
+	    !getpeername(fd, (struct sockaddr *)&ss, &len))
+		pair_locked(fd, sc);
+}
+
+void ctl_shared(struct sconn *sc)
+{
+	uint32_t none = 0;
+	int st = atomic_load(&sc->state);
+
+	atomic_store(&sc->shared, true);
+	if (st == SC_NEW || st == SC_ASKED)
+		atomic_compare_exchange_strong(&sc->decline, &none, SMC_SOFT_DECL_SHARED);
+}
+
+static void share(int fd, struct sconn *sc, void *arg)
+{
+	if (inheritable(fd, *(bool *)arg))
+		ctl_shared(sc);
 }
 
 static void settle_locked(bool all)
 {
 	fd_for_each(pair_for_sharing, &all);
 	wait_replies(false);
+	fd_for_each(share, &all);
 }
 
 void ctl_sandboxed(void)

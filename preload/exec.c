@@ -107,7 +107,10 @@ static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 	}
 	if (cloexec || st == SC_TCP || !b->s)
 		return;
-	if (b->spawn && (st == SC_ASKED ||
+	/* one another process may pair, or with a reason to stay TCP, stays TCP here */
+	if (st == SC_NEW && atomic_load(&sc->decline))
+		return;
+	if (b->spawn && (st == SC_NEW || st == SC_ASKED ||
 			 (st == SC_MAPPED && !spawn_hold(b, fd, sc, b->child && child_fds_has(b->child, fd)))))
 		return;
 	if (st == SC_MAPPED) {
@@ -567,6 +570,7 @@ void soft_exec_inherit(void)
 		atomic_store(&sc->tx_cut, txcut != 0);
 		atomic_store(&sc->rx_cut, rxcut != 0);
 		atomic_store(&sc->calls, soft_cfg.pair_after);
+		atomic_store(&sc->shared, true);
 		if (st == SC_MAPPED)
 			atomic_store(&sc->attached, true);
 		ctl_exec_resume(fd, sc, st, seq);

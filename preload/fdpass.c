@@ -19,7 +19,6 @@
 #include "soft.h"
 
 #define PASS_MAX     64         /* connections in one message */
-#define CUT_WAIT_MS  2000       /* for the peer to attach, so the sender can cut */
 
 /* Each descriptor of the message's SCM_RIGHTS parts, until fn says stop. */
 static void for_each_passed(const struct msghdr *mh, void (*fn)(int fd, void *arg), void *arg)
@@ -48,13 +47,6 @@ struct journey {
 	size_t n;
 };
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = 0, .tv_nsec = ms * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 static bool tcp_connected(int fd)
 {
 	struct sockaddr_storage ss;
@@ -76,33 +68,26 @@ static void prepare_one(int fd, void *arg)
 
 	if (!sc)
 		return;
-	if (!tcp_connected(fd)) {
-		sconn_put(sc);
-		return;
-	}
 	for (size_t i = 0; i < j->n; i++)
 		if (j->sc[i] == sc) {
 			sconn_put(sc);
 			return;
 		}
-	ctl_pair_now(fd, sc);
+	if (tcp_connected(fd))
+		ctl_pair_now(fd, sc);
+	ctl_shared(sc);
 	if (!sconn_mapped(sc) || j->n == PASS_MAX) {
 		sconn_put(sc);
 		return;
 	}
-	for (int ms = 0; ms < CUT_WAIT_MS; ms++) {
-		bool cut;
-
-		/* as a send does: the cut-over under the send lock */
-		pthread_mutex_lock(&sc->tx_lock);
-		cut = sconn_tx_try_cut(fd, sc);
-		pthread_mutex_unlock(&sc->tx_lock);
-		if (cut)
-			break;
-		sleep_ms(1);
-	}
-	if (!atomic_load(&sc->tx_cut))
-		preload_dbg("libsmc-preload: passed before its peer attached: it stays on TCP\n");
+	/*
+	 * As a send does, under the send lock; if the peer has not attached
+	 * yet, the holder that sends next cuts over, its fence from the
+	 * kernel's count (the journey's holder makes the end shared).
+	 */
+	pthread_mutex_lock(&sc->tx_lock);
+	sconn_tx_try_cut(fd, sc);
+	pthread_mutex_unlock(&sc->tx_lock);
 	/* what we read must be consumed for the receiver too */
 	pthread_mutex_lock(&sc->rx_lock);
 	dmb_rx_flush(&sc->dmb, &wake);
@@ -140,16 +125,10 @@ static void adopt_one(int fd, void *arg)
 	if (!tcp_connected(fd) || !fd_track(fd, 0) || !(sc = fd_get(fd)))
 		return;
 	atomic_store(&sc->calls, soft_cfg.pair_after);
+	atomic_store(&sc->shared, true);
 	ctl_adopt(fd, sc);
-	if (sconn_mapped(sc)) {
+	if (sconn_mapped(sc))
 		atomic_store(&sc->attached, true);
-		/*
-		 * What went over TCP before is counted by the holder that sent
-		 * it: only a cut it made is followed, none is made here.
-		 */
-		if (!(atomic_load(&sc->dmb.tx.ctrl->fence) & DMB_FENCE_VALID))
-			atomic_fetch_add(&sc->plain_tx, 1);
-	}
 	sconn_put(sc);
 }
 

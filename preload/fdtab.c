@@ -150,6 +150,7 @@ static void sconn_init(struct sconn *sc, int role)
 	atomic_store(&sc->reset_told, false);
 	atomic_store(&sc->let_go, false);
 	atomic_store(&sc->nonblock, -1);
+	atomic_store(&sc->shared, false);
 	atomic_store(&sc->rcvtimeo_ms, -1);
 	atomic_fetch_add(&sc->refs, 1);
 	atomic_store(&sc->freed, false);

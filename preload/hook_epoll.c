@@ -171,7 +171,7 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 /* Ring events of e now, as epoll reports them, given its edge state. */
 static uint32_t entry_ready(struct ep_entry *e, struct sconn *sc, unsigned *mode, bool commit)
 {
-	uint32_t r = soft_ready(sc, mode) & (e->events | EPOLLERR | EPOLLHUP);
+	uint32_t r = soft_ready(e->fd, sc, mode) & (e->events | EPOLLERR | EPOLLHUP);
 	uint64_t in_word, out_word;
 
 	if (e->disarmed)

@@ -28,7 +28,7 @@ struct pwait {
 /* The ring's answer for fds[i], in the bits it decides. */
 static short ring_revents(struct pwait *w, nfds_t i, unsigned *mode)
 {
-	unsigned ev = soft_ready(w->sc[i], mode);
+	unsigned ev = soft_ready(w->fds[i].fd, w->sc[i], mode);
 
 	return (short)(ev & ((unsigned)w->fds[i].events | POLLERR | POLLHUP));
 }
@@ -50,7 +50,7 @@ static short kernel_events(struct pwait *w, nfds_t i)
 	unsigned mode;
 	short want = w->fds[i].events, k;
 
-	soft_ready(w->sc[i], &mode);
+	soft_ready(w->fds[i].fd, w->sc[i], &mode);
 	k = want & ~(POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM);
 	if (want & (POLLIN | POLLRDNORM))
 		k |= POLLIN;           /* data before the fence, or a doorbell */

@@ -130,6 +130,9 @@ EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t l
 	PRELOAD_INIT();
 	if (len && (sc = fd_hold(out, &held))) {
 		r = soft_kernel_send(sc, kernel_splice, &a);
+		/* before the cut-over the kernel's, which waits only as the socket does */
+		if (r == -2)
+			r = soft_send_before_cut(out, sc, kernel_splice, &a);
 		if (r == -2)
 			r = ring_splice_out(&a, sc);
 		fd_unhold(sc, held);

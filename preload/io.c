@@ -107,7 +107,8 @@ static bool nonblocking(int fd, struct sconn *sc, int flags)
 
 	if (flags & MSG_DONTWAIT)
 		return true;
-	if (fl < 0) {
+	if (fl < 0 || (atomic_load_explicit(&sc->shared, memory_order_relaxed) &&
+			!soft_sandboxed())) {
 		fl = next.fcntl(fd, F_GETFL);
 		fl = fl >= 0 && (fl & O_NONBLOCK);
 		atomic_store_explicit(&sc->nonblock, fl, memory_order_relaxed);
@@ -297,7 +298,7 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 	if (p.revents & POLLHUP)
 		return -EPIPE;
 	/* the peer's doorbells for us may stand between us and its FIN */
-	if (soft_rx_cut_now(sc)) {
+	if (soft_rx_cut_now(fd, sc)) {
 		soft_drain(fd, sc);
 	} else if (!tx_space(sc)) {
 		/* the application's own unread bytes make the socket readable */
@@ -423,6 +424,23 @@ ssize_t soft_kernel_send(struct sconn *sc, ssize_t (*op)(void *), void *arg)
 		atomic_fetch_add(&sc->tcp_tx, (uint64_t)r);
 	atomic_fetch_sub(&sc->plain_tx, 1);
 	errno = saved;
+	return r;
+}
+
+ssize_t soft_send_before_cut(int fd, struct sconn *sc, ssize_t (*op)(void *), void *arg)
+{
+	ssize_t r = -2;
+	int saved;
+
+	sc_lock(&sc->tx_lock);
+	if (!sconn_tx_try_cut(fd, sc)) {
+		r = op(arg);
+		saved = errno;
+		if (r > 0)
+			atomic_fetch_add(&sc->tcp_tx, (uint64_t)r);
+		errno = saved;
+	}
+	sc_unlock(&sc->tx_lock);
 	return r;
 }
 
@@ -625,6 +643,26 @@ static int wait_data(int fd, struct sconn *sc)
 }
 
 /*
+ * A peek for all of it (MSG_WAITALL) that got the TCP stream's last bytes
+ * before the fence goes on in the ring, whose bytes follow them: what it
+ * adds.
+ */
+static size_t peek_past_fence(struct sconn *sc, const struct iovec *iov, int cnt, size_t skip,
+			      size_t want, uint64_t f, size_t got)
+{
+	struct iovec win[IOV_CHUNK];
+	ssize_t r;
+	int w;
+
+	if (!want || !(f & DMB_FENCE_VALID) ||
+	    atomic_load(&sc->tcp_rx) + got != (f & ~DMB_FENCE_VALID))
+		return 0;
+	w = iov_window(iov, cnt, skip, want, win, IOV_CHUNK);
+	r = dmb_consume(&sc->dmb, win, w, DMB_PEEK, NULL);
+	return r > 0 ? (size_t)r : 0;
+}
+
+/*
  * Before the fence: the TCP stream, clipped at the fence once it is known
  * (bytes after it are doorbells).  >0 bytes, 0 cut over now (read the ring),
  * -1 with errno, or -2 at end of stream.
@@ -632,6 +670,7 @@ static int wait_data(int fd, struct sconn *sc)
 static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int cnt,
 			  size_t skip, size_t want, int flags)
 {
+	const size_t asked = want;
 	struct iovec win[IOV_CHUNK];
 	uint64_t f = atomic_load_explicit(&sc->dmb.rx.ctrl->fence, memory_order_acquire);
 	bool peek = flags & MSG_PEEK;
@@ -688,8 +727,11 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 	}
 	if (!peek)
 		atomic_fetch_add(&sc->tcp_rx, keep);
-	else if (keep)
+	else if (keep && !(flags & MSG_WAITALL))
 		return (ssize_t)keep;
+	else if (keep)
+		return (ssize_t)(keep + peek_past_fence(sc, iov, cnt, skip + keep, asked - keep, f,
+						     keep));
 	if ((f & DMB_FENCE_VALID) && atomic_load(&sc->tcp_rx) == (f & ~DMB_FENCE_VALID))
 		sconn_rx_cut_set(sc);
 	if (keep < (size_t)n)
@@ -799,6 +841,48 @@ static ssize_t errqueue_recv(int fd, const struct iovec *iov, int iovcnt, int fl
 	return next.recvmsg(fd, mh ? mh : &own, flags);
 }
 
+/* Whether a peek that found part of what it wants can get more by waiting. */
+static bool peek_may_grow(int fd, struct sconn *sc)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+
+	if (atomic_load(&sc->rx_eof) || atomic_load(&sc->rx_err) ||
+	    dmb_peer_state(&sc->dmb) & (DMB_CF_DONE_WRITING | DMB_CF_CLOSED | DMB_CF_ABORT))
+		return false;
+	if (atomic_load(&sc->rx_cut))
+		return true;
+	return !(next.poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
+}
+
+/*
+ * MSG_PEEK|MSG_WAITALL waits until all of it is there, as TCP's does:
+ * peeked again after short pauses (the ring has no wake-up for "more").
+ */
+#define PEEK_PAUSE_NS 200000
+
+static ssize_t peek_all(int fd, struct sconn *sc, const struct iovec *iov, int cnt, int flags,
+			size_t total, ssize_t r)
+{
+	int timeo = rcvtimeo_ms(fd, sc);
+	int64_t end = timeo ? soft_now_ns() / 1000000 + timeo : 0;
+	const struct timespec pause = { .tv_sec = 0, .tv_nsec = PEEK_PAUSE_NS };
+
+	while (r > 0 && (size_t)r < total && !soft_sandboxed() && !nonblocking(fd, sc, flags) &&
+	       peek_may_grow(fd, sc)) {
+		ssize_t again;
+
+		if ((timeo && soft_now_ns() / 1000000 >= end) || nanosleep(&pause, NULL))
+			break;
+		sc_lock(&sc->rx_lock);
+		again = ring_recv(fd, sc, iov, cnt, flags, total);
+		sc_unlock(&sc->rx_lock);
+		if (again < r)
+			break;
+		r = again;
+	}
+	return r;
+}
+
 ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt, int flags,
 		  struct msghdr *mh)
 {
@@ -831,6 +915,8 @@ ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 	sc_lock(&sc->rx_lock);
 	r = ring_recv(fd, sc, iov, iovcnt, flags, total);
 	sc_unlock(&sc->rx_lock);
+	if ((flags & (MSG_PEEK | MSG_WAITALL)) == (MSG_PEEK | MSG_WAITALL))
+		r = peek_all(fd, sc, iov, iovcnt, flags, total, r);
 	if (!(flags & MSG_PEEK))
 		count(false, total, r);
 	return r;

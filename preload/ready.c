@@ -7,24 +7,38 @@
 
 #include "soft.h"
 
-bool soft_rx_cut_now(struct sconn *sc)
+/*
+ * The TCP stream was read up to the peer's fence: here, or by another holder
+ * of the connection (fork, spawn), which marked its cut-over or, if it read
+ * the last bytes before the fence came, left only the kernel's count.
+ */
+static bool rx_fence_reached(int fd, struct sconn *sc)
 {
-	uint64_t f;
+	uint64_t f = atomic_load_explicit(&sc->dmb.rx.ctrl->fence, memory_order_seq_cst), total;
 
+	if (!(f & DMB_FENCE_VALID))
+		return false;
+	if (atomic_load(&sc->tcp_rx) >= (f & ~DMB_FENCE_VALID) ||
+	    atomic_load_explicit(&sc->dmb.rx.ctrl->cons_cut, memory_order_acquire))
+		return true;
+	return atomic_load_explicit(&sc->dmb.tx.ctrl->hold_gen, memory_order_relaxed) &&
+	       !atomic_load(&sc->rx_eof) && sys_tcp_read_total(fd, &total) &&
+	       total >= (f & ~DMB_FENCE_VALID);
+}
+
+bool soft_rx_cut_now(int fd, struct sconn *sc)
+{
 	if (atomic_load_explicit(&sc->rx_cut, memory_order_acquire))
 		return true;
 	/* another process holding the connection (fork, spawn) may have cut it */
-	if (!atomic_load_explicit(&sc->dmb.rx.ctrl->cons_cut, memory_order_acquire)) {
-		f = atomic_load_explicit(&sc->dmb.rx.ctrl->fence, memory_order_acquire);
-		if (!(f & DMB_FENCE_VALID) || atomic_load(&sc->tcp_rx) < (f & ~DMB_FENCE_VALID) ||
-		    !atomic_load(&sc->attached))
-			return false;
-	}
+	if (!atomic_load_explicit(&sc->dmb.rx.ctrl->cons_cut, memory_order_acquire) &&
+	    (!atomic_load(&sc->attached) || !rx_fence_reached(fd, sc)))
+		return false;
 	sconn_rx_cut_set(sc);
 	return true;
 }
 
-unsigned soft_ready(struct sconn *sc, unsigned *mode)
+unsigned soft_ready(int fd, struct sconn *sc, unsigned *mode)
 {
 	unsigned ev = 0, st;
 
@@ -33,7 +47,7 @@ unsigned soft_ready(struct sconn *sc, unsigned *mode)
 		return 0;
 	sconn_attach_late(sc);
 	st = dmb_peer_state(&sc->dmb);
-	if (soft_rx_cut_now(sc)) {
+	if (soft_rx_cut_now(fd, sc)) {
 		long avail = dmb_readable(&sc->dmb);
 
 		*mode |= SOFT_IN_RING;
@@ -55,22 +69,12 @@ unsigned soft_ready(struct sconn *sc, unsigned *mode)
 	return ev;
 }
 
-/* The TCP stream was read up to the peer's fence (here or by another holder). */
-static bool rx_fence_reached(struct sconn *sc)
-{
-	uint64_t f = atomic_load_explicit(&sc->dmb.rx.ctrl->fence, memory_order_seq_cst);
-
-	return (f & DMB_FENCE_VALID) &&
-	       (atomic_load(&sc->tcp_rx) >= (f & ~DMB_FENCE_VALID) ||
-		atomic_load_explicit(&sc->dmb.rx.ctrl->cons_cut, memory_order_acquire));
-}
-
 /* Cut the receive direction over now, if no reader holds it: whether it is. */
-static bool rx_cut_now(struct sconn *sc)
+static bool rx_cut_now(int fd, struct sconn *sc)
 {
 	if (pthread_mutex_trylock(&sc->rx_lock))
 		return false;
-	if (!atomic_load(&sc->rx_cut) && rx_fence_reached(sc))
+	if (!atomic_load(&sc->rx_cut) && rx_fence_reached(fd, sc))
 		sconn_rx_cut_set(sc);
 	pthread_mutex_unlock(&sc->rx_lock);
 	return atomic_load(&sc->rx_cut);
@@ -92,7 +96,7 @@ bool soft_arm(int fd, struct sconn *sc, unsigned want)
 			 * one, and TCP, read up to its fence, stays quiet: we
 			 * cut over here and wait on the ring.
 			 */
-			if (rx_fence_reached(sc) && !rx_cut_now(sc))
+			if (rx_fence_reached(fd, sc) && !rx_cut_now(fd, sc))
 				ready = true;  /* a reader has the lock: it will */
 		}
 		if (atomic_load(&sc->rx_cut)) {

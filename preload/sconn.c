@@ -199,6 +199,9 @@ static void child_holds(int fd, struct sconn *sc, void *arg)
 	pthread_mutex_init(&sc->tx_lock, NULL);
 	pthread_mutex_init(&sc->rx_lock, NULL);
 	pthread_mutex_init(&sc->lock, NULL);
+	/* not paired before the fork: the parent's to decline (ctl_shared) */
+	if (atomic_load(&sc->state) == SC_NEW)
+		atomic_store(&sc->state, SC_TCP);
 }
 
 void ctl_after_fork_child(void)

@@ -84,10 +84,12 @@ struct sconn {
 	_Atomic bool closed_wr;    /* shutdown(SHUT_WR) done */
 	/*
 	 * O_NONBLOCK as last seen: -1 unknown.  Refreshed by this process's
-	 * fcntl(F_SETFL) and ioctl(FIONBIO); another process sharing the file
-	 * description can change it unseen (then a wait may spin once).
+	 * fcntl(F_SETFL) and ioctl(FIONBIO); once shared, read at every use
+	 * (another process can change it unseen).
 	 */
 	_Atomic int nonblock;
+	/* another process got the socket once (fork, spawn, exec, SCM_RIGHTS) */
+	_Atomic bool shared;
 	/* SO_RCVTIMEO in ms as last read (0 none), -1 unknown: reset by setsockopt */
 	_Atomic int rcvtimeo_ms;
 	unsigned fork_seen;        /* the fork() that counted us already (dup'ed fds) */
@@ -225,6 +227,12 @@ void ctl_exec_resume(int fd, struct sconn *sc, int state, uint32_t seq);
 void ctl_exec_wait(void);
 /* Every inheritable socket paired (or TCP) before a new process inherits it. */
 void ctl_settle(void);
+/*
+ * sc is about to be held by another process too: from now on it is read as
+ * shared, and if it is not paired yet it stays TCP, its PAIR (if this
+ * process makes one) declining with SMC_SOFT_DECL_SHARED.
+ */
+void ctl_shared(struct sconn *sc);
 /* A seccomp sandbox: pairings still out stay TCP, no message goes any more. */
 void ctl_sandboxed(void);
 
@@ -359,6 +367,9 @@ ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 /* A send the kernel does on its own (sendfile, splice), op(arg), while the
  * socket is not MAPPED: its bytes are counted for the fence.  Else -2. */
 ssize_t soft_kernel_send(struct sconn *sc, ssize_t (*op)(void *), void *arg);
+/* The same on a MAPPED socket whose sending direction has not cut over
+ * (tx_lock held meanwhile); -2 once it has. */
+ssize_t soft_send_before_cut(int fd, struct sconn *sc, ssize_t (*op)(void *), void *arg);
 /* Drain doorbell bytes without blocking (rx cut over, rx_lock not held). */
 /* The same with rx_lock held (or no other thread left). */
 void soft_drain_held(int fd, struct sconn *sc);
@@ -391,12 +402,12 @@ void dump_cdc(struct sconn *sc);
 /* ---- ready.c: readiness for poll and epoll ---- */
 /* Whether the fence is behind us (marks rx cut over if it just became so):
  * what TCP still carries are doorbells. */
-bool soft_rx_cut_now(struct sconn *sc);
+bool soft_rx_cut_now(int fd, struct sconn *sc);
 #define SOFT_IN_RING  0x1u          /* IN decided by the ring (else the kernel) */
 #define SOFT_OUT_RING 0x2u          /* OUT decided by the ring */
 /* Which of POLLIN/POLLOUT/POLLRDHUP/POLLHUP/POLLERR the ring says now;
  * *mode tells which directions the ring decides. */
-unsigned soft_ready(struct sconn *sc, unsigned *mode);
+unsigned soft_ready(int fd, struct sconn *sc, unsigned *mode);
 /* Ask for a doorbell when want (POLLIN/POLLOUT) becomes ready; true if it
  * is ready already. */
 bool soft_arm(int fd, struct sconn *sc, unsigned want);

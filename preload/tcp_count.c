@@ -13,12 +13,17 @@
 #include "preload.h"
 #include "soft.h"
 
-/* tcpi_state values (the kernel's tcp_states.h) after the peer's FIN */
-enum { ST_TIME_WAIT = 6, ST_CLOSE_WAIT = 8, ST_LAST_ACK = 9, ST_CLOSING = 11 };
+/* tcpi_state values (the kernel's include/net/tcp_states.h) */
+enum {
+	ST_FIN_WAIT1 = 4, ST_FIN_WAIT2 = 5, ST_TIME_WAIT = 6, ST_CLOSE = 7, ST_CLOSE_WAIT = 8,
+	ST_LAST_ACK = 9, ST_CLOSING = 11,
+};
 
 /*
  * Application bytes received: the kernel's count moves with rcv_nxt, which
- * a FIN moves by one too (states after the peer's FIN).
+ * a FIN moves by one too (states after the peer's FIN).  CLOSE is also
+ * where an open socket ends after both FINs (LAST_ACK, or FIN_WAIT2 and the
+ * peer's FIN); after a reset the count no longer matters.
  */
 static bool bytes_received(int fd, uint64_t *out)
 {
@@ -34,6 +39,7 @@ static bool bytes_received(int fd, uint64_t *out)
 	case ST_LAST_ACK:
 	case ST_CLOSING:
 	case ST_TIME_WAIT:
+	case ST_CLOSE:
 		if (*out)
 			(*out)--;
 		break;
@@ -61,11 +67,26 @@ bool soft_tcp_read_total(int fd, uint64_t *out)
 	return false;
 }
 
+/* Our FIN is queued or acknowledged: shutdown(SHUT_WR) by any holder. */
+static bool fin_sent(int state)
+{
+	switch (state) {
+	case ST_FIN_WAIT1:
+	case ST_FIN_WAIT2:
+	case ST_TIME_WAIT:
+	case ST_CLOSE:
+	case ST_LAST_ACK:
+	case ST_CLOSING:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /*
- * Application bytes written, acknowledged or still queued: the kernel's
- * acknowledged count includes the SYN of a connect() (one sequence number)
- * and a FIN; role 0 is the connecting end.  Only for a socket not shut down
- * for writing.
+ * Application bytes written, acknowledged or still queued: both counts
+ * include the SYN of a connect() (one sequence number; role 0 is the
+ * connecting end) and our FIN once a holder shut the socket down.
  */
 bool soft_tcp_sent_total(int fd, int role, uint64_t *out)
 {
@@ -87,11 +108,11 @@ bool soft_tcp_sent_total(int fd, int role, uint64_t *out)
 			return false;
 		if (ti.tcpi_bytes_acked == before) {
 			uint64_t total = before + (uint64_t)outq;
-			uint64_t syn = role == 0 ? 1 : 0;
+			uint64_t ctl = (role == 0 ? 1 : 0) + (fin_sent(ti.tcpi_state) ? 1 : 0);
 
-			if (total < syn)
+			if (total < ctl)
 				return false;
-			*out = total - syn;
+			*out = total - ctl;
 			return true;
 		}
 	}

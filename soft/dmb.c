@@ -248,16 +248,52 @@ static long rx_avail(struct dmb_conn *c, uint64_t w)
 	return cursor_dist(c->rx.own, dmb_cursor_of(w), c->rx.size);
 }
 
+/*
+ * Our cursors as another holder of the end (fork, spawn) may have moved
+ * them: the private ones are good only while the end is ours alone and no
+ * holder came or went since our last call.
+ */
+static bool own_current(struct dmb_conn *c, const struct dmb_ring *r)
+{
+	return atomic_load_explicit(&c->tx.ctrl->holders, memory_order_relaxed) <= 1 &&
+	       atomic_load_explicit(&c->tx.ctrl->hold_gen, memory_order_acquire) == r->gen;
+}
+
+static struct dmb_cursor tx_view(struct dmb_conn *c)
+{
+	if (own_current(c, &c->tx))
+		return c->tx.own;
+	return dmb_cursor_of(atomic_load_explicit(&c->tx.ctrl->prod, memory_order_acquire));
+}
+
+/* As resync_rx() would take it, without taking it. */
+static struct dmb_cursor rx_view(struct dmb_conn *c)
+{
+	struct dmb_cursor shared;
+	long ahead;
+
+	if (own_current(c, &c->rx))
+		return c->rx.own;
+	shared = dmb_cursor_of(atomic_load_explicit(&c->rx.ctrl->cons, memory_order_acquire));
+	ahead = cursor_dist(shared, c->rx.own, c->rx.size);
+	return ahead < 0 || (uint64_t)ahead > c->rx.unpublished ? shared : c->rx.own;
+}
+
 long dmb_readable(struct dmb_conn *c)
 {
-	long n = rx_avail(c, atomic_load_explicit(&c->rx.ctrl->prod, memory_order_acquire));
+	long n = cursor_dist(rx_view(c),
+			     dmb_cursor_of(atomic_load_explicit(&c->rx.ctrl->prod,
+								memory_order_acquire)),
+			     c->rx.size);
 
 	return n < 0 ? -EPROTO : n;
 }
 
 long dmb_unread(struct dmb_conn *c)
 {
-	long n = tx_used(c, atomic_load_explicit(&c->tx.ctrl->cons, memory_order_acquire));
+	long n = cursor_dist(dmb_cursor_of(atomic_load_explicit(&c->tx.ctrl->cons,
+								 memory_order_acquire)),
+			     tx_view(c), c->tx.size);
 
 	return n < 0 ? -EPROTO : n;
 }

@@ -110,6 +110,7 @@ static void put_region(struct nlmsghdr *nlh, const struct soft_sock *s)
 	const struct soft_region *g = s->region;
 
 	mnl_attr_put_u8(nlh, SMC_SOFT_A_SIDE, s->side);
+	mnl_attr_put_u8(nlh, SMC_SOFT_A_ROLE, s->role);
 	mnl_attr_put_u32(nlh, SMC_SOFT_A_LGR_ID, g->lgr ? soft_lgr_id(g->lgr) : 0);
 	mnl_attr_put_u64(nlh, SMC_SOFT_A_DMB_TOKEN, g->dmb_token[s->side]);
 	mnl_attr_put_u64(nlh, SMC_SOFT_A_SHM_SIZE, g->size);

@@ -73,7 +73,8 @@
  *              without NLM_F_ACK and collects the reply later by its seq.
  *              Reply: one SMC_SOFT message, cmd PAIR, with TOKEN and
  *              PAIR_STATUS, and then:
- *                PENDING   (the first end) SIDE 0, LGR_ID (0: the link
+ *                PENDING   (the first end) SIDE 0, ROLE (as the end
+ *                          registered it), LGR_ID (0: the link
  *                          group is known once the peer arrives),
  *                          DMB_TOKEN, SHM_SIZE, RING_SIZE twice (tx then
  *                          rx of this end); the region's memfd rides on
@@ -108,7 +109,9 @@
  *
  * SOCK_INFO    the region of a socket again, for a process that lost its
  *              mapping in execve().  fd: the socket (SCM_RIGHTS), required;
- *              holding it is the proof of being that end.  Reply: as PAIR's,
+ *              holding it is the proof of being that end (also for one
+ *              that came with SCM_RIGHTS: ROLE tells it which end it is).
+ *              Reply: as PAIR's,
  *              cmd SOCK_INFO, with the memfd (PENDING or PAIRED), or ENOENT
  *              when the socket has no region.  From any control connection.
  *
@@ -212,11 +215,13 @@ enum {
 #define SMC_SOFT_STATE_LISTEN 10
 
 /*
- * SMC_SOFT_A_DECLINE of a process that uses io_uring, and of a socket with
- * SO_ZEROCOPY (SMC_CLC_DECL_OPTUNSUPP: an option SMC cannot carry).
+ * SMC_SOFT_A_DECLINE of a process that uses io_uring, of a socket with
+ * SO_ZEROCOPY, and of a connection another process got before it could be
+ * paired (SMC_CLC_DECL_OPTUNSUPP: a use SMC cannot carry).
  */
 #define SMC_SOFT_DECL_URING    0x03060000u
 #define SMC_SOFT_DECL_ZEROCOPY 0x03060000u
+#define SMC_SOFT_DECL_SHARED   0x03060000u
 
 /* SMC_SOFT_A_PAIR_STATUS */
 #define SMC_SOFT_PAIR_PENDING  1

@@ -511,6 +511,7 @@ static int pair_attr(const struct nlattr *a, void *arg)
 	case SMC_SOFT_A_TOKEN:          return get_fixed(a, &r->token, 8);
 	case SMC_SOFT_A_PAIR_STATUS:    return get_fixed(a, &r->status, 1);
 	case SMC_SOFT_A_SIDE:           return get_fixed(a, &r->side, 1);
+	case SMC_SOFT_A_ROLE:           return get_fixed(a, &r->role, 1);
 	case SMC_SOFT_A_REASON:         return get_fixed(a, &r->reason, 4);
 	case SMC_SOFT_A_PEER_DIAGNOSIS: return get_fixed(a, &r->peer_diagnosis, 4);
 	case SMC_SOFT_A_LGR_ID:         return get_fixed(a, &r->lgr_id, 4);
@@ -537,7 +538,8 @@ static int parse_pair(const struct nlmsghdr *nlh, struct soft_pair_reply *r, int
 		return -EBADMSG;
 	if (r->status == SMC_SOFT_PAIR_DECLINED)
 		return 0;
-	if (*fd < 0 || r->side > 1 || p.n_ring != 2 || !r->shm_size)
+	if (*fd < 0 || r->side > 1 || p.n_ring != 2 || !r->shm_size ||
+	    (r->role > 1 && r->role != SOFT_ROLE_UNSAID))
 		return -EBADMSG;
 	r->shm_fd = *fd;
 	*fd = -1;
@@ -570,6 +572,7 @@ static int take_pair(const struct soft_reg_conn *c, const void *buf, size_t len,
 			return 0;
 		memset(r, 0, sizeof(*r));
 		r->shm_fd = -1;
+		r->role = SOFT_ROLE_UNSAID;
 		r->seq = nlh->nlmsg_seq;
 		if (nlh->nlmsg_type == NLMSG_ERROR && is_pair_error(nlh, r))
 			return 1;

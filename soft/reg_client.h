@@ -92,6 +92,7 @@ struct soft_pair_reply {
 	uint64_t token;
 	uint8_t status;          /* SMC_SOFT_PAIR_* */
 	uint8_t side;            /* 0 or 1 */
+	uint8_t role;            /* as registered: 0 client, 1 server; SOFT_ROLE_UNSAID */
 	uint32_t reason, peer_diagnosis;        /* DECLINED */
 	uint32_t lgr_id;
 	uint64_t dmb_token, peer_dmb_token;
@@ -107,6 +108,7 @@ struct soft_pair_reply {
  * messages (errors of SOCK_DEL) are skipped, and descriptors that do not
  * belong to a PAIR reply are closed.
  */
+#define SOFT_ROLE_UNSAID 0xff
 int soft_reg_pair_poll(struct soft_reg_conn *c, struct soft_pair_reply *r);
 
 #endif

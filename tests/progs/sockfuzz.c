@@ -23,6 +23,8 @@
  *   -t SECS    timeout per seed (default 30)
  *   -k         go on after a failed seed
  *   -V         verbose: a line per seed, and every operation on stderr
+ *   -H         history: each process keeps its last 64 operations and
+ *              prints them when it fails or times out
  *   -l         list the operation kinds
  *
  * A failed seed prints one line, "sockfuzz: seed N: ROLE: CALL: what went
@@ -136,6 +138,8 @@ struct shared {
 };
 
 static struct shared *g_sh;
+
+enum { VERBOSE_ALL = 1, VERBOSE_HISTORY = 2 };
 
 /* ---- random numbers and the stream pattern ---------------------------------- */
 
@@ -279,6 +283,28 @@ static void progress_shown(struct end *e)
 	atomic_store(&s->rx_off, e->p.rx_off);
 }
 
+/* -H: the last lines -V would print, kept per process, printed on a failure */
+#define HISTORY 64
+static char g_hist[HISTORY][512];
+static unsigned g_nhist;
+
+static void history_print(void)
+{
+	for (unsigned i = g_nhist > HISTORY ? g_nhist - HISTORY : 0; i < g_nhist; i++) {
+		const char *l = g_hist[i % HISTORY];
+
+		if (write(2, l, strlen(l)) < 0)
+			break;
+	}
+	g_nhist = 0;
+}
+
+static void on_history(int sig)
+{
+	(void)sig;
+	history_print();
+}
+
 static void say(struct end *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(struct end *e, const char *fmt, ...)
 {
@@ -290,6 +316,13 @@ static void say(struct end *e, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	if (e->verbose == VERBOSE_HISTORY) {
+		snprintf(g_hist[g_nhist++ % HISTORY], sizeof(g_hist[0]),
+			 "sockfuzz: history: %s %d #%lu: %s (tx %llu rx %llu)\n",
+			 role_name[e->role], (int)getpid(), e->p.ops, line,
+			 (unsigned long long)e->p.tx_off, (unsigned long long)e->p.rx_off);
+		return;
+	}
 	fprintf(stderr, "sockfuzz: %s %d #%lu: %s (tx %llu/%llu rx %llu/%llu)\n",
 		role_name[e->role], (int)getpid(), e->p.ops, line, (unsigned long long)e->p.tx_off,
 		(unsigned long long)e->tx_len, (unsigned long long)e->p.rx_off,
@@ -315,6 +348,8 @@ static int fail(struct end *e, const char *fmt, ...)
 			 (unsigned long long)e->p.rx_off, (unsigned long long)e->rx_len,
 			 e->nonblock ? "O_NONBLOCK" : "blocking fd");
 	say(e, "FAILED: %s", what);
+	if (e->verbose == VERBOSE_HISTORY)
+		history_print();
 	return -1;
 }
 
@@ -1383,6 +1418,8 @@ static int do_call(struct end *e, const struct op *op, int force_flags)
 		c.n = call_size(e, op, c.flags);
 		e->p.ops++;
 		rc = op->io(e, &c);
+		if (rc == AGAIN)
+			say(e, "%s -> EAGAIN", e->doing);
 	} else {
 		rc = DONE;
 	}
@@ -1488,6 +1525,11 @@ static int setup_end(struct end *e, int role)
 	e->rx_len = stream_len(e->seed, g_sh->volume, !role);
 	e->p.rng = mix(e->seed * 2 + (uint64_t)role + 77) | 1;
 	snprintf(e->doing, sizeof(e->doing), "setting up");
+	if (e->verbose == VERBOSE_HISTORY) {
+		struct sigaction sa = { .sa_handler = on_history, .sa_flags = SA_RESTART };
+
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 	if (pipe2(e->pipe_out, O_CLOEXEC) < 0 || pipe2(e->pipe_in, O_CLOEXEC) < 0)
 		return fail_errno(e, "pipe2");
 	snprintf(tmpl, sizeof(tmpl), "%s/sockfuzz.XXXXXX", dir && *dir ? dir : "/tmp");
@@ -1679,6 +1721,10 @@ static int run_seed(char **wrap, int nwrap, int shmfd)
 
 		why[i][0] = 0;
 		if (kid[i] > 0 && !done[i]) {
+			if (g_sh->verbose == VERBOSE_HISTORY) {
+				kill(-kid[i], SIGUSR1);
+				usleep(300000);
+			}
 			kill(-kid[i], SIGKILL);
 			waitpid(kid[i], NULL, 0);
 			snprintf(why[i], sizeof(why[i]), "%s %d: timeout after %u s in %s (tx %llu, rx %llu)",
@@ -1748,7 +1794,7 @@ static unsigned parse_kinds(const char *list)
 static int usage(void)
 {
 	fprintf(stderr, "usage: sockfuzz [-s SEED | -S FIRST -n COUNT] [-v BYTES] [-x KINDS] "
-			"[-o KINDS] [-t SECS] [-k] [-V] [WRAPPER...]\n"
+			"[-o KINDS] [-t SECS] [-k] [-V | -H] [WRAPPER...]\n"
 			"       sockfuzz -l\n");
 	return 2;
 }
@@ -1770,7 +1816,7 @@ int main(int argc, char **argv)
 		return end_main(SERVER, atoi(argv[2]), atoi(argv[3]));
 	if (argc == 3 && strcmp(argv[1], "client") == 0)
 		return end_main(CLIENT, atoi(argv[2]), -1);
-	while ((opt = getopt(argc, argv, "+s:S:n:v:x:o:t:kVl")) != -1) {
+	while ((opt = getopt(argc, argv, "+s:S:n:v:x:o:t:kVHl")) != -1) {
 		unsigned m;
 
 		switch (opt) {
@@ -1789,7 +1835,8 @@ int main(int argc, char **argv)
 			break;
 		case 't': timeout = (unsigned)atoi(optarg); break;
 		case 'k': keep_going = 1; break;
-		case 'V': verbose = 1; break;
+		case 'V': verbose = VERBOSE_ALL; break;
+		case 'H': verbose = VERBOSE_HISTORY; break;
 		case 'l':
 			for (int k = 0; k < K_COUNT; k++)
 				printf("%-11s %s\n", kind_name[k], kind_help[k]);
@@ -1824,7 +1871,7 @@ int main(int argc, char **argv)
 		ran++;
 		bytes[CLIENT] += stream_len(s, volume, CLIENT);
 		bytes[SERVER] += stream_len(s, volume, SERVER);
-		if (verbose && !bad)
+		if (verbose == VERBOSE_ALL && !bad)
 			printf("sockfuzz: seed %llu ok: %llu bytes client to server, %llu server to client, "
 			       "%.2f s\n", (unsigned long long)s,
 			       (unsigned long long)stream_len(s, volume, CLIENT),
