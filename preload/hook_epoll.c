@@ -285,10 +285,21 @@ static bool arm_all(struct ewait *w, bool arm)
 
 		if (!sc)
 			continue;
-		if (arm && !w->s->e[i].disarmed)
-			ready |= soft_arm(w->s->e[i].fd, sc, w->s->e[i].events & (EPOLLIN | EPOLLOUT));
-		else if (!arm)
+		if (arm && !w->s->e[i].disarmed) {
+			struct ep_entry *e = &w->s->e[i];
+			unsigned mode;
+
+			/*
+			 * Ready as epoll reports it: an edge-triggered entry whose
+			 * ring stays as it was reported (room to send, say) must
+			 * not keep us from the kernel's events of the other way.
+			 */
+			if (soft_arm(e->fd, sc, e->events & (EPOLLIN | EPOLLOUT)) &&
+			    entry_ready(e, sc, &mode, false))
+				ready = true;
+		} else if (!arm) {
 			soft_disarm(sc);
+		}
 		sconn_put(sc);
 	}
 	pthread_mutex_unlock(&w->s->lock);

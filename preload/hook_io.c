@@ -234,8 +234,12 @@ static ssize_t ring_sendfile(int out, struct sconn *sc, int in, off_t *off, size
 		v.iov_base = buf;
 		v.iov_len = (size_t)got;
 		r = soft_send(out, sc, &v, 1, 0, NULL);
-		if (r <= 0)
+		if (r <= 0) {
+			/* nothing went: the file position goes back to where it was */
+			if (!off)
+				lseek(in, -got, SEEK_CUR);
 			break;
+		}
 		done += (size_t)r;
 		if (r < got) {
 			/* the socket took less: give the rest back to a file offset */
