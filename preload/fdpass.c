@@ -60,6 +60,26 @@ static bool tcp_connected(int fd)
 	       (ss.ss_family == AF_INET || ss.ss_family == AF_INET6);
 }
 
+/*
+ * A TCP connection's socket, connected or after it: one whose peer closed
+ * already (both FINs leave no peer name) may still have bytes in its ring.
+ */
+static bool tcp_conn(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(int);
+	int v;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &len) < 0 || v != IPPROTO_TCP)
+		return false;
+	len = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) < 0 || v)
+		return false;
+	len = sizeof(ss);
+	return getsockname(fd, (struct sockaddr *)&ss, &len) == 0 &&
+	       (ss.ss_family == AF_INET || ss.ss_family == AF_INET6);
+}
+
 static void prepare_one(int fd, void *arg)
 {
 	struct journey *j = arg;
@@ -122,7 +142,7 @@ static void adopt_one(int fd, void *arg)
 	struct sconn *sc;
 
 	(void)arg;
-	if (!tcp_connected(fd) || !fd_track(fd, 0) || !(sc = fd_get(fd)))
+	if (!tcp_conn(fd) || !fd_track(fd, 0) || !(sc = fd_get(fd)))
 		return;
 	atomic_store(&sc->calls, soft_cfg.pair_after);
 	atomic_store(&sc->shared, true);

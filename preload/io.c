@@ -174,10 +174,11 @@ void soft_ring_bell(int fd, struct sconn *sc)
 	sc_lock(&sc->tx_lock);
 	cut = sconn_tx_try_cut(fd, sc);
 	sc_unlock(&sc->tx_lock);
-	if (!cut)
+	if (!cut || !dmb_bell_begin(&sc->dmb))
 		return;
 	if (sys_bell(fd))
 		atomic_fetch_add_explicit(&pstats->doorbells_tx, 1, memory_order_relaxed);
+	dmb_bell_end(&sc->dmb);
 }
 
 /* With rx_lock held and rx cut over: read the doorbells that wait. */

@@ -109,8 +109,12 @@ static bool ring_let_go(int fd, struct sconn *sc)
 	} else {
 		dmb_close(&sc->dmb);
 		/* doorbells left in the kernel's queue would make its close a reset */
-		if (locked)
+		if (locked) {
+			dmb_wait_bells(&sc->dmb);
+			/* another holder may have been the one that cut it over */
+			soft_rx_cut_now(fd, sc);
 			soft_drain_held(fd, sc);
+		}
 	}
 	if (soft_dump_on())
 		dump_cdc(sc);

@@ -888,3 +888,38 @@ void dmb_tx_sleep_end(struct dmb_conn *c)
 {
 	atomic_store_explicit(&c->tx.ctrl->prod_sleeping, 0, memory_order_relaxed);
 }
+
+/* ---- doorbells against the peer's close ---- */
+
+#define BELL_WAIT_NS 20000000LL
+
+bool dmb_bell_begin(struct dmb_conn *c)
+{
+	atomic_fetch_add_explicit(&c->tx.ctrl->ringing, 1, memory_order_seq_cst);
+	if (word_cflags(atomic_load_explicit(&c->tx.ctrl->cons, memory_order_seq_cst)) &
+	    DMB_CF_CLOSED) {
+		atomic_fetch_sub_explicit(&c->tx.ctrl->ringing, 1, memory_order_release);
+		return false;
+	}
+	return true;
+}
+
+void dmb_bell_end(struct dmb_conn *c)
+{
+	atomic_fetch_sub_explicit(&c->tx.ctrl->ringing, 1, memory_order_release);
+}
+
+void dmb_wait_bells(struct dmb_conn *c)
+{
+	long long end = 0;
+
+	/* our CLOSED (dmb_close) before the peer's count: one of us sees the other */
+	atomic_thread_fence(memory_order_seq_cst);
+	while (atomic_load_explicit(&c->rx.ctrl->ringing, memory_order_acquire)) {
+		if (!end)
+			end = mono_ns() + BELL_WAIT_NS;
+		else if (mono_ns() > end)
+			break;
+		sched_yield();
+	}
+}

@@ -76,7 +76,8 @@ struct dmb_ctrl {
 	_Atomic uint32_t prod_cpu;       /* CPU the producer last ran on, plus 1 */
 	_Atomic uint32_t prod_lock;      /* pid inside dmb_produce while the end is shared */
 	_Atomic uint32_t hold_gen;       /* bumped by every change of holders */
-	uint8_t pad0[DMB_LINE - 36];
+	_Atomic uint32_t ringing;        /* producer-side threads sending a doorbell now */
+	uint8_t pad0[DMB_LINE - 40];
 	/* consumer-owned */
 	_Atomic uint64_t cons;           /* cursor + consumer's conn-state */
 	_Atomic uint32_t cons_sleeping;  /* consumer waits for data */
@@ -261,6 +262,17 @@ void dmb_tx_sleep_end(struct dmb_conn *c);
  * (the wrap is 16 bits).  The tx one with the produce calls serialised, the
  * rx one with the consume calls.
  */
+/*
+ * A doorbell goes over TCP, where one the peer's last holder has not read
+ * when it closes makes the kernel reset the connection (and drop what it
+ * still had to send).  So a bell is sent between dmb_bell_begin() (false:
+ * the peer closed, no bell) and dmb_bell_end(); the closing end, after
+ * dmb_close(), waits in dmb_wait_bells() for bells on their way (bounded),
+ * then reads what came.
+ */
+bool dmb_bell_begin(struct dmb_conn *c);
+void dmb_bell_end(struct dmb_conn *c);
+void dmb_wait_bells(struct dmb_conn *c);
 uint64_t dmb_tx_pos(const struct dmb_conn *c);
 uint64_t dmb_rx_pos(const struct dmb_conn *c);
 /* Whether every byte consumed is in the published consumer cursor. */

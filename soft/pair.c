@@ -165,7 +165,8 @@ int soft_sock_info(struct soft_req *r)
 	int fd = r->fd, rc;
 
 	r->fd = -1;
-	rc = soft_reg_read_fd(r, fd, SMC_SOFT_STATE_ACTIVE, &id, r->peer->netns, ifname);
+	/* also after the FINs: the ring may still hold bytes for this end */
+	rc = soft_reg_read_fd(r, fd, SMC_SOFT_STATE_INIT, &id, r->peer->netns, ifname);
 	if (rc)
 		return rc;
 	s = soft_idx_inode(r->st, id.inode);

@@ -108,7 +108,9 @@
  *              rounded by dmb_size_round().
  *
  * SOCK_INFO    the region of a socket again, for a process that lost its
- *              mapping in execve().  fd: the socket (SCM_RIGHTS), required;
+ *              mapping in execve().  fd: the socket (SCM_RIGHTS), required,
+ *              a TCP socket that is not listening (connected, or closed
+ *              since: its ring may still hold bytes);
  *              holding it is the proof of being that end (also for one
  *              that came with SCM_RIGHTS: ROLE tells it which end it is).
  *              Reply: as PAIR's,
