@@ -692,7 +692,12 @@ void ctl_shared(struct sconn *sc)
 
 static void share(int fd, struct sconn *sc, void *arg)
 {
-	if (inheritable(fd, *(bool *)arg))
+	int listening = 0;
+	socklen_t len = sizeof(listening);
+
+	/* a listener is no connection: what it accepts is each process's own */
+	if (inheritable(fd, *(bool *)arg) &&
+	    (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) || !listening))
 		ctl_shared(sc);
 }
 

@@ -110,7 +110,7 @@ static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 	/* one another process may pair, or with a reason to stay TCP, stays TCP here */
 	if (st == SC_NEW && atomic_load(&sc->decline))
 		return;
-	if (b->spawn && (st == SC_NEW || st == SC_ASKED ||
+	if (b->spawn && (st == SC_ASKED ||
 			 (st == SC_MAPPED && !spawn_hold(b, fd, sc, b->child && child_fds_has(b->child, fd)))))
 		return;
 	if (st == SC_MAPPED) {

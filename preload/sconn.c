@@ -204,7 +204,7 @@ static void child_holds(int fd, struct sconn *sc, void *arg)
 	pthread_mutex_init(&sc->rx_lock, NULL);
 	pthread_mutex_init(&sc->lock, NULL);
 	/* not paired before the fork: the parent's to decline (ctl_shared) */
-	if (atomic_load(&sc->state) == SC_NEW)
+	if (atomic_load(&sc->state) == SC_NEW && atomic_load(&sc->decline))
 		atomic_store(&sc->state, SC_TCP);
 }
 

@@ -500,3 +500,49 @@ tx_bytes() {
 	done
 	[ -z "$failed" ] || { echo "failed on plain TCP:$failed"; return 1; }
 }
+
+# A listener that a forked child takes into a new program (a server that
+# daemonizes, then executes the real one): the new program's accepted
+# connections are carried.  Before, the fork left the listener TCP in the
+# child, and the new program did not know it.
+@test "a listener inherited through fork and exec: its connections are SMCD" {
+	local port
+	port=$(tcp_free_port)
+	"$RUN" python3 -c '
+import os, socket, sys
+l = socket.socket()
+l.bind(("127.0.0.1", int(sys.argv[1])))
+l.listen(4)
+if os.fork() == 0:
+    os.dup2(l.fileno(), 3)
+    os.execvp("python3", ["python3", "-c", """
+import socket
+l = socket.socket(fileno=3)
+c, _ = l.accept()
+n = 0
+while True:
+    b = c.recv(65536)
+    if not b:
+        break
+    n += len(b)
+c.sendall(str(n).encode())
+c.close()
+"""])
+l.close()
+os.wait()' "$port" &
+	SERVER_PID=$!
+	wait_tcp_listen "$port" "$SERVER_PID"
+	run --separate-stderr "$RUN" python3 -c '
+import os, socket, subprocess, sys
+c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+c.sendall(b"x" * 4000000)
+env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+rows = subprocess.run([sys.argv[2], "-a"], capture_output=True, text=True, env=env).stdout
+print(sum(1 for r in rows.splitlines() if r.startswith("ACTIVE") and (":%s " % sys.argv[1]) in r and r.rstrip().endswith("SMCD")))
+c.shutdown(socket.SHUT_WR)
+print(c.recv(100).decode())' "$port" "$SMC_BIN/smcss"
+	[ "$status" -eq 0 ] || { echo "client: $status $output $stderr"; return 1; }
+	[ "$output" = $'2\n4000000' ] || { echo "want 2 SMCD rows and 4000000 bytes, got: $output"; return 1; }
+	wait "$SERVER_PID"
+	SERVER_PID=
+}
