@@ -169,16 +169,11 @@ void ctl_hello(void)
 	pthread_mutex_unlock(&ctl_mu);
 }
 
-static void give_up(struct sconn *sc)
-{
-	atomic_store(&sc->state, SC_TCP);
-}
-
 /* Every request still out is given up: its socket stays TCP. */
 static void pend_drop_all(void)
 {
 	for (size_t i = 0; i < npend; i++) {
-		give_up(pend[i].sc);
+		conn_stay_tcp(pend[i].sc);
 		sconn_put(pend[i].sc);
 	}
 	npend = 0;
@@ -328,13 +323,12 @@ static long pair_send(int fd, struct sconn *sc)
 /* With ctl_mu held: PAIR sc (socket fd) if it is still NEW. */
 static void pair_locked(int fd, struct sconn *sc)
 {
-	int expect = SC_NEW;
 	long seq;
 
-	if (!atomic_compare_exchange_strong(&sc->state, &expect, SC_ASKED))
+	if (!conn_ask(sc))
 		return;
 	if (soft_sandboxed() || !ctl_open()) {
-		give_up(sc);
+		conn_stay_tcp(sc);
 		return;
 	}
 	del_flush();
@@ -347,16 +341,15 @@ static void pair_locked(int fd, struct sconn *sc)
 	}
 	if (seq == -EAGAIN) {
 		/* the daemon is behind a burst of connections: ask again later */
-		atomic_store(&sc->calls, 0);
-		atomic_store(&sc->state, SC_NEW);
+		conn_ask_later(sc);
 	} else if (seq <= 0) {
 		preload_dbg("libsmc-preload: soft pairing not asked: %s\n", strerror((int)-seq));
-		give_up(sc);
+		conn_stay_tcp(sc);
 		ctl_lost();
 	} else {
 		sc->seq = (uint32_t)seq;
 		if (!pend_add(sc->seq, sc))
-			give_up(sc);
+			conn_stay_tcp(sc);
 	}
 }
 
@@ -374,13 +367,11 @@ static void replies_locked(void);
 
 void ctl_established(int fd, struct sconn *sc)
 {
-	int expect = SC_NEW;
-
 	if (soft_cfg.pair_after)
 		return;
 	/* no daemon: TCP for good, without a word (a data call would try again) */
 	if (soft_sandboxed() || !daemon_there()) {
-		atomic_compare_exchange_strong(&sc->state, &expect, SC_TCP);
+		conn_stay_tcp_if_new(sc);
 		return;
 	}
 	pthread_mutex_lock(&ctl_mu);
@@ -421,9 +412,9 @@ static void take_reply(struct soft_pair_reply *r)
 		if (r->error || r->status == SMC_SOFT_PAIR_DECLINED || r->shm_fd < 0) {
 			preload_dbg("libsmc-preload: fd stays TCP: %s reason 0x%08x\n",
 				    r->error ? strerror(-r->error) : "declined", r->reason);
-			give_up(sc);
+			conn_stay_tcp(sc);
 		} else if (!sconn_attach(sc, r->shm_fd, r->side, inherited)) {
-			give_up(sc);
+			conn_stay_tcp(sc);
 		}
 		sconn_put(sc);
 	}
@@ -565,7 +556,7 @@ void ctl_exec_resume(int fd, struct sconn *sc, int state, uint32_t seq)
 	if (state == SC_NEW)
 		return;
 	pthread_mutex_lock(&ctl_mu);
-	atomic_store(&sc->state, SC_ASKED);
+	conn_asked_again(sc);
 	if (state == SC_MAPPED) {
 		s = soft_reg_info_send(&conn, fd);
 		if (s > 0 && pend_add((uint32_t)s, sc)) {
@@ -573,10 +564,10 @@ void ctl_exec_resume(int fd, struct sconn *sc, int state, uint32_t seq)
 			pend[npend - 1].exec = true;
 			exec_waiting++;
 		} else {
-			give_up(sc);
+			conn_stay_tcp(sc);
 		}
 	} else if (!pend_add(seq, sc)) {
-		give_up(sc);
+		conn_stay_tcp(sc);
 	} else {
 		sc->seq = seq;
 	}
@@ -632,7 +623,7 @@ void ctl_adopt(int fd, struct sconn *sc)
 	long seq = -ENOTCONN;
 
 	pthread_mutex_lock(&ctl_mu);
-	atomic_store(&sc->state, SC_ASKED);
+	conn_asked_again(sc);
 	if (!soft_sandboxed() && daemon_there() && ctl_open())
 		seq = soft_reg_info_send(&conn, fd);
 	if (seq > 0 && pend_add((uint32_t)seq, sc)) {
@@ -643,7 +634,7 @@ void ctl_adopt(int fd, struct sconn *sc)
 		exec_waiting = 0;
 	}
 	if (atomic_load(&sc->state) == SC_ASKED)
-		give_up(sc);
+		conn_stay_tcp(sc);
 	pthread_mutex_unlock(&ctl_mu);
 }
 
@@ -661,7 +652,7 @@ void ctl_exec_wait(void)
  * stays TCP while the first cuts over).  So a socket still NEW is paired
  * before another process gets it, and the daemon answers at once.  One that
  * cannot be (not connected yet, the daemon busy) or whose answer does not
- * come stays TCP (ctl_shared).  With ctl_mu held.
+ * come stays TCP (conn_shared).  With ctl_mu held.
  */
 static bool inheritable(int fd, bool all)
 {
@@ -680,16 +671,6 @@ static void pair_for_sharing(int fd, struct sconn *sc, void *arg)
 		pair_locked(fd, sc);
 }
 
-void ctl_shared(struct sconn *sc)
-{
-	uint32_t none = 0;
-	int st = atomic_load(&sc->state);
-
-	atomic_store(&sc->shared, true);
-	if (st == SC_NEW || st == SC_ASKED)
-		atomic_compare_exchange_strong(&sc->decline, &none, SMC_SOFT_DECL_SHARED);
-}
-
 static void share(int fd, struct sconn *sc, void *arg)
 {
 	int listening = 0;
@@ -698,7 +679,7 @@ static void share(int fd, struct sconn *sc, void *arg)
 	/* a listener is no connection: what it accepts is each process's own */
 	if (inheritable(fd, *(bool *)arg) &&
 	    (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) || !listening))
-		ctl_shared(sc);
+		conn_shared(sc);
 }
 
 static void settle_locked(bool all)

@@ -29,7 +29,7 @@ static void head(struct soft_pdump_slot *h, struct sconn *sc, uint8_t type, uint
 static void put_cdc(void *map, struct sconn *sc)
 {
 	struct soft_pdump_slot h = { 0 };
-	struct dmb_cdc d = dmb_own_cdc(&sc->dmb);
+	struct dmb_cdc d = TP(sc, own_cdc);
 
 	head(&h, sc, SOFT_DUMP_T_CDC, 0);
 	h.prod_wrap = d.prod.wrap;
@@ -61,13 +61,13 @@ void dump_io(struct sconn *sc, bool rx, const struct iovec *iov, int cnt, size_t
 		size_t cap = atomic_load_explicit(&ctl->snaplen, memory_order_relaxed);
 
 		head(&h, sc, SOFT_DUMP_T_DATA, rx ? SOFT_DUMP_F_RX : 0);
-		h.offset = rx ? block_offset(dmb_rx_pos(&sc->dmb), dmb_rx_size(&sc->dmb), n)
-			      : block_offset(dmb_tx_pos(&sc->dmb), dmb_tx_size(&sc->dmb), n);
+		h.offset = rx ? block_offset(TP(sc, rx_pos), TP(sc, rx_size), n)
+			      : block_offset(TP(sc, tx_pos), TP(sc, tx_size), n);
 		h.len = (uint32_t)n;
 		soft_pdump_put(map, &h, iov, cnt, 0, cap < n ? cap : n);
 	}
 	/* a consume sends its CDC only when it published the consumer cursor */
-	if (types & SOFT_DUMP_TYPE_CDC && (!rx || dmb_rx_published(&sc->dmb)))
+	if (types & SOFT_DUMP_TYPE_CDC && (!rx || TP(sc, rx_published)))
 		put_cdc(map, sc);
 }
 

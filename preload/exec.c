@@ -90,7 +90,7 @@ static bool spawn_hold(struct inherit_buf *b, int fd, struct sconn *sc, bool fro
 		return false;
 	}
 	b->held[b->nheld++] = sc;
-	dmb_holders_add(&sc->dmb, 1);
+	TP(sc, holders_add, 1);
 	return true;
 }
 
@@ -117,7 +117,7 @@ static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 		bool wake = false;
 
 		pthread_mutex_lock(&sc->rx_lock);
-		dmb_rx_flush(&sc->dmb, &wake);
+		TP(sc, rx_flush, &wake);
 		pthread_mutex_unlock(&sc->rx_lock);
 		if (wake)
 			soft_ring_bell(fd, sc);
@@ -201,11 +201,11 @@ static void exec_drop_holders(struct exec_drop *d, int delta)
 
 		if (d->e[i].passed || !sconn_mapped(sc) || atomic_load(&sc->let_go))
 			continue;
-		if (delta < 0 && dmb_holders(&sc->dmb) < 2) {
+		if (delta < 0 && TP(sc, holders) < 2) {
 			d->e[i].passed = true;        /* the last one: nothing to give back */
 			continue;
 		}
-		dmb_holders_add(&sc->dmb, delta);
+		TP(sc, holders_add, delta);
 	}
 }
 
@@ -280,7 +280,7 @@ void soft_spawn_settle(struct soft_spawn *sp, bool started)
 		return;
 	for (size_t i = 0; i < sp->b.nheld; i++) {
 		if (!started)
-			dmb_holders_add(&sp->b.held[i]->dmb, -1);
+			TP(sp->b.held[i], holders_add, -1);
 		if (!sp->unref)
 			sconn_put(sp->b.held[i]);
 	}

@@ -47,19 +47,6 @@ struct journey {
 	size_t n;
 };
 
-static bool tcp_connected(int fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(int);
-	int v;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &len) < 0 || v != IPPROTO_TCP)
-		return false;
-	len = sizeof(ss);
-	return getpeername(fd, (struct sockaddr *)&ss, &len) == 0 &&
-	       (ss.ss_family == AF_INET || ss.ss_family == AF_INET6);
-}
-
 /*
  * A TCP connection's socket, connected or after it: one whose peer closed
  * already (both FINs leave no peer name) may still have bytes in its ring.
@@ -80,6 +67,15 @@ static bool tcp_conn(int fd)
 	       (ss.ss_family == AF_INET || ss.ss_family == AF_INET6);
 }
 
+/* One connected now: it has a peer name. */
+static bool tcp_connected(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	return tcp_conn(fd) && getpeername(fd, (struct sockaddr *)&ss, &len) == 0;
+}
+
 static void prepare_one(int fd, void *arg)
 {
 	struct journey *j = arg;
@@ -95,7 +91,7 @@ static void prepare_one(int fd, void *arg)
 		}
 	if (tcp_connected(fd))
 		ctl_pair_now(fd, sc);
-	ctl_shared(sc);
+	conn_shared(sc);
 	if (!sconn_mapped(sc) || j->n == PASS_MAX) {
 		sconn_put(sc);
 		return;
@@ -110,11 +106,11 @@ static void prepare_one(int fd, void *arg)
 	pthread_mutex_unlock(&sc->tx_lock);
 	/* what we read must be consumed for the receiver too */
 	pthread_mutex_lock(&sc->rx_lock);
-	dmb_rx_flush(&sc->dmb, &wake);
+	TP(sc, rx_flush, &wake);
 	pthread_mutex_unlock(&sc->rx_lock);
 	if (wake)
 		soft_ring_bell(fd, sc);
-	dmb_holders_add(&sc->dmb, 1);
+	TP(sc, holders_add, 1);
 	j->sc[j->n++] = sc;
 }
 
@@ -130,7 +126,7 @@ ssize_t soft_fdpass_send(int fd, const struct msghdr *mh, int flags)
 	err = errno;
 	for (size_t i = 0; i < j.n; i++) {
 		if (r < 0)
-			dmb_holders_add(&j.sc[i]->dmb, -1);
+			TP(j.sc[i], holders_add, -1);
 		sconn_put(j.sc[i]);
 	}
 	errno = err;

@@ -137,7 +137,7 @@ static void sconn_init(struct sconn *sc, int role)
 	pthread_mutex_init(&sc->lock, NULL);
 	pthread_mutex_init(&sc->tx_lock, NULL);
 	pthread_mutex_init(&sc->rx_lock, NULL);
-	memset(&sc->dmb, 0, sizeof(sc->dmb));
+	memset(&sc->tp, 0, sizeof(sc->tp));
 	atomic_store(&sc->plain_tx, 0);
 	atomic_store(&sc->plain_rx, 0);
 	atomic_store(&sc->attached, false);

@@ -183,8 +183,8 @@ static uint32_t entry_ready(struct ep_entry *e, struct sconn *sc, unsigned *mode
 	if (!r)
 		return 0;
 	if (e->events & EPOLLET) {
-		in_word = atomic_load(&sc->dmb.rx.ctrl->prod);
-		out_word = atomic_load(&sc->dmb.tx.ctrl->cons);
+		in_word = TP(sc, rx_mark);
+		out_word = TP(sc, tx_mark);
 		if (in_word == e->last_in)
 			r &= ~(uint32_t)(EPOLLIN | EPOLLRDHUP);
 		if (out_word == e->last_out)

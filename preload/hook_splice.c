@@ -66,7 +66,7 @@ static ssize_t ring_splice_out(struct splice_args *a, struct sconn *sc)
 
 	/* SPLICE_F_NONBLOCK is for the pipe: the socket waits unless O_NONBLOCK */
 	if (fl >= 0 && (fl & O_NONBLOCK) && atomic_load(&sc->tx_cut)) {
-		long room = dmb_space(&sc->dmb);
+		long room = TP(sc, space);
 
 		if (room <= 0) {
 			errno = EAGAIN;

@@ -174,11 +174,11 @@ void soft_ring_bell(int fd, struct sconn *sc)
 	sc_lock(&sc->tx_lock);
 	cut = sconn_tx_try_cut(fd, sc);
 	sc_unlock(&sc->tx_lock);
-	if (!cut || !dmb_bell_begin(&sc->dmb))
+	if (!cut || !TP(sc, bell_begin))
 		return;
 	if (sys_bell(fd))
 		atomic_fetch_add_explicit(&pstats->doorbells_tx, 1, memory_order_relaxed);
-	dmb_bell_end(&sc->dmb);
+	TP(sc, bell_end);
 }
 
 /* With rx_lock held and rx cut over: read the doorbells that wait. */
@@ -215,7 +215,7 @@ void soft_drain_held(int fd, struct sconn *sc)
  */
 bool soft_may_drain(struct sconn *sc, bool wants_in)
 {
-	return wants_in || dmb_holders(&sc->dmb) <= 1;
+	return wants_in || TP(sc, holders) <= 1;
 }
 
 void soft_drain(int fd, struct sconn *sc)
@@ -234,7 +234,7 @@ void soft_drain(int fd, struct sconn *sc)
 
 static bool tx_space(struct sconn *sc)
 {
-	return dmb_space(&sc->dmb) != 0;
+	return TP(sc, space) != 0;
 }
 
 /*
@@ -257,8 +257,8 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 
 	if (soft_spin(sc, tx_space, false))
 		return 0;
-	if (dmb_tx_sleep_begin(&sc->dmb, 1)) {
-		dmb_tx_sleep_end(&sc->dmb);
+	if (TP(sc, tx_sleep_begin, 1)) {
+		TP(sc, tx_sleep_end);
 		return 0;
 	}
 	atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
@@ -271,7 +271,7 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 		int64_t left = *deadline - soft_now_ns() / 1000000;
 
 		if (left <= 0) {
-			dmb_tx_sleep_end(&sc->dmb);
+			TP(sc, tx_sleep_end);
 			return -EAGAIN;
 		}
 		if (left < timeout)
@@ -281,7 +281,7 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 		/* readable for good: a short nap instead of a spinning poll */
 		timeout = 1;
 	rc = next.poll(&p, 1, timeout);
-	dmb_tx_sleep_end(&sc->dmb);
+	TP(sc, tx_sleep_end);
 	if (rc < 0)
 		return -errno;
 	if (rc == 0)
@@ -350,7 +350,7 @@ static ssize_t ring_send(int fd, struct sconn *sc, const struct iovec *iov, int 
 	for (;;) {
 		int n = iov_window(iov, cnt, done, total - done, win, IOV_CHUNK);
 		bool wake = false;
-		ssize_t r = dmb_produce(&sc->dmb, win, n, 0, &wake);
+		ssize_t r = TP(sc, produce, win, n, &wake);
 
 		if (r > 0) {
 			if (soft_dump_on())
@@ -488,16 +488,16 @@ ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 /* Publish the consumer cursor now; the dump sees it if it moved. */
 static void rx_flush(struct sconn *sc, bool *wake)
 {
-	bool cdc = soft_dump_on() && !dmb_rx_published(&sc->dmb);
+	bool cdc = soft_dump_on() && !TP(sc, rx_published);
 
-	dmb_rx_flush(&sc->dmb, wake);
+	TP(sc, rx_flush, wake);
 	if (cdc)
 		dump_cdc(sc);
 }
 
 static bool rx_ready(struct sconn *sc)
 {
-	return dmb_readable(&sc->dmb) != 0 || dmb_peer_state(&sc->dmb);
+	return TP(sc, readable) != 0 || TP(sc, peer_state);
 }
 
 /* SO_RCVTIMEO in ms, 0 for none; read again after setsockopt. */
@@ -586,7 +586,7 @@ static int wait_data_futex(int fd, struct sconn *sc)
 		ts.tv_sec = (time_t)(ms / 1000);
 		ts.tv_nsec = (long)(ms % 1000) * 1000000;
 		atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
-		r = dmb_rx_futex_wait(&sc->dmb, &ts);
+		r = TP(sc, rx_wait, &ts);
 		if (r == 0)
 			return 0;
 		if (r == -EINTR) {
@@ -617,19 +617,19 @@ static int wait_data(int fd, struct sconn *sc)
 	/* in a sandbox the futex wait's timeouts and signals cost calls of ours */
 	if (soft_cfg.futex && !soft_sandboxed())
 		return wait_data_futex(fd, sc);
-	cdc = soft_dump_on() && !dmb_rx_published(&sc->dmb);
-	ready = dmb_rx_sleep_begin(&sc->dmb, &wake);
+	cdc = soft_dump_on() && !TP(sc, rx_published);
+	ready = TP(sc, rx_sleep_begin, &wake);
 	if (cdc)
 		dump_cdc(sc);
 	if (wake)
 		soft_ring_bell(fd, sc);
 	if (ready) {
-		dmb_rx_sleep_end(&sc->dmb);
+		TP(sc, rx_sleep_end);
 		return 0;
 	}
 	atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
 	n = next.read(fd, buf, sizeof(buf));
-	dmb_rx_sleep_end(&sc->dmb);
+	TP(sc, rx_sleep_end);
 	if (n > 0) {
 		atomic_fetch_add_explicit(&pstats->doorbells_rx, (uint64_t)n, memory_order_relaxed);
 		return 0;
@@ -649,17 +649,16 @@ static int wait_data(int fd, struct sconn *sc)
  * adds.
  */
 static size_t peek_past_fence(struct sconn *sc, const struct iovec *iov, int cnt, size_t skip,
-			      size_t want, uint64_t f, size_t got)
+			      size_t want)
 {
 	struct iovec win[IOV_CHUNK];
 	ssize_t r;
 	int w;
 
-	if (!want || !(f & DMB_FENCE_VALID) ||
-	    atomic_load(&sc->tcp_rx) + got != (f & ~DMB_FENCE_VALID))
+	if (!want)
 		return 0;
 	w = iov_window(iov, cnt, skip, want, win, IOV_CHUNK);
-	r = dmb_consume(&sc->dmb, win, w, DMB_PEEK, NULL);
+	r = TP(sc, consume, win, w, TP_PEEK, NULL);
 	return r > 0 ? (size_t)r : 0;
 }
 
@@ -673,32 +672,26 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 {
 	const size_t asked = want;
 	struct iovec win[IOV_CHUNK];
-	uint64_t f = atomic_load_explicit(&sc->dmb.rx.ctrl->fence, memory_order_acquire);
-	bool peek = flags & MSG_PEEK;
+	bool peek = flags & MSG_PEEK, known;
+	uint64_t left;
 	ssize_t n;
 	size_t keep;
 	int w;
-	uint64_t total;
 
 	/* held by several processes (fork, spawn): the others read some of it */
-	if (atomic_load_explicit(&sc->dmb.tx.ctrl->hold_gen, memory_order_relaxed) &&
-	    !atomic_load(&sc->rx_eof) && sys_tcp_read_total(fd, &total))
-		atomic_store(&sc->tcp_rx, total);
-
+	conn_rx_count_shared(fd, sc);
+	known = conn_rx_fence_left(sc, &left);
 	/* or another process holding the connection read up to the fence */
-	if (((f & DMB_FENCE_VALID) && atomic_load(&sc->tcp_rx) >= (f & ~DMB_FENCE_VALID)) ||
-	    atomic_load_explicit(&sc->dmb.rx.ctrl->cons_cut, memory_order_acquire)) {
+	if ((known && !left) || TP(sc, rx_cut_seen)) {
 		sconn_rx_cut_set(sc);
 		return 0;
 	}
 	if (!(flags & MSG_DONTWAIT) && !nonblocking(fd, sc, flags)) {
 		/* so that the producer rings once it has cut over */
-		atomic_store_explicit(&sc->dmb.rx.ctrl->cons_sleeping, 1, memory_order_seq_cst);
-		f = atomic_load_explicit(&sc->dmb.rx.ctrl->fence, memory_order_seq_cst);
+		TP(sc, rx_want_bell);
+		known = conn_rx_fence_left(sc, &left);
 	}
-	if (f & DMB_FENCE_VALID) {
-		uint64_t left = (f & ~DMB_FENCE_VALID) - atomic_load(&sc->tcp_rx);
-
+	if (known) {
 		if (!left) {
 			/* the fence came while we got here: no 0-byte read, no false EOF */
 			sconn_rx_cut_set(sc);
@@ -711,29 +704,21 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 	n = tcp_recvv(fd, win, w, flags & (MSG_PEEK | MSG_DONTWAIT));
 	if (n < 0)
 		return -1;
-	f = atomic_load_explicit(&sc->dmb.rx.ctrl->fence, memory_order_acquire);
+	known = conn_rx_fence_left(sc, &left);
 	if (n == 0) {
-		if (!(f & DMB_FENCE_VALID))
+		if (!known)
 			return -2;
 		atomic_store(&sc->rx_eof, true);
 		sconn_rx_cut_set(sc);
 		return 0;
 	}
-	keep = (size_t)n;
-	if (f & DMB_FENCE_VALID) {
-		uint64_t left = (f & ~DMB_FENCE_VALID) - atomic_load(&sc->tcp_rx);
-
-		if (keep > left)
-			keep = (size_t)left;
-	}
+	keep = known && (uint64_t)n > left ? (size_t)left : (size_t)n;
+	if (peek && keep)
+		return (ssize_t)keep + ((flags & MSG_WAITALL) && known && keep == left
+			? (ssize_t)peek_past_fence(sc, iov, cnt, skip + keep, asked - keep) : 0);
 	if (!peek)
 		atomic_fetch_add(&sc->tcp_rx, keep);
-	else if (keep && !(flags & MSG_WAITALL))
-		return (ssize_t)keep;
-	else if (keep)
-		return (ssize_t)(keep + peek_past_fence(sc, iov, cnt, skip + keep, asked - keep, f,
-						     keep));
-	if ((f & DMB_FENCE_VALID) && atomic_load(&sc->tcp_rx) == (f & ~DMB_FENCE_VALID))
+	if (conn_rx_fence_left(sc, &left) && !left)
 		sconn_rx_cut_set(sc);
 	if (keep < (size_t)n)
 		atomic_fetch_add_explicit(&pstats->doorbells_rx, (uint64_t)n - keep,
@@ -775,11 +760,11 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 			continue;
 		}
 		n = iov_window(iov, cnt, done, total - done, win, IOV_CHUNK);
-		r = dmb_consume(&sc->dmb, win, n, peek ? DMB_PEEK : 0, &wake);
+		r = TP(sc, consume, win, n, peek ? TP_PEEK : 0, &wake);
 		if (r > 0) {
 			if (soft_dump_on() && !peek)
 				dump_io(sc, true, win, n, (size_t)r);
-			dmb_rx_busy(&sc->dmb);
+			TP(sc, rx_busy);
 			done += (size_t)r;
 			if (wake)
 				soft_ring_bell(fd, sc);
@@ -848,7 +833,7 @@ static bool peek_may_grow(int fd, struct sconn *sc)
 	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
 
 	if (atomic_load(&sc->rx_eof) || atomic_load(&sc->rx_err) ||
-	    dmb_peer_state(&sc->dmb) & (DMB_CF_DONE_WRITING | DMB_CF_CLOSED | DMB_CF_ABORT))
+	    TP(sc, peer_state) & (TP_PS_ENDED))
 		return false;
 	if (atomic_load(&sc->rx_cut))
 		return true;
@@ -927,7 +912,7 @@ long soft_fionread(int fd, struct sconn *sc)
 {
 	int k = 0;
 	long ring;
-	uint64_t f;
+	uint64_t left;
 
 	if (!sconn_mapped(sc) || !atomic_load(&sc->rx_cut)) {
 		if (next.ioctl(fd, FIONREAD, &k) < 0)
@@ -935,22 +920,21 @@ long soft_fionread(int fd, struct sconn *sc)
 		if (!sconn_mapped(sc))
 			return k;
 	}
-	ring = dmb_readable(&sc->dmb);
+	ring = TP(sc, readable);
 	if (ring < 0)
 		ring = 0;
 	if (atomic_load(&sc->rx_cut))
 		return ring;
-	f = atomic_load(&sc->dmb.rx.ctrl->fence);
-	if (!(f & DMB_FENCE_VALID))
+	if (!conn_rx_fence_left(sc, &left))
 		return k;
-	if ((uint64_t)k > (f & ~DMB_FENCE_VALID) - atomic_load(&sc->tcp_rx))
-		k = (int)((f & ~DMB_FENCE_VALID) - atomic_load(&sc->tcp_rx));
+	if ((uint64_t)k > left)
+		k = (int)left;
 	return k + ring;
 }
 
 long soft_outq(struct sconn *sc)
 {
-	long n = dmb_unread(&sc->dmb);
+	long n = TP(sc, unread);
 
 	return n < 0 ? 0 : n;
 }
@@ -960,7 +944,7 @@ int soft_shutdown(int fd, struct sconn *sc, int how)
 	if (how == SHUT_WR || how == SHUT_RDWR) {
 		sc_lock(&sc->tx_lock);
 		if (sconn_mapped(sc) && sconn_tx_try_cut(fd, sc)) {
-			dmb_shutdown_wr(&sc->dmb);
+			TP(sc, shutdown_wr);
 			if (soft_dump_on())
 				dump_cdc(sc);
 		}
@@ -968,7 +952,7 @@ int soft_shutdown(int fd, struct sconn *sc, int how)
 		sc_unlock(&sc->tx_lock);
 	}
 	if ((how == SHUT_RD || how == SHUT_RDWR) && sconn_mapped(sc)) {
-		dmb_shutdown_rd(&sc->dmb);
+		TP(sc, shutdown_rd);
 		if (soft_dump_on())
 			dump_cdc(sc);
 	}

@@ -29,18 +29,16 @@ bool soft_sandboxed(void)
 
 static void leave_tcp_alone(int fd, struct sconn *sc, void *arg)
 {
-	int expect = SC_NEW;
-
 	(void)fd;
 	(void)arg;
-	atomic_compare_exchange_strong(&sc->state, &expect, SC_TCP);
+	conn_stay_tcp_if_new(sc);
 }
 
 void soft_sandbox_enter(void)
 {
 	if (atomic_exchange(&sandboxed, true))
 		return;
-	dmb_asym_off();
+	transport_asym_off();
 	ctl_sandboxed();
 	fd_for_each(leave_tcp_alone, NULL);
 }

@@ -42,8 +42,8 @@
 #include <sys/uio.h>
 #include <time.h>
 
-#include "dmb.h"
 #include "pstats.h"
+#include "transport.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -64,7 +64,7 @@ struct sconn {
 	unsigned token_conn;       /* the control connection that registered it (ctl.c) */
 	pthread_mutex_t lock;
 	pthread_mutex_t tx_lock, rx_lock;
-	struct dmb_conn dmb;       /* valid from MAPPED on */
+	struct transport tp;       /* valid from MAPPED on */
 	/*
 	 * Calls in the plain TCP path (entered before the state was MAPPED):
 	 * tx does not cut over and we do not say attached while they run,
@@ -154,6 +154,9 @@ struct preload_next {
 			    const sigset_t *);
 };
 extern struct preload_next next;
+
+/* sc's transport does op (transport.h); only from MAPPED on. */
+#define TP(sc, op, ...) ((sc)->tp.ops->op(&(sc)->tp, ##__VA_ARGS__))
 void preload_next_init(void);
 
 /* ---- soft_config.c ---- */
@@ -227,12 +230,6 @@ void ctl_exec_resume(int fd, struct sconn *sc, int state, uint32_t seq);
 void ctl_exec_wait(void);
 /* Every inheritable socket paired (or TCP) before a new process inherits it. */
 void ctl_settle(void);
-/*
- * sc is about to be held by another process too: from now on it is read as
- * shared, and if it is not paired yet it stays TCP, its PAIR (if this
- * process makes one) declining with SMC_SOFT_DECL_SHARED.
- */
-void ctl_shared(struct sconn *sc);
 /* A seccomp sandbox: pairings still out stay TCP, no message goes any more. */
 void ctl_sandboxed(void);
 
@@ -262,7 +259,7 @@ void ctl_pair_now(int fd, struct sconn *sc);
 bool ctl_owns(int fd);
 void ctl_adopt(int fd, struct sconn *sc);
 
-/* setsockopt(SO_ZEROCOPY) on a connection of ours (sconn.c). */
+/* setsockopt(SO_ZEROCOPY) on a connection of ours (lifecycle.c). */
 int soft_zerocopy(int fd, struct sconn *sc, const void *val, socklen_t len);
 /* Why sc must stay TCP (SMC_CLC_DECL_*), 0 when it may pair (ctl.c). */
 uint32_t ctl_decline_reason(const struct sconn *sc);
@@ -329,7 +326,43 @@ extern struct soft_pstats *pstats;     /* never NULL: a private copy until attac
 /* never NULL: a line that reads 0 (dump off) until attached */
 extern struct soft_pdump_ctl *pdump_ctl;
 
-/* ---- sconn.c ---- */
+/* ---- lifecycle.c: states, cut-over, sharing (doc/soft-lifecycle.md) ---- */
+/*
+ * The only writers of sc->state besides fd_track() (NEW) and
+ * sconn_attach() (ASKED to MAPPED), one per row of the document's first
+ * table.  conn_ask(): NEW to ASKED, false if it was not NEW.
+ */
+bool conn_ask(struct sconn *sc);
+/* ASKED back to NEW: the daemon was busy, a later call asks again. */
+void conn_ask_later(struct sconn *sc);
+/* ASKED for an inherited or passed connection whose region is asked for. */
+void conn_asked_again(struct sconn *sc);
+/* TCP for good (declined, failed, given up). */
+void conn_stay_tcp(struct sconn *sc);
+/* NEW to TCP (no daemon, a sandbox, shared before pairing); others unchanged. */
+void conn_stay_tcp_if_new(struct sconn *sc);
+/*
+ * sc is about to be held by another process too: from now on it is read as
+ * shared, and if it is not paired yet it stays TCP, its PAIR (if this
+ * process makes one) declining with SMC_SOFT_DECL_SHARED.
+ */
+void conn_shared(struct sconn *sc);
+/*
+ * The TCP bytes of the stream left before the peer's fence (0 once read up
+ * to it); false while the peer has not set its fence.
+ */
+bool conn_rx_fence_left(struct sconn *sc, uint64_t *left);
+/* Held by several processes: tcp_rx from the kernel, what all of them read. */
+void conn_rx_count_shared(int fd, struct sconn *sc);
+/*
+ * Before a wait for POLLIN: the receiving direction cuts over here if the
+ * fence is reached; true when it is reached but a reader holds rx_lock (it
+ * cuts over), so the wait must not sleep.
+ */
+bool conn_rx_cut_before_wait(int fd, struct sconn *sc);
+/* Whether the fence is behind us (marks rx cut over if it just became so):
+ * what TCP still carries are doorbells. */
+bool soft_rx_cut_now(int fd, struct sconn *sc);
 /* inherited: a region found again after execve (SOCK_INFO), not a new pairing */
 bool sconn_attach(struct sconn *sc, int shm_fd, int side, bool inherited);
 /* Tell the peer we read fence-aware now, once no plain reader is left. */
@@ -348,7 +381,7 @@ void sconn_fork_failed(void);
 /* rx reads the ring from now on, in every process holding the connection. */
 static inline void sconn_rx_cut_set(struct sconn *sc)
 {
-	atomic_store_explicit(&sc->dmb.rx.ctrl->cons_cut, 1, memory_order_release);
+	TP(sc, rx_cut_mark);
 	atomic_store(&sc->rx_cut, true);
 }
 
@@ -400,9 +433,6 @@ void dump_io(struct sconn *sc, bool rx, const struct iovec *iov, int cnt, size_t
 void dump_cdc(struct sconn *sc);
 
 /* ---- ready.c: readiness for poll and epoll ---- */
-/* Whether the fence is behind us (marks rx cut over if it just became so):
- * what TCP still carries are doorbells. */
-bool soft_rx_cut_now(int fd, struct sconn *sc);
 #define SOFT_IN_RING  0x1u          /* IN decided by the ring (else the kernel) */
 #define SOFT_OUT_RING 0x2u          /* OUT decided by the ring */
 /* Which of POLLIN/POLLOUT/POLLRDHUP/POLLHUP/POLLERR the ring says now;

@@ -55,5 +55,5 @@ void soft_config_init(bool enabled)
 		soft_reg_socket_path(soft_cfg.socket_path, sizeof(soft_cfg.socket_path));
 	soft_cfg.enabled = enabled;
 	if (enabled)
-		dmb_asym_init();
+		transport_asym_init();
 }

@@ -133,10 +133,7 @@ int soft_note_cpu(struct sconn *sc)
 
 	if (cpu < 0)
 		return cpu;
-	if (atomic_load_explicit(&sc->dmb.rx.ctrl->cons_cpu, memory_order_relaxed) != (uint32_t)cpu + 1)
-		atomic_store_explicit(&sc->dmb.rx.ctrl->cons_cpu, (uint32_t)cpu + 1, memory_order_relaxed);
-	if (atomic_load_explicit(&sc->dmb.tx.ctrl->prod_cpu, memory_order_relaxed) != (uint32_t)cpu + 1)
-		atomic_store_explicit(&sc->dmb.tx.ctrl->prod_cpu, (uint32_t)cpu + 1, memory_order_relaxed);
+	TP(sc, note_cpu, cpu);
 	return cpu;
 }
 
@@ -164,8 +161,7 @@ bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx)
 	if (cpu < 0)
 		return false;
 	mine = (uint32_t)cpu + 1;
-	peer = atomic_load_explicit(rx ? &sc->dmb.rx.ctrl->prod_cpu : &sc->dmb.tx.ctrl->cons_cpu,
-				    memory_order_relaxed);
+	peer = TP(sc, peer_cpu, rx);
 	if (soft_cpus_crowded() || peer == mine || !soft_cfg.multi_cpu) {
 		/* a shared core, or all busy: let the peer run once instead of spinning */
 		sys_yield();

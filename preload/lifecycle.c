@@ -1,4 +1,9 @@
-/* A tracked connection's shared memory: attach, cut-over, release. */
+/*
+ * A connection's life in the preload: pairing's outcome, the cut-over of
+ * each direction, sharing with other processes and the holders, the end.
+ * The states and transitions are doc/soft-lifecycle.md's tables; what
+ * carries the bytes is the transport under it (transport.h).
+ */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -10,6 +15,38 @@
 #include "soft.h"
 #include "reg.h"
 
+/* ---- states (doc/soft-lifecycle.md section 1) ---- */
+
+bool conn_ask(struct sconn *sc)
+{
+	int expect = SC_NEW;
+
+	return atomic_compare_exchange_strong(&sc->state, &expect, SC_ASKED);
+}
+
+void conn_ask_later(struct sconn *sc)
+{
+	atomic_store(&sc->calls, 0);
+	atomic_store(&sc->state, SC_NEW);
+}
+
+void conn_asked_again(struct sconn *sc)
+{
+	atomic_store(&sc->state, SC_ASKED);
+}
+
+void conn_stay_tcp(struct sconn *sc)
+{
+	atomic_store(&sc->state, SC_TCP);
+}
+
+void conn_stay_tcp_if_new(struct sconn *sc)
+{
+	int expect = SC_NEW;
+
+	atomic_compare_exchange_strong(&sc->state, &expect, SC_TCP);
+}
+
 bool sconn_attach(struct sconn *sc, int shm_fd, int side, bool inherited)
 {
 	bool ok = false;
@@ -17,13 +54,14 @@ bool sconn_attach(struct sconn *sc, int shm_fd, int side, bool inherited)
 
 	pthread_mutex_lock(&sc->lock);
 	if (atomic_load(&sc->state) == SC_ASKED) {
-		rc = dmb_map(shm_fd, side, &sc->dmb);
+		sc->tp.ops = &transport_ring;
+		rc = TP(sc, map, shm_fd, side);
 		if (rc) {
 			preload_dbg("libsmc-preload: soft region refused: %d\n", rc);
 		} else {
 			/* an inherited end counts the holders it was passed with */
 			if (!inherited)
-				atomic_store(&sc->dmb.tx.ctrl->holders, 1);
+				TP(sc, holders_first);
 			atomic_store_explicit(&sc->state, SC_MAPPED, memory_order_seq_cst);
 			preload_dbg("libsmc-preload: paired as side %d\n", side);
 			ok = true;
@@ -44,7 +82,7 @@ void sconn_attach_late(struct sconn *sc)
 	    atomic_load_explicit(&sc->plain_rx, memory_order_seq_cst))
 		return;
 	atomic_store(&sc->attached, true);
-	atomic_store_explicit(&sc->dmb.rx.ctrl->attached, 1, memory_order_seq_cst);
+	TP(sc, say_attached);
 }
 
 /*
@@ -59,25 +97,86 @@ bool sconn_tx_try_cut(int fd, struct sconn *sc)
 	if (atomic_load_explicit(&sc->tx_cut, memory_order_relaxed))
 		return true;
 	/* another process holding the connection (fork, spawn) cut it over */
-	if (sconn_mapped(sc) &&
-	    atomic_load_explicit(&sc->dmb.tx.ctrl->fence, memory_order_acquire) & DMB_FENCE_VALID) {
+	if (sconn_mapped(sc) && TP(sc, tx_fence, &sent)) {
 		atomic_store_explicit(&sc->tx_cut, true, memory_order_release);
 		return true;
 	}
 	if (!sconn_mapped(sc) || atomic_load_explicit(&sc->plain_tx, memory_order_seq_cst) ||
-	    !atomic_load_explicit(&sc->dmb.tx.ctrl->attached, memory_order_acquire))
+	    !TP(sc, peer_attached))
 		return false;
 	sent = atomic_load(&sc->tcp_tx);
 	/* held by several processes (fork, spawn): what the others wrote counts too */
-	if (atomic_load_explicit(&sc->dmb.tx.ctrl->hold_gen, memory_order_relaxed) &&
-	    !sys_tcp_sent_total(fd, sc->role, &sent))
+	if (TP(sc, ever_shared) && !sys_tcp_sent_total(fd, sc->role, &sent))
 		return false;
-	atomic_store_explicit(&sc->dmb.tx.ctrl->fence, DMB_FENCE_VALID | sent,
-			      memory_order_seq_cst);
+	TP(sc, set_tx_fence, sent);
 	sys_setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	atomic_store_explicit(&sc->tx_cut, true, memory_order_release);
 	atomic_fetch_add_explicit(&pstats->fence_bytes, sent, memory_order_relaxed);
 	return true;
+}
+
+/* ---- the receiving cut-over ---- */
+
+bool conn_rx_fence_left(struct sconn *sc, uint64_t *left)
+{
+	uint64_t fence, read;
+
+	if (!TP(sc, rx_fence, &fence))
+		return false;
+	read = atomic_load(&sc->tcp_rx);
+	*left = fence > read ? fence - read : 0;
+	return true;
+}
+
+void conn_rx_count_shared(int fd, struct sconn *sc)
+{
+	uint64_t total;
+
+	if (TP(sc, ever_shared) && !atomic_load(&sc->rx_eof) && sys_tcp_read_total(fd, &total))
+		atomic_store(&sc->tcp_rx, total);
+}
+
+/*
+ * The TCP stream was read up to the peer's fence: here, or by another holder
+ * of the connection (fork, spawn), which marked its cut-over or, if it read
+ * the last bytes before the fence came, left only the kernel's count.
+ */
+static bool rx_fence_reached(int fd, struct sconn *sc)
+{
+	uint64_t left, total;
+
+	if (!conn_rx_fence_left(sc, &left))
+		return false;
+	if (!left || TP(sc, rx_cut_seen))
+		return true;
+	return TP(sc, ever_shared) && !atomic_load(&sc->rx_eof) &&
+	       sys_tcp_read_total(fd, &total) && total >= atomic_load(&sc->tcp_rx) + left;
+}
+
+bool soft_rx_cut_now(int fd, struct sconn *sc)
+{
+	if (atomic_load_explicit(&sc->rx_cut, memory_order_acquire))
+		return true;
+	/* another process holding the connection (fork, spawn) may have cut it */
+	if (!TP(sc, rx_cut_seen) && (!atomic_load(&sc->attached) || !rx_fence_reached(fd, sc)))
+		return false;
+	sconn_rx_cut_set(sc);
+	return true;
+}
+
+bool conn_rx_cut_before_wait(int fd, struct sconn *sc)
+{
+	bool left_to_reader;
+
+	if (!rx_fence_reached(fd, sc))
+		return false;
+	if (pthread_mutex_trylock(&sc->rx_lock))
+		return true;
+	if (!atomic_load(&sc->rx_cut) && rx_fence_reached(fd, sc))
+		sconn_rx_cut_set(sc);
+	left_to_reader = !atomic_load(&sc->rx_cut);
+	pthread_mutex_unlock(&sc->rx_lock);
+	return left_to_reader;
 }
 
 /*
@@ -91,7 +190,7 @@ static bool ring_let_go(int fd, struct sconn *sc)
 
 	if (!sconn_mapped(sc) || atomic_exchange(&sc->let_go, true))
 		return false;
-	if (dmb_holders_add(&sc->dmb, -1) > 1)
+	if (TP(sc, holders_add, -1) > 1)
 		return true;
 	/*
 	 * A thread asleep in a read holds the lock and waits for data that is
@@ -100,17 +199,17 @@ static bool ring_let_go(int fd, struct sconn *sc)
 	 */
 	locked = !pthread_mutex_trylock(&sc->rx_lock);
 	if (locked)
-		dmb_resync(&sc->dmb);
-	if (locked && dmb_readable(&sc->dmb) > 0) {
+		TP(sc, resync);
+	if (locked && TP(sc, readable) > 0) {
 		struct linger l = { .l_onoff = 1, .l_linger = 0 };
 
-		dmb_abort(&sc->dmb);
+		TP(sc, abort);
 		sys_setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
 	} else {
-		dmb_close(&sc->dmb);
+		TP(sc, close);
 		/* doorbells left in the kernel's queue would make its close a reset */
 		if (locked) {
-			dmb_wait_bells(&sc->dmb);
+			TP(sc, wait_bells);
 			/* another holder may have been the one that cut it over */
 			soft_rx_cut_now(fd, sc);
 			soft_drain_held(fd, sc);
@@ -150,8 +249,8 @@ void sconn_process_exit(void)
 void sconn_free(struct sconn *sc)
 {
 	if (atomic_load(&sc->state) == SC_MAPPED)
-		dmb_unmap(&sc->dmb);
-	atomic_store(&sc->state, SC_TCP);
+		TP(sc, unmap);
+	conn_stay_tcp(sc);
 	pthread_mutex_destroy(&sc->lock);
 	pthread_mutex_destroy(&sc->tx_lock);
 	pthread_mutex_destroy(&sc->rx_lock);
@@ -170,7 +269,7 @@ static void fork_holds(int fd, struct sconn *sc, void *arg)
 	(void)arg;
 	if (sconn_mapped(sc) && !atomic_load(&sc->let_go) && sc->fork_seen != forks) {
 		sc->fork_seen = forks;
-		dmb_holders_add(&sc->dmb, 1);
+		TP(sc, holders_add, 1);
 	}
 }
 
@@ -186,7 +285,7 @@ static void fork_unholds(int fd, struct sconn *sc, void *arg)
 	(void)arg;
 	if (sconn_mapped(sc) && sc->fork_seen == forks) {
 		sc->fork_seen = forks - 1;
-		dmb_holders_add(&sc->dmb, -1);
+		TP(sc, holders_add, -1);
 	}
 }
 
@@ -203,9 +302,19 @@ static void child_holds(int fd, struct sconn *sc, void *arg)
 	pthread_mutex_init(&sc->tx_lock, NULL);
 	pthread_mutex_init(&sc->rx_lock, NULL);
 	pthread_mutex_init(&sc->lock, NULL);
-	/* not paired before the fork: the parent's to decline (ctl_shared) */
-	if (atomic_load(&sc->state) == SC_NEW && atomic_load(&sc->decline))
-		atomic_store(&sc->state, SC_TCP);
+	/* not paired before the fork: the parent's to decline (conn_shared) */
+	if (atomic_load(&sc->decline))
+		conn_stay_tcp_if_new(sc);
+}
+
+void conn_shared(struct sconn *sc)
+{
+	uint32_t none = 0;
+	int st = atomic_load(&sc->state);
+
+	atomic_store(&sc->shared, true);
+	if (st == SC_NEW || st == SC_ASKED)
+		atomic_compare_exchange_strong(&sc->decline, &none, SMC_SOFT_DECL_SHARED);
 }
 
 void ctl_after_fork_child(void)

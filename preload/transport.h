@@ -1,0 +1,129 @@
+/*
+ * The transport under a paired connection: what carries a direction's bytes
+ * once it has cut over from TCP, and the few words the two ends and the
+ * holders of one end share about it (doc/soft-transport.md).
+ *
+ * One implementation today, the shared-memory ring of soft SMC-D
+ * (transport_ring.c over wire/dmb.h).  An RDMA one (soft SMC-R: RDMA WRITE
+ * into the peer's buffer, CDC messages for cursors and flags) fills in the
+ * same operations; the lifecycle (lifecycle.c) and the data path (io.c)
+ * call nothing else, and only a transport touches what it shares.
+ */
+#ifndef SMC_PRELOAD_TRANSPORT_H
+#define SMC_PRELOAD_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "dmb.h"
+
+struct transport;
+
+/* TP_PS_*: the peer's connection state, as SMC's CDC flags say it. */
+#define TP_PS_DONE_WRITING DMB_CF_DONE_WRITING /* shutdown(SHUT_WR) */
+#define TP_PS_CLOSED       DMB_CF_CLOSED       /* orderly close */
+#define TP_PS_ABORT        DMB_CF_ABORT        /* reset */
+#define TP_PS_DONE_READING DMB_CF_DONE_READING /* shutdown(SHUT_RD) */
+#define TP_PS_ENDED        (TP_PS_DONE_WRITING | TP_PS_CLOSED | TP_PS_ABORT)
+/* consume() flag: copy without moving the cursor (MSG_PEEK) */
+#define TP_PEEK            DMB_PEEK
+
+struct transport_ops {
+	const char *name;
+	/* Map what the daemon's reply brought (fd) as end side; 0 or -errno. */
+	int (*map)(struct transport *t, int fd, int side);
+	void (*unmap)(struct transport *t);
+
+	/*
+	 * Bytes.  Results and *wake as dmb_produce()/dmb_consume(): *wake
+	 * says the other end sleeps and needs a doorbell.
+	 */
+	ssize_t (*produce)(struct transport *t, const struct iovec *iov, int cnt, bool *wake);
+	ssize_t (*consume)(struct transport *t, const struct iovec *iov, int cnt, unsigned flags,
+			   bool *wake);
+	void (*rx_flush)(struct transport *t, bool *wake);   /* publish our consumer cursor */
+	void (*rx_busy)(struct transport *t);                /* a read found data */
+	long (*readable)(struct transport *t);
+	long (*space)(struct transport *t);
+	long (*unread)(struct transport *t);                 /* sent, not consumed yet */
+
+	/* Connection state, each sticky and published at once. */
+	void (*shutdown_wr)(struct transport *t);
+	void (*shutdown_rd)(struct transport *t);
+	void (*close)(struct transport *t);
+	void (*abort)(struct transport *t);
+	unsigned (*peer_state)(struct transport *t);         /* TP_PS_* */
+
+	/* Sleeping: announce, check again, sleep, end (dmb.h's protocol). */
+	bool (*rx_sleep_begin)(struct transport *t, bool *wake);
+	void (*rx_sleep_end)(struct transport *t);
+	int (*rx_wait)(struct transport *t, const struct timespec *timeout);
+	bool (*tx_sleep_begin)(struct transport *t, size_t want);
+	void (*tx_sleep_end)(struct transport *t);
+	/* Before our receiving cut-over: the producer rings once it has cut. */
+	void (*rx_want_bell)(struct transport *t);
+	/* A doorbell is on its way over TCP between these; false: no bell. */
+	bool (*bell_begin)(struct transport *t);
+	void (*bell_end)(struct transport *t);
+	/* Closing: wait (bounded) for the peer's doorbells on their way. */
+	void (*wait_bells)(struct transport *t);
+	/*
+	 * Values that change whenever the peer produced or changed its state
+	 * (rx), or consumed (tx): edge-triggered epoll compares them.
+	 */
+	uint64_t (*rx_mark)(struct transport *t);
+	uint64_t (*tx_mark)(struct transport *t);
+
+	/* The cut-over (doc/soft-lifecycle.md section 2). */
+	void (*say_attached)(struct transport *t);           /* we read fence-aware */
+	bool (*peer_attached)(struct transport *t);
+	/* The TCP bytes before the cut-over of a direction, once its producer set it. */
+	bool (*tx_fence)(struct transport *t, uint64_t *bytes);
+	void (*set_tx_fence)(struct transport *t, uint64_t bytes);
+	bool (*rx_fence)(struct transport *t, uint64_t *bytes);
+	/* A holder of our end read the TCP stream up to the fence. */
+	bool (*rx_cut_seen)(struct transport *t);
+	void (*rx_cut_mark)(struct transport *t);
+
+	/* Processes holding our end: the count before the change. */
+	uint32_t (*holders_add)(struct transport *t, int delta);
+	uint32_t (*holders)(struct transport *t);
+	void (*holders_first)(struct transport *t);          /* the registering process: 1 */
+	bool (*ever_shared)(struct transport *t);            /* held by more than one once */
+	void (*resync)(struct transport *t);                 /* cursors from the shared ones */
+
+	/* Where each end last ran (CPU + 1, 0 unknown), for spinning. */
+	void (*note_cpu)(struct transport *t, int cpu);
+	uint32_t (*peer_cpu)(struct transport *t, bool rx);
+
+	/* For the SMC dump (doc/smc-dump-header.md). */
+	struct dmb_cdc (*own_cdc)(struct transport *t);
+	uint64_t (*tx_pos)(struct transport *t);
+	uint64_t (*rx_pos)(struct transport *t);
+	bool (*rx_published)(struct transport *t);
+	uint32_t (*tx_size)(struct transport *t);
+	uint32_t (*rx_size)(struct transport *t);
+};
+
+struct transport {
+	const struct transport_ops *ops;   /* NULL until mapped */
+	union {
+		struct dmb_conn ring;      /* transport_ring.c */
+	} u;
+};
+
+/* The shared-memory ring of soft SMC-D. */
+extern const struct transport_ops transport_ring;
+
+/*
+ * The process may skip the producer's fence at wake-ups (membarrier, see
+ * dmb.h); off again inside a seccomp sandbox.  For every transport on this
+ * host.
+ */
+void transport_asym_init(void);
+void transport_asym_off(void);
+
+#endif
