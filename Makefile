@@ -34,7 +34,7 @@ SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 endif
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
-ALL_CFLAGS := $(WFLAGS) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -I. -Ilib -MMD -MP
+ALL_CFLAGS := $(WFLAGS) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -I. -Ilib -Iwire -MMD -MP
 LDLIBS     := $(PKG_LIBS) -lm
 
 ifeq ($(V),1)
@@ -48,14 +48,16 @@ endif
 LIB_SRCS  := $(wildcard lib/*.c)
 SMC_SRCS  := $(wildcard smc/*.c)
 TOOL_SRCS := pnet.c smcss_print.c $(wildcard rnics/*.c)
-SOFT_SRCS := $(filter-out soft/smc_softd.c,$(wildcard soft/*.c))
+# wire/: what the preload and smc_softd share (the ring, the message formats);
+# it includes nothing from soft/ or preload/ (doc/soft-netlink.md 7)
+WIRE_SRCS := $(wildcard wire/*.c)
+SOFT_SRCS := $(filter-out soft/smc_softd.c,$(wildcard soft/*.c)) $(WIRE_SRCS)
 SOFT_OBJS := $(SOFT_SRCS:%.c=$(OBJ)/%.o)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 SMC_OBJS  := $(SMC_SRCS:%.c=$(OBJ)/%.o)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(OBJ)/%.o)
-# the soft data path's shared parts are linked into the preload as well
-PRELOAD_SRCS := $(wildcard preload/*.c) soft/dmb.c soft/pdump_put.c soft/reg_client.c \
-		lib/soft_socket.c
+# the parts shared with the daemon (wire/) are linked into the preload as well
+PRELOAD_SRCS := $(wildcard preload/*.c) $(WIRE_SRCS) lib/soft_socket.c
 PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(OBJ)/pic/%.o)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(OBJ)/%.o)
@@ -80,11 +82,13 @@ $(OBJ)/%.o: %.c | deps
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# The preload's objects see wire/ and lib/ only (no -I.): a daemon header
+# (soft/) is out of their reach.
 $(OBJ)/pic/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -fPIC -fvisibility=hidden \
-		-I. -Ilib -Isoft -MMD -MP -c -o $@ $<
+		-Iwire -Ilib -MMD -MP -c -o $@ $<
 
 $(LIBSMC): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -157,18 +161,18 @@ $(O)/tests/lib%.so: tests/progs/lib%.c
 	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< -ldl
 TEST_PROGS := $(patsubst $(O)/tests/lib%,$(O)/tests/lib%.so,$(TEST_PROGS))
 # Clients of the soft backend's private family use its client code (no libnl).
-$(O)/tests/soft_client: tests/progs/soft_client.c soft/reg_client.c lib/soft_socket.c $(wildcard soft/*.h lib/*.h)
+$(O)/tests/soft_client: tests/progs/soft_client.c wire/reg_client.c lib/soft_socket.c $(wildcard wire/*.h lib/*.h)
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -I. -Ilib -Isoft -o $@ tests/progs/soft_client.c soft/reg_client.c lib/soft_socket.c
+	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -I. -Ilib -o $@ tests/progs/soft_client.c wire/reg_client.c lib/soft_socket.c
 
 # PAIR's test client maps the region too (tests/progs/pair/ keeps it out of
 # the one-file rule above).
-$(O)/tests/soft_pair: tests/progs/pair/soft_pair.c soft/reg_client.c soft/dmb.c lib/soft_socket.c \
-		$(wildcard soft/*.h lib/*.h)
+$(O)/tests/soft_pair: tests/progs/pair/soft_pair.c wire/reg_client.c wire/dmb.c lib/soft_socket.c \
+		$(wildcard wire/*.h lib/*.h)
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(WFLAGS) $(CFLAGS) $(SANFLAGS) -I. -Ilib -Isoft -o $@ $(filter %.c,$^)
+	$(Q)$(CC) $(WFLAGS) $(CFLAGS) $(SANFLAGS) -I. -Ilib -o $@ $(filter %.c,$^)
 TEST_PROGS += $(O)/tests/soft_pair
 
 CHECK_DIR := build/check
@@ -180,18 +184,18 @@ check: install-deps
 
 # The fuzz target is built with clang's libFuzzer; tests/run.sh runs it briefly.
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c) $(LIB_SRCS) $(SMC_SRCS) $(TOOL_SRCS) $(SOFT_SRCS)
-$(CHECK_DIR)/fuzz_replies: $(FUZZ_SRCS) $(wildcard lib/*.h smc/*.h soft/*.h tests/fuzz/*.h *.h)
+$(CHECK_DIR)/fuzz_replies: $(FUZZ_SRCS) $(wildcard lib/*.h smc/*.h soft/*.h wire/*.h tests/fuzz/*.h *.h)
 	@mkdir -p $(dir $@)
 	$(call msg,FUZZ,$@)
 	$(Q)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  $(PKG_CFLAGS) -I. -Ilib -o $@ $(FUZZ_SRCS) $(LDLIBS)
+	  $(PKG_CFLAGS) -I. -Ilib -Iwire -o $@ $(FUZZ_SRCS) $(LDLIBS)
 fuzz: $(CHECK_DIR)/fuzz_replies
 
 # Benchmarks (never part of make check): see bench/README.md.
-$(O)/bench/dmb_bench: bench/dmb_bench.c soft/dmb.c soft/dmb.h
+$(O)/bench/dmb_bench: bench/dmb_bench.c wire/dmb.c wire/dmb.h
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
-	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O2 -I. -Ilib -o $@ bench/dmb_bench.c soft/dmb.c -lpthread
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O2 -I. -Ilib -o $@ bench/dmb_bench.c wire/dmb.c -lpthread
 # The ring alone, then real programs: plain TCP against smc_run (bench/README.md).
 bench: all $(O)/bench/dmb_bench test-progs
 	$(Q)$(O)/bench/dmb_bench

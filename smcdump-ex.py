@@ -7,7 +7,7 @@ header (doc/smc-dump-header.md), and tcpdump captures there; with -m all it
 captures on every interface, so the TCP handshake is in the same capture.
 
 Python 3 standard library only.  The soft backend is driven over its control
-socket with hand-built netlink messages (SMC_SOFT DUMP_SET, soft/reg.h).
+socket with hand-built netlink messages (SMC_SOFT DUMP_SET, wire/reg.h).
 """
 import argparse
 import errno
@@ -38,7 +38,7 @@ CTRL_ATTR_FAMILY_ID, CTRL_ATTR_FAMILY_NAME = 1, 2
 RTM_NEWLINK, RTM_DELLINK = 16, 17
 IFLA_IFNAME, IFLA_LINKINFO, IFLA_INFO_KIND = 3, 18, 1
 
-# SMC_SOFT (soft/reg.h, soft/dump.h)
+# SMC_SOFT (wire/reg.h, wire/dump_fmt.h)
 SMC_SOFT_CMD_DUMP_SET = 8
 A_DUMP_ON, A_DUMP_MODE, A_DUMP_TYPES, A_DUMP_LEGACY, A_IFINDEX = 24, 25, 26, 27, 28
 MODE_SMCD, MODE_SMCR = 0x1, 0x2

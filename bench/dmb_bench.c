@@ -1,5 +1,5 @@
 /*
- * The soft SMC-D ring (soft/dmb.c) between two threads against loopback TCP
+ * The soft SMC-D ring (wire/dmb.c) between two threads against loopback TCP
  * and an AF_UNIX socketpair between the same two threads, in one run.
  * Rounds are interleaved and the medians compared, so drift on a shared
  * machine hits every transport alike.  See bench/README.md.
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "soft/dmb.h"
+#include "wire/dmb.h"
 
 enum kind { RING, UNIX_SP, TCP_LO, NKINDS };
 static const char *const kind_name[NKINDS] = { "ring", "unix", "tcp" };

@@ -1,7 +1,7 @@
 /*
  * Where the soft backend listens and whether to trust it: shared by the
  * tools (lib/nl.c) and the registration client of the preload
- * (soft/reg_client.c), so it uses nothing but libc.
+ * (wire/reg_client.c), so it uses nothing but libc.
  */
 #ifndef SMC_SOFT_SOCKET_H
 #define SMC_SOFT_SOCKET_H

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "soft.h"
-#include "dump.h"
+#include "dump_fmt.h"
 #include "pdump_put.h"
 
 static void *dump_map(struct soft_pdump_ctl *ctl)

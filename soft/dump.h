@@ -2,8 +2,9 @@
  * The SMC dump: records of the soft backend's SMC traffic (CLC-equivalent
  * negotiation records, CDC cursor updates, data blocks) sent as UDP
  * datagrams out of a capture device for tcpdump and Wireshark.  The wire
- * format is doc/smc-dump-header.md; the encoder (dump_enc.c) is pure, the
- * sessions and SMC_SOFT DUMP_SET live in dump.c.
+ * format is doc/smc-dump-header.md, its constants wire/dump_fmt.h (shared
+ * with the preload); the encoder (dump_enc.c) is pure, the sessions and
+ * SMC_SOFT DUMP_SET live in dump.c.
  */
 #ifndef SOFT_DUMP_H
 #define SOFT_DUMP_H
@@ -13,42 +14,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "dump_fmt.h"
 #include "state.h"
 #include "softd.h"
-
-#define SOFT_DUMP_MAGIC      0x534d4448u   /* "SMDH" */
-#define SOFT_DUMP_V1         1             /* legacy header */
-#define SOFT_DUMP_V2         2             /* current header */
-#define SOFT_DUMP_V1_HDR_LEN 32
-#define SOFT_DUMP_V2_HDR_LEN 64
-
-/* Record types (header byte 5). */
-#define SOFT_DUMP_T_PROPOSAL 1
-#define SOFT_DUMP_T_ACCEPT   2
-#define SOFT_DUMP_T_CONFIRM  3
-#define SOFT_DUMP_T_DECLINE  4
-#define SOFT_DUMP_T_CDC      16
-#define SOFT_DUMP_T_DATA     32
-#define SOFT_DUMP_T_LOST     64   /* records of a process the capture missed */
-
-/* Header flags. */
-#define SOFT_DUMP_F_RX       0x01   /* toward the local end (else from it) */
-#define SOFT_DUMP_F_SMCD     0x02   /* SMC-D (else SMC-R) */
-#define SOFT_DUMP_F_IPV6     0x04   /* addresses are IPv6 */
-#define SOFT_DUMP_F_TRUNC    0x08   /* a data record carries fewer bytes than moved */
-
-/* DUMP_SET masks (reg.h). */
-#define SOFT_DUMP_MODE_SMCD  0x01
-#define SOFT_DUMP_MODE_SMCR  0x02
-#define SOFT_DUMP_TYPE_CLC   0x01
-#define SOFT_DUMP_TYPE_CDC   0x02
-#define SOFT_DUMP_TYPE_DATA  0x04
-
-#define SOFT_DUMP_CLC_LEN    56
-#define SOFT_DUMP_CDC_LEN    16
-#define SOFT_DUMP_DATA_LEN   16     /* before the bytes */
-#define SOFT_DUMP_LOST_LEN   32
-#define SOFT_DUMP_MAX_PKT    1500   /* IP packet, the capture device's MTU */
 
 /* What every record says about its connection. */
 struct soft_dump_rec {

@@ -14,6 +14,8 @@
 #include <linux/netlink.h>
 #include <linux/genetlink.h>
 
+#include "reg.h"          /* the family SMC_SOFT: SMC_SOFT_FAMILY_NAME */
+
 struct soft_state;
 struct soft_ns;
 
@@ -21,9 +23,6 @@ struct soft_ns;
 #define SOFT_ID_PNETID   0x1a
 #define SOFT_ID_GEN      0x1b
 #define SOFT_ID_SOFT     0x1c
-
-/* The private family of the soft backend (socket registration, data path). */
-#define SMC_SOFT_FAMILY_NAME "SMC_SOFT"
 
 /* Who sent a request: read from the connection when it was accepted. */
 struct soft_peer {

@@ -430,7 +430,7 @@ old_softd() {
 	[[ "${lines[1]}" == *"DATA 10.0.0.1:5201 <- 10.0.0.2:40000 offset 5000 len 5" ]]
 }
 
-# soft_pair writes its dump ring as the preload does (soft/pstats.h): the
+# soft_pair writes its dump ring as the preload does (wire/pstats.h): the
 # daemon's side of CDC and DATA records on its own.
 @test "capture: a process's dump ring: CDC, DATA cut to the packet, LOST for a foreign token" {
 	need_capture

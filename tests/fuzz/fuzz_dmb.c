@@ -1,5 +1,5 @@
 /*
- * Fuzz target for the soft SMC-D shared-memory region (soft/dmb.c): the bytes
+ * Fuzz target for the soft SMC-D shared-memory region (wire/dmb.c): the bytes
  * are what a hostile peer could leave in the region before we map it.  The
  * validator must reject it or the rings must work within bounds.
  *
@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "soft/dmb.h"
+#include "wire/dmb.h"
 
 void fuzz_dmb(const uint8_t *data, size_t size);
 

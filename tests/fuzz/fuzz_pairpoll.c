@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "soft/reg_client.h"
+#include "wire/reg_client.h"
 
 void fuzz_pairpoll(const uint8_t *data, size_t size);
 

@@ -22,7 +22,7 @@
 
 #include "soft/dump.h"
 #include "soft/pdump.h"
-#include "soft/pstats.h"
+#include "wire/pstats.h"
 #include "soft/regidx.h"
 #include "soft/state.h"
 

@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "soft/reg_client.h"
+#include "wire/reg_client.h"
 
 #define MAX_REGS 64
 

@@ -13,7 +13,7 @@
 #include "soft/softd.h"
 #include "soft/state.h"
 #include "soft/sock.h"
-#include "soft/reg.h"
+#include "wire/reg.h"
 #include "smcss_print.h"
 
 struct regfx {

@@ -1,6 +1,6 @@
-/* The soft SMC-D shared-memory rings (soft/dmb.c). */
+/* The soft SMC-D shared-memory rings (wire/dmb.c). */
 #include "unit.h"
-#include "soft/dmb.h"
+#include "wire/dmb.h"
 
 #include <errno.h>
 #include <fcntl.h>

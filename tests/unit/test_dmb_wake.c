@@ -1,6 +1,6 @@
-/* Wake-ups of the soft SMC-D rings: futex sleepers and the membarrier mode (soft/dmb.c). */
+/* Wake-ups of the soft SMC-D rings: futex sleepers and the membarrier mode (wire/dmb.c). */
 #include "unit.h"
-#include "soft/dmb.h"
+#include "wire/dmb.h"
 
 #include <errno.h>
 #include <sched.h>

@@ -1,6 +1,6 @@
-/* The dump ring's writer (soft/pdump_put.c) against a reader playing the daemon. */
+/* The dump ring's writer (wire/pdump_put.c) against a reader playing the daemon. */
 #include "unit.h"
-#include "soft/pdump_put.h"
+#include "wire/pdump_put.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -1,5 +1,5 @@
 /*
- * The SMC_SOFT client library (soft/reg_client.c) against the daemon's
+ * The SMC_SOFT client library (wire/reg_client.c) against the daemon's
  * request core: a thread serves one control connection on a private UNIX
  * socket with soft_handle(), as the daemon's server loop does.
  */
@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "soft/reg_client.h"
+#include "wire/reg_client.h"
 
 struct mini {
 	char dir[64];

@@ -7,7 +7,7 @@
 #include "unit.h"
 #include "msgbuild.h"
 #include "soft/daemon_client.h"
-#include "soft/reg_client.h"
+#include "wire/reg_client.h"
 
 #include <dirent.h>
 #include <errno.h>

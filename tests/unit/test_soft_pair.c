@@ -1,14 +1,14 @@
 /*
- * SMC_SOFT PAIR and STATS_ATTACH (soft/reg.h) through soft_handle(), with
+ * SMC_SOFT PAIR and STATS_ATTACH (wire/reg.h) through soft_handle(), with
  * real loopback connections: the replies and their memfd, what sock_diag,
  * the link groups and the counters show, declines, and what is refused.
  */
 #include "unit.h"
 #include "regfx.h"
 #include "soft/devices.h"
-#include "soft/dmb.h"
+#include "wire/dmb.h"
 #include "soft/lgr.h"
-#include "soft/pstats.h"
+#include "wire/pstats.h"
 #include "soft/reg_int.h"
 #include "soft/regidx.h"
 #include "soft/stats.h"

@@ -8,7 +8,7 @@
 #include "regfx.h"
 #include "soft/dump.h"
 #include "soft/pdump.h"
-#include "soft/pstats.h"
+#include "wire/pstats.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * SMC_SOFT registration (soft/reg.h) through soft_handle(), with real
+ * SMC_SOFT registration (wire/reg.h) through soft_handle(), with real
  * sockets: what the daemon reads from the kernel, who may change what, and
  * what it refuses.
  */

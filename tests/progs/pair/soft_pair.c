@@ -40,9 +40,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "soft/reg_client.h"
-#include "soft/dmb.h"
-#include "soft/pstats.h"
+#include "wire/reg_client.h"
+#include "wire/dmb.h"
+#include "wire/pstats.h"
 
 #define WAIT_MS 5000
 

@@ -34,6 +34,8 @@
 #ifndef SOFT_REG_H
 #define SOFT_REG_H
 
+/* The private family of the soft backend (socket registration, data path). */
+#define SMC_SOFT_FAMILY_NAME "SMC_SOFT"
 #define SMC_SOFT_VERSION 1
 
 /*
@@ -201,7 +203,7 @@ enum {
 	SMC_SOFT_A_SIDE,            /* 22: u8 0 or 1, this end's side of the region */
 	SMC_SOFT_A_ROLE,            /* 23: u8 0 client, 1 server */
 	SMC_SOFT_A_DUMP_ON,         /* 24: u8 1 on, 0 off */
-	SMC_SOFT_A_DUMP_MODE,       /* 25: u8 SOFT_DUMP_MODE_* (soft/dump.h) */
+	SMC_SOFT_A_DUMP_MODE,       /* 25: u8 SOFT_DUMP_MODE_* (dump_fmt.h) */
 	SMC_SOFT_A_DUMP_TYPES,      /* 26: u8 SOFT_DUMP_TYPE_* */
 	SMC_SOFT_A_DUMP_LEGACY,     /* 27: u8 1: v1 dump header */
 	SMC_SOFT_A_IFINDEX,         /* 28: u32 capture device */

@@ -18,7 +18,6 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
-#include "softd.h"
 #include "pstats.h"
 
 #define REQ_BUF 256
