@@ -2,7 +2,7 @@
  * libsmc-preload.so, soft mode: the application's TCP sockets stay real
  * kernel sockets; once both ends of a connection are preloaded and paired by
  * smc_softd, each direction moves its bytes through a shared-memory ring
- * (soft/dmb.h) instead of the TCP stream.
+ * (wire/dmb.h) instead of the TCP stream.
  *
  * Life of a connection (struct sconn, one per socket per process):
  *   NEW      a TCP socket this library created or accepted; plain TCP.
