@@ -231,6 +231,9 @@ void sconn_release(int fd, struct sconn *sc)
 static void exit_let_go(int fd, struct sconn *sc, void *arg)
 {
 	(void)arg;
+	/* a second fd of one connection (dup): it let go at the first */
+	if (atomic_load(&sc->let_go))
+		return;
 	if (!ring_let_go(fd, sc))
 		ctl_exit_forget(fd, sc);
 }

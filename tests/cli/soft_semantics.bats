@@ -197,6 +197,15 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	soft_case fdpass_mmsg
 }
 
+# The other process dups the connection, passes it back and exits holding
+# both fds: once the first fd let go, the second made the exit look like the
+# last holder's, and the registration ended (the first process got the
+# connection back as TCP, and read doorbells as data).
+@test "soft: fdpass_back: passed back by a process that named it twice, then exited" {
+	soft_case fdpass_back
+	[ "$(smcss -a | grep -c '^ACTIVE')" -eq 0 ]
+}
+
 # Four busy loops on this machine's CPUs: a spinning wait would take the
 # CPU one of them needs, so the ends sleep at once (and say so with SMC_DEBUG).
 @test "soft: more runnable threads than CPUs: waits do not spin" {

@@ -1951,6 +1951,21 @@ static int take_fd(int via)
 	return fd;
 }
 
+static bool g_pass_back;        /* the child passes the connection back (fdpass_back) */
+
+/*
+ * fdpass_back: the other process names the connection twice (dup), passes
+ * it back and ends without closing either: its exit must not end the
+ * registration the first process needs to take the connection back.
+ */
+static int fdpass_back_child(int fd)
+{
+	g_doing = "passing the connection back, named twice";
+	if (dup(fd) < 0)
+		return fail_errno("dup");
+	return pass_fd(g_pass[1], fd);
+}
+
 /* The process that takes the connection over: started before connect(). */
 static int fdpass_child(void)
 {
@@ -1958,6 +1973,8 @@ static int fdpass_child(void)
 
 	if (fd < 0)
 		return -1;
+	if (g_pass_back)
+		return fdpass_back_child(fd);
 	g_doing = "going on with the connection it was passed";
 	if (send_pat(fd, 58, MiB) || recv_tok(fd, 'k'))
 		return -1;
@@ -1983,6 +2000,30 @@ static int fdpass_c(int *fd)
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		return fail("the process it passed the connection to failed (status 0x%x)", st);
 	return 0;
+}
+
+static int fdpass_back_c(int *fd)
+{
+	static unsigned char buf[MiB];
+	int st;
+
+	if (sync_c(*fd) || send_pat(*fd, 56, MiB) ||
+	    read_all(*fd, buf, MiB, "read of the answer") || pat_check(buf, 57, 0, MiB, "answer"))
+		return -1;
+	if (pass_fd(g_pass[0], *fd))
+		return -1;
+	close(*fd);
+	g_doing = "waiting for the process it passed the connection to";
+	while (wait(&st) < 0)
+		if (errno != EINTR)
+			return fail_errno("wait");
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		return fail("the process it passed the connection to failed (status 0x%x)", st);
+	*fd = take_fd(g_pass[0]);
+	if (*fd < 0)
+		return -1;
+	g_doing = "going on with the connection it got back";
+	return send_pat(*fd, 58, MiB) || recv_tok(*fd, 'k') ? -1 : 0;
 }
 
 static int fdpass_mmsg_c(int *fd)
@@ -3217,6 +3258,7 @@ static const struct scase {
 	{ "io_uring", uring_s, uring_c, F_URING },
 	{ "fdpass", fdpass_s, fdpass_c, F_PASS_CHILD },
 	{ "fdpass_mmsg", fdpass_s, fdpass_mmsg_c, F_PASS_CHILD },
+	{ "fdpass_back", fdpass_s, fdpass_back_c, F_PASS_CHILD },
 	{ "zerocopy", zerocopy_s, zerocopy_c, F_ZEROCOPY },
 	{ "zerocopy_late", zerocopy_late_s, zerocopy_late_c, 0 },
 	{ "threads_rw", threads_rw_s, threads_rw_c, 0 },
@@ -3323,6 +3365,7 @@ static int run_client(const char *host, const char *port, const struct scase *c,
 			close(g_pass[0]);
 			g_role = "client's other process";
 			g_pass_mmsg = c->client == fdpass_mmsg_c;
+			g_pass_back = c->client == fdpass_back_c;
 			if (fdpass_child()) {
 				printf("%s: %s: %s\n", g_case, g_role, g_err);
 				fflush(stdout);
