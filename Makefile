@@ -217,13 +217,12 @@ check-kernel:
 
 # Random socket operations under smc_run against a private smc_softd
 # (tests/progs/sockfuzz.c, tests/random.sh): replay one seed with every
-# operation shown, or run COUNT seeds from FIRST.  EXCLUDE: the operation
-# kinds left out (sockfuzz -l), by default those tests/cli/soft_random.bats
-# leaves out; EXCLUDE= runs everything.
+# operation shown, or run COUNT seeds from FIRST.  EXCLUDE: operation kinds
+# to leave out (sockfuzz -l); by default every kind runs.
 SEED ?= 1
 FIRST ?= 1
 COUNT ?= 10000
-EXCLUDE ?= fdpass,fork
+EXCLUDE ?=
 RANDOM_X = $(if $(EXCLUDE),-x $(EXCLUDE))
 check-random:
 	$(Q)$(MAKE) --no-print-directory O=$(CHECK_DIR) SANITIZE=1 all test-progs

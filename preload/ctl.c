@@ -74,9 +74,12 @@ static time_t now_sec(void)
 /*
  * Counters in a sealed memfd the daemon reads, ours copied over; the dump's
  * control line and ring (pstats.h) in the same memfd.  A forked child
- * counted into its parent's memfd so far: those counts stay there.
+ * counted into its parent's memfd so far: those counts stay there.  wait:
+ * for the daemon's answer; not on a connection inherited across execve,
+ * where the old image's PAIR replies may come first (a synchronous call
+ * would swallow them, and their connections would stay TCP).
  */
-static void stats_attach(void)
+static void stats_attach(bool wait)
 {
 	struct soft_pstats *p;
 	void *map;
@@ -105,7 +108,7 @@ static void stats_attach(void)
 		p->version = SOFT_PSTATS_VERSION;
 		p->size = sizeof(*p);
 	}
-	rc = soft_reg_stats_attach(&conn, fd);
+	rc = wait ? soft_reg_stats_attach(&conn, fd) : soft_reg_stats_attach_send(&conn, fd);
 	next.close(fd);
 	if (rc) {
 		preload_dbg("libsmc-preload: soft stats not attached: %s\n", strerror(-rc));
@@ -135,7 +138,7 @@ static bool ctl_open(void)
 	}
 	retry_at = 0;
 	conn_gen++;
-	stats_attach();
+	stats_attach(true);
 	return true;
 }
 
@@ -544,7 +547,7 @@ bool ctl_exec_adopt(const char *head)
 	conn.family = (uint16_t)family;
 	conn.seq = seq + 1000;               /* clear of any inherited request */
 	conn_gen++;
-	stats_attach();
+	stats_attach(false);
 	pthread_mutex_unlock(&ctl_mu);
 	return true;
 }

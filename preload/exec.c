@@ -571,8 +571,6 @@ void soft_exec_inherit(void)
 		atomic_store(&sc->rx_cut, rxcut != 0);
 		atomic_store(&sc->calls, soft_cfg.pair_after);
 		atomic_store(&sc->shared, true);
-		if (st == SC_MAPPED)
-			atomic_store(&sc->attached, true);
 		ctl_exec_resume(fd, sc, st, seq);
 		sconn_put(sc);
 	}

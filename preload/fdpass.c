@@ -143,8 +143,6 @@ static void adopt_one(int fd, void *arg)
 	atomic_store(&sc->calls, soft_cfg.pair_after);
 	atomic_store(&sc->shared, true);
 	ctl_adopt(fd, sc);
-	if (sconn_mapped(sc))
-		atomic_store(&sc->attached, true);
 	sconn_put(sc);
 }
 

@@ -62,6 +62,15 @@ bool sconn_attach(struct sconn *sc, int shm_fd, int side, bool inherited)
 			/* an inherited end counts the holders it was passed with */
 			if (!inherited)
 				TP(sc, holders_first);
+			/*
+			 * A process that takes a connection over (execve, SCM_RIGHTS)
+			 * has no reader on the plain path: it reads fence-aware now,
+			 * or the peer would never cut over to it.
+			 */
+			if (inherited) {
+				atomic_store(&sc->attached, true);
+				TP(sc, say_attached);
+			}
 			atomic_store_explicit(&sc->state, SC_MAPPED, memory_order_seq_cst);
 			preload_dbg("libsmc-preload: paired as side %d\n", side);
 			ok = true;

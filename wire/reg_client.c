@@ -384,6 +384,18 @@ int soft_reg_stats_attach(struct soft_reg_conn *c, int memfd)
 	return transact(c, &r, memfd, c->family, NULL, NULL);
 }
 
+int soft_reg_stats_attach_send(struct soft_reg_conn *c, int memfd)
+{
+	uint32_t version = SOFT_PSTATS_VERSION;
+	struct req r;
+
+	if (memfd < 0)
+		return -EBADF;
+	req_init(&r, c->family, 0, SMC_SOFT_CMD_STATS_ATTACH);
+	req_attr(&r, SMC_SOFT_A_STATS_VERSION, &version, sizeof(version));
+	return send_req_flags(c, &r, memfd, MSG_DONTWAIT);
+}
+
 long soft_reg_pair_send(struct soft_reg_conn *c, int fd, const struct soft_pair_req *q)
 {
 	struct req r;

@@ -55,6 +55,12 @@ int soft_reg_del(struct soft_reg_conn *c, uint64_t token);
  * Synchronous; call it before the first asynchronous request.
  */
 int soft_reg_stats_attach(struct soft_reg_conn *c, int memfd);
+/*
+ * The same without waiting, on a connection that may have asynchronous
+ * replies on their way (one inherited across execve): a failure comes back
+ * as an error soft_reg_pair_poll() reads for no request of ours.
+ */
+int soft_reg_stats_attach_send(struct soft_reg_conn *c, int memfd);
 
 /*
  * Asynchronous use, for the preload: requests go out without waiting and

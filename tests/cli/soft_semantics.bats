@@ -367,6 +367,47 @@ tx_bytes() {
 	[ "$output" -le 2097152 ]
 }
 
+# bash opens the connection, sends a request while its pairing may still be
+# out, then executes wc on it (dup2 to 0).  The PAIR reply that reached the
+# new image was swallowed by its synchronous STATS_ATTACH: the connection
+# never paired there, and every byte went over TCP while smcss said SMCD.
+# The server answers in 64 KiB sends, as a web server does: those after wc
+# has attached go on the ring.
+@test "soft: exec: bash's exec 3<>/dev/tcp then exec wc <&3: the answer comes on the ring" {
+	local port bytes=33554432 rx
+	port=$(tcp_free_port)
+	"$RUN" python3 -c '
+import socket, sys
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", int(sys.argv[1])))
+l.listen(1)
+c, _ = l.accept()
+req = b""
+while not req.endswith(b"\r\n\r\n"):
+    b = c.recv(1)
+    if not b:
+        sys.exit(1)
+    req += b
+chunk = bytes(range(256)) * 256
+for _ in range(int(sys.argv[2]) // len(chunk)):
+    c.sendall(chunk)
+c.close()' "$port" "$bytes" &
+	SERVER_PID=$!
+	wait_tcp_listen "$port" "$SERVER_PID"
+	rx=$(tx_bytes)
+	run "$RUN" bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+printf "GET / HTTP/1.0\r\n\r\n" >&3 || exit 1
+exec wc -c <&3' bash "$port"
+	[ "$status" -eq 0 ] || { echo "client: $status $output"; return 1; }
+	[ "$output" = "$bytes" ]
+	wait "$SERVER_PID"
+	SERVER_PID=
+	rx=$(($(tx_bytes) - rx))
+	echo "smcd stats: TX data $rx more"
+	[ "$rx" -ge $((bytes / 2)) ]
+}
+
 @test "soft: spawn: posix_spawn of a new image that does the I/O on the inherited socket" {
 	soft_case spawn
 }
