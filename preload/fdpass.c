@@ -133,17 +133,31 @@ ssize_t soft_fdpass_send(int fd, const struct msghdr *mh, int flags)
 	return r;
 }
 
-static void adopt_one(int fd, void *arg)
+/* holder: the process takes a holder of its own (none came with the fd). */
+static void adopt(int fd, bool holder)
 {
 	struct sconn *sc;
 
-	(void)arg;
 	if (!tcp_conn(fd) || !fd_track(fd, 0) || !(sc = fd_get(fd)))
 		return;
 	atomic_store(&sc->calls, soft_cfg.pair_after);
 	atomic_store(&sc->shared, true);
 	ctl_adopt(fd, sc);
+	if (holder && sconn_mapped(sc))
+		TP(sc, holders_add, 1);
 	sconn_put(sc);
+}
+
+static void adopt_one(int fd, void *arg)
+{
+	(void)arg;
+	adopt(fd, false);
+}
+
+void soft_fd_taken(int fd)
+{
+	if (fd >= 0 && !soft_sandboxed())
+		adopt(fd, true);
 }
 
 void soft_fdpass_received(const struct msghdr *mh)

@@ -1,7 +1,8 @@
 /*
- * prctl() and syscall(): what they tell the library about the process.  A
- * seccomp filter (sandbox.c) and an io_uring instance (uring.c) change what
- * the library may do for its connections.
+ * prctl(), syscall() and pidfd_getfd(): what they tell the library about the
+ * process.  A seccomp filter (sandbox.c) and an io_uring instance (uring.c)
+ * change what the library may do for its connections; a descriptor taken
+ * from another process may be one of them (fdpass.c).
  */
 #include <linux/seccomp.h>
 #include <stdarg.h>
@@ -38,9 +39,33 @@ EXPORT long syscall(long number, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
+	long r;
+
 	if (number == SYS_seccomp && a[0] == SECCOMP_SET_MODE_FILTER)
 		soft_sandbox_enter();
 	else if (number == SYS_io_uring_setup)
 		soft_uring_note();
-	return next.syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+	r = next.syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (number == SYS_pidfd_getfd && r >= 0) {
+		int saved = errno;
+
+		soft_fd_taken((int)r);
+		errno = saved;
+	}
+	return r;
+}
+
+EXPORT int pidfd_getfd(int pidfd, int targetfd, unsigned int flags)
+{
+	int fd, saved;
+
+	PRELOAD_INIT();
+	fd = next.pidfd_getfd ? next.pidfd_getfd(pidfd, targetfd, flags)
+			      : (int)next.syscall(SYS_pidfd_getfd, pidfd, targetfd, flags);
+	if (fd >= 0) {
+		saved = errno;
+		soft_fd_taken(fd);
+		errno = saved;
+	}
+	return fd;
 }

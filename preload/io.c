@@ -107,8 +107,9 @@ static bool nonblocking(int fd, struct sconn *sc, int flags)
 
 	if (flags & MSG_DONTWAIT)
 		return true;
-	if (fl < 0 || (atomic_load_explicit(&sc->shared, memory_order_relaxed) &&
-			!soft_sandboxed())) {
+	/* shared: by this process's doing, or another took it (pidfd_getfd) */
+	if (fl < 0 || ((atomic_load_explicit(&sc->shared, memory_order_relaxed) ||
+			(sconn_mapped(sc) && TP(sc, ever_shared))) && !soft_sandboxed())) {
 		fl = next.fcntl(fd, F_GETFL);
 		fl = fl >= 0 && (fl & O_NONBLOCK);
 		atomic_store_explicit(&sc->nonblock, fl, memory_order_relaxed);

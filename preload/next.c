@@ -69,4 +69,6 @@ void preload_next_init(void)
 	RESOLVE(pselect);
 	/* glibc 2.35 and later */
 	next.epoll_pwait2 = dlsym(RTLD_NEXT, "epoll_pwait2");
+	/* glibc 2.36 and later */
+	next.pidfd_getfd = dlsym(RTLD_NEXT, "pidfd_getfd");
 }

@@ -152,6 +152,7 @@ struct preload_next {
 		       const sigset_t *);
 	int (*epoll_pwait2)(int, struct epoll_event *, int, const struct timespec *,
 			    const sigset_t *);
+	int (*pidfd_getfd)(int, int, unsigned int);
 };
 extern struct preload_next next;
 
@@ -254,6 +255,12 @@ void soft_fdpass_received(const struct msghdr *mh);
 /* The same for sendmmsg() and recvmmsg(). */
 int soft_fdpass_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags);
 void soft_fdpass_mmsg_received(const struct mmsghdr *vec, int n);
+/*
+ * pidfd_getfd(2) gave us fd, a dup of another process's descriptor: a
+ * connection in it is taken over as from SCM_RIGHTS, with a holder of our
+ * own (the other process added none).
+ */
+void soft_fd_taken(int fd);
 /* The sender pairs a connection before it travels; the receiver asks for its region. */
 void ctl_pair_now(int fd, struct sconn *sc);
 bool ctl_owns(int fd);

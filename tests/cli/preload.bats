@@ -79,7 +79,7 @@ execv execve execvp execvpe fcntl fcntl64 fork io_uring_queue_init io_uring_queu
 io_uring_queue_init_params io_uring_setup ioctl listen poll popen posix_spawn posix_spawn_file_actions_adddup2
 posix_spawn_file_actions_addclose posix_spawn_file_actions_addclosefrom_np
 posix_spawn_file_actions_addopen posix_spawn_file_actions_destroy posix_spawn_file_actions_init
-posix_spawnp ppoll prctl
+pidfd_getfd posix_spawnp ppoll prctl
 pselect read readv recv recvfrom recvmmsg recvmsg select send sendfile sendfile64 sendmmsg sendmsg sendto
 setsockopt shutdown socket splice syscall system write writev"
 

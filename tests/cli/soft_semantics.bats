@@ -197,6 +197,15 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	soft_case fdpass_mmsg
 }
 
+# A process takes the connection out of its parent with pidfd_getfd(2); the
+# parent closes its copy.  Before, the taker wrote plain TCP behind the
+# fence and the parent's close ended the ring: the server never got the
+# bytes.
+@test "soft: pidfd_getfd: a connection taken from another process goes on on the ring" {
+	soft_case pidfd_getfd
+	[ "$(smcss -a | grep -c '^ACTIVE')" -eq 0 ]
+}
+
 # The other process dups the connection, passes it back and exits holding
 # both fds: once the first fd let go, the second made the exit look like the
 # last holder's, and the registration ended (the first process got the

@@ -41,6 +41,7 @@
 #include <sched.h>
 #include <stddef.h>
 #include <sys/epoll.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/ioctl.h>
@@ -1952,6 +1953,30 @@ static int take_fd(int via)
 }
 
 static bool g_pass_back;        /* the child passes the connection back (fdpass_back) */
+static bool g_pass_pidfd;       /* the child takes the connection with pidfd_getfd */
+
+/*
+ * pidfd_getfd: the other process takes the connection out of its parent
+ * (pidfd_getfd(2)), which then closes its own copy.
+ */
+static int pidfd_take(void)
+{
+	int target, pidfd, fd;
+
+	g_doing = "taking the connection with pidfd_getfd";
+	if (read(g_pass[1], &target, sizeof(target)) != (ssize_t)sizeof(target))
+		return fail_errno("read of the fd number");
+	pidfd = pidfd_open(getppid(), 0);
+	if (pidfd < 0)
+		return fail_errno("pidfd_open");
+	fd = pidfd_getfd(pidfd, target, 0);
+	close(pidfd);
+	if (fd < 0)
+		return fail_errno("pidfd_getfd");
+	if (write(g_pass[1], "t", 1) != 1)
+		return fail_errno("write");
+	return fd;
+}
 
 /*
  * fdpass_back: the other process names the connection twice (dup), passes
@@ -1969,7 +1994,7 @@ static int fdpass_back_child(int fd)
 /* The process that takes the connection over: started before connect(). */
 static int fdpass_child(void)
 {
-	int fd = take_fd(g_pass[1]);
+	int fd = g_pass_pidfd ? pidfd_take() : take_fd(g_pass[1]);
 
 	if (fd < 0)
 		return -1;
@@ -2024,6 +2049,29 @@ static int fdpass_back_c(int *fd)
 		return -1;
 	g_doing = "going on with the connection it got back";
 	return send_pat(*fd, 58, MiB) || recv_tok(*fd, 'k') ? -1 : 0;
+}
+
+static int pidfd_getfd_c(int *fd)
+{
+	static unsigned char buf[MiB];
+	char c;
+	int st;
+
+	if (sync_c(*fd) || send_pat(*fd, 56, MiB) ||
+	    read_all(*fd, buf, MiB, "read of the answer") || pat_check(buf, 57, 0, MiB, "answer"))
+		return -1;
+	g_doing = "letting the other process take the connection";
+	if (write(g_pass[0], fd, sizeof(*fd)) != (ssize_t)sizeof(*fd) || read(g_pass[0], &c, 1) != 1)
+		return fail("the other process did not take the connection");
+	close(*fd);
+	*fd = -1;
+	g_doing = "waiting for the process that took the connection";
+	while (wait(&st) < 0)
+		if (errno != EINTR)
+			return fail_errno("wait");
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		return fail("the process that took the connection failed (status 0x%x)", st);
+	return 0;
 }
 
 static int fdpass_mmsg_c(int *fd)
@@ -3259,6 +3307,7 @@ static const struct scase {
 	{ "fdpass", fdpass_s, fdpass_c, F_PASS_CHILD },
 	{ "fdpass_mmsg", fdpass_s, fdpass_mmsg_c, F_PASS_CHILD },
 	{ "fdpass_back", fdpass_s, fdpass_back_c, F_PASS_CHILD },
+	{ "pidfd_getfd", fdpass_s, pidfd_getfd_c, F_PASS_CHILD },
 	{ "zerocopy", zerocopy_s, zerocopy_c, F_ZEROCOPY },
 	{ "zerocopy_late", zerocopy_late_s, zerocopy_late_c, 0 },
 	{ "threads_rw", threads_rw_s, threads_rw_c, 0 },
@@ -3366,6 +3415,7 @@ static int run_client(const char *host, const char *port, const struct scase *c,
 			g_role = "client's other process";
 			g_pass_mmsg = c->client == fdpass_mmsg_c;
 			g_pass_back = c->client == fdpass_back_c;
+			g_pass_pidfd = c->client == pidfd_getfd_c;
 			if (fdpass_child()) {
 				printf("%s: %s: %s\n", g_case, g_role, g_err);
 				fflush(stdout);
