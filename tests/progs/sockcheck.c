@@ -1973,8 +1973,10 @@ static int pidfd_take(void)
 	close(pidfd);
 	if (fd < 0)
 		return fail_errno("pidfd_getfd");
-	if (write(g_pass[1], "t", 1) != 1)
-		return fail_errno("write");
+	/* the parent's close publishes what it read: from then on the stream is ours */
+	g_doing = "waiting for the parent to close its copy";
+	if (write(g_pass[1], "t", 1) != 1 || read(g_pass[1], &target, 1) != 1)
+		return fail_errno("handshake with the parent");
 	return fd;
 }
 
@@ -2006,44 +2008,47 @@ static int fdpass_child(void)
 	return close(fd) < 0 ? fail_errno("close") : 0;
 }
 
-static int fdpass_c(int *fd)
+/* The client's first MiB each way, before another process gets the connection. */
+static int pass_exchange(int fd)
 {
 	static unsigned char buf[MiB];
+
+	return sync_c(fd) || send_pat(fd, 56, MiB) ||
+	       read_all(fd, buf, MiB, "read of the answer") || pat_check(buf, 57, 0, MiB, "answer")
+		       ? -1 : 0;
+}
+
+/* The other process (F_PASS_CHILD) ended well. */
+static int pass_wait(void)
+{
 	int st;
 
-	if (sync_c(*fd) || send_pat(*fd, 56, MiB) ||
-	    read_all(*fd, buf, MiB, "read of the answer") || pat_check(buf, 57, 0, MiB, "answer"))
-		return -1;
-	if (pass_fd(g_pass[0], *fd))
-		return -1;
-	close(*fd);
-	*fd = -1;
-	g_doing = "waiting for the process it passed the connection to";
+	g_doing = "waiting for the process that got the connection";
 	while (wait(&st) < 0)
 		if (errno != EINTR)
 			return fail_errno("wait");
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		return fail("the process it passed the connection to failed (status 0x%x)", st);
+		return fail("the process that got the connection failed (status 0x%x)", st);
 	return 0;
+}
+
+static int fdpass_c(int *fd)
+{
+	if (pass_exchange(*fd) || pass_fd(g_pass[0], *fd))
+		return -1;
+	close(*fd);
+	*fd = -1;
+	return pass_wait();
 }
 
 static int fdpass_back_c(int *fd)
 {
-	static unsigned char buf[MiB];
-	int st;
-
-	if (sync_c(*fd) || send_pat(*fd, 56, MiB) ||
-	    read_all(*fd, buf, MiB, "read of the answer") || pat_check(buf, 57, 0, MiB, "answer"))
-		return -1;
-	if (pass_fd(g_pass[0], *fd))
+	if (pass_exchange(*fd) || pass_fd(g_pass[0], *fd))
 		return -1;
 	close(*fd);
-	g_doing = "waiting for the process it passed the connection to";
-	while (wait(&st) < 0)
-		if (errno != EINTR)
-			return fail_errno("wait");
-	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		return fail("the process it passed the connection to failed (status 0x%x)", st);
+	*fd = -1;
+	if (pass_wait())
+		return -1;
 	*fd = take_fd(g_pass[0]);
 	if (*fd < 0)
 		return -1;
@@ -2053,25 +2058,18 @@ static int fdpass_back_c(int *fd)
 
 static int pidfd_getfd_c(int *fd)
 {
-	static unsigned char buf[MiB];
 	char c;
-	int st;
 
-	if (sync_c(*fd) || send_pat(*fd, 56, MiB) ||
-	    read_all(*fd, buf, MiB, "read of the answer") || pat_check(buf, 57, 0, MiB, "answer"))
+	if (pass_exchange(*fd))
 		return -1;
 	g_doing = "letting the other process take the connection";
 	if (write(g_pass[0], fd, sizeof(*fd)) != (ssize_t)sizeof(*fd) || read(g_pass[0], &c, 1) != 1)
 		return fail("the other process did not take the connection");
 	close(*fd);
 	*fd = -1;
-	g_doing = "waiting for the process that took the connection";
-	while (wait(&st) < 0)
-		if (errno != EINTR)
-			return fail_errno("wait");
-	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		return fail("the process that took the connection failed (status 0x%x)", st);
-	return 0;
+	if (write(g_pass[0], "c", 1) != 1)
+		return fail_errno("write");
+	return pass_wait();
 }
 
 static int fdpass_mmsg_c(int *fd)
