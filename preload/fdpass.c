@@ -7,9 +7,13 @@
  * The receiver: a connected TCP socket that arrives is asked about at the
  * daemon (SOCK_INFO, the socket as proof); one on shared memory is mapped
  * and takes over the journey's holder, else it stays TCP.
+ * A receiver without the library (the peer of a connected Unix socket whose
+ * memory maps no libsmc-preload) could not read a ring: a connection not
+ * paired yet stays TCP, one on shared memory is not sent (EOPNOTSUPP).
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -45,7 +49,37 @@ static void for_each_passed(const struct msghdr *mh, void (*fn)(int fd, void *ar
 struct journey {
 	struct sconn *sc[PASS_MAX];
 	size_t n;
+	int via;                   /* the Unix socket it goes through */
+	int receiver;              /* receiver_preloaded(), RECEIVER_UNASKED before */
+	bool refused;              /* a connection on shared memory to a receiver without us */
 };
+
+#define RECEIVER_UNASKED (-2)
+
+/*
+ * Whether the process at the other end of Unix socket fd has this library
+ * mapped: 1 yes, 0 no, -1 unknown (no peer credentials: an unconnected
+ * datagram socket, a process of another PID namespace; its maps unreadable).
+ */
+static int receiver_preloaded(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	char path[64], line[512];
+	int found = 0;
+	FILE *f;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.pid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)cr.pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "libsmc-preload") != NULL;
+	fclose(f);
+	return found;
+}
 
 /*
  * A TCP connection's socket, connected or after it: one whose peer closed
@@ -89,10 +123,17 @@ static void prepare_one(int fd, void *arg)
 			sconn_put(sc);
 			return;
 		}
-	if (tcp_connected(fd))
+	if (j->receiver == RECEIVER_UNASKED)
+		j->receiver = receiver_preloaded(j->via);
+	if (j->receiver && tcp_connected(fd))
 		ctl_pair_now(fd, sc);
 	conn_shared(sc);
 	if (!sconn_mapped(sc) || j->n == PASS_MAX) {
+		sconn_put(sc);
+		return;
+	}
+	if (!j->receiver) {
+		j->refused = true;
 		sconn_put(sc);
 		return;
 	}
@@ -116,13 +157,20 @@ static void prepare_one(int fd, void *arg)
 
 ssize_t soft_fdpass_send(int fd, const struct msghdr *mh, int flags)
 {
-	struct journey j = { .n = 0 };
+	struct journey j = { .n = 0, .via = fd, .receiver = RECEIVER_UNASKED };
 	ssize_t r;
 	int err;
 
 	if (!soft_sandboxed())
 		for_each_passed(mh, prepare_one, &j);
-	r = next.sendmsg(fd, mh, flags);
+	if (j.refused) {
+		preload_dbg("libsmc-preload: a connection on shared memory not passed to a "
+			    "process without the library\n");
+		r = -1;
+		errno = EOPNOTSUPP;
+	} else {
+		r = next.sendmsg(fd, mh, flags);
+	}
 	err = errno;
 	for (size_t i = 0; i < j.n; i++) {
 		if (r < 0)

@@ -206,6 +206,68 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	[ "$(smcss -a | grep -c '^ACTIVE')" -eq 0 ]
 }
 
+# A process without the library cannot read a ring: a connection on shared
+# memory is not passed to it (EOPNOTSUPP), and goes on in the sender.
+# Before, it went, and the receiver's reads would have met doorbells.
+@test "soft: SCM_RIGHTS of a connection on shared memory to a process without the library is refused" {
+	local port sock="$BATS_TEST_TMPDIR/pass.sock" rpid
+	port=$(tcp_free_port)
+	"$RUN" python3 -c '
+import socket, sys
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", int(sys.argv[1])))
+l.listen(1)
+c, _ = l.accept()
+while True:
+    b = c.recv(65536)
+    if not b:
+        break
+    c.sendall(b)' "$port" &
+	SERVER_PID=$!
+	wait_tcp_listen "$port" "$SERVER_PID"
+	python3 -c '
+import socket, sys
+u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+u.bind(sys.argv[1])
+u.listen(1)
+c, _ = u.accept()
+c.recv(1)' "$sock" &
+	rpid=$!
+	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+	run --separate-stderr "$RUN" python3 -c '
+import errno, socket, sys
+def echo(t, n):
+    t.sendall(b"x" * n)
+    got = 0
+    while got < n:
+        got += len(t.recv(65536))
+    return got
+def on_ring():  # the connection'"'"'s region is mapped here
+    with open("/proc/self/maps") as m:
+        return "smc-dmb" in m.read()
+t = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+for i in range(100):
+    echo(t, 100000)
+    if on_ring():
+        break
+u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+u.connect(sys.argv[2])
+try:
+    socket.send_fds(u, [b"f"], [t.fileno()])
+    print("passed")
+except OSError as e:
+    print("refused", "EOPNOTSUPP" if e.errno == errno.EOPNOTSUPP else e.errno)
+print("still", echo(t, 100000))
+u.send(b"q")
+t.close()' "$port" "$sock"
+	wait "$rpid"
+	wait "$SERVER_PID"
+	SERVER_PID=
+	[ "$status" -eq 0 ] || { echo "sender: $status $output $stderr"; return 1; }
+	[ "$output" = $'refused EOPNOTSUPP\nstill 100000' ] || { echo "got: $output"; return 1; }
+}
+
 # The other process dups the connection, passes it back and exits holding
 # both fds: once the first fd let go, the second made the exit look like the
 # last holder's, and the registration ended (the first process got the
