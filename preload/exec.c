@@ -317,6 +317,17 @@ void soft_spawn_done(struct soft_spawn *sp, bool started)
 /* Per thread of the parent: its vfork() children run on it one at a time. */
 static __thread struct soft_spawn *vfork_spawned;
 
+/* A connection on shared memory that the new program, without us, reads as TCP. */
+static void warn_unseen(int fd, struct sconn *sc, void *arg)
+{
+	int fl = next.fcntl(fd, F_GETFD);
+
+	if (sconn_mapped(sc) && fl >= 0 && !(fl & FD_CLOEXEC))
+		preload_err("libsmc-preload: execve %s: fd %d is on shared memory and the program "
+			    "has no libsmc-preload: its stream is not seen there\n",
+			    (const char *)arg, fd);
+}
+
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	struct inherit_buf b = { 0 };
@@ -329,6 +340,8 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	PRELOAD_INIT();
 	if (!atomic_load(&fd_tracked))
 		return next.execve(path, argv, envp);
+	if (!soft_sandboxed() && !soft_image_has_library(path, envp))
+		fd_for_each(warn_unseen, (void *)path);
 	if (soft_vfork_child()) {
 		/* our memory and its locks are the parent's; our table too */
 		struct child_fds *child = child_fds_vfork();

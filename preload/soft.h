@@ -311,6 +311,10 @@ void child_fds_take_back(struct child_fds *c);
 /* What the file actions fa (NULL: none) will do in the child. */
 void child_fds_of_actions(struct child_fds *c, const posix_spawn_file_actions_t *fa);
 
+/* ---- image.c ---- */
+/* Whether execve(path, ..., envp) starts a program that has this library. */
+bool soft_image_has_library(const char *path, char *const envp[]);
+
 /* ---- exec.c ---- */
 /* Whether this is the child of vfork(): the memory is its parent's. */
 bool soft_vfork_child(void);

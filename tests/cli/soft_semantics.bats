@@ -268,6 +268,55 @@ t.close()' "$port" "$sock"
 	[ "$output" = $'refused EOPNOTSUPP\nstill 100000' ] || { echo "got: $output"; return 1; }
 }
 
+# A connection on shared memory cannot be read by a program without the
+# library: an execve of one (here without LD_PRELOAD) says so on stderr,
+# naming the descriptor; one that keeps the library says nothing.
+@test "soft: exec: a program without the library gets a connection on shared memory: one line on stderr" {
+	local port
+	port=$(tcp_free_port)
+	"$RUN" python3 -c '
+import socket, sys
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", int(sys.argv[1])))
+l.listen(1)
+for _ in range(2):
+    c, _ = l.accept()
+    while True:
+        b = c.recv(65536)
+        if not b:
+            break
+        c.sendall(b)
+    c.close()' "$port" &
+	SERVER_PID=$!
+	wait_tcp_listen "$port" "$SERVER_PID"
+	local client='
+import os, socket, sys
+t = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+for _ in range(100):
+    t.sendall(b"x" * 100000)
+    got = 0
+    while got < 100000:
+        got += len(t.recv(65536))
+    with open("/proc/self/maps") as m:
+        if "smc-dmb" in m.read():
+            break
+os.dup2(t.fileno(), 7)
+env = dict(os.environ)
+if sys.argv[2] == "plain":
+    del env["LD_PRELOAD"]
+os.execve("/bin/true", ["true"], env)'
+	run --separate-stderr "$RUN" python3 -c "$client" "$port" plain
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"libsmc-preload: execve /bin/true: fd 7 is on shared memory and the program has no libsmc-preload: its stream is not seen there"* ]] ||
+		{ echo "stderr: $stderr"; return 1; }
+	run --separate-stderr "$RUN" python3 -c "$client" "$port" keep
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *"has no libsmc-preload"* ]] || { echo "stderr: $stderr"; return 1; }
+	wait "$SERVER_PID"
+	SERVER_PID=
+}
+
 # The other process dups the connection, passes it back and exits holding
 # both fds: once the first fd let go, the second made the exit look like the
 # last holder's, and the registration ended (the first process got the
