@@ -25,7 +25,7 @@ _Static_assert(sizeof(struct dmb_ctrl) == 2 * DMB_LINE, "ctrl is two lines");
 _Static_assert(offsetof(struct dmb_ctrl, cons) == DMB_LINE, "consumer line");
 _Static_assert(offsetof(struct dmb_hdr, rsvd) == 32, "fixed header is 32 bytes");
 _Static_assert(offsetof(struct dmb_hdr, ctrl) == DMB_LINE, "ctrl after a line");
-_Static_assert(sizeof(struct dmb_hdr) == 5 * DMB_LINE, "header size");
+_Static_assert(sizeof(struct dmb_hdr) == 7 * DMB_LINE, "header size");
 _Static_assert(sizeof(struct dmb_hdr) <= DMB_HDR_SIZE, "header fits its page");
 
 #define FIXED_HDR offsetof(struct dmb_hdr, rsvd)
@@ -140,6 +140,8 @@ static bool valid_dir(struct dmb_ctrl *ctl, uint32_t n)
 	return cursor_dist(dmb_cursor_of(q), dmb_cursor_of(p), n) >= 0;
 }
 
+static struct dmb_cursor rx_shared(struct dmb_conn *c, uint64_t w);
+
 int dmb_map(int fd, int side, struct dmb_conn *c)
 {
 	struct dmb_hdr h;
@@ -183,6 +185,8 @@ int dmb_map(int fd, int side, struct dmb_conn *c)
 	c->side = side;
 	uint8_t *ring[2] = { base + DMB_HDR_SIZE, base + DMB_HDR_SIZE + h.ring_size[0] };
 	c->tx.ctrl = &sh->ctrl[side];
+	c->tx.cons_read = &sh->rd[side].cons_read;
+	c->rx.cons_read = &sh->rd[!side].cons_read;
 	c->tx.data = ring[side];
 	c->tx.size = h.ring_size[side];
 	c->rx.ctrl = &sh->ctrl[!side];
@@ -198,7 +202,7 @@ int dmb_map(int fd, int side, struct dmb_conn *c)
 	c->tx.own_pflags = word_pflags(w);
 	c->tx.own_cflags = word_cflags(w);
 	w = atomic_load_explicit(&c->rx.ctrl->cons, memory_order_acquire);
-	c->rx.own = dmb_cursor_of(w);
+	c->rx.own = rx_shared(c, w);
 	c->rx.own_pflags = 0;
 	c->rx.own_cflags = word_cflags(w);
 	c->tx.peer_word = atomic_load_explicit(&c->tx.ctrl->cons, memory_order_acquire);
@@ -249,6 +253,24 @@ static long rx_avail(struct dmb_conn *c, uint64_t w)
 }
 
 /*
+ * The end's consumer cursor as its holders left it: the published word w,
+ * or the read cursor when that is further and still behind the producer
+ * (a value outside that range is ignored: it is never trusted further).
+ */
+static struct dmb_cursor rx_shared(struct dmb_conn *c, uint64_t w)
+{
+	struct dmb_cursor pub = dmb_cursor_of(w);
+	struct dmb_cursor read = dmb_cursor_of(atomic_load_explicit(c->rx.cons_read,
+								    memory_order_acquire));
+	struct dmb_cursor prod = dmb_cursor_of(atomic_load_explicit(&c->rx.ctrl->prod,
+								    memory_order_acquire));
+
+	if (cursor_dist(pub, read, c->rx.size) > 0 && cursor_dist(read, prod, c->rx.size) >= 0)
+		return read;
+	return pub;
+}
+
+/*
  * Our cursors as another holder of the end (fork, spawn) may have moved
  * them: the private ones are good only while the end is ours alone and no
  * holder came or went since our last call.
@@ -274,7 +296,7 @@ static struct dmb_cursor rx_view(struct dmb_conn *c)
 
 	if (own_current(c, &c->rx))
 		return c->rx.own;
-	shared = dmb_cursor_of(atomic_load_explicit(&c->rx.ctrl->cons, memory_order_acquire));
+	shared = rx_shared(c, atomic_load_explicit(&c->rx.ctrl->cons, memory_order_acquire));
 	ahead = cursor_dist(shared, c->rx.own, c->rx.size);
 	return ahead < 0 || (uint64_t)ahead > c->rx.unpublished ? shared : c->rx.own;
 }
@@ -566,6 +588,8 @@ static ssize_t consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 	ring_copy(c->rx.data, c->rx.size, c->rx.own.count, iov, (size_t)avail, false);
 	if (!(flags & DMB_PEEK)) {
 		cursor_add(&c->rx.own, (uint32_t)avail, c->rx.size);
+		atomic_store_explicit(c->rx.cons_read, dmb_cursor_word(c->rx.own, 0, 0),
+				      memory_order_release);
 		c->rx.unpublished += (uint32_t)avail;
 		if (c->rx.unpublished >= c->rx.size / 4 || word_pflags(peer) & DMB_PF_WRITE_BLOCKED)
 			flush_rx(c, wake);
@@ -653,7 +677,7 @@ static void resync_tx(struct dmb_conn *c)
 static void resync_rx(struct dmb_conn *c)
 {
 	uint64_t w = atomic_load_explicit(&c->rx.ctrl->cons, memory_order_acquire);
-	struct dmb_cursor shared = dmb_cursor_of(w);
+	struct dmb_cursor shared = rx_shared(c, w);
 	long ahead = cursor_dist(shared, c->rx.own, c->rx.size);
 
 	if (ahead < 0 || (uint64_t)ahead > c->rx.unpublished) {

@@ -110,11 +110,23 @@ struct dmb_hdr {
 	uint64_t total_size;     /* hdr_size + ring_size[0] + ring_size[1] */
 	uint8_t rsvd[DMB_LINE - 32];
 	struct dmb_ctrl ctrl[2];
+	/*
+	 * Direction d's consumer cursor as consumed, published or not (a
+	 * cursor word without flags; 0 before the first read), on a line of
+	 * its own that the producer never reads: every read stores it, and a
+	 * holder that comes without the consuming process's doing
+	 * (pidfd_getfd) starts there, not behind.
+	 */
+	struct {
+		_Atomic uint64_t cons_read;
+		uint8_t pad[DMB_LINE - 8];
+	} rd[2];
 };
 
 /* One endpoint's view of one direction. */
 struct dmb_ring {
 	struct dmb_ctrl *ctrl;
+	_Atomic uint64_t *cons_read;  /* the direction's read cursor (struct dmb_hdr) */
 	uint8_t *data;
 	uint32_t size;
 	struct dmb_cursor own;   /* the cursor this endpoint owns, never re-read */

@@ -255,7 +255,11 @@ for f, want in ((sys.argv[1], None), (sys.argv[2], 1 << 30)):
     # The receiver's count stops at the end of the test: what is still in
     # flight is not counted, but nothing is counted twice.
     assert 0.9 * sent <= recv <= sent, (f, sent, recv)
-    assert want is None or sent == want, (f, sent, want)
+    # iperf3's send loop (iperf_send, up to 10 passes over the streams
+    # while sends do not block) stops a pass at -n but not the loop, and
+    # its last pass does not check: it may send a few 128 KiB blocks more
+    # than asked (one more was seen), never less.
+    assert want is None or want <= sent <= want + 4 * 10 * 131072, (f, sent, want)
 EOF
 }
 

@@ -197,10 +197,10 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	soft_case fdpass_mmsg
 }
 
-# A process takes the connection out of its parent with pidfd_getfd(2); the
-# parent closes its copy.  Before, the taker wrote plain TCP behind the
-# fence and the parent's close ended the ring: the server never got the
-# bytes.
+# A process takes the connection out of its parent with pidfd_getfd(2) and
+# goes on with it while the parent keeps its copy.  Before, the taker wrote
+# plain TCP behind the fence (the server never got the bytes), and once
+# taken over it read again what the parent had read but not yet published.
 @test "soft: pidfd_getfd: a connection taken from another process goes on on the ring" {
 	soft_case pidfd_getfd
 	[ "$(smcss -a | grep -c '^ACTIVE')" -eq 0 ]

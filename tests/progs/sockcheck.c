@@ -1957,7 +1957,8 @@ static bool g_pass_pidfd;       /* the child takes the connection with pidfd_get
 
 /*
  * pidfd_getfd: the other process takes the connection out of its parent
- * (pidfd_getfd(2)), which then closes its own copy.
+ * (pidfd_getfd(2)) and goes on with it while the parent, which has read
+ * the first MiB, keeps its copy (idle) until the other process is done.
  */
 static int pidfd_take(void)
 {
@@ -1973,10 +1974,9 @@ static int pidfd_take(void)
 	close(pidfd);
 	if (fd < 0)
 		return fail_errno("pidfd_getfd");
-	/* the parent's close publishes what it read: from then on the stream is ours */
-	g_doing = "waiting for the parent to close its copy";
-	if (write(g_pass[1], "t", 1) != 1 || read(g_pass[1], &target, 1) != 1)
-		return fail_errno("handshake with the parent");
+	/* the parent keeps its copy until we are done, idle: we start where it stopped */
+	if (write(g_pass[1], "t", 1) != 1)
+		return fail_errno("write");
 	return fd;
 }
 
@@ -2065,11 +2065,11 @@ static int pidfd_getfd_c(int *fd)
 	g_doing = "letting the other process take the connection";
 	if (write(g_pass[0], fd, sizeof(*fd)) != (ssize_t)sizeof(*fd) || read(g_pass[0], &c, 1) != 1)
 		return fail("the other process did not take the connection");
+	if (pass_wait())
+		return -1;
 	close(*fd);
 	*fd = -1;
-	if (write(g_pass[0], "c", 1) != 1)
-		return fail_errno("write");
-	return pass_wait();
+	return 0;
 }
 
 static int fdpass_mmsg_c(int *fd)

@@ -237,6 +237,44 @@ TEST(dmb_flush_after_other_holder)
 	pair_close(&p);
 }
 
+/*
+ * A holder that maps the region without the consumer's doing (pidfd_getfd):
+ * it starts where the consumer read, published or not; a read cursor
+ * beyond the producer's is not believed.
+ */
+TEST(dmb_holder_starts_at_read_cursor)
+{
+	struct pair p;
+	struct dmb_conn b2;
+	struct dmb_hdr *h;
+	char buf[32];
+
+	CHECK(pair_open(&p, 0, 0));
+	CHECK_INT(dmb_holders_add(&p.b, 1), 0);
+	CHECK_INT(put(&p.a, "hello world!", 12), 12);
+	CHECK_INT(get(&p.b, buf, 5, 0), 5);         /* not published */
+	CHECK(!dmb_rx_published(&p.b));
+	CHECK_INT(dmb_map(p.fd, 1, &b2), 0);        /* no flush before */
+	CHECK_INT(dmb_holders_add(&b2, 1), 1);
+	memset(buf, 0, sizeof(buf));
+	CHECK_INT(get(&b2, buf, 6, 0), 6);
+	CHECK(!memcmp(buf, " world", 6));
+	memset(buf, 0, sizeof(buf));
+	CHECK_INT(get(&p.b, buf, sizeof(buf), 0), 1);   /* the first holder goes on after it */
+	CHECK(buf[0] == '!');
+	dmb_unmap(&b2);
+	/* a read cursor past what was produced is ignored */
+	h = p.b.base;
+	atomic_store(&h->rd[0].cons_read, dmb_cursor_word((struct dmb_cursor){ 0, 100 }, 0, 0));
+	CHECK_INT(dmb_map(p.fd, 1, &b2), 0);
+	CHECK_INT(dmb_readable(&b2), 0);
+	CHECK_INT(put(&p.a, "x", 1), 1);
+	CHECK_INT(get(&b2, buf, sizeof(buf), 0), 1);
+	CHECK(buf[0] == 'x');
+	dmb_unmap(&b2);
+	pair_close(&p);
+}
+
 /* Hundreds of pieces, some empty, written across the wrap and read in others. */
 TEST(dmb_iovec_many)
 {
