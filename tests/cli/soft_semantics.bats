@@ -206,26 +206,34 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	[ "$(smcss -a | grep -c '^ACTIVE')" -eq 0 ]
 }
 
-# A process without the library cannot read a ring: a connection on shared
-# memory is not passed to it (EOPNOTSUPP), and goes on in the sender.
-# Before, it went, and the receiver's reads would have met doorbells.
-@test "soft: SCM_RIGHTS of a connection on shared memory to a process without the library is refused" {
-	local port sock="$BATS_TEST_TMPDIR/pass.sock" rpid
-	port=$(tcp_free_port)
+# A preloaded echo server on port $1 for $2 connections, one after the
+# other, in the background (SERVER_PID), listening when this returns.
+echo_server() { # PORT CONNECTIONS
 	"$RUN" python3 -c '
 import socket, sys
 l = socket.socket()
 l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 l.bind(("127.0.0.1", int(sys.argv[1])))
 l.listen(1)
-c, _ = l.accept()
-while True:
-    b = c.recv(65536)
-    if not b:
-        break
-    c.sendall(b)' "$port" &
+for _ in range(int(sys.argv[2])):
+    c, _ = l.accept()
+    while True:
+        b = c.recv(65536)
+        if not b:
+            break
+        c.sendall(b)
+    c.close()' "$1" "$2" &
 	SERVER_PID=$!
-	wait_tcp_listen "$port" "$SERVER_PID"
+	wait_tcp_listen "$1" "$SERVER_PID"
+}
+
+# A process without the library cannot read a ring: a connection on shared
+# memory is not passed to it (EOPNOTSUPP), and goes on in the sender.
+# Before, it went, and the receiver's reads would have met doorbells.
+@test "soft: SCM_RIGHTS of a connection on shared memory to a process without the library is refused" {
+	local port sock="$BATS_TEST_TMPDIR/pass.sock" rpid
+	port=$(tcp_free_port)
+	echo_server "$port" 1
 	python3 -c '
 import socket, sys
 u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -274,22 +282,7 @@ t.close()' "$port" "$sock"
 @test "soft: exec: a program without the library gets a connection on shared memory: one line on stderr" {
 	local port
 	port=$(tcp_free_port)
-	"$RUN" python3 -c '
-import socket, sys
-l = socket.socket()
-l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("127.0.0.1", int(sys.argv[1])))
-l.listen(1)
-for _ in range(2):
-    c, _ = l.accept()
-    while True:
-        b = c.recv(65536)
-        if not b:
-            break
-        c.sendall(b)
-    c.close()' "$port" &
-	SERVER_PID=$!
-	wait_tcp_listen "$port" "$SERVER_PID"
+	echo_server "$port" 2
 	local client='
 import os, socket, sys
 t = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
