@@ -65,20 +65,12 @@ static int receiver_preloaded(int fd)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
-	char path[64], line[512];
-	int found = 0;
-	FILE *f;
+	char path[64];
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.pid <= 0)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)cr.pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, "libsmc-preload") != NULL;
-	fclose(f);
-	return found;
+	return soft_file_names_library(path);
 }
 
 /*

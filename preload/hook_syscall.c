@@ -31,7 +31,7 @@ EXPORT int prctl(int option, ...)
 
 EXPORT long syscall(long number, ...)
 {
-	long a[6];
+	long a[6], r;
 	va_list ap;
 
 	PRELOAD_INIT();
@@ -39,8 +39,6 @@ EXPORT long syscall(long number, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	long r;
-
 	if (number == SYS_seccomp && a[0] == SECCOMP_SET_MODE_FILTER)
 		soft_sandbox_enter();
 	else if (number == SYS_io_uring_setup)

@@ -17,22 +17,26 @@
 
 #define LIB_NAME "libsmc-preload"
 
-static bool env_preloads(char *const envp[])
+int soft_file_names_library(const char *path)
 {
 	char line[512];
-	bool found = false;
-	FILE *f;
+	int found = 0;
+	FILE *f = fopen(path, "re");
 
-	for (size_t i = 0; envp && envp[i]; i++)
-		if (!strncmp(envp[i], "LD_PRELOAD=", 11) && strstr(envp[i] + 11, LIB_NAME))
-			return true;
-	f = fopen("/etc/ld.so.preload", "re");
 	if (!f)
-		return false;
+		return -1;
 	while (!found && fgets(line, sizeof(line), f))
 		found = strstr(line, LIB_NAME) != NULL;
 	fclose(f);
 	return found;
+}
+
+static bool env_preloads(char *const envp[])
+{
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], "LD_PRELOAD=", 11) && strstr(envp[i] + 11, LIB_NAME))
+			return true;
+	return soft_file_names_library("/etc/ld.so.preload") == 1;
 }
 
 static bool switches_ids(const struct stat *st)

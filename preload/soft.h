@@ -312,6 +312,8 @@ void child_fds_take_back(struct child_fds *c);
 void child_fds_of_actions(struct child_fds *c, const posix_spawn_file_actions_t *fa);
 
 /* ---- image.c ---- */
+/* Whether a line of text file path names this library: 1, 0, or -1 unreadable. */
+int soft_file_names_library(const char *path);
 /* Whether execve(path, ..., envp) starts a program that has this library. */
 bool soft_image_has_library(const char *path, char *const envp[]);
 
