@@ -62,6 +62,7 @@ struct del_req {
 static struct del_req del_backlog[DEL_BACKLOG];
 static size_t ndel;
 static _Atomic size_t ndel_hint;
+static _Atomic size_t nbell_hint;          /* BELL replies still due */
 
 static time_t now_sec(void)
 {
@@ -187,6 +188,8 @@ static void pend_drop_all(void)
 static void ctl_lost(void)
 {
 	/* the daemon drops the connection's registrations itself */
+	bell_daemon_lost();
+	atomic_store(&nbell_hint, 0);
 	ndel = 0;
 	atomic_store(&ndel_hint, 0);
 	pend_drop_all();
@@ -285,6 +288,37 @@ static bool pend_add(uint32_t seq, struct sconn *sc)
 }
 
 static int exec_waiting;                   /* SOCK_INFO replies still due */
+
+static bool bell_send(long seq)
+{
+	if (seq <= 0)
+		return false;
+	atomic_fetch_add(&nbell_hint, 1);
+	return true;
+}
+
+/* Both without waiting for ctl_mu: callers may hold a connection's locks. */
+bool ctl_bell_set(int efd)
+{
+	bool ok;
+
+	if (pthread_mutex_trylock(&ctl_mu))
+		return false;
+	ok = ctl_open() && bell_send(soft_reg_bell_set_send(&conn, efd));
+	pthread_mutex_unlock(&ctl_mu);
+	return ok;
+}
+
+bool ctl_bell_get(uint32_t id)
+{
+	bool ok;
+
+	if (pthread_mutex_trylock(&ctl_mu))
+		return false;
+	ok = conn.fd >= 0 && bell_send(soft_reg_bell_get_send(&conn, id));
+	pthread_mutex_unlock(&ctl_mu);
+	return ok;
+}
 
 static struct sconn *pend_take(uint32_t seq, bool *exec)
 {
@@ -387,7 +421,15 @@ void ctl_established(int fd, struct sconn *sc)
 static void take_reply(struct soft_pair_reply *r)
 {
 	bool inherited = false;
-	struct sconn *sc = pend_take(r->seq, &inherited);
+	struct sconn *sc;
+
+	if (r->cmd == SMC_SOFT_CMD_BELL) {
+		if (atomic_load(&nbell_hint))
+			atomic_fetch_sub(&nbell_hint, 1);
+		bell_reply(r);
+		return;
+	}
+	sc = pend_take(r->seq, &inherited);
 
 	if (sc && !r->error && r->shm_fd >= 0 && ctl_decline_reason(sc)) {
 		/* asked before a reason came (io_uring instance, SO_ZEROCOPY) */
@@ -431,7 +473,8 @@ static void replies_locked(void)
 	struct soft_pair_reply r;
 	int rc = 0;
 
-	while (npend && conn.fd >= 0 && (rc = soft_reg_pair_poll(&conn, &r)) == 1)
+	while ((npend || atomic_load(&nbell_hint)) && conn.fd >= 0 &&
+	       (rc = soft_reg_pair_poll(&conn, &r)) == 1)
 		take_reply(&r);
 	if (conn.fd >= 0 && rc < 0)
 		ctl_lost();
@@ -440,7 +483,8 @@ static void replies_locked(void)
 void ctl_poll(void)
 {
 	if ((!atomic_load_explicit(&npend_hint, memory_order_relaxed) &&
-	     !atomic_load_explicit(&ndel_hint, memory_order_relaxed)) || soft_sandboxed())
+	     !atomic_load_explicit(&ndel_hint, memory_order_relaxed) &&
+	     !atomic_load_explicit(&nbell_hint, memory_order_relaxed)) || soft_sandboxed())
 		return;
 	if (pthread_mutex_trylock(&ctl_mu))
 		return;
@@ -606,6 +650,20 @@ static void wait_replies(bool exec_only)
 /* ---- SCM_RIGHTS (fdpass.c) ---- */
 
 /* The control connection's own messages carry descriptors too. */
+void ctl_fds_closed(unsigned first, unsigned last)
+{
+	int fd = __atomic_load_n(&conn.fd, __ATOMIC_RELAXED);
+
+	if (fd < 0 || (unsigned)fd < first || (unsigned)fd > last)
+		return;
+	pthread_mutex_lock(&ctl_mu);
+	if (conn.fd == fd) {
+		conn.fd = -1;           /* the program closes it */
+		ctl_lost();
+	}
+	pthread_mutex_unlock(&ctl_mu);
+}
+
 bool ctl_owns(int fd)
 {
 	return fd >= 0 && fd == __atomic_load_n(&conn.fd, __ATOMIC_RELAXED);
@@ -727,6 +785,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	pend_drop_all();
+	atomic_store(&nbell_hint, 0);
 	if (conn.fd >= 0)
 		next.close(conn.fd);
 	conn.fd = -1;
@@ -737,6 +796,7 @@ static void fork_child(void)
 	atomic_store(&said_hello, false);
 	atomic_store(&hello_at, 0);
 	pthread_mutex_init(&ctl_mu, NULL);
+	bell_after_fork_child();
 	ctl_after_fork_child();
 }
 

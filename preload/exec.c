@@ -114,13 +114,13 @@ static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 			 (st == SC_MAPPED && !spawn_hold(b, fd, sc, b->child && child_fds_has(b->child, fd)))))
 		return;
 	if (st == SC_MAPPED) {
-		bool wake = false;
+		uint32_t wake = 0;
 
 		pthread_mutex_lock(&sc->rx_lock);
 		TP(sc, rx_flush, &wake);
 		pthread_mutex_unlock(&sc->rx_lock);
 		if (wake)
-			soft_ring_bell(fd, sc);
+			soft_ring_bell(fd, sc, wake);
 	}
 	n = snprintf(e, sizeof(e), ";%d,%d,%d,%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%d,%d", fd, st,
 		     sc->role, sc->seq, (uint64_t)atomic_load(&sc->tcp_tx),

@@ -106,7 +106,7 @@ static void prepare_one(int fd, void *arg)
 {
 	struct journey *j = arg;
 	struct sconn *sc = fd_get(fd);
-	bool wake = false;
+	uint32_t wake = 0;
 
 	if (!sc)
 		return;
@@ -142,7 +142,7 @@ static void prepare_one(int fd, void *arg)
 	TP(sc, rx_flush, &wake);
 	pthread_mutex_unlock(&sc->rx_lock);
 	if (wake)
-		soft_ring_bell(fd, sc);
+		soft_ring_bell(fd, sc, wake);
 	TP(sc, holders_add, 1);
 	j->sc[j->n++] = sc;
 }

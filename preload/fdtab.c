@@ -204,6 +204,11 @@ void fd_alias(int fd, struct sconn *sc)
 	slot_set(fd, sc);
 }
 
+int fd_high(void)
+{
+	return atomic_load(&tab_high);
+}
+
 bool fd_untrack(int fd)
 {
 	_Atomic(struct sconn *) *t = atomic_load_explicit(&tab, memory_order_acquire);

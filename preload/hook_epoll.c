@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 
 #include "preload.h"
@@ -35,6 +36,7 @@ struct ep_set {
 };
 
 static _Atomic(struct ep_set *) *eptab;
+static _Atomic int eptab_high;         /* highest epoll fd with a set, plus one */
 static pthread_mutex_t eptab_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct ep_set *set_get(int epfd, bool create)
@@ -66,6 +68,9 @@ static struct ep_set *set_get(int epfd, bool create)
 	if (!s)
 		return NULL;
 	pthread_mutex_init(&s->lock, NULL);
+	for (int h = atomic_load(&eptab_high); h <= epfd;)
+		if (atomic_compare_exchange_weak(&eptab_high, &h, epfd + 1))
+			break;
 	struct ep_set *none = NULL;
 	if (!atomic_compare_exchange_strong(&eptab[epfd], &none, s)) {
 		free(s);
@@ -87,6 +92,14 @@ void soft_epoll_closed(int fd)
 		pthread_mutex_destroy(&s->lock);
 		free(s);
 	}
+}
+
+void soft_epoll_closed_range(unsigned first, unsigned last)
+{
+	int high = atomic_load(&eptab_high);
+
+	for (unsigned fd = first; fd <= last && fd < (unsigned)high; fd++)
+		soft_epoll_closed((int)fd);
 }
 
 static struct ep_entry *find(struct ep_set *s, int fd)
@@ -274,8 +287,8 @@ static bool ring_ready(void *arg)
 	return ring_scan(arg, false) > 0;
 }
 
-/* Arm (or disarm) every paired entry; true if one is ready meanwhile. */
-static bool arm_all(struct ewait *w, bool arm)
+/* Arm (with bell, bell_wait_begin()) or disarm every paired entry; true if one is ready meanwhile. */
+static bool arm_all(struct ewait *w, bool arm, uint32_t bell)
 {
 	bool ready = false;
 
@@ -294,7 +307,7 @@ static bool arm_all(struct ewait *w, bool arm)
 			 * ring stays as it was reported (room to send, say) must
 			 * not keep us from the kernel's events of the other way.
 			 */
-			if (soft_arm(e->fd, sc, e->events & (EPOLLIN | EPOLLOUT)) &&
+			if (soft_arm(e->fd, sc, e->events & (EPOLLIN | EPOLLOUT), bell) &&
 			    entry_ready(e, sc, &mode, false))
 				ready = true;
 		} else if (!arm) {
@@ -400,6 +413,23 @@ static int kernel_wait(struct ewait *w, int have, int64_t timeout_ns, const sigs
 	return merge_kernel(w, have, m);
 }
 
+/*
+ * The sleep with our bell: the epoll fd and the bell in one ppoll, then the
+ * kernel's events without waiting if the epoll fd has some.
+ */
+static int bell_wait(struct ewait *w, int efd, bool *rang, int64_t timeout_ns,
+		     const sigset_t *mask)
+{
+	struct pollfd p[2] = { { .fd = w->epfd, .events = POLLIN }, { .fd = efd, .events = POLLIN } };
+	struct timespec ts = { timeout_ns / 1000000000, timeout_ns % 1000000000 };
+	int r = next.ppoll(p, 2, timeout_ns < 0 ? NULL : &ts, mask);
+
+	if (r < 0)
+		return -1;
+	*rang = p[1].revents & POLLIN;
+	return p[0].revents ? kernel_wait(w, 0, 0, NULL) : 0;
+}
+
 static int soft_epoll_wait(struct ewait *w, int64_t timeout_ns, const sigset_t *mask)
 {
 	int64_t end = timeout_ns >= 0 ? soft_now_ns() + timeout_ns : -1;
@@ -411,7 +441,9 @@ static int soft_epoll_wait(struct ewait *w, int64_t timeout_ns, const sigset_t *
 	}
 	for (;;) {
 		int64_t left = end < 0 ? -1 : end - soft_now_ns();
-		int n = ring_scan(w, true), r;
+		int n = ring_scan(w, true), r, efd;
+		uint32_t bell;
+		bool rang;
 
 		if (left < 0 && end >= 0)
 			left = 0;
@@ -424,13 +456,18 @@ static int soft_epoll_wait(struct ewait *w, int64_t timeout_ns, const sigset_t *
 			if (soft_spin_until(ring_ready, w))
 				continue;
 		}
-		if (arm_all(w, true)) {
-			arm_all(w, false);
+		ctl_poll();            /* our bell's id, or a peer's, may have come */
+		bell = bell_wait_begin(&efd);
+		if (arm_all(w, true, bell)) {
+			arm_all(w, false, bell);
+			bell_wait_end(efd, false);
 			continue;
 		}
 		atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
-		r = kernel_wait(w, 0, left, mask);
-		arm_all(w, false);
+		rang = false;
+		r = efd >= 0 ? bell_wait(w, efd, &rang, left, mask) : kernel_wait(w, 0, left, mask);
+		arm_all(w, false, bell);
+		bell_wait_end(efd, rang);
 		if (r != 0)
 			return r;
 		if (end >= 0 && soft_now_ns() >= end)

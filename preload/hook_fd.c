@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 
+#include <linux/close_range.h>
+#include <sys/syscall.h>
+
 #include "preload.h"
 #include "soft.h"
 
@@ -104,7 +107,63 @@ EXPORT int close(int fd)
 	if (atomic_load_explicit(&fd_tracked, memory_order_relaxed))
 		fd_untrack(fd);
 	soft_epoll_closed(fd);
+	if (!soft_vfork_child()) {
+		bell_fds_closed((unsigned)fd, (unsigned)fd);
+		ctl_fds_closed((unsigned)fd, (unsigned)fd);
+	}
 	return next.close(fd);
+}
+
+/*
+ * close_range(2) and closefrom(3) (sshd and daemons close every descriptor
+ * they do not know before they exec): each descriptor of ours in the range
+ * is let go as by close(), and the library forgets its own ones there (the
+ * control connection, the doorbells), so that nothing of ours is ever
+ * written to a descriptor number the program opens next.
+ */
+void soft_fds_closing(unsigned first, unsigned last)
+{
+	int high = fd_high();
+
+	for (unsigned fd = first; fd <= last && fd < (unsigned)high; fd++) {
+		if (in_vfork_child()) {
+			struct sconn *sc = fd_get((int)fd);
+
+			if (sc) {
+				child_fds_close(child_fds_vfork(), (int)fd);
+				sconn_put(sc);
+			}
+		} else if (atomic_load_explicit(&fd_tracked, memory_order_relaxed)) {
+			fd_untrack((int)fd);
+		}
+	}
+	if (!soft_vfork_child()) {
+		soft_epoll_closed_range(first, last);
+		bell_fds_closed(first, last);
+		ctl_fds_closed(first, last);
+	}
+}
+
+EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	PRELOAD_INIT();
+	if (first <= last && !(flags & CLOSE_RANGE_CLOEXEC))
+		soft_fds_closing(first, last);
+	if (!next.close_range)
+		return (int)next.syscall(SYS_close_range, first, last, flags);
+	return next.close_range(first, last, flags);
+}
+
+EXPORT void closefrom(int lowfd)
+{
+	PRELOAD_INIT();
+	if (lowfd < 0)
+		lowfd = 0;
+	soft_fds_closing((unsigned)lowfd, ~0U);
+	if (next.closefrom)
+		next.closefrom(lowfd);
+	else
+		next.syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0);
 }
 
 EXPORT int shutdown(int fd, int how)
@@ -150,6 +209,10 @@ EXPORT int dup(int fd)
 /* dup2/dup3 close newfd first: a tracked one is released as by close(). */
 static void replacing(int oldfd, int newfd)
 {
+	if (oldfd != newfd && newfd >= 0 && !soft_vfork_child()) {
+		bell_fds_closed((unsigned)newfd, (unsigned)newfd);
+		ctl_fds_closed((unsigned)newfd, (unsigned)newfd);
+	}
 	if (oldfd != newfd && atomic_load_explicit(&fd_tracked, memory_order_relaxed) &&
 	    !soft_vfork_child()) {
 		struct sconn *sc = fd_get(oldfd);

@@ -78,8 +78,12 @@ static short merged(struct pwait *w, nfds_t i, int fd, short k)
 	return r;
 }
 
-/* The kernel's answer for everything; timeout_ns < 0 waits for ever. */
-static int kernel_poll(struct pwait *w, struct pollfd *k, int64_t timeout_ns, const sigset_t *mask)
+/*
+ * The kernel's answer for everything; timeout_ns < 0 waits for ever.  k has
+ * room for one more entry: our bell (efd >= 0), whose answer is *rang.
+ */
+static int kernel_poll(struct pwait *w, struct pollfd *k, int64_t timeout_ns, const sigset_t *mask,
+		       int efd, bool *rang)
 {
 	struct timespec ts, *tp = NULL;
 	int r;
@@ -90,14 +94,17 @@ static int kernel_poll(struct pwait *w, struct pollfd *k, int64_t timeout_ns, co
 		if (w->sc[i])
 			k[i].events = kernel_events(w, i);
 	}
+	k[w->n] = (struct pollfd){ .fd = efd, .events = POLLIN };
 	if (timeout_ns >= 0) {
 		ts.tv_sec = timeout_ns / 1000000000;
 		ts.tv_nsec = timeout_ns % 1000000000;
 		tp = &ts;
 	}
-	r = next.ppoll(k, w->n, tp, mask);
+	r = next.ppoll(k, w->n + (efd >= 0), tp, mask);
 	if (r < 0)
 		return -1;
+	if (rang)
+		*rang = efd >= 0 && (k[w->n].revents & POLLIN);
 	r = 0;
 	for (nfds_t i = 0; i < w->n; i++) {
 		w->fds[i].revents = w->sc[i] ? merged(w, i, w->fds[i].fd, k[i].revents) : k[i].revents;
@@ -122,27 +129,34 @@ static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, cons
 
 	for (;;) {
 		int64_t left = end < 0 ? -1 : end - soft_now_ns();
-		bool ready = false;
+		bool ready = false, rang;
+		uint32_t bell;
+		int efd;
 
 		if (any_ring_ready(w) || left == 0 || (end >= 0 && left < 0))
-			return kernel_poll(w, k, 0, mask);
+			return kernel_poll(w, k, 0, mask, -1, NULL);
 		if (!spun && spin_allowed(w)) {
 			spun = true;
 			if (soft_spin_until(any_ring_ready, w))
 				continue;
 		}
+		ctl_poll();            /* our bell's id, or a peer's, may have come */
+		bell = bell_wait_begin(&efd);
 		for (nfds_t i = 0; i < w->n; i++)
 			if (w->sc[i])
-				ready |= soft_arm(w->fds[i].fd, w->sc[i], (unsigned)w->fds[i].events);
+				ready |= soft_arm(w->fds[i].fd, w->sc[i], (unsigned)w->fds[i].events,
+						  bell);
+		rang = false;
 		if (!ready) {
 			atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
-			r = kernel_poll(w, k, left, mask);
+			r = kernel_poll(w, k, left, mask, efd, &rang);
 		} else {
-			r = kernel_poll(w, k, 0, mask);
+			r = kernel_poll(w, k, 0, mask, -1, NULL);
 		}
 		for (nfds_t i = 0; i < w->n; i++)
 			if (w->sc[i])
 				soft_disarm(w->sc[i]);
+		bell_wait_end(efd, rang);
 		if (r != 0)
 			return r;
 		if (end >= 0 && soft_now_ns() >= end)
@@ -154,7 +168,7 @@ static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, cons
 static int soft_ppoll(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const sigset_t *mask)
 {
 	struct sconn *sc_stack[STACK_FDS];
-	struct pollfd k_stack[STACK_FDS];
+	struct pollfd k_stack[STACK_FDS + 1];
 	struct pwait w = { .fds = fds, .n = n, .sc = sc_stack };
 	struct pollfd *k = k_stack;
 	int r, saved;
@@ -163,7 +177,7 @@ static int soft_ppoll(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const si
 		return -2;
 	if (n > STACK_FDS) {
 		w.sc = calloc(n, sizeof(*w.sc));
-		k = calloc(n, sizeof(*k));
+		k = calloc(n + 1, sizeof(*k));
 		if (!w.sc || !k) {
 			free(w.sc);
 			free(k);

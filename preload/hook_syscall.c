@@ -2,8 +2,10 @@
  * prctl(), syscall() and pidfd_getfd(): what they tell the library about the
  * process.  A seccomp filter (sandbox.c) and an io_uring instance (uring.c)
  * change what the library may do for its connections; a descriptor taken
- * from another process may be one of them (fdpass.c).
+ * from another process may be one of them (fdpass.c); close_range closes
+ * some (hook_fd.c).
  */
+#include <linux/close_range.h>
 #include <linux/seccomp.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
@@ -43,6 +45,9 @@ EXPORT long syscall(long number, ...)
 		soft_sandbox_enter();
 	else if (number == SYS_io_uring_setup)
 		soft_uring_note();
+	else if (number == SYS_close_range && (unsigned long)a[0] <= (unsigned long)a[1] &&
+		 !(a[2] & CLOSE_RANGE_CLOEXEC))
+		soft_fds_closing((unsigned)a[0], (unsigned)a[1]);
 	r = next.syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (number == SYS_pidfd_getfd && r >= 0) {
 		int saved = errno;

@@ -101,15 +101,32 @@ static ssize_t tcp_recvv(int fd, const struct iovec *iov, int cnt, int flags)
 	return next.recvmsg(fd, &mh, flags);
 }
 
+/*
+ * Whether another process may have changed O_NONBLOCK since we last read it:
+ * on the ring, while it holds the end with us, or once after the holders
+ * changed (shared by our doing, or taken with pidfd_getfd); without a ring,
+ * once we shared it.
+ */
+static bool nonblock_stale(struct sconn *sc)
+{
+	uint32_t gen;
+
+	if (!sconn_mapped(sc))
+		return atomic_load_explicit(&sc->shared, memory_order_relaxed);
+	gen = TP(sc, hold_gen);
+	if (TP(sc, holders) <= 1 && gen == atomic_load_explicit(&sc->nonblock_gen, memory_order_relaxed))
+		return false;
+	atomic_store_explicit(&sc->nonblock_gen, gen, memory_order_relaxed);
+	return true;
+}
+
 static bool nonblocking(int fd, struct sconn *sc, int flags)
 {
 	int fl = atomic_load_explicit(&sc->nonblock, memory_order_relaxed);
 
 	if (flags & MSG_DONTWAIT)
 		return true;
-	/* shared: by this process's doing, or another took it (pidfd_getfd) */
-	if (fl < 0 || ((atomic_load_explicit(&sc->shared, memory_order_relaxed) ||
-			(sconn_mapped(sc) && TP(sc, ever_shared))) && !soft_sandboxed())) {
+	if (fl < 0 || (nonblock_stale(sc) && !soft_sandboxed())) {
 		fl = next.fcntl(fd, F_GETFL);
 		fl = fl >= 0 && (fl & O_NONBLOCK);
 		atomic_store_explicit(&sc->nonblock, fl, memory_order_relaxed);
@@ -168,14 +185,22 @@ static int current_state(struct sconn *sc)
 	return st;
 }
 
-void soft_ring_bell(int fd, struct sconn *sc)
+void soft_ring_bell(int fd, struct sconn *sc, uint32_t how)
 {
 	bool cut;
 
+	if (!how)
+		return;
 	sc_lock(&sc->tx_lock);
 	cut = sconn_tx_try_cut(fd, sc);
 	sc_unlock(&sc->tx_lock);
-	if (!cut || !TP(sc, bell_begin))
+	if (!cut)
+		return;
+	if (bell_ring(how)) {
+		atomic_fetch_add_explicit(&pstats->bells_tx, 1, memory_order_relaxed);
+		return;
+	}
+	if (!TP(sc, bell_begin))
 		return;
 	if (sys_bell(fd))
 		atomic_fetch_add_explicit(&pstats->doorbells_tx, 1, memory_order_relaxed);
@@ -253,13 +278,18 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 {
 	struct timeval tv = { 0 };
 	socklen_t len = sizeof(tv);
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
 	int timeout = WAIT_SPACE_MS, rc, err = 0;
+	uint32_t bell;
 
 	if (soft_spin(sc, tx_space, false))
 		return 0;
-	if (TP(sc, tx_sleep_begin, 1)) {
+	bell = bell_wait_begin(&p[1].fd);
+	if (bell == TP_BELL_TCP)
+		bell_wanted();
+	if (TP(sc, tx_sleep_begin, 1, bell)) {
 		TP(sc, tx_sleep_end);
+		bell_wait_end(p[1].fd, false);
 		return 0;
 	}
 	atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
@@ -273,6 +303,7 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 
 		if (left <= 0) {
 			TP(sc, tx_sleep_end);
+			bell_wait_end(p[1].fd, false);
 			return -EAGAIN;
 		}
 		if (left < timeout)
@@ -281,13 +312,17 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 	if (atomic_load(&sc->rx_eof))
 		/* readable for good: a short nap instead of a spinning poll */
 		timeout = 1;
-	rc = next.poll(&p, 1, timeout);
+	rc = next.poll(p, p[1].fd >= 0 ? 2 : 1, timeout);
 	TP(sc, tx_sleep_end);
-	if (rc < 0)
-		return -errno;
-	if (rc == 0)
+	if (rc < 0) {
+		err = errno;
+		bell_wait_end(p[1].fd, false);
+		return -err;
+	}
+	bell_wait_end(p[1].fd, p[1].revents & POLLIN);
+	if (rc == 0 || !p[0].revents)
 		return 0;
-	if (p.revents & POLLERR) {
+	if (p[0].revents & POLLERR) {
 		len = sizeof(err);
 		if (!getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) && err) {
 			/* a reset is the reader's news too; EPIPE (a reset after
@@ -297,7 +332,7 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 			return -err;
 		}
 	}
-	if (p.revents & POLLHUP)
+	if (p[0].revents & POLLHUP)
 		return -EPIPE;
 	/* the peer's doorbells for us may stand between us and its FIN */
 	if (soft_rx_cut_now(fd, sc)) {
@@ -316,7 +351,7 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 		 * The peer's FIN: a doorbell tells a live peer (shut down for
 		 * writing) nothing new, and makes a dead one's kernel answer RST.
 		 */
-		soft_ring_bell(fd, sc);
+		soft_ring_bell(fd, sc, TP_BELL_TCP);
 	}
 	return 0;
 }
@@ -350,7 +385,7 @@ static ssize_t ring_send(int fd, struct sconn *sc, const struct iovec *iov, int 
 
 	for (;;) {
 		int n = iov_window(iov, cnt, done, total - done, win, IOV_CHUNK);
-		bool wake = false;
+		uint32_t wake = 0;
 		ssize_t r = TP(sc, produce, win, n, &wake);
 
 		if (r > 0) {
@@ -359,7 +394,7 @@ static ssize_t ring_send(int fd, struct sconn *sc, const struct iovec *iov, int 
 			done += (size_t)r;
 			if (wake) {
 				sc_unlock(&sc->tx_lock);
-				soft_ring_bell(fd, sc);
+				soft_ring_bell(fd, sc, wake);
 				sc_lock(&sc->tx_lock);
 			}
 			if (done == total)
@@ -487,7 +522,7 @@ ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 /* ---- receive ---- */
 
 /* Publish the consumer cursor now; the dump sees it if it moved. */
-static void rx_flush(struct sconn *sc, bool *wake)
+static void rx_flush(struct sconn *sc, uint32_t *wake)
 {
 	bool cdc = soft_dump_on() && !TP(sc, rx_published);
 
@@ -566,11 +601,11 @@ static int wait_data_futex(int fd, struct sconn *sc)
 {
 	int timeo = rcvtimeo_ms(fd, sc);
 	int64_t end = timeo ? soft_now_ns() / 1000000 + timeo : 0;
-	bool wake = false;
+	uint32_t wake = 0;
 
 	rx_flush(sc, &wake);
 	if (wake)
-		soft_ring_bell(fd, sc);
+		soft_ring_bell(fd, sc, wake);
 	for (;;) {
 		int64_t ms = FUTEX_SLICE_MS;
 		struct timespec ts;
@@ -611,7 +646,8 @@ static int wait_data(int fd, struct sconn *sc)
 	char buf[DRAIN_BUF];
 	ssize_t n;
 
-	bool wake = false, ready, cdc;
+	uint32_t wake = 0;
+	bool ready, cdc;
 
 	if (soft_spin(sc, rx_ready, true))
 		return 0;
@@ -619,11 +655,11 @@ static int wait_data(int fd, struct sconn *sc)
 	if (soft_cfg.futex && !soft_sandboxed())
 		return wait_data_futex(fd, sc);
 	cdc = soft_dump_on() && !TP(sc, rx_published);
-	ready = TP(sc, rx_sleep_begin, &wake);
+	ready = TP(sc, rx_sleep_begin, &wake, TP_BELL_TCP);
 	if (cdc)
 		dump_cdc(sc);
 	if (wake)
-		soft_ring_bell(fd, sc);
+		soft_ring_bell(fd, sc, wake);
 	if (ready) {
 		TP(sc, rx_sleep_end);
 		return 0;
@@ -745,7 +781,7 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 	for (;;) {
 		ssize_t r;
 		int n, w;
-		bool wake = false;
+		uint32_t wake = 0;
 
 		if (!atomic_load_explicit(&sc->rx_cut, memory_order_relaxed)) {
 			r = fence_recv(fd, sc, iov, cnt, done, total - done, flags);
@@ -768,7 +804,7 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 			TP(sc, rx_busy);
 			done += (size_t)r;
 			if (wake)
-				soft_ring_bell(fd, sc);
+				soft_ring_bell(fd, sc, wake);
 			if (!waitall || done == total)
 				return (ssize_t)done;
 			continue;
@@ -789,7 +825,7 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 			drain_locked(fd, sc);
 			rx_flush(sc, &wake);
 			if (wake)
-				soft_ring_bell(fd, sc);
+				soft_ring_bell(fd, sc, wake);
 			if (rx_ready(sc) || atomic_load(&sc->rx_eof) || atomic_load(&sc->rx_err))
 				continue;
 			return recv_fail((ssize_t)done, EAGAIN);

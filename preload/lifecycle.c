@@ -201,12 +201,12 @@ static bool ring_let_go(int fd, struct sconn *sc)
 		return false;
 	/* what we read is consumed for the holders that stay (a pidfd_getfd taker too) */
 	if (!pthread_mutex_trylock(&sc->rx_lock)) {
-		bool wake = false;
+		uint32_t wake = 0;
 
 		TP(sc, rx_flush, &wake);
 		pthread_mutex_unlock(&sc->rx_lock);
 		if (wake)
-			soft_ring_bell(fd, sc);
+			soft_ring_bell(fd, sc, wake);
 	}
 	if (TP(sc, holders_add, -1) > 1)
 		return true;

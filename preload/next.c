@@ -71,4 +71,7 @@ void preload_next_init(void)
 	next.epoll_pwait2 = dlsym(RTLD_NEXT, "epoll_pwait2");
 	/* glibc 2.36 and later */
 	next.pidfd_getfd = dlsym(RTLD_NEXT, "pidfd_getfd");
+	/* glibc 2.34 and later */
+	next.close_range = dlsym(RTLD_NEXT, "close_range");
+	next.closefrom = dlsym(RTLD_NEXT, "closefrom");
 }

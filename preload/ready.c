@@ -38,9 +38,10 @@ unsigned soft_ready(int fd, struct sconn *sc, unsigned *mode)
 	return ev;
 }
 
-bool soft_arm(int fd, struct sconn *sc, unsigned want)
+bool soft_arm(int fd, struct sconn *sc, unsigned want, uint32_t bell)
 {
-	bool ready = false, wake = false;
+	bool ready = false;
+	uint32_t wake = 0;
 
 	if (!sconn_mapped(sc))
 		return false;
@@ -57,13 +58,15 @@ bool soft_arm(int fd, struct sconn *sc, unsigned want)
 				ready = true;
 		}
 		if (atomic_load(&sc->rx_cut)) {
-			ready |= TP(sc, rx_sleep_begin, &wake);
+			ready |= TP(sc, rx_sleep_begin, &wake, bell);
 			if (wake)
-				soft_ring_bell(fd, sc);
+				soft_ring_bell(fd, sc, wake);
 		}
 	}
 	if ((want & POLLOUT) && atomic_load(&sc->tx_cut))
-		ready |= TP(sc, tx_sleep_begin, 1);
+		ready |= TP(sc, tx_sleep_begin, 1, bell);
+	if (bell == TP_BELL_TCP && (atomic_load(&sc->rx_cut) || atomic_load(&sc->tx_cut)))
+		bell_wanted();
 	return ready;
 }
 

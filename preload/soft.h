@@ -84,10 +84,12 @@ struct sconn {
 	_Atomic bool closed_wr;    /* shutdown(SHUT_WR) done */
 	/*
 	 * O_NONBLOCK as last seen: -1 unknown.  Refreshed by this process's
-	 * fcntl(F_SETFL) and ioctl(FIONBIO); once shared, read at every use
-	 * (another process can change it unseen).
+	 * fcntl(F_SETFL) and ioctl(FIONBIO); read at every use while another
+	 * process holds the socket too (it can change it unseen), and once
+	 * more after the holders changed (nonblock_gen: hold_gen then).
 	 */
 	_Atomic int nonblock;
+	_Atomic uint32_t nonblock_gen;
 	/* another process got the socket once (fork, spawn, exec, SCM_RIGHTS) */
 	_Atomic bool shared;
 	/* SO_RCVTIMEO in ms as last read (0 none), -1 unknown: reset by setsockopt */
@@ -153,6 +155,8 @@ struct preload_next {
 	int (*epoll_pwait2)(int, struct epoll_event *, int, const struct timespec *,
 			    const sigset_t *);
 	int (*pidfd_getfd)(int, int, unsigned int);
+	int (*close_range)(unsigned int, unsigned int, int);
+	void (*closefrom)(int);
 };
 extern struct preload_next next;
 
@@ -168,6 +172,7 @@ struct soft_config {
 	bool multi_cpu;            /* more than one CPU online */
 	long ncpus;                /* CPUs online */
 	bool futex;                /* SMC_SOFT_FUTEX: blocking receives sleep on a futex */
+	bool bells;                /* SMC_SOFT_BELL: poll/epoll waits have an eventfd doorbell */
 	/* the daemon's socket, resolved at start: programs such as nginx
 	 * clear their environment before they connect anywhere */
 	char socket_path[108];
@@ -178,6 +183,7 @@ void soft_config_init(bool enabled);
 /* ---- fdtab.c: fd -> struct sconn ---- */
 struct sconn *fd_get(int fd);          /* takes a reference; NULL if untracked */
 void sconn_put(struct sconn *sc);      /* drops one; the last frees */
+int fd_high(void);                     /* highest fd ever tracked, plus one */
 /* For one call: a reference only where other threads could close fd (*held). */
 struct sconn *fd_hold(int fd, bool *held);
 /* errno stays what the call left: a hook's result goes out after this */
@@ -222,6 +228,30 @@ void ctl_forget(int fd, struct sconn *sc, bool last);
  * (fork, exec, spawn) goes now; our own go with our control connection. */
 void ctl_exit_forget(int fd, struct sconn *sc);
 void ctl_after_fork_child(void);
+/* BELL requests (bell.c): false when the daemon cannot be asked now. */
+/* The program closes descriptors: ours among them is gone, not ours to close. */
+void ctl_fds_closed(unsigned first, unsigned last);
+bool ctl_bell_set(int efd);
+bool ctl_bell_get(uint32_t id);
+
+/* ---- bell.c: the process's eventfd doorbell ---- */
+struct soft_pair_reply;
+/*
+ * A wait that sleeps in the kernel: the bell to name in its sleeper flags
+ * (TP_BELL_TCP, or our bell's id with *efd to wait on beside the sockets).
+ * bell_wait_end() after the sleep, rang: *efd was readable.
+ */
+uint32_t bell_wait_begin(int *efd);
+/* A wait sleeps on a ring with TP_BELL_TCP: make our bell for the next ones. */
+void bell_wanted(void);
+void bell_wait_end(int efd, bool rang);
+/* Wake the sleeper of bell id with its eventfd; false: ring over TCP. */
+bool bell_ring(uint32_t id);
+void bell_reply(const struct soft_pair_reply *r);
+void bell_fds_closed(unsigned first, unsigned last);
+void bell_after_fork_child(void);
+/* The daemon went away: its bell ids mean nothing to the next one. */
+void bell_daemon_lost(void);
 /* execve: the control connection survives it (ctl_mu held from prepare to
  * done); head is "FD:FAMILY:SEQ" for the new image's ctl_exec_adopt(). */
 bool ctl_exec_prepare(char *head, size_t len);
@@ -425,7 +455,7 @@ size_t iov_total(const struct iovec *iov, int cnt);
 bool soft_may_drain(struct sconn *sc, bool wants_in);
 void soft_drain(int fd, struct sconn *sc);
 /* Send one doorbell (tx cut over first). */
-void soft_ring_bell(int fd, struct sconn *sc);
+void soft_ring_bell(int fd, struct sconn *sc, uint32_t how);
 long soft_fionread(int fd, struct sconn *sc);
 long soft_outq(struct sconn *sc);
 int soft_shutdown(int fd, struct sconn *sc, int how);
@@ -451,9 +481,9 @@ void dump_cdc(struct sconn *sc);
 /* Which of POLLIN/POLLOUT/POLLRDHUP/POLLHUP/POLLERR the ring says now;
  * *mode tells which directions the ring decides. */
 unsigned soft_ready(int fd, struct sconn *sc, unsigned *mode);
-/* Ask for a doorbell when want (POLLIN/POLLOUT) becomes ready; true if it
- * is ready already. */
-bool soft_arm(int fd, struct sconn *sc, unsigned want);
+/* Ask for a doorbell (bell: how, bell_wait_begin()) when want
+ * (POLLIN/POLLOUT) becomes ready; true if it is ready already. */
+bool soft_arm(int fd, struct sconn *sc, unsigned want, uint32_t bell);
 /* Take back what soft_arm asked for (after the wait). */
 void soft_disarm(struct sconn *sc);
 /* Whether waiting on sc may spin: the peer last ran on another CPU. */
@@ -464,6 +494,9 @@ bool soft_spin_until(bool (*ready)(void *), void *arg);
 /* ---- hook_epoll.c ---- */
 /* fd was closed: forget the epoll set it was (if an epoll fd). */
 void soft_epoll_closed(int fd);
+void soft_epoll_closed_range(unsigned first, unsigned last);
+/* hook_fd.c: the program closes the descriptors first..last (close_range). */
+void soft_fds_closing(unsigned first, unsigned last);
 
 /* ---- wait.c ---- */
 /* CLOCK_MONOTONIC in nanoseconds (vDSO: no system call). */

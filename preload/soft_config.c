@@ -49,6 +49,7 @@ void soft_config_init(bool enabled)
 						    0, 1000000);
 	/* the peer's CPU, not our affinity, decides; this only rules out one CPU */
 	soft_cfg.futex = read_number("SMC_SOFT_FUTEX", 1, 0, 1);
+	soft_cfg.bells = read_number("SMC_SOFT_BELL", 1, 0, 1);
 	soft_cfg.ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	soft_cfg.multi_cpu = soft_cfg.ncpus > 1;
 	if (!soft_cfg.socket_path[0])

@@ -30,6 +30,7 @@ struct transport;
 #define TP_PS_ENDED        (TP_PS_DONE_WRITING | TP_PS_CLOSED | TP_PS_ABORT)
 /* consume() flag: copy without moving the cursor (MSG_PEEK) */
 #define TP_PEEK            DMB_PEEK
+#define TP_BELL_TCP        DMB_BELL_TCP        /* a doorbell byte over TCP */
 
 struct transport_ops {
 	const char *name;
@@ -39,12 +40,13 @@ struct transport_ops {
 
 	/*
 	 * Bytes.  Results and *wake as dmb_produce()/dmb_consume(): *wake
-	 * says the other end sleeps and needs a doorbell.
+	 * says the other end sleeps and needs a doorbell, and which
+	 * (TP_BELL_TCP or the id of its process's bell, soft_ring_bell()).
 	 */
-	ssize_t (*produce)(struct transport *t, const struct iovec *iov, int cnt, bool *wake);
+	ssize_t (*produce)(struct transport *t, const struct iovec *iov, int cnt, uint32_t *wake);
 	ssize_t (*consume)(struct transport *t, const struct iovec *iov, int cnt, unsigned flags,
-			   bool *wake);
-	void (*rx_flush)(struct transport *t, bool *wake);   /* publish our consumer cursor */
+			   uint32_t *wake);
+	void (*rx_flush)(struct transport *t, uint32_t *wake);   /* publish our consumer cursor */
 	void (*rx_busy)(struct transport *t);                /* a read found data */
 	long (*readable)(struct transport *t);
 	long (*space)(struct transport *t);
@@ -57,11 +59,14 @@ struct transport_ops {
 	void (*abort)(struct transport *t);
 	unsigned (*peer_state)(struct transport *t);         /* TP_PS_* */
 
-	/* Sleeping: announce, check again, sleep, end (dmb.h's protocol). */
-	bool (*rx_sleep_begin)(struct transport *t, bool *wake);
+	/*
+	 * Sleeping: announce, check again, sleep, end (dmb.h's protocol).
+	 * bell: how the sleeper is woken, TP_BELL_TCP or its process's bell.
+	 */
+	bool (*rx_sleep_begin)(struct transport *t, uint32_t *wake, uint32_t bell);
 	void (*rx_sleep_end)(struct transport *t);
 	int (*rx_wait)(struct transport *t, const struct timespec *timeout);
-	bool (*tx_sleep_begin)(struct transport *t, size_t want);
+	bool (*tx_sleep_begin)(struct transport *t, size_t want, uint32_t bell);
 	void (*tx_sleep_end)(struct transport *t);
 	/* Before our receiving cut-over: the producer rings once it has cut. */
 	void (*rx_want_bell)(struct transport *t);
@@ -93,6 +98,7 @@ struct transport_ops {
 	uint32_t (*holders)(struct transport *t);
 	void (*holders_first)(struct transport *t);          /* the registering process: 1 */
 	bool (*ever_shared)(struct transport *t);            /* held by more than one once */
+	uint32_t (*hold_gen)(struct transport *t);           /* bumped by every change of holders */
 	void (*resync)(struct transport *t);                 /* cursors from the shared ones */
 
 	/* Where each end last ran (CPU + 1, 0 unknown), for spinning. */

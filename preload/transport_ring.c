@@ -21,18 +21,18 @@ static void ring_unmap(struct transport *t)
 	dmb_unmap(RING(t));
 }
 
-static ssize_t ring_produce(struct transport *t, const struct iovec *iov, int cnt, bool *wake)
+static ssize_t ring_produce(struct transport *t, const struct iovec *iov, int cnt, uint32_t *wake)
 {
 	return dmb_produce(RING(t), iov, cnt, 0, wake);
 }
 
 static ssize_t ring_consume(struct transport *t, const struct iovec *iov, int cnt,
-			    unsigned flags, bool *wake)
+			    unsigned flags, uint32_t *wake)
 {
 	return dmb_consume(RING(t), iov, cnt, flags, wake);
 }
 
-static void ring_rx_flush(struct transport *t, bool *wake)
+static void ring_rx_flush(struct transport *t, uint32_t *wake)
 {
 	dmb_rx_flush(RING(t), wake);
 }
@@ -82,9 +82,9 @@ static unsigned ring_peer_state(struct transport *t)
 	return dmb_peer_state(RING(t));
 }
 
-static bool ring_rx_sleep_begin(struct transport *t, bool *wake)
+static bool ring_rx_sleep_begin(struct transport *t, uint32_t *wake, uint32_t bell)
 {
-	return dmb_rx_sleep_begin(RING(t), wake);
+	return dmb_rx_sleep_begin(RING(t), wake, bell);
 }
 
 static void ring_rx_sleep_end(struct transport *t)
@@ -97,9 +97,9 @@ static int ring_rx_wait(struct transport *t, const struct timespec *timeout)
 	return dmb_rx_futex_wait(RING(t), timeout);
 }
 
-static bool ring_tx_sleep_begin(struct transport *t, size_t want)
+static bool ring_tx_sleep_begin(struct transport *t, size_t want, uint32_t bell)
 {
-	return dmb_tx_sleep_begin(RING(t), want);
+	return dmb_tx_sleep_begin(RING(t), want, bell);
 }
 
 static void ring_tx_sleep_end(struct transport *t)
@@ -200,6 +200,11 @@ static bool ring_ever_shared(struct transport *t)
 	return atomic_load_explicit(&TX_CTRL(t)->hold_gen, memory_order_relaxed) != 0;
 }
 
+static uint32_t ring_hold_gen(struct transport *t)
+{
+	return atomic_load_explicit(&TX_CTRL(t)->hold_gen, memory_order_relaxed);
+}
+
 static void ring_resync(struct transport *t)
 {
 	dmb_resync(RING(t));
@@ -293,6 +298,7 @@ const struct transport_ops transport_ring = {
 	.holders = ring_holders,
 	.holders_first = ring_holders_first,
 	.ever_shared = ring_ever_shared,
+	.hold_gen = ring_hold_gen,
 	.resync = ring_resync,
 	.note_cpu = ring_note_cpu,
 	.peer_cpu = ring_peer_cpu,

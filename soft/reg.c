@@ -313,6 +313,7 @@ static const struct soft_op reg_ops[] = {
 	{ .cmd = SMC_SOFT_CMD_SOCK_INFO, .doit = soft_sock_info },
 	{ .cmd = SMC_SOFT_CMD_STATS_ATTACH, .doit = stats_attach },
 	{ .cmd = SMC_SOFT_CMD_DUMP_SET, .doit = soft_dump_set, .admin = true },
+	{ .cmd = SMC_SOFT_CMD_BELL, .doit = soft_bell },
 };
 
 const struct soft_family soft_reg_family = {
@@ -332,6 +333,7 @@ void soft_conn_gone(struct soft_state *st, uint64_t conn_id)
 	while ((s = soft_idx_conn_first(st, conn_id)))
 		soft_reg_drop(st, s);
 	soft_pstats_conn_gone(st, conn_id);
+	soft_bells_conn_gone(st, conn_id);
 	proc_socks_gone(st, conn_id);
 	soft_dump_conn_gone(st, conn_id);
 }

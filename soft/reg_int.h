@@ -50,4 +50,9 @@ void soft_pstats_conn_gone(struct soft_state *st, uint64_t conn_id);
 struct soft_stats_tech;
 void soft_pstats_sum(const struct soft_state *st, uint64_t netns, struct soft_stats_tech *t);
 
+/* bells.c */
+int soft_bell(struct soft_req *r);
+/* The connection closed: its bell goes. */
+void soft_bells_conn_gone(struct soft_state *st, uint64_t conn_id);
+
 #endif

@@ -17,6 +17,7 @@ struct soft_dev;          /* devices.c */
 struct soft_lgr;          /* lgr.c */
 struct soft_regidx;       /* regidx.c */
 struct soft_pstats_att;   /* pstats_att.c */
+struct soft_bell;         /* bells.c */
 struct soft_dump;         /* dump.c */
 
 struct soft_ns {
@@ -47,6 +48,8 @@ struct soft_state {
 	uint64_t next_dmb_token;
 	struct soft_pstats_att *pstats;  /* processes' counters (STATS_ATTACH) */
 	struct soft_dump *dumps;         /* capture sessions (DUMP_SET), NULL: dump off */
+	struct soft_bell *bells;         /* processes' doorbells (BELL) */
+	uint32_t next_bell_id;
 };
 
 /* Empty state; the initial namespace is the daemon's own. */
@@ -72,6 +75,7 @@ void soft_devs_free(struct soft_state *st);
 void soft_regions_free(struct soft_state *st);
 void soft_idx_free(struct soft_state *st);
 void soft_pstats_free(struct soft_state *st);
+void soft_bells_free(struct soft_state *st);
 void soft_dumps_free(struct soft_state *st);
 
 #endif

@@ -446,15 +446,39 @@ void dmb_rx_busy(struct dmb_conn *c)
 	atomic_store_explicit(&c->rx.ctrl->cons_asym, 1, memory_order_relaxed);
 }
 
-/* The flag of a sleeper to wake: true for one waker only. */
-static bool take_sleeper(_Atomic uint32_t *flag)
+/* The flag of a sleeper to wake, for one waker only: how to wake it, or 0. */
+static uint32_t take_sleeper(_Atomic uint32_t *flag)
 {
-	return atomic_load_explicit(flag, memory_order_relaxed) &&
-	       atomic_exchange_explicit(flag, 0, memory_order_relaxed);
+	if (!atomic_load_explicit(flag, memory_order_relaxed))
+		return 0;
+	return atomic_exchange_explicit(flag, 0, memory_order_relaxed);
+}
+
+/*
+ * A sleeper says how to wake it.  A second sleeper that finds another's bell
+ * turns the flag into DMB_BELL_TCP, which every sleeper also waits for.
+ */
+static void set_sleeper(_Atomic uint32_t *flag, uint32_t bell)
+{
+	uint32_t cur = atomic_load_explicit(flag, memory_order_relaxed);
+
+	if (bell < DMB_BELL_TCP)
+		bell = DMB_BELL_TCP;
+	while (!atomic_compare_exchange_weak_explicit(flag, &cur,
+						      cur == 0 || cur == bell ? bell : DMB_BELL_TCP,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+uint32_t dmb_wake_merge(uint32_t a, uint32_t b)
+{
+	if (!a || a == b)
+		return b;
+	return b ? DMB_BELL_TCP : a;
 }
 
 static ssize_t produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
-		       unsigned flags, bool *wake)
+		       unsigned flags, uint32_t *wake)
 {
 	uint64_t peer, rxp;
 	size_t total;
@@ -463,7 +487,7 @@ static ssize_t produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 	uint8_t pflags;
 
 	if (wake)
-		*wake = false;
+		*wake = 0;
 	if (iovcnt < 0 || (iovcnt > 0 && !iov))
 		return -EINVAL;
 	total = iov_total(iov, iovcnt, c->tx.size);
@@ -523,7 +547,7 @@ static ssize_t produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 }
 
 /* Our consumer cursor is the end's: it is ours alone, or we hold its lock. */
-static void flush_rx(struct dmb_conn *c, bool *wake)
+static void flush_rx(struct dmb_conn *c, uint32_t *wake)
 {
 	c->rx.unpublished = 0;
 	publish_rx(c);
@@ -537,13 +561,13 @@ static void flush_rx(struct dmb_conn *c, bool *wake)
 static int end_check(struct dmb_conn *c, struct dmb_ring *r, bool tx);
 static void end_unlock(_Atomic uint32_t *w);
 
-void dmb_rx_flush(struct dmb_conn *c, bool *wake)
+void dmb_rx_flush(struct dmb_conn *c, uint32_t *wake)
 {
 	/* another holder may have consumed since: never publish a cursor back */
 	int locked = end_check(c, &c->rx, false);
 
 	if (wake)
-		*wake = false;
+		*wake = 0;
 	if (locked < 0)
 		return;
 	flush_rx(c, wake);
@@ -552,14 +576,14 @@ void dmb_rx_flush(struct dmb_conn *c, bool *wake)
 }
 
 static ssize_t consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
-		       unsigned flags, bool *wake)
+		       unsigned flags, uint32_t *wake)
 {
 	uint64_t peer;
 	size_t total;
 	long avail;
 
 	if (wake)
-		*wake = false;
+		*wake = 0;
 	if (iovcnt < 0 || (iovcnt > 0 && !iov))
 		return -EINVAL;
 	total = iov_total(iov, iovcnt, c->rx.size);
@@ -709,7 +733,7 @@ static int end_check(struct dmb_conn *c, struct dmb_ring *r, bool tx)
 }
 
 ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
-		    unsigned flags, bool *wake)
+		    unsigned flags, uint32_t *wake)
 {
 	int locked = end_check(c, &c->tx, true);
 	ssize_t r;
@@ -722,10 +746,10 @@ ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 }
 
 ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
-		    unsigned flags, bool *wake)
+		    unsigned flags, uint32_t *wake)
 {
 	int locked = end_check(c, &c->rx, false);
-	bool more = false;
+	uint32_t more = 0;
 	ssize_t r;
 
 	if (locked <= 0)
@@ -734,8 +758,8 @@ ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 	/* the next holder starts from the shared cursor: publish it all */
 	if (c->rx.unpublished)
 		flush_rx(c, wake ? &more : NULL);
-	if (wake && more)
-		*wake = true;
+	if (wake)
+		*wake = dmb_wake_merge(*wake, more);
 	end_unlock(&c->rx.ctrl->cons_lock);
 	return r;
 }
@@ -857,14 +881,14 @@ static bool rx_sleep_ordered(struct dmb_conn *c)
 	return false;
 }
 
-bool dmb_rx_sleep_begin(struct dmb_conn *c, bool *wake)
+bool dmb_rx_sleep_begin(struct dmb_conn *c, uint32_t *wake, uint32_t bell)
 {
 	if (c->rx.unpublished)
 		dmb_rx_flush(c, wake);
 	else if (wake)
 		*wake = false;
 	c->rx.busy = 0;
-	atomic_store_explicit(&c->rx.ctrl->cons_sleeping, 1, memory_order_relaxed);
+	set_sleeper(&c->rx.ctrl->cons_sleeping, bell);
 	return rx_sleep_ordered(c);
 }
 
@@ -891,9 +915,9 @@ void dmb_rx_sleep_end(struct dmb_conn *c)
 	atomic_store_explicit(&c->rx.ctrl->cons_sleeping, 0, memory_order_relaxed);
 }
 
-bool dmb_tx_sleep_begin(struct dmb_conn *c, size_t want)
+bool dmb_tx_sleep_begin(struct dmb_conn *c, size_t want, uint32_t bell)
 {
-	atomic_store_explicit(&c->tx.ctrl->prod_sleeping, 1, memory_order_relaxed);
+	set_sleeper(&c->tx.ctrl->prod_sleeping, bell);
 	atomic_thread_fence(memory_order_seq_cst);
 	uint64_t q = atomic_load_explicit(&c->tx.ctrl->cons, memory_order_acquire);
 	long used = tx_used(c, q);

@@ -70,7 +70,7 @@ struct dmb_cursor {
 struct dmb_ctrl {
 	/* producer-owned */
 	_Atomic uint64_t prod;           /* cursor + producer flags + its conn-state */
-	_Atomic uint32_t prod_sleeping;  /* producer waits for space */
+	_Atomic uint32_t prod_sleeping;  /* producer waits for space: how to wake it */
 	_Atomic uint32_t holders;        /* processes holding the producer's end */
 	_Atomic uint64_t fence;          /* DMB_FENCE_VALID | TCP bytes before the cut-over */
 	_Atomic uint32_t prod_cpu;       /* CPU the producer last ran on, plus 1 */
@@ -80,7 +80,7 @@ struct dmb_ctrl {
 	uint8_t pad0[DMB_LINE - 40];
 	/* consumer-owned */
 	_Atomic uint64_t cons;           /* cursor + consumer's conn-state */
-	_Atomic uint32_t cons_sleeping;  /* consumer waits for data */
+	_Atomic uint32_t cons_sleeping;  /* consumer waits for data: how to wake it */
 	_Atomic uint32_t attached;       /* the consumer has mapped the region */
 	_Atomic uint32_t cons_cpu;       /* CPU the consumer last ran on, plus 1 */
 	_Atomic uint32_t cons_asym;      /* the consumer orders its sleep with membarrier */
@@ -193,11 +193,12 @@ void dmb_unmap(struct dmb_conn *c);
  * Bytes written (partial when the ring fills, 0 only for an empty iov),
  * -EAGAIN when full, -EPIPE after our shutdown(SHUT_WR)/close or the peer's
  * SHUT_RD/close, -ECONNRESET when either side aborted, -EPROTO on corruption.
- * *wake (may be NULL) is set when the consumer sleeps and must be woken; the
- * sleeper flag is taken (cleared) then, so one sleep costs one wake-up.
+ * *wake (may be NULL) is set when the consumer sleeps and must be woken, to
+ * how it asked to be woken (DMB_BELL_TCP or a bell id); the sleeper flag is
+ * taken (cleared) then, so one sleep costs one wake-up.
  */
 ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
-		    unsigned flags, bool *wake);
+		    unsigned flags, uint32_t *wake);
 
 /*
  * Copy out up to the readable bytes into iov; DMB_PEEK does not advance.
@@ -209,10 +210,10 @@ ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
  * abort, -EPROTO on corruption.  *wake as for dmb_produce (producer sleeps).
  */
 ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
-		    unsigned flags, bool *wake);
+		    unsigned flags, uint32_t *wake);
 
 /* Publish the consumer cursor now; *wake as for dmb_consume. */
-void dmb_rx_flush(struct dmb_conn *c, bool *wake);
+void dmb_rx_flush(struct dmb_conn *c, uint32_t *wake);
 
 /* Bytes readable now (FIONREAD), or -EPROTO. */
 long dmb_readable(struct dmb_conn *c);
@@ -241,8 +242,17 @@ unsigned dmb_peer_pflags(struct dmb_conn *c);
  * space arrived, or the connection state changed); call *_sleep_end() in
  * both cases.  dmb_rx_sleep_begin publishes the consumer cursor first; *wake
  * (may be NULL) as for dmb_consume.
+ *
+ * bell says how the sleeper wants its wake-up: DMB_BELL_TCP, a doorbell
+ * byte on the TCP connection, or the id of its process's bell (an eventfd
+ * the daemon hands to peers, doc/soft-ring.md section 4), which it waits on
+ * beside the TCP socket.  Two sleepers with different bells make the flag
+ * DMB_BELL_TCP: every sleeper waits on TCP too.
  */
-bool dmb_rx_sleep_begin(struct dmb_conn *c, bool *wake);
+#define DMB_BELL_TCP 1u
+/* Two wake-ups of one flag taken in one call: one that wakes both. */
+uint32_t dmb_wake_merge(uint32_t a, uint32_t b);
+bool dmb_rx_sleep_begin(struct dmb_conn *c, uint32_t *wake, uint32_t bell);
 /*
  * Wake-up ordering.  A producer must not miss a consumer that goes to sleep
  * as it publishes: by default it pays a full fence after every publication.
@@ -265,7 +275,7 @@ void dmb_asym_off(void);
 int dmb_rx_futex_wait(struct dmb_conn *c, const struct timespec *timeout);
 void dmb_rx_busy(struct dmb_conn *c);
 void dmb_rx_sleep_end(struct dmb_conn *c);
-bool dmb_tx_sleep_begin(struct dmb_conn *c, size_t want);
+bool dmb_tx_sleep_begin(struct dmb_conn *c, size_t want, uint32_t bell);
 void dmb_tx_sleep_end(struct dmb_conn *c);
 
 /*

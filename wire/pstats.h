@@ -46,6 +46,7 @@ struct soft_pstats {
 	 * its fds and the kernel's TCP table are worth a new look.
 	 */
 	_Atomic uint64_t sock_gen;
+	_Atomic uint64_t bells_tx;               /* doorbells through a peer's eventfd */
 };
 
 /*

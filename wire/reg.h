@@ -136,6 +136,18 @@
  *              error: EINVAL for a missing attribute or fd, or an fd that is
  *              not an AF_PACKET datagram socket.
  *
+ * BELL         a process's doorbell (doc/soft-ring.md section 4), an
+ *              eventfd its poll and epoll waits watch beside the TCP
+ *              sockets.  With an eventfd passed (SCM_RIGHTS): it becomes
+ *              the control connection's bell, replacing an earlier one, and
+ *              the reply (BELL) names its BELL_ID, which the process writes
+ *              into the sleeper flags of its rings.  With BELL_ID and no
+ *              fd: the reply (BELL) carries BELL_ID and a duplicate of that
+ *              bell, when its process could pair with the caller (same
+ *              network namespace or same user), else ENOENT.  The bell is
+ *              dropped with its control connection.  Errors: EINVAL for an
+ *              fd that is not an eventfd or a missing BELL_ID.
+ *
  * Reserved, not implemented (EOPNOTSUPP):
  * BUF_SETUP    a new region for a paired connection (buffer resize).
  *
@@ -168,6 +180,7 @@ enum {
 	SMC_SOFT_CMD_STATS_ATTACH,  /* 6 */
 	SMC_SOFT_CMD_SOCK_INFO,     /* 7 */
 	SMC_SOFT_CMD_DUMP_SET,      /* 8 */
+	SMC_SOFT_CMD_BELL,          /* 9 */
 	__SMC_SOFT_CMD_MAX,
 };
 #define SMC_SOFT_CMD_MAX (__SMC_SOFT_CMD_MAX - 1)
@@ -209,6 +222,7 @@ enum {
 	SMC_SOFT_A_IFINDEX,         /* 28: u32 capture device */
 	SMC_SOFT_A_PAIR_SEQ,        /* 29: u32 nlmsg_seq of a PAIR request */
 	SMC_SOFT_A_DECLINE,         /* 30: u32 SMC_CLC_DECL_* this end declines with */
+	SMC_SOFT_A_BELL_ID,         /* 31: u32 a process's doorbell, 2 or more */
 	__SMC_SOFT_A_MAX,
 };
 #define SMC_SOFT_A_MAX (__SMC_SOFT_A_MAX - 1)

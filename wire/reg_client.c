@@ -4,6 +4,7 @@
  */
 #include "reg_client.h"
 #include "soft_socket.h"
+#include "dmb.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -23,6 +24,7 @@
 #define REQ_BUF 256
 #define RECV_BUF 8192
 #define SOFT_REG_PORT_DEL 0x736f6466u    /* nlmsg_pid of an asynchronous SOCK_DEL */
+#define SOFT_REG_PORT_BELL 0x736f6462u   /* nlmsg_pid of a BELL request */
 
 struct req {
 	union {
@@ -460,6 +462,40 @@ int soft_reg_del_seq_send(struct soft_reg_conn *c, uint32_t seq)
 	return send_req_flags(c, &r, -1, MSG_DONTWAIT);
 }
 
+static long bell_send(struct soft_reg_conn *c, struct req *r, int fd)
+{
+	int rc;
+
+	r->u.nlh.nlmsg_pid = SOFT_REG_PORT_BELL;
+	if (c->seq == UINT32_MAX)
+		c->seq = 0;                     /* seq 0 would never match */
+	rc = send_req_flags(c, r, fd, MSG_DONTWAIT);
+	return rc ? rc : (long)r->u.nlh.nlmsg_seq;
+}
+
+long soft_reg_bell_set_send(struct soft_reg_conn *c, int efd)
+{
+	struct req r;
+
+	if (c->fd < 0)
+		return -EBADF;
+	if (efd < 0)
+		return -EINVAL;
+	req_init(&r, c->family, 0, SMC_SOFT_CMD_BELL);
+	return bell_send(c, &r, efd);
+}
+
+long soft_reg_bell_get_send(struct soft_reg_conn *c, uint32_t id)
+{
+	struct req r;
+
+	if (c->fd < 0)
+		return -EBADF;
+	req_init(&r, c->family, 0, SMC_SOFT_CMD_BELL);
+	req_attr(&r, SMC_SOFT_A_BELL_ID, &id, sizeof(id));
+	return bell_send(c, &r, -1);
+}
+
 /* One datagram without waiting; its first descriptor in *fd, others closed. */
 static ssize_t recv_async(struct soft_reg_conn *c, void *buf, size_t len, int *fd)
 {
@@ -557,13 +593,47 @@ static int parse_pair(const struct nlmsghdr *nlh, struct soft_pair_reply *r, int
 	return 0;
 }
 
+static int bell_attr(const struct nlattr *a, void *arg)
+{
+	struct soft_pair_reply *r = arg;
+
+	if ((a->nla_type & NLA_TYPE_MASK) == SMC_SOFT_A_BELL_ID)
+		return get_fixed(a, &r->bell_id, 4);
+	return 0;
+}
+
+/* A BELL reply into r (cmd, bell_id, bell_fd); -EBADMSG without a valid id. */
+static int parse_bell(const struct nlmsghdr *nlh, struct soft_pair_reply *r, int *fd)
+{
+	int rc = walk_attrs(nlh, bell_attr, r);
+
+	if (rc || r->bell_id <= DMB_BELL_TCP)
+		return -EBADMSG;
+	r->cmd = SMC_SOFT_CMD_BELL;
+	r->bell_fd = *fd;
+	*fd = -1;
+	return 0;
+}
+
+static bool is_bell_error(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
+{
+	const struct nlmsgerr *e = NLMSG_DATA(nlh);
+
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)) || e->msg.nlmsg_pid != SOFT_REG_PORT_BELL)
+		return false;
+	r->cmd = SMC_SOFT_CMD_BELL;
+	r->error = e->error < 0 ? e->error : -EBADMSG;
+	return true;
+}
+
 static bool is_pair_error(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
 {
 	const struct nlmsgerr *e = NLMSG_DATA(nlh);
 
 	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
 		return false;
-	if (e->msg.nlmsg_pid == SOFT_REG_PORT_DEL || e->error >= 0 || e->error < -4095)
+	if (e->msg.nlmsg_pid == SOFT_REG_PORT_DEL || e->msg.nlmsg_pid == SOFT_REG_PORT_BELL ||
+	    e->error >= 0 || e->error < -4095)
 		return false;
 	r->error = e->error;
 	return true;
@@ -583,10 +653,19 @@ static int take_pair(const struct soft_reg_conn *c, const void *buf, size_t len,
 			return 0;
 		memset(r, 0, sizeof(*r));
 		r->shm_fd = -1;
+		r->bell_fd = -1;
 		r->role = SOFT_ROLE_UNSAID;
 		r->seq = nlh->nlmsg_seq;
+		if (nlh->nlmsg_type == NLMSG_ERROR && is_bell_error(nlh, r))
+			return 1;
 		if (nlh->nlmsg_type == NLMSG_ERROR && is_pair_error(nlh, r))
 			return 1;
+		if (nlh->nlmsg_type == c->family && nlh->nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN) &&
+		    g->cmd == SMC_SOFT_CMD_BELL) {
+			if (parse_bell(nlh, r, fd))
+				return 0;
+			return 1;
+		}
 		if (nlh->nlmsg_type == c->family && nlh->nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN) &&
 		    (g->cmd == SMC_SOFT_CMD_PAIR || g->cmd == SMC_SOFT_CMD_SOCK_INFO)) {
 			int rc = parse_pair(nlh, r, fd);

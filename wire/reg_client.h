@@ -90,7 +90,16 @@ int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token, int sock);
 /* The same for the registration of our PAIR request seq, its reply unread. */
 int soft_reg_del_seq_send(struct soft_reg_conn *c, uint32_t seq);
 
+/* BELL (reg.h), without waiting for the reply (soft_reg_pair_poll): set
+ * the eventfd efd as our bell, or ask for the bell of id.  seq or -errno. */
+long soft_reg_bell_set_send(struct soft_reg_conn *c, int efd);
+long soft_reg_bell_get_send(struct soft_reg_conn *c, uint32_t id);
+
 struct soft_pair_reply {
+	uint8_t cmd;             /* SMC_SOFT_CMD_BELL: a BELL reply (bell_id,
+				    bell_fd, nothing else); 0: PAIR, SOCK_INFO */
+	uint32_t bell_id;
+	int bell_fd;             /* a peer's bell asked for, else -1; the caller owns it */
 	uint32_t seq;            /* of the request */
 	int error;               /* 0, or the daemon's -errno (nothing else set),
 				    or -EBADMSG for a reply not taken (token set
@@ -109,10 +118,10 @@ struct soft_pair_reply {
 };
 
 /*
- * The next PAIR reply that has arrived, without waiting: 1 with *r filled,
- * 0 when none is waiting, -errno when the connection failed.  Other
- * messages (errors of SOCK_DEL) are skipped, and descriptors that do not
- * belong to a PAIR reply are closed.
+ * The next PAIR, SOCK_INFO or BELL reply that has arrived, without waiting:
+ * 1 with *r filled, 0 when none is waiting, -errno when the connection
+ * failed.  Other messages (errors of SOCK_DEL and BELL) are skipped, and
+ * descriptors that do not belong to a reply taken are closed.
  */
 #define SOFT_ROLE_UNSAID 0xff
 int soft_reg_pair_poll(struct soft_reg_conn *c, struct soft_pair_reply *r);

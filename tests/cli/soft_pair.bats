@@ -4,7 +4,8 @@
 # ISM with live cursors and one link group; one end alone is INIT while its
 # peer is a socket of a process known to the daemon (and counts as fallback
 # 0x03010000 if it goes unpaired); a PNET mismatch declines both ends with
-# 0x03030001; ends in two namespaces pair too.  Ports, inodes and the ISM's
+# 0x03030001; ends in two namespaces pair too; a process's doorbell (BELL)
+# goes only to processes that could pair with it.  Ports, inodes and the ISM's
 # GID change from run to run: the outputs name them PORT_L (the listener's),
 # PORT_C (the client's), INODE_C, INODE_S and GID.
 
@@ -17,7 +18,7 @@ setup_file() {
 setup() {
 	softd_start
 	PAIR_PIDS=()
-	NETNS_A= NETNS_B=
+	NETNS_A= NETNS_B= BELL_DIR=
 }
 
 teardown() {
@@ -29,6 +30,7 @@ teardown() {
 	[ -z "$NETNS_A" ] || ip netns del "$NETNS_A" 2>/dev/null
 	[ -z "$NETNS_B" ] || ip netns del "$NETNS_B" 2>/dev/null
 	softd_stop
+	[ -z "${BELL_DIR:-}" ] || rm -rf "$BELL_DIR"
 }
 
 # Run soft_pair with these words in the background until it prints a line
@@ -247,4 +249,52 @@ stats_line() {
 	run smcd stats
 	[[ "$output" == *"Data transmitted (Bytes)            678 (678)"* ]]
 	[[ "$output" == *"Data transmitted (Bytes)          12345 (12.35K)"* ]]
+}
+
+# BELL: a process's eventfd doorbell (wire/reg.h).  One client sets its
+# bell; another asks for it by id and gets an eventfd; an id nobody set, a
+# pipe instead of an eventfd, and a process of another user in another
+# namespace are refused; the bell goes with its control connection.
+@test "BELL: set, fetched by id by another process, refused when unknown or not an eventfd" {
+	local id
+	pair_start '^ready' "$SMC_BIN/tests/soft_client" -s bell
+	id=$(sed -n 's/^bell \([0-9]*\)$/\1/p' "$PAIR_OUT")
+	[ -n "$id" ] && [ "$id" -ge 2 ]
+	run "$SMC_BIN/tests/soft_client" bell-get "$id" bell-get $((id + 1)) bell-pipe
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "bell-get $id: $id anon_inode:[eventfd]" ]
+	[ "${lines[1]}" = "bell-get $((id + 1)): ENOENT" ]
+	[ "${lines[2]}" = "bell: EINVAL" ]
+	# its process gone, its bell is gone too
+	kill -TERM "${PAIR_PIDS[0]}"
+	wait "${PAIR_PIDS[0]}" || true
+	PAIR_PIDS=()
+	for _ in $(seq 50); do
+		run "$SMC_BIN/tests/soft_client" bell-get "$id"
+		[ "${lines[0]}" = "bell-get $id: ENOENT" ] && break
+		sleep 0.05
+	done
+	[ "${lines[0]}" = "bell-get $id: ENOENT" ]
+}
+
+@test "BELL: not handed to a process of another user in another namespace" {
+	local id
+	[ "$(id -u)" -eq 0 ] || skip "needs root for ip netns and another user"
+	NETNS_A=smcbell$$
+	ip netns add "$NETNS_A" 2>/dev/null || { NETNS_A=; skip "ip netns is not permitted here"; }
+	# a daemon whose socket another user can reach
+	softd_stop
+	BELL_DIR=$(mktemp -d /tmp/softd-bell.XXXXXX)
+	chmod 755 "$BELL_DIR"
+	SOFTD_SOCKET="$BELL_DIR/control" softd_start
+	pair_start '^ready' "$SMC_BIN/tests/soft_client" -s bell
+	id=$(sed -n 's/^bell \([0-9]*\)$/\1/p' "$PAIR_OUT")
+	[ -n "$id" ]
+	run ip netns exec "$NETNS_A" setpriv --reuid 65534 --regid 65534 --clear-groups \
+		"$SMC_BIN/tests/soft_client" bell-get "$id"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "bell-get $id: ENOENT" ]
+	# the same user in that namespace may have it
+	run ip netns exec "$NETNS_A" "$SMC_BIN/tests/soft_client" bell-get "$id"
+	[ "${lines[0]}" = "bell-get $id: $id anon_inode:[eventfd]" ]
 }

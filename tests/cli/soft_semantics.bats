@@ -319,6 +319,32 @@ os.execve("/bin/true", ["true"], env)'
 	[ "$(smcss -a | grep -c '^ACTIVE')" -eq 0 ]
 }
 
+# Request and answer with both ends asleep in between (the server in
+# epoll_wait, the client in poll, no spinning): each wake-up goes through
+# the sleeper's eventfd, not as a doorbell byte over TCP.  With doorbells
+# over TCP the sockets receive about 1,600 bytes; the 16-byte messages
+# themselves would be 32,000.
+@test "soft: pingpong: 2,000 round trips between sleepers wake through eventfds, not TCP" {
+	local line n
+	SMC_SPIN_USEC=0 run --separate-stderr "$SC" pair pingpong "$RUN"
+	assert_both_ok pingpong
+	echo "$stderr" | grep '^pingpong ' >&2
+	[ "$(echo "$stderr" | grep -c '^pingpong .*: TCP received [0-9]* bytes$')" -eq 2 ]
+	while read -r line; do
+		n=${line##*received }
+		n=${n% bytes}
+		[ "$n" -lt 200 ]
+	done < <(echo "$stderr" | grep '^pingpong .*: TCP received')
+}
+
+# The client closes every descriptor above its socket halfway (closefrom, as
+# sshd does before exec), then opens files that take those numbers: the
+# library's doorbells and control connection were among them, and none of
+# its bytes may land in the files (an eventfd write of 8 bytes did before).
+@test "soft: closefrom: the library forgets its descriptors a program closes, writes none into files" {
+	SMC_SPIN_USEC=0 soft_case closefrom
+}
+
 # Twice as many busy loops as the machine has CPUs online (the count the
 # library compares /proc/loadavg's runnable threads with, whatever this
 # shell's affinity): a spinning wait would take the CPU one of them needs,

@@ -47,7 +47,7 @@ static void exercise(struct dmb_conn *c)
 {
 	static uint8_t buf[20000];
 	struct iovec v[2] = { { buf, 7 }, { buf + 7, sizeof(buf) - 7 } };
-	bool wake;
+	uint32_t wake;
 
 	(void)dmb_readable(c);
 	(void)dmb_space(c);
@@ -58,10 +58,10 @@ static void exercise(struct dmb_conn *c)
 	(void)dmb_consume(c, v, 2, 0, &wake);
 	(void)dmb_produce(c, v, 2, 0, &wake);
 	(void)dmb_produce(c, v, 1, DMB_URGENT, &wake);
-	if (!dmb_rx_sleep_begin(c, NULL))
+	if (!dmb_rx_sleep_begin(c, NULL, DMB_BELL_TCP))
 		(void)dmb_readable(c);
 	dmb_rx_sleep_end(c);
-	if (!dmb_tx_sleep_begin(c, 100))
+	if (!dmb_tx_sleep_begin(c, 100, 7))
 		(void)dmb_space(c);
 	dmb_tx_sleep_end(c);
 	dmb_shutdown_wr(c);

@@ -1,7 +1,7 @@
 /*
- * Fuzz target for the client's PAIR reply parser (soft_reg_pair_poll): one
- * datagram as a daemon could send it on the control socket.  Byte 0: bit 0
- * a descriptor rides on it.  Whatever comes, no descriptor may stay open
+ * Fuzz target for the client's reply parser (soft_reg_pair_poll: PAIR,
+ * SOCK_INFO and BELL replies): one datagram as a daemon could send it on
+ * the control socket.  Byte 0: bit 0 a descriptor rides on it.  Whatever comes, no descriptor may stay open
  * but the one handed out, which is closed here.
  */
 #include <fcntl.h>
@@ -52,9 +52,12 @@ void fuzz_pairpoll(const uint8_t *data, size_t size)
 	if (fd >= 0)
 		close(fd);
 	c.fd = sv[0];
-	for (int i = 0; i < 4 && soft_reg_pair_poll(&c, &r) == 1; i++)
+	for (int i = 0; i < 4 && soft_reg_pair_poll(&c, &r) == 1; i++) {
 		if (r.shm_fd >= 0)
 			close(r.shm_fd);
+		if (r.bell_fd >= 0)
+			close(r.bell_fd);
+	}
 	close(sv[0]);
 	close(sv[1]);
 }

@@ -3,8 +3,9 @@
  * datagram as a kernel or a soft backend could send it, or (fuzz_softd) one
  * request datagram as a client could send the soft backend, or (fuzz_dmb) a
  * shared-memory region as an untrusted peer could hand over, or
- * (fuzz_pairpoll) a PAIR reply as the preload's client code reads it, or
- * (fuzz_pdump) a process's dump ring as the daemon drains it.
+ * (fuzz_pairpoll) a PAIR, SOCK_INFO or BELL reply as the preload's client
+ * code reads it, or (fuzz_pdump) a process's dump ring as the daemon drains
+ * it.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -3250,6 +3250,153 @@ static int large_s(int *fd)
 	return large_recv(*fd, 160) || large_send(*fd, 161) ? -1 : 0;
 }
 
+/* ---- cases: request and answer, both ends asleep between them ---------- */
+
+/*
+ * PONGS small messages each way, the server waiting in epoll_wait, the
+ * client in poll (pgbench's and PostgreSQL's waits).  Each end then says on
+ * stderr how many bytes its TCP socket received: the soft data path sends
+ * the messages on the ring, and wakes a sleeping peer with its eventfd, so
+ * next to nothing comes over TCP (the bats test asserts it).
+ */
+#define PONGS 2000
+static bool g_closefrom;
+/* tcpi_bytes_received in <linux/tcp.h>'s struct tcp_info (glibc's stops before it) */
+#define TCPI_BYTES_RECEIVED_OFF 128
+
+static void say_tcp_bytes(int fd, const char *end)
+{
+	unsigned char ti[256];
+	socklen_t len = sizeof(ti);
+	uint64_t got;
+
+	memset(ti, 0, sizeof(ti));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, &len) == 0 &&
+	    len >= TCPI_BYTES_RECEIVED_OFF + sizeof(got)) {
+		memcpy(&got, ti + TCPI_BYTES_RECEIVED_OFF, sizeof(got));
+		fprintf(stderr, "pingpong %s: TCP received %llu bytes\n", end,
+			(unsigned long long)got);
+	}
+}
+
+static int pong_wait(int fd, int ep)
+{
+	struct epoll_event ev;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int n = ep >= 0 ? epoll_wait(ep, &ev, 1, 10000) : poll(&p, 1, 10000);
+
+	if (n < 0)
+		return fail_errno(ep >= 0 ? "epoll_wait" : "poll");
+	if (n == 0)
+		return fail("no message within 10 s");
+	return 0;
+}
+
+static int ping_one(int fd, int ep, unsigned i, bool first)
+{
+	uint32_t msg[4] = { i, ~i, i * 7, 0 }, got[4];
+	size_t have = 0;
+
+	if (first && write_all(fd, msg, sizeof(msg), "write"))
+		return -1;
+	while (have < sizeof(got)) {
+		ssize_t r = read(fd, (char *)got + have, sizeof(got) - have);
+
+		if (r > 0) {
+			have += (size_t)r;
+		} else if (r == 0) {
+			return fail("EOF at message %u", i);
+		} else if (errno == EAGAIN) {
+			if (pong_wait(fd, ep))
+				return -1;
+		} else if (errno != EINTR) {
+			return fail_errno("read");
+		}
+	}
+	if (memcmp(got, msg, sizeof(msg)))
+		return fail("message %u came back as %u", i, got[0]);
+	if (!first && write_all(fd, msg, sizeof(msg), "write"))
+		return -1;
+	return 0;
+}
+
+/* Files opened where the library's descriptors were: none may grow. */
+#define REUSED_FILES 4
+
+static int ping_range(int fd, int ep, bool server, unsigned from, unsigned to)
+{
+	int rc = 0;
+
+	for (unsigned i = from; i < to && !rc; i++)
+		rc = ping_one(fd, ep, i, !server);
+	return rc;
+}
+
+/*
+ * The client closes every descriptor above its socket (closefrom(3), as
+ * sshd does before exec): the library's control connection and doorbells
+ * go, and files take their numbers.  The round trips go on, and nothing of
+ * the library's may land in those files.
+ */
+static int closefrom_files(int fd, int ep)
+{
+	FILE *f[REUSED_FILES];
+	struct stat sb;
+	int rc = 0;
+
+	closefrom(fd + 1);
+	for (int i = 0; i < REUSED_FILES; i++)
+		if (!(f[i] = tmpfile()))
+			return fail_errno("tmpfile");
+	rc = ping_range(fd, ep, false, PONGS / 2, PONGS);
+	for (int i = 0; i < REUSED_FILES; i++) {
+		if (!rc && fstat(fileno(f[i]), &sb) == 0 && sb.st_size)
+			rc = fail("fd %d, a file opened after closefrom, has %lld bytes it was never "
+				  "given", fileno(f[i]), (long long)sb.st_size);
+		fclose(f[i]);
+	}
+	return rc;
+}
+
+static int pingpong(int fd, bool server)
+{
+	int fl = fcntl(fd, F_GETFL), ep = -1, rc = 0;
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return fail_errno("fcntl");
+	if (server) {
+		ep = epoll_create1(EPOLL_CLOEXEC);
+		if (ep < 0)
+			return fail_errno("epoll_create1");
+		if (ep_add(ep, EPOLL_CTL_ADD, fd, EPOLLIN)) {
+			close(ep);
+			return -1;
+		}
+	}
+	if (server || !g_closefrom) {
+		rc = ping_range(fd, ep, server, 0, PONGS);
+	} else {
+		rc = ping_range(fd, ep, server, 0, PONGS / 2);
+		if (!rc)
+			rc = closefrom_files(fd, ep);
+	}
+	if (ep >= 0)
+		close(ep);
+	if (rc || fcntl(fd, F_SETFL, fl) < 0)
+		return rc ? rc : fail_errno("fcntl");
+	say_tcp_bytes(fd, server ? "server" : "client");
+	return 0;
+}
+
+static int pingpong_s(int *fd) { return pingpong(*fd, true); }
+static int pingpong_c(int *fd) { return pingpong(*fd, false); }
+
+static int closefrom_c(int *fd)
+{
+	g_closefrom = true;
+	return pingpong(*fd, false);
+}
+
 /* ---- the case table ------------------------------------------------------ */
 
 enum { F_SMALLBUF = 1, F_NOSIGPIPE_IGN = 2, F_URING = 4, F_PASS_CHILD = 8, F_ZEROCOPY = 16 };
@@ -3319,6 +3466,8 @@ static const struct scase {
 	{ "peerkill", peerkill_s, peerkill_c, 0 },
 	{ "peerkill_rd", peerkill_rd_s, peerkill_rd_c, 0 },
 	{ "large", large_s, large_c, 0 },
+	{ "pingpong", pingpong_s, pingpong_c, 0 },
+	{ "closefrom", pingpong_s, closefrom_c, 0 },
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 

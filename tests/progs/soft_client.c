@@ -11,6 +11,11 @@
  *                             a private listener on PORT (0: any), a client
  *                             registered INIT and then ACTIVE after connect,
  *                             and the accepted socket registered ACTIVE
+ *     bell | bell-pipe        an eventfd (a pipe) as our doorbell (BELL):
+ *                             prints "bell ID" or "bell: ERRNO"
+ *     bell-get ID             asks for the doorbell ID: prints "bell-get ID:
+ *                             ID KIND" (KIND as /proc/self/fd shows what
+ *                             came) or "bell-get ID: ERRNO"
  *     -n  exit without deregistering (the daemon drops them with the connection)
  *     -s  wait for a signal only (stdin is not read)
  *
@@ -20,12 +25,14 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -198,6 +205,78 @@ static void do_connect(int family, uint16_t port)
 	report(token_add(srv, SMC_SOFT_STATE_ACTIVE), srv, family, "ACTIVE");
 }
 
+/* The BELL reply to our last request: its id and descriptor, or -errno. */
+static long bell_answer(int *fd)
+{
+	struct soft_pair_reply r;
+	struct pollfd p = { .fd = conn.fd, .events = POLLIN };
+
+	for (;;) {
+		int rc = soft_reg_pair_poll(&conn, &r);
+
+		if (rc < 0)
+			die("BELL reply", -rc);
+		if (rc == 1 && r.cmd == SMC_SOFT_CMD_BELL)
+			break;
+		if (poll(&p, 1, 5000) != 1)
+			die("BELL reply", ETIMEDOUT);
+	}
+	*fd = r.bell_fd;
+	return r.error ? r.error : (long)r.bell_id;
+}
+
+/* What a descriptor is, as /proc/self/fd says ("anon_inode:[eventfd]"). */
+static void fd_kind(int fd, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, buf, len - 1);
+	buf[n < 0 ? 0 : n] = '\0';
+}
+
+static void do_bell(bool pipe_instead)
+{
+	int p[2], fd = -1, got;
+	long rc;
+
+	if (pipe_instead) {
+		if (pipe2(p, O_CLOEXEC) < 0)
+			die("pipe", errno);
+		fd = p[0];
+	} else if ((fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+		die("eventfd", errno);
+	}
+	if ((rc = soft_reg_bell_set_send(&conn, fd)) < 0)
+		die("BELL", (int)-rc);
+	rc = bell_answer(&got);
+	if (rc < 0)
+		printf("bell: %s\n", strerrorname_np((int)-rc));
+	else
+		printf("bell %ld\n", rc);
+	if (got >= 0)
+		close(got);
+}
+
+static void do_bell_get(const char *id)
+{
+	char kind[64];
+	long rc;
+	int fd;
+
+	if ((rc = soft_reg_bell_get_send(&conn, (uint32_t)strtoul(id, NULL, 10))) < 0)
+		die("BELL", (int)-rc);
+	rc = bell_answer(&fd);
+	if (rc < 0) {
+		printf("bell-get %s: %s\n", id, strerrorname_np((int)-rc));
+		return;
+	}
+	fd_kind(fd, kind, sizeof(kind));
+	printf("bell-get %s: %ld %s\n", id, rc, kind);
+	close(fd);
+}
+
 static uint16_t port_arg(const char *s)
 {
 	char *end;
@@ -223,6 +302,11 @@ static void run(char **argv)
 			argv++;
 		} else if (!strcmp(w, "connect") || !strcmp(w, "connect6")) {
 			do_connect(family, port_arg(argv[1]));
+			argv++;
+		} else if (!strcmp(w, "bell") || !strcmp(w, "bell-pipe")) {
+			do_bell(!strcmp(w, "bell-pipe"));
+		} else if (!strcmp(w, "bell-get") && argv[1]) {
+			do_bell_get(argv[1]);
 			argv++;
 		} else {
 			fprintf(stderr, "soft_client: unknown word '%s'\n", w);

@@ -408,7 +408,7 @@ TEST(dmb_sleepers)
 	static uint8_t buf[N];
 	struct iovec v = { buf, 100 };
 	struct pair p;
-	bool wake = true;
+	uint32_t wake = 1;
 
 	CHECK(pair_open(&p, N, N));
 	CHECK_INT(dmb_produce(&p.a, &v, 1, 0, &wake), 100);
@@ -416,33 +416,52 @@ TEST(dmb_sleepers)
 	CHECK_INT(dmb_consume(&p.b, &v, 1, 0, &wake), 100);
 	CHECK(!wake);
 	/* Empty: the consumer may sleep, and the next send wakes it. */
-	CHECK(!dmb_rx_sleep_begin(&p.b, NULL));
+	CHECK(!dmb_rx_sleep_begin(&p.b, NULL, DMB_BELL_TCP));
 	CHECK_INT(dmb_produce(&p.a, &v, 1, 0, &wake), 100);
-	CHECK(wake);
-	CHECK(dmb_rx_sleep_begin(&p.b, NULL));
+	CHECK_INT(wake, DMB_BELL_TCP);
+	CHECK(dmb_rx_sleep_begin(&p.b, NULL, DMB_BELL_TCP));
 	dmb_rx_sleep_end(&p.b);
 	CHECK_INT(dmb_produce(&p.a, &v, 1, 0, &wake), 100);
 	CHECK(!wake);
 	/* Full: the producer may sleep, and the next read wakes it. */
 	v.iov_len = N;
 	CHECK_INT(dmb_produce(&p.a, &v, 1, 0, NULL), N - 200);
-	CHECK(!dmb_tx_sleep_begin(&p.a, 1));
+	CHECK(!dmb_tx_sleep_begin(&p.a, 1, DMB_BELL_TCP));
 	v.iov_len = 10;
 	CHECK_INT(dmb_consume(&p.b, &v, 1, DMB_PEEK, &wake), 10);
 	CHECK(!wake);
 	CHECK_INT(dmb_consume(&p.b, &v, 1, 0, &wake), 10);
 	CHECK(wake);
-	CHECK(dmb_tx_sleep_begin(&p.a, 10));
-	CHECK(!dmb_tx_sleep_begin(&p.a, 11));
+	CHECK(dmb_tx_sleep_begin(&p.a, 10, DMB_BELL_TCP));
+	CHECK(!dmb_tx_sleep_begin(&p.a, 11, DMB_BELL_TCP));
 	dmb_tx_sleep_end(&p.a);
 	CHECK_INT(dmb_consume(&p.b, &v, 1, 0, &wake), 10);
 	CHECK(!wake);
+	/* A sleeper's bell reaches the waker; two different bells make it TCP. */
+	v.iov_len = N;
+	CHECK(dmb_consume(&p.b, &v, 1, 0, NULL) > 0);
+	CHECK(!dmb_rx_sleep_begin(&p.b, NULL, 7));
+	CHECK(!dmb_rx_sleep_begin(&p.b, NULL, 7));
+	v.iov_len = 10;
+	CHECK_INT(dmb_produce(&p.a, &v, 1, 0, &wake), 10);
+	CHECK_INT(wake, 7);
+	v.iov_len = N;
+	CHECK(dmb_consume(&p.b, &v, 1, 0, NULL) > 0);
+	CHECK(!dmb_rx_sleep_begin(&p.b, NULL, 7));
+	CHECK(!dmb_rx_sleep_begin(&p.b, NULL, 9));
+	v.iov_len = 10;
+	CHECK_INT(dmb_produce(&p.a, &v, 1, 0, &wake), 10);
+	CHECK_INT(wake, DMB_BELL_TCP);
+	CHECK_INT(dmb_wake_merge(0, 7), 7);
+	CHECK_INT(dmb_wake_merge(7, 0), 7);
+	CHECK_INT(dmb_wake_merge(7, 7), 7);
+	CHECK_INT(dmb_wake_merge(7, 9), DMB_BELL_TCP);
 	/* A state change ends a sleep too. */
 	v.iov_len = N;
 	CHECK(dmb_consume(&p.b, &v, 1, 0, NULL) > 0);
-	CHECK(!dmb_rx_sleep_begin(&p.b, NULL));
+	CHECK(!dmb_rx_sleep_begin(&p.b, NULL, DMB_BELL_TCP));
 	dmb_shutdown_wr(&p.a);
-	CHECK(dmb_rx_sleep_begin(&p.b, NULL));
+	CHECK(dmb_rx_sleep_begin(&p.b, NULL, DMB_BELL_TCP));
 	dmb_rx_sleep_end(&p.b);
 	pair_close(&p);
 }
@@ -618,7 +637,7 @@ TEST(dmb_hostile_runtime)
 	CHECK_INT(dmb_readable(&p.b), -EPROTO);
 	CHECK_INT(get(&p.b, buf, sizeof(buf), 0), -EPROTO);
 	CHECK_INT(get(&p.b, buf, sizeof(buf), DMB_PEEK), -EPROTO);
-	CHECK(dmb_rx_sleep_begin(&p.b, NULL));
+	CHECK(dmb_rx_sleep_begin(&p.b, NULL, DMB_BELL_TCP));
 	dmb_rx_sleep_end(&p.b);
 	set_word(&sh->ctrl[0].prod, 0, 0xfffffff0u, 0, 0);
 	CHECK_INT(get(&p.b, buf, sizeof(buf), 0), -EPROTO);
@@ -630,7 +649,7 @@ TEST(dmb_hostile_runtime)
 	CHECK_INT(put(&p.a, big, dmb_tx_size(&p.a)), -EPROTO);
 	CHECK_INT(dmb_space(&p.a), -EPROTO);
 	CHECK_INT(dmb_unread(&p.a), -EPROTO);
-	CHECK(dmb_tx_sleep_begin(&p.a, 1));
+	CHECK(dmb_tx_sleep_begin(&p.a, 1, DMB_BELL_TCP));
 	dmb_tx_sleep_end(&p.a);
 	/* A cursor within bounds but moved back only shrinks what we see. */
 	set_word(&sh->ctrl[0].cons, 0, 0, 0, 0);

@@ -40,7 +40,7 @@ static void ends_close(struct ends *e)
 static ssize_t put(struct dmb_conn *c, const void *buf, size_t len)
 {
 	struct iovec v = { (void *)buf, len };
-	bool wake;
+	uint32_t wake;
 
 	return dmb_produce(c, &v, 1, 0, &wake);
 }
@@ -48,7 +48,7 @@ static ssize_t put(struct dmb_conn *c, const void *buf, size_t len)
 static ssize_t get(struct dmb_conn *c, void *buf, size_t len)
 {
 	struct iovec v = { buf, len };
-	bool wake;
+	uint32_t wake;
 
 	return dmb_consume(c, &v, 1, 0, &wake);
 }
@@ -255,7 +255,7 @@ static int asym_child(void)
 	if (!atomic_load(&e.b.rx.ctrl->cons_asym))
 		return 13;
 	/* going to sleep turns it off again, behind a membarrier */
-	if (dmb_rx_sleep_begin(&e.b, NULL))
+	if (dmb_rx_sleep_begin(&e.b, NULL, DMB_BELL_TCP))
 		return 14;
 	if (atomic_load(&e.b.rx.ctrl->cons_asym))
 		return 15;

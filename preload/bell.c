@@ -1,0 +1,227 @@
+/*
+ * The process's doorbell (doc/soft-ring.md section 4): an eventfd that poll,
+ * select and epoll waits watch beside the TCP sockets, so that a peer wakes
+ * them with one eventfd write instead of a byte through the TCP stack.
+ *
+ * One thread at a time waits on it (a second one could take the wake-up of
+ * the first and leave it asleep): that thread names the bell's id in the
+ * sleeper flags of its rings, any other names TP_BELL_TCP.  A peer that
+ * finds an id it has no descriptor for rings over TCP and asks the daemon
+ * for that bell.  Every sleeper also waits on TCP, so a bell unknown, lost
+ * or refused costs a TCP doorbell, never a wake-up.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "preload.h"
+#include "soft.h"
+#include "reg_client.h"
+
+#define PEER_BELLS 64
+
+struct peer_bell {
+	uint32_t id;
+	int fd;                    /* -1: asked for, no answer yet */
+};
+
+static pthread_rwlock_t peers_mu = PTHREAD_RWLOCK_INITIALIZER;
+static struct peer_bell peers[PEER_BELLS];
+static unsigned npeers, next_evict;
+static _Atomic unsigned npeers_hint;
+
+static int own_fd = -1;
+static _Atomic uint32_t own_id;    /* 0 until the daemon named it */
+static _Atomic bool own_asked;
+static _Atomic bool own_busy;      /* a thread waits on it */
+static _Atomic bool daemon_lost;
+static pthread_mutex_t ask_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static bool bells_usable(void)
+{
+	return soft_cfg.bells && !soft_sandboxed() &&
+	       !atomic_load_explicit(&daemon_lost, memory_order_relaxed);
+}
+
+/*
+ * Another daemon may give our ids to other processes: from now on every
+ * doorbell of this process goes over TCP.
+ */
+void bell_daemon_lost(void)
+{
+	atomic_store(&daemon_lost, true);
+}
+
+/*
+ * Make our eventfd and give it to the daemon, once; the reply (bell_reply)
+ * names its id.  Callers may hold a connection's locks: nothing here waits
+ * for a lock another thread could hold while it waits for theirs.
+ */
+static void own_ask(void)
+{
+	if (atomic_load_explicit(&own_asked, memory_order_relaxed) || pthread_mutex_trylock(&ask_mu))
+		return;
+	if (!atomic_load(&own_asked)) {
+		if (own_fd < 0)
+			own_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (own_fd < 0) {
+			preload_dbg("libsmc-preload: no doorbell of our own: %s\n", strerror(errno));
+			atomic_store(&own_asked, true);
+		} else if (ctl_bell_set(own_fd)) {
+			atomic_store(&own_asked, true);
+		}
+	}
+	pthread_mutex_unlock(&ask_mu);
+}
+
+void bell_wanted(void)
+{
+	if (bells_usable() && !atomic_load_explicit(&own_id, memory_order_relaxed))
+		own_ask();
+}
+
+uint32_t bell_wait_begin(int *efd)
+{
+	uint32_t id = atomic_load_explicit(&own_id, memory_order_acquire);
+
+	*efd = -1;
+	if (!bells_usable())
+		return TP_BELL_TCP;
+	if (!id)
+		return TP_BELL_TCP;
+	if (atomic_exchange_explicit(&own_busy, true, memory_order_acquire))
+		return TP_BELL_TCP;
+	*efd = own_fd;
+	return id;
+}
+
+void bell_wait_end(int efd, bool rang)
+{
+	uint64_t v;
+
+	if (efd < 0)
+		return;
+	if (rang)
+		(void)next.read(efd, &v, sizeof(v));
+	atomic_store_explicit(&own_busy, false, memory_order_release);
+}
+
+static struct peer_bell *peer_find(uint32_t id)
+{
+	for (unsigned i = 0; i < npeers; i++)
+		if (peers[i].id == id)
+			return &peers[i];
+	return NULL;
+}
+
+/* With peers_mu held: a slot for id, the oldest given up when all are taken. */
+static struct peer_bell *peer_slot(uint32_t id)
+{
+	struct peer_bell *p;
+
+	if (npeers < PEER_BELLS) {
+		p = &peers[npeers++];
+		atomic_store_explicit(&npeers_hint, npeers, memory_order_relaxed);
+	} else {
+		p = &peers[next_evict++ % PEER_BELLS];
+		if (p->fd >= 0)
+			next.close(p->fd);
+	}
+	p->id = id;
+	p->fd = -1;
+	return p;
+}
+
+bool bell_ring(uint32_t id)
+{
+	static const uint64_t one = 1;
+	struct peer_bell *p;
+	bool rung = false, ask = false;
+
+	if (id <= TP_BELL_TCP || !bells_usable())
+		return false;
+	/* readers ring at once; a descriptor is closed only under the write lock */
+	pthread_rwlock_rdlock(&peers_mu);
+	p = peer_find(id);
+	if (p && p->fd >= 0)
+		rung = next.write(p->fd, &one, sizeof(one)) == sizeof(one);
+	pthread_rwlock_unlock(&peers_mu);
+	if (p)
+		return rung;
+	pthread_rwlock_wrlock(&peers_mu);
+	if (!peer_find(id)) {
+		peer_slot(id);
+		ask = true;
+	}
+	pthread_rwlock_unlock(&peers_mu);
+	if (ask && !ctl_bell_get(id)) {
+		pthread_rwlock_wrlock(&peers_mu);
+		if ((p = peer_find(id)) && p->fd < 0)
+			p->id = 0;            /* ask again next time */
+		pthread_rwlock_unlock(&peers_mu);
+	}
+	return false;
+}
+
+void bell_reply(const struct soft_pair_reply *r)
+{
+	struct peer_bell *p;
+
+	if (r->bell_fd < 0) {
+		/* ours named (or an error: no bell of ours, TCP only) */
+		if (!r->error && atomic_load(&own_asked) && !atomic_load(&own_id))
+			atomic_store_explicit(&own_id, r->bell_id, memory_order_release);
+		return;
+	}
+	pthread_rwlock_wrlock(&peers_mu);
+	p = peer_find(r->bell_id);
+	if (p && p->fd < 0)
+		p->fd = r->bell_fd;
+	else
+		next.close(r->bell_fd);
+	pthread_rwlock_unlock(&peers_mu);
+}
+
+static bool in_range(int fd, unsigned first, unsigned last)
+{
+	return fd >= 0 && (unsigned)fd >= first && (unsigned)fd <= last;
+}
+
+/* The program closes descriptors of ours (a close-everything loop): forget them. */
+void bell_fds_closed(unsigned first, unsigned last)
+{
+	if (in_range(own_fd, first, last)) {
+		own_fd = -1;
+		atomic_store(&own_id, 0);
+		atomic_store(&own_busy, true);      /* never waited on again */
+	}
+	if (!atomic_load_explicit(&npeers_hint, memory_order_relaxed))
+		return;
+	pthread_rwlock_wrlock(&peers_mu);
+	for (unsigned i = 0; i < npeers; i++)
+		if (in_range(peers[i].fd, first, last)) {
+			peers[i].fd = -1;
+			peers[i].id = 0;
+		}
+	pthread_rwlock_unlock(&peers_mu);
+}
+
+/*
+ * The child of fork() shares the parent's eventfd: two processes waiting on
+ * it could take each other's wake-ups.  It makes its own when it waits.
+ * The peers' bells stay valid.
+ */
+void bell_after_fork_child(void)
+{
+	if (own_fd >= 0)
+		next.close(own_fd);
+	own_fd = -1;
+	atomic_store(&own_id, 0);
+	atomic_store(&own_asked, false);
+	atomic_store(&own_busy, false);
+	pthread_rwlock_init(&peers_mu, NULL);
+	pthread_mutex_init(&ask_mu, NULL);
+}
