@@ -3,8 +3,9 @@
  * (on a shared core a spinner would only steal the peer's time), only while
  * the machine has no more runnable threads than CPUs (a spinner would take
  * the CPU one of them needs), bounded by SMC_SPIN_USEC, and adaptive: a
- * spin that ends empty-handed halves the budget of the next ones, a
- * successful one doubles it back.
+ * spin that ends empty-handed, or that waited longer than a sleep costs,
+ * halves the budget of the next ones, a short successful one doubles it
+ * back.
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -19,6 +20,7 @@
 #define SPIN_MIN_NS   2000u       /* below this a spin is not worth starting */
 #define SPIN_RETRY    64u         /* sleeps before a disabled spin is tried again */
 #define LOAD_EVERY_NS 10000000u   /* how old the runnable count may be */
+#define SPIN_PAYS_NS  10000u      /* about what a sleep and its wake-up cost */
 
 static _Atomic unsigned budget_ns = UINT32_MAX;
 static _Atomic unsigned skipped;
@@ -99,30 +101,41 @@ static unsigned spin_budget(void)
 	return soft_cfg.spin_ns;
 }
 
-static void spin_result(unsigned used, bool ok)
+/*
+ * A spin that found its data within SPIN_PAYS_NS doubles the next budget;
+ * one that waited longer, or in vain, halves it: sleeping and being woken
+ * costs less CPU than a long spin (a reader that waits on a slower writer,
+ * a bulk transfer, sleeps then).
+ */
+static void spin_result(unsigned budget, bool ok, uint64_t took)
 {
-	unsigned b = used;
+	unsigned b;
 
-	if (ok) {
-		b = used * 2 > soft_cfg.spin_ns ? soft_cfg.spin_ns : used * 2;
+	if (ok)
 		atomic_fetch_add_explicit(&pstats->spins, 1, memory_order_relaxed);
-	} else {
-		b = used / 2;
-	}
+	if (ok && took <= SPIN_PAYS_NS)
+		b = budget * 2 > soft_cfg.spin_ns ? soft_cfg.spin_ns : budget * 2;
+	else
+		b = budget / 2;
 	atomic_store_explicit(&budget_ns, b, memory_order_relaxed);
 }
 
-static bool spin_for(unsigned ns, bool (*ready)(void *), void *arg)
+/* Until ready or ns passed: true with *took the time it took. */
+static bool spin_for(unsigned ns, bool (*ready)(void *), void *arg, uint64_t *took)
 {
-	uint64_t end = (uint64_t)soft_now_ns() + ns;
+	uint64_t start = (uint64_t)soft_now_ns(), now = start;
 
 	do {
 		for (int i = 0; i < 16; i++) {
-			if (ready(arg))
+			if (ready(arg)) {
+				*took = (uint64_t)soft_now_ns() - start;
 				return true;
+			}
 			cpu_relax();
 		}
-	} while ((uint64_t)soft_now_ns() < end);
+		now = (uint64_t)soft_now_ns();
+	} while (now - start < ns);
+	*took = now - start;
 	return false;
 }
 
@@ -173,11 +186,12 @@ bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx)
 bool soft_spin_until(bool (*ready)(void *), void *arg)
 {
 	unsigned b = spin_budget();
+	uint64_t took;
 	bool ok;
 
 	if (soft_cpus_crowded() || !b)
 		return false;
-	ok = spin_for(b, ready, arg);
-	spin_result(b, ok);
+	ok = spin_for(b, ready, arg, &took);
+	spin_result(b, ok, took);
 	return ok;
 }
