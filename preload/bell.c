@@ -39,6 +39,8 @@ static _Atomic bool own_asked;
 static _Atomic bool own_busy;      /* a thread waits on it */
 static _Atomic bool daemon_lost;
 static pthread_mutex_t ask_mu = PTHREAD_MUTEX_INITIALIZER;
+/* own_fd's number against the program closing it while a waiter resets it */
+static pthread_mutex_t own_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static bool bells_usable(void)
 {
@@ -88,13 +90,18 @@ uint32_t bell_wait_begin(int *efd)
 	uint32_t id = atomic_load_explicit(&own_id, memory_order_acquire);
 
 	*efd = -1;
-	if (!bells_usable())
-		return TP_BELL_TCP;
-	if (!id)
+	if (!bells_usable() || !id)
 		return TP_BELL_TCP;
 	if (atomic_exchange_explicit(&own_busy, true, memory_order_acquire))
 		return TP_BELL_TCP;
+	pthread_mutex_lock(&own_mu);
 	*efd = own_fd;
+	pthread_mutex_unlock(&own_mu);
+	if (*efd < 0) {
+		/* the program closed it: this process rings and waits over TCP */
+		atomic_store_explicit(&own_busy, false, memory_order_release);
+		return TP_BELL_TCP;
+	}
 	return id;
 }
 
@@ -104,8 +111,11 @@ void bell_wait_end(int efd, bool rang)
 
 	if (efd < 0)
 		return;
-	if (rang)
+	pthread_mutex_lock(&own_mu);
+	/* not a number the program has closed and opened again meanwhile */
+	if (rang && efd == own_fd)
 		(void)next.read(efd, &v, sizeof(v));
+	pthread_mutex_unlock(&own_mu);
 	atomic_store_explicit(&own_busy, false, memory_order_release);
 }
 
@@ -194,9 +204,9 @@ static bool in_range(int fd, unsigned first, unsigned last)
 void bell_fds_closed(unsigned first, unsigned last)
 {
 	if (in_range(own_fd, first, last)) {
-		own_fd = -1;
-		atomic_store(&own_id, 0);
-		atomic_store(&own_busy, true);      /* never waited on again */
+		pthread_mutex_lock(&own_mu);
+		own_fd = -1;                         /* for good: own_asked stays */
+		pthread_mutex_unlock(&own_mu);
 	}
 	if (!atomic_load_explicit(&npeers_hint, memory_order_relaxed))
 		return;
@@ -224,4 +234,5 @@ void bell_after_fork_child(void)
 	atomic_store(&own_busy, false);
 	pthread_rwlock_init(&peers_mu, NULL);
 	pthread_mutex_init(&ask_mu, NULL);
+	pthread_mutex_init(&own_mu, NULL);
 }

@@ -130,6 +130,7 @@ static bool ctl_open(void)
 		return true;
 	if (retry_at && now_sec() < retry_at)
 		return false;
+	soft_reg_close_with(next.close);
 	rc = soft_reg_open(&conn, soft_cfg.socket_path, CTL_TIMEOUT_MS);
 	if (rc) {
 		retry_at = now_sec() + CTL_RETRY_SEC;
@@ -587,6 +588,7 @@ bool ctl_exec_adopt(const char *head)
 		return false;
 	next.fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
 	pthread_mutex_lock(&ctl_mu);
+	soft_reg_close_with(next.close);
 	conn.fd = fd;
 	conn.family = (uint16_t)family;
 	conn.seq = seq + 1000;               /* clear of any inherited request */

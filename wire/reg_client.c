@@ -317,10 +317,18 @@ int soft_reg_open(struct soft_reg_conn *c, const char *path, int timeout_ms)
 	return rc;
 }
 
+/* How a connection's own socket is closed (soft_reg_close_with). */
+static int (*close_own)(int) = close;
+
+void soft_reg_close_with(int (*fn)(int))
+{
+	close_own = fn ? fn : close;
+}
+
 void soft_reg_close(struct soft_reg_conn *c)
 {
 	if (c->fd >= 0)
-		close(c->fd);
+		close_own(c->fd);
 	c->fd = -1;
 }
 

@@ -42,6 +42,13 @@ const char *soft_reg_socket_path(char *buf, size_t len);
  * SOFT_REG_TIMEOUT_MS.  0 or -errno; on error c->fd is -1.
  */
 int soft_reg_open(struct soft_reg_conn *c, const char *path, int timeout_ms);
+/*
+ * The close() for the connection's own socket: the preload gives its real
+ * close(), past its hook, which forgets the control connection when the
+ * program closes that descriptor (and would wait for the lock the caller
+ * of soft_reg_open holds).  NULL: close().
+ */
+void soft_reg_close_with(int (*fn)(int));
 void soft_reg_close(struct soft_reg_conn *c);
 
 /* Register socket fd in state (SMC_SOFT_STATE_*); *token names it. */
