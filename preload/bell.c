@@ -31,7 +31,8 @@ struct peer_bell {
 static pthread_rwlock_t peers_mu = PTHREAD_RWLOCK_INITIALIZER;
 static struct peer_bell peers[PEER_BELLS];
 static unsigned npeers, next_evict;
-static _Atomic unsigned npeers_hint;
+/* bit fd % 64 of every peer's descriptor ever held: close() looks here first */
+static _Atomic uint64_t peer_fd_bits;
 
 static int own_fd = -1;
 static _Atomic uint32_t own_id;    /* 0 until the daemon named it */
@@ -134,7 +135,6 @@ static struct peer_bell *peer_slot(uint32_t id)
 
 	if (npeers < PEER_BELLS) {
 		p = &peers[npeers++];
-		atomic_store_explicit(&npeers_hint, npeers, memory_order_relaxed);
 	} else {
 		p = &peers[next_evict++ % PEER_BELLS];
 		if (p->fd >= 0)
@@ -188,9 +188,11 @@ void bell_reply(const struct soft_pair_reply *r)
 	}
 	pthread_rwlock_wrlock(&peers_mu);
 	p = peer_find(r->bell_id);
-	if (p && p->fd < 0)
+	if (p && p->fd < 0) {
 		p->fd = r->bell_fd;
-	else
+		atomic_fetch_or_explicit(&peer_fd_bits, 1ULL << (r->bell_fd % 64),
+					 memory_order_relaxed);
+	} else
 		next.close(r->bell_fd);
 	pthread_rwlock_unlock(&peers_mu);
 }
@@ -203,12 +205,16 @@ static bool in_range(int fd, unsigned first, unsigned last)
 /* The program closes descriptors of ours (a close-everything loop): forget them. */
 void bell_fds_closed(unsigned first, unsigned last)
 {
+	uint64_t bits;
+
 	if (in_range(own_fd, first, last)) {
 		pthread_mutex_lock(&own_mu);
 		own_fd = -1;                         /* for good: own_asked stays */
 		pthread_mutex_unlock(&own_mu);
 	}
-	if (!atomic_load_explicit(&npeers_hint, memory_order_relaxed))
+	bits = last - first >= 63 ? ~0ULL : (2ULL << (last - first)) - 1;
+	bits = bits << (first % 64) | bits >> ((64 - first % 64) % 64);
+	if (!(atomic_load_explicit(&peer_fd_bits, memory_order_relaxed) & bits))
 		return;
 	pthread_rwlock_wrlock(&peers_mu);
 	for (unsigned i = 0; i < npeers; i++)

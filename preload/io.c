@@ -189,8 +189,6 @@ void soft_ring_bell(int fd, struct sconn *sc, uint32_t how)
 {
 	bool cut;
 
-	if (!how)
-		return;
 	sc_lock(&sc->tx_lock);
 	cut = sconn_tx_try_cut(fd, sc);
 	sc_unlock(&sc->tx_lock);

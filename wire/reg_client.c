@@ -406,10 +406,20 @@ int soft_reg_stats_attach_send(struct soft_reg_conn *c, int memfd)
 	return send_req_flags(c, &r, memfd, MSG_DONTWAIT);
 }
 
+/* A request whose reply soft_reg_pair_poll() takes later: its seq, or -errno. */
+static long send_async(struct soft_reg_conn *c, struct req *r, int fd)
+{
+	int rc;
+
+	if (c->seq == UINT32_MAX)
+		c->seq = 0;                     /* seq 0 would never match */
+	rc = send_req_flags(c, r, fd, MSG_DONTWAIT);
+	return rc ? rc : (long)r->u.nlh.nlmsg_seq;
+}
+
 long soft_reg_pair_send(struct soft_reg_conn *c, int fd, const struct soft_pair_req *q)
 {
 	struct req r;
-	int rc;
 
 	if (c->fd < 0)
 		return -EBADF;
@@ -423,26 +433,19 @@ long soft_reg_pair_send(struct soft_reg_conn *c, int fd, const struct soft_pair_
 		req_attr(&r, SMC_SOFT_A_RCVBUF, &q->rcvbuf, sizeof(q->rcvbuf));
 	if (q->decline)
 		req_attr(&r, SMC_SOFT_A_DECLINE, &q->decline, sizeof(q->decline));
-	if (c->seq == UINT32_MAX)
-		c->seq = 0;                     /* seq 0 would never match */
-	rc = send_req_flags(c, &r, fd, MSG_DONTWAIT);
-	return rc ? rc : (long)r.u.nlh.nlmsg_seq;
+	return send_async(c, &r, fd);
 }
 
 long soft_reg_info_send(struct soft_reg_conn *c, int fd)
 {
 	struct req r;
-	int rc;
 
 	if (c->fd < 0)
 		return -EBADF;
 	if (fd < 0)
 		return -EINVAL;
 	req_init(&r, c->family, 0, SMC_SOFT_CMD_SOCK_INFO);
-	if (c->seq == UINT32_MAX)
-		c->seq = 0;                     /* seq 0 would never match */
-	rc = send_req_flags(c, &r, fd, MSG_DONTWAIT);
-	return rc ? rc : (long)r.u.nlh.nlmsg_seq;
+	return send_async(c, &r, fd);
 }
 
 int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token, int sock)
@@ -472,13 +475,8 @@ int soft_reg_del_seq_send(struct soft_reg_conn *c, uint32_t seq)
 
 static long bell_send(struct soft_reg_conn *c, struct req *r, int fd)
 {
-	int rc;
-
 	r->u.nlh.nlmsg_pid = SOFT_REG_PORT_BELL;
-	if (c->seq == UINT32_MAX)
-		c->seq = 0;                     /* seq 0 would never match */
-	rc = send_req_flags(c, r, fd, MSG_DONTWAIT);
-	return rc ? rc : (long)r->u.nlh.nlmsg_seq;
+	return send_async(c, r, fd);
 }
 
 long soft_reg_bell_set_send(struct soft_reg_conn *c, int efd)
