@@ -47,12 +47,18 @@ static ssize_t recv_request(int sock, struct softd_io *io, int *fd, bool *trunc)
 		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
 	};
 	ssize_t n;
+	int reset = 0;
 
 	*fd = -1;
 	*trunc = false;
+	/*
+	 * A client that closes with our replies unread makes the kernel
+	 * report ECONNRESET once, ahead of the requests it sent last (its
+	 * SOCK_DEL at exit): they are read after it.
+	 */
 	do
 		n = recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+	while (n < 0 && (errno == EINTR || (errno == ECONNRESET && !reset++)));
 	if (n < 0)
 		return -errno;
 	take_fds(&msg, fd);

@@ -148,6 +148,8 @@ static void client_event(struct softd_server *s, struct softd_client *c, uint32_
 		if (rc == SOFTD_IO_DROP)
 			softd_log(LOG_NOTICE, "client pid %d dropped: replies over %u bytes "
 				  "waiting, or out of memory", (int)c->peer.pid, SOFTD_QUEUE_MAX);
+		else
+			softd_client_drain(c, s->st, &s->io);   /* what it sent before it went */
 		client_close(s, c);
 		return;
 	}

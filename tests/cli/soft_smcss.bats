@@ -195,6 +195,19 @@ wait_header_only() {
 	wait_header_only
 }
 
+# A holder of another process's registration (fork) ends it with the socket
+# as proof and exits; the daemon's reply to an earlier request of its may be
+# unread in its socket then, which the kernel reports ahead of the SOCK_DELs.
+@test "smcss: the rows go when another connection ends them and closes with a reply unread" {
+	client_start init listen 0 connect 0 del-elsewhere
+	grep -qx 'deleted elsewhere 4' "$CLIENT_OUT"
+	# the client keeps its own connection: only the SOCK_DELs take the rows
+	wait_header_only
+	kill -TERM "$CLIENT_PID"
+	wait "$CLIENT_PID"
+	grep -qx 'deleted 0' "$CLIENT_OUT"
+}
+
 @test "smcss: one client's exit leaves the other's rows" {
 	client_start listen 0
 	first=$CLIENT_PID

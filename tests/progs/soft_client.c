@@ -16,6 +16,11 @@
  *     bell-get ID             asks for the doorbell ID: prints "bell-get ID:
  *                             ID KIND" (KIND as /proc/self/fd shows what
  *                             came) or "bell-get ID: ERRNO"
+ *     del-elsewhere           ends the registrations made so far from a
+ *                             second connection, the socket as proof (as a
+ *                             forked holder that exits), sent behind a reply
+ *                             that connection leaves unread before it closes;
+ *                             prints "deleted elsewhere N"
  *     -n  exit without deregistering (the daemon drops them with the connection)
  *     -s  wait for a signal only (stdin is not read)
  *
@@ -49,7 +54,7 @@ struct reg {
 static struct soft_reg_conn conn;
 static struct reg regs[MAX_REGS];
 static int n_regs;
-static int keep[MAX_REGS];        /* sockets not registered (private listeners) */
+static int keep[2 * MAX_REGS];    /* sockets not registered (private listeners, ended) */
 static int n_keep;
 static volatile sig_atomic_t stop;
 
@@ -277,6 +282,38 @@ static void do_bell_get(const char *id)
 	close(fd);
 }
 
+/*
+ * The daemon's reply to a BELL is in the queue, unread, when the SOCK_DELs
+ * go and the connection closes: the kernel then reports ECONNRESET to the
+ * daemon ahead of them.
+ */
+static void do_del_elsewhere(void)
+{
+	struct pollfd p;
+	struct soft_reg_conn other;
+	int rc, efd = eventfd(0, EFD_CLOEXEC);
+	long seq;
+
+	if (efd < 0)
+		die("eventfd", errno);
+	if ((rc = soft_reg_open(&other, NULL, 0)))
+		die("cannot reach the soft backend", -rc);
+	if ((seq = soft_reg_bell_set_send(&other, efd)) < 0)
+		die("BELL", (int)-seq);
+	p = (struct pollfd){ .fd = other.fd, .events = POLLIN };
+	if (poll(&p, 1, 5000) != 1)
+		die("BELL reply", ETIMEDOUT);
+	for (int i = 0; i < n_regs; i++) {
+		if ((rc = soft_reg_del_send(&other, regs[i].token, regs[i].fd)))
+			die("deregister", -rc);
+		keep[n_keep++] = regs[i].fd;
+	}
+	soft_reg_close(&other);
+	close(efd);
+	printf("deleted elsewhere %d\n", n_regs);
+	n_regs = 0;
+}
+
 static uint16_t port_arg(const char *s)
 {
 	char *end;
@@ -305,6 +342,8 @@ static void run(char **argv)
 			argv++;
 		} else if (!strcmp(w, "bell") || !strcmp(w, "bell-pipe")) {
 			do_bell(!strcmp(w, "bell-pipe"));
+		} else if (!strcmp(w, "del-elsewhere")) {
+			do_del_elsewhere();
 		} else if (!strcmp(w, "bell-get") && argv[1]) {
 			do_bell_get(argv[1]);
 			argv++;
