@@ -43,6 +43,7 @@ struct inherit_buf {
 	size_t len, cap;
 	int count;
 	bool spawn;                 /* for a new process */
+	const char *unseen;         /* the image, when it has no libsmc-preload */
 	const struct child_fds *child;  /* its descriptors where not ours */
 	struct sconn **held;        /* spawn: the holders we added */
 	size_t nheld;
@@ -105,7 +106,13 @@ static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 
 		cloexec = fl < 0 || (fl & FD_CLOEXEC);
 	}
-	if (cloexec || st == SC_TCP || !b->s)
+	if (cloexec || st == SC_TCP)
+		return;
+	if (b->unseen) {
+		sconn_unseen(fd, sc, b->unseen, !b->spawn);
+		return;
+	}
+	if (!b->s)
 		return;
 	/* one another process may pair, or with a reason to stay TCP, stays TCP here */
 	if (st == SC_NEW && atomic_load(&sc->decline))
@@ -242,12 +249,20 @@ struct soft_spawn {
 };
 
 char **soft_spawn_prepare(char *const envp[], const struct child_fds *child,
-			  struct soft_spawn **out)
+			  const char *unseen, struct soft_spawn **out)
 {
 	struct soft_spawn *sp;
 
 	*out = NULL;
-	if (!atomic_load(&fd_tracked) || !(sp = calloc(1, sizeof(*sp))))
+	if (!atomic_load(&fd_tracked))
+		return NULL;
+	if (unseen) {
+		struct inherit_buf b = { .spawn = true, .child = child, .unseen = unseen };
+
+		add_entries(&b);
+		return NULL;
+	}
+	if (!(sp = calloc(1, sizeof(*sp))))
 		return NULL;
 	/*
 	 * A vfork() child too: the parent's thread waits for us, the other
@@ -317,15 +332,28 @@ void soft_spawn_done(struct soft_spawn *sp, bool started)
 /* Per thread of the parent: its vfork() children run on it one at a time. */
 static __thread struct soft_spawn *vfork_spawned;
 
-/* A connection on shared memory that the new program, without us, reads as TCP. */
-static void warn_unseen(int fd, struct sconn *sc, void *arg)
+/* The program, without us, reads the connections it gets as plain TCP. */
+static void leave_unseen(int fd, struct sconn *sc, void *arg)
 {
-	int fl = next.fcntl(fd, F_GETFD);
+	struct inherit_buf *b = arg;
 
-	if (sconn_mapped(sc) && fl >= 0 && !(fl & FD_CLOEXEC))
-		preload_err("libsmc-preload: execve %s: fd %d is on shared memory and the program "
-			    "has no libsmc-preload: its stream is not seen there\n",
-			    (const char *)arg, fd);
+	add(b, fd, sc, -1);
+}
+
+/* An execve without the hand-over: what the new image will not have lets go. */
+static int exec_alone(const char *path, char *const argv[], char *const envp[])
+{
+	struct exec_drop drop = { 0 };
+	int r, saved;
+
+	fd_for_each(note_passed, &drop);
+	exec_drop_holders(&drop, -1);
+	r = next.execve(path, argv, envp);
+	saved = errno;
+	exec_drop_holders(&drop, 1);
+	exec_drop_free(&drop);
+	errno = saved;
+	return r;
 }
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -334,6 +362,7 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	struct exec_drop drop = { 0 };
 	struct soft_spawn *sp;
 	char **env = NULL, *var = NULL;
+	const char *unseen = NULL;
 	char head[64];
 	int r, saved;
 
@@ -341,12 +370,12 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	if (!atomic_load(&fd_tracked))
 		return next.execve(path, argv, envp);
 	if (!soft_sandboxed() && !soft_image_has_library(path, envp))
-		fd_for_each(warn_unseen, (void *)path);
+		unseen = path;
 	if (soft_vfork_child()) {
 		/* our memory and its locks are the parent's; our table too */
 		struct child_fds *child = child_fds_vfork();
 
-		env = soft_spawn_prepare(envp, child, &sp);
+		env = soft_spawn_prepare(envp, child, unseen, &sp);
 		child_fds_lend(child);
 		spawn_unref(sp);
 		/* the memory of the child before, which exec'd and left it to us */
@@ -360,8 +389,14 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 		errno = saved;
 		return r;
 	}
+	if (unseen) {
+		struct inherit_buf gone = { .unseen = unseen };
+
+		fd_for_each(leave_unseen, &gone);
+		return exec_alone(path, argv, envp);
+	}
 	if (!ctl_exec_prepare(head, sizeof(head)))
-		return next.execve(path, argv, envp);
+		return exec_alone(path, argv, envp);
 	b.cap = 256;
 	b.s = malloc(b.cap);
 	if (b.s) {

@@ -8,6 +8,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -62,6 +63,28 @@ static bool static_elf(int fd)
 			return false;
 	}
 	return true;
+}
+
+/* file as posix_spawnp() finds it along PATH; file itself if not found. */
+const char *soft_image_find(const char *file, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (!*file || strchr(file, '/'))
+		return file;
+	if (!path)
+		path = "/bin:/usr/bin";
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		int n = end == p ? snprintf(buf, len, "%s", file)
+				 : snprintf(buf, len, "%.*s/%s", (int)(end - p), p, file);
+
+		if (n > 0 && (size_t)n < len && !access(buf, X_OK))
+			return buf;
+		if (!*end)
+			return file;
+		p = end;
+	}
 }
 
 bool soft_image_has_library(const char *path, char *const envp[])

@@ -117,7 +117,9 @@ bool sconn_tx_try_cut(int fd, struct sconn *sc)
 	/* held by several processes (fork, spawn): what the others wrote counts too */
 	if (TP(sc, ever_shared) && !sys_tcp_sent_total(fd, sc->role, &sent))
 		return false;
-	TP(sc, set_tx_fence, sent);
+	/* the peer handed its end to a program without the preload (sconn_exec_unseen) */
+	if (!TP(sc, set_tx_fence, sent))
+		return false;
 	sys_setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	atomic_store_explicit(&sc->tx_cut, true, memory_order_release);
 	atomic_fetch_add_explicit(&pstats->fence_bytes, sent, memory_order_relaxed);
@@ -238,6 +240,33 @@ static bool ring_let_go(int fd, struct sconn *sc)
 	if (locked)
 		pthread_mutex_unlock(&sc->rx_lock);
 	return false;
+}
+
+/*
+ * The program reads and writes the connection as plain TCP.  Before either
+ * direction has cut over, both stay on TCP for good (the fences say so to
+ * every holder and to the peer); after, the bytes on the ring cannot reach
+ * it, and the connection is reset at both ends rather than cut short.
+ */
+void sconn_unseen(int fd, struct sconn *sc, const char *image, bool leaving)
+{
+	static const struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+
+	if (!sconn_mapped(sc)) {
+		conn_stay_tcp(sc);
+		return;
+	}
+	if (TP(sc, stay_tcp)) {
+		/* the new image has no part in the ring: the daemon's row goes with the last holder */
+		if (leaving && !atomic_exchange(&sc->let_go, true))
+			ctl_forget(fd, sc, TP(sc, holders_add, -1) <= 1);
+		return;
+	}
+	preload_err("libsmc-preload: exec of %s: fd %d is on shared memory and the program has no "
+		    "libsmc-preload: the connection is reset\n", image, fd);
+	TP(sc, abort);
+	/* the kernel resets a connected TCP socket that connects to AF_UNSPEC */
+	next.connect(fd, &unspec, sizeof(unspec));
 }
 
 void sconn_release(int fd, struct sconn *sc)

@@ -346,6 +346,8 @@ void child_fds_of_actions(struct child_fds *c, const posix_spawn_file_actions_t 
 int soft_file_names_library(const char *path);
 /* Whether execve(path, ..., envp) starts a program that has this library. */
 bool soft_image_has_library(const char *path, char *const envp[]);
+/* file as posix_spawnp() finds it along PATH (buf holds it), or file itself. */
+const char *soft_image_find(const char *file, char *buf, size_t len);
 
 /* ---- exec.c ---- */
 /* Whether this is the child of vfork(): the memory is its parent's. */
@@ -359,7 +361,8 @@ void soft_exec_inherit(void);
  * (false: the holders go again) frees it.
  */
 struct soft_spawn;
-char **soft_spawn_prepare(char *const envp[], const struct child_fds *child,
+/* unseen: the new image, when it has no libsmc-preload (then NULL is returned) */
+char **soft_spawn_prepare(char *const envp[], const struct child_fds *child, const char *unseen,
 			  struct soft_spawn **sp);
 void soft_spawn_done(struct soft_spawn *sp, bool started);
 /* The two halves of soft_spawn_done(): the holders now, the memory later. */
@@ -414,6 +417,12 @@ void sconn_attach_late(struct sconn *sc);
 bool sconn_tx_try_cut(int fd, struct sconn *sc);
 /* The last fd of sc in this process closes (before the real close). */
 void sconn_release(int fd, struct sconn *sc);
+/*
+ * A program without this library gets the connection (execve, posix_spawn;
+ * image is its path): it stays on TCP for good at both ends, or is reset
+ * if a direction has cut over.  leaving: this process becomes that program.
+ */
+void sconn_unseen(int fd, struct sconn *sc, const char *image, bool leaving);
 /* The process ends: every ring hears the close the kernel will do. */
 void sconn_process_exit(void);
 void sconn_free(struct sconn *sc);

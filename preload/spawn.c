@@ -5,6 +5,7 @@
  * that fails gives back the holders its prepare handler took.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -33,17 +34,22 @@ EXPORT pid_t fork(void)
 typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
 		     const posix_spawnattr_t *, char *const[], char *const[]);
 
-static int spawn_with(spawn_fn *real, pid_t *pid, const char *file,
+static int spawn_with(spawn_fn *real, pid_t *pid, const char *file, bool search,
 		      const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
 		      char *const argv[], char *const envp[])
 {
 	struct soft_spawn *sp;
 	struct child_fds child;
-	char **env;
+	const char *image = file;
+	char buf[PATH_MAX], **env;
 	int r;
 
+	if (search)
+		image = soft_image_find(file, buf, sizeof(buf));
+	if (soft_sandboxed() || soft_image_has_library(image, envp))
+		image = NULL;
 	child_fds_of_actions(&child, fa);
-	env = soft_spawn_prepare(envp, &child, &sp);
+	env = soft_spawn_prepare(envp, &child, image, &sp);
 	child_fds_release(&child);
 	r = real(pid, file, fa, attr, argv, env ? env : envp);
 	soft_spawn_done(sp, r == 0);
@@ -54,14 +60,14 @@ EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_acti
 		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	PRELOAD_INIT();
-	return spawn_with(next.posix_spawn, pid, path, fa, attr, argv, envp);
+	return spawn_with(next.posix_spawn, pid, path, false, fa, attr, argv, envp);
 }
 
 EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	PRELOAD_INIT();
-	return spawn_with(next.posix_spawnp, pid, file, fa, attr, argv, envp);
+	return spawn_with(next.posix_spawnp, pid, file, true, fa, attr, argv, envp);
 }
 
 /*
@@ -81,7 +87,7 @@ static struct soft_spawn *env_swap_in(void)
 	char **env;
 
 	pthread_mutex_lock(&env_mu);
-	if (!env_busy && (env = soft_spawn_prepare(environ, NULL, &sp))) {
+	if (!env_busy && (env = soft_spawn_prepare(environ, NULL, NULL, &sp))) {
 		env_busy = true;
 		env_saved = environ;
 		environ = env;

@@ -87,7 +87,10 @@ struct transport_ops {
 	bool (*peer_attached)(struct transport *t);
 	/* The TCP bytes before the cut-over of a direction, once its producer set it. */
 	bool (*tx_fence)(struct transport *t, uint64_t *bytes);
-	void (*set_tx_fence)(struct transport *t, uint64_t bytes);
+	/* False when the direction stays on TCP for good (stay_tcp at either end). */
+	bool (*set_tx_fence)(struct transport *t, uint64_t bytes);
+	/* Both directions on TCP for good, at both ends; false if one has cut over. */
+	bool (*stay_tcp)(struct transport *t);
 	bool (*rx_fence)(struct transport *t, uint64_t *bytes);
 	/* A holder of our end read the TCP stream up to the fence. */
 	bool (*rx_cut_seen)(struct transport *t);

@@ -147,27 +147,24 @@ static bool ring_peer_attached(struct transport *t)
 	return atomic_load_explicit(&TX_CTRL(t)->attached, memory_order_acquire);
 }
 
-static bool fence_of(_Atomic uint64_t *word, uint64_t *bytes)
-{
-	uint64_t f = atomic_load_explicit(word, memory_order_seq_cst);
-
-	*bytes = f & ~DMB_FENCE_VALID;
-	return f & DMB_FENCE_VALID;
-}
-
 static bool ring_tx_fence(struct transport *t, uint64_t *bytes)
 {
-	return fence_of(&TX_CTRL(t)->fence, bytes);
+	return dmb_tx_fence(RING(t), bytes);
 }
 
-static void ring_set_tx_fence(struct transport *t, uint64_t bytes)
+static bool ring_set_tx_fence(struct transport *t, uint64_t bytes)
 {
-	atomic_store_explicit(&TX_CTRL(t)->fence, DMB_FENCE_VALID | bytes, memory_order_seq_cst);
+	return dmb_fence_set(RING(t), bytes);
+}
+
+static bool ring_stay_tcp(struct transport *t)
+{
+	return dmb_stay_tcp(RING(t));
 }
 
 static bool ring_rx_fence(struct transport *t, uint64_t *bytes)
 {
-	return fence_of(&RX_CTRL(t)->fence, bytes);
+	return dmb_rx_fence(RING(t), bytes);
 }
 
 static bool ring_rx_cut_seen(struct transport *t)
@@ -291,6 +288,7 @@ const struct transport_ops transport_ring = {
 	.peer_attached = ring_peer_attached,
 	.tx_fence = ring_tx_fence,
 	.set_tx_fence = ring_set_tx_fence,
+	.stay_tcp = ring_stay_tcp,
 	.rx_fence = ring_rx_fence,
 	.rx_cut_seen = ring_rx_cut_seen,
 	.rx_cut_mark = ring_rx_cut_mark,

@@ -971,3 +971,45 @@ void dmb_wait_bells(struct dmb_conn *c)
 		sched_yield();
 	}
 }
+
+static bool fence_of(_Atomic uint64_t *word, uint64_t *bytes)
+{
+	uint64_t f = atomic_load_explicit(word, memory_order_seq_cst);
+
+	*bytes = f & ~(DMB_FENCE_VALID | DMB_FENCE_NEVER);
+	return f & DMB_FENCE_VALID;
+}
+
+bool dmb_tx_fence(struct dmb_conn *c, uint64_t *bytes)
+{
+	return fence_of(&c->tx.ctrl->fence, bytes);
+}
+
+bool dmb_rx_fence(struct dmb_conn *c, uint64_t *bytes)
+{
+	return fence_of(&c->rx.ctrl->fence, bytes);
+}
+
+bool dmb_fence_set(struct dmb_conn *c, uint64_t bytes)
+{
+	uint64_t f = 0;
+
+	if (atomic_compare_exchange_strong_explicit(&c->tx.ctrl->fence, &f, DMB_FENCE_VALID | bytes,
+						    memory_order_seq_cst, memory_order_seq_cst))
+		return true;
+	return f & DMB_FENCE_VALID;
+}
+
+static bool never_cut(_Atomic uint64_t *word)
+{
+	uint64_t f = 0;
+
+	return atomic_compare_exchange_strong(word, &f, DMB_FENCE_NEVER) || !(f & DMB_FENCE_VALID);
+}
+
+bool dmb_stay_tcp(struct dmb_conn *c)
+{
+	bool tx = never_cut(&c->tx.ctrl->fence);
+
+	return never_cut(&c->rx.ctrl->fence) && tx;
+}

@@ -97,6 +97,12 @@ struct dmb_ctrl {
  * bytes of the TCP stream before the ring.  Later TCP bytes are doorbells.
  */
 #define DMB_FENCE_VALID (1ULL << 63)
+/*
+ * Stored instead by either end while the fence is 0: the direction stays
+ * on TCP for good (a holder passes the connection to a program that reads
+ * plain TCP).  The producer sets the fence by compare-and-swap from 0.
+ */
+#define DMB_FENCE_NEVER (1ULL << 62)
 
 /*
  * Offset 0 of the region.  Immutable after dmb_create(); a mapper reads it
@@ -299,6 +305,18 @@ uint64_t dmb_tx_pos(const struct dmb_conn *c);
 uint64_t dmb_rx_pos(const struct dmb_conn *c);
 /* Whether every byte consumed is in the published consumer cursor. */
 bool dmb_rx_published(const struct dmb_conn *c);
+
+/*
+ * The fences (DMB_FENCE_VALID): the TCP bytes of a direction before its
+ * cut-over, true once its producer set it.  dmb_fence_set: ours, or the
+ * one another holder set first; false when the direction stays on TCP for
+ * good.  dmb_stay_tcp: DMB_FENCE_NEVER in both directions that have no
+ * fence; false when one has.
+ */
+bool dmb_tx_fence(struct dmb_conn *c, uint64_t *bytes);
+bool dmb_rx_fence(struct dmb_conn *c, uint64_t *bytes);
+bool dmb_fence_set(struct dmb_conn *c, uint64_t bytes);
+bool dmb_stay_tcp(struct dmb_conn *c);
 /*
  * Our producer word (tx) and consumer word (rx) as published, as one CDC of
  * ours carries them: cflags merges both words' connection-state flags.

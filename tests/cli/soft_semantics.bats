@@ -276,38 +276,145 @@ t.close()' "$port" "$sock"
 	[ "$output" = $'refused EOPNOTSUPP\nstill 100000' ] || { echo "got: $output"; return 1; }
 }
 
-# A connection on shared memory cannot be read by a program without the
-# library: an execve of one (here without LD_PRELOAD) says so on stderr,
-# naming the descriptor; one that keeps the library says nothing.
-@test "soft: exec: a program without the library gets a connection on shared memory: one line on stderr" {
+# A program without the library (here: exec'd without LD_PRELOAD) reads
+# and writes plain TCP.  Once a direction has cut over, the bytes on the
+# ring cannot reach it: the connection is reset at both ends, with one line
+# naming the descriptor (before, the peer's bytes went to a ring no one
+# read).  One that keeps the library goes on.
+@test "soft: exec: a program without the library gets a connection on shared memory: reset at both ends, one line" {
 	local port
 	port=$(tcp_free_port)
-	echo_server "$port" 2
+	"$RUN" python3 -c '
+import socket, sys
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", int(sys.argv[1])))
+l.listen(1)
+for _ in range(2):
+    c, _ = l.accept()
+    try:
+        while True:
+            b = c.recv(65536)
+            if not b:
+                break
+            c.sendall(b)
+        print("server: end of stream")
+    except ConnectionResetError:
+        print("server: reset")
+    c.close()' "$port" >"$BATS_TEST_TMPDIR/server" &
+	SERVER_PID=$!
+	wait_tcp_listen "$port" "$SERVER_PID"
 	local client='
 import os, socket, sys
 t = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-for _ in range(100):
+after = None
+for i in range(200):
     t.sendall(b"x" * 100000)
     got = 0
     while got < 100000:
         got += len(t.recv(65536))
-    with open("/proc/self/maps") as m:
-        if "smc-dmb" in m.read():
-            break
+    if after is None:
+        with open("/proc/self/maps") as m:
+            if "smc-dmb" in m.read():
+                after = i
+    if after is not None and i >= after + 3:
+        break
 os.dup2(t.fileno(), 7)
 env = dict(os.environ)
 if sys.argv[2] == "plain":
     del env["LD_PRELOAD"]
-os.execve("/bin/true", ["true"], env)'
-	run --separate-stderr "$RUN" python3 -c "$client" "$port" plain
+os.execve(sys.executable, ["python3", "-c", """
+import os
+try:
+    os.write(7, b"y" * 1000)
+    print("new image read", len(os.read(7, 65536)))
+except ConnectionResetError:
+    print("new image: reset")
+"""], env)'
+	run --separate-stderr timeout -k 5 30 "$RUN" python3 -c "$client" "$port" plain
 	[ "$status" -eq 0 ]
-	[[ "$stderr" == *"libsmc-preload: execve /bin/true: fd 7 is on shared memory and the program has no libsmc-preload: its stream is not seen there"* ]] ||
+	[ "$output" = "new image: reset" ] || { echo "output: $output"; return 1; }
+	[[ "$stderr" == "libsmc-preload: exec of /"*": fd 7 is on shared memory and the program has no libsmc-preload: the connection is reset" ]] ||
 		{ echo "stderr: $stderr"; return 1; }
-	run --separate-stderr "$RUN" python3 -c "$client" "$port" keep
+	run --separate-stderr timeout -k 5 30 "$RUN" python3 -c "$client" "$port" keep
 	[ "$status" -eq 0 ]
+	[ "$output" = "new image read 1000" ] || { echo "output: $output $stderr"; return 1; }
 	[[ "$stderr" != *"has no libsmc-preload"* ]] || { echo "stderr: $stderr"; return 1; }
 	wait "$SERVER_PID"
 	SERVER_PID=
+	[ "$(cat "$BATS_TEST_TMPDIR/server")" = $'server: reset\nserver: end of stream' ]
+}
+
+# The same before either direction has cut over: the server maps its ring
+# and reads fence-aware, then executes (or posix_spawns, and closes its own
+# copy) a program without the library on the connection, which writes
+# first.  The connection stays on TCP for good at both ends, and the
+# client's 8 MB reach sha256sum (before, the client cut over to a ring no
+# one read, and both ends hung).
+unseen_before_cut() { # exec|spawn
+	local port
+	port=$(tcp_free_port)
+	"$RUN" python3 -c '
+import os, socket, sys, time
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", int(sys.argv[1])))
+l.listen(1)
+c, _ = l.accept()
+for _ in range(1000):
+    try:
+        c.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        pass
+    with open("/proc/self/maps") as m:
+        if "smc-dmb" in m.read():
+            break
+    time.sleep(0.01)
+else:
+    sys.exit("server: never paired")
+try:
+    c.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+except BlockingIOError:
+    pass
+env = dict(os.environ)
+del env["LD_PRELOAD"]
+argv = ["sh", "-c", "echo ready; exec sha256sum"]
+if sys.argv[2] == "spawn":
+    acts = [(os.POSIX_SPAWN_DUP2, c.fileno(), 0), (os.POSIX_SPAWN_DUP2, c.fileno(), 1)]
+    pid = os.posix_spawn("/bin/sh", argv, env, file_actions=acts)
+    c.close()
+    sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+os.dup2(c.fileno(), 0)
+os.dup2(c.fileno(), 1)
+os.execve("/bin/sh", argv, env)' "$port" "$1" &
+	SERVER_PID=$!
+	wait_tcp_listen "$port" "$SERVER_PID"
+	run --separate-stderr timeout -k 5 30 "$RUN" python3 -c '
+import hashlib, socket, sys
+t = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+f = t.makefile("rb")
+assert f.readline() == b"ready\n"
+data = bytes(range(256)) * (8 * 4096)
+t.sendall(data)
+t.shutdown(socket.SHUT_WR)
+got = f.read().decode()
+want = hashlib.sha256(data).hexdigest() + "  -\n"
+print("intact" if got == want else "got %r" % got)' "$port"
+	[ "$status" -eq 0 ]
+	[ "$output" = intact ] || { echo "output: $output stderr: $stderr"; return 1; }
+	[ -z "$stderr" ] || { echo "stderr: $stderr"; return 1; }
+	wait "$SERVER_PID"
+	SERVER_PID=
+	# the rows and rings went with the server's last holder
+	settle_conn_rows "$port" || { smcss -a; return 1; }
+}
+
+@test "soft: exec: a program without the library, before the cut-over: TCP for good at both ends, bytes intact" {
+	unseen_before_cut exec
+}
+
+@test "soft: posix_spawn: a program without the library, before the cut-over: TCP for good, bytes intact" {
+	unseen_before_cut spawn
 }
 
 # The other process dups the connection, passes it back and exits holding

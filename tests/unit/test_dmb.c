@@ -402,6 +402,37 @@ TEST(dmb_urgent_flag)
 	pair_close(&p);
 }
 
+/*
+ * A fence is set once: a second holder follows the first one's.  Before
+ * either direction has one, stay_tcp closes both for good; after, it fails.
+ */
+TEST(dmb_fences)
+{
+	struct pair p;
+	uint64_t bytes = 7;
+
+	CHECK(pair_open(&p, 4096, 4096));
+	CHECK(!dmb_tx_fence(&p.a, &bytes));
+	CHECK(!dmb_rx_fence(&p.b, &bytes));
+	CHECK(dmb_fence_set(&p.a, 5));
+	CHECK(dmb_fence_set(&p.a, 9));
+	CHECK(dmb_rx_fence(&p.b, &bytes));
+	CHECK_INT(bytes, 5);
+	CHECK(!dmb_stay_tcp(&p.b));
+	CHECK(!dmb_stay_tcp(&p.a));
+	pair_close(&p);
+
+	CHECK(pair_open(&p, 4096, 4096));
+	CHECK(dmb_stay_tcp(&p.b));
+	CHECK(dmb_stay_tcp(&p.a));
+	CHECK(!dmb_fence_set(&p.a, 5));
+	CHECK(!dmb_fence_set(&p.b, 0));
+	CHECK(!dmb_rx_fence(&p.b, &bytes));
+	CHECK_INT(bytes, 0);
+	CHECK(!dmb_rx_fence(&p.a, &bytes));
+	pair_close(&p);
+}
+
 TEST(dmb_sleepers)
 {
 	enum { N = 16384 };
