@@ -617,8 +617,7 @@ void soft_exec_inherit(void)
 		atomic_store(&sc->tcp_rx, rx);
 		atomic_store(&sc->tx_cut, txcut != 0);
 		atomic_store(&sc->rx_cut, rxcut != 0);
-		atomic_store(&sc->calls, soft_cfg.pair_after);
-		atomic_store(&sc->shared, true);
+		conn_came_shared(sc);
 		ctl_exec_resume(fd, sc, st, seq);
 		sconn_put(sc);
 	}

@@ -180,8 +180,7 @@ static void adopt(int fd, bool holder)
 
 	if (!tcp_conn(fd) || !fd_track(fd, 0) || !(sc = fd_get(fd)))
 		return;
-	atomic_store(&sc->calls, soft_cfg.pair_after);
-	atomic_store(&sc->shared, true);
+	conn_came_shared(sc);
 	ctl_adopt(fd, sc);
 	if (holder && sconn_mapped(sc))
 		TP(sc, holders_add, 1);

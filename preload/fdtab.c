@@ -146,6 +146,7 @@ static void sconn_init(struct sconn *sc, int role)
 	atomic_store(&sc->tcp_tx, 0);
 	atomic_store(&sc->tcp_rx, 0);
 	atomic_store(&sc->rx_eof, false);
+	sc->rx_quiet = 0;
 	atomic_store(&sc->rx_err, 0);
 	atomic_store(&sc->reset_told, false);
 	atomic_store(&sc->let_go, false);

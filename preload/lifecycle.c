@@ -35,6 +35,13 @@ void conn_asked_again(struct sconn *sc)
 	atomic_store(&sc->state, SC_ASKED);
 }
 
+/* From another process (execve, SCM_RIGHTS): its region is asked for at once. */
+void conn_came_shared(struct sconn *sc)
+{
+	atomic_store(&sc->calls, soft_cfg.pair_after);
+	atomic_store(&sc->shared, true);
+}
+
 void conn_stay_tcp(struct sconn *sc)
 {
 	atomic_store(&sc->state, SC_TCP);

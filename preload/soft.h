@@ -79,6 +79,7 @@ struct sconn {
 	_Atomic bool rx_cut;
 	_Atomic uint64_t tcp_rx;   /* application bytes read from TCP */
 	_Atomic bool rx_eof;       /* the kernel reported FIN */
+	unsigned rx_quiet;         /* empty nonblocking reads that did not look at TCP */
 	_Atomic int rx_err;        /* a reset the kernel reported once */
 	_Atomic bool reset_told;   /* a call returned ECONNRESET: then EPIPE and EOF */
 	_Atomic bool closed_wr;    /* shutdown(SHUT_WR) done */
@@ -383,6 +384,8 @@ bool conn_ask(struct sconn *sc);
 void conn_ask_later(struct sconn *sc);
 /* ASKED for an inherited or passed connection whose region is asked for. */
 void conn_asked_again(struct sconn *sc);
+/* It came from another process (execve, SCM_RIGHTS): asked for at once, shared. */
+void conn_came_shared(struct sconn *sc);
 /* TCP for good (declined, failed, given up). */
 void conn_stay_tcp(struct sconn *sc);
 /* NEW to TCP (no daemon, a sandbox, shared before pairing); others unchanged. */

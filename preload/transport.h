@@ -73,6 +73,9 @@ struct transport_ops {
 	/* A doorbell is on its way over TCP between these; false: no bell. */
 	bool (*bell_begin)(struct transport *t);
 	void (*bell_end)(struct transport *t);
+	/* Doorbells the peer sent over TCP that none of our holders read yet. */
+	bool (*tcp_bells_due)(struct transport *t);
+	void (*tcp_bells_read)(struct transport *t, uint32_t n);
 	/* Closing: wait (bounded) for the peer's doorbells on their way. */
 	void (*wait_bells)(struct transport *t);
 	/*

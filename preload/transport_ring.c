@@ -167,6 +167,16 @@ static bool ring_rx_fence(struct transport *t, uint64_t *bytes)
 	return dmb_rx_fence(RING(t), bytes);
 }
 
+static bool ring_tcp_bells_due(struct transport *t)
+{
+	return dmb_tcp_bells_due(RING(t));
+}
+
+static void ring_tcp_bells_read(struct transport *t, uint32_t n)
+{
+	dmb_tcp_bells_read(RING(t), n);
+}
+
 static bool ring_rx_cut_seen(struct transport *t)
 {
 	return atomic_load_explicit(&RX_CTRL(t)->cons_cut, memory_order_acquire);
@@ -289,6 +299,8 @@ const struct transport_ops transport_ring = {
 	.tx_fence = ring_tx_fence,
 	.set_tx_fence = ring_set_tx_fence,
 	.stay_tcp = ring_stay_tcp,
+	.tcp_bells_due = ring_tcp_bells_due,
+	.tcp_bells_read = ring_tcp_bells_read,
 	.rx_fence = ring_rx_fence,
 	.rx_cut_seen = ring_rx_cut_seen,
 	.rx_cut_mark = ring_rx_cut_mark,

@@ -949,7 +949,20 @@ bool dmb_bell_begin(struct dmb_conn *c)
 		atomic_fetch_sub_explicit(&c->tx.ctrl->ringing, 1, memory_order_release);
 		return false;
 	}
+	/* counted before it goes: a reader that sees it not due finds nothing */
+	atomic_fetch_add_explicit(&c->tx.ctrl->tcp_bells, 1, memory_order_seq_cst);
 	return true;
+}
+
+bool dmb_tcp_bells_due(struct dmb_conn *c)
+{
+	return atomic_load_explicit(&c->rx.ctrl->tcp_bells, memory_order_seq_cst) !=
+	       atomic_load_explicit(&c->rx.ctrl->tcp_bells_read, memory_order_relaxed);
+}
+
+void dmb_tcp_bells_read(struct dmb_conn *c, uint32_t n)
+{
+	atomic_fetch_add_explicit(&c->rx.ctrl->tcp_bells_read, n, memory_order_relaxed);
 }
 
 void dmb_bell_end(struct dmb_conn *c)

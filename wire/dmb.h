@@ -77,7 +77,8 @@ struct dmb_ctrl {
 	_Atomic uint32_t prod_lock;      /* pid inside dmb_produce while the end is shared */
 	_Atomic uint32_t hold_gen;       /* bumped by every change of holders */
 	_Atomic uint32_t ringing;        /* producer-side threads sending a doorbell now */
-	uint8_t pad0[DMB_LINE - 40];
+	_Atomic uint32_t tcp_bells;      /* doorbell bytes sent over TCP after the fence */
+	uint8_t pad0[DMB_LINE - 44];
 	/* consumer-owned */
 	_Atomic uint64_t cons;           /* cursor + consumer's conn-state */
 	_Atomic uint32_t cons_sleeping;  /* consumer waits for data: how to wake it */
@@ -88,7 +89,8 @@ struct dmb_ctrl {
 	_Atomic uint32_t cons_fseq;      /* futex word: bumped by each wake-up */
 	_Atomic uint32_t cons_lock;      /* pid inside dmb_consume while the end is shared */
 	_Atomic uint32_t cons_cut;       /* a holder read the TCP stream up to the fence */
-	uint8_t pad1[DMB_LINE - 40];
+	_Atomic uint32_t tcp_bells_read; /* of the producer's tcp_bells, read by our holders */
+	uint8_t pad1[DMB_LINE - 44];
 };
 
 /*
@@ -299,6 +301,12 @@ void dmb_tx_sleep_end(struct dmb_conn *c);
  * then reads what came.
  */
 bool dmb_bell_begin(struct dmb_conn *c);
+/*
+ * Doorbell bytes the peer sent over TCP that no holder of our end has read
+ * yet (counts that wrap; any miscount only makes them look due).
+ */
+bool dmb_tcp_bells_due(struct dmb_conn *c);
+void dmb_tcp_bells_read(struct dmb_conn *c, uint32_t n);
 void dmb_bell_end(struct dmb_conn *c);
 void dmb_wait_bells(struct dmb_conn *c);
 uint64_t dmb_tx_pos(const struct dmb_conn *c);

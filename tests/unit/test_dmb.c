@@ -433,6 +433,30 @@ TEST(dmb_fences)
 	pair_close(&p);
 }
 
+/* A doorbell over TCP is due at the other end until one of its holders read it. */
+TEST(dmb_tcp_bells)
+{
+	struct pair p;
+
+	CHECK(pair_open(&p, 4096, 4096));
+	CHECK(!dmb_tcp_bells_due(&p.b));
+	CHECK(dmb_bell_begin(&p.a));
+	dmb_bell_end(&p.a);
+	CHECK(dmb_bell_begin(&p.a));
+	dmb_bell_end(&p.a);
+	CHECK(dmb_tcp_bells_due(&p.b));
+	CHECK(!dmb_tcp_bells_due(&p.a));
+	dmb_tcp_bells_read(&p.b, 1);
+	CHECK(dmb_tcp_bells_due(&p.b));
+	dmb_tcp_bells_read(&p.b, 1);
+	CHECK(!dmb_tcp_bells_due(&p.b));
+	/* none once the peer closed: nothing is counted */
+	dmb_close(&p.b);
+	CHECK(!dmb_bell_begin(&p.a));
+	CHECK(!dmb_tcp_bells_due(&p.b));
+	pair_close(&p);
+}
+
 TEST(dmb_sleepers)
 {
 	enum { N = 16384 };
