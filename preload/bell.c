@@ -1,14 +1,16 @@
 /*
- * The process's doorbell (doc/soft-ring.md section 4): an eventfd that poll,
+ * The process's doorbells (doc/soft-ring.md section 4): an eventfd that poll,
  * select and epoll waits watch beside the TCP sockets, so that a peer wakes
  * them with one eventfd write instead of a byte through the TCP stack.
  *
- * One thread at a time waits on it (a second one could take the wake-up of
- * the first and leave it asleep): that thread names the bell's id in the
- * sleeper flags of its rings, any other names TP_BELL_TCP.  A peer that
- * finds an id it has no descriptor for rings over TCP and asks the daemon
- * for that bell.  Every sleeper also waits on TCP, so a bell unknown, lost
- * or refused costs a TCP doorbell, never a wake-up.
+ * Each eventfd has one waiting thread at a time (a second one could take
+ * the wake-up of the first and leave it asleep): a process keeps up to
+ * SOFT_BELL_SLOTS of them, one per thread that waits at once, made as
+ * waits find the others taken.  A waiter names its bell's id in the sleeper
+ * flags of its rings; one that finds none free names TP_BELL_TCP.  A peer
+ * that finds an id it has no descriptor for rings over TCP and asks the
+ * daemon for that bell.  Every sleeper also waits on TCP, so a bell
+ * unknown, lost or refused costs a TCP doorbell, never a wake-up.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -34,13 +36,22 @@ static unsigned npeers, next_evict;
 /* bit fd % 64 of every peer's descriptor ever held: close() looks here first */
 static _Atomic uint64_t peer_fd_bits;
 
-static int own_fd = -1;
-static _Atomic uint32_t own_id;    /* 0 until the daemon named it */
-static _Atomic bool own_asked;
-static _Atomic bool own_busy;      /* a thread waits on it */
+struct own_bell {
+	int fd;                    /* under own_mu: the program may close it */
+	_Atomic uint32_t id;       /* 0 until the daemon named it */
+	_Atomic long seq;          /* the BELL request that set it */
+	_Atomic bool asked;        /* once: made and given to the daemon, or given up */
+	_Atomic bool busy;         /* a thread waits on it */
+};
+
+#define OWN_NONE { .fd = -1 }
+_Static_assert(SOFT_BELL_SLOTS == 8, "one initialiser per slot");
+static struct own_bell own[SOFT_BELL_SLOTS] = {
+	OWN_NONE, OWN_NONE, OWN_NONE, OWN_NONE, OWN_NONE, OWN_NONE, OWN_NONE, OWN_NONE,
+};
 static _Atomic bool daemon_lost;
 static pthread_mutex_t ask_mu = PTHREAD_MUTEX_INITIALIZER;
-/* own_fd's number against the program closing it while a waiter resets it */
+/* the fds' numbers against the program closing one while a waiter resets it */
 static pthread_mutex_t own_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static bool bells_usable(void)
@@ -59,22 +70,29 @@ void bell_daemon_lost(void)
 }
 
 /*
- * Make our eventfd and give it to the daemon, once; the reply (bell_reply)
- * names its id.  Callers may hold a connection's locks: nothing here waits
- * for a lock another thread could hold while it waits for theirs.
+ * Make the eventfd of slot and give it to the daemon, once; the reply
+ * (bell_reply) names its id.  Callers may hold a connection's locks:
+ * nothing here waits for a lock another thread could hold while it waits
+ * for theirs.
  */
-static void own_ask(void)
+static void own_ask(unsigned slot)
 {
-	if (atomic_load_explicit(&own_asked, memory_order_relaxed) || pthread_mutex_trylock(&ask_mu))
+	struct own_bell *o = &own[slot];
+	int fd;
+
+	if (atomic_load_explicit(&o->asked, memory_order_relaxed) || pthread_mutex_trylock(&ask_mu))
 		return;
-	if (!atomic_load(&own_asked)) {
-		if (own_fd < 0)
-			own_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (own_fd < 0) {
+	if (!atomic_load(&o->asked)) {
+		pthread_mutex_lock(&own_mu);
+		if (o->fd < 0)
+			o->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		fd = o->fd;
+		pthread_mutex_unlock(&own_mu);
+		if (fd < 0) {
 			preload_dbg("libsmc-preload: no doorbell of our own: %s\n", strerror(errno));
-			atomic_store(&own_asked, true);
-		} else if (ctl_bell_set(own_fd)) {
-			atomic_store(&own_asked, true);
+			atomic_store(&o->asked, true);
+		} else if (ctl_bell_set(fd, slot, &o->seq)) {
+			atomic_store(&o->asked, true);
 		}
 	}
 	pthread_mutex_unlock(&ask_mu);
@@ -82,28 +100,35 @@ static void own_ask(void)
 
 void bell_wanted(void)
 {
-	if (bells_usable() && !atomic_load_explicit(&own_id, memory_order_relaxed))
-		own_ask();
+	if (bells_usable() && !atomic_load_explicit(&own[0].id, memory_order_relaxed))
+		own_ask(0);
 }
 
 uint32_t bell_wait_begin(int *efd)
 {
-	uint32_t id = atomic_load_explicit(&own_id, memory_order_acquire);
-
 	*efd = -1;
-	if (!bells_usable() || !id)
+	if (!bells_usable())
 		return TP_BELL_TCP;
-	if (atomic_exchange_explicit(&own_busy, true, memory_order_acquire))
-		return TP_BELL_TCP;
-	pthread_mutex_lock(&own_mu);
-	*efd = own_fd;
-	pthread_mutex_unlock(&own_mu);
-	if (*efd < 0) {
-		/* the program closed it: this process rings and waits over TCP */
-		atomic_store_explicit(&own_busy, false, memory_order_release);
-		return TP_BELL_TCP;
+	for (unsigned i = 0; i < SOFT_BELL_SLOTS; i++) {
+		struct own_bell *o = &own[i];
+		uint32_t id = atomic_load_explicit(&o->id, memory_order_acquire);
+
+		if (!id) {
+			/* the others are taken: this one for the next wait */
+			own_ask(i);
+			return TP_BELL_TCP;
+		}
+		if (atomic_exchange_explicit(&o->busy, true, memory_order_acquire))
+			continue;
+		pthread_mutex_lock(&own_mu);
+		*efd = o->fd;
+		pthread_mutex_unlock(&own_mu);
+		if (*efd >= 0)
+			return id;
+		/* the program closed it: that slot rings and waits over TCP */
+		atomic_store_explicit(&o->busy, false, memory_order_release);
 	}
-	return id;
+	return TP_BELL_TCP;
 }
 
 void bell_wait_end(int efd, bool rang)
@@ -113,11 +138,16 @@ void bell_wait_end(int efd, bool rang)
 	if (efd < 0)
 		return;
 	pthread_mutex_lock(&own_mu);
-	/* not a number the program has closed and opened again meanwhile */
-	if (rang && efd == own_fd)
-		(void)next.read(efd, &v, sizeof(v));
+	for (unsigned i = 0; i < SOFT_BELL_SLOTS; i++) {
+		if (own[i].fd != efd)
+			continue;
+		/* not a number the program has closed and opened again meanwhile */
+		if (rang)
+			(void)next.read(efd, &v, sizeof(v));
+		atomic_store_explicit(&own[i].busy, false, memory_order_release);
+		break;
+	}
 	pthread_mutex_unlock(&own_mu);
-	atomic_store_explicit(&own_busy, false, memory_order_release);
 }
 
 static struct peer_bell *peer_find(uint32_t id)
@@ -181,9 +211,11 @@ void bell_reply(const struct soft_pair_reply *r)
 	struct peer_bell *p;
 
 	if (r->bell_fd < 0) {
-		/* ours named (or an error: no bell of ours, TCP only) */
-		if (!r->error && atomic_load(&own_asked) && !atomic_load(&own_id))
-			atomic_store_explicit(&own_id, r->bell_id, memory_order_release);
+		/* one of ours named (or an error: that slot stays TCP) */
+		for (unsigned i = 0; i < SOFT_BELL_SLOTS; i++)
+			if (!r->error && atomic_load(&own[i].seq) == (long)r->seq &&
+			    !atomic_load(&own[i].id))
+				atomic_store_explicit(&own[i].id, r->bell_id, memory_order_release);
 		return;
 	}
 	pthread_rwlock_wrlock(&peers_mu);
@@ -207,11 +239,11 @@ void bell_fds_closed(unsigned first, unsigned last)
 {
 	uint64_t bits;
 
-	if (in_range(own_fd, first, last)) {
-		pthread_mutex_lock(&own_mu);
-		own_fd = -1;                         /* for good: own_asked stays */
-		pthread_mutex_unlock(&own_mu);
-	}
+	pthread_mutex_lock(&own_mu);
+	for (unsigned i = 0; i < SOFT_BELL_SLOTS; i++)
+		if (in_range(own[i].fd, first, last))
+			own[i].fd = -1;                 /* for good: asked stays */
+	pthread_mutex_unlock(&own_mu);
 	bits = last - first >= 63 ? ~0ULL : (2ULL << (last - first)) - 1;
 	bits = bits << (first % 64) | bits >> ((64 - first % 64) % 64);
 	if (!(atomic_load_explicit(&peer_fd_bits, memory_order_relaxed) & bits))
@@ -226,18 +258,21 @@ void bell_fds_closed(unsigned first, unsigned last)
 }
 
 /*
- * The child of fork() shares the parent's eventfd: two processes waiting on
- * it could take each other's wake-ups.  It makes its own when it waits.
+ * The child of fork() shares the parent's eventfds: two processes waiting
+ * on one could take each other's wake-ups.  It makes its own when it waits.
  * The peers' bells stay valid.
  */
 void bell_after_fork_child(void)
 {
-	if (own_fd >= 0)
-		next.close(own_fd);
-	own_fd = -1;
-	atomic_store(&own_id, 0);
-	atomic_store(&own_asked, false);
-	atomic_store(&own_busy, false);
+	for (unsigned i = 0; i < SOFT_BELL_SLOTS; i++) {
+		if (own[i].fd >= 0)
+			next.close(own[i].fd);
+		own[i].fd = -1;
+		atomic_store(&own[i].id, 0);
+		atomic_store(&own[i].seq, 0);
+		atomic_store(&own[i].asked, false);
+		atomic_store(&own[i].busy, false);
+	}
 	pthread_rwlock_init(&peers_mu, NULL);
 	pthread_mutex_init(&ask_mu, NULL);
 	pthread_mutex_init(&own_mu, NULL);

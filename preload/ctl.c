@@ -299,13 +299,19 @@ static bool bell_send(long seq)
 }
 
 /* Both without waiting for ctl_mu: callers may hold a connection's locks. */
-bool ctl_bell_set(int efd)
+bool ctl_bell_set(int efd, unsigned slot, _Atomic long *seq)
 {
-	bool ok;
+	long s;
+	bool ok = false;
 
 	if (pthread_mutex_trylock(&ctl_mu))
 		return false;
-	ok = ctl_open() && bell_send(soft_reg_bell_set_send(&conn, efd));
+	if (ctl_open()) {
+		s = soft_reg_bell_set_send(&conn, efd, (uint8_t)slot);
+		/* before any thread can read the reply */
+		if ((ok = bell_send(s)))
+			atomic_store(seq, s);
+	}
 	pthread_mutex_unlock(&ctl_mu);
 	return ok;
 }

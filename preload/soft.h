@@ -229,10 +229,10 @@ void ctl_forget(int fd, struct sconn *sc, bool last);
  * (fork, exec, spawn) goes now; our own go with our control connection. */
 void ctl_exit_forget(int fd, struct sconn *sc);
 void ctl_after_fork_child(void);
-/* BELL requests (bell.c): false when the daemon cannot be asked now. */
 /* The program closes descriptors: ours among them is gone, not ours to close. */
 void ctl_fds_closed(unsigned first, unsigned last);
-bool ctl_bell_set(int efd);
+/* BELL requests (bell.c): false when the daemon cannot be asked now; *seq: the set's. */
+bool ctl_bell_set(int efd, unsigned slot, _Atomic long *seq);
 bool ctl_bell_get(uint32_t id);
 
 /* ---- bell.c: the process's eventfd doorbell ---- */

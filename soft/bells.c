@@ -25,6 +25,7 @@ struct soft_bell {
 	uint64_t netns;
 	uid_t uid;
 	uint32_t id;
+	uint8_t slot;              /* one of the process's waiting threads' */
 	int fd;
 };
 
@@ -41,12 +42,25 @@ static bool is_eventfd(int fd)
 	return strcmp(target, "anon_inode:[eventfd]") == 0;
 }
 
-static struct soft_bell **find_conn(struct soft_state *st, uint64_t conn_id)
+/* slot < 0: any of the connection's bells */
+static struct soft_bell **find_conn(struct soft_state *st, uint64_t conn_id, int slot)
 {
 	for (struct soft_bell **pp = &st->bells; *pp; pp = &(*pp)->next)
-		if ((*pp)->conn_id == conn_id)
+		if ((*pp)->conn_id == conn_id && (slot < 0 || (*pp)->slot == slot))
 			return pp;
 	return NULL;
+}
+
+static void drop_conn(struct soft_state *st, uint64_t conn_id, int slot)
+{
+	struct soft_bell **pp, *b;
+
+	while ((pp = find_conn(st, conn_id, slot))) {
+		b = *pp;
+		*pp = b->next;
+		close(b->fd);
+		free(b);
+	}
 }
 
 static struct soft_bell *find_id(struct soft_state *st, uint32_t id)
@@ -89,29 +103,31 @@ static int reply(struct soft_req *r, uint32_t id, int fd)
 	return r->out->failed ? -ENOMEM : 0;
 }
 
-static int set_bell(struct soft_req *r, int fd)
+static int set_bell(struct soft_req *r, int fd, const struct nlattr *slot_attr)
 {
-	struct soft_bell **pp = find_conn(r->st, r->peer->conn_id), *b;
+	unsigned slot = 0;
+	struct soft_bell *b;
 
-	if (!is_eventfd(fd)) {
-		r->ext_ack = "not an eventfd";
+	if (slot_attr && mnl_attr_get_payload_len(slot_attr) == sizeof(uint8_t))
+		slot = mnl_attr_get_u8(slot_attr);
+	else if (slot_attr)
+		slot = SOFT_BELL_SLOTS;
+	if (slot >= SOFT_BELL_SLOTS || !is_eventfd(fd)) {
+		r->ext_ack = slot >= SOFT_BELL_SLOTS ? "BELL_SLOT (u8) below 8" : "not an eventfd";
 		close(fd);
 		return -EINVAL;
 	}
-	if (pp) {
-		/* the image after execve: its own bell replaces the old one */
-		b = *pp;
-		close(b->fd);
-	} else {
-		b = calloc(1, sizeof(*b));
-		if (!b) {
-			close(fd);
-			return -ENOMEM;
-		}
-		b->conn_id = r->peer->conn_id;
-		b->next = r->st->bells;
-		r->st->bells = b;
+	/* slot 0 is an image's first (after execve too): the older ones go */
+	drop_conn(r->st, r->peer->conn_id, slot ? (int)slot : -1);
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		close(fd);
+		return -ENOMEM;
 	}
+	b->conn_id = r->peer->conn_id;
+	b->slot = (uint8_t)slot;
+	b->next = r->st->bells;
+	r->st->bells = b;
 	b->fd = fd;
 	b->netns = r->peer->netns;
 	b->uid = r->peer->uid;
@@ -145,19 +161,14 @@ int soft_bell(struct soft_req *r)
 			close(fd);
 		return -EINVAL;
 	}
-	return fd >= 0 ? set_bell(r, fd) : get_bell(r, tb[SMC_SOFT_A_BELL_ID]);
+	if (fd >= 0)
+		return set_bell(r, fd, tb[SMC_SOFT_A_BELL_SLOT]);
+	return get_bell(r, tb[SMC_SOFT_A_BELL_ID]);
 }
 
 void soft_bells_conn_gone(struct soft_state *st, uint64_t conn_id)
 {
-	struct soft_bell **pp = find_conn(st, conn_id), *b;
-
-	if (!pp)
-		return;
-	b = *pp;
-	*pp = b->next;
-	close(b->fd);
-	free(b);
+	drop_conn(st, conn_id, -1);
 }
 
 void soft_bells_free(struct soft_state *st)

@@ -139,14 +139,18 @@
  * BELL         a process's doorbell (doc/soft-ring.md section 4), an
  *              eventfd its poll and epoll waits watch beside the TCP
  *              sockets.  With an eventfd passed (SCM_RIGHTS): it becomes
- *              the control connection's bell, replacing an earlier one, and
- *              the reply (BELL) names its BELL_ID, which the process writes
- *              into the sleeper flags of its rings.  With BELL_ID and no
+ *              the control connection's bell in BELL_SLOT (0 if absent; up
+ *              to SOFT_BELL_SLOTS, one per thread waiting at once), and the
+ *              reply (BELL) names its BELL_ID, which the process writes
+ *              into the sleeper flags of its rings.  Slot 0 replaces all the
+ *              connection's bells (a new image after execve), another slot
+ *              the bell it had.  With BELL_ID and no
  *              fd: the reply (BELL) carries BELL_ID and a duplicate of that
  *              bell, when its process could pair with the caller (same
  *              network namespace or same user), else ENOENT.  The bell is
  *              dropped with its control connection.  Errors: EINVAL for an
- *              fd that is not an eventfd or a missing BELL_ID.
+ *              fd that is not an eventfd, a BELL_SLOT out of range, or a
+ *              missing BELL_ID.
  *
  * Reserved, not implemented (EOPNOTSUPP):
  * BUF_SETUP    a new region for a paired connection (buffer resize).
@@ -223,9 +227,12 @@ enum {
 	SMC_SOFT_A_PAIR_SEQ,        /* 29: u32 nlmsg_seq of a PAIR request */
 	SMC_SOFT_A_DECLINE,         /* 30: u32 SMC_CLC_DECL_* this end declines with */
 	SMC_SOFT_A_BELL_ID,         /* 31: u32 a process's doorbell, 2 or more */
+	SMC_SOFT_A_BELL_SLOT,       /* 32: u8 which of a process's doorbells, 0-7 */
 	__SMC_SOFT_A_MAX,
 };
 #define SMC_SOFT_A_MAX (__SMC_SOFT_A_MAX - 1)
+
+#define SOFT_BELL_SLOTS 8       /* SMC_SOFT_A_BELL_SLOT below this */
 
 /* SMC_SOFT_A_STATE: the kernel's enum smc_state numbers, as smc_diag_msg.diag_state. */
 #define SMC_SOFT_STATE_ACTIVE  1

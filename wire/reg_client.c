@@ -479,7 +479,7 @@ static long bell_send(struct soft_reg_conn *c, struct req *r, int fd)
 	return send_async(c, r, fd);
 }
 
-long soft_reg_bell_set_send(struct soft_reg_conn *c, int efd)
+long soft_reg_bell_set_send(struct soft_reg_conn *c, int efd, uint8_t slot)
 {
 	struct req r;
 
@@ -488,6 +488,7 @@ long soft_reg_bell_set_send(struct soft_reg_conn *c, int efd)
 	if (efd < 0)
 		return -EINVAL;
 	req_init(&r, c->family, 0, SMC_SOFT_CMD_BELL);
+	req_attr(&r, SMC_SOFT_A_BELL_SLOT, &slot, sizeof(slot));
 	return bell_send(c, &r, efd);
 }
 

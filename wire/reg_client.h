@@ -98,8 +98,9 @@ int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token, int sock);
 int soft_reg_del_seq_send(struct soft_reg_conn *c, uint32_t seq);
 
 /* BELL (reg.h), without waiting for the reply (soft_reg_pair_poll): set
- * the eventfd efd as our bell, or ask for the bell of id.  seq or -errno. */
-long soft_reg_bell_set_send(struct soft_reg_conn *c, int efd);
+ * the eventfd efd as our bell in slot (SOFT_BELL_SLOTS), or ask for the
+ * bell of id.  seq or -errno. */
+long soft_reg_bell_set_send(struct soft_reg_conn *c, int efd, uint8_t slot);
 long soft_reg_bell_get_send(struct soft_reg_conn *c, uint32_t id);
 
 struct soft_pair_reply {

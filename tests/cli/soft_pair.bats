@@ -277,6 +277,33 @@ stats_line() {
 	[ "${lines[0]}" = "bell-get $id: ENOENT" ]
 }
 
+# One bell per thread that waits at once: a process sets up to 8 (slots
+# 0-7), each with an id of its own; slot 0 again (a new image after
+# execve) replaces them all; a slot out of range is refused.
+@test "BELL: slots, one bell each; slot 0 again replaces them all" {
+	local ids a b c
+	pair_start '^ready' "$SMC_BIN/tests/soft_client" -s bell bell-slot 1 bell-slot 7 bell-slot 8
+	mapfile -t ids < <(sed -n 's/^bell \([0-9]*\)$/\1/p' "$PAIR_OUT")
+	[ "${#ids[@]}" -eq 3 ]
+	a=${ids[0]} b=${ids[1]} c=${ids[2]}
+	[ "$a" != "$b" ] && [ "$b" != "$c" ] && [ "$a" != "$c" ]
+	grep -qx 'bell: EINVAL' "$PAIR_OUT"
+	run "$SMC_BIN/tests/soft_client" bell-get "$a" bell-get "$b" bell-get "$c"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "bell-get $a: $a anon_inode:[eventfd]" ]
+	[ "${lines[1]}" = "bell-get $b: $b anon_inode:[eventfd]" ]
+	[ "${lines[2]}" = "bell-get $c: $c anon_inode:[eventfd]" ]
+	# a second slot 1 replaces slot 1 only; slot 0 replaces all
+	pair_start '^ready' "$SMC_BIN/tests/soft_client" -s bell-slot 1 bell-slot 1 bell
+	mapfile -t ids < <(sed -n 's/^bell \([0-9]*\)$/\1/p' "$PAIR_OUT")
+	[ "${#ids[@]}" -eq 3 ]
+	run "$SMC_BIN/tests/soft_client" bell-get "${ids[0]}" bell-get "${ids[1]}" bell-get "${ids[2]}"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "bell-get ${ids[0]}: ENOENT" ]
+	[ "${lines[1]}" = "bell-get ${ids[1]}: ENOENT" ]
+	[ "${lines[2]}" = "bell-get ${ids[2]}: ${ids[2]} anon_inode:[eventfd]" ]
+}
+
 @test "BELL: not handed to a process of another user in another namespace" {
 	local id
 	[ "$(id -u)" -eq 0 ] || skip "needs root for ip netns and another user"

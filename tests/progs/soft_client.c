@@ -11,8 +11,9 @@
  *                             a private listener on PORT (0: any), a client
  *                             registered INIT and then ACTIVE after connect,
  *                             and the accepted socket registered ACTIVE
- *     bell | bell-pipe        an eventfd (a pipe) as our doorbell (BELL):
- *                             prints "bell ID" or "bell: ERRNO"
+ *     bell | bell-pipe        an eventfd (a pipe) as our doorbell (BELL) in
+ *                             slot 0: prints "bell ID" or "bell: ERRNO"
+ *     bell-slot N             the same in slot N
  *     bell-get ID             asks for the doorbell ID: prints "bell-get ID:
  *                             ID KIND" (KIND as /proc/self/fd shows what
  *                             came) or "bell-get ID: ERRNO"
@@ -241,7 +242,7 @@ static void fd_kind(int fd, char *buf, size_t len)
 	buf[n < 0 ? 0 : n] = '\0';
 }
 
-static void do_bell(bool pipe_instead)
+static void do_bell(bool pipe_instead, unsigned slot)
 {
 	int p[2], fd = -1, got;
 	long rc;
@@ -253,7 +254,7 @@ static void do_bell(bool pipe_instead)
 	} else if ((fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
 		die("eventfd", errno);
 	}
-	if ((rc = soft_reg_bell_set_send(&conn, fd)) < 0)
+	if ((rc = soft_reg_bell_set_send(&conn, fd, (uint8_t)slot)) < 0)
 		die("BELL", (int)-rc);
 	rc = bell_answer(&got);
 	if (rc < 0)
@@ -298,7 +299,7 @@ static void do_del_elsewhere(void)
 		die("eventfd", errno);
 	if ((rc = soft_reg_open(&other, NULL, 0)))
 		die("cannot reach the soft backend", -rc);
-	if ((seq = soft_reg_bell_set_send(&other, efd)) < 0)
+	if ((seq = soft_reg_bell_set_send(&other, efd, 0)) < 0)
 		die("BELL", (int)-seq);
 	p = (struct pollfd){ .fd = other.fd, .events = POLLIN };
 	if (poll(&p, 1, 5000) != 1)
@@ -341,7 +342,9 @@ static void run(char **argv)
 			do_connect(family, port_arg(argv[1]));
 			argv++;
 		} else if (!strcmp(w, "bell") || !strcmp(w, "bell-pipe")) {
-			do_bell(!strcmp(w, "bell-pipe"));
+			do_bell(!strcmp(w, "bell-pipe"), 0);
+		} else if (!strcmp(w, "bell-slot") && argv[1]) {
+			do_bell(false, (unsigned)strtoul(*++argv, NULL, 10));
 		} else if (!strcmp(w, "del-elsewhere")) {
 			do_del_elsewhere();
 		} else if (!strcmp(w, "bell-get") && argv[1]) {

@@ -420,8 +420,9 @@ static unsigned char g_fd_base[MAX_FDS];
 
 /*
  * The soft data path's doorbells are eventfds the preload keeps for the
- * process's life (its own and one per peer process, at most 65: smc_run(8),
- * SMC_SOFT_BELL); this program makes none, so they are not counted.
+ * process's life (up to 8 of its own and one per peer process, at most 72:
+ * smc_run(8), SMC_SOFT_BELL); this program makes none, so they are not
+ * counted.
  */
 static bool is_doorbell(int fd)
 {
@@ -450,7 +451,7 @@ static int fd_scan(unsigned char *seen)
 		if (e->d_name[0] != '.') {
 			int fd = atoi(e->d_name);
 
-			if (fd == dirfd(d) || (is_doorbell(fd) && ++bells <= 65))
+			if (fd == dirfd(d) || (is_doorbell(fd) && ++bells <= 72))
 				continue;
 			n++;
 			if (seen && fd < MAX_FDS)
