@@ -444,6 +444,22 @@ print("intact" if got == want else "got %r" % got)' "$port"
 	done < <(echo "$stderr" | grep '^pingpong .*: TCP received')
 }
 
+# The same while another thread of the client sleeps in poll() on the
+# connection for the second half: each thread that waits has a bell of its
+# own (before, the second one was woken by TCP doorbells, about 1,000 bytes).
+@test "soft: pingpong_threads: a second waiting thread gets a bell of its own" {
+	local line n
+	SMC_SPIN_USEC=0 run --separate-stderr "$SC" pair pingpong_threads "$RUN"
+	assert_both_ok pingpong_threads
+	echo "$stderr" | grep '^pingpong ' >&2
+	[ "$(echo "$stderr" | grep -c '^pingpong .*: TCP received [0-9]* bytes$')" -eq 2 ]
+	while read -r line; do
+		n=${line##*received }
+		n=${n% bytes}
+		[ "$n" -lt 200 ]
+	done < <(echo "$stderr" | grep '^pingpong .*: TCP received')
+}
+
 # The client closes every descriptor above its socket halfway (closefrom, as
 # sshd does before exec), then opens files that take those numbers: the
 # library's doorbells and control connection were among them, and none of

@@ -3260,7 +3260,7 @@ static int large_s(int *fd)
  * next to nothing comes over TCP (the bats test asserts it).
  */
 #define PONGS 2000
-static bool g_closefrom;
+static bool g_closefrom, g_other_waiter;
 /* tcpi_bytes_received in <linux/tcp.h>'s struct tcp_info (glibc's stops before it) */
 #define TCPI_BYTES_RECEIVED_OFF 128
 
@@ -3358,8 +3358,50 @@ static int closefrom_files(int fd, int ep)
 	return rc;
 }
 
+/*
+ * Another thread of the client asleep in poll() on the connection (for
+ * POLLPRI, which never comes) and a pipe, until the pipe is written: its
+ * bell is taken all that time.
+ */
+struct other_waiter {
+	int fd, pipe[2];
+	pthread_t t;
+};
+
+static void *other_waits(void *arg)
+{
+	struct other_waiter *w = arg;
+	struct pollfd p[2] = { { .fd = w->fd, .events = POLLPRI }, { .fd = w->pipe[0], .events = POLLIN } };
+
+	while (poll(p, 2, -1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static int other_waiter_start(struct other_waiter *w, int fd)
+{
+	w->fd = fd;
+	if (pipe2(w->pipe, O_CLOEXEC))
+		return fail_errno("pipe2");
+	if (pthread_create(&w->t, NULL, other_waits, w))
+		return fail("pthread_create");
+	/* so that it sleeps before the round trips go on */
+	usleep(100000);
+	return 0;
+}
+
+static void other_waiter_end(struct other_waiter *w)
+{
+	if (write(w->pipe[1], "x", 1) != 1)
+		return;
+	pthread_join(w->t, NULL);
+	close(w->pipe[0]);
+	close(w->pipe[1]);
+}
+
 static int pingpong(int fd, bool server)
 {
+	struct other_waiter w;
 	int fl = fcntl(fd, F_GETFL), ep = -1, rc = 0;
 
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
@@ -3373,7 +3415,14 @@ static int pingpong(int fd, bool server)
 			return -1;
 		}
 	}
-	if (server || !g_closefrom) {
+	if (!server && g_other_waiter) {
+		/* the first half makes the process's bell, the second one waits beside a thread on it */
+		rc = ping_range(fd, ep, server, 0, PONGS / 2);
+		if (!rc && !(rc = other_waiter_start(&w, fd))) {
+			rc = ping_range(fd, ep, server, PONGS / 2, PONGS);
+			other_waiter_end(&w);
+		}
+	} else if (server || !g_closefrom) {
 		rc = ping_range(fd, ep, server, 0, PONGS);
 	} else {
 		rc = ping_range(fd, ep, server, 0, PONGS / 2);
@@ -3390,6 +3439,12 @@ static int pingpong(int fd, bool server)
 
 static int pingpong_s(int *fd) { return pingpong(*fd, true); }
 static int pingpong_c(int *fd) { return pingpong(*fd, false); }
+
+static int pingpong_threads_c(int *fd)
+{
+	g_other_waiter = true;
+	return pingpong(*fd, false);
+}
 
 static int closefrom_c(int *fd)
 {
@@ -3467,6 +3522,7 @@ static const struct scase {
 	{ "peerkill_rd", peerkill_rd_s, peerkill_rd_c, 0 },
 	{ "large", large_s, large_c, 0 },
 	{ "pingpong", pingpong_s, pingpong_c, 0 },
+	{ "pingpong_threads", pingpong_s, pingpong_threads_c, 0 },
 	{ "closefrom", pingpong_s, closefrom_c, 0 },
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
