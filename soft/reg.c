@@ -102,7 +102,7 @@ int soft_reg_read_fd(struct soft_req *r, int fd, uint8_t state, struct soft_sock
 	if (rc == -EINVAL)
 		r->ext_ack = "not a TCP socket";
 	if (!rc) {
-		rc = soft_sock_check_state(fd, state);
+		rc = soft_sock_check_state(fd, id, state);
 		if (rc)
 			r->ext_ack = "the socket is not in that state";
 	}

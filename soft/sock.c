@@ -25,17 +25,13 @@ static int get_int(int fd, int opt, int *v)
 	return getsockopt(fd, SOL_SOCKET, opt, v, &len) < 0 ? -errno : 0;
 }
 
-static int check_tcp(int fd)
+/* family: getsockname's (SOCK_RAW sockets of protocol TCP are not TCP sockets) */
+static bool is_tcp(int fd, int family)
 {
-	int domain, type, proto;
+	int type, proto;
 
-	if (get_int(fd, SO_DOMAIN, &domain) || get_int(fd, SO_TYPE, &type) ||
-	    get_int(fd, SO_PROTOCOL, &proto))
-		return -EINVAL;
-	if ((domain != AF_INET && domain != AF_INET6) || type != SOCK_STREAM ||
-	    proto != IPPROTO_TCP)
-		return -EINVAL;
-	return domain;
+	return (family == AF_INET || family == AF_INET6) && !get_int(fd, SO_TYPE, &type) &&
+	       type == SOCK_STREAM && !get_int(fd, SO_PROTOCOL, &proto) && proto == IPPROTO_TCP;
 }
 
 /* As smc_diag fills inet_diag_sockid: IPv4 in word 0, IPv6 as it is. */
@@ -56,22 +52,25 @@ static void put_addr(const struct sockaddr_storage *ss, uint8_t addr[16], uint16
 	}
 }
 
-/* An unconnected socket has no peer: its peer fields stay zero. */
-static void read_addrs(int fd, struct soft_sock_id *id)
+/* An unconnected socket has no peer: its peer fields stay zero.  The family. */
+static int read_addrs(int fd, struct soft_sock_id *id)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
+	int family;
 
 	memset(&ss, 0, sizeof(ss));
 	len = sizeof(ss);
 	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
 		ss.ss_family = AF_UNSPEC;
+	family = ss.ss_family;
 	put_addr(&ss, id->src, &id->sport);
 	memset(&ss, 0, sizeof(ss));
 	len = sizeof(ss);
 	if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
 		ss.ss_family = AF_UNSPEC;
 	put_addr(&ss, id->dst, &id->dport);
+	return family;
 }
 
 /* SIOCGSKNS needs CAP_NET_ADMIN over the socket's namespace: 0 without. */
@@ -93,20 +92,19 @@ int soft_sock_read(int fd, struct soft_sock_id *id, uint64_t fallback_netns)
 {
 	struct stat sb;
 	socklen_t len;
-	int domain, ifindex;
+	int family, ifindex;
 
 	if (fstat(fd, &sb) < 0)
 		return -errno;
 	if (!S_ISSOCK(sb.st_mode))
 		return -EINVAL;
-	domain = check_tcp(fd);
-	if (domain < 0)
-		return domain;
 	memset(id, 0, sizeof(*id));
-	id->family = domain;
+	family = read_addrs(fd, id);
+	if (!is_tcp(fd, family))
+		return -EINVAL;
+	id->family = family;
 	id->inode = (uint64_t)sb.st_ino;
 	id->uid = (uint32_t)sb.st_uid;
-	read_addrs(fd, id);
 	id->ifindex = get_int(fd, SO_BINDTOIFINDEX, &ifindex) ? 0 : (uint32_t)ifindex;
 	len = sizeof(id->cookie);
 	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &id->cookie, &len) < 0)
@@ -119,10 +117,8 @@ int soft_sock_read(int fd, struct soft_sock_id *id, uint64_t fallback_netns)
 	return 0;
 }
 
-int soft_sock_check_state(int fd, uint8_t state)
+int soft_sock_check_state(int fd, const struct soft_sock_id *id, uint8_t state)
 {
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
 	int listening;
 
 	if (get_int(fd, SO_ACCEPTCONN, &listening))
@@ -133,9 +129,8 @@ int soft_sock_check_state(int fd, uint8_t state)
 	case SMC_SOFT_STATE_LISTEN:
 		return listening ? 0 : -EINVAL;
 	case SMC_SOFT_STATE_ACTIVE:
-		if (listening || getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
-			return -EINVAL;
-		return 0;
+		/* a connected TCP socket's peer has a port (read_addrs) */
+		return listening || !id->dport ? -EINVAL : 0;
 	}
 	return -EINVAL;
 }

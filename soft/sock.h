@@ -90,8 +90,8 @@ struct soft_sock {
  */
 int soft_sock_read(int fd, struct soft_sock_id *id, uint64_t fallback_netns);
 
-/* Whether the kernel's view of the socket allows the state: 0 or -EINVAL. */
-int soft_sock_check_state(int fd, uint8_t state);
+/* Whether the kernel's view of the socket (id: soft_sock_read's) allows the state: 0 or -EINVAL. */
+int soft_sock_check_state(int fd, const struct soft_sock_id *id, uint8_t state);
 
 /* Set the state and what an unpaired socket reports with it (mode, fallback). */
 void soft_sock_set_state(struct soft_sock *s, uint8_t state);
