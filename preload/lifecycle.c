@@ -124,7 +124,7 @@ bool sconn_tx_try_cut(int fd, struct sconn *sc)
 	/* held by several processes (fork, spawn): what the others wrote counts too */
 	if (TP(sc, ever_shared) && !sys_tcp_sent_total(fd, sc->role, &sent))
 		return false;
-	/* the peer handed its end to a program without the preload (sconn_exec_unseen) */
+	/* an end was handed to a program without the library (sconn_unseen) */
 	if (!TP(sc, set_tx_fence, sent))
 		return false;
 	sys_setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

@@ -23,6 +23,9 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "cursor word is 8 bytes");
 _Static_assert(sizeof(struct dmb_ctrl) == 2 * DMB_LINE, "ctrl is two lines");
 _Static_assert(offsetof(struct dmb_ctrl, cons) == DMB_LINE, "consumer line");
+_Static_assert(offsetof(struct dmb_ctrl, tcp_bells) == 40 &&
+	       offsetof(struct dmb_ctrl, tcp_bells_read) == DMB_LINE + 40,
+	       "doc/soft-ring.md's table");
 _Static_assert(offsetof(struct dmb_hdr, rsvd) == 32, "fixed header is 32 bytes");
 _Static_assert(offsetof(struct dmb_hdr, ctrl) == DMB_LINE, "ctrl after a line");
 _Static_assert(sizeof(struct dmb_hdr) == 7 * DMB_LINE, "header size");
