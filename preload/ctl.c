@@ -548,11 +548,25 @@ void ctl_exit_forget(int fd, struct sconn *sc)
 
 /* ---- execve (exec.c) ---- */
 
+/* With ctl_mu held: the daemon went away since (its regions went with it). */
+static bool conn_broken(void)
+{
+	struct pollfd p = { .fd = conn.fd, .events = POLLIN };
+
+	return conn.fd >= 0 && next.poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
 bool ctl_exec_prepare(char *head, size_t len)
 {
 	int fl;
 
 	pthread_mutex_lock(&ctl_mu);
+	if (conn_broken()) {
+		/* a new daemon could not find our regions for the new image */
+		ctl_lost();
+		pthread_mutex_unlock(&ctl_mu);
+		return false;
+	}
 	/* a forked child has none: SOCK_INFO works from any connection */
 	if (conn.fd < 0)
 		ctl_open();

@@ -38,12 +38,15 @@
 
 extern char **environ;
 
+#define UNSEEN_NO_LIBRARY "the program has no libsmc-preload"
+
 struct inherit_buf {
 	char *s;
 	size_t len, cap;
 	int count;
 	bool spawn;                 /* for a new process */
-	const char *unseen;         /* the image, when it has no libsmc-preload */
+	const char *unseen;         /* the image, when it will not take the connections over */
+	const char *why;            /* and why not, for sconn_unseen() */
 	const struct child_fds *child;  /* its descriptors where not ours */
 	struct sconn **held;        /* spawn: the holders we added */
 	size_t nheld;
@@ -109,7 +112,7 @@ static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 	if (cloexec || st == SC_TCP)
 		return;
 	if (b->unseen) {
-		sconn_unseen(fd, sc, b->unseen, !b->spawn);
+		sconn_unseen(fd, sc, b->unseen, b->why, !b->spawn);
 		return;
 	}
 	if (!b->s)
@@ -257,7 +260,8 @@ char **soft_spawn_prepare(char *const envp[], const struct child_fds *child,
 	if (!atomic_load(&fd_tracked))
 		return NULL;
 	if (unseen) {
-		struct inherit_buf b = { .spawn = true, .child = child, .unseen = unseen };
+		struct inherit_buf b = { .spawn = true, .child = child, .unseen = unseen,
+					 .why = UNSEEN_NO_LIBRARY };
 
 		add_entries(&b);
 		return NULL;
@@ -367,9 +371,10 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	int r, saved;
 
 	PRELOAD_INIT();
-	if (!atomic_load(&fd_tracked))
+	/* inside a seccomp sandbox we make no call the program did not make */
+	if (!atomic_load(&fd_tracked) || soft_sandboxed())
 		return next.execve(path, argv, envp);
-	if (!soft_sandboxed() && !soft_image_has_library(path, envp))
+	if (!soft_image_has_library(path, envp))
 		unseen = path;
 	if (soft_vfork_child()) {
 		/* our memory and its locks are the parent's; our table too */
@@ -389,14 +394,14 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 		errno = saved;
 		return r;
 	}
-	if (unseen) {
-		struct inherit_buf gone = { .unseen = unseen };
+	if (unseen || !ctl_exec_prepare(head, sizeof(head))) {
+		/* a program without us, or no daemon to hand over through: plain sockets there */
+		struct inherit_buf gone = { .unseen = path,
+					    .why = unseen ? UNSEEN_NO_LIBRARY : "no daemon to hand it over" };
 
 		fd_for_each(leave_unseen, &gone);
 		return exec_alone(path, argv, envp);
 	}
-	if (!ctl_exec_prepare(head, sizeof(head)))
-		return exec_alone(path, argv, envp);
 	b.cap = 256;
 	b.s = malloc(b.cap);
 	if (b.s) {

@@ -255,7 +255,7 @@ static bool ring_let_go(int fd, struct sconn *sc)
  * every holder and to the peer); after, the bytes on the ring cannot reach
  * it, and the connection is reset at both ends rather than cut short.
  */
-void sconn_unseen(int fd, struct sconn *sc, const char *image, bool leaving)
+void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, bool leaving)
 {
 	static const struct sockaddr unspec = { .sa_family = AF_UNSPEC };
 
@@ -269,8 +269,8 @@ void sconn_unseen(int fd, struct sconn *sc, const char *image, bool leaving)
 			ctl_forget(fd, sc, TP(sc, holders_add, -1) <= 1);
 		return;
 	}
-	preload_err("libsmc-preload: exec of %s: fd %d is on shared memory and the program has no "
-		    "libsmc-preload: the connection is reset\n", image, fd);
+	preload_err("libsmc-preload: exec of %s: fd %d is on shared memory and %s: "
+		    "the connection is reset\n", image, fd, why);
 	TP(sc, abort);
 	/* the kernel resets a connected TCP socket that connects to AF_UNSPEC */
 	next.connect(fd, &unspec, sizeof(unspec));

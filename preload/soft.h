@@ -421,11 +421,12 @@ bool sconn_tx_try_cut(int fd, struct sconn *sc);
 /* The last fd of sc in this process closes (before the real close). */
 void sconn_release(int fd, struct sconn *sc);
 /*
- * A program without this library gets the connection (execve, posix_spawn;
- * image is its path): it stays on TCP for good at both ends, or is reset
- * if a direction has cut over.  leaving: this process becomes that program.
+ * A program that will not take the connection over gets it (execve,
+ * posix_spawn; image is its path, why says why not): it stays on TCP for
+ * good at both ends, or is reset if a direction has cut over.  leaving:
+ * this process becomes that program.
  */
-void sconn_unseen(int fd, struct sconn *sc, const char *image, bool leaving);
+void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, bool leaving);
 /* The process ends: every ring hears the close the kernel will do. */
 void sconn_process_exit(void);
 void sconn_free(struct sconn *sc);
