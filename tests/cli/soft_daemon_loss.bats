@@ -97,33 +97,7 @@ for s in json.load(sys.stdin)["sockets"]:
 # waited for ever before).
 @test "daemon killed: an execve with a connection on shared memory resets it, with one line" {
 	start_server
-	"$RUN" python3 -c '
-import os, socket, sys, time
-t = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-after = None
-for i in range(200):
-    t.sendall(b"x" * 100000)
-    got = 0
-    while got < 100000:
-        got += len(t.recv(65536))
-    if after is None:
-        with open("/proc/self/maps") as m:
-            if "smc-dmb" in m.read():
-                after = i
-    if after is not None and i >= after + 3:
-        break
-print("ready", flush=True)
-while not os.path.exists(sys.argv[2]):
-    time.sleep(0.05)
-os.dup2(t.fileno(), 7)
-os.execv(sys.executable, ["python3", "-c", """
-import os
-try:
-    os.write(7, b"y" * 1000)
-    print("new image read", len(os.read(7, 65536)))
-except ConnectionResetError:
-    print("new image: reset")
-"""])' "$PORT" "$T/go" >"$T/client.out" 2>"$T/client.err" 3>&- &
+	"$RUN" python3 "$SMC_TOP/tests/progs/exec_cut.py" "$PORT" keep "$T/go" >"$T/client.out" 2>"$T/client.err" 3>&- &
 	local client=$! status=0
 	for _ in $(seq 200); do
 		grep -qx ready "$T/client.out" && break

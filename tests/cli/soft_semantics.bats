@@ -304,41 +304,14 @@ for _ in range(2):
     c.close()' "$port" >"$BATS_TEST_TMPDIR/server" &
 	SERVER_PID=$!
 	wait_tcp_listen "$port" "$SERVER_PID"
-	local client='
-import os, socket, sys
-t = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-after = None
-for i in range(200):
-    t.sendall(b"x" * 100000)
-    got = 0
-    while got < 100000:
-        got += len(t.recv(65536))
-    if after is None:
-        with open("/proc/self/maps") as m:
-            if "smc-dmb" in m.read():
-                after = i
-    if after is not None and i >= after + 3:
-        break
-os.dup2(t.fileno(), 7)
-env = dict(os.environ)
-if sys.argv[2] == "plain":
-    del env["LD_PRELOAD"]
-os.execve(sys.executable, ["python3", "-c", """
-import os
-try:
-    os.write(7, b"y" * 1000)
-    print("new image read", len(os.read(7, 65536)))
-except ConnectionResetError:
-    print("new image: reset")
-"""], env)'
-	run --separate-stderr timeout -k 5 30 "$RUN" python3 -c "$client" "$port" plain
+	run --separate-stderr timeout -k 5 30 "$RUN" python3 "$SMC_TOP/tests/progs/exec_cut.py" "$port" plain
 	[ "$status" -eq 0 ]
-	[ "$output" = "new image: reset" ] || { echo "output: $output"; return 1; }
+	[ "$output" = $'ready\nnew image: reset' ] || { echo "output: $output"; return 1; }
 	[[ "$stderr" == "libsmc-preload: exec of /"*": fd 7 is on shared memory and the program has no libsmc-preload: the connection is reset" ]] ||
 		{ echo "stderr: $stderr"; return 1; }
-	run --separate-stderr timeout -k 5 30 "$RUN" python3 -c "$client" "$port" keep
+	run --separate-stderr timeout -k 5 30 "$RUN" python3 "$SMC_TOP/tests/progs/exec_cut.py" "$port" keep
 	[ "$status" -eq 0 ]
-	[ "$output" = "new image read 1000" ] || { echo "output: $output $stderr"; return 1; }
+	[ "$output" = $'ready\nnew image read 1000' ] || { echo "output: $output $stderr"; return 1; }
 	[[ "$stderr" != *"has no libsmc-preload"* ]] || { echo "stderr: $stderr"; return 1; }
 	wait "$SERVER_PID"
 	SERVER_PID=

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""A connection on shared memory handed to a new image by execve.
+
+  exec_cut.py PORT plain|keep [GO]
+      Connect to the echo server on 127.0.0.1:PORT and exchange 100,000
+      bytes each way until the connection is on shared memory (the ring's
+      region in /proc/self/maps), then three rounds more, so that it has
+      cut over.  Print "ready"; with GO, wait until that file exists.  Then
+      execute python3 with the connection as fd 7, without LD_PRELOAD
+      (plain) or with it (keep); the new image writes 1000 bytes, reads
+      what comes back and prints "new image read N", or "new image: reset".
+"""
+import os
+import socket
+import sys
+import time
+
+NEW_IMAGE = """
+import os
+try:
+    os.write(7, b"y" * 1000)
+    print("new image read", len(os.read(7, 65536)))
+except ConnectionResetError:
+    print("new image: reset")
+"""
+
+
+def mapped():
+    with open("/proc/self/maps") as m:
+        return "smc-dmb" in m.read()
+
+
+def main():
+    port, mode = int(sys.argv[1]), sys.argv[2]
+    go = sys.argv[3] if len(sys.argv) > 3 else None
+    t = socket.create_connection(("127.0.0.1", port))
+    after = None
+    for i in range(200):
+        t.sendall(b"x" * 100000)
+        got = 0
+        while got < 100000:
+            got += len(t.recv(65536))
+        if after is None and mapped():
+            after = i
+        if after is not None and i >= after + 3:
+            break
+    print("ready", flush=True)
+    while go and not os.path.exists(go):
+        time.sleep(0.05)
+    os.dup2(t.fileno(), 7)
+    env = dict(os.environ)
+    if mode == "plain":
+        del env["LD_PRELOAD"]
+    os.execve(sys.executable, ["python3", "-c", NEW_IMAGE], env)
+
+
+if __name__ == "__main__":
+    main()
