@@ -3255,28 +3255,37 @@ static int large_s(int *fd)
 /*
  * PONGS small messages each way, the server waiting in epoll_wait, the
  * client in poll (pgbench's and PostgreSQL's waits).  Each end then says on
- * stderr how many bytes its TCP socket received: the soft data path sends
- * the messages on the ring, and wakes a sleeping peer with its eventfd, so
- * next to nothing comes over TCP (the bats test asserts it).
+ * stderr how many bytes its TCP socket received in the second half, long
+ * after pairing and cut-over: the soft data path sends the messages on the
+ * ring, and wakes a sleeping peer with its eventfd, so next to nothing
+ * comes over TCP (the bats test asserts it).
  */
 #define PONGS 2000
 static bool g_closefrom, g_other_waiter;
 /* tcpi_bytes_received in <linux/tcp.h>'s struct tcp_info (glibc's stops before it) */
 #define TCPI_BYTES_RECEIVED_OFF 128
 
-static void say_tcp_bytes(int fd, const char *end)
+/* The bytes the kernel received on fd, or -1 if it does not say. */
+static int64_t tcp_received(int fd)
 {
 	unsigned char ti[256];
 	socklen_t len = sizeof(ti);
 	uint64_t got;
 
 	memset(ti, 0, sizeof(ti));
-	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, &len) == 0 &&
-	    len >= TCPI_BYTES_RECEIVED_OFF + sizeof(got)) {
-		memcpy(&got, ti + TCPI_BYTES_RECEIVED_OFF, sizeof(got));
-		fprintf(stderr, "pingpong %s: TCP received %llu bytes\n", end,
-			(unsigned long long)got);
-	}
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, &len) || len < TCPI_BYTES_RECEIVED_OFF + sizeof(got))
+		return -1;
+	memcpy(&got, ti + TCPI_BYTES_RECEIVED_OFF, sizeof(got));
+	return (int64_t)got;
+}
+
+static void say_tcp_bytes(int fd, const char *end, int64_t before)
+{
+	int64_t now = tcp_received(fd);
+
+	if (now >= 0 && before >= 0)
+		fprintf(stderr, "pingpong %s: TCP received %lld bytes in the second half\n", end,
+			(long long)(now - before));
 }
 
 static int pong_wait(int fd, int ep)
@@ -3403,6 +3412,7 @@ static int pingpong(int fd, bool server)
 {
 	struct other_waiter w;
 	int fl = fcntl(fd, F_GETFL), ep = -1, rc = 0;
+	int64_t half = -1;
 
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
 		return fail_errno("fcntl");
@@ -3415,25 +3425,26 @@ static int pingpong(int fd, bool server)
 			return -1;
 		}
 	}
-	if (!server && g_other_waiter) {
-		/* the first half makes the process's bell, the second one waits beside a thread on it */
-		rc = ping_range(fd, ep, server, 0, PONGS / 2);
-		if (!rc && !(rc = other_waiter_start(&w, fd))) {
+	rc = ping_range(fd, ep, server, 0, PONGS / 2);
+	half = tcp_received(fd);
+	if (rc) {
+		/* counted for nothing */
+	} else if (!server && g_other_waiter) {
+		/* the first half made the process's bell, the second one waits beside a thread on it */
+		if (!(rc = other_waiter_start(&w, fd))) {
 			rc = ping_range(fd, ep, server, PONGS / 2, PONGS);
 			other_waiter_end(&w);
 		}
 	} else if (server || !g_closefrom) {
-		rc = ping_range(fd, ep, server, 0, PONGS);
+		rc = ping_range(fd, ep, server, PONGS / 2, PONGS);
 	} else {
-		rc = ping_range(fd, ep, server, 0, PONGS / 2);
-		if (!rc)
-			rc = closefrom_files(fd, ep);
+		rc = closefrom_files(fd, ep);
 	}
 	if (ep >= 0)
 		close(ep);
 	if (rc || fcntl(fd, F_SETFL, fl) < 0)
 		return rc ? rc : fail_errno("fcntl");
-	say_tcp_bytes(fd, server ? "server" : "client");
+	say_tcp_bytes(fd, server ? "server" : "client", half);
 	return 0;
 }
 
