@@ -190,6 +190,7 @@ int dmb_map(int fd, int side, struct dmb_conn *c)
 	c->tx.ctrl = &sh->ctrl[side];
 	c->tx.cons_read = &sh->rd[side].cons_read;
 	c->rx.cons_read = &sh->rd[!side].cons_read;
+	c->solo_calls = &sh->rd[!side].solo_calls;
 	c->tx.data = ring[side];
 	c->tx.size = h.ring_size[side];
 	c->rx.ctrl = &sh->ctrl[!side];
@@ -564,10 +565,35 @@ static void flush_rx(struct dmb_conn *c, uint32_t *wake)
 static int end_check(struct dmb_conn *c, struct dmb_ring *r, bool tx);
 static void end_unlock(_Atomic uint32_t *w);
 
+/*
+ * A call that finds the end its process's alone works without the lock,
+ * counted in solo_calls from before it looks at the holders until it is
+ * done; a process that counts itself a holder (pidfd_getfd, fork) then
+ * waits for those calls (dmb_holders_add).  Both the count's increment and
+ * the holders' are seq_cst, and so are the loads after them: either the
+ * call sees the new holder and takes the lock, or the holder sees the call.
+ */
+static int solo_check(struct dmb_conn *c, struct dmb_ring *r, bool tx)
+{
+	int locked;
+
+	atomic_fetch_add_explicit(c->solo_calls, 1, memory_order_seq_cst);
+	locked = end_check(c, r, tx);
+	if (locked)
+		atomic_fetch_sub_explicit(c->solo_calls, 1, memory_order_release);
+	return locked;
+}
+
+static void solo_done(struct dmb_conn *c, int locked)
+{
+	if (!locked)
+		atomic_fetch_sub_explicit(c->solo_calls, 1, memory_order_release);
+}
+
 void dmb_rx_flush(struct dmb_conn *c, uint32_t *wake)
 {
 	/* another holder may have consumed since: never publish a cursor back */
-	int locked = end_check(c, &c->rx, false);
+	int locked = solo_check(c, &c->rx, false);
 
 	if (wake)
 		*wake = 0;
@@ -576,6 +602,7 @@ void dmb_rx_flush(struct dmb_conn *c, uint32_t *wake)
 	flush_rx(c, wake);
 	if (locked > 0)
 		end_unlock(&c->rx.ctrl->cons_lock);
+	solo_done(c, locked);
 }
 
 static ssize_t consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
@@ -631,11 +658,23 @@ uint32_t dmb_holders(const struct dmb_conn *c)
 	return atomic_load(&c->tx.ctrl->holders);
 }
 
+static long long mono_ns(void);
+#define SOLO_WAIT_NS 200000000LL
+
 uint32_t dmb_holders_add(struct dmb_conn *c, int delta)
 {
 	uint32_t old = atomic_fetch_add(&c->tx.ctrl->holders, (uint32_t)delta);
+	long long end = 0;
 
 	atomic_fetch_add(&c->tx.ctrl->hold_gen, 1);
+	/* a new holder: the calls that found the end alone finish first (solo_check) */
+	while (delta > 0 && atomic_load_explicit(c->solo_calls, memory_order_seq_cst)) {
+		if (!end)
+			end = mono_ns() + SOLO_WAIT_NS;
+		else if (mono_ns() > end)
+			break;               /* one stopped inside a copy: go on */
+		sched_yield();
+	}
 	return old;
 }
 
@@ -720,8 +759,8 @@ static void resync_rx(struct dmb_conn *c)
  */
 static int end_check(struct dmb_conn *c, struct dmb_ring *r, bool tx)
 {
-	uint32_t gen = atomic_load_explicit(&c->tx.ctrl->hold_gen, memory_order_acquire);
-	bool shared = atomic_load_explicit(&c->tx.ctrl->holders, memory_order_relaxed) > 1;
+	uint32_t gen = atomic_load_explicit(&c->tx.ctrl->hold_gen, memory_order_seq_cst);
+	bool shared = atomic_load_explicit(&c->tx.ctrl->holders, memory_order_seq_cst) > 1;
 
 	if (!shared && gen == r->gen)
 		return 0;
@@ -738,26 +777,32 @@ static int end_check(struct dmb_conn *c, struct dmb_ring *r, bool tx)
 ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 		    unsigned flags, uint32_t *wake)
 {
-	int locked = end_check(c, &c->tx, true);
+	int locked = solo_check(c, &c->tx, true);
 	ssize_t r;
 
-	if (locked <= 0)
-		return locked < 0 ? -EPROTO : produce(c, iov, iovcnt, flags, wake);
+	if (locked < 0)
+		return -EPROTO;
 	r = produce(c, iov, iovcnt, flags, wake);
-	end_unlock(&c->tx.ctrl->prod_lock);
+	if (locked)
+		end_unlock(&c->tx.ctrl->prod_lock);
+	solo_done(c, locked);
 	return r;
 }
 
 ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 		    unsigned flags, uint32_t *wake)
 {
-	int locked = end_check(c, &c->rx, false);
+	int locked = solo_check(c, &c->rx, false);
 	uint32_t more = 0;
 	ssize_t r;
 
-	if (locked <= 0)
-		return locked < 0 ? -EPROTO : consume(c, iov, iovcnt, flags, wake);
+	if (locked < 0)
+		return -EPROTO;
 	r = consume(c, iov, iovcnt, flags, wake);
+	if (!locked) {
+		solo_done(c, locked);
+		return r;
+	}
 	/* the next holder starts from the shared cursor: publish it all */
 	if (c->rx.unpublished)
 		flush_rx(c, wake ? &more : NULL);
@@ -773,8 +818,8 @@ ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
  */
 static void state_change(struct dmb_conn *c, uint8_t txf, uint8_t rxf)
 {
-	int tx_locked = end_check(c, &c->tx, true);
-	int rx_locked = end_check(c, &c->rx, false);
+	int tx_locked = solo_check(c, &c->tx, true);
+	int rx_locked = solo_check(c, &c->rx, false);
 
 	c->tx.own_cflags |= txf;
 	c->rx.own_cflags |= rxf;
@@ -786,6 +831,8 @@ static void state_change(struct dmb_conn *c, uint8_t txf, uint8_t rxf)
 		end_unlock(&c->rx.ctrl->cons_lock);
 	if (tx_locked > 0)
 		end_unlock(&c->tx.ctrl->prod_lock);
+	solo_done(c, rx_locked);
+	solo_done(c, tx_locked);
 	if (txf | rxf)
 		wake_state(c);
 }

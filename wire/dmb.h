@@ -127,7 +127,9 @@ struct dmb_hdr {
 	 */
 	struct {
 		_Atomic uint64_t cons_read;
-		uint8_t pad[DMB_LINE - 8];
+		/* calls of that end inside the ring without the lock (dmb.c's solo_check) */
+		_Atomic uint32_t solo_calls;
+		uint8_t pad[DMB_LINE - 12];
 	} rd[2];
 };
 
@@ -158,6 +160,7 @@ struct dmb_conn {
 	int side;                /* 0 or 1 */
 	struct dmb_ring tx;      /* we produce */
 	struct dmb_ring rx;      /* we consume */
+	_Atomic uint32_t *solo_calls;  /* our end's, on the line of our read cursor */
 };
 
 /*

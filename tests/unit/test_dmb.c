@@ -457,6 +457,39 @@ TEST(dmb_tcp_bells)
 	pair_close(&p);
 }
 
+/*
+ * Calls without the lock are counted while they run and only then: a new
+ * holder waits for them, and for one stopped inside a copy not for ever.
+ */
+TEST(dmb_solo_calls)
+{
+	static uint8_t buf[100];
+	struct iovec v = { buf, sizeof(buf) };
+	struct pair p;
+
+	CHECK(pair_open(&p, 4096, 4096));
+	CHECK_INT(dmb_produce(&p.a, &v, 1, 0, NULL), 100);
+	CHECK_INT(dmb_consume(&p.b, &v, 1, 0, NULL), 100);
+	dmb_rx_flush(&p.b, NULL);
+	CHECK_INT(atomic_load(p.a.solo_calls), 0);
+	CHECK_INT(atomic_load(p.b.solo_calls), 0);
+	/* shared (the pair starts with no holder): the calls take the lock, uncounted */
+	CHECK_INT(dmb_holders_add(&p.a, 1), 0);
+	CHECK_INT(dmb_holders_add(&p.a, 1), 1);
+	CHECK_INT(dmb_produce(&p.a, &v, 1, 0, NULL), 100);
+	CHECK_INT(atomic_load(p.a.solo_calls), 0);
+	/* a call that never ends delays a new holder, then lets it go on */
+	atomic_store(p.b.solo_calls, 1);
+	CHECK_INT(dmb_holders_add(&p.b, 1), 0);
+	CHECK_INT(dmb_holders_add(&p.b, -1), 1);
+	atomic_store(p.b.solo_calls, 0);
+	dmb_close(&p.a);
+	dmb_close(&p.b);
+	CHECK_INT(atomic_load(p.a.solo_calls), 0);
+	CHECK_INT(atomic_load(p.b.solo_calls), 0);
+	pair_close(&p);
+}
+
 TEST(dmb_sleepers)
 {
 	enum { N = 16384 };
