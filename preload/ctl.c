@@ -63,6 +63,7 @@ static struct del_req del_backlog[DEL_BACKLOG];
 static size_t ndel;
 static _Atomic size_t ndel_hint;
 static _Atomic size_t nbell_hint;          /* BELL replies still due */
+static _Atomic unsigned lost_epoch;         /* daemon_gone() calls */
 
 static time_t now_sec(void)
 {
@@ -199,6 +200,16 @@ static void ctl_lost(void)
 	atomic_store(&said_hello, false);
 	/* no daemon drains our ring any more */
 	pdump_ctl = &pdump_off;
+}
+
+/*
+ * With ctl_mu held: the connection broke on the daemon's side (it died, or
+ * dropped us): the regions it knew of ours are known to no daemon now.
+ */
+static void daemon_gone(void)
+{
+	atomic_fetch_add(&lost_epoch, 1);
+	ctl_lost();
 }
 
 static int del_try(const struct del_req *d, int proof)
@@ -379,7 +390,7 @@ static void pair_locked(int fd, struct sconn *sc)
 	seq = pair_send(fd, sc);
 	if (seq == -EPIPE || seq == -ECONNRESET || seq == -ENOTCONN) {
 		/* the daemon restarted since our connection opened: a new one, at once */
-		ctl_lost();
+		daemon_gone();
 		retry_at = 0;
 		seq = ctl_open() ? pair_send(fd, sc) : -ENOTCONN;
 	}
@@ -389,7 +400,7 @@ static void pair_locked(int fd, struct sconn *sc)
 	} else if (seq <= 0) {
 		preload_dbg("libsmc-preload: soft pairing not asked: %s\n", strerror((int)-seq));
 		conn_stay_tcp(sc);
-		ctl_lost();
+		daemon_gone();
 	} else {
 		sc->seq = (uint32_t)seq;
 		if (!pend_add(sc->seq, sc))
@@ -484,7 +495,7 @@ static void replies_locked(void)
 	       (rc = soft_reg_pair_poll(&conn, &r)) == 1)
 		take_reply(&r);
 	if (conn.fd >= 0 && rc < 0)
-		ctl_lost();
+		daemon_gone();
 }
 
 void ctl_poll(void)
@@ -563,7 +574,7 @@ bool ctl_exec_prepare(char *head, size_t len)
 	pthread_mutex_lock(&ctl_mu);
 	if (conn_broken()) {
 		/* a new daemon could not find our regions for the new image */
-		ctl_lost();
+		daemon_gone();
 		pthread_mutex_unlock(&ctl_mu);
 		return false;
 	}
@@ -658,7 +669,7 @@ static void wait_replies(bool exec_only)
 		while ((rc = soft_reg_pair_poll(&conn, &r)) == 1)
 			take_reply(&r);
 		if (rc < 0) {
-			ctl_lost();
+			daemon_gone();
 			break;
 		}
 	}
@@ -684,6 +695,11 @@ void ctl_fds_closed(unsigned first, unsigned last)
 		ctl_lost();
 	}
 	pthread_mutex_unlock(&ctl_mu);
+}
+
+unsigned ctl_epoch(void)
+{
+	return atomic_load_explicit(&lost_epoch, memory_order_relaxed);
 }
 
 bool ctl_owns(int fd)

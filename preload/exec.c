@@ -45,8 +45,8 @@ struct inherit_buf {
 	size_t len, cap;
 	int count;
 	bool spawn;                 /* for a new process */
-	const char *unseen;         /* the image, when it will not take the connections over */
-	const char *why;            /* and why not, for sconn_unseen() */
+	const char *image;          /* the program started */
+	const char *unseen;         /* why it will not take the connections over, or NULL */
 	const struct child_fds *child;  /* its descriptors where not ours */
 	struct sconn **held;        /* spawn: the holders we added */
 	size_t nheld;
@@ -111,8 +111,13 @@ static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 	}
 	if (cloexec || st == SC_TCP)
 		return;
+	/* a region made before our daemon was lost: no daemon can find it for the new image */
+	if (!b->unseen && st == SC_MAPPED && sc->daemon_epoch != ctl_epoch()) {
+		sconn_unseen(fd, sc, b->image, "its daemon is gone", !b->spawn);
+		return;
+	}
 	if (b->unseen) {
-		sconn_unseen(fd, sc, b->unseen, b->why, !b->spawn);
+		sconn_unseen(fd, sc, b->image, b->unseen, !b->spawn);
 		return;
 	}
 	if (!b->s)
@@ -252,7 +257,7 @@ struct soft_spawn {
 };
 
 char **soft_spawn_prepare(char *const envp[], const struct child_fds *child,
-			  const char *unseen, struct soft_spawn **out)
+			  const char *image, bool unseen, struct soft_spawn **out)
 {
 	struct soft_spawn *sp;
 
@@ -260,14 +265,15 @@ char **soft_spawn_prepare(char *const envp[], const struct child_fds *child,
 	if (!atomic_load(&fd_tracked))
 		return NULL;
 	if (unseen) {
-		struct inherit_buf b = { .spawn = true, .child = child, .unseen = unseen,
-					 .why = UNSEEN_NO_LIBRARY };
+		struct inherit_buf b = { .spawn = true, .child = child, .image = image,
+					 .unseen = UNSEEN_NO_LIBRARY };
 
 		add_entries(&b);
 		return NULL;
 	}
 	if (!(sp = calloc(1, sizeof(*sp))))
 		return NULL;
+	sp->b.image = image;
 	/*
 	 * A vfork() child too: the parent's thread waits for us, the other
 	 * threads run on and release what they hold, and what settling
@@ -380,7 +386,7 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 		/* our memory and its locks are the parent's; our table too */
 		struct child_fds *child = child_fds_vfork();
 
-		env = soft_spawn_prepare(envp, child, unseen, &sp);
+		env = soft_spawn_prepare(envp, child, path, unseen != NULL, &sp);
 		child_fds_lend(child);
 		spawn_unref(sp);
 		/* the memory of the child before, which exec'd and left it to us */
@@ -396,12 +402,13 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	}
 	if (unseen || !ctl_exec_prepare(head, sizeof(head))) {
 		/* a program without us, or no daemon to hand over through: plain sockets there */
-		struct inherit_buf gone = { .unseen = path,
-					    .why = unseen ? UNSEEN_NO_LIBRARY : "no daemon to hand it over" };
+		struct inherit_buf gone = { .image = path,
+					    .unseen = unseen ? UNSEEN_NO_LIBRARY : "no daemon to hand it over" };
 
 		fd_for_each(leave_unseen, &gone);
 		return exec_alone(path, argv, envp);
 	}
+	b.image = path;
 	b.cap = 256;
 	b.s = malloc(b.cap);
 	if (b.s) {

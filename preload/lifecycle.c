@@ -78,6 +78,7 @@ bool sconn_attach(struct sconn *sc, int shm_fd, int side, bool inherited)
 				atomic_store(&sc->attached, true);
 				TP(sc, say_attached);
 			}
+			sc->daemon_epoch = ctl_epoch();
 			atomic_store_explicit(&sc->state, SC_MAPPED, memory_order_seq_cst);
 			preload_dbg("libsmc-preload: paired as side %d\n", side);
 			ok = true;

@@ -97,6 +97,7 @@ struct sconn {
 	_Atomic int rcvtimeo_ms;
 	unsigned fork_seen;        /* the fork() that counted us already (dup'ed fds) */
 	_Atomic bool let_go;       /* this process no longer holds the ring (close, exit) */
+	unsigned daemon_epoch;     /* ctl_epoch() when mapped */
 };
 
 /* ---- next.c: the functions this library stands in front of ---- */
@@ -231,6 +232,8 @@ void ctl_exit_forget(int fd, struct sconn *sc);
 void ctl_after_fork_child(void);
 /* The program closes descriptors: ours among them is gone, not ours to close. */
 void ctl_fds_closed(unsigned first, unsigned last);
+/* How often the daemon went away (or dropped us): a region mapped before is known to none. */
+unsigned ctl_epoch(void);
 /* BELL requests (bell.c): false when the daemon cannot be asked now; *seq: the set's. */
 bool ctl_bell_set(int efd, unsigned slot, _Atomic long *seq);
 bool ctl_bell_get(uint32_t id);
@@ -362,8 +365,9 @@ void soft_exec_inherit(void);
  * (false: the holders go again) frees it.
  */
 struct soft_spawn;
-/* unseen: the new image, when it has no libsmc-preload (then NULL is returned) */
-char **soft_spawn_prepare(char *const envp[], const struct child_fds *child, const char *unseen,
+/* image: the program; unseen: it has no libsmc-preload (then NULL is returned) */
+char **soft_spawn_prepare(char *const envp[], const struct child_fds *child, const char *image,
+			  bool unseen,
 			  struct soft_spawn **sp);
 void soft_spawn_done(struct soft_spawn *sp, bool started);
 /* The two halves of soft_spawn_done(): the holders now, the memory later. */

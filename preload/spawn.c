@@ -42,14 +42,14 @@ static int spawn_with(spawn_fn *real, pid_t *pid, const char *file, bool search,
 	struct child_fds child;
 	const char *image = file;
 	char buf[PATH_MAX], **env;
+	bool unseen;
 	int r;
 
 	if (search)
 		image = soft_image_find(file, buf, sizeof(buf));
-	if (soft_sandboxed() || soft_image_has_library(image, envp))
-		image = NULL;
+	unseen = !soft_sandboxed() && !soft_image_has_library(image, envp);
 	child_fds_of_actions(&child, fa);
-	env = soft_spawn_prepare(envp, &child, image, &sp);
+	env = soft_spawn_prepare(envp, &child, image, unseen, &sp);
 	child_fds_release(&child);
 	r = real(pid, file, fa, attr, argv, env ? env : envp);
 	soft_spawn_done(sp, r == 0);
@@ -87,7 +87,7 @@ static struct soft_spawn *env_swap_in(void)
 	char **env;
 
 	pthread_mutex_lock(&env_mu);
-	if (!env_busy && (env = soft_spawn_prepare(environ, NULL, NULL, &sp))) {
+	if (!env_busy && (env = soft_spawn_prepare(environ, NULL, "/bin/sh", false, &sp))) {
 		env_busy = true;
 		env_saved = environ;
 		environ = env;

@@ -91,14 +91,12 @@ for s in json.load(sys.stdin)["sockets"]:
 	[ "$(cat "$T/client.out")" = "ok conns=1 bytes=1000000" ]
 }
 
-# The daemon killed, an execve cannot hand a connection on shared memory to
-# the new image (no daemon holds its region): it is reset at both ends,
-# with one line, instead of the new image reading TCP behind the ring (it
-# waited for ever before).
-@test "daemon killed: an execve with a connection on shared memory resets it, with one line" {
+exec_after_daemon_loss() { # AGAIN ERROR
+	local client status=0 path=$SMC_SOFT_SOCKET
 	start_server
-	"$RUN" python3 "$SMC_TOP/tests/progs/exec_cut.py" "$PORT" keep "$T/go" >"$T/client.out" 2>"$T/client.err" 3>&- &
-	local client=$! status=0
+	"$RUN" python3 "$SMC_TOP/tests/progs/exec_cut.py" "$PORT" keep "$T/go" "$1" \
+		>"$T/client.out" 2>"$T/client.err" 3>&- &
+	client=$!
 	for _ in $(seq 200); do
 		grep -qx ready "$T/client.out" && break
 		sleep 0.05
@@ -108,6 +106,7 @@ for s in json.load(sys.stdin)["sockets"]:
 	wait "$SOFTD_PID" || true
 	SOFTD_PID=
 	rm -f "$SMC_SOFT_SOCKET"
+	[ "$1" != again ] || SOFTD_SOCKET=$path softd_start
 	touch "$T/go"
 	for _ in $(seq 200); do
 		kill -0 "$client" 2>/dev/null || break
@@ -118,5 +117,19 @@ for s in json.load(sys.stdin)["sockets"]:
 	cat "$T/client.out" "$T/client.err"
 	[ "$status" -eq 0 ]
 	[ "$(tail -n 1 "$T/client.out")" = "new image: reset" ]
-	grep -qx "libsmc-preload: exec of /.*: fd 7 is on shared memory and no daemon to hand it over: the connection is reset" "$T/client.err"
+	grep -qx "libsmc-preload: exec of /.*: fd 7 is on shared memory and $2: the connection is reset" "$T/client.err"
+}
+
+# The daemon killed, an execve cannot hand a connection on shared memory to
+# the new image (no daemon holds its region): it is reset at both ends,
+# with one line, instead of the new image reading TCP behind the ring (it
+# waited for ever before).
+@test "daemon killed: an execve with a connection on shared memory resets it, with one line" {
+	exec_after_daemon_loss once "no daemon to hand it over"
+}
+
+# The same with a new daemon the process talks to already: it does not
+# know the region either.
+@test "daemon restarted: an execve with a connection on shared memory from before resets it" {
+	exec_after_daemon_loss again "its daemon is gone"
 }

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """A connection on shared memory handed to a new image by execve.
 
-  exec_cut.py PORT plain|keep [GO]
+  exec_cut.py PORT plain|keep [GO [again]]
       Connect to the echo server on 127.0.0.1:PORT and exchange 100,000
       bytes each way until the connection is on shared memory (the ring's
       region in /proc/self/maps), then three rounds more, so that it has
-      cut over.  Print "ready"; with GO, wait until that file exists.  Then
-      execute python3 with the connection as fd 7, without LD_PRELOAD
-      (plain) or with it (keep); the new image writes 1000 bytes, reads
-      what comes back and prints "new image read N", or "new image: reset".
+      cut over.  Print "ready"; with GO, wait until that file exists (and
+      with "again", echo 1000 bytes over a second connection, which talks
+      to the daemon there is now).  Then execute python3 with the first
+      connection as fd 7, without LD_PRELOAD (plain) or with it (keep);
+      the new image writes 1000 bytes, reads what comes back and prints
+      "new image read N", or "new image: reset".
 """
 import os
 import socket
@@ -33,6 +35,7 @@ def mapped():
 def main():
     port, mode = int(sys.argv[1]), sys.argv[2]
     go = sys.argv[3] if len(sys.argv) > 3 else None
+    again = len(sys.argv) > 4 and sys.argv[4] == "again"
     t = socket.create_connection(("127.0.0.1", port))
     after = None
     for i in range(200):
@@ -47,6 +50,13 @@ def main():
     print("ready", flush=True)
     while go and not os.path.exists(go):
         time.sleep(0.05)
+    if again:
+        u = socket.create_connection(("127.0.0.1", port))
+        u.sendall(b"z" * 1000)
+        got = 0
+        while got < 1000:
+            got += len(u.recv(65536))
+        u.close()
     os.dup2(t.fileno(), 7)
     env = dict(os.environ)
     if mode == "plain":
