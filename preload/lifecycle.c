@@ -265,9 +265,18 @@ void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, 
 		return;
 	}
 	if (TP(sc, stay_tcp)) {
+		bool last;
+
 		/* the new image has no part in the ring: the daemon's row goes with the last holder */
-		if (leaving && !atomic_exchange(&sc->let_go, true))
-			ctl_forget(fd, sc, TP(sc, holders_add, -1) <= 1);
+		if (!leaving || atomic_exchange(&sc->let_go, true))
+			return;
+		last = TP(sc, holders_add, -1) <= 1;
+		/*
+		 * A region whose daemon is gone has no row to end (and the
+		 * hand-over that finds it holds ctl_mu, which ctl_forget takes).
+		 */
+		if (sc->daemon_epoch == ctl_epoch())
+			ctl_forget(fd, sc, last);
 		return;
 	}
 	preload_err("libsmc-preload: exec of %s: fd %d is on shared memory and %s: "
