@@ -370,6 +370,13 @@ static int reset_news(struct sconn *sc, int after)
 	return atomic_exchange(&sc->reset_told, true) ? after : ECONNRESET;
 }
 
+/* The kernel's socket told it (a call on the TCP stream before the cut-over). */
+static void kernel_reset_news(struct sconn *sc, ssize_t r, int err)
+{
+	if (r < 0 && err == ECONNRESET)
+		atomic_store(&sc->reset_told, true);
+}
+
 static ssize_t send_fail(ssize_t done, int err, int flags)
 {
 	if (done > 0)
@@ -439,6 +446,7 @@ static ssize_t plain_send(int fd, struct sconn *sc, const struct iovec *iov, int
 	ssize_t r = mh ? next.sendmsg(fd, mh, flags) : tcp_sendv(fd, iov, iovcnt, flags);
 	int saved = errno;
 
+	kernel_reset_news(sc, r, saved);
 	if (r > 0) {
 		atomic_fetch_add(&sc->tcp_tx, (uint64_t)r);
 		if (st == SC_NEW)
@@ -462,6 +470,7 @@ ssize_t soft_kernel_send(struct sconn *sc, ssize_t (*op)(void *), void *arg)
 	}
 	r = op(arg);
 	saved = errno;
+	kernel_reset_news(sc, r, saved);
 	if (r > 0)
 		atomic_fetch_add(&sc->tcp_tx, (uint64_t)r);
 	atomic_fetch_sub(&sc->plain_tx, 1);
@@ -744,8 +753,10 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 	}
 	w = iov_window(iov, cnt, skip, want, win, IOV_CHUNK);
 	n = tcp_recvv(fd, win, w, flags & (MSG_PEEK | MSG_DONTWAIT));
-	if (n < 0)
+	if (n < 0) {
+		kernel_reset_news(sc, n, errno);
 		return -1;
+	}
 	known = conn_rx_fence_left(sc, &left);
 	if (n == 0) {
 		if (!known)
@@ -855,6 +866,7 @@ static ssize_t plain_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 	ssize_t r = mh ? next.recvmsg(fd, mh, flags) : tcp_recvv(fd, iov, iovcnt, flags);
 	int saved = errno;
 
+	kernel_reset_news(sc, r, saved);
 	if (r > 0 && !(flags & MSG_PEEK)) {
 		atomic_fetch_add(&sc->tcp_rx, (uint64_t)r);
 		if (st == SC_NEW)

@@ -1649,7 +1649,7 @@ static int reset_c(int *fd)
 	return 0;
 }
 
-static int reset_s(int *fd)
+static int reset_after(int *fd, long nap_ms)
 {
 	char c;
 	ssize_t r;
@@ -1657,6 +1657,7 @@ static int reset_s(int *fd)
 
 	if (recv_tok(*fd, 'g') || send_pat(*fd, 114, 64 * KiB))
 		return -1;
+	msleep(nap_ms);
 	g_doing = "waiting for the reset";
 	if ((r = read(*fd, &c, 1)) != -1 || errno != ECONNRESET)
 		return fail("read after the peer closed with unread data: %s, want ECONNRESET",
@@ -1664,6 +1665,17 @@ static int reset_s(int *fd)
 	if ((e = send_until_error(*fd, MSG_NOSIGNAL, 0)) != EPIPE)
 		return fail("send after the reset: %s, want EPIPE", e ? strerror(e) : "no error");
 	return 0;
+}
+
+static int reset_s(int *fd)
+{
+	return reset_after(fd, 0);
+}
+
+/* The reset is there before the read: the kernel's socket has it too. */
+static int reset_late_s(int *fd)
+{
+	return reset_after(fd, 300);
 }
 
 /* ---- cases: dup, fork, exec -------------------------------------------- */
@@ -3500,6 +3512,7 @@ static const struct scase {
 	{ "shut_wr", shut_wr_s, shut_wr_c, 0 },
 	{ "shut_rd", shut_rd_s, shut_rd_c, 0 },
 	{ "reset", reset_s, reset_c, 0 },
+	{ "reset_late", reset_late_s, reset_c, 0 },
 	{ "dup", dup_s, dup_c, 0 },
 	{ "fork", fork_s, fork_c, 0 },
 	{ "exit_unread", exit_unread_s, exit_unread_c, 0 },
