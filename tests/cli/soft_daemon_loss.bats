@@ -120,6 +120,38 @@ exec_after_daemon_loss() { # AGAIN ERROR
 	grep -qx "libsmc-preload: exec of /.*: fd 7 is on shared memory and $2: the connection is reset" "$T/client.err"
 }
 
+# A connection on shared memory that neither end wrote to yet, after the
+# daemon restarted: the new image gets it as TCP for good (its region's
+# daemon is gone), and both ends go on there.  Before, the hand-over hung:
+# it held the control lock that ending the old row took again.
+@test "daemon restarted: an execve with a connection on shared memory not cut over keeps it on TCP" {
+	local client status=0 path=$SMC_SOFT_SOCKET
+	start_server
+	"$RUN" python3 "$SMC_TOP/tests/progs/exec_cut.py" "$PORT" uncut "$T/go" again \
+		>"$T/client.out" 2>"$T/client.err" 3>&- &
+	client=$!
+	for _ in $(seq 200); do
+		grep -qx ready "$T/client.out" && break
+		sleep 0.05
+	done
+	grep -qx ready "$T/client.out"
+	softd_stop
+	SOFTD_SOCKET=$path softd_start
+	touch "$T/go"
+	for _ in $(seq 200); do
+		kill -0 "$client" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -KILL "$client" 2>/dev/null || true
+	wait "$client" || status=$?
+	cat "$T/client.out" "$T/client.err"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$T/client.out")" = $'ready\nnew image read 1000' ]
+	[ ! -s "$T/client.err" ]
+	# no row is left of it in the new daemon
+	[ -z "$(modes)" ]
+}
+
 # The daemon killed, an execve cannot hand a connection on shared memory to
 # the new image (no daemon holds its region): it is reset at both ends,
 # with one line, instead of the new image reading TCP behind the ring (it

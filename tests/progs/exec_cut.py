@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """A connection on shared memory handed to a new image by execve.
 
-  exec_cut.py PORT plain|keep [GO [again]]
+  exec_cut.py PORT plain|keep|uncut [GO [again]]
       Connect to the echo server on 127.0.0.1:PORT and exchange 100,000
       bytes each way until the connection is on shared memory (the ring's
       region in /proc/self/maps), then three rounds more, so that it has
-      cut over.  Print "ready"; with GO, wait until that file exists (and
+      cut over; with uncut, exchange nothing: empty nonblocking reads
+      until the region is mapped, so that no direction has cut over.
+      Print "ready"; with GO, wait until that file exists (and
       with "again", echo 1000 bytes over a second connection, which talks
       to the daemon there is now).  Then execute python3 with the first
-      connection as fd 7, without LD_PRELOAD (plain) or with it (keep);
+      connection as fd 7, without LD_PRELOAD (plain) or with it;
       the new image writes 1000 bytes, reads what comes back and prints
       "new image read N", or "new image: reset".
 """
@@ -32,13 +34,31 @@ def mapped():
         return "smc-dmb" in m.read()
 
 
+def wait_mapped(t):
+    t.setblocking(False)
+    for _ in range(400):
+        try:
+            t.recv(1)
+            sys.exit("exec_cut: data on a connection nobody wrote to")
+        except BlockingIOError:
+            pass
+        if mapped():
+            break
+        time.sleep(0.01)
+    t.setblocking(True)
+    if not mapped():
+        sys.exit("exec_cut: the connection never came on shared memory")
+
+
 def main():
     port, mode = int(sys.argv[1]), sys.argv[2]
     go = sys.argv[3] if len(sys.argv) > 3 else None
     again = len(sys.argv) > 4 and sys.argv[4] == "again"
     t = socket.create_connection(("127.0.0.1", port))
+    if mode == "uncut":
+        wait_mapped(t)
     after = None
-    for i in range(200):
+    for i in range(200 if mode != "uncut" else 0):
         t.sendall(b"x" * 100000)
         got = 0
         while got < 100000:
