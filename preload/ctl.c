@@ -557,6 +557,24 @@ void ctl_exit_forget(int fd, struct sconn *sc)
 	pthread_mutex_unlock(&ctl_mu);
 }
 
+void ctl_fall_back(int fd, struct sconn *sc, uint32_t reason)
+{
+	int rc = 0;
+
+	if (soft_sandboxed())
+		return;
+	pthread_mutex_lock(&ctl_mu);
+	if (sc->token && sc->daemon_epoch == ctl_epoch()) {
+		if (sc->token_conn == conn_gen && conn.fd >= 0)
+			rc = soft_reg_fallback_send(&conn, sc->token, reason, -1);
+		else if (ctl_open())
+			rc = soft_reg_fallback_send(&conn, sc->token, reason, fd);
+	}
+	pthread_mutex_unlock(&ctl_mu);
+	if (rc)
+		preload_dbg("libsmc-preload: fallback not told: %s\n", strerror(-rc));
+}
+
 /* ---- execve (exec.c) ---- */
 
 /* With ctl_mu held: the daemon went away since (its regions went with it). */

@@ -265,17 +265,19 @@ void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, 
 		return;
 	}
 	if (TP(sc, stay_tcp)) {
-		bool last;
+		/*
+		 * A region whose daemon is gone has no row (and the hand-over
+		 * that finds it holds ctl_mu, which telling the daemon takes).
+		 */
+		bool told = sc->daemon_epoch == ctl_epoch(), last;
 
+		if (told)
+			ctl_fall_back(fd, sc, SMC_SOFT_DECL_UNSEEN);
 		/* the new image has no part in the ring: the daemon's row goes with the last holder */
 		if (!leaving || atomic_exchange(&sc->let_go, true))
 			return;
 		last = TP(sc, holders_add, -1) <= 1;
-		/*
-		 * A region whose daemon is gone has no row to end (and the
-		 * hand-over that finds it holds ctl_mu, which ctl_forget takes).
-		 */
-		if (sc->daemon_epoch == ctl_epoch())
+		if (told)
 			ctl_forget(fd, sc, last);
 		return;
 	}
@@ -284,6 +286,12 @@ void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, 
 	TP(sc, abort);
 	/* the kernel resets a connected TCP socket that connects to AF_UNSPEC */
 	next.connect(fd, &unspec, sizeof(unspec));
+}
+
+void sconn_fall_back(int fd, struct sconn *sc, uint32_t reason)
+{
+	if (sconn_mapped(sc) && TP(sc, stay_tcp))
+		ctl_fall_back(fd, sc, reason);
 }
 
 void sconn_release(int fd, struct sconn *sc)

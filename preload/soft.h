@@ -229,6 +229,8 @@ void ctl_forget(int fd, struct sconn *sc, bool last);
 /* The process ends holding sc last: a registration of another process's
  * (fork, exec, spawn) goes now; our own go with our control connection. */
 void ctl_exit_forget(int fd, struct sconn *sc);
+/* sc, paired, stays on TCP for good: the daemon lists it (and its peer) so. */
+void ctl_fall_back(int fd, struct sconn *sc, uint32_t reason);
 void ctl_after_fork_child(void);
 /* The program closes descriptors: ours among them is gone, not ours to close. */
 void ctl_fds_closed(unsigned first, unsigned last);
@@ -431,6 +433,11 @@ void sconn_release(int fd, struct sconn *sc);
  * this process becomes that program.
  */
 void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, bool leaving);
+/*
+ * I/O we cannot see may come (io_uring): a mapped connection that has not
+ * cut over stays on TCP for good, with reason (SMC_CLC_DECL_*) for smcss.
+ */
+void sconn_fall_back(int fd, struct sconn *sc, uint32_t reason);
 /* The process ends: every ring hears the close the kernel will do. */
 void sconn_process_exit(void);
 void sconn_free(struct sconn *sc);

@@ -7,16 +7,18 @@
  * Seen: io_uring_setup through syscall() (hook_syscall.c), and liburing's
  * set-up functions when liburing is a shared library; a forked child
  * inherits what its parent saw, and no instance survives execve (its
- * descriptor is always close-on-exec).  Not seen: raw system calls
- * (liburing built without libc, static programs), an instance received
- * with SCM_RIGHTS, and a connection already on the ring when the instance
- * comes.  smc_run(8) says so.
+ * descriptor is always close-on-exec).  A connection on shared memory that
+ * has not cut over when the instance comes stays on TCP for good, with the
+ * same reason.  Not seen: raw system calls (liburing built without libc,
+ * static programs), an instance received with SCM_RIGHTS, and a connection
+ * already cut over when the instance comes.  smc_run(8) says so.
  */
 #include <errno.h>
 #include <dlfcn.h>
 
 #include "preload.h"
 #include "soft.h"
+#include "reg.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -27,10 +29,19 @@ bool soft_uring_seen(void)
 	return atomic_load_explicit(&uring_seen, memory_order_relaxed);
 }
 
+static void uring_fall_back(int fd, struct sconn *sc, void *arg)
+{
+	(void)arg;
+	sconn_fall_back(fd, sc, SMC_SOFT_DECL_URING);
+}
+
 void soft_uring_note(void)
 {
-	if (!atomic_exchange(&uring_seen, true))
-		preload_dbg("libsmc-preload: io_uring in use: new connections stay TCP\n");
+	if (atomic_exchange(&uring_seen, true))
+		return;
+	preload_dbg("libsmc-preload: io_uring in use: new connections stay TCP\n");
+	if (atomic_load(&fd_tracked) && !soft_sandboxed())
+		fd_for_each(uring_fall_back, NULL);
 }
 
 static void *next_sym(const char *name)

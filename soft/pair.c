@@ -105,6 +105,40 @@ static void decline(struct soft_state *st, struct soft_sock *s, uint32_t reason,
 	dump(st, s, SOFT_DUMP_T_DECLINE);
 }
 
+/*
+ * After PAIR: the ends stop using the region.  A PAIRED connection was
+ * counted as SMC-D and stays counted so; its buffers are in use no more.
+ * A PENDING one counts as the fallback it is.
+ */
+static void leave_late(struct soft_state *st, struct soft_sock *s, uint32_t reason, uint32_t diag)
+{
+	struct soft_ns *ns = soft_ns_get(st, s->id.netns);
+
+	if (ns && s->pair_status == SMC_SOFT_PAIR_PAIRED) {
+		soft_stats_rmb_usage(ns, true, true, -(int64_t)soft_region_tx(s));
+		soft_stats_rmb_usage(ns, true, false, -(int64_t)soft_region_rx(s));
+	} else if (ns) {
+		soft_stats_fallback(ns, s->role == 1, (int)reason);
+	}
+	soft_region_leave(st, s);
+	s->pair_status = SMC_SOFT_PAIR_DECLINED;
+	s->mode = SMC_DIAG_MODE_FALLBACK_TCP;
+	s->fallback_reason = reason;
+	s->peer_diagnosis = diag;
+	s->has_conn = s->has_lgr = s->has_dmb = false;
+}
+
+void soft_pair_fall_back(struct soft_state *st, struct soft_sock *s, uint32_t reason)
+{
+	struct soft_sock *peer = s->region ? s->region->end[!s->side] : NULL;
+
+	if (s->pair_status == SMC_SOFT_PAIR_DECLINED)
+		return;
+	leave_late(st, s, reason, 0);
+	if (peer)
+		leave_late(st, peer, SOFT_DECL_PEERDECL, reason);
+}
+
 static void put_region(struct nlmsghdr *nlh, const struct soft_sock *s)
 {
 	const struct soft_region *g = s->region;

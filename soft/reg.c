@@ -26,6 +26,7 @@ struct reg_attrs {
 	uint64_t token;
 	uint8_t state;
 	uint32_t pair_seq;
+	uint32_t reason;         /* 0: none */
 };
 
 /* Attributes of fixed size must have exactly it, as a strict policy demands. */
@@ -58,6 +59,11 @@ static int parse_attrs(struct soft_req *r, struct reg_attrs *a)
 		memcpy(&a->pair_seq, mnl_attr_get_payload(tb[SMC_SOFT_A_PAIR_SEQ]),
 		       sizeof(a->pair_seq));
 		a->has_seq = true;
+	}
+	if (tb[SMC_SOFT_A_REASON]) {
+		if (mnl_attr_get_payload_len(tb[SMC_SOFT_A_REASON]) != sizeof(uint32_t))
+			return -EINVAL;
+		memcpy(&a->reason, mnl_attr_get_payload(tb[SMC_SOFT_A_REASON]), sizeof(a->reason));
 	}
 	return 0;
 }
@@ -267,6 +273,18 @@ static struct soft_sock *find_pair_seq(struct soft_state *st, uint32_t seq, uint
 	return NULL;
 }
 
+/* By token: this connection's, or another's with the socket as proof.  Consumes fd. */
+static struct soft_sock *find_mine_or_held(struct soft_req *r, uint64_t token, int fd)
+{
+	struct soft_sock *s = find_token(r->st, token, r->peer->conn_id);
+
+	if (s || fd < 0) {
+		close_fd(fd);
+		return s;
+	}
+	return find_held(r, token, fd);
+}
+
 static int sock_del(struct soft_req *r)
 {
 	struct soft_sock *s;
@@ -280,18 +298,42 @@ static int sock_del(struct soft_req *r)
 		close_fd(fd);
 		return rc;
 	}
-	if (!a.has_token)
-		s = find_pair_seq(r->st, a.pair_seq, r->peer->conn_id);
-	else
-		s = find_token(r->st, a.token, r->peer->conn_id);
-	if (s || !a.has_token)
+	if (a.has_token) {
+		s = find_mine_or_held(r, a.token, fd);
+	} else {
 		close_fd(fd);
-	else if (fd >= 0)
-		s = find_held(r, a.token, fd);
+		s = find_pair_seq(r->st, a.pair_seq, r->peer->conn_id);
+	}
 	if (!s)
 		return -ENOENT;
 	soft_pdump_sock_gone(r->st, s);
 	soft_reg_drop(r->st, s);
+	return 0;
+}
+
+static int sock_fallback(struct soft_req *r)
+{
+	struct soft_sock *s;
+	struct reg_attrs a;
+	int fd = take_fd(r), rc;
+
+	rc = parse_attrs(r, &a);
+	if (!rc && (!a.has_token || !a.reason)) {
+		r->ext_ack = "TOKEN and REASON required";
+		rc = -EINVAL;
+	}
+	if (rc) {
+		close_fd(fd);
+		return rc;
+	}
+	s = find_mine_or_held(r, a.token, fd);
+	if (!s)
+		return -ENOENT;
+	if (!s->pair_status) {
+		r->ext_ack = "not a PAIR registration";
+		return -EINVAL;
+	}
+	soft_pair_fall_back(r->st, s, a.reason);
 	return 0;
 }
 
@@ -314,6 +356,7 @@ static const struct soft_op reg_ops[] = {
 	{ .cmd = SMC_SOFT_CMD_STATS_ATTACH, .doit = stats_attach },
 	{ .cmd = SMC_SOFT_CMD_DUMP_SET, .doit = soft_dump_set, .admin = true },
 	{ .cmd = SMC_SOFT_CMD_BELL, .doit = soft_bell },
+	{ .cmd = SMC_SOFT_CMD_FALLBACK, .doit = sock_fallback },
 };
 
 const struct soft_family soft_reg_family = {

@@ -37,6 +37,8 @@ int soft_pair(struct soft_req *r);
 int soft_sock_info(struct soft_req *r);
 /* The registration goes away: its side of the region, stats, link group. */
 void soft_pair_end(struct soft_state *st, struct soft_sock *s);
+/* TCP for good with reason, and its peer with PEERDECL (FALLBACK); one DECLINED stays. */
+void soft_pair_fall_back(struct soft_state *st, struct soft_sock *s, uint32_t reason);
 /* The conninfo of a registration, with the live cursors when it is paired. */
 void soft_pair_conninfo(const struct soft_sock *s, struct soft_conninfo *ci);
 

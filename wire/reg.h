@@ -136,6 +136,22 @@
  *              error: EINVAL for a missing attribute or fd, or an fd that is
  *              not an AF_PACKET datagram socket.
  *
+ * FALLBACK     a PAIR registration (PENDING or PAIRED) goes back to TCP for
+ *              good, before either direction cut over: an end was handed
+ *              to a program that cannot use the region (an execve of an
+ *              image without the library), or its process made an
+ *              io_uring instance.  Attributes: TOKEN and REASON
+ *              (u32 SMC_CLC_DECL_*, not 0), both required; fd as for
+ *              SOCK_DEL (the socket, as proof, from a holder that did not
+ *              register it).  The registration is listed as TCP with
+ *              REASON from then on, its peer as TCP with PEERDECL and
+ *              REASON as diagnosis; the daemon leaves the region
+ *              (SOCK_INFO: ENOENT) and counts the connection no more in its
+ *              link group.  One already DECLINED stays as it is.  Acked
+ *              or error: ENOENT (no such registration, or the proof does
+ *              not hold), EINVAL (not a PAIR registration, a missing
+ *              attribute).
+ *
  * BELL         a process's doorbell (doc/soft-ring.md section 4), an
  *              eventfd its poll and epoll waits watch beside the TCP
  *              sockets.  With an eventfd passed (SCM_RIGHTS): it becomes
@@ -185,6 +201,7 @@ enum {
 	SMC_SOFT_CMD_SOCK_INFO,     /* 7 */
 	SMC_SOFT_CMD_DUMP_SET,      /* 8 */
 	SMC_SOFT_CMD_BELL,          /* 9 */
+	SMC_SOFT_CMD_FALLBACK,      /* 10 */
 	__SMC_SOFT_CMD_MAX,
 };
 #define SMC_SOFT_CMD_MAX (__SMC_SOFT_CMD_MAX - 1)
@@ -247,6 +264,8 @@ enum {
 #define SMC_SOFT_DECL_URING    0x03060000u
 #define SMC_SOFT_DECL_ZEROCOPY 0x03060000u
 #define SMC_SOFT_DECL_SHARED   0x03060000u
+/* FALLBACK's REASON when an end went to a program without the library (io_uring: URING). */
+#define SMC_SOFT_DECL_UNSEEN   0x03060000u
 
 /* SMC_SOFT_A_PAIR_STATUS */
 #define SMC_SOFT_PAIR_PENDING  1

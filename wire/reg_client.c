@@ -461,6 +461,20 @@ int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token, int sock)
 	return send_req_flags(c, &r, sock, MSG_DONTWAIT);
 }
 
+int soft_reg_fallback_send(struct soft_reg_conn *c, uint64_t token, uint32_t reason, int sock)
+{
+	struct req r;
+
+	if (c->fd < 0)
+		return -EBADF;
+	req_init(&r, c->family, 0, SMC_SOFT_CMD_FALLBACK);
+	req_attr(&r, SMC_SOFT_A_TOKEN, &token, sizeof(token));
+	req_attr(&r, SMC_SOFT_A_REASON, &reason, sizeof(reason));
+	/* an error comes back as a SOCK_DEL's would: noted, not taken for a PAIR's */
+	r.u.nlh.nlmsg_pid = SOFT_REG_PORT_DEL;
+	return send_req_flags(c, &r, sock, MSG_DONTWAIT);
+}
+
 int soft_reg_del_seq_send(struct soft_reg_conn *c, uint32_t seq)
 {
 	struct req r;

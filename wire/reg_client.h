@@ -96,6 +96,8 @@ long soft_reg_info_send(struct soft_reg_conn *c, int fd);
 int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token, int sock);
 /* The same for the registration of our PAIR request seq, its reply unread. */
 int soft_reg_del_seq_send(struct soft_reg_conn *c, uint32_t seq);
+/* FALLBACK (reg.h) as SOCK_DEL is sent: no answer unless it fails. */
+int soft_reg_fallback_send(struct soft_reg_conn *c, uint64_t token, uint32_t reason, int sock);
 
 /* BELL (reg.h), without waiting for the reply (soft_reg_pair_poll): set
  * the eventfd efd as our bell in slot (SOFT_BELL_SLOTS), or ask for the

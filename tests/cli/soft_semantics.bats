@@ -186,6 +186,17 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	echo "$output" | grep -A2 '^    Client$' | grep -q '^     PEERDECL  *1$'
 }
 
+# An instance made once the connection is on shared memory, before either
+# end wrote: both ends go on over TCP for good, and smcss shows why (the
+# server's own reason, the client's peer's), as for an instance made before.
+@test "soft: io_uring_late: an instance after pairing, before the cut-over: TCP for good, with the reason" {
+	SOCKCHECK_PROBE="env -u LD_PRELOAD '$SMC_BIN/smcss' -a >'$BATS_TEST_TMPDIR/rows'" soft_case io_uring_late
+	cat "$BATS_TEST_TMPDIR/rows" >&2
+	[ "$(grep -c '^ACTIVE .* TCP 0x03060000$' "$BATS_TEST_TMPDIR/rows")" -eq 1 ]
+	[ "$(grep -c '^ACTIVE .* TCP 0x05000000/0x03060000$' "$BATS_TEST_TMPDIR/rows")" -eq 1 ]
+	[ "$(grep -c '^ACTIVE' "$BATS_TEST_TMPDIR/rows")" -eq 2 ]
+}
+
 # A connection on the ring passed with SCM_RIGHTS to a process that did not
 # inherit it; the sender closes its copy (ECONNRESET or lost bytes before).
 @test "soft: fdpass: SCM_RIGHTS to another preloaded process, which goes on with the stream" {
@@ -323,7 +334,7 @@ for _ in range(2):
 # copy) a program without the library on the connection, which writes
 # first.  The connection stays on TCP for good at both ends, and the
 # client's 8 MB reach sha256sum (before, the client cut over to a ring no
-# one read, and both ends hung).
+# one read, and both ends hung); smcss gives the client's end the reason.
 unseen_before_cut() { # exec|spawn
 	local port
 	port=$(tcp_free_port)
@@ -363,18 +374,26 @@ os.execve("/bin/sh", argv, env)' "$port" "$1" &
 	SERVER_PID=$!
 	wait_tcp_listen "$port" "$SERVER_PID"
 	run --separate-stderr timeout -k 5 30 "$RUN" python3 -c '
-import hashlib, socket, sys
+import hashlib, os, socket, subprocess, sys
 t = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 f = t.makefile("rb")
 assert f.readline() == b"ready\n"
+env = dict(os.environ)
+del env["LD_PRELOAD"]
+me = ":%d" % t.getsockname()[1]
+rows = subprocess.run([sys.argv[2], "-a"], env=env, capture_output=True, text=True).stdout
+print("client row:", *[" ".join(r.split()[6:]) for r in rows.splitlines()
+                      if r.split()[3:4] and r.split()[3].endswith(me)])
 data = bytes(range(256)) * (8 * 4096)
 t.sendall(data)
 t.shutdown(socket.SHUT_WR)
 got = f.read().decode()
 want = hashlib.sha256(data).hexdigest() + "  -\n"
-print("intact" if got == want else "got %r" % got)' "$port"
+print("intact" if got == want else "got %r" % got)' "$port" "$SMC_BIN/smcss"
 	[ "$status" -eq 0 ]
-	[ "$output" = intact ] || { echo "output: $output stderr: $stderr"; return 1; }
+	# the client's end shows why it stays TCP: its peer went to a program without the library
+	[ "$output" = $'client row: TCP 0x05000000/0x03060000\nintact' ] ||
+		{ echo "output: $output stderr: $stderr"; return 1; }
 	[ -z "$stderr" ] || { echo "stderr: $stderr"; return 1; }
 	wait "$SERVER_PID"
 	SERVER_PID=

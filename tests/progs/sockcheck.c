@@ -1901,6 +1901,77 @@ static int uring_c(int *fd)
 	return recv_tok(*fd, 'k');
 }
 
+/* Whether the process maps a ring region (the connection is on shared memory). */
+static bool region_mapped(void)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, "smc-dmb") != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * Under the library: wait until the connection is on shared memory, with
+ * nothing written (empty reads collect the daemon's answer).
+ */
+static int wait_region(int fd)
+{
+	char c;
+
+	if (!getenv("LD_PRELOAD"))
+		return 0;
+	for (int i = 0; i < 500 && !region_mapped(); i++) {
+		if (recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) >= 0)
+			return fail("data before anyone wrote");
+		msleep(10);
+	}
+	return region_mapped() ? 0 : fail("the connection never came on shared memory");
+}
+
+/*
+ * io_uring_late: the instance comes after the connection is on shared
+ * memory, before either end wrote: it stays on TCP for good, and the
+ * client runs $SOCKCHECK_PROBE (smcss) at that point.
+ */
+static int uring_late_s(int *fd)
+{
+	static unsigned char buf[64 * KiB];
+	size_t done = 0;
+
+	if (wait_region(*fd) || uring_setup(&g_uring) || send_tok(*fd, 'u'))
+		return -1;
+	while (done < MiB) {
+		ssize_t r = uring_recv(&g_uring, *fd, buf, sizeof(buf));
+
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return fail("EOF after %zu of %u bytes", done, MiB);
+		if (pat_check(buf, 56, done, (size_t)r, "io_uring receive"))
+			return -1;
+		done += (size_t)r;
+	}
+	return send_tok(*fd, 'k');
+}
+
+static int uring_late_c(int *fd)
+{
+	const char *probe = getenv("SOCKCHECK_PROBE");
+
+	if (recv_tok(*fd, 'u'))
+		return -1;
+	if (probe && system(probe) != 0)
+		return fail("SOCKCHECK_PROBE failed");
+	if (send_pat(*fd, 56, MiB))
+		return -1;
+	return recv_tok(*fd, 'k');
+}
+
 /*
  * SCM_RIGHTS: the client passes its connection, on the ring, to a process
  * forked before the connection existed (so it inherited nothing), closes
@@ -3528,6 +3599,7 @@ static const struct scase {
 	{ "forkfail", forkfail_s, forkfail_c, 0 },
 	{ "seccomp", seccomp_s, seccomp_c, 0 },
 	{ "io_uring", uring_s, uring_c, F_URING },
+	{ "io_uring_late", uring_late_s, uring_late_c, 0 },
 	{ "fdpass", fdpass_s, fdpass_c, F_PASS_CHILD },
 	{ "fdpass_mmsg", fdpass_s, fdpass_mmsg_c, F_PASS_CHILD },
 	{ "fdpass_back", fdpass_s, fdpass_back_c, F_PASS_CHILD },

@@ -603,3 +603,115 @@ TEST(soft_pair_del_by_seq_and_by_holder)
 	regfx_free(&f);
 	CHECK_INT(open_fds(), before);
 }
+
+/* FALLBACK of token, reason (0: none), by p with fd as proof (-1: none). */
+static int fall_back(struct regfx *f, const struct soft_peer *p, uint64_t token, uint32_t reason,
+		     int fd)
+{
+	struct mb m;
+
+	regfx_req(&m, SMC_SOFT_CMD_FALLBACK, NLM_F_ACK);
+	mb_u64(&m, SMC_SOFT_A_TOKEN, token);
+	if (reason)
+		mb_u32(&m, SMC_SOFT_A_REASON, reason);
+	regfx_run(f, p, &m, fd < 0 ? -1 : dup(fd));
+	return regfx_error(f);
+}
+
+/*
+ * An end goes to a program that cannot use the region: both ends are listed
+ * as TCP from then on (the peer with PEERDECL), the region and the link
+ * group go, SOCK_INFO finds nothing, and the connection stays counted as
+ * SMC-D with no buffer in use.
+ */
+TEST(soft_pair_fall_back_after_pairing)
+{
+	struct regfx f;
+	struct regfx_tcp t;
+	struct soft_peer b, c;
+	struct pair_rep ra, rb, ri;
+	struct smcss_opts o = { .smcd = false };
+	struct soft_stats_tech *st;
+	struct soft_sock *sa, *sb;
+	char *got;
+	int before = open_fds();
+
+	regfx_init(&f);
+	add_ism(&f);
+	b = other_conn(&f, 2);
+	c = other_conn(&f, 3);
+	regfx_tcp_open(&t, AF_INET);
+	pair(&f, &f.peer, t.cli, 0, 0, 0, &ra);
+	pair(&f, &b, t.srv, 1, 0, 0, &rb);
+	CHECK_INT(rb.status, SMC_SOFT_PAIR_PAIRED);
+	close(ra.fd);
+	close(rb.fd);
+	CHECK(soft_lgr_first(&f.st) != NULL);
+	/* refused: no reason, another's registration without proof, the wrong socket */
+	CHECK_INT(fall_back(&f, &b, rb.token, 0, -1), -EINVAL);
+	CHECK_INT(fall_back(&f, &c, rb.token, SMC_SOFT_DECL_UNSEEN, -1), -ENOENT);
+	CHECK_INT(fall_back(&f, &c, rb.token, SMC_SOFT_DECL_UNSEEN, t.cli), -ENOENT);
+	sb = soft_idx_token(&f.st, rb.token);
+	CHECK(sb && sb->pair_status == SMC_SOFT_PAIR_PAIRED);
+	/* a holder that did not register it, with the socket in hand */
+	CHECK_INT(fall_back(&f, &c, rb.token, SMC_SOFT_DECL_UNSEEN, t.srv), 0);
+	sa = soft_idx_token(&f.st, ra.token);
+	CHECK(sa && sa->pair_status == SMC_SOFT_PAIR_DECLINED && !sa->region);
+	CHECK(sa && sa->fallback_reason == SOFT_DECL_PEERDECL &&
+	      sa->peer_diagnosis == SMC_SOFT_DECL_UNSEEN);
+	CHECK(sb->pair_status == SMC_SOFT_PAIR_DECLINED && !sb->region);
+	CHECK(sb->fallback_reason == SMC_SOFT_DECL_UNSEEN && !sb->peer_diagnosis);
+	CHECK(soft_lgr_first(&f.st) == NULL);
+	CHECK_INT(regfx_dump(&f, &f.peer, 0xff), 0);
+	got = regfx_smcss(&f, &o);
+	CHECK(got && strstr(got, " TCP 0x03060000\n") && strstr(got, " TCP 0x05000000/0x03060000\n"));
+	CHECK(got && !strstr(got, "SMCD"));
+	free(got);
+	sock_info(&f, &f.peer, t.cli, &ri);
+	CHECK_INT(ri.err, -ENOENT);
+	/* again: as it is */
+	CHECK_INT(fall_back(&f, &b, rb.token, 0x03030000, -1), 0);
+	CHECK(sb->fallback_reason == SMC_SOFT_DECL_UNSEEN);
+	st = smcd_stats(&f);
+	CHECK(st && st->clnt_v2_succ_cnt == 1 && st->srv_v2_succ_cnt == 1);
+	CHECK(st && st->rx_rmbuse == 0 && st->tx_rmbuse == 0);
+	CHECK_INT(regfx_del(&f, &b, rb.token), 0);
+	soft_conn_gone(&f.st, f.peer.conn_id);
+	st = smcd_stats(&f);
+	CHECK(st && st->rx_rmbuse == 0 && st->tx_rmbuse == 0);
+	/* a SOCK_ADD registration is no PAIR one */
+	{
+		uint64_t tok;
+
+		CHECK_INT(regfx_add(&f, &f.peer, t.cli, SMC_SOFT_STATE_ACTIVE, &tok), 0);
+		CHECK_INT(fall_back(&f, &f.peer, tok, SMC_SOFT_DECL_UNSEEN, -1), -EINVAL);
+	}
+	regfx_tcp_close(&t);
+	regfx_free(&f);
+	CHECK_INT(open_fds(), before);
+}
+
+/* A PENDING end falls back: the end that comes later is declined with PEERDECL. */
+TEST(soft_pair_fall_back_while_pending)
+{
+	struct regfx f;
+	struct regfx_tcp t;
+	struct soft_peer b;
+	struct pair_rep ra, rb;
+
+	regfx_init(&f);
+	add_ism(&f);
+	b = other_conn(&f, 2);
+	regfx_tcp_open(&t, AF_INET);
+	pair(&f, &f.peer, t.cli, 0, 0, 0, &ra);
+	CHECK_INT(ra.status, SMC_SOFT_PAIR_PENDING);
+	close(ra.fd);
+	CHECK_INT(fall_back(&f, &f.peer, ra.token, SMC_SOFT_DECL_URING, -1), 0);
+	pair(&f, &b, t.srv, 1, 0, 0, &rb);
+	CHECK_INT(rb.status, SMC_SOFT_PAIR_DECLINED);
+	CHECK_INT(rb.reason, SOFT_DECL_PEERDECL);
+	CHECK_INT(rb.diag, SMC_SOFT_DECL_URING);
+	CHECK_INT(rb.fd, -1);
+	regfx_tcp_close(&t);
+	regfx_free(&f);
+}
