@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -241,6 +242,11 @@ static int meet(struct soft_req *r, struct soft_sock *s, struct soft_ns *ns,
 			decline(r->st, s, peer->fallback_reason, peer->fallback_reason);
 		else
 			decline(r->st, s, SOFT_DECL_PEERDECL, peer->fallback_reason);
+		return reply(r, s, NULL);
+	}
+	if (!peer && s->id.tcp_state != TCP_ESTABLISHED) {
+		/* closing, and the other end gone or never coming: no region for it */
+		decline(r->st, s, SOFT_DECL_PEERNOSMC, 0);
 		return reply(r, s, NULL);
 	}
 	if (peer) {

@@ -1,7 +1,7 @@
 /*
  * The shared memory of one paired connection as the daemon keeps it: the
- * memfd (an end that execs gets it again), a read-only mapping of the header page for
- * the live cursors, and the link group the connection counts in.
+ * memfd (an end that execs gets it again; sock_diag reads the live cursors
+ * from it, unmapped), and the link group the connection counts in.
  */
 #ifndef SOFT_PAIR_H
 #define SOFT_PAIR_H
@@ -14,7 +14,6 @@
 
 struct soft_region {
 	int fd;                          /* the memfd, kept for SOCK_INFO after execve */
-	const struct dmb_hdr *hdr;       /* header page, read-only */
 	uint32_t ring[2];                /* direction 0: side 0 to side 1 */
 	uint64_t size;
 	uint64_t dmb_token[2];           /* the DMB each side receives into */
@@ -31,6 +30,9 @@ int soft_region_join(struct soft_state *st, struct soft_sock *peer, struct soft_
 		     struct soft_ns *ns);
 /* s leaves its region, which goes when its last end does. */
 void soft_region_leave(struct soft_state *st, struct soft_sock *s);
+
+/* Both control blocks of s's region, read now: 0, or -errno (none: -ENOENT). */
+int soft_region_ctrl(const struct soft_sock *s, struct dmb_ctrl ctrl[2]);
 
 /* Ring sizes from s's view: transmit and receive. */
 uint32_t soft_region_tx(const struct soft_sock *s);

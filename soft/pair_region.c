@@ -33,31 +33,18 @@ int soft_region_new(struct soft_state *st, struct soft_sock *s, struct soft_ns *
 		    uint32_t sndbuf, uint32_t rcvbuf)
 {
 	struct soft_region *g = calloc(1, sizeof(*g));
-	void *hdr;
+	size_t tx = sndbuf ? sndbuf : DMB_DEFAULT_SIZE, rx = rcvbuf ? rcvbuf : DMB_DEFAULT_SIZE;
 
 	if (!g)
 		return -ENOMEM;
-	g->fd = dmb_create(sndbuf ? sndbuf : DMB_DEFAULT_SIZE, rcvbuf ? rcvbuf : DMB_DEFAULT_SIZE);
+	g->fd = dmb_create(tx, rx);
 	if (g->fd < 0) {
 		int rc = g->fd;
 
 		free(g);
 		return rc;
 	}
-	hdr = mmap(NULL, DMB_HDR_SIZE, PROT_READ, MAP_SHARED, g->fd, 0);
-	if (hdr == MAP_FAILED) {
-		int rc = -errno;
-
-		close(g->fd);
-		free(g);
-		return rc;
-	}
-	g->hdr = hdr;
-	g->ring[0] = g->hdr->ring_size[0];
-	g->ring[1] = g->hdr->ring_size[1];
-	g->size = g->hdr->total_size;
-	/* touched pages of idle regions would add up: give this one back */
-	madvise(hdr, DMB_HDR_SIZE, MADV_DONTNEED);
+	dmb_sizes(tx, rx, g->ring, &g->size);
 	g->dmb_token[0] = ++st->next_dmb_token;
 	g->dmb_token[1] = ++st->next_dmb_token;
 	g->end[0] = s;
@@ -181,7 +168,6 @@ static void break_pair(struct soft_state *st, struct soft_region *g)
 
 static void region_free(struct soft_region *g)
 {
-	munmap((void *)g->hdr, DMB_HDR_SIZE);
 	if (g->fd >= 0)
 		close(g->fd);
 	free(g);
@@ -228,20 +214,24 @@ static struct soft_cursor cursor(const _Atomic uint64_t *w, uint8_t *pflags, uin
 
 void soft_pair_conninfo(const struct soft_sock *s, struct soft_conninfo *ci)
 {
-	const struct soft_region *g = s->region;
+	struct dmb_ctrl c[2];
 	const struct dmb_ctrl *tx, *rx;
 
 	*ci = s->conn;
-	if (!g || s->pair_status != SMC_SOFT_PAIR_PAIRED)
+	if (s->pair_status != SMC_SOFT_PAIR_PAIRED || soft_region_ctrl(s, c))
 		return;
-	tx = &g->hdr->ctrl[s->side];
-	rx = &g->hdr->ctrl[!s->side];
+	tx = &c[s->side];
+	rx = &c[!s->side];
 	ci->rx_prod = cursor(&rx->prod, &ci->rx_prod_flags, &ci->rx_conn_state_flags);
 	ci->rx_cons = cursor(&rx->cons, NULL, NULL);
 	ci->tx_prod = cursor(&tx->prod, &ci->tx_prod_flags, &ci->tx_conn_state_flags);
 	ci->tx_cons = cursor(&tx->cons, NULL, NULL);
 	ci->tx_prep = ci->tx_sent = ci->tx_fin = ci->tx_prod;
-	madvise((void *)g->hdr, DMB_HDR_SIZE, MADV_DONTNEED);
+}
+
+int soft_region_ctrl(const struct soft_sock *s, struct dmb_ctrl ctrl[2])
+{
+	return s->region && s->region->fd >= 0 ? dmb_read_ctrl(s->region->fd, ctrl) : -ENOENT;
 }
 
 void soft_regions_free(struct soft_state *st)

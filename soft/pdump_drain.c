@@ -75,13 +75,12 @@ static const struct soft_sock *owner(const struct soft_state *st,
  */
 static uint64_t fence_of(const struct soft_sock *s, bool rx)
 {
-	const struct soft_region *g = s->region;
+	struct dmb_ctrl c[2];
 	uint64_t f;
 
-	if (!g || !g->hdr)
+	if (soft_region_ctrl(s, c))
 		return 0;
-	f = atomic_load_explicit((_Atomic uint64_t *)&g->hdr->ctrl[rx ? !s->side : s->side].fence,
-				 memory_order_relaxed);
+	f = atomic_load_explicit(&c[rx ? !s->side : s->side].fence, memory_order_relaxed);
 	return f & DMB_FENCE_VALID ? f & ~DMB_FENCE_VALID : 0;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -117,10 +118,20 @@ int soft_sock_read(int fd, struct soft_sock_id *id, uint64_t fallback_netns)
 	return 0;
 }
 
-int soft_sock_check_state(int fd, const struct soft_sock_id *id, uint8_t state)
+int soft_sock_check_state(int fd, struct soft_sock_id *id, uint8_t state)
 {
 	int listening;
+	uint8_t tcp;
+	socklen_t len = sizeof(tcp);
 
+	if (state == SMC_SOFT_STATE_ACTIVE) {
+		/* a connected TCP socket's peer has a port (read_addrs); tcp_info starts with the state */
+		if (!id->dport || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &tcp, &len) < 0 || len != 1 ||
+		    tcp == TCP_LISTEN)
+			return -EINVAL;
+		id->tcp_state = tcp;
+		return 0;
+	}
 	if (get_int(fd, SO_ACCEPTCONN, &listening))
 		return -EINVAL;
 	switch (state) {
@@ -128,9 +139,6 @@ int soft_sock_check_state(int fd, const struct soft_sock_id *id, uint8_t state)
 		return listening ? -EINVAL : 0;
 	case SMC_SOFT_STATE_LISTEN:
 		return listening ? 0 : -EINVAL;
-	case SMC_SOFT_STATE_ACTIVE:
-		/* a connected TCP socket's peer has a port (read_addrs) */
-		return listening || !id->dport ? -EINVAL : 0;
 	}
 	return -EINVAL;
 }

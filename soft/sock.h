@@ -52,6 +52,7 @@ struct soft_sock_id {
 	uint32_t uid;            /* owner of the socket inode */
 	uint64_t inode;
 	uint64_t netns;          /* inode of the socket's network namespace */
+	uint8_t tcp_state;       /* TCP_ESTABLISHED...: read when checked as ACTIVE, else 0 */
 };
 
 struct soft_region;
@@ -90,8 +91,11 @@ struct soft_sock {
  */
 int soft_sock_read(int fd, struct soft_sock_id *id, uint64_t fallback_netns);
 
-/* Whether the kernel's view of the socket (id: soft_sock_read's) allows the state: 0 or -EINVAL. */
-int soft_sock_check_state(int fd, const struct soft_sock_id *id, uint8_t state);
+/*
+ * Whether the kernel's view of the socket (id: soft_sock_read's) allows the
+ * state: 0 or -EINVAL.  For ACTIVE it notes the TCP state in id.
+ */
+int soft_sock_check_state(int fd, struct soft_sock_id *id, uint8_t state);
 
 /* Set the state and what an unpaired socket reports with it (mode, fallback). */
 void soft_sock_set_state(struct soft_sock *s, uint8_t state);

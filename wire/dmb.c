@@ -102,6 +102,23 @@ static bool valid_ring_size(uint32_t s)
 	return s >= DMB_MIN_SIZE && s <= DMB_MAX_SIZE && !(s & (s - 1));
 }
 
+void dmb_sizes(size_t ring0, size_t ring1, uint32_t ring[2], uint64_t *total)
+{
+	ring[0] = dmb_size_round(ring0);
+	ring[1] = dmb_size_round(ring1);
+	*total = (uint64_t)DMB_HDR_SIZE + ring[0] + ring[1];
+}
+
+int dmb_read_ctrl(int fd, struct dmb_ctrl ctrl[2])
+{
+	const size_t len = 2 * sizeof(struct dmb_ctrl);
+	ssize_t n = pread(fd, ctrl, len, offsetof(struct dmb_hdr, ctrl));
+
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)len ? 0 : -EPROTO;
+}
+
 int dmb_create(size_t ring0, size_t ring1)
 {
 	struct dmb_hdr h;
@@ -111,9 +128,7 @@ int dmb_create(size_t ring0, size_t ring1)
 	h.magic = DMB_MAGIC;
 	h.version = DMB_VERSION;
 	h.hdr_size = DMB_HDR_SIZE;
-	h.ring_size[0] = dmb_size_round(ring0);
-	h.ring_size[1] = dmb_size_round(ring1);
-	h.total_size = (uint64_t)DMB_HDR_SIZE + h.ring_size[0] + h.ring_size[1];
+	dmb_sizes(ring0, ring1, h.ring_size, &h.total_size);
 
 	fd = memfd_create("smc-dmb", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)

@@ -190,6 +190,13 @@ uint32_t dmb_code_size(uint8_t code);
  * sizes for direction 0 (side 0 -> side 1) and 1.  The fd, or -errno.
  */
 int dmb_create(size_t ring0, size_t ring1);
+/* The ring sizes and total size dmb_create(ring0, ring1) gives its region. */
+void dmb_sizes(size_t ring0, size_t ring1, uint32_t ring[2], uint64_t *total);
+/*
+ * A copy of the region's two control blocks, read from its fd (no mapping):
+ * for a reader that only looks (sock_diag's cursors).  0, or -errno.
+ */
+int dmb_read_ctrl(int fd, struct dmb_ctrl ctrl[2]);
 
 /*
  * Validate the region behind fd and map it as side 0 or 1.  0, or -errno:

@@ -55,8 +55,15 @@ static uint8_t pat(uint64_t i)
 	return (uint8_t)((i >> 8) ^ (i * 131) ^ (i >> 17));
 }
 
-TEST(dmb_sizes)
+TEST(dmb_size_rounding)
 {
+	uint32_t ring[2];
+	uint64_t total;
+
+	dmb_sizes(20000, 0, ring, &total);
+	CHECK_INT(ring[0], 32768);
+	CHECK_INT(ring[1], 16384);
+	CHECK_INT(total, DMB_HDR_SIZE + 32768 + 16384);
 	CHECK_INT(dmb_size_round(0), 16384);
 	CHECK_INT(dmb_size_round(16384), 16384);
 	CHECK_INT(dmb_size_round(16385), 32768);

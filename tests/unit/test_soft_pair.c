@@ -715,3 +715,42 @@ TEST(soft_pair_fall_back_while_pending)
 	regfx_tcp_close(&t);
 	regfx_free(&f);
 }
+
+/*
+ * An end whose other end closed before either was paired (its PAIR came
+ * after the other's SOCK_DEL) gets no region: DECLINED as a peer without
+ * SMC.  One whose other end waits still pairs, closing or not.
+ */
+TEST(soft_pair_closing_end_alone_gets_no_region)
+{
+	struct regfx f;
+	struct regfx_tcp t, u;
+	struct soft_peer b;
+	struct pair_rep ra, rb;
+	char c;
+
+	regfx_init(&f);
+	add_ism(&f);
+	b = other_conn(&f, 2);
+	regfx_tcp_open(&t, AF_INET);
+	close(t.cli);
+	t.cli = -1;
+	CHECK_INT(read(t.srv, &c, 1), 0);             /* the FIN is there */
+	pair(&f, &b, t.srv, 1, 0, 0, &rb);
+	CHECK_INT(rb.status, SMC_SOFT_PAIR_DECLINED);
+	CHECK_INT(rb.reason, SOFT_DECL_PEERNOSMC);
+	CHECK_INT(rb.fd, -1);
+	/* the other end registered first, then shut down writing: paired */
+	regfx_tcp_open(&u, AF_INET);
+	pair(&f, &f.peer, u.cli, 0, 0, 0, &ra);
+	CHECK_INT(ra.status, SMC_SOFT_PAIR_PENDING);
+	shutdown(u.cli, SHUT_WR);
+	CHECK_INT(read(u.srv, &c, 1), 0);
+	pair(&f, &b, u.srv, 1, 0, 0, &rb);
+	CHECK_INT(rb.status, SMC_SOFT_PAIR_PAIRED);
+	close(ra.fd);
+	close(rb.fd);
+	regfx_tcp_close(&u);
+	regfx_tcp_close(&t);
+	regfx_free(&f);
+}
