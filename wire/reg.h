@@ -103,8 +103,10 @@
  *              fallback if it goes unpaired); paired as SMCD with live
  *              cursors.  Its state is not changed by
  *              SOCK_STATE (EINVAL).  The daemon keeps the memfd (for
- *              SOCK_INFO) and a read-only mapping of the header page
- *              until the registrations of both ends are gone.
+ *              SOCK_INFO, and the cursors it reads from it) until the
+ *              registrations of both ends are gone.  An end that finds no
+ *              peer while its socket is no longer established (the other
+ *              end closed first) is DECLINED with 0x03010000: no region.
  *              The region is sized by the first end: ring 0 (side 0 to
  *              side 1) from its SNDBUF, ring 1 from its RCVBUF, each
  *              rounded by dmb_size_round().
