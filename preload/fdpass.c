@@ -178,7 +178,11 @@ static void adopt(int fd, bool holder)
 {
 	struct sconn *sc;
 
-	if (!tcp_conn(fd) || !fd_track(fd, 0) || !(sc = fd_get(fd)))
+	if (!tcp_conn(fd)) {
+		soft_uring_check_fd(fd);
+		return;
+	}
+	if (!fd_track(fd, 0) || !(sc = fd_get(fd)))
 		return;
 	conn_came_shared(sc);
 	ctl_adopt(fd, sc);

@@ -311,6 +311,8 @@ uint32_t ctl_decline_reason(const struct sconn *sc);
 /* The process has an io_uring instance: new connections stay TCP. */
 bool soft_uring_seen(void);
 void soft_uring_note(void);
+/* A descriptor that came from another process: noted if it is an io_uring instance. */
+void soft_uring_check_fd(int fd);
 
 /* ---- tcp_count.c ---- */
 /* Bytes of fd's TCP stream read so far by every process holding it. */

@@ -7,14 +7,19 @@
  * Seen: io_uring_setup through syscall() (hook_syscall.c), and liburing's
  * set-up functions when liburing is a shared library; a forked child
  * inherits what its parent saw, and no instance survives execve (its
- * descriptor is always close-on-exec).  A connection on shared memory that
+ * descriptor is always close-on-exec), and an instance received with
+ * SCM_RIGHTS or taken with pidfd_getfd.  A connection on shared memory that
  * has not cut over when the instance comes stays on TCP for good, with the
  * same reason.  Not seen: raw system calls (liburing built without libc,
- * static programs), an instance received with SCM_RIGHTS, and a connection
- * already cut over when the instance comes.  smc_run(8) says so.
+ * static programs), and a connection already cut over when the instance
+ * comes.  smc_run(8) says so.
  */
 #include <errno.h>
 #include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "preload.h"
 #include "soft.h"
@@ -42,6 +47,23 @@ void soft_uring_note(void)
 	preload_dbg("libsmc-preload: io_uring in use: new connections stay TCP\n");
 	if (atomic_load(&fd_tracked) && !soft_sandboxed())
 		fd_for_each(uring_fall_back, NULL);
+}
+
+#define URING_LINK "anon_inode:[io_uring]"
+
+void soft_uring_check_fd(int fd)
+{
+	char path[40], link[sizeof(URING_LINK)];
+	struct stat st;
+	ssize_t n;
+
+	/* anonymous inodes (eventfd, epoll, io_uring...) have no file type */
+	if (soft_uring_seen() || fstat(fd, &st) < 0 || (st.st_mode & S_IFMT))
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link));
+	if (n == (ssize_t)strlen(URING_LINK) && !memcmp(link, URING_LINK, (size_t)n))
+		soft_uring_note();
 }
 
 static void *next_sym(const char *name)

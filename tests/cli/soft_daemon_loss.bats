@@ -91,10 +91,13 @@ for s in json.load(sys.stdin)["sockets"]:
 	[ "$(cat "$T/client.out")" = "ok conns=1 bytes=1000000" ]
 }
 
-exec_after_daemon_loss() { # AGAIN ERROR
+# exec_cut.py MODE up to "ready", the daemon killed (and with again, a new
+# one on the same path), then the execve: the client's exit status 0 and
+# its output in $T/client.out and $T/client.err.
+exec_after_daemon_loss() { # MODE AGAIN
 	local client status=0 path=$SMC_SOFT_SOCKET
 	start_server
-	"$RUN" python3 "$SMC_TOP/tests/progs/exec_cut.py" "$PORT" keep "$T/go" "$1" \
+	"$RUN" python3 "$SMC_TOP/tests/progs/exec_cut.py" "$PORT" "$1" "$T/go" "$2" \
 		>"$T/client.out" 2>"$T/client.err" 3>&- &
 	client=$!
 	for _ in $(seq 200); do
@@ -106,7 +109,7 @@ exec_after_daemon_loss() { # AGAIN ERROR
 	wait "$SOFTD_PID" || true
 	SOFTD_PID=
 	rm -f "$SMC_SOFT_SOCKET"
-	[ "$1" != again ] || SOFTD_SOCKET=$path softd_start
+	[ "$2" != again ] || SOFTD_SOCKET=$path softd_start
 	touch "$T/go"
 	for _ in $(seq 200); do
 		kill -0 "$client" 2>/dev/null || break
@@ -116,6 +119,11 @@ exec_after_daemon_loss() { # AGAIN ERROR
 	wait "$client" || status=$?
 	cat "$T/client.out" "$T/client.err"
 	[ "$status" -eq 0 ]
+}
+
+# The connection reset, with one line naming why.
+exec_reset_after_daemon_loss() { # AGAIN ERROR
+	exec_after_daemon_loss keep "$1"
 	[ "$(tail -n 1 "$T/client.out")" = "new image: reset" ]
 	grep -qx "libsmc-preload: exec of /.*: fd 7 is on shared memory and $2: the connection is reset" "$T/client.err"
 }
@@ -125,27 +133,7 @@ exec_after_daemon_loss() { # AGAIN ERROR
 # daemon is gone), and both ends go on there.  Before, the hand-over hung:
 # it held the control lock that ending the old row took again.
 @test "daemon restarted: an execve with a connection on shared memory not cut over keeps it on TCP" {
-	local client status=0 path=$SMC_SOFT_SOCKET
-	start_server
-	"$RUN" python3 "$SMC_TOP/tests/progs/exec_cut.py" "$PORT" uncut "$T/go" again \
-		>"$T/client.out" 2>"$T/client.err" 3>&- &
-	client=$!
-	for _ in $(seq 200); do
-		grep -qx ready "$T/client.out" && break
-		sleep 0.05
-	done
-	grep -qx ready "$T/client.out"
-	softd_stop
-	SOFTD_SOCKET=$path softd_start
-	touch "$T/go"
-	for _ in $(seq 200); do
-		kill -0 "$client" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -KILL "$client" 2>/dev/null || true
-	wait "$client" || status=$?
-	cat "$T/client.out" "$T/client.err"
-	[ "$status" -eq 0 ]
+	exec_after_daemon_loss uncut again
 	[ "$(cat "$T/client.out")" = $'ready\nnew image read 1000' ]
 	[ ! -s "$T/client.err" ]
 	# no row is left of it in the new daemon
@@ -157,11 +145,11 @@ exec_after_daemon_loss() { # AGAIN ERROR
 # with one line, instead of the new image reading TCP behind the ring (it
 # waited for ever before).
 @test "daemon killed: an execve with a connection on shared memory resets it, with one line" {
-	exec_after_daemon_loss once "no daemon to hand it over"
+	exec_reset_after_daemon_loss once "no daemon to hand it over"
 }
 
 # The same with a new daemon the process talks to already: it does not
 # know the region either.
 @test "daemon restarted: an execve with a connection on shared memory from before resets it" {
-	exec_after_daemon_loss again "its daemon is gone"
+	exec_reset_after_daemon_loss again "its daemon is gone"
 }

@@ -189,12 +189,22 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 # An instance made once the connection is on shared memory, before either
 # end wrote: both ends go on over TCP for good, and smcss shows why (the
 # server's own reason, the client's peer's), as for an instance made before.
-@test "soft: io_uring_late: an instance after pairing, before the cut-over: TCP for good, with the reason" {
-	SOCKCHECK_PROBE="env -u LD_PRELOAD '$SMC_BIN/smcss' -a >'$BATS_TEST_TMPDIR/rows'" soft_case io_uring_late
+uring_after_pairing() { # CASE
+	SOCKCHECK_PROBE="env -u LD_PRELOAD '$SMC_BIN/smcss' -a >'$BATS_TEST_TMPDIR/rows'" soft_case "$1"
 	cat "$BATS_TEST_TMPDIR/rows" >&2
 	[ "$(grep -c '^ACTIVE .* TCP 0x03060000$' "$BATS_TEST_TMPDIR/rows")" -eq 1 ]
 	[ "$(grep -c '^ACTIVE .* TCP 0x05000000/0x03060000$' "$BATS_TEST_TMPDIR/rows")" -eq 1 ]
 	[ "$(grep -c '^ACTIVE' "$BATS_TEST_TMPDIR/rows")" -eq 2 ]
+}
+
+@test "soft: io_uring_late: an instance after pairing, before the cut-over: TCP for good, with the reason" {
+	uring_after_pairing io_uring_late
+}
+
+# The instance made by another process and taken with pidfd_getfd counts as
+# one made here (it was not seen before).
+@test "soft: io_uring_taken: an instance taken with pidfd_getfd: TCP for good, with the reason" {
+	uring_after_pairing io_uring_taken
 }
 
 # A connection on the ring passed with SCM_RIGHTS to a process that did not

@@ -1812,34 +1812,41 @@ struct uring {
 };
 static struct uring g_uring = { .fd = -1 };
 
+/* The rings of instance u->fd, made with params p. */
+static int uring_map(struct uring *u, const struct io_uring_params *p)
+{
+	unsigned char *sq, *cq;
+	size_t sq_len, cq_len;
+
+	sq_len = p->sq_off.array + p->sq_entries * sizeof(unsigned);
+	cq_len = p->cq_off.cqes + p->cq_entries * sizeof(struct io_uring_cqe);
+	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+		  IORING_OFF_SQ_RING);
+	cq = mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+		  IORING_OFF_CQ_RING);
+	u->sqes = mmap(NULL, p->sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, u->fd, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || u->sqes == MAP_FAILED)
+		return fail_errno("mmap of the io_uring rings");
+	u->sq_tail = (unsigned *)(sq + p->sq_off.tail);
+	u->sq_mask = (unsigned *)(sq + p->sq_off.ring_mask);
+	u->sq_array = (unsigned *)(sq + p->sq_off.array);
+	u->cq_head = (unsigned *)(cq + p->cq_off.head);
+	u->cq_tail = (unsigned *)(cq + p->cq_off.tail);
+	u->cq_mask = (unsigned *)(cq + p->cq_off.ring_mask);
+	u->cqes = (struct io_uring_cqe *)(cq + p->cq_off.cqes);
+	return 0;
+}
+
 static int uring_setup(struct uring *u)
 {
 	struct io_uring_params p;
-	unsigned char *sq, *cq;
-	size_t sq_len, cq_len;
 
 	memset(&p, 0, sizeof(p));
 	u->fd = (int)syscall(SYS_io_uring_setup, 4, &p);
 	if (u->fd < 0)
 		return fail_errno("io_uring_setup");
-	sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned);
-	cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
-	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
-		  IORING_OFF_SQ_RING);
-	cq = mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
-		  IORING_OFF_CQ_RING);
-	u->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_POPULATE, u->fd, IORING_OFF_SQES);
-	if (sq == MAP_FAILED || cq == MAP_FAILED || u->sqes == MAP_FAILED)
-		return fail_errno("mmap of the io_uring rings");
-	u->sq_tail = (unsigned *)(sq + p.sq_off.tail);
-	u->sq_mask = (unsigned *)(sq + p.sq_off.ring_mask);
-	u->sq_array = (unsigned *)(sq + p.sq_off.array);
-	u->cq_head = (unsigned *)(cq + p.cq_off.head);
-	u->cq_tail = (unsigned *)(cq + p.cq_off.tail);
-	u->cq_mask = (unsigned *)(cq + p.cq_off.ring_mask);
-	u->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
-	return 0;
+	return uring_map(u, &p);
 }
 
 /* One IORING_OP_RECV of up to len bytes, waited for: its result. */
@@ -1872,26 +1879,30 @@ static ssize_t uring_recv(struct uring *u, int fd, void *buf, size_t len)
 	return res;
 }
 
-/* The server reads 1 MiB with io_uring, the client writes it with write(). */
-static int uring_s(int *fd)
+/* 1 MiB of pattern pat received with io_uring, then the token 'k' sent. */
+static int uring_recv_pat(int fd, int pat)
 {
 	static unsigned char buf[64 * KiB];
 	size_t done = 0;
 
-	if (sync_s(*fd))
-		return -1;
 	while (done < MiB) {
-		ssize_t r = uring_recv(&g_uring, *fd, buf, sizeof(buf));
+		ssize_t r = uring_recv(&g_uring, fd, buf, sizeof(buf));
 
 		if (r < 0)
 			return -1;
 		if (r == 0)
 			return fail("EOF after %zu of %u bytes", done, MiB);
-		if (pat_check(buf, 55, done, (size_t)r, "io_uring receive"))
+		if (pat_check(buf, pat, done, (size_t)r, "io_uring receive"))
 			return -1;
 		done += (size_t)r;
 	}
-	return send_tok(*fd, 'k');
+	return send_tok(fd, 'k');
+}
+
+/* The server reads 1 MiB with io_uring, the client writes it with write(). */
+static int uring_s(int *fd)
+{
+	return sync_s(*fd) ? -1 : uring_recv_pat(*fd, 55);
 }
 
 static int uring_c(int *fd)
@@ -1940,32 +1951,23 @@ static int wait_region(int fd)
  */
 static int uring_late_s(int *fd)
 {
-	static unsigned char buf[64 * KiB];
-	size_t done = 0;
-
 	if (wait_region(*fd) || uring_setup(&g_uring) || send_tok(*fd, 'u'))
 		return -1;
-	while (done < MiB) {
-		ssize_t r = uring_recv(&g_uring, *fd, buf, sizeof(buf));
-
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			return fail("EOF after %zu of %u bytes", done, MiB);
-		if (pat_check(buf, 56, done, (size_t)r, "io_uring receive"))
-			return -1;
-		done += (size_t)r;
-	}
-	return send_tok(*fd, 'k');
+	return uring_recv_pat(*fd, 56);
 }
 
 static int uring_late_c(int *fd)
 {
 	const char *probe = getenv("SOCKCHECK_PROBE");
 
+	int fl;
+
 	if (recv_tok(*fd, 'u'))
 		return -1;
-	if (probe && system(probe) != 0)
+	/* the probe must not get the connection: a program without the library would keep it TCP */
+	fl = fcntl(*fd, F_GETFD);
+	if (probe && (fl < 0 || fcntl(*fd, F_SETFD, fl | FD_CLOEXEC) < 0 || system(probe) != 0 ||
+		      fcntl(*fd, F_SETFD, fl) < 0))
 		return fail("SOCKCHECK_PROBE failed");
 	if (send_pat(*fd, 56, MiB))
 		return -1;
@@ -2033,6 +2035,55 @@ static int take_fd(int via)
 		return fail("no descriptor came with the message");
 	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
 	return fd;
+}
+
+/*
+ * io_uring_taken: the instance comes from a child that made it (with its
+ * descriptors closed), taken with pidfd_getfd (the kernel
+ * refuses to pass one with SCM_RIGHTS), once the connection is on shared
+ * memory and before either end wrote: both ends stay on TCP, as for an
+ * instance made here (the client as io_uring_late's).
+ */
+static int uring_taken_s(int *fd)
+{
+	struct io_uring_params p;
+	int sv[2], status, u = -1, pidfd;
+	pid_t pid;
+
+	if (wait_region(*fd))
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return fail_errno("socketpair");
+	pid = fork();
+	if (pid < 0)
+		return fail_errno("fork");
+	if (pid == 0) {
+		char c;
+
+		/* no copy of the connection here (the runner may hold one too) */
+		for (int i = 3; i < 1024; i++)
+			if (i != sv[1])
+				close(i);
+		memset(&p, 0, sizeof(p));
+		u = (int)syscall(SYS_io_uring_setup, 4, &p);
+		/* the parent takes it, then lets us go */
+		_exit(u < 0 || write(sv[1], &u, sizeof(u)) != sizeof(u) ||
+		      write(sv[1], &p, sizeof(p)) != sizeof(p) || read(sv[1], &c, 1) != 1);
+	}
+	close(sv[1]);
+	if (read(sv[0], &u, sizeof(u)) != sizeof(u) || read(sv[0], &p, sizeof(p)) != sizeof(p))
+		return fail("the child made no io_uring instance");
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	g_uring.fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, u, 0);
+	if (g_uring.fd < 0)
+		return fail_errno("pidfd_getfd of the child's io_uring instance");
+	close(pidfd);
+	if (write(sv[0], "x", 1) != 1 || waitpid(pid, &status, 0) != pid || status)
+		return fail("the child that made the io_uring instance failed");
+	close(sv[0]);
+	if (uring_map(&g_uring, &p) || send_tok(*fd, 'u'))
+		return -1;
+	return uring_recv_pat(*fd, 56);
 }
 
 static bool g_pass_back;        /* the child passes the connection back (fdpass_back) */
@@ -3600,6 +3651,7 @@ static const struct scase {
 	{ "seccomp", seccomp_s, seccomp_c, 0 },
 	{ "io_uring", uring_s, uring_c, F_URING },
 	{ "io_uring_late", uring_late_s, uring_late_c, 0 },
+	{ "io_uring_taken", uring_taken_s, uring_late_c, 0 },
 	{ "fdpass", fdpass_s, fdpass_c, F_PASS_CHILD },
 	{ "fdpass_mmsg", fdpass_s, fdpass_mmsg_c, F_PASS_CHILD },
 	{ "fdpass_back", fdpass_s, fdpass_back_c, F_PASS_CHILD },
