@@ -556,14 +556,23 @@ static int del_seq(struct regfx *f, const struct soft_peer *p, uint32_t seq)
 	return regfx_error(f);
 }
 
-static int del_held(struct regfx *f, const struct soft_peer *p, uint64_t token, int fd)
+/* cmd (SOCK_DEL, FALLBACK) of token with reason (0: none), by p with fd as proof (-1: none). */
+static int by_token(struct regfx *f, const struct soft_peer *p, uint8_t cmd, uint64_t token,
+		    uint32_t reason, int fd)
 {
 	struct mb m;
 
-	regfx_req(&m, SMC_SOFT_CMD_SOCK_DEL, NLM_F_ACK);
+	regfx_req(&m, cmd, NLM_F_ACK);
 	mb_u64(&m, SMC_SOFT_A_TOKEN, token);
+	if (reason)
+		mb_u32(&m, SMC_SOFT_A_REASON, reason);
 	regfx_run(f, p, &m, fd < 0 ? -1 : dup(fd));
 	return regfx_error(f);
+}
+
+static int del_held(struct regfx *f, const struct soft_peer *p, uint64_t token, int fd)
+{
+	return by_token(f, p, SMC_SOFT_CMD_SOCK_DEL, token, 0, fd);
 }
 
 TEST(soft_pair_del_by_seq_and_by_holder)
@@ -604,18 +613,10 @@ TEST(soft_pair_del_by_seq_and_by_holder)
 	CHECK_INT(open_fds(), before);
 }
 
-/* FALLBACK of token, reason (0: none), by p with fd as proof (-1: none). */
 static int fall_back(struct regfx *f, const struct soft_peer *p, uint64_t token, uint32_t reason,
 		     int fd)
 {
-	struct mb m;
-
-	regfx_req(&m, SMC_SOFT_CMD_FALLBACK, NLM_F_ACK);
-	mb_u64(&m, SMC_SOFT_A_TOKEN, token);
-	if (reason)
-		mb_u32(&m, SMC_SOFT_A_REASON, reason);
-	regfx_run(f, p, &m, fd < 0 ? -1 : dup(fd));
-	return regfx_error(f);
+	return by_token(f, p, SMC_SOFT_CMD_FALLBACK, token, reason, fd);
 }
 
 /*
