@@ -567,7 +567,8 @@ void ctl_fall_back(int fd, struct sconn *sc, uint32_t reason)
 	if (sc->token && sc->daemon_epoch == ctl_epoch()) {
 		if (sc->token_conn == conn_gen && conn.fd >= 0)
 			rc = soft_reg_fallback_send(&conn, sc->token, reason, -1);
-		else if (ctl_open())
+		/* a vfork() child's new descriptor would not be its parent's */
+		else if (!soft_vfork_child() && ctl_open())
 			rc = soft_reg_fallback_send(&conn, sc->token, reason, fd);
 	}
 	pthread_mutex_unlock(&ctl_mu);
