@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "preload.h"
@@ -208,11 +209,8 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	return r;
 }
 
-/*
- * sendfile to a paired socket: the file's bytes are read and sent through
- * the ring, as SMC does (it has no zero-copy path either).
- */
-static ssize_t ring_sendfile(int out, struct sconn *sc, int in, off_t *off, size_t count)
+/* Through a buffer of ours: read, then sent as by write(). */
+static ssize_t buffered_sendfile(int out, struct sconn *sc, int in, off_t *off, size_t count)
 {
 	char *buf = malloc(SENDFILE_CHUNK);
 	size_t done = 0;
@@ -254,6 +252,31 @@ static ssize_t ring_sendfile(int out, struct sconn *sc, int in, off_t *off, size
 	if (done)
 		return (ssize_t)done;
 	return r;
+}
+
+/*
+ * sendfile to a paired socket: the file's bytes go through the ring, as
+ * SMC has no zero-copy path either.  A regular file's are read straight
+ * into the ring (not while the dump wants to see the bytes); others'
+ * through a buffer.
+ */
+static ssize_t ring_sendfile(int out, struct sconn *sc, int in, off_t *off, size_t count)
+{
+	struct stat st;
+	off_t at;
+	ssize_t r;
+
+	if (!soft_dump_on() && !fstat(in, &st) && S_ISREG(st.st_mode) &&
+	    (at = off ? *off : lseek(in, 0, SEEK_CUR)) >= 0) {
+		r = soft_send_file(out, sc, in, at, count);
+		if (r > 0 && off)
+			*off += (off_t)r;
+		else if (r > 0)
+			lseek(in, r, SEEK_CUR);
+		if (r != -2)
+			return r;
+	}
+	return buffered_sendfile(out, sc, in, off, count);
 }
 
 struct sendfile_args {

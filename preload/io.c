@@ -387,8 +387,39 @@ static ssize_t send_fail(ssize_t done, int err, int flags)
 	return -1;
 }
 
-static ssize_t ring_send(int fd, struct sconn *sc, const struct iovec *iov, int cnt,
-			 int flags, size_t total)
+/* What a send takes its bytes from: the caller's iovecs, or a file (sendfile). */
+struct send_src {
+	const struct iovec *iov;
+	int cnt;
+	int file;                /* -1: iov */
+	off_t off;               /* of the file's first byte */
+};
+
+/*
+ * A file goes in pieces, each published as soon as it is read: the reader
+ * copies one out while the next is read in.
+ */
+#define FILE_PIECE 65536
+
+/* One produce of what is left from src (done of total sent): as the transport's. */
+static ssize_t produce_from(struct sconn *sc, const struct send_src *src, size_t done,
+			    size_t total, struct iovec *win, int *n, uint32_t *wake)
+{
+	if (src->file >= 0)
+		return TP(sc, produce_file, src->file, src->off + (off_t)done,
+			  total - done < FILE_PIECE ? total - done : FILE_PIECE, wake);
+	*n = iov_window(src->iov, src->cnt, done, total - done, win, IOV_CHUNK);
+	return TP(sc, produce, win, *n, wake);
+}
+
+/* The ring's own results; any other error of a file source is its read's. */
+static bool ring_result(ssize_t r)
+{
+	return r >= 0 || r == -EAGAIN || r == -EPIPE || r == -ECONNRESET || r == -EPROTO;
+}
+
+static ssize_t ring_send(int fd, struct sconn *sc, const struct send_src *src, int flags,
+			 size_t total)
 {
 	struct iovec win[IOV_CHUNK];
 	size_t done = 0;
@@ -396,12 +427,19 @@ static ssize_t ring_send(int fd, struct sconn *sc, const struct iovec *iov, int 
 	int64_t deadline = 0;
 
 	for (;;) {
-		int n = iov_window(iov, cnt, done, total - done, win, IOV_CHUNK);
 		uint32_t wake = 0;
-		ssize_t r = TP(sc, produce, win, n, &wake);
+		int n = 0;
+		ssize_t r = produce_from(sc, src, done, total, win, &n, &wake);
 
+		if (src->file >= 0 && (!r || !ring_result(r))) {
+			/* the file ended, or its read failed: as sendfile says it */
+			if (done || !r)
+				return (ssize_t)done;
+			errno = (int)-r;
+			return -1;
+		}
 		if (r > 0) {
-			if (soft_dump_on())
+			if (soft_dump_on() && src->file < 0)
 				dump_io(sc, false, win, n, (size_t)r);
 			done += (size_t)r;
 			if (wake) {
@@ -527,9 +565,29 @@ ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 		sc_unlock(&sc->tx_lock);
 		return send_fail(0, EPIPE, flags);
 	}
-	r = total ? ring_send(fd, sc, iov, iovcnt, flags, total) : 0;
+	r = total ? ring_send(fd, sc, &(struct send_src){ iov, iovcnt, -1, 0 }, flags, total) : 0;
 	sc_unlock(&sc->tx_lock);
 	count(true, total, r);
+	return r;
+}
+
+ssize_t soft_send_file(int fd, struct sconn *sc, int in, off_t off, size_t len)
+{
+	ssize_t r;
+
+	sconn_attach_late(sc);
+	sc_lock(&sc->tx_lock);
+	if (!sconn_tx_try_cut(fd, sc)) {
+		sc_unlock(&sc->tx_lock);
+		return -2;
+	}
+	if (atomic_load(&sc->closed_wr)) {
+		sc_unlock(&sc->tx_lock);
+		return send_fail(0, EPIPE, 0);
+	}
+	r = len ? ring_send(fd, sc, &(struct send_src){ NULL, 0, in, off }, 0, len) : 0;
+	sc_unlock(&sc->tx_lock);
+	count(true, len, r);
 	return r;
 }
 

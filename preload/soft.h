@@ -472,6 +472,12 @@ ssize_t soft_kernel_send(struct sconn *sc, ssize_t (*op)(void *), void *arg);
 /* The same on a MAPPED socket whose sending direction has not cut over
  * (tx_lock held meanwhile); -2 once it has. */
 ssize_t soft_send_before_cut(int fd, struct sconn *sc, ssize_t (*op)(void *), void *arg);
+/*
+ * sendfile on a MAPPED socket: up to len bytes of regular file in from off,
+ * read straight into the ring; as sendfile returns, or -2 while the sending
+ * direction has not cut over.
+ */
+ssize_t soft_send_file(int fd, struct sconn *sc, int in, off_t off, size_t len);
 /* Drain doorbell bytes without blocking (rx cut over, rx_lock not held). */
 /* The same with rx_lock held (or no other thread left). */
 void soft_drain_held(int fd, struct sconn *sc);

@@ -44,6 +44,12 @@ struct transport_ops {
 	 * (TP_BELL_TCP or the id of its process's bell, soft_ring_bell()).
 	 */
 	ssize_t (*produce)(struct transport *t, const struct iovec *iov, int cnt, uint32_t *wake);
+	/*
+	 * The same from up to len bytes of file fd at offset off, read into
+	 * the transport's buffer without a copy of ours (sendfile): 0 at the
+	 * end of the file, -errno of the read.
+	 */
+	ssize_t (*produce_file)(struct transport *t, int fd, off_t off, size_t len, uint32_t *wake);
 	ssize_t (*consume)(struct transport *t, const struct iovec *iov, int cnt, unsigned flags,
 			   uint32_t *wake);
 	void (*rx_flush)(struct transport *t, uint32_t *wake);   /* publish our consumer cursor */

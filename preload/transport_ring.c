@@ -26,6 +26,12 @@ static ssize_t ring_produce(struct transport *t, const struct iovec *iov, int cn
 	return dmb_produce(RING(t), iov, cnt, 0, wake);
 }
 
+static ssize_t ring_produce_file(struct transport *t, int fd, off_t off, size_t len,
+				 uint32_t *wake)
+{
+	return dmb_produce_file(RING(t), fd, off, len, wake);
+}
+
 static ssize_t ring_consume(struct transport *t, const struct iovec *iov, int cnt,
 			    unsigned flags, uint32_t *wake)
 {
@@ -272,6 +278,7 @@ const struct transport_ops transport_ring = {
 	.map = ring_map,
 	.unmap = ring_unmap,
 	.produce = ring_produce,
+	.produce_file = ring_produce_file,
 	.consume = ring_consume,
 	.rx_flush = ring_rx_flush,
 	.rx_busy = ring_rx_busy,

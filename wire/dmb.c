@@ -387,6 +387,25 @@ static void ring_copy(uint8_t *ring, uint32_t n, uint32_t off, const struct iove
 	}
 }
 
+/* len bytes of file fd from off into the ring at its offset (one or two pieces): read, or -errno. */
+static ssize_t ring_read_file(uint8_t *ring, uint32_t n, uint32_t off, int fd, off_t at,
+			      size_t len)
+{
+	struct iovec v[2] = { { ring + off, len } };
+	int cnt = 1;
+	ssize_t r;
+
+	if (len > n - off) {
+		v[0].iov_len = n - off;
+		v[1] = (struct iovec){ ring, len - (n - off) };
+		cnt = 2;
+	}
+	do {
+		r = preadv(fd, v, cnt, at);
+	} while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : r;
+}
+
 static _Atomic bool asym_ok;
 
 static long membarrier_cmd(int cmd)
@@ -496,8 +515,17 @@ uint32_t dmb_wake_merge(uint32_t a, uint32_t b)
 	return b ? DMB_BELL_TCP : a;
 }
 
-static ssize_t produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
-		       unsigned flags, uint32_t *wake)
+/* What a produce copies: the caller's iovecs, or a file's bytes read straight into the ring. */
+struct tx_source {
+	const struct iovec *iov;
+	int iovcnt;
+	int fd;                  /* -1: iov */
+	off_t off;
+	size_t len;              /* of the file */
+};
+
+static ssize_t produce(struct dmb_conn *c, const struct tx_source *src, unsigned flags,
+		       uint32_t *wake)
 {
 	uint64_t peer, rxp;
 	size_t total;
@@ -507,9 +535,10 @@ static ssize_t produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 
 	if (wake)
 		*wake = 0;
-	if (iovcnt < 0 || (iovcnt > 0 && !iov))
+	if (src->fd < 0 && (src->iovcnt < 0 || (src->iovcnt > 0 && !src->iov)))
 		return -EINVAL;
-	total = iov_total(iov, iovcnt, c->tx.size);
+	total = src->fd < 0 ? iov_total(src->iov, src->iovcnt, c->tx.size)
+			    : src->len < c->tx.size ? src->len : c->tx.size;
 	/* the peer's close or abort also shows in its producer word */
 	rxp = atomic_load_explicit(&c->rx.ctrl->prod, memory_order_relaxed);
 	peer = c->tx.peer_word;
@@ -548,7 +577,16 @@ static ssize_t produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 		/* The urgent byte is the one before the cursor that carries the flag. */
 		pflags |= len == total ? DMB_PF_URG_PRESENT : DMB_PF_URG_PENDING;
 
-	ring_copy(c->tx.data, c->tx.size, c->tx.own.count, iov, len, true);
+	if (src->fd < 0) {
+		ring_copy(c->tx.data, c->tx.size, c->tx.own.count, src->iov, len, true);
+	} else {
+		ssize_t got = ring_read_file(c->tx.data, c->tx.size, c->tx.own.count, src->fd,
+					     src->off, len);
+
+		if (got <= 0)
+			return got;          /* the end of the file, or its error: nothing sent */
+		len = (uint32_t)got;
+	}
 	cursor_add(&c->tx.own, len, c->tx.size);
 	c->tx.own_pflags = pflags;
 	publish_tx(c);
@@ -789,19 +827,36 @@ static int end_check(struct dmb_conn *c, struct dmb_ring *r, bool tx)
 	return shared;
 }
 
-ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
-		    unsigned flags, uint32_t *wake)
+static ssize_t produce_locked(struct dmb_conn *c, const struct tx_source *src, unsigned flags,
+			      uint32_t *wake)
 {
 	int locked = solo_check(c, &c->tx, true);
 	ssize_t r;
 
 	if (locked < 0)
 		return -EPROTO;
-	r = produce(c, iov, iovcnt, flags, wake);
+	r = produce(c, src, flags, wake);
 	if (locked)
 		end_unlock(&c->tx.ctrl->prod_lock);
 	solo_done(c, locked);
 	return r;
+}
+
+ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
+		    unsigned flags, uint32_t *wake)
+{
+	const struct tx_source src = { .iov = iov, .iovcnt = iovcnt, .fd = -1 };
+
+	return produce_locked(c, &src, flags, wake);
+}
+
+ssize_t dmb_produce_file(struct dmb_conn *c, int fd, off_t off, size_t len, uint32_t *wake)
+{
+	const struct tx_source src = { .fd = fd, .off = off, .len = len };
+
+	if (fd < 0 || off < 0)
+		return -EINVAL;
+	return produce_locked(c, &src, 0, wake);
 }
 
 ssize_t dmb_consume(struct dmb_conn *c, const struct iovec *iov, int iovcnt,

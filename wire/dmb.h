@@ -217,6 +217,12 @@ void dmb_unmap(struct dmb_conn *c);
  */
 ssize_t dmb_produce(struct dmb_conn *c, const struct iovec *iov, int iovcnt,
 		    unsigned flags, uint32_t *wake);
+/*
+ * dmb_produce() of up to len bytes of file fd from offset off, read
+ * straight into the ring (no copy of the caller's): bytes produced, 0 at
+ * the end of the file, or as dmb_produce() (and the read's -errno).
+ */
+ssize_t dmb_produce_file(struct dmb_conn *c, int fd, off_t off, size_t len, uint32_t *wake);
 
 /*
  * Copy out up to the readable bytes into iov; DMB_PEEK does not advance.

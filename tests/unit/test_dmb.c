@@ -191,6 +191,59 @@ TEST(dmb_partial_when_full)
 	pair_close(&p);
 }
 
+/* A file's bytes read straight into the ring: across the wrap, short at its end, 0 after. */
+TEST(dmb_file_into_ring)
+{
+	enum { N = 16384, F = 3 * N };
+	static uint8_t buf[F], out[F];
+	char path[] = "/tmp/dmb_file.XXXXXX";
+	int fd = mkstemp(path), pfd[2];
+	struct pair p;
+	size_t got = 0, sent;
+
+	CHECK(fd >= 0);
+	unlink(path);
+	for (int i = 0; i < F; i++)
+		buf[i] = pat((uint64_t)i);
+	CHECK_INT(write(fd, buf, F), F);
+	CHECK(pair_open(&p, N, N));
+	/* the ring's cursor off 0, so that a full ring's read wraps */
+	CHECK_INT(put(&p.a, buf, 1000), 1000);
+	CHECK_INT(get(&p.b, out, 1000, 0), 1000);
+	dmb_rx_flush(&p.b, NULL);
+	CHECK_INT(dmb_produce_file(&p.a, fd, 0, F, NULL), N);
+	sent = N;
+	CHECK_INT(dmb_produce_file(&p.a, fd, (off_t)sent, F - sent, NULL), -EAGAIN);
+	CHECK(dmb_peer_pflags(&p.b) & DMB_PF_WRITE_BLOCKED);
+	while (got < F) {
+		ssize_t r = get(&p.b, out + got, N, 0);
+
+		CHECK(r > 0);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		dmb_rx_flush(&p.b, NULL);
+		if (sent < F) {
+			r = dmb_produce_file(&p.a, fd, (off_t)sent, F - sent, NULL);
+			CHECK(r > 0);
+			sent += r > 0 ? (size_t)r : 0;
+		}
+	}
+	CHECK(!memcmp(out, buf, F));
+	/* past the end of the file: nothing, and no cursor moved */
+	CHECK_INT(dmb_produce_file(&p.a, fd, F, 100, NULL), 0);
+	CHECK_INT(dmb_readable(&p.b), 0);
+	/* a file that cannot be read at an offset: its error, nothing sent */
+	CHECK_INT(pipe(pfd), 0);
+	CHECK_INT(dmb_produce_file(&p.a, pfd[0], 0, 100, NULL), -ESPIPE);
+	CHECK_INT(dmb_produce_file(&p.a, -1, 0, 100, NULL), -EINVAL);
+	CHECK_INT(dmb_readable(&p.b), 0);
+	close(pfd[0]);
+	close(pfd[1]);
+	close(fd);
+	pair_close(&p);
+}
+
 TEST(dmb_peek)
 {
 	struct pair p;
