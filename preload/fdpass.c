@@ -9,7 +9,9 @@
  * and takes over the journey's holder, else it stays TCP.
  * A receiver without the library (the peer of a connected Unix socket whose
  * memory maps no libsmc-preload) could not read a ring: a connection not
- * paired yet stays TCP, one on shared memory is not sent (EOPNOTSUPP).
+ * paired yet stays TCP, one on shared memory that has not cut over goes as
+ * TCP for good at both ends (listed so), one that has is not sent
+ * (EOPNOTSUPP).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +23,7 @@
 
 #include "preload.h"
 #include "soft.h"
+#include "reg.h"
 
 #define PASS_MAX     64         /* connections in one message */
 
@@ -125,7 +128,9 @@ static void prepare_one(int fd, void *arg)
 		return;
 	}
 	if (!j->receiver) {
-		j->refused = true;
+		/* it goes as TCP for good if no direction has cut over */
+		if (!sconn_fall_back(fd, sc, SMC_SOFT_DECL_UNSEEN))
+			j->refused = true;
 		sconn_put(sc);
 		return;
 	}

@@ -288,10 +288,14 @@ void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, 
 	next.connect(fd, &unspec, sizeof(unspec));
 }
 
-void sconn_fall_back(int fd, struct sconn *sc, uint32_t reason)
+bool sconn_fall_back(int fd, struct sconn *sc, uint32_t reason)
 {
-	if (sconn_mapped(sc) && TP(sc, stay_tcp))
-		ctl_fall_back(fd, sc, reason);
+	if (!sconn_mapped(sc))
+		return true;
+	if (!TP(sc, stay_tcp))
+		return false;
+	ctl_fall_back(fd, sc, reason);
+	return true;
 }
 
 void sconn_release(int fd, struct sconn *sc)

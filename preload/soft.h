@@ -436,10 +436,11 @@ void sconn_release(int fd, struct sconn *sc);
  */
 void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, bool leaving);
 /*
- * I/O we cannot see may come (io_uring): a mapped connection that has not
- * cut over stays on TCP for good, with reason (SMC_CLC_DECL_*) for smcss.
+ * I/O we cannot see may come (io_uring, a receiver without the library): a
+ * mapped connection that has not cut over stays on TCP for good, with
+ * reason (SMC_CLC_DECL_*) for smcss.  False if a direction has cut over.
  */
-void sconn_fall_back(int fd, struct sconn *sc, uint32_t reason);
+bool sconn_fall_back(int fd, struct sconn *sc, uint32_t reason);
 /* The process ends: every ring hears the close the kernel will do. */
 void sconn_process_exit(void);
 void sconn_free(struct sconn *sc);

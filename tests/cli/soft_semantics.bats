@@ -249,8 +249,9 @@ for _ in range(int(sys.argv[2])):
 }
 
 # A process without the library cannot read a ring: a connection on shared
-# memory is not passed to it (EOPNOTSUPP), and goes on in the sender.
-# Before, it went, and the receiver's reads would have met doorbells.
+# memory that has cut over is not passed to it (EOPNOTSUPP), and goes on in
+# the sender.  Before, it went, and the receiver's reads would have met
+# doorbells.
 @test "soft: SCM_RIGHTS of a connection on shared memory to a process without the library is refused" {
 	local port sock="$BATS_TEST_TMPDIR/pass.sock" rpid
 	port=$(tcp_free_port)
@@ -295,6 +296,57 @@ t.close()' "$port" "$sock"
 	SERVER_PID=
 	[ "$status" -eq 0 ] || { echo "sender: $status $output $stderr"; return 1; }
 	[ "$output" = $'refused EOPNOTSUPP\nstill 100000' ] || { echo "got: $output"; return 1; }
+}
+
+# The same before either end wrote on the ring: it goes, as TCP for good at
+# both ends (before, it was refused too), and the receiver echoes through it.
+@test "soft: SCM_RIGHTS of a connection on shared memory not cut over to a process without the library: it goes as TCP" {
+	local port sock="$BATS_TEST_TMPDIR/pass.sock" rpid
+	port=$(tcp_free_port)
+	echo_server "$port" 1
+	timeout 20 python3 -c '
+import socket, sys
+u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+u.bind(sys.argv[1])
+u.listen(1)
+c, _ = u.accept()
+_, fds, _, _ = socket.recv_fds(c, 1, 1)
+t = socket.socket(fileno=fds[0])
+t.sendall(b"y" * 1000)
+got = 0
+while got < 1000:
+    got += len(t.recv(65536))
+print("receiver read", got)
+t.close()' "$sock" >"$BATS_TEST_TMPDIR/receiver" &
+	rpid=$!
+	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+	run --separate-stderr "$RUN" python3 -c '
+import socket, sys, time
+t = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+t.setblocking(False)
+for _ in range(400):
+    try:
+        t.recv(1)
+    except BlockingIOError:
+        pass
+    with open("/proc/self/maps") as m:
+        if "smc-dmb" in m.read():
+            break
+    time.sleep(0.01)
+else:
+    sys.exit("never on shared memory")
+t.setblocking(True)
+u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+u.connect(sys.argv[2])
+socket.send_fds(u, [b"f"], [t.fileno()])
+print("passed")
+t.close()' "$port" "$sock"
+	wait "$rpid"
+	wait "$SERVER_PID"
+	SERVER_PID=
+	[ "$status" -eq 0 ] || { echo "sender: $status $output $stderr"; return 1; }
+	[ "$output" = passed ]
+	[ "$(cat "$BATS_TEST_TMPDIR/receiver")" = "receiver read 1000" ]
 }
 
 # A program without the library (here: exec'd without LD_PRELOAD) reads
