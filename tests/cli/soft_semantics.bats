@@ -321,26 +321,16 @@ t.close()' "$sock" >"$BATS_TEST_TMPDIR/receiver" &
 	rpid=$!
 	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
 	run --separate-stderr "$RUN" python3 -c '
-import socket, sys, time
+import socket, sys
+sys.path.insert(0, sys.argv[3])
+from shm_wait import wait_mapped
 t = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-t.setblocking(False)
-for _ in range(400):
-    try:
-        t.recv(1)
-    except BlockingIOError:
-        pass
-    with open("/proc/self/maps") as m:
-        if "smc-dmb" in m.read():
-            break
-    time.sleep(0.01)
-else:
-    sys.exit("never on shared memory")
-t.setblocking(True)
+wait_mapped(t)
 u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 u.connect(sys.argv[2])
 socket.send_fds(u, [b"f"], [t.fileno()])
 print("passed")
-t.close()' "$port" "$sock"
+t.close()' "$port" "$sock" "$SMC_TOP/tests/progs"
 	wait "$rpid"
 	wait "$SERVER_PID"
 	SERVER_PID=
@@ -401,23 +391,15 @@ unseen_before_cut() { # exec|spawn
 	local port
 	port=$(tcp_free_port)
 	"$RUN" python3 -c '
-import os, socket, sys, time
+import os, socket, sys
+sys.path.insert(0, sys.argv[3])
+from shm_wait import wait_mapped
 l = socket.socket()
 l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 l.bind(("127.0.0.1", int(sys.argv[1])))
 l.listen(1)
 c, _ = l.accept()
-for _ in range(1000):
-    try:
-        c.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-    except BlockingIOError:
-        pass
-    with open("/proc/self/maps") as m:
-        if "smc-dmb" in m.read():
-            break
-    time.sleep(0.01)
-else:
-    sys.exit("server: never paired")
+wait_mapped(c, "server")
 try:
     c.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
 except BlockingIOError:
@@ -432,7 +414,7 @@ if sys.argv[2] == "spawn":
     sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 os.dup2(c.fileno(), 0)
 os.dup2(c.fileno(), 1)
-os.execve("/bin/sh", argv, env)' "$port" "$1" &
+os.execve("/bin/sh", argv, env)' "$port" "$1" "$SMC_TOP/tests/progs" &
 	SERVER_PID=$!
 	wait_tcp_listen "$port" "$SERVER_PID"
 	run --separate-stderr timeout -k 5 30 "$RUN" python3 -c '

@@ -19,6 +19,8 @@ import socket
 import sys
 import time
 
+from shm_wait import mapped, wait_mapped
+
 NEW_IMAGE = """
 import os
 try:
@@ -27,27 +29,6 @@ try:
 except ConnectionResetError:
     print("new image: reset")
 """
-
-
-def mapped():
-    with open("/proc/self/maps") as m:
-        return "smc-dmb" in m.read()
-
-
-def wait_mapped(t):
-    t.setblocking(False)
-    for _ in range(400):
-        try:
-            t.recv(1)
-            sys.exit("exec_cut: data on a connection nobody wrote to")
-        except BlockingIOError:
-            pass
-        if mapped():
-            break
-        time.sleep(0.01)
-    t.setblocking(True)
-    if not mapped():
-        sys.exit("exec_cut: the connection never came on shared memory")
 
 
 def main():
