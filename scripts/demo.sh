@@ -106,7 +106,12 @@ echo "\$ smc_run sockperf sr --tcp -i 127.0.0.1 -p $port &"
 echo "\$ smc_run sockperf pp --tcp -i 127.0.0.1 -p $port -m 14 -t 3 --mps=2000000 &"
 smc_run sockperf pp --tcp -i 127.0.0.1 -p "$port" -m 14 -t 3 --mps=2000000 >"$run_dir/pp.out" 2>&1 &
 pp=$!
-sleep 1.5
+# until both ends show paired (a loaded machine starts sockperf slowly); the
+# test runs for 3 s after its 2 s of warm-up
+for _ in $(seq 40); do
+	[ "$(smcss -a 2>/dev/null | grep -c ":$port .* SMCD *$")" -ge 2 ] && break
+	sleep 0.1
+done
 show smcss -a
 show smcss -D
 show smcd linkgroup

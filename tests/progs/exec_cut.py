@@ -3,10 +3,10 @@
 
   exec_cut.py PORT plain|keep|uncut [GO [again]]
       Connect to the echo server on 127.0.0.1:PORT and exchange 100,000
-      bytes each way until the connection is on shared memory (the ring's
-      region in /proc/self/maps), then three rounds more, so that it has
-      cut over; with uncut, exchange nothing: empty nonblocking reads
-      until the region is mapped, so that no direction has cut over.
+      bytes each way until both directions have cut over to shared memory
+      (the kernel's TCP counts stop growing); with uncut, exchange
+      nothing: empty reads until the region is mapped, so that no
+      direction has cut over.
       Print "ready"; with GO, wait until that file exists (and
       with "again", echo 1000 bytes over a second connection, which talks
       to the daemon there is now).  Then execute python3 with the first
@@ -19,7 +19,7 @@ import socket
 import sys
 import time
 
-from shm_wait import mapped, wait_mapped
+from shm_wait import wait_cut, wait_mapped
 
 NEW_IMAGE = """
 import os
@@ -31,6 +31,13 @@ except ConnectionResetError:
 """
 
 
+def echo(t, n):
+    t.sendall(b"x" * n)
+    got = 0
+    while got < n:
+        got += len(t.recv(65536))
+
+
 def main():
     port, mode = int(sys.argv[1]), sys.argv[2]
     go = sys.argv[3] if len(sys.argv) > 3 else None
@@ -38,25 +45,14 @@ def main():
     t = socket.create_connection(("127.0.0.1", port))
     if mode == "uncut":
         wait_mapped(t)
-    after = None
-    for i in range(200 if mode != "uncut" else 0):
-        t.sendall(b"x" * 100000)
-        got = 0
-        while got < 100000:
-            got += len(t.recv(65536))
-        if after is None and mapped():
-            after = i
-        if after is not None and i >= after + 3:
-            break
+    else:
+        wait_cut(t, echo)
     print("ready", flush=True)
     while go and not os.path.exists(go):
         time.sleep(0.05)
     if again:
         u = socket.create_connection(("127.0.0.1", port))
-        u.sendall(b"z" * 1000)
-        got = 0
-        while got < 1000:
-            got += len(u.recv(65536))
+        echo(u, 1000)
         u.close()
     os.dup2(t.fileno(), 7)
     env = dict(os.environ)
