@@ -533,11 +533,38 @@ ssize_t soft_send_before_cut(int fd, struct sconn *sc, ssize_t (*op)(void *), vo
 	return r;
 }
 
+/*
+ * A send on a MAPPED connection, under the send lock: TCP until the sending
+ * direction cuts over (a file source: -2, its caller's path), then the ring.
+ */
+static ssize_t mapped_send(int fd, struct sconn *sc, const struct send_src *src, int flags,
+			   size_t total)
+{
+	ssize_t r;
+
+	sconn_attach_late(sc);
+	sc_lock(&sc->tx_lock);
+	if (!sconn_tx_try_cut(fd, sc)) {
+		r = src->file >= 0 ? -2 : tcp_sendv(fd, src->iov, src->cnt, flags);
+		if (r > 0)
+			atomic_fetch_add(&sc->tcp_tx, (uint64_t)r);
+		sc_unlock(&sc->tx_lock);
+		return r;
+	}
+	if (atomic_load(&sc->closed_wr)) {
+		sc_unlock(&sc->tx_lock);
+		return send_fail(0, EPIPE, flags);
+	}
+	r = total ? ring_send(fd, sc, src, flags, total) : 0;
+	sc_unlock(&sc->tx_lock);
+	count(true, total, r);
+	return r;
+}
+
 ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt, int flags,
 		  const struct msghdr *mh)
 {
 	size_t total = iov_total(iov, iovcnt);
-	ssize_t r;
 	int st;
 
 	/* MAPPED is for good: only before it the plain path must be announced */
@@ -548,47 +575,16 @@ ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 			return plain_send(fd, sc, iov, iovcnt, flags, st, mh);
 		atomic_fetch_sub(&sc->plain_tx, 1);
 	}
-	sconn_attach_late(sc);
 	if (flags & MSG_OOB) {
 		errno = EOPNOTSUPP;
 		return -1;
 	}
-	sc_lock(&sc->tx_lock);
-	if (!sconn_tx_try_cut(fd, sc)) {
-		r = tcp_sendv(fd, iov, iovcnt, flags);
-		if (r > 0)
-			atomic_fetch_add(&sc->tcp_tx, (uint64_t)r);
-		sc_unlock(&sc->tx_lock);
-		return r;
-	}
-	if (atomic_load(&sc->closed_wr)) {
-		sc_unlock(&sc->tx_lock);
-		return send_fail(0, EPIPE, flags);
-	}
-	r = total ? ring_send(fd, sc, &(struct send_src){ iov, iovcnt, -1, 0 }, flags, total) : 0;
-	sc_unlock(&sc->tx_lock);
-	count(true, total, r);
-	return r;
+	return mapped_send(fd, sc, &(struct send_src){ iov, iovcnt, -1, 0 }, flags, total);
 }
 
 ssize_t soft_send_file(int fd, struct sconn *sc, int in, off_t off, size_t len)
 {
-	ssize_t r;
-
-	sconn_attach_late(sc);
-	sc_lock(&sc->tx_lock);
-	if (!sconn_tx_try_cut(fd, sc)) {
-		sc_unlock(&sc->tx_lock);
-		return -2;
-	}
-	if (atomic_load(&sc->closed_wr)) {
-		sc_unlock(&sc->tx_lock);
-		return send_fail(0, EPIPE, 0);
-	}
-	r = len ? ring_send(fd, sc, &(struct send_src){ NULL, 0, in, off }, 0, len) : 0;
-	sc_unlock(&sc->tx_lock);
-	count(true, len, r);
-	return r;
+	return mapped_send(fd, sc, &(struct send_src){ NULL, 0, in, off }, 0, len);
 }
 
 /* ---- receive ---- */

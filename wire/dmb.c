@@ -585,6 +585,8 @@ static ssize_t produce(struct dmb_conn *c, const struct tx_source *src, unsigned
 
 		if (got <= 0)
 			return got;          /* the end of the file, or its error: nothing sent */
+		if ((uint32_t)got < len)
+			pflags &= ~DMB_PF_WRITE_BLOCKED;     /* the file ran short, not the room */
 		len = (uint32_t)got;
 	}
 	cursor_add(&c->tx.own, len, c->tx.size);

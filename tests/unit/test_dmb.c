@@ -230,6 +230,13 @@ TEST(dmb_file_into_ring)
 		}
 	}
 	CHECK(!memcmp(out, buf, F));
+	/* more asked than the room and the file have: short, and not for want of room */
+	CHECK_INT(put(&p.a, buf, 10000), 10000);
+	CHECK_INT(dmb_produce_file(&p.a, fd, F - 100, 100000, NULL), 100);
+	CHECK_INT(dmb_peer_pflags(&p.b) & DMB_PF_WRITE_BLOCKED, 0);
+	CHECK_INT(get(&p.b, out, 10100, 0), 10100);
+	CHECK(!memcmp(out, buf, 10000) && !memcmp(out + 10000, buf + F - 100, 100));
+	dmb_rx_flush(&p.b, NULL);
 	/* past the end of the file: nothing, and no cursor moved */
 	CHECK_INT(dmb_produce_file(&p.a, fd, F, 100, NULL), 0);
 	CHECK_INT(dmb_readable(&p.b), 0);
