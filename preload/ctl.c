@@ -408,32 +408,49 @@ static void pair_locked(int fd, struct sconn *sc)
 	}
 }
 
-void ctl_maybe_pair(int fd, struct sconn *sc)
-{
-	if (atomic_fetch_add_explicit(&sc->calls, 1, memory_order_relaxed) + 1 <
-	    soft_cfg.pair_after)
-		return;
-	pthread_mutex_lock(&ctl_mu);
-	pair_locked(fd, sc);
-	pthread_mutex_unlock(&ctl_mu);
-}
-
 static void replies_locked(void);
 
-void ctl_established(int fd, struct sconn *sc)
+void ctl_offer(int fd, struct sconn *sc, bool trylock)
 {
-	if (soft_cfg.pair_after)
-		return;
 	/* no daemon: TCP for good, without a word (a data call would try again) */
 	if (soft_sandboxed() || !daemon_there()) {
 		conn_stay_tcp_if_new(sc);
 		return;
 	}
-	pthread_mutex_lock(&ctl_mu);
+	if (trylock ? pthread_mutex_trylock(&ctl_mu) != 0 : pthread_mutex_lock(&ctl_mu) != 0)
+		return;
 	/* a server that only accepts collects its replies here */
 	replies_locked();
 	pair_locked(fd, sc);
 	pthread_mutex_unlock(&ctl_mu);
+}
+
+void ctl_maybe_pair(int fd, struct sconn *sc)
+{
+	if (!soft_cfg.pair_after && soft_cfg.pair_delay_ns) {
+		/* a non-blocking connect is timed from its first data call */
+		if (!atomic_load_explicit(&sc->offer_at, memory_order_relaxed))
+			offer_defer(sc);
+		else
+			offer_check(fd, sc);
+		return;
+	}
+	if (atomic_fetch_add_explicit(&sc->calls, 1, memory_order_relaxed) + 1 <
+	    soft_cfg.pair_after)
+		return;
+	ctl_offer(fd, sc, false);
+}
+
+void ctl_established(int fd, struct sconn *sc)
+{
+	if (soft_cfg.pair_after)
+		return;
+	if (soft_cfg.pair_delay_ns) {
+		offer_defer(sc);
+		ctl_poll();
+		return;
+	}
+	ctl_offer(fd, sc, false);
 }
 
 static void take_reply(struct soft_pair_reply *r)

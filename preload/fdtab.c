@@ -129,6 +129,7 @@ static void sconn_init(struct sconn *sc, int role)
 	atomic_store(&sc->fds, 1);
 	atomic_store(&sc->state, SC_NEW);
 	atomic_store(&sc->calls, 0);
+	atomic_store(&sc->offer_at, 0);
 	atomic_store(&sc->decline, 0);
 	atomic_store(&sc->closed_wr, false);
 	sc->role = role;

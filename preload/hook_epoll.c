@@ -487,30 +487,56 @@ static int epoll_common(int epfd, struct epoll_event *ev, int max, int64_t timeo
 	return soft_epoll_wait(&w, timeout_ns, mask);
 }
 
+struct epoll_call {
+	int epfd;
+	struct epoll_event *ev;
+	int max;
+	const sigset_t *mask;
+	bool pwait2;               /* else a wait in milliseconds */
+};
+
+/* One wait of the epoll_wait() family, maybe cut for an offer (offer.c). */
+static int epoll_step(void *arg, int64_t timeout_ns)
+{
+	struct epoll_call *c = arg;
+	struct timespec ts = { timeout_ns / 1000000000, timeout_ns % 1000000000 };
+	int r = epoll_common(c->epfd, c->ev, c->max, timeout_ns, c->mask);
+
+	if (r != -2)
+		return r;
+	if (c->pwait2) {
+		if (!next.epoll_pwait2) {
+			errno = ENOSYS;
+			return -1;
+		}
+		return next.epoll_pwait2(c->epfd, c->ev, c->max, timeout_ns < 0 ? NULL : &ts,
+					 c->mask);
+	}
+	return next.epoll_pwait(c->epfd, c->ev, c->max, offer_ns_to_ms(timeout_ns), c->mask);
+}
+
 EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
-	int r;
+	struct epoll_call c = { .epfd = epfd, .ev = ev, .max = max };
 
 	PRELOAD_INIT();
-	r = epoll_common(epfd, ev, max, timeout < 0 ? -1 : (int64_t)timeout * 1000000, NULL);
-	return r == -2 ? next.epoll_wait(epfd, ev, max, timeout) : r;
+	return offer_wait(epoll_step, &c, timeout < 0 ? -1 : (int64_t)timeout * 1000000);
 }
 
 EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
 		       const sigset_t *mask)
 {
-	int r;
+	struct epoll_call c = { .epfd = epfd, .ev = ev, .max = max, .mask = mask };
 
 	PRELOAD_INIT();
-	r = epoll_common(epfd, ev, max, timeout < 0 ? -1 : (int64_t)timeout * 1000000, mask);
-	return r == -2 ? next.epoll_pwait(epfd, ev, max, timeout, mask) : r;
+	return offer_wait(epoll_step, &c, timeout < 0 ? -1 : (int64_t)timeout * 1000000);
 }
 
 EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
 			const sigset_t *mask)
 {
+	struct epoll_call c = { .epfd = epfd, .ev = ev, .max = max, .mask = mask, .pwait2 = true };
 	int64_t t = -1;
-	int r;
 
 	PRELOAD_INIT();
 	if (ts) {
@@ -520,12 +546,5 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct 
 		}
 		t = (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
 	}
-	r = epoll_common(epfd, ev, max, t, mask);
-	if (r != -2)
-		return r;
-	if (!next.epoll_pwait2) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return next.epoll_pwait2(epfd, ev, max, ts, mask);
+	return offer_wait(epoll_step, &c, t);
 }

@@ -79,15 +79,29 @@ static int accepted(int lfd, int fd, int flags)
 	return fd;
 }
 
+/* A blocking accept is a wait that cannot be cut short (offer.c). */
+static void before_accept(int lfd)
+{
+	struct sconn *sc;
+
+	if (!offer_pending() || !(sc = fd_get(lfd)))
+		return;
+	if (!soft_nonblocking(lfd, sc))
+		offer_before_sleep(-1);
+	put(sc);
+}
+
 EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
 	PRELOAD_INIT();
+	before_accept(fd);
 	return accepted(fd, next.accept(fd, addr, len), 0);
 }
 
 EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
 	PRELOAD_INIT();
+	before_accept(fd);
 	return accepted(fd, next.accept4(fd, addr, len, flags), flags);
 }
 

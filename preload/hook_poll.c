@@ -207,13 +207,33 @@ static int soft_ppoll(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const si
 	return r;
 }
 
+struct poll_call {
+	struct pollfd *fds;
+	nfds_t n;
+	const sigset_t *mask;
+	bool ppoll;                /* else poll(): its wait in milliseconds */
+};
+
+/* One wait of poll() or ppoll(), maybe cut for an offer (offer.c). */
+static int poll_step(void *arg, int64_t timeout_ns)
+{
+	struct poll_call *c = arg;
+	struct timespec ts = { timeout_ns / 1000000000, timeout_ns % 1000000000 };
+	int r = soft_ppoll(c->fds, c->n, timeout_ns, c->mask);
+
+	if (r != -2)
+		return r;
+	if (!c->ppoll)
+		return next.poll(c->fds, c->n, offer_ns_to_ms(timeout_ns));
+	return next.ppoll(c->fds, c->n, timeout_ns < 0 ? NULL : &ts, c->mask);
+}
+
 EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
-	int r;
+	struct poll_call c = { .fds = fds, .n = n };
 
 	PRELOAD_INIT();
-	r = soft_ppoll(fds, n, timeout < 0 ? -1 : (int64_t)timeout * 1000000, NULL);
-	return r == -2 ? next.poll(fds, n, timeout) : r;
+	return offer_wait(poll_step, &c, timeout < 0 ? -1 : (int64_t)timeout * 1000000);
 }
 
 EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
@@ -236,8 +256,8 @@ static int64_t ts_ns(const struct timespec *ts)
 
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
+	struct poll_call c = { .fds = fds, .n = n, .mask = mask, .ppoll = true };
 	int64_t t;
-	int r;
 
 	PRELOAD_INIT();
 	t = ts_ns(ts);
@@ -245,8 +265,7 @@ EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const 
 		errno = EINVAL;
 		return -1;
 	}
-	r = soft_ppoll(fds, n, t, mask);
-	return r == -2 ? next.ppoll(fds, n, ts, mask) : r;
+	return offer_wait(poll_step, &c, t);
 }
 
 EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
@@ -327,6 +346,7 @@ EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *
 		t = (int64_t)tv->tv_sec * 1000000000 + (int64_t)tv->tv_usec * 1000;
 		start = soft_now_ns();
 	}
+	offer_before_sleep(t);
 	r = soft_select(nfds, rd, wr, ex, t, NULL);
 	if (r == -2)
 		return next.select(nfds, rd, wr, ex, tv);
@@ -354,6 +374,7 @@ EXPORT int pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, const struct ti
 		errno = EINVAL;
 		return -1;
 	}
+	offer_before_sleep(t);
 	r = soft_select(nfds, rd, wr, ex, t, mask);
 	return r == -2 ? next.pselect(nfds, rd, wr, ex, ts, mask) : r;
 }

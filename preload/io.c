@@ -135,6 +135,11 @@ static bool nonblocking(int fd, struct sconn *sc, int flags)
 	return fl;
 }
 
+bool soft_nonblocking(int fd, struct sconn *sc)
+{
+	return nonblocking(fd, sc, 0);
+}
+
 static int bucket(size_t len)
 {
 	int b = 0;
@@ -481,8 +486,13 @@ static ssize_t ring_send(int fd, struct sconn *sc, const struct send_src *src, i
 static ssize_t plain_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 			  int flags, int st, const struct msghdr *mh)
 {
-	ssize_t r = mh ? next.sendmsg(fd, mh, flags) : tcp_sendv(fd, iov, iovcnt, flags);
-	int saved = errno;
+	ssize_t r;
+	int saved;
+
+	if (st == SC_NEW)
+		offer_check(fd, sc);
+	r = mh ? next.sendmsg(fd, mh, flags) : tcp_sendv(fd, iov, iovcnt, flags);
+	saved = errno;
 
 	kernel_reset_news(sc, r, saved);
 	if (r > 0) {
@@ -914,12 +924,67 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 	}
 }
 
+/*
+ * A blocking receive on a connection whose offer is timed (offer.c) waits
+ * for its data until that time only, offers it then, and waits on in the
+ * receive.  SO_RCVTIMEO and signals as recv() has them.  0 or -errno.
+ */
+static int wait_for_offer(int fd, struct sconn *sc, int flags)
+{
+	int timeo;
+	int64_t end;
+
+	if (!atomic_load_explicit(&sc->offer_at, memory_order_relaxed) ||
+	    (flags & MSG_DONTWAIT) || nonblocking(fd, sc, flags))
+		return 0;
+	timeo = rcvtimeo_ms(fd, sc);
+	end = timeo ? soft_now_ns() + (int64_t)timeo * 1000000 : 0;
+	for (;;) {
+		int64_t now = soft_now_ns(), left = atomic_load(&sc->offer_at) - now;
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct timespec ts;
+		int r;
+
+		if (atomic_load(&sc->state) != SC_NEW)
+			return 0;
+		if (left <= 0) {
+			ctl_offer(fd, sc, false);
+			return 0;
+		}
+		if (timeo) {
+			if (end <= now)
+				return -EAGAIN;
+			if (end - now < left)
+				left = end - now;
+		}
+		ts.tv_sec = (time_t)(left / 1000000000);
+		ts.tv_nsec = (long)(left % 1000000000);
+		r = next.ppoll(&p, 1, &ts, NULL);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno == EINTR && (timeo || !handlers_restart()))
+			return -EINTR;
+	}
+}
+
 static ssize_t plain_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 			  int flags, int st, struct msghdr *mh)
 {
-	ssize_t r = mh ? next.recvmsg(fd, mh, flags) : tcp_recvv(fd, iov, iovcnt, flags);
-	int saved = errno;
+	ssize_t r;
+	int saved;
 
+	if (st == SC_NEW) {
+		int w;
+
+		offer_check(fd, sc);
+		if ((w = wait_for_offer(fd, sc, flags))) {
+			atomic_fetch_sub(&sc->plain_rx, 1);
+			errno = -w;
+			return -1;
+		}
+	}
+	r = mh ? next.recvmsg(fd, mh, flags) : tcp_recvv(fd, iov, iovcnt, flags);
+	saved = errno;
 	kernel_reset_news(sc, r, saved);
 	if (r > 0 && !(flags & MSG_PEEK)) {
 		atomic_fetch_add(&sc->tcp_rx, (uint64_t)r);
@@ -970,7 +1035,7 @@ static ssize_t peek_all(int fd, struct sconn *sc, const struct iovec *iov, int c
 	       peek_may_grow(fd, sc)) {
 		ssize_t again;
 
-		if ((timeo && soft_now_ns() / 1000000 >= end) || nanosleep(&pause, NULL))
+		if ((timeo && soft_now_ns() / 1000000 >= end) || next.nanosleep(&pause, NULL))
 			break;
 		sc_lock(&sc->rx_lock);
 		again = ring_recv(fd, sc, iov, cnt, flags, total);

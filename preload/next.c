@@ -67,6 +67,18 @@ void preload_next_init(void)
 	RESOLVE(popen);
 	RESOLVE(select);
 	RESOLVE(pselect);
+	RESOLVE(sleep);
+	RESOLVE(usleep);
+	RESOLVE(nanosleep);
+	RESOLVE(clock_nanosleep);
+	RESOLVE(pause);
+	RESOLVE(sigsuspend);
+	RESOLVE(sigwaitinfo);
+	RESOLVE(sigtimedwait);
+	RESOLVE(wait);
+	RESOLVE(waitpid);
+	RESOLVE(wait4);
+	RESOLVE(waitid);
 	/* glibc 2.35 and later */
 	next.epoll_pwait2 = dlsym(RTLD_NEXT, "epoll_pwait2");
 	/* glibc 2.36 and later */

@@ -6,9 +6,11 @@
  *
  * Life of a connection (struct sconn, one per socket per process):
  *   NEW      a TCP socket this library created or accepted; plain TCP.
- *   ASKED    once established (or after SMC_SOFT_PAIR_AFTER data calls),
- *            PAIR went to the daemon without waiting; the reply is
- *            collected by later calls.
+ *            Established, it is offered once it has lived
+ *            SMC_SOFT_PAIR_DELAY_USEC (offer.c).
+ *   ASKED    offered (or after SMC_SOFT_PAIR_AFTER data calls): PAIR
+ *            went to the daemon without waiting; the reply is collected
+ *            by later calls.
  *   MAPPED   the reply brought the region; once no call of the plain path
  *            is left running, we say attached in our consumer line.  Each
  *            direction cuts over on its own: the producer
@@ -36,6 +38,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -57,6 +63,7 @@ struct sconn {
 	_Atomic int state;         /* enum sconn_state */
 	int role;                  /* 0 client (connect), 1 server (accept) */
 	_Atomic unsigned calls;    /* data calls before the PAIR request */
+	_Atomic int64_t offer_at;  /* NEW: offered to the daemon from then on (offer.c); 0 not yet timed */
 	uint32_t seq;              /* of the PAIR request while ASKED */
 	/* SMC_CLC_DECL_* the connection declines the data path with, 0 none */
 	_Atomic uint32_t decline;
@@ -159,6 +166,19 @@ struct preload_next {
 	int (*pidfd_getfd)(int, int, unsigned int);
 	int (*close_range)(unsigned int, unsigned int, int);
 	void (*closefrom)(int);
+	/* waits that cannot be cut short (hook_sleep.c) */
+	unsigned int (*sleep)(unsigned int);
+	int (*usleep)(useconds_t);
+	int (*nanosleep)(const struct timespec *, struct timespec *);
+	int (*clock_nanosleep)(clockid_t, int, const struct timespec *, struct timespec *);
+	int (*pause)(void);
+	int (*sigsuspend)(const sigset_t *);
+	int (*sigwaitinfo)(const sigset_t *, siginfo_t *);
+	int (*sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
+	pid_t (*wait)(int *);
+	pid_t (*waitpid)(pid_t, int *, int);
+	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
+	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
 };
 extern struct preload_next next;
 
@@ -170,6 +190,7 @@ void preload_next_init(void);
 struct soft_config {
 	bool enabled;              /* soft mode is on for this process */
 	unsigned pair_after;       /* SMC_SOFT_PAIR_AFTER data calls; 0: at connect */
+	uint64_t pair_delay_ns;    /* SMC_SOFT_PAIR_DELAY_USEC * 1000; 0: at connect */
 	unsigned spin_ns;          /* SMC_SPIN_USEC * 1000; 0 never spins */
 	bool multi_cpu;            /* more than one CPU online */
 	long ncpus;                /* CPUs online */
@@ -218,9 +239,14 @@ extern _Atomic long fd_tracked;
 void ctl_hello(void);
 /* PAIR sc (socket fd) if its time has come; never waits. */
 void ctl_maybe_pair(int fd, struct sconn *sc);
-/* sc's connection is established (connect, accept): PAIR it now unless
- * SMC_SOFT_PAIR_AFTER asks for data calls first; never waits. */
+/* sc's connection is established (connect, accept): PAIR it now, or time
+ * its offer (SMC_SOFT_PAIR_DELAY_USEC), unless SMC_SOFT_PAIR_AFTER asks for
+ * data calls first; never waits. */
 void ctl_established(int fd, struct sconn *sc);
+/* PAIR sc (socket fd) now if it is still NEW; never waits.  trylock: give
+ * up when another thread holds the control lock (in a sleep hook, which a
+ * signal handler may call). */
+void ctl_offer(int fd, struct sconn *sc, bool trylock);
 /* Collect replies that arrived; never waits. */
 void ctl_poll(void);
 /* Socket fd of sc is closed here; last: no other process holds it, the
@@ -461,6 +487,8 @@ static inline bool sconn_mapped(struct sconn *sc)
 }
 
 /* ---- io.c: the data path ---- */
+/* O_NONBLOCK of fd (sc), as the data path reads it. */
+bool soft_nonblocking(int fd, struct sconn *sc);
 /* mh: the application's message header (sendmsg/recvmsg), handed to the
  * kernel whole while the socket is plain TCP; NULL for the other calls. */
 ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt, int flags,
@@ -492,6 +520,23 @@ void soft_ring_bell(int fd, struct sconn *sc, uint32_t how);
 long soft_fionread(int fd, struct sconn *sc);
 long soft_outq(struct sconn *sc);
 int soft_shutdown(int fd, struct sconn *sc, int how);
+
+/* ---- offer.c: when an established connection is offered to the daemon ---- */
+/* Time sc's offer: SMC_SOFT_PAIR_DELAY_USEC from now. */
+void offer_defer(struct sconn *sc);
+/* A data call on sc while NEW: offered if its time has come. */
+void offer_check(int fd, struct sconn *sc);
+/* Whether a connection of the process waits for its offer (maybe closed since). */
+bool offer_pending(void);
+/* Before a wait that cannot be cut short (-1: no timeout): offer every
+ * connection that would come due during it. */
+void offer_before_sleep(int64_t timeout_ns);
+/* A wait that can be cut: fn(arg, timeout_ns) is called with the wait cut
+ * at the next offer's time, which is then made, and again for the rest;
+ * fn's first result that is not 0 (or 0 at the end) is returned. */
+int offer_wait(int (*fn)(void *arg, int64_t timeout_ns), void *arg, int64_t timeout_ns);
+/* A wait in ns as poll()'s milliseconds, rounded up (-1 stays -1). */
+int offer_ns_to_ms(int64_t timeout_ns);
 
 /* ---- dump_io.c: CDC and DATA records for the SMC dump (pstats.h) ---- */
 /* The only cost of the dump while it is off. */

@@ -3,10 +3,13 @@
  *   SMC_SPIN_USEC        how long a wait spins before it sleeps, in
  *                        microseconds (default 50; 0 never spins).  A wait
  *                        spins only while the peer runs on another CPU.
- *   SMC_SOFT_PAIR_AFTER  0 (default): a connection asks to be paired as soon
- *                        as it is established (connect, accept; a
- *                        non-blocking connect at its first data call); N: after
- *                        N data calls (send or receive) instead.
+ *   SMC_SOFT_PAIR_DELAY_USEC
+ *                        how long an established connection (connect,
+ *                        accept; a non-blocking connect from its first data
+ *                        call) lives before it is offered for pairing, in
+ *                        microseconds (default 1000; 0: at once); offer.c.
+ *   SMC_SOFT_PAIR_AFTER  0 (default): the delay above; N: after N data calls
+ *                        (send or receive) instead.
  *   SMC_SOFT_FUTEX       1 (default): a blocking receive sleeps on a futex in
  *                        the shared memory; 0: in recv() on the TCP socket,
  *                        woken by doorbell bytes.
@@ -22,6 +25,8 @@
 #define SPIN_USEC_DEFAULT   50
 #define SPIN_USEC_MAX       100000
 #define PAIR_AFTER_DEFAULT  0
+#define PAIR_DELAY_USEC_DEFAULT 1000
+#define PAIR_DELAY_USEC_MAX     10000000
 
 struct soft_config soft_cfg;
 
@@ -47,6 +52,9 @@ void soft_config_init(bool enabled)
 						 SPIN_USEC_MAX) * 1000u;
 	soft_cfg.pair_after = (unsigned)read_number("SMC_SOFT_PAIR_AFTER", PAIR_AFTER_DEFAULT,
 						    0, 1000000);
+	soft_cfg.pair_delay_ns = (uint64_t)read_number("SMC_SOFT_PAIR_DELAY_USEC",
+						       PAIR_DELAY_USEC_DEFAULT, 0,
+						       PAIR_DELAY_USEC_MAX) * 1000u;
 	/* the peer's CPU, not our affinity, decides; this only rules out one CPU */
 	soft_cfg.futex = read_number("SMC_SOFT_FUTEX", 1, 0, 1);
 	soft_cfg.bells = read_number("SMC_SOFT_BELL", 1, 0, 1);

@@ -52,6 +52,8 @@ def main():
         time.sleep(0.05)
     if again:
         u = socket.create_connection(("127.0.0.1", port))
+        # a sleep offers it to the daemon at once (SMC_SOFT_PAIR_DELAY_USEC)
+        time.sleep(0.01)
         echo(u, 1000)
         u.close()
     os.dup2(t.fileno(), 7)
