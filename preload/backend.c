@@ -63,8 +63,10 @@ static int soft_stream_socket(int domain, int type, int protocol)
 {
 	int fd = preload_next_socket(domain, type, protocol);
 
-	if (fd >= 0 && fd_track(fd, -1))
+	if (fd >= 0 && fd_track(fd, -1)) {
 		soft_set_nonblock(fd, (type & SOCK_NONBLOCK) != 0);
+		soft_set_rcvtimeo(fd, 0);
+	}
 	return fd;
 }
 

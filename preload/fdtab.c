@@ -250,3 +250,13 @@ void soft_set_nonblock(int fd, bool on)
 		sconn_put(sc);
 	}
 }
+
+void soft_set_rcvtimeo(int fd, int ms)
+{
+	struct sconn *sc = fd_get(fd);
+
+	if (sc) {
+		atomic_store(&sc->rcvtimeo_ms, ms);
+		sconn_put(sc);
+	}
+}

@@ -62,14 +62,18 @@ EXPORT int listen(int fd, int backlog)
 static int accepted(int lfd, int fd, int flags)
 {
 	struct sconn *sc;
+	int timeo;
 
 	if (fd < 0 || !(sc = fd_get(lfd)))
 		return fd;
+	timeo = atomic_load(&sc->rcvtimeo_ms);
 	put(sc);
 	if (fd_track(fd, 1) && (sc = fd_get(fd))) {
 		int saved = errno;
 
 		soft_set_nonblock(fd, (flags & SOCK_NONBLOCK) != 0);
+		/* the kernel copies the listener's */
+		soft_set_rcvtimeo(fd, timeo);
 		/* a forked worker that only accepts is listed in smcss too */
 		ctl_hello();
 		ctl_established(fd, sc);
@@ -113,15 +117,18 @@ static bool in_vfork_child(void)
 
 EXPORT int close(int fd)
 {
+	bool vfork_child;
+
 	PRELOAD_INIT();
-	if (in_vfork_child()) {
+	vfork_child = soft_vfork_child();
+	if (vfork_child && atomic_load_explicit(&fd_tracked, memory_order_relaxed)) {
 		child_fds_close(child_fds_vfork(), fd);
 		return next.close(fd);
 	}
 	if (atomic_load_explicit(&fd_tracked, memory_order_relaxed))
 		fd_untrack(fd);
 	soft_epoll_closed(fd);
-	if (!soft_vfork_child()) {
+	if (!vfork_child) {
 		bell_fds_closed((unsigned)fd, (unsigned)fd);
 		ctl_fds_closed((unsigned)fd, (unsigned)fd);
 	}

@@ -633,17 +633,26 @@ static int rcvtimeo_ms(int fd, struct sconn *sc)
 	return ms;
 }
 
+/* Raised by the faulting thread itself, never while it blocks in a call. */
+static bool fault_signal(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
+	       sig == SIGTRAP || sig == SIGSYS;
+}
+
 /*
  * Whether the kernel would restart a recv() without timeout after the
  * handler that just ran: the handler is not known, so only if every handler
- * the process has asks for SA_RESTART.
+ * the process has asks for SA_RESTART (fault handlers aside: a sanitizer's
+ * SIGSEGV handler interrupts nothing).
  */
 static bool handlers_restart(void)
 {
 	for (int sig = 1; sig < NSIG; sig++) {
 		struct sigaction sa;
 
-		if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa))
+		if (sig == SIGKILL || sig == SIGSTOP || fault_signal(sig) ||
+		    sigaction(sig, NULL, &sa))
 			continue;
 		if (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN &&
 		    !(sa.sa_flags & SA_RESTART))
@@ -960,9 +969,9 @@ static int wait_for_offer(int fd, struct sconn *sc, int flags)
 		ts.tv_sec = (time_t)(left / 1000000000);
 		ts.tv_nsec = (long)(left % 1000000000);
 		r = next.ppoll(&p, 1, &ts, NULL);
-		if (r > 0)
-			return 0;
-		if (r < 0 && errno == EINTR && (timeo || !handlers_restart()))
+		if (r > 0 || (r < 0 && errno != EINTR))
+			return 0;      /* the receive itself tells */
+		if (r < 0 && (timeo || !handlers_restart()))
 			return -EINTR;
 	}
 }

@@ -231,6 +231,9 @@ bool fd_untrack(int fd);
 void fd_for_each(void (*fn)(int fd, struct sconn *sc, void *arg), void *arg);
 /* The O_NONBLOCK of fd's file description changed (if fd is tracked). */
 void soft_set_nonblock(int fd, bool on);
+/* SO_RCVTIMEO of fd is known without asking (a new socket: 0; accepted:
+ * its listener's), in ms; -1 unknown. */
+void soft_set_rcvtimeo(int fd, int ms);
 /* Only for quick checks: whether anything is tracked at all. */
 extern _Atomic long fd_tracked;
 

@@ -115,7 +115,7 @@ idle_case() { # SERVER_PORT HOW
 	done
 }
 
-@test "offer: a blocking receive waiting for the offer keeps SO_RCVTIMEO" {
+@test "offer: a blocking receive waiting for the offer keeps SO_RCVTIMEO and signals" {
 	export SMC_SOFT_PAIR_DELAY_USEC=10000000
 	start "$BATS_TEST_TMPDIR/srv" holder
 	read -r _ port <"$BATS_TEST_TMPDIR/srv"
@@ -123,4 +123,26 @@ idle_case() { # SERVER_PORT HOW
 	run --separate-stderr timeout -k 1 5 "$RUN" python3 "$OFFER" rcvtimeo "$port"
 	[ "$status" -eq 0 ]
 	[ "$output" = "recv EAGAIN" ]
+	# a handler without SA_RESTART ends it after 0.2 (EINTR, then the handler)
+	run --separate-stderr timeout -k 1 5 "$RUN" python3 "$OFFER" alarm "$port"
+	[ "$status" -eq 0 ]
+	[ "$output" = "recv interrupted" ]
+}
+
+# sockcheck cases whose first calls wait on a connection not offered yet:
+# SO_RCVTIMEO, MSG_WAITALL, MSG_PEEK, poll and epoll; every byte checked.
+# With 10 s the whole case runs before the offer; with 0.3 s the offer
+# comes in its middle.  Not eintr: its watchdog's SIGALRM handler has no
+# SA_RESTART, and a wait of the library's cannot tell which handler ran
+# (smc_run(8)), so its SA_RESTART half gets EINTR there.
+@test "offer: sockcheck cases that wait before the offer, the offer late or in the middle" {
+	local c d
+	for d in 10000000 300000; do
+		for c in rcvtimeo blocking waitall peek poll epoll_lt; do
+			SMC_SOFT_PAIR_DELAY_USEC=$d run --separate-stderr \
+				"$SMC_BIN/tests/sockcheck" pair "$c" "$RUN"
+			[ "$status" -eq 0 ] && [ "$output" = "$c ok"$'\n'"$c ok" ] ||
+				{ echo "delay $d, $c: status $status"; echo "$output"; echo "$stderr"; return 1; }
+		done
+	done
 }

@@ -323,8 +323,9 @@ preloaded_pair() { # N
 		"$(printf 'LISTEN         %s %07d %-23s ' "$UID5" "$SINO" "127.0.0.1:$SPORT")"
 }
 
-# The kernel decides at connect time, and so does the soft backend: one data
-# call on each end (the default asked for four before pairing).
+# The kernel decides at connect time; the soft backend within
+# SMC_SOFT_PAIR_DELAY_USEC of it, at once when the process waits in pause():
+# one data call on each end (the default asked for four before pairing).
 @test "smc_run: two connected preloaded ends are ACTIVE SMCD at once" {
 	preloaded_pair 1
 	assert_both_smcd

@@ -14,6 +14,9 @@ to the daemon (doc/soft-lifecycle.md section 1.1).
                                 epoll, recv, waitpid; print "woke" after it
   offer.py rcvtimeo PORT        connect; SO_RCVTIMEO 200 ms; a blocking
                                 recv() gets EAGAIN: print "recv EAGAIN"
+  offer.py alarm PORT           connect; a SIGALRM handler that raises, the
+                                alarm in 200 ms; a blocking recv() is
+                                interrupted: print "recv interrupted"
 """
 import os
 import select
@@ -100,6 +103,25 @@ def rcvtimeo(port):
         print("recv EAGAIN", flush=True)
 
 
+class Alarm(Exception):
+    pass
+
+
+def alarm(port):
+    c = socket.create_connection(("127.0.0.1", port))
+
+    def ring(*_):
+        raise Alarm()
+
+    signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, 0.2)
+    try:
+        c.recv(1)
+        print("recv returned")
+    except Alarm:
+        print("recv interrupted", flush=True)
+
+
 def main():
     cmd = sys.argv[1]
     if cmd in ("server", "holder"):
@@ -110,6 +132,8 @@ def main():
         idle(int(sys.argv[2]), sys.argv[3])
     elif cmd == "rcvtimeo":
         rcvtimeo(int(sys.argv[2]))
+    elif cmd == "alarm":
+        alarm(int(sys.argv[2]))
     else:
         sys.exit(__doc__)
 
