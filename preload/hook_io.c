@@ -302,7 +302,7 @@ EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
 	PRELOAD_INIT();
 	if (!(sc = fd_hold(out, &held)))
 		return next.sendfile(out, in, off, count);
-	r = soft_kernel_send(sc, kernel_sendfile, &a);
+	r = soft_kernel_send(out, sc, kernel_sendfile, &a);
 	if (r == -2)
 		r = ring_sendfile(out, sc, in, off, count);
 	fd_unhold(sc, held);

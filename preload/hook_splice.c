@@ -129,7 +129,7 @@ EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t l
 
 	PRELOAD_INIT();
 	if (len && (sc = fd_hold(out, &held))) {
-		r = soft_kernel_send(sc, kernel_splice, &a);
+		r = soft_kernel_send(out, sc, kernel_splice, &a);
 		/* before the cut-over the kernel's, which waits only as the socket does */
 		if (r == -2)
 			r = soft_send_before_cut(out, sc, kernel_splice, &a);

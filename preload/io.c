@@ -505,7 +505,7 @@ static ssize_t plain_send(int fd, struct sconn *sc, const struct iovec *iov, int
 	return r;
 }
 
-ssize_t soft_kernel_send(struct sconn *sc, ssize_t (*op)(void *), void *arg)
+ssize_t soft_kernel_send(int fd, struct sconn *sc, ssize_t (*op)(void *), void *arg)
 {
 	ssize_t r;
 	int st, saved;
@@ -516,11 +516,16 @@ ssize_t soft_kernel_send(struct sconn *sc, ssize_t (*op)(void *), void *arg)
 		atomic_fetch_sub(&sc->plain_tx, 1);
 		return -2;
 	}
+	if (st == SC_NEW)
+		offer_check(fd, sc);
 	r = op(arg);
 	saved = errno;
 	kernel_reset_news(sc, r, saved);
-	if (r > 0)
+	if (r > 0) {
 		atomic_fetch_add(&sc->tcp_tx, (uint64_t)r);
+		if (st == SC_NEW)
+			ctl_maybe_pair(fd, sc);
+	}
 	atomic_fetch_sub(&sc->plain_tx, 1);
 	errno = saved;
 	return r;

@@ -500,7 +500,7 @@ ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 		  struct msghdr *mh);
 /* A send the kernel does on its own (sendfile, splice), op(arg), while the
  * socket is not MAPPED: its bytes are counted for the fence.  Else -2. */
-ssize_t soft_kernel_send(struct sconn *sc, ssize_t (*op)(void *), void *arg);
+ssize_t soft_kernel_send(int fd, struct sconn *sc, ssize_t (*op)(void *), void *arg);
 /* The same on a MAPPED socket whose sending direction has not cut over
  * (tx_lock held meanwhile); -2 once it has. */
 ssize_t soft_send_before_cut(int fd, struct sconn *sc, ssize_t (*op)(void *), void *arg);
