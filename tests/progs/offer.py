@@ -14,6 +14,11 @@ to the daemon (doc/soft-lifecycle.md section 1.1).
                                 epoll, recv, waitpid; print "woke" after it
   offer.py rcvtimeo PORT        connect; SO_RCVTIMEO 200 ms; a blocking
                                 recv() gets EAGAIN: print "recv EAGAIN"
+  offer.py sendfile FILE        listen, print "listen PORT"; accept one
+                                connection and send FILE with non-blocking
+                                sendfile() calls of 256 KiB that never wait
+                                (nginx with a reader that keeps up), close
+  offer.py drain PORT           connect, read to the end: print "drained N"
   offer.py alarm PORT           connect; a SIGALRM handler that raises, the
                                 alarm in 200 ms; a blocking recv() is
                                 interrupted: print "recv interrupted"
@@ -103,6 +108,33 @@ def rcvtimeo(port):
         print("recv EAGAIN", flush=True)
 
 
+def send_file(path):
+    lst = listen()
+    c, _ = lst.accept()
+    c.setblocking(False)
+    with open(path, "rb") as f:
+        size, off = os.fstat(f.fileno()).st_size, 0
+        while off < size:
+            try:
+                off += os.sendfile(c.fileno(), f.fileno(), off, 256 * 1024)
+            except BlockingIOError:
+                pass       # no wait: a reader that keeps up rarely lets it come
+    c.setblocking(True)
+    c.close()
+
+
+def drain(port):
+    c = socket.create_connection(("127.0.0.1", port))
+    buf = bytearray(1 << 20)
+    n = 0
+    while True:
+        k = c.recv_into(buf)
+        if k == 0:
+            break
+        n += k
+    print("drained", n, flush=True)
+
+
 class Alarm(Exception):
     pass
 
@@ -132,6 +164,10 @@ def main():
         idle(int(sys.argv[2]), sys.argv[3])
     elif cmd == "rcvtimeo":
         rcvtimeo(int(sys.argv[2]))
+    elif cmd == "sendfile":
+        send_file(sys.argv[2])
+    elif cmd == "drain":
+        drain(int(sys.argv[2]))
     elif cmd == "alarm":
         alarm(int(sys.argv[2]))
     else:
