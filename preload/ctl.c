@@ -445,7 +445,8 @@ void ctl_established(int fd, struct sconn *sc)
 {
 	if (soft_cfg.pair_after)
 		return;
-	if (soft_cfg.pair_delay_ns) {
+	/* a decline is told at once: the peer lists it with our reason */
+	if (soft_cfg.pair_delay_ns && !ctl_decline_reason(sc)) {
 		offer_defer(sc);
 		ctl_poll();
 		return;

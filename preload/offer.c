@@ -1,6 +1,6 @@
 /*
  * When an established connection is offered to the daemon (PAIR): once it
- * has lived SMC_SOFT_PAIR_DELAY_USEC (doc/soft-lifecycle.md section 1).  A
+ * has lived SMC_SOFT_PAIR_DELAY_USEC (doc/soft-lifecycle.md section 1.1).  A
  * connection that ends sooner costs the daemon nothing and its process no
  * message.  A connection waiting for its offer is NEW with offer_at set; it
  * is offered
@@ -14,6 +14,7 @@
  * Offering is ctl_offer(); sharing a connection (fork, spawn, SCM_RIGHTS)
  * pairs it at once as before, whatever its time.
  */
+#include <fcntl.h>
 #include <stdint.h>
 
 #include "preload.h"
@@ -53,15 +54,40 @@ struct sweep {
 	int64_t next;              /* the earliest offer_at left */
 };
 
+/*
+ * A duplicate of fd while it still names sc, else -1: another thread may
+ * close fd during a sweep, and its number may name another socket by the
+ * time the PAIR carries it.  The close hook forgets fd before it closes it,
+ * so a duplicate made while the table still says sc is sc's socket.
+ */
+static int dup_of(int fd, struct sconn *sc)
+{
+	int d = next.fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	struct sconn *now;
+
+	if (d < 0)
+		return -1;
+	if ((now = fd_get(fd)))
+		sconn_put(now);
+	if (now != sc) {
+		next.close(d);
+		return -1;
+	}
+	return d;
+}
+
 static void sweep_one(int fd, struct sconn *sc, void *arg)
 {
 	struct sweep *s = arg;
 	int64_t at = atomic_load_explicit(&sc->offer_at, memory_order_relaxed);
+	int d;
 
 	if (!at || atomic_load(&sc->state) != SC_NEW)
 		return;
-	if (at <= s->until)
-		ctl_offer(fd, sc, true);
+	if (at <= s->until && (d = dup_of(fd, sc)) >= 0) {
+		ctl_offer(d, sc, true);
+		next.close(d);
+	}
 	/* still NEW: not due, or the daemon or the control lock was busy */
 	if (atomic_load(&sc->state) == SC_NEW && at < s->next)
 		s->next = at;
@@ -80,6 +106,12 @@ static void sweep(int64_t until)
 bool offer_pending(void)
 {
 	return atomic_load_explicit(&due, memory_order_relaxed) != NO_DUE;
+}
+
+void offer_all_now(void)
+{
+	if (atomic_load_explicit(&due, memory_order_relaxed) != NO_DUE)
+		sweep(NO_DUE - 1);
 }
 
 void offer_before_sleep(int64_t timeout_ns)

@@ -529,6 +529,8 @@ int soft_shutdown(int fd, struct sconn *sc, int how);
 void offer_defer(struct sconn *sc);
 /* A data call on sc while NEW: offered if its time has come. */
 void offer_check(int fd, struct sconn *sc);
+/* Offer every connection waiting for its offer, now (a decline to tell). */
+void offer_all_now(void);
 /* Whether a connection of the process waits for its offer (maybe closed since). */
 bool offer_pending(void);
 /* Before a wait that cannot be cut short (-1: no timeout): offer every

@@ -45,8 +45,11 @@ void soft_uring_note(void)
 	if (atomic_exchange(&uring_seen, true))
 		return;
 	preload_dbg("libsmc-preload: io_uring in use: new connections stay TCP\n");
-	if (atomic_load(&fd_tracked) && !soft_sandboxed())
+	if (atomic_load(&fd_tracked) && !soft_sandboxed()) {
 		fd_for_each(uring_fall_back, NULL);
+		/* those waiting for their offer decline now, so that their peers know */
+		offer_all_now();
+	}
 }
 
 #define URING_LINK "anon_inode:[io_uring]"

@@ -85,10 +85,11 @@ idle_case() { # SERVER_PORT HOW
 
 @test "offer: connections that end within the delay never reach the daemon; with delay 0 each is offered" {
 	local before after
+	export SMC_SOFT_PAIR_DELAY_USEC=10000000
 	start "$BATS_TEST_TMPDIR/srv" server
 	read -r _ port <"$BATS_TEST_TMPDIR/srv"
 	before=$(smcd_total)
-	SMC_SOFT_PAIR_DELAY_USEC=10000000 run --separate-stderr "$RUN" python3 "$OFFER" short "$port" 200
+	run --separate-stderr "$RUN" python3 "$OFFER" short "$port" 200
 	[ "$status" -eq 0 ]
 	[ "$output" = "short 200" ]
 	after=$(smcd_total)
