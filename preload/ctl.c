@@ -428,11 +428,10 @@ void ctl_offer(int fd, struct sconn *sc, bool trylock)
 void ctl_maybe_pair(int fd, struct sconn *sc)
 {
 	if (!soft_cfg.pair_after && soft_cfg.pair_delay_ns) {
-		/* a non-blocking connect is timed from its first data call */
+		/* a non-blocking connect is timed from its first data call; the
+		 * call's own entry looked whether a timed one is due */
 		if (!atomic_load_explicit(&sc->offer_at, memory_order_relaxed))
 			offer_defer(sc);
-		else
-			offer_check(fd, sc);
 		return;
 	}
 	if (atomic_fetch_add_explicit(&sc->calls, 1, memory_order_relaxed) + 1 <

@@ -5,7 +5,6 @@
  * left idle while its process sleeps is paired and listed so.  A wait that
  * would not block (WNOHANG, a zero time) offers nothing.
  */
-#include <errno.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>

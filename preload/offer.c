@@ -84,7 +84,8 @@ static void sweep_one(int fd, struct sconn *sc, void *arg)
 
 	if (!at || atomic_load(&sc->state) != SC_NEW)
 		return;
-	if (at <= s->until && (d = dup_of(fd, sc)) >= 0) {
+	/* a vfork() child shares our table and control connection: not its to use */
+	if (at <= s->until && !soft_vfork_child() && (d = dup_of(fd, sc)) >= 0) {
 		ctl_offer(d, sc, true);
 		next.close(d);
 	}
