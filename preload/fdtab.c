@@ -85,6 +85,18 @@ struct sconn *fd_get(int fd)
 	}
 }
 
+bool fd_names_std(const struct sconn *sc)
+{
+	_Atomic(struct sconn *) *t = atomic_load_explicit(&tab, memory_order_relaxed);
+
+	if (!t)
+		return false;
+	for (int fd = 0; fd <= 2 && fd < tab_size; fd++)
+		if (atomic_load_explicit(&t[fd], memory_order_relaxed) == sc)
+			return true;
+	return false;
+}
+
 /*
  * A call's hold on fd's sconn.  With one thread nothing can close fd while
  * the call runs (a signal handler that closes a socket another call of its
@@ -151,6 +163,8 @@ static void sconn_init(struct sconn *sc, int role)
 	atomic_store(&sc->rx_err, 0);
 	atomic_store(&sc->reset_told, false);
 	atomic_store(&sc->let_go, false);
+	atomic_store(&sc->stdio, false);
+	atomic_store(&sc->foreign, false);
 	atomic_store(&sc->nonblock, -1);
 	atomic_store(&sc->shared, false);
 	atomic_store(&sc->rcvtimeo_ms, -1);

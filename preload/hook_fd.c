@@ -1,4 +1,4 @@
-/* Descriptor calls of tracked sockets: connect, accept, close, dup, fcntl, ioctl. */
+/* Descriptor calls of tracked sockets: connect, accept, close, dup, fcntl, ioctl, fdopen. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sockios.h>
@@ -358,4 +358,17 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	}
 	*(int *)arg = n > INT32_MAX ? INT32_MAX : (int)n;
 	return 0;
+}
+
+/* stdio reads and writes a stream past the library: see conn_stdio_open() */
+EXPORT FILE *fdopen(int fd, const char *mode)
+{
+	struct sconn *sc;
+
+	PRELOAD_INIT();
+	if ((sc = fd_get(fd))) {
+		conn_stdio_open(fd, sc);
+		put(sc);
+	}
+	return next.fdopen(fd, mode);
 }

@@ -212,10 +212,11 @@ void soft_ring_bell(int fd, struct sconn *sc, uint32_t how)
 }
 
 /* Doorbell bytes read from TCP after the fence. */
-static void bells_read(struct sconn *sc, size_t n)
+static void bells_read(int fd, struct sconn *sc, size_t n)
 {
 	atomic_fetch_add_explicit(&pstats->doorbells_rx, n, memory_order_relaxed);
-	TP(sc, tcp_bells_read, (uint32_t)n);
+	if (!TP(sc, tcp_bells_read, (uint32_t)n))
+		conn_foreign_bytes(fd, sc);
 }
 
 /* With rx_lock held and rx cut over: read the doorbells that wait. */
@@ -227,7 +228,7 @@ static void drain_locked(int fd, struct sconn *sc)
 	do {
 		n = sys_drain(fd, buf, sizeof(buf));
 		if (n > 0)
-			bells_read(sc, (size_t)n);
+			bells_read(fd, sc, (size_t)n);
 	} while (n == (ssize_t)sizeof(buf));
 	if (n == 0)
 		atomic_store(&sc->rx_eof, true);
@@ -582,6 +583,7 @@ ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 	size_t total = iov_total(iov, iovcnt);
 	int st;
 
+	conn_stdio_check(fd, sc);
 	/* MAPPED is for good: only before it the plain path must be announced */
 	if (!sconn_mapped(sc)) {
 		atomic_fetch_add_explicit(&sc->plain_tx, 1, memory_order_seq_cst);
@@ -760,7 +762,7 @@ static int wait_data(int fd, struct sconn *sc)
 	n = next.read(fd, buf, sizeof(buf));
 	TP(sc, rx_sleep_end);
 	if (n > 0) {
-		bells_read(sc, (size_t)n);
+		bells_read(fd, sc, (size_t)n);
 		return 0;
 	}
 	if (n == 0) {
@@ -852,7 +854,7 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 	if (conn_rx_fence_left(sc, &left) && !left)
 		sconn_rx_cut_set(sc);
 	if (keep < (size_t)n && !peek)
-		bells_read(sc, (size_t)n - keep);
+		bells_read(fd, sc, (size_t)n - keep);
 	return (ssize_t)keep;
 }
 
@@ -889,8 +891,18 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 				return (ssize_t)done;
 			continue;
 		}
+		if (atomic_load_explicit(&sc->foreign, memory_order_relaxed)) {
+			w = reset_news(sc, 0);
+			return done ? (ssize_t)done : w ? recv_fail(0, w) : 0;
+		}
 		n = iov_window(iov, cnt, done, total - done, win, IOV_CHUNK);
 		r = TP(sc, consume, win, n, peek ? TP_PEEK : 0, &wake);
+		/* the end of the ring's stream: what the peer wrote past the library came before it */
+		if (r == 0 && !done) {
+			drain_locked(fd, sc);
+			if (atomic_load(&sc->foreign))
+				continue;
+		}
 		if (r > 0) {
 			if (soft_dump_on() && !peek)
 				dump_io(sc, true, win, n, (size_t)r);
@@ -1070,6 +1082,7 @@ ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 
 	if (flags & MSG_ERRQUEUE)
 		return errqueue_recv(fd, iov, iovcnt, flags, mh);
+	conn_stdio_check(fd, sc);
 
 	if (!sconn_mapped(sc)) {
 		atomic_fetch_add_explicit(&sc->plain_rx, 1, memory_order_seq_cst);

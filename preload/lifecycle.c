@@ -72,9 +72,11 @@ bool sconn_attach(struct sconn *sc, int shm_fd, int side, bool inherited)
 			/*
 			 * A process that takes a connection over (execve, SCM_RIGHTS)
 			 * has no reader on the plain path: it reads fence-aware now,
-			 * or the peer would never cut over to it.
+			 * or the peer would never cut over to it.  Not on stdin,
+			 * stdout or stderr, where stdio may read it: its first
+			 * data call decides (conn_stdio_check()).
 			 */
-			if (inherited) {
+			if (inherited && !fd_names_std(sc)) {
 				atomic_store(&sc->attached, true);
 				TP(sc, say_attached);
 			}
@@ -250,6 +252,16 @@ static bool ring_let_go(int fd, struct sconn *sc)
 	return false;
 }
 
+/* Both ends get ECONNRESET: the ring aborted, the TCP connection reset. */
+static void conn_reset(int fd, struct sconn *sc)
+{
+	static const struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+
+	TP(sc, abort);
+	/* the kernel resets a connected TCP socket that connects to AF_UNSPEC */
+	next.connect(fd, &unspec, sizeof(unspec));
+}
+
 /*
  * The program reads and writes the connection as plain TCP.  Before either
  * direction has cut over, both stay on TCP for good (the fences say so to
@@ -258,8 +270,6 @@ static bool ring_let_go(int fd, struct sconn *sc)
  */
 void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, bool leaving)
 {
-	static const struct sockaddr unspec = { .sa_family = AF_UNSPEC };
-
 	if (!sconn_mapped(sc)) {
 		conn_stay_tcp(sc);
 		return;
@@ -283,9 +293,7 @@ void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, 
 	}
 	preload_err("libsmc-preload: exec of %s: fd %d is on shared memory and %s: "
 		    "the connection is reset\n", image, fd, why);
-	TP(sc, abort);
-	/* the kernel resets a connected TCP socket that connects to AF_UNSPEC */
-	next.connect(fd, &unspec, sizeof(unspec));
+	conn_reset(fd, sc);
 }
 
 bool sconn_fall_back(int fd, struct sconn *sc, uint32_t reason)
@@ -296,6 +304,56 @@ bool sconn_fall_back(int fd, struct sconn *sc, uint32_t reason)
 		return false;
 	ctl_fall_back(fd, sc, reason);
 	return true;
+}
+
+/* ---- stdio: reads and writes the library does not see (section 1.2) ---- */
+
+/* False when a direction has cut over: stdio can no longer be followed. */
+static bool conn_stdio(int fd, struct sconn *sc)
+{
+	uint32_t none = 0;
+	int st = atomic_load(&sc->state);
+
+	if (atomic_exchange(&sc->stdio, true))
+		return !atomic_load(&sc->tx_cut) && !atomic_load(&sc->rx_cut);
+	if (st == SC_NEW || st == SC_ASKED) {
+		/* its offer declines, or the reply that comes is not taken */
+		atomic_compare_exchange_strong(&sc->decline, &none, SMC_SOFT_DECL_STDIO);
+		return true;
+	}
+	if (st != SC_MAPPED)
+		return true;
+	preload_dbg("libsmc-preload: fd %d may be used by stdio: it stays TCP\n", fd);
+	return sconn_fall_back(fd, sc, SMC_SOFT_DECL_STDIO);
+}
+
+void conn_stdio_check(int fd, struct sconn *sc)
+{
+	if (atomic_load_explicit(&sc->stdio, memory_order_relaxed) ||
+	    (atomic_load_explicit(&sc->tx_cut, memory_order_relaxed) &&
+	     atomic_load_explicit(&sc->rx_cut, memory_order_relaxed)) ||
+	    !fd_names_std(sc))
+		return;
+	conn_stdio(fd, sc);
+}
+
+void conn_stdio_open(int fd, struct sconn *sc)
+{
+	if (conn_stdio(fd, sc))
+		return;
+	preload_err("libsmc-preload: fdopen of fd %d: it is on shared memory, where stdio "
+		    "cannot follow it: the connection is reset\n", fd);
+	conn_reset(fd, sc);
+}
+
+void conn_foreign_bytes(int fd, struct sconn *sc)
+{
+	if (atomic_exchange(&sc->foreign, true))
+		return;
+	preload_err("libsmc-preload: fd %d: the peer wrote past the library after its "
+		    "cut-over to shared memory (stdio on the socket, or a program without "
+		    "the library): the connection is reset\n", fd);
+	conn_reset(fd, sc);
 }
 
 void sconn_release(int fd, struct sconn *sc)

@@ -65,6 +65,7 @@ void preload_next_init(void)
 	RESOLVE(posix_spawnp);
 	RESOLVE(system);
 	RESOLVE(popen);
+	RESOLVE(fdopen);
 	RESOLVE(select);
 	RESOLVE(pselect);
 	RESOLVE(sleep);

@@ -12,6 +12,7 @@ unsigned soft_ready(int fd, struct sconn *sc, unsigned *mode)
 	unsigned ev = 0, st;
 
 	*mode = 0;
+	conn_stdio_check(fd, sc);
 	if (!sconn_mapped(sc))
 		return 0;
 	sconn_attach_late(sc);

@@ -103,6 +103,8 @@ struct sconn {
 	_Atomic int rcvtimeo_ms;
 	unsigned fork_seen;        /* the fork() that counted us already (dup'ed fds) */
 	_Atomic bool let_go;       /* this process no longer holds the ring (close, exit) */
+	_Atomic bool stdio;        /* found on descriptor 0, 1 or 2, or fdopen()ed (conn_stdio_check) */
+	_Atomic bool foreign;      /* the peer wrote past the library: reads fail (conn_foreign_bytes) */
 	unsigned daemon_epoch;     /* ctl_epoch() when mapped */
 };
 
@@ -157,6 +159,7 @@ struct preload_next {
 			    const posix_spawnattr_t *, char *const[], char *const[]);
 	int (*system)(const char *);
 	FILE *(*popen)(const char *, const char *);
+	FILE *(*fdopen)(int, const char *);
 	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
 	int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
 		       const sigset_t *);
@@ -206,6 +209,8 @@ void soft_config_init(bool enabled);
 struct sconn *fd_get(int fd);          /* takes a reference; NULL if untracked */
 void sconn_put(struct sconn *sc);      /* drops one; the last frees */
 int fd_high(void);                     /* highest fd ever tracked, plus one */
+/* Whether descriptor 0, 1 or 2 names sc now (where stdio reads and writes). */
+bool fd_names_std(const struct sconn *sc);
 /* For one call: a reference only where other threads could close fd (*held). */
 struct sconn *fd_hold(int fd, bool *held);
 /* errno stays what the call left: a hook's result goes out after this */
@@ -469,6 +474,21 @@ void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, 
  * reason (SMC_CLC_DECL_*) for smcss.  False if a direction has cut over.
  */
 bool sconn_fall_back(int fd, struct sconn *sc, uint32_t reason);
+/*
+ * Before a data call or a readiness check: a connection that descriptor 0,
+ * 1 or 2 names may be read and written by stdio, which calls the kernel
+ * from inside libc, past the library.  Not cut over yet, it stays on TCP
+ * for good (SMC_SOFT_DECL_STDIO).
+ */
+void conn_stdio_check(int fd, struct sconn *sc);
+/* fdopen(): the same whatever the descriptor; one that has cut over is reset. */
+void conn_stdio_open(int fd, struct sconn *sc);
+/*
+ * More bytes came over TCP after the fence than the peer rang: the peer's
+ * program wrote past the library.  Those bytes cannot be placed in the
+ * stream: the connection is reset at both ends, with one line on stderr.
+ */
+void conn_foreign_bytes(int fd, struct sconn *sc);
 /* The process ends: every ring hears the close the kernel will do. */
 void sconn_process_exit(void);
 void sconn_free(struct sconn *sc);

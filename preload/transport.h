@@ -81,7 +81,8 @@ struct transport_ops {
 	void (*bell_end)(struct transport *t);
 	/* Doorbells the peer sent over TCP that none of our holders read yet. */
 	bool (*tcp_bells_due)(struct transport *t);
-	void (*tcp_bells_read)(struct transport *t, uint32_t n);
+	/* n bytes read after the fence; false: more than the peer rang (foreign bytes) */
+	bool (*tcp_bells_read)(struct transport *t, uint32_t n);
 	/* Closing: wait (bounded) for the peer's doorbells on their way. */
 	void (*wait_bells)(struct transport *t);
 	/*

@@ -178,9 +178,9 @@ static bool ring_tcp_bells_due(struct transport *t)
 	return dmb_tcp_bells_due(RING(t));
 }
 
-static void ring_tcp_bells_read(struct transport *t, uint32_t n)
+static bool ring_tcp_bells_read(struct transport *t, uint32_t n)
 {
-	dmb_tcp_bells_read(RING(t), n);
+	return dmb_tcp_bells_read(RING(t), n);
 }
 
 static bool ring_rx_cut_seen(struct transport *t)

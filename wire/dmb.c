@@ -1078,13 +1078,20 @@ bool dmb_bell_begin(struct dmb_conn *c)
 
 bool dmb_tcp_bells_due(struct dmb_conn *c)
 {
-	return atomic_load_explicit(&c->rx.ctrl->tcp_bells, memory_order_seq_cst) !=
-	       atomic_load_explicit(&c->rx.ctrl->tcp_bells_read, memory_order_relaxed);
+	uint32_t rung = atomic_load_explicit(&c->rx.ctrl->tcp_bells, memory_order_seq_cst);
+
+	return (int32_t)(rung - atomic_load_explicit(&c->rx.ctrl->tcp_bells_read,
+						     memory_order_relaxed)) > 0;
 }
 
-void dmb_tcp_bells_read(struct dmb_conn *c, uint32_t n)
+bool dmb_tcp_bells_read(struct dmb_conn *c, uint32_t n)
 {
-	atomic_fetch_add_explicit(&c->rx.ctrl->tcp_bells_read, n, memory_order_relaxed);
+	uint32_t read = atomic_fetch_add_explicit(&c->rx.ctrl->tcp_bells_read, n,
+						  memory_order_relaxed) + n;
+	/* each bell is counted before it is sent, so it is seen after its byte came */
+	uint32_t rung = atomic_load_explicit(&c->rx.ctrl->tcp_bells, memory_order_seq_cst);
+
+	return (int32_t)(read - rung) <= 0;
 }
 
 void dmb_bell_end(struct dmb_conn *c)

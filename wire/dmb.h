@@ -322,7 +322,13 @@ bool dmb_bell_begin(struct dmb_conn *c);
  * yet (counts that wrap; any miscount only makes them look due).
  */
 bool dmb_tcp_bells_due(struct dmb_conn *c);
-void dmb_tcp_bells_read(struct dmb_conn *c, uint32_t n);
+/*
+ * n doorbell bytes read from TCP after the fence.  False when our holders
+ * have read more than the producer counted before sending: bytes of the
+ * application went over TCP past the library (stdio on the socket, a
+ * program without it) and would be dropped as doorbells.
+ */
+bool dmb_tcp_bells_read(struct dmb_conn *c, uint32_t n);
 void dmb_bell_end(struct dmb_conn *c);
 void dmb_wait_bells(struct dmb_conn *c);
 uint64_t dmb_tx_pos(const struct dmb_conn *c);

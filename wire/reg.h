@@ -268,6 +268,8 @@ enum {
 #define SMC_SOFT_DECL_SHARED   0x03060000u
 /* FALLBACK's REASON when an end went to a program without the library (io_uring: URING). */
 #define SMC_SOFT_DECL_UNSEEN   0x03060000u
+/* FALLBACK's REASON when stdio may read or write the connection (descriptors 0-2, fdopen). */
+#define SMC_SOFT_DECL_STDIO    0x03060000u
 
 /* SMC_SOFT_A_PAIR_STATUS */
 #define SMC_SOFT_PAIR_PENDING  1

@@ -442,6 +442,32 @@ stdin_child() { # CLOSE_FDS (0 or 1) [-many]
 	stdin_child 1 -many
 }
 
+# ---- git daemon --------------------------------------------------------------
+
+# git daemon forks and execs git-daemon --serve with the connection on fds 0
+# and 1, which runs upload-pack there: it writes the ref list through stdio,
+# past the library.  Ten clones, each complete, none hanging.
+@test "git daemon: ten git:// clones (protocol v2) complete, the tree intact" {
+	need git
+	local port repo="$T/srv/repo" i
+	mkdir -p "$T/srv"
+	git init -q "$repo"
+	for i in $(seq 20); do head -c 30000 /dev/urandom | base64 >"$repo/f$i"; done
+	git -C "$repo" add . && git -C "$repo" -c user.email=t@t -c user.name=t commit -qm one
+	git -C "$repo" -c user.email=t@t -c user.name=t tag v1
+	port=$(free_port)
+	bg gitd "$RUN" git daemon --reuseaddr --export-all --base-path="$T/srv" \
+		--listen=127.0.0.1 --port="$port" "$T/srv"
+	wait_listen "$port"
+	for i in $(seq 10); do
+		rm -rf "$T/clone"
+		run timeout 30 "$RUN" git clone -q "git://127.0.0.1:$port/repo" "$T/clone"
+		[ "$status" -eq 0 ] || { echo "clone $i: status $status: $output"; show "$T/gitd.err"; false; }
+		diff -r -x .git "$repo" "$T/clone"
+		[ "$(git -C "$T/clone" tag)" = v1 ]
+	done
+}
+
 # ---- socat -----------------------------------------------------------------
 
 @test "socat TCP-LISTEN,fork echo: concurrent clients get their bytes back" {

@@ -3597,6 +3597,166 @@ static int closefrom_c(int *fd)
 	return pingpong(*fd, false);
 }
 
+
+/* ---- cases: stdio on the socket (glibc's stdio calls the kernel past the library) ---- */
+
+#define STDIO_LINES 20
+#define STDIO_ROUNDS 30
+#define STDIO_TAIL 100000
+
+/* A request answered, then lines echoed, then the end: a CGI or inetd client. */
+static int stdio_c(int *fd)
+{
+	char line[64], want[64];
+
+	if (ping(*fd, 0))
+		return -1;
+	for (unsigned i = 0; i < STDIO_LINES; i++) {
+		int n = snprintf(want, sizeof(want), "line %u of the stdio case\n", i);
+
+		if (write_all(*fd, want, (size_t)n, "write of a line") ||
+		    read_all(*fd, line, (size_t)n, "read of a line back"))
+			return -1;
+		if (memcmp(line, want, (size_t)n))
+			return fail("line %u came back as '%.*s'", i, n, line);
+		msleep(5);
+	}
+	if (shutdown(*fd, SHUT_WR))
+		return fail_errno("shutdown");
+	return expect_eof(*fd, "after the lines");
+}
+
+/* Lines from in back to out until the end of stream, through stdio only. */
+static int stdio_echo_lines(FILE *in, FILE *out)
+{
+	char line[128];
+
+	while (fgets(line, sizeof(line), in))
+		if (fputs(line, out) == EOF || fflush(out))
+			return fail_errno("fputs to the socket");
+	return ferror(in) ? fail_errno("fgets from the socket") : 0;
+}
+
+/*
+ * The image a server starts with the connection as its stdin and stdout
+ * (git daemon's upload-pack, inetd, CGI): the request through read() and
+ * write(), the rest through stdio.  Reports on stderr: stdout is the peer.
+ */
+static int stdio_child(void)
+{
+	g_case = "stdio_exec";
+	g_role = "exec'd server";
+	watchdog_arm();
+	if (echo(0, 0) || stdio_echo_lines(stdin, stdout)) {
+		fprintf(stderr, "%s: %s: %s\n", g_case, g_role, g_err);
+		return 1;
+	}
+	return 0;
+}
+
+static int stdio_exec_s(int *fd)
+{
+	char *argv[] = { (char *)"sockcheck", (char *)"stdio-child", NULL };
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (dup2(*fd, 0) < 0 || dup2(*fd, 1) < 0)
+			_exit(126);
+		close(*fd);
+		execv(g_self, argv);
+		_exit(127);
+	}
+	if (pid < 0)
+		return fail_errno("fork");
+	close(*fd);
+	*fd = -1;
+	return child_status(pid, "the stdio child");
+}
+
+/*
+ * A server that lets the connection be offered (a sleep), reads the request
+ * with read(), then fdopen()s it and speaks stdio only.
+ */
+static int stdio_fdopen_s(int *fd)
+{
+	static unsigned char buf[MSG];
+	FILE *in, *out;
+	int wfd, rc;
+
+	msleep(20);
+	if (recv_pat(*fd, 100, MSG))
+		return -1;
+	wfd = dup(*fd);
+	in = fdopen(*fd, "r");
+	out = wfd >= 0 ? fdopen(wfd, "w") : NULL;
+	if (!in || !out)
+		return fail_errno("fdopen");
+	*fd = -1;
+	pat_fill(buf, 200, 0, MSG);
+	if (fwrite(buf, 1, MSG, out) != MSG || fflush(out))
+		rc = fail_errno("fwrite of the reply");
+	else
+		rc = stdio_echo_lines(in, out);
+	fclose(out);
+	fclose(in);
+	return rc;
+}
+
+/*
+ * stdio on a connection that has cut over to shared memory: what it writes
+ * goes past the library.  On TCP the client gets it all; under smc_run it
+ * must be told (ECONNRESET) instead of waiting for bytes that never come.
+ */
+static int stdio_late_s(int *fd)
+{
+	static unsigned char buf[STDIO_TAIL];
+	int saved;
+
+	for (unsigned i = 1; i <= STDIO_ROUNDS; i++)
+		if (echo(*fd, i))
+			return -1;
+	if ((saved = dup(1)) < 0 || dup2(*fd, 1) < 0)
+		return fail_errno("dup2 to stdout");
+	pat_fill(buf, 300, 0, sizeof(buf));
+	/* a reset peer is an outcome here, not a failure */
+	(void)!fwrite(buf, 1, sizeof(buf), stdout);
+	(void)fflush(stdout);
+	if (dup2(saved, 1) < 0)
+		return fail_errno("dup2 back to stdout");
+	close(saved);
+	return 0;
+}
+
+static int stdio_late_c(int *fd)
+{
+	for (unsigned i = 1; i <= STDIO_ROUNDS; i++) {
+		if (ping(*fd, i))
+			return -1;
+		msleep(3);
+	}
+	static unsigned char buf[STDIO_TAIL];
+	size_t got = 0;
+
+	while (got < sizeof(buf)) {
+		ssize_t r = read(*fd, buf + got, sizeof(buf) - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == ECONNRESET) {
+			fprintf(stderr, "stdio_late client: ECONNRESET after %zu bytes\n", got);
+			return 0;
+		}
+		if (r < 0)
+			return fail_errno("read of the stdio bytes");
+		if (r == 0)
+			return fail("EOF after %zu of %d stdio bytes", got, STDIO_TAIL);
+		if (pat_check(buf + got, 300, got, (size_t)r, "the stdio bytes"))
+			return -1;
+		got += (size_t)r;
+	}
+	return expect_eof(*fd, "after the stdio bytes");
+}
+
 /* ---- the case table ------------------------------------------------------ */
 
 enum { F_SMALLBUF = 1, F_NOSIGPIPE_IGN = 2, F_URING = 4, F_PASS_CHILD = 8, F_ZEROCOPY = 16 };
@@ -3670,6 +3830,9 @@ static const struct scase {
 	{ "peerkill_rd", peerkill_rd_s, peerkill_rd_c, 0 },
 	{ "large", large_s, large_c, 0 },
 	{ "pingpong", pingpong_s, pingpong_c, 0 },
+	{ "stdio_exec", stdio_exec_s, stdio_c, 0 },
+	{ "stdio_fdopen", stdio_fdopen_s, stdio_c, 0 },
+	{ "stdio_late", stdio_late_s, stdio_late_c, 0 },
 	{ "pingpong_threads", pingpong_s, pingpong_threads_c, 0 },
 	{ "closefrom", pingpong_s, closefrom_c, 0 },
 };
@@ -3894,6 +4057,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && strcmp(argv[1], "exec-child") == 0)
 		return exec_child(argv[2], argv[3]);
+	if (argc == 2 && strcmp(argv[1], "stdio-child") == 0)
+		return stdio_child();
 	if (argc >= 3 && strcmp(argv[1], "pair") == 0)
 		return find_case(argv[2]) ? run_pair(argv[2], argv + 3, argc - 3) : usage();
 	if (!((argc == 4 && strcmp(argv[1], "server") == 0) ||
