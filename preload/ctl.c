@@ -817,10 +817,31 @@ static void share(int fd, struct sconn *sc, void *arg)
 		conn_shared(sc);
 }
 
+/*
+ * A vfork() child shares our memory but not our descriptors: before its
+ * execve it may have closed the control connection (a close_fds), and a
+ * connection it opened would be a number its parent does not have.  Then
+ * it asks nothing, and must not take the closed socket for a lost daemon:
+ * that would end the parent's regions (execvp tries each PATH directory).
+ */
+static bool ctl_reachable(void)
+{
+	int type = 0;
+	socklen_t len = sizeof(type);
+
+	if (!soft_vfork_child())
+		return true;
+	return conn.fd >= 0 && !getsockopt(conn.fd, SOL_SOCKET, SO_TYPE, &type, &len) &&
+	       type == SOCK_SEQPACKET;
+}
+
 static void settle_locked(bool all)
 {
-	fd_for_each(pair_for_sharing, &all);
-	wait_replies(false);
+	/* what is not paired now is declined below: each end stays TCP */
+	if (ctl_reachable()) {
+		fd_for_each(pair_for_sharing, &all);
+		wait_replies(false);
+	}
 	fd_for_each(share, &all);
 }
 

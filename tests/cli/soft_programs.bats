@@ -442,7 +442,36 @@ stdin_child() { # CLOSE_FDS (0 or 1) [-many]
 	stdin_child 1 -many
 }
 
-# ---- git daemon --------------------------------------------------------------
+# ---- hand-overs: inetd, CGI, git daemon -------------------------------------
+
+# A threaded server answers a header, then runs cat with the connection as
+# its stdin and stdout (close_fds: the child closes the library's control
+# connection before its execve), found through a PATH whose first
+# directories do not have it.  Each client's bytes come back whole: a failed
+# execve leaves the connection as it was, and no other thread's connection
+# is reset.
+@test "python subprocess hand-over: cat found through PATH, 8 clients at once, every byte back" {
+	need python3 cat
+	local port i pids=()
+	bg srv "$RUN" python3 "$PROGS/handover.py" server --path-search
+	for _ in $(seq 200); do
+		port=$(sed -n 's/^port //p' "$T/srv.out")
+		[ -n "$port" ] && break
+		sleep 0.05
+	done
+	[ -n "$port" ] || { show "$T/srv.err"; false; }
+	for i in $(seq 8); do
+		timeout 30 "$RUN" python3 "$PROGS/handover.py" client --port "$port" \
+			>"$T/c$i.out" 2>"$T/c$i.err" &
+		pids+=($!)
+	done
+	for i in $(seq 8); do
+		wait "${pids[i-1]}" || true
+		[ "$(cat "$T/c$i.out")" = ok ] || { show "$T/c$i.out"; show "$T/c$i.err"; tail -n 5 "$T/srv.err"; false; }
+	done
+	! grep libsmc-preload "$T/srv.err"
+}
+
 
 # git daemon forks and execs git-daemon --serve with the connection on fds 0
 # and 1, which runs upload-pack there: it writes the ref list through stdio,
