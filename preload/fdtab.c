@@ -161,6 +161,7 @@ static void sconn_init(struct sconn *sc, int role)
 	atomic_store(&sc->rx_eof, false);
 	sc->rx_quiet = 0;
 	atomic_store(&sc->rx_err, 0);
+	atomic_store(&sc->tx_err, 0);
 	atomic_store(&sc->reset_told, false);
 	atomic_store(&sc->let_go, false);
 	atomic_store(&sc->stdio, false);

@@ -365,6 +365,16 @@ static int merge_kernel(struct ewait *w, int have, int m)
 		    soft_may_drain(sc, e->events & EPOLLIN))
 			soft_drain(e->fd, sc);
 		r = entry_ready(e, sc, &mode, true);
+		/*
+		 * A reset the kernel has is kept (an edge comes once), and a
+		 * writer without room learns of a dead peer (its FIN).
+		 */
+		if ((mode & SOFT_OUT_RING) &&
+		    ((k.events & (EPOLLERR | EPOLLHUP)) ||
+		     ((e->events & EPOLLOUT) && !(r & EPOLLOUT) && (k.events & EPOLLIN))) &&
+		    soft_tx_peer_check(e->fd, sc, (short)(k.events & (EPOLLERR | EPOLLHUP))) &&
+		    (e->events & EPOLLOUT))
+			r |= EPOLLOUT;
 		if (!e->disarmed || r) {
 			uint32_t kb = 0;
 

@@ -21,7 +21,11 @@ struct pwait {
 	nfds_t n;
 	struct sconn **sc;       /* paired sockets, else NULL */
 	int paired;
+	bool nap;                /* a writer waits on a socket readable for good (its peer's FIN) */
 };
+
+/* The kernel's wait while w->nap: short, as wait_space()'s. */
+#define NAP_NS 1000000
 
 #define KERNEL_BITS (POLLERR | POLLHUP | POLLNVAL)
 
@@ -54,8 +58,15 @@ static short kernel_events(struct pwait *w, nfds_t i)
 	k = want & ~(POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM);
 	if (want & (POLLIN | POLLRDNORM))
 		k |= POLLIN;           /* data before the fence, or a doorbell */
-	if (want & (POLLOUT | POLLWRNORM))
-		k |= (mode & SOFT_OUT_RING) ? POLLIN : POLLOUT;
+	if ((want & (POLLOUT | POLLWRNORM)) && !(mode & SOFT_OUT_RING))
+		k |= POLLOUT;
+	if ((want & (POLLOUT | POLLWRNORM)) && (mode & SOFT_OUT_RING)) {
+		/* the doorbell comes as POLLIN, which the peer's FIN makes true for good */
+		if (!atomic_load(&w->sc[i]->rx_eof))
+			k |= POLLIN;
+		else
+			w->nap = true;
+	}
 	return k;
 }
 
@@ -70,6 +81,16 @@ static short merged(struct pwait *w, nfds_t i, int fd, short k)
 	    soft_may_drain(w->sc[i], want & (POLLIN | POLLRDNORM)))
 		soft_drain(fd, w->sc[i]);
 	r = ring_revents(w, i, &mode);
+	/*
+	 * A reset the kernel has is kept, and a writer without room learns of
+	 * a dead peer (its FIN).
+	 */
+	if ((mode & SOFT_OUT_RING) &&
+	    ((k & (POLLERR | POLLHUP)) ||
+	     ((want & (POLLOUT | POLLWRNORM)) && !(r & POLLOUT) &&
+	      ((k & POLLIN) || atomic_load(&w->sc[i]->rx_eof)))) &&
+	    soft_tx_peer_check(fd, w->sc[i], (short)(k & (POLLERR | POLLHUP))))
+		r |= want & (POLLOUT | POLLWRNORM);
 	if (!(mode & SOFT_IN_RING))
 		r |= k & want & (POLLIN | POLLRDNORM | POLLPRI);
 	if (!(mode & SOFT_OUT_RING))
@@ -88,12 +109,15 @@ static int kernel_poll(struct pwait *w, struct pollfd *k, int64_t timeout_ns, co
 	struct timespec ts, *tp = NULL;
 	int r;
 
+	w->nap = false;
 	for (nfds_t i = 0; i < w->n; i++) {
 		k[i] = w->fds[i];
 		k[i].revents = 0;
 		if (w->sc[i])
 			k[i].events = kernel_events(w, i);
 	}
+	if (w->nap && (timeout_ns < 0 || timeout_ns > NAP_NS))
+		timeout_ns = NAP_NS;
 	k[w->n] = (struct pollfd){ .fd = efd, .events = POLLIN };
 	if (timeout_ns >= 0) {
 		ts.tv_sec = timeout_ns / 1000000000;

@@ -194,6 +194,7 @@ static int current_state(struct sconn *sc)
 void soft_ring_bell(int fd, struct sconn *sc, uint32_t how)
 {
 	bool cut;
+	int saved;
 
 	sc_lock(&sc->tx_lock);
 	cut = sconn_tx_try_cut(fd, sc);
@@ -206,8 +207,14 @@ void soft_ring_bell(int fd, struct sconn *sc, uint32_t how)
 	}
 	if (!TP(sc, bell_begin))
 		return;
+	saved = errno;
+	errno = 0;
 	if (sys_bell(fd))
 		atomic_fetch_add_explicit(&pstats->doorbells_tx, 1, memory_order_relaxed);
+	else if (errno == ECONNRESET || errno == EPIPE)
+		/* its send took the kernel's error: the data path must still see it */
+		atomic_store(errno == ECONNRESET ? &sc->rx_err : &sc->tx_err, errno);
+	errno = saved;
 	TP(sc, bell_end);
 }
 
@@ -367,6 +374,30 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 	return 0;
 }
 
+bool soft_tx_peer_check(int fd, struct sconn *sc, short kernel)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (kernel & (POLLERR | POLLHUP)) {
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
+			err = 0;
+		/* closed both ways, its error taken by a doorbell's send: a send fails so */
+		if (!err && (kernel & POLLHUP))
+			err = EPIPE;
+		if (!err)
+			return true;
+		/* as wait_space(): EPIPE (a reset after the peer's FIN) is the writer's only */
+		atomic_store(err == ECONNRESET ? &sc->rx_err : &sc->tx_err, err);
+		return true;
+	}
+	if (!atomic_load(&sc->rx_eof) && !atomic_load(&sc->rx_cut) && sys_peek_eof(fd))
+		atomic_store(&sc->rx_eof, true);
+	if (atomic_load(&sc->rx_eof) && !tx_space(sc))
+		soft_ring_bell(fd, sc, TP_BELL_TCP);
+	return false;
+}
+
 /*
  * A reset is news once, as the kernel's socket error: the first call to
  * meet it fails with ECONNRESET, later writes with EPIPE, later reads see EOF.
@@ -470,8 +501,13 @@ static ssize_t ring_send(int fd, struct sconn *sc, const struct send_src *src, i
 			if (soft_dump_on())
 				dump_cdc(sc);
 		}
-		if (nonblocking(fd, sc, flags))
-			return done ? (ssize_t)done : send_fail(0, EAGAIN, flags);
+		if (nonblocking(fd, sc, flags)) {
+			int err = atomic_load(&sc->tx_err);
+
+			if (atomic_load(&sc->rx_err))
+				err = reset_news(sc, EPIPE);
+			return done ? (ssize_t)done : send_fail(0, err ? err : EAGAIN, flags);
+		}
 		sc_unlock(&sc->tx_lock);
 		int w = wait_space(fd, sc, &deadline);
 		sc_lock(&sc->tx_lock);

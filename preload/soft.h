@@ -87,6 +87,7 @@ struct sconn {
 	_Atomic bool rx_eof;       /* the kernel reported FIN */
 	unsigned rx_quiet;         /* empty nonblocking reads that did not look at TCP */
 	_Atomic int rx_err;        /* a reset the kernel reported once */
+	_Atomic int tx_err;        /* one only sends get: a reset after the peer's FIN (EPIPE) */
 	_Atomic bool reset_told;   /* a call returned ECONNRESET: then EPIPE and EOF */
 	_Atomic bool closed_wr;    /* shutdown(SHUT_WR) done */
 	/*
@@ -539,6 +540,13 @@ bool soft_may_drain(struct sconn *sc, bool wants_in);
 void soft_drain(int fd, struct sconn *sc);
 /* Send one doorbell (tx cut over first). */
 void soft_ring_bell(int fd, struct sconn *sc, uint32_t how);
+/*
+ * A wait for room in the ring saw the TCP socket readable or in error
+ * (kernel: the kernel's POLLERR and POLLHUP): the kernel's reset is kept for the data path (true: the
+ * send reports it), and once the peer's FIN came a doorbell makes a dead
+ * peer's kernel answer RST, as in a blocking send (a SIGKILLed reader).
+ */
+bool soft_tx_peer_check(int fd, struct sconn *sc, short kernel);
 long soft_fionread(int fd, struct sconn *sc);
 long soft_outq(struct sconn *sc);
 int soft_shutdown(int fd, struct sconn *sc, int how);

@@ -809,6 +809,15 @@ exec wc -c <&3' bash "$port"
 	soft_case shared_wait
 }
 
+@test "soft: peerkill_poll: a non-blocking writer in poll(POLLOUT) on a full ring learns its reader was SIGKILLed" {
+	soft_case peerkill_poll
+}
+
+@test "soft: peerkill_epoll, peerkill_epollet: the same in epoll_wait(EPOLLOUT), level- and edge-triggered" {
+	soft_case peerkill_epoll
+	soft_case peerkill_epollet
+}
+
 @test "soft: peerkill_rd: peer SIGKILLed while we sleep in read: EOF or ECONNRESET within 1 s" {
 	soft_case peerkill_rd
 }
@@ -855,7 +864,7 @@ exec wc -c <&3' bash "$port"
 # ---- the reference: plain TCP, no preload -----------------------------------
 
 @test "plain TCP: blocking, epoll_et, reset, peerkill, large" {
-	for c in blocking epoll_et reset peerkill large; do
+	for c in blocking epoll_et reset peerkill peerkill_poll peerkill_epollet stdio_exec stdio_late large; do
 		tcp_case "$c"
 	done
 }

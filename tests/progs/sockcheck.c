@@ -3281,6 +3281,78 @@ static int peerkill_c(int *fd)
 	return 0;
 }
 
+/* The same, a non-blocking writer that waits for room in poll(POLLOUT). */
+static int peerkill_poll_c(int *fd)
+{
+	static unsigned char buf[64 * KiB];
+	uint64_t sent = 0;
+	ssize_t r;
+
+	if (recv_pat(*fd, 150, 256 * KiB) || set_nonblock(*fd, 1))
+		return -1;
+	g_doing = "poll(POLLOUT) on a full connection whose peer gets killed";
+	for (;;) {
+		struct pollfd p = { .fd = *fd, .events = POLLOUT };
+
+		pat_fill(buf, 151, sent, sizeof(buf));
+		r = send(*fd, buf, sizeof(buf), MSG_NOSIGNAL);
+		if (r > 0) {
+			sent += (uint64_t)r;
+			continue;
+		}
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+			if (poll(&p, 1, -1) < 0 && errno != EINTR)
+				return fail_errno("poll");
+			continue;
+		}
+		break;
+	}
+	if (r == 0 || (errno != ECONNRESET && errno != EPIPE))
+		return fail("send to a killed peer: %s, want ECONNRESET or EPIPE",
+			    r == 0 ? "0 bytes" : strerror(errno));
+	return 0;
+}
+
+/* The same, waiting in epoll_wait(EPOLLOUT), level- or edge-triggered. */
+static int peerkill_epoll(int fd, uint32_t trigger)
+{
+	static unsigned char buf[64 * KiB];
+	struct epoll_event ev = { .events = EPOLLOUT | trigger };
+	uint64_t sent = 0;
+	ssize_t r;
+	int ep;
+
+	if (recv_pat(fd, 150, 256 * KiB) || set_nonblock(fd, 1))
+		return -1;
+	if ((ep = epoll_create1(0)) < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
+		return fail_errno("epoll");
+	g_doing = "epoll_wait(EPOLLOUT) on a full connection whose peer gets killed";
+	for (;;) {
+		pat_fill(buf, 151, sent, sizeof(buf));
+		r = send(fd, buf, sizeof(buf), MSG_NOSIGNAL);
+		if (r > 0) {
+			sent += (uint64_t)r;
+			continue;
+		}
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+			if (epoll_wait(ep, &ev, 1, -1) < 0 && errno != EINTR) {
+				close(ep);
+				return fail_errno("epoll_wait");
+			}
+			continue;
+		}
+		break;
+	}
+	close(ep);
+	if (r == 0 || (errno != ECONNRESET && errno != EPIPE))
+		return fail("send to a killed peer: %s, want ECONNRESET or EPIPE",
+			    r == 0 ? "0 bytes" : strerror(errno));
+	return 0;
+}
+
+static int peerkill_epoll_c(int *fd) { return peerkill_epoll(*fd, 0); }
+static int peerkill_epollet_c(int *fd) { return peerkill_epoll(*fd, EPOLLET); }
+
 /*
  * The peer dies while we sleep in a blocking read on a connection that is
  * past its cut-over: the read ends with EOF or ECONNRESET within a second.
@@ -3827,6 +3899,9 @@ static const struct scase {
 	{ "fionread", fionread_s, fionread_c, 0 },
 	{ "siocoutq", siocoutq_s, siocoutq_c, F_SMALLBUF },
 	{ "peerkill", peerkill_s, peerkill_c, 0 },
+	{ "peerkill_poll", peerkill_s, peerkill_poll_c, 0 },
+	{ "peerkill_epoll", peerkill_s, peerkill_epoll_c, 0 },
+	{ "peerkill_epollet", peerkill_s, peerkill_epollet_c, 0 },
 	{ "peerkill_rd", peerkill_rd_s, peerkill_rd_c, 0 },
 	{ "large", large_s, large_c, 0 },
 	{ "pingpong", pingpong_s, pingpong_c, 0 },
