@@ -162,6 +162,7 @@ static void sconn_init(struct sconn *sc, int role)
 	sc->rx_quiet = 0;
 	atomic_store(&sc->rx_err, 0);
 	atomic_store(&sc->tx_err, 0);
+	atomic_store(&sc->rcvlowat, 1);
 	atomic_store(&sc->reset_told, false);
 	atomic_store(&sc->let_go, false);
 	atomic_store(&sc->stdio, false);

@@ -4,6 +4,7 @@
 #include <linux/sockios.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/ioctl.h>
 
 #include <linux/close_range.h>
@@ -314,6 +315,34 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 	if (r == 0 && level == SOL_SOCKET &&
 	    (name == SO_RCVTIMEO_OLD || name == SO_RCVTIMEO_NEW) && (sc = fd_hold(fd, &held))) {
 		atomic_store(&sc->rcvtimeo_ms, -1);
+		fd_unhold(sc, held);
+	}
+	if (r == 0 && level == SOL_SOCKET && name == SO_RCVLOWAT && len >= (socklen_t)sizeof(int) &&
+	    (sc = fd_hold(fd, &held))) {
+		int v;
+
+		memcpy(&v, val, sizeof(v));
+		soft_rcvlowat_set(fd, sc, v);
+		fd_unhold(sc, held);
+	}
+	return r;
+}
+
+EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	struct sconn *sc;
+	bool held;
+	int r;
+
+	PRELOAD_INIT();
+	r = next.getsockopt(fd, level, name, val, len);
+	if (r == 0 && level == SOL_SOCKET && name == SO_RCVLOWAT && *len >= (socklen_t)sizeof(int) &&
+	    (sc = fd_hold(fd, &held))) {
+		int v;
+
+		memcpy(&v, val, sizeof(v));
+		soft_rcvlowat_get(sc, &v);
+		memcpy(val, &v, sizeof(v));
 		fd_unhold(sc, held);
 	}
 	return r;

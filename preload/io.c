@@ -399,6 +399,44 @@ bool soft_tx_peer_check(int fd, struct sconn *sc, short kernel)
 }
 
 /*
+ * Linux takes 0 for 1, and caps the mark at INT_MAX / 2; the kernel keeps
+ * it until the receiving cut-over (sconn_rx_cut_set()), the ring after.
+ */
+void soft_rcvlowat_kernel_one(int fd)
+{
+	static const int one = 1;
+
+	if (!soft_sandboxed())
+		next.setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
+}
+
+void soft_rcvlowat_set(int fd, struct sconn *sc, int val)
+{
+	atomic_store(&sc->rcvlowat, val < 1 ? 1 : val);
+	if (val > 1 && atomic_load(&sc->rx_cut))
+		soft_rcvlowat_kernel_one(fd);
+}
+
+void soft_rcvlowat_get(struct sconn *sc, int *val)
+{
+	if (atomic_load(&sc->rx_cut))
+		*val = atomic_load(&sc->rcvlowat);
+}
+
+/* What a blocking receive of total bytes waits for: SO_RCVLOWAT, MSG_WAITALL. */
+static size_t recv_need(struct sconn *sc, size_t total, int flags)
+{
+	size_t low;
+
+	if ((flags & (MSG_WAITALL | MSG_PEEK)) == MSG_WAITALL)
+		return total;
+	if (flags & MSG_PEEK)
+		return 1;
+	low = (size_t)atomic_load_explicit(&sc->rcvlowat, memory_order_relaxed);
+	return low < total ? low : total;
+}
+
+/*
  * A reset is news once, as the kernel's socket error: the first call to
  * meet it fails with ECONNRESET, later writes with EPIPE, later reads see EOF.
  */
@@ -850,7 +888,7 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 	known = conn_rx_fence_left(sc, &left);
 	/* or another process holding the connection read up to the fence */
 	if ((known && !left) || TP(sc, rx_cut_seen)) {
-		sconn_rx_cut_set(sc);
+		sconn_rx_cut_set(fd, sc);
 		return 0;
 	}
 	if (!(flags & MSG_DONTWAIT) && !nonblocking(fd, sc, flags)) {
@@ -861,7 +899,7 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 	if (known) {
 		if (!left) {
 			/* the fence came while we got here: no 0-byte read, no false EOF */
-			sconn_rx_cut_set(sc);
+			sconn_rx_cut_set(fd, sc);
 			return 0;
 		}
 		if (left < want)
@@ -878,7 +916,7 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 		if (!known)
 			return -2;
 		atomic_store(&sc->rx_eof, true);
-		sconn_rx_cut_set(sc);
+		sconn_rx_cut_set(fd, sc);
 		return 0;
 	}
 	keep = known && (uint64_t)n > left ? (size_t)left : (size_t)n;
@@ -888,7 +926,7 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 	if (!peek)
 		atomic_fetch_add(&sc->tcp_rx, keep);
 	if (conn_rx_fence_left(sc, &left) && !left)
-		sconn_rx_cut_set(sc);
+		sconn_rx_cut_set(fd, sc);
 	if (keep < (size_t)n && !peek)
 		bells_read(fd, sc, (size_t)n - keep);
 	return (ssize_t)keep;
@@ -906,8 +944,8 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 			 int flags, size_t total)
 {
 	struct iovec win[IOV_CHUNK];
-	bool peek = flags & MSG_PEEK, waitall = (flags & MSG_WAITALL) && !peek;
-	size_t done = 0;
+	bool peek = flags & MSG_PEEK;
+	size_t done = 0, need = recv_need(sc, total, flags);
 
 	for (;;) {
 		ssize_t r;
@@ -921,9 +959,7 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 			if (r == -2)
 				return (ssize_t)done;
 			done += (size_t)r;
-			if (r > 0 && (!waitall || done == total))
-				return (ssize_t)done;
-			if (r > 0 && peek)
+			if (r > 0 && (done >= need || peek))
 				return (ssize_t)done;
 			continue;
 		}
@@ -946,7 +982,7 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 			done += (size_t)r;
 			if (wake)
 				soft_ring_bell(fd, sc, wake);
-			if (!waitall || done == total)
+			if (done >= need)
 				return (ssize_t)done;
 			continue;
 		}
@@ -960,7 +996,7 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 		}
 		if (atomic_load(&sc->rx_eof))
 			return (ssize_t)done;
-		if (done && !waitall)
+		if (done && (done >= need || nonblocking(fd, sc, flags)))
 			return (ssize_t)done;
 		if (nonblocking(fd, sc, flags)) {
 			/*

@@ -181,7 +181,7 @@ bool soft_rx_cut_now(int fd, struct sconn *sc)
 	/* another process holding the connection (fork, spawn) may have cut it */
 	if (!TP(sc, rx_cut_seen) && (!atomic_load(&sc->attached) || !rx_fence_reached(fd, sc)))
 		return false;
-	sconn_rx_cut_set(sc);
+	sconn_rx_cut_set(fd, sc);
 	return true;
 }
 
@@ -194,7 +194,7 @@ bool conn_rx_cut_before_wait(int fd, struct sconn *sc)
 	if (pthread_mutex_trylock(&sc->rx_lock))
 		return true;
 	if (!atomic_load(&sc->rx_cut) && rx_fence_reached(fd, sc))
-		sconn_rx_cut_set(sc);
+		sconn_rx_cut_set(fd, sc);
 	left_to_reader = !atomic_load(&sc->rx_cut);
 	pthread_mutex_unlock(&sc->rx_lock);
 	return left_to_reader;

@@ -53,6 +53,7 @@ void preload_next_init(void)
 	RESOLVE(prctl);
 	RESOLVE(syscall);
 	RESOLVE(setsockopt);
+	RESOLVE(getsockopt);
 	RESOLVE(execve);
 	RESOLVE(fork);
 	RESOLVE(_exit);

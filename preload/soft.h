@@ -88,6 +88,7 @@ struct sconn {
 	unsigned rx_quiet;         /* empty nonblocking reads that did not look at TCP */
 	_Atomic int rx_err;        /* a reset the kernel reported once */
 	_Atomic int tx_err;        /* one only sends get: a reset after the peer's FIN (EPIPE) */
+	_Atomic int rcvlowat;      /* the program's SO_RCVLOWAT (1 by default), kept by the ring */
 	_Atomic bool reset_told;   /* a call returned ECONNRESET: then EPIPE and EOF */
 	_Atomic bool closed_wr;    /* shutdown(SHUT_WR) done */
 	/*
@@ -145,6 +146,7 @@ struct preload_next {
 	int (*prctl)(int, ...);
 	long (*syscall)(long, ...);
 	int (*setsockopt)(int, int, int, const void *, socklen_t);
+	int (*getsockopt)(int, int, int, void *, socklen_t *);
 	int (*execve)(const char *, char *const[], char *const[]);
 	pid_t (*fork)(void);
 	void (*_exit)(int) __attribute__((noreturn));
@@ -485,6 +487,15 @@ void conn_stdio_check(int fd, struct sconn *sc);
 /* fdopen(): the same whatever the descriptor; one that has cut over is reset. */
 void conn_stdio_open(int fd, struct sconn *sc);
 /*
+ * SO_RCVLOWAT: set (setsockopt succeeded with val) or asked for (get:
+ * *val is the kernel's answer, replaced by the program's own once the ring
+ * carries the receiving direction).
+ */
+void soft_rcvlowat_set(int fd, struct sconn *sc, int val);
+/* The kernel's mark back to 1 (the doorbells), the program's kept. */
+void soft_rcvlowat_kernel_one(int fd);
+void soft_rcvlowat_get(struct sconn *sc, int *val);
+/*
  * More bytes came over TCP after the fence than the peer rang: the peer's
  * program wrote past the library.  Those bytes cannot be placed in the
  * stream: the connection is reset at both ends, with one line on stderr.
@@ -497,11 +508,17 @@ void sconn_free(struct sconn *sc);
 void sconn_before_fork(void);
 /* fork() failed: the holders sconn_before_fork() added go again. */
 void sconn_fork_failed(void);
-/* rx reads the ring from now on, in every process holding the connection. */
-static inline void sconn_rx_cut_set(struct sconn *sc)
+/*
+ * rx reads the ring from now on, in every process holding the connection.
+ * The kernel's SO_RCVLOWAT goes back to 1: TCP carries one-byte doorbells
+ * now, and the ring keeps the program's (soft_rcvlowat()).
+ */
+static inline void sconn_rx_cut_set(int fd, struct sconn *sc)
 {
 	TP(sc, rx_cut_mark);
 	atomic_store(&sc->rx_cut, true);
+	if (atomic_load_explicit(&sc->rcvlowat, memory_order_relaxed) > 1)
+		soft_rcvlowat_kernel_one(fd);
 }
 
 static inline bool sconn_mapped(struct sconn *sc)

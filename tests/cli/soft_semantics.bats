@@ -809,6 +809,11 @@ exec wc -c <&3' bash "$port"
 	soft_case shared_wait
 }
 
+@test "soft: rcvlowat: SO_RCVLOWAT set after the cut-over: a blocking read waits for the mark, getsockopt gives it back" {
+	soft_case rcvlowat
+	SMC_SOFT_FUTEX=0 soft_case rcvlowat
+}
+
 @test "soft: peerkill_poll: a non-blocking writer in poll(POLLOUT) on a full ring learns its reader was SIGKILLed" {
 	soft_case peerkill_poll
 }

@@ -3028,6 +3028,60 @@ static int rcvtimeo_c(int *fd)
 
 static int rcvtimeo_s(int *fd) { return sender_s(fd, 130, 1000); }
 
+/*
+ * SO_RCVLOWAT set once the connection has carried a few rounds (paired and
+ * cut over under smc_run): a blocking read of 100 bytes with a mark of 60
+ * returns once 60 are there, not at the first 30, and not at the end.
+ * getsockopt gives the mark back.  (poll() may say readable before: Linux
+ * does on loopback, whose receive window is below one MSS.)
+ */
+static int rcvlowat_c(int *fd)
+{
+	unsigned char buf[100];
+	int low = 60, got = 0;
+	socklen_t len = sizeof(got);
+	ssize_t r;
+
+	for (unsigned i = 1; i <= 5; i++)
+		if (ping(*fd, i))
+			return -1;
+	if (setsockopt(*fd, SOL_SOCKET, SO_RCVLOWAT, &low, sizeof(low)))
+		return fail_errno("setsockopt SO_RCVLOWAT");
+	if (getsockopt(*fd, SOL_SOCKET, SO_RCVLOWAT, &got, &len) || got != low)
+		return fail("getsockopt SO_RCVLOWAT: %d, want %d", got, low);
+	if (send_tok(*fd, 'l') || recv_tok(*fd, 'h'))
+		return -1;
+	/* 30 bytes come now, 30 more 200 ms later */
+	msleep(50);
+	g_doing = "a read of 100 bytes with SO_RCVLOWAT 60";
+	r = read(*fd, buf, sizeof(buf));
+	if (r < 0)
+		return fail_errno("read with SO_RCVLOWAT");
+	if (r != 60)
+		return fail("read with SO_RCVLOWAT 60: %zd bytes, want 60", r);
+	if (pat_check(buf, 140, 0, 60, "the read with SO_RCVLOWAT"))
+		return -1;
+	return send_tok(*fd, 'k');
+}
+
+static int rcvlowat_s(int *fd)
+{
+	static unsigned char buf[60];
+
+	for (unsigned i = 1; i <= 5; i++)
+		if (echo(*fd, i))
+			return -1;
+	if (recv_tok(*fd, 'l') || send_tok(*fd, 'h'))
+		return -1;
+	pat_fill(buf, 140, 0, sizeof(buf));
+	if (write_all(*fd, buf, 30, "write of the first half"))
+		return -1;
+	msleep(200);
+	if (write_all(*fd, buf + 30, 30, "write of the second half"))
+		return -1;
+	return recv_tok(*fd, 'k');
+}
+
 /* A blocking write with SO_SNDTIMEO to a peer that does not read. */
 static int sndtimeo_c(int *fd)
 {
@@ -3894,6 +3948,7 @@ static const struct scase {
 	{ "close_reader", close_reader_s, close_reader_c, 0 },
 	{ "threads_writers", threads_writers_s, threads_writers_c, 0 },
 	{ "rcvtimeo", rcvtimeo_s, rcvtimeo_c, 0 },
+	{ "rcvlowat", rcvlowat_s, rcvlowat_c, 0 },
 	{ "sndtimeo", sndtimeo_s, sndtimeo_c, F_SMALLBUF },
 	{ "eintr", eintr_s, eintr_c, 0 },
 	{ "fionread", fionread_s, fionread_c, 0 },
