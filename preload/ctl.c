@@ -545,6 +545,16 @@ static void pend_orphan(struct sconn *sc)
 	sconn_put(p);
 }
 
+/*
+ * The socket as proof that we hold it; -1 if the descriptor is closed
+ * already (stdio's fclose() at exit closes it past us): the daemon then
+ * takes the word of the connection that found the region (SOCK_INFO).
+ */
+static int proof(int fd)
+{
+	return next.fcntl(fd, F_GETFD) >= 0 ? fd : -1;
+}
+
 void ctl_forget(int fd, struct sconn *sc, bool last)
 {
 	if (soft_sandboxed())
@@ -552,12 +562,15 @@ void ctl_forget(int fd, struct sconn *sc, bool last)
 	pthread_mutex_lock(&ctl_mu);
 	if (atomic_load(&sc->state) == SC_ASKED)
 		pend_orphan(sc);
+	else
+		/* a sweep's offer (offer.c) through its duplicate must not come after us */
+		conn_stay_tcp_if_new(sc);
 	if (sc->token && last) {
 		/* registered by another process (fork, spawn): the socket proves we hold it */
 		if (sc->token_conn == conn_gen && conn.fd >= 0)
 			del_send(sc->token, 0, -1);
 		else if (ctl_open())
-			del_send(sc->token, 0, fd);
+			del_send(sc->token, 0, proof(fd));
 	}
 	sc->token = 0;
 	pthread_mutex_unlock(&ctl_mu);
@@ -569,7 +582,7 @@ void ctl_exit_forget(int fd, struct sconn *sc)
 		return;
 	pthread_mutex_lock(&ctl_mu);
 	if (sc->token && sc->token_conn != conn_gen && ctl_open())
-		del_send(sc->token, 0, fd);
+		del_send(sc->token, 0, proof(fd));
 	sc->token = 0;
 	pthread_mutex_unlock(&ctl_mu);
 }

@@ -122,6 +122,9 @@ static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 	}
 	if (!b->s)
 		return;
+	/* fallen back (stdio, io_uring): plain TCP for the new image, no part in the region */
+	if (st == SC_MAPPED && TP(sc, on_tcp_for_good))
+		return;
 	/* one another process may pair, or with a reason to stay TCP, stays TCP here */
 	if (st == SC_NEW && atomic_load(&sc->decline))
 		return;
@@ -350,6 +353,24 @@ static void leave_unseen(int fd, struct sconn *sc, void *arg)
 	add(b, fd, sc, -1);
 }
 
+/*
+ * A connection that fell back (both ways TCP for good) goes to the new
+ * image as plain TCP: this image lets go of its part in the region now,
+ * the last holder ending the daemon's row while the socket can prove it
+ * (a new image could not find the region again to end it: git daemon's
+ * upload-pack).  Not inside add(), which runs with the control lock held.
+ */
+static void let_fallen_go(int fd, struct sconn *sc, void *arg)
+{
+	int fl;
+
+	if (!sconn_mapped(sc) || atomic_load(&sc->let_go) || !TP(sc, on_tcp_for_good))
+		return;
+	fl = next.fcntl(fd, F_GETFD);
+	if (fl >= 0 && !(fl & FD_CLOEXEC))
+		sconn_unseen(fd, sc, (const char *)arg, "it fell back to TCP", true);
+}
+
 /* An execve without the hand-over: what the new image will not have lets go. */
 static int exec_alone(const char *path, char *const argv[], char *const envp[])
 {
@@ -400,6 +421,7 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 		errno = saved;
 		return r;
 	}
+	fd_for_each(let_fallen_go, (void *)path);
 	if (unseen || !ctl_exec_prepare(head, sizeof(head))) {
 		/* a program without us, or no daemon to hand over through: plain sockets there */
 		struct inherit_buf gone = { .image = path,

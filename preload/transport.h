@@ -101,6 +101,8 @@ struct transport_ops {
 	bool (*set_tx_fence)(struct transport *t, uint64_t bytes);
 	/* Both directions on TCP for good, at both ends; false if one has cut over. */
 	bool (*stay_tcp)(struct transport *t);
+	/* Whether they are so already (a fallback), changing nothing. */
+	bool (*on_tcp_for_good)(struct transport *t);
 	bool (*rx_fence)(struct transport *t, uint64_t *bytes);
 	/* A holder of our end read the TCP stream up to the fence. */
 	bool (*rx_cut_seen)(struct transport *t);

@@ -168,6 +168,11 @@ static bool ring_stay_tcp(struct transport *t)
 	return dmb_stay_tcp(RING(t));
 }
 
+static bool ring_on_tcp_for_good(struct transport *t)
+{
+	return dmb_on_tcp_for_good(RING(t));
+}
+
 static bool ring_rx_fence(struct transport *t, uint64_t *bytes)
 {
 	return dmb_rx_fence(RING(t), bytes);
@@ -306,6 +311,7 @@ const struct transport_ops transport_ring = {
 	.tx_fence = ring_tx_fence,
 	.set_tx_fence = ring_set_tx_fence,
 	.stay_tcp = ring_stay_tcp,
+	.on_tcp_for_good = ring_on_tcp_for_good,
 	.tcp_bells_due = ring_tcp_bells_due,
 	.tcp_bells_read = ring_tcp_bells_read,
 	.rx_fence = ring_rx_fence,

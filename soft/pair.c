@@ -211,6 +211,8 @@ int soft_sock_info(struct soft_req *r)
 		return -ENOENT;
 	}
 	peer = s->region->end[!s->side];
+	/* its last holder may find the socket closed by then (stdio's fclose at exit) */
+	s->info_conn = r->peer->conn_id;
 	return reply_cmd(r, s, s->pair_status == SMC_SOFT_PAIR_PAIRED ? peer : NULL,
 			 SMC_SOFT_CMD_SOCK_INFO);
 }

@@ -273,11 +273,16 @@ static struct soft_sock *find_pair_seq(struct soft_state *st, uint32_t seq, uint
 	return NULL;
 }
 
-/* By token: this connection's, or another's with the socket as proof.  Consumes fd. */
+/*
+ * By token: this connection's, one this connection proved it holds
+ * (SOCK_INFO), or another's with the socket as proof.  Consumes fd.
+ */
 static struct soft_sock *find_mine_or_held(struct soft_req *r, uint64_t token, int fd)
 {
 	struct soft_sock *s = find_token(r->st, token, r->peer->conn_id);
 
+	if (!s && (s = soft_idx_token(r->st, token)) && s->info_conn != r->peer->conn_id)
+		s = NULL;
 	if (s || fd < 0) {
 		close_fd(fd);
 		return s;

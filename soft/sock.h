@@ -63,6 +63,8 @@ struct soft_sock {
 	struct soft_sock *conn_next, **conn_pprev;
 	uint64_t token;          /* names the registration */
 	uint64_t conn_id;        /* the control connection that owns it */
+	/* one that proved with SOCK_INFO that it holds the socket: may end it by token */
+	uint64_t info_conn;
 	uint32_t pair_seq;       /* nlmsg_seq of the PAIR request that made it */
 	uint32_t conn_uid;       /* that connection's uid */
 	struct soft_sock_id id;

@@ -1149,6 +1149,12 @@ static bool never_cut(_Atomic uint64_t *word)
 	return atomic_compare_exchange_strong(word, &f, DMB_FENCE_NEVER) || !(f & DMB_FENCE_VALID);
 }
 
+bool dmb_on_tcp_for_good(const struct dmb_conn *c)
+{
+	return atomic_load(&c->tx.ctrl->fence) == DMB_FENCE_NEVER &&
+	       atomic_load(&c->rx.ctrl->fence) == DMB_FENCE_NEVER;
+}
+
 bool dmb_stay_tcp(struct dmb_conn *c)
 {
 	bool tx = never_cut(&c->tx.ctrl->fence);

@@ -347,6 +347,8 @@ bool dmb_tx_fence(struct dmb_conn *c, uint64_t *bytes);
 bool dmb_rx_fence(struct dmb_conn *c, uint64_t *bytes);
 bool dmb_fence_set(struct dmb_conn *c, uint64_t bytes);
 bool dmb_stay_tcp(struct dmb_conn *c);
+/* Both directions stay on TCP for good (DMB_FENCE_NEVER both ways), without changing them. */
+bool dmb_on_tcp_for_good(const struct dmb_conn *c);
 /*
  * Our producer word (tx) and consumer word (rx) as published, as one CDC of
  * ours carries them: cflags merges both words' connection-state flags.

@@ -95,6 +95,16 @@ bg_wait() { # PID NAME
 	fi
 }
 
+# No row of PORT in smcss -a and no ring in the daemon, within 6 s; else
+# show the rows and fail.
+no_rows_left() { # PORT
+	for _ in 1 2 3; do
+		settle_conn_rows "$1" && return 0
+	done
+	smcss -a
+	return 1
+}
+
 # Show a file on failure.
 show() {
 	echo "--- $1" >&2
@@ -470,6 +480,8 @@ stdin_child() { # CLOSE_FDS (0 or 1) [-many]
 		[ "$(cat "$T/c$i.out")" = ok ] || { show "$T/c$i.out"; show "$T/c$i.err"; tail -n 5 "$T/srv.err"; false; }
 	done
 	! grep libsmc-preload "$T/srv.err"
+	# the server runs on: cat's exit (its stdout closed by stdio) ends each row
+	no_rows_left "$port"
 }
 
 
@@ -495,6 +507,9 @@ stdin_child() { # CLOSE_FDS (0 or 1) [-many]
 		diff -r -x .git "$repo" "$T/clone"
 		[ "$(git -C "$T/clone" tag)" = v1 ]
 	done
+	# git daemon runs on: each connection fell back in git-daemon --serve,
+	# whose upload-pack holds it last: no row and no ring may stay
+	no_rows_left "$port"
 }
 
 # ---- socat -----------------------------------------------------------------
