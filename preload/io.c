@@ -391,8 +391,16 @@ bool soft_tx_peer_check(int fd, struct sconn *sc, short kernel)
 		atomic_store(err == ECONNRESET ? &sc->rx_err : &sc->tx_err, err);
 		return true;
 	}
-	if (!atomic_load(&sc->rx_eof) && !atomic_load(&sc->rx_cut) && sys_peek_eof(fd))
-		atomic_store(&sc->rx_eof, true);
+	/* the peer's doorbells may stand before its FIN: read them (an edge comes once) */
+	if (!atomic_load(&sc->rx_eof)) {
+		if (soft_rx_cut_now(fd, sc)) {
+			/* a drain stops after the bytes it read: the end is a read more */
+			soft_drain(fd, sc);
+			if (!atomic_load(&sc->rx_eof))
+				soft_drain(fd, sc);
+		} else if (sys_peek_eof(fd))
+			atomic_store(&sc->rx_eof, true);
+	}
 	if (atomic_load(&sc->rx_eof) && !tx_space(sc))
 		soft_ring_bell(fd, sc, TP_BELL_TCP);
 	return false;
@@ -540,8 +548,19 @@ static ssize_t ring_send(int fd, struct sconn *sc, const struct send_src *src, i
 				dump_cdc(sc);
 		}
 		if (nonblocking(fd, sc, flags)) {
-			int err = atomic_load(&sc->tx_err);
+			int err;
 
+			/*
+			 * The wait that follows may never hear of a dead peer
+			 * (an edge-triggered epoll had the FIN's edge while
+			 * there was room): look now, and draw its RST.
+			 */
+			if (!done) {
+				sc_unlock(&sc->tx_lock);
+				soft_tx_peer_check(fd, sc, 0);
+				sc_lock(&sc->tx_lock);
+			}
+			err = atomic_load(&sc->tx_err);
 			if (atomic_load(&sc->rx_err))
 				err = reset_news(sc, EPIPE);
 			return done ? (ssize_t)done : send_fail(0, err ? err : EAGAIN, flags);

@@ -75,7 +75,7 @@ print(conn.recv(3).decode())'
 # linked in hidden).
 HOOKS="_Exit _exit __poll_chk __ppoll_chk __read_chk __recv_chk __recvfrom_chk accept accept4 close
 close_range closefrom connect dup dup2 dup3 epoll_ctl epoll_pwait epoll_pwait2 epoll_wait execl execle execlp
-execv execve execvp execvpe fcntl fcntl64 fork io_uring_queue_init io_uring_queue_init_mem
+execv execve execvp execvpe fcntl fcntl64 fdopen fork getsockopt io_uring_queue_init io_uring_queue_init_mem
 io_uring_queue_init_params io_uring_setup ioctl listen poll popen posix_spawn posix_spawn_file_actions_adddup2
 posix_spawn_file_actions_addclose posix_spawn_file_actions_addclosefrom_np
 posix_spawn_file_actions_addopen posix_spawn_file_actions_destroy posix_spawn_file_actions_init

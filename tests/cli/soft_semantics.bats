@@ -818,8 +818,11 @@ exec wc -c <&3' bash "$port"
 	soft_case peerkill_poll
 }
 
-@test "soft: peerkill_epoll, peerkill_epollet: the same in epoll_wait(EPOLLOUT), level- and edge-triggered" {
+@test "soft: peerkill_epoll: the same in epoll_wait(EPOLLOUT), level-triggered" {
 	soft_case peerkill_epoll
+}
+
+@test "soft: peerkill_epollet: the same in epoll_wait(EPOLLOUT | EPOLLET): the reset's one edge is kept" {
 	soft_case peerkill_epollet
 }
 
