@@ -91,16 +91,28 @@ show smcd stats
 show smcd -j info
 
 section "The soft data path: sockperf under smc_run"
-port=47100
-sp_server() { # [smc_run] sockperf server on $port, pid in $server
-	"$@" sockperf sr --tcp -i 127.0.0.1 -p "$port" >/dev/null 2>&1 &
+# What failed of the data path: said where it happens, and make demo fails.
+failed=()
+demo_fail() { echo "demo: $*" >&2; failed+=("$*"); }
+# The first port from 47100 on that nothing uses (another demo, a TIME_WAIT).
+next_port() { # FROM
+	local p=$1
+	while [ -n "$(ss -Htan "sport = :$p" 2>/dev/null)" ]; do p=$((p + 1)); done
+	port=$p
+}
+sp_server() { # [smc_run] sockperf server on $port, pid in $server; false if it does not listen
+	"$@" sockperf sr --tcp -i 127.0.0.1 -p "$port" >"$run_dir/sr.out" 2>&1 &
 	server=$!
-	for _ in $(seq 100); do
+	for _ in $(seq 200); do
 		ss -ltn "sport = :$port" 2>/dev/null | grep -q LISTEN && return 0
+		kill -0 "$server" 2>/dev/null || break
 		sleep 0.05
 	done
+	demo_fail "${1:+$1 }sockperf sr does not listen on port $port: $(tail -n 1 "$run_dir/sr.out")"
+	return 1
 }
-sp_stop() { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; server=; port=$((port + 1)); }
+sp_stop() { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; server=; next_port $((port + 1)); }
+next_port 47100
 sp_server smc_run
 echo "\$ smc_run sockperf sr --tcp -i 127.0.0.1 -p $port &"
 echo "\$ smc_run sockperf pp --tcp -i 127.0.0.1 -p $port -m 14 -t 3 --mps=2000000 &"
@@ -108,15 +120,20 @@ smc_run sockperf pp --tcp -i 127.0.0.1 -p "$port" -m 14 -t 3 --mps=2000000 >"$ru
 pp=$!
 # until both ends show paired (a loaded machine starts sockperf slowly); the
 # test runs for 3 s after its 2 s of warm-up
+paired=0
 for _ in $(seq 40); do
-	[ "$(smcss -a 2>/dev/null | grep -c ":$port .* SMCD *$")" -ge 2 ] && break
+	[ "$(smcss -a 2>/dev/null | grep -c ":$port .* SMCD *$")" -ge 2 ] && { paired=1; break; }
+	kill -0 "$pp" 2>/dev/null || break
 	sleep 0.1
 done
 show smcss -a
 show smcss -D
 show smcd linkgroup
-wait "$pp"
-grep -E 'percentile (50|99)\.000|dropped' "$run_dir/pp.out"
+[ "$paired" -eq 1 ] ||
+	demo_fail "the ping-pong's connection on port $port did not show as SMCD at both ends in smcss -a"
+wait "$pp" || demo_fail "smc_run sockperf pp exited with $?: $(tail -n 1 "$run_dir/pp.out")"
+grep -E 'percentile (50|99)\.000|dropped' "$run_dir/pp.out" ||
+	demo_fail "smc_run sockperf pp printed no latency: $(tail -n 1 "$run_dir/pp.out")"
 sp_stop
 show smcd stats
 
@@ -131,6 +148,7 @@ measure() { # label, then the prefix (empty or smc_run)
 		sed -n 's/.*BandWidth is [0-9.]* MBps (\([0-9.]*\) Mbps).*/\1/p')
 	sp_stop
 	printf '%-22s %14s %16s\n' "$label" "${lat:-?}" "${tp:-?}"
+	[ -n "$lat" ] && [ -n "$tp" ] || demo_fail "sockperf ($label) gave no figure"
 }
 if command -v sockperf >/dev/null; then
 	printf '%-22s %14s %16s\n' "" "pp 14B p50 (us)" "tp 64KB (Mbit/s)"
@@ -149,3 +167,8 @@ kill "$client" 2>/dev/null
 wait "$client" 2>/dev/null
 client=
 show smcss -a
+if [ ${#failed[@]} -gt 0 ]; then
+	section "The demo failed"
+	printf 'demo: %s\n' "${failed[@]}"
+	exit 1
+fi

@@ -57,16 +57,33 @@ section() { # FROM TO
 }
 
 @test "make demo: during the ping-pong the connection is ACTIVE SMCD with its SMC-D columns and link group" {
-	local snap
+	local snap port
 	snap=$(section 'The soft data path' 'Plain TCP against')
 	echo "$snap"
 	# smcss -a: both ends of the connection paired; the one INIT row is the
 	# test client's unconnected socket of the section before
-	[ "$(grep -c -E '^ACTIVE +[0-9]+ [0-9]+ 127\.0\.0\.1:[0-9]+ +127\.0\.0\.1:47100 +0000 SMCD $' <<<"$snap")" -eq 1 ]
-	[ "$(grep -c -E '^ACTIVE +[0-9]+ [0-9]+ 127\.0\.0\.1:47100 +127\.0\.0\.1:[0-9]+ +0000 SMCD $' <<<"$snap")" -eq 1 ]
+	# the port the demo chose (47100 unless in use)
+	port=$(sed -n 's/^\$ smc_run sockperf sr --tcp -i 127\.0\.0\.1 -p \([0-9]*\) &$/\1/p' <<<"$snap")
+	[ -n "$port" ]
+	[ "$(grep -c -E "^ACTIVE +[0-9]+ [0-9]+ 127\.0\.0\.1:[0-9]+ +127\.0\.0\.1:$port +0000 SMCD \$" <<<"$snap")" -eq 1 ]
+	[ "$(grep -c -E "^ACTIVE +[0-9]+ [0-9]+ 127\.0\.0\.1:$port +127\.0\.0\.1:[0-9]+ +0000 SMCD \$" <<<"$snap")" -eq 1 ]
 	[ "$(grep -c '^INIT ' <<<"$snap")" -eq 1 ]
 	# smcss -D: GID, token, peer GID, peer token, link id
 	[ "$(grep -c -E '^ACTIVE .* SMCD [0-9a-f]{16} [0-9a-f]{16} [0-9a-f]{16} [0-9a-f]{16} [0-9a-f]{8} $' <<<"$snap")" -eq 2 ]
 	# smcd linkgroup: one link group with the connection
 	grep -q -E '^[0-9a-f]{8} +0 +[1-9][0-9]* ' <<<"$snap"
+}
+
+# A data path that fails must fail the demo, saying what failed: a sockperf
+# that cannot start stands for it.
+@test "make demo: when sockperf fails, the demo says so and exits non-zero" {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\necho "sockperf: stand-in that fails" >&2\nexit 1\n' >"$BATS_TEST_TMPDIR/bin/sockperf"
+	chmod 755 "$BATS_TEST_TMPDIR/bin/sockperf"
+	run env PATH="$BATS_TEST_TMPDIR/bin:$FAKE/bin:$PATH" make -s -C "$DEMO_TREE" demo
+	echo "$output" | tail -n 12
+	[ "$status" -ne 0 ]
+	[[ $output == *"== The demo failed"* ]]
+	[[ $output == *"demo: smc_run sockperf sr does not listen on port "*": sockperf: stand-in that fails"* ]]
+	[[ $output == *"demo: sockperf (plain TCP) gave no figure"* ]]
 }
