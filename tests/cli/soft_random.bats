@@ -7,7 +7,11 @@
 # length are checked.  Around it this suite checks that the connections were
 # carried on the ring (the daemon's statistics) and that the daemon keeps no
 # fd (socket, ring memfd) of them afterwards.  The same seeds on plain TCP
-# are the reference that the test itself is right.
+# are the reference that the test itself is right, so the generator asks
+# only what TCP promises: a MSG_PEEK|MSG_WAITALL waits for at most 32 bytes,
+# and only for bytes the peer sent without MSG_MORE (TCP may keep MSG_MORE
+# bytes corked until the sender sends again or an ACK comes, which a peek
+# never causes: seed 345 once waited for ever on plain TCP).
 #
 # Replay one seed verbosely: make check-random SEED=N; many seeds:
 # make check-random-long [COUNT=10000] [FIRST=1] (see README.md).

@@ -67,8 +67,15 @@
 #define MiB (1024ull * KiB)
 #define MAXIO (256 * KiB)	/* the largest single call */
 #define PIPEIO (64 * KiB)	/* what a pipe holds */
-/* MSG_PEEK|MSG_WAITALL waits for bytes nothing takes out: on TCP a receive
- * queue of 1-byte segments closes the window with a few hundred bytes in it. */
+/*
+ * MSG_PEEK|MSG_WAITALL waits for bytes nothing takes out, which TCP does not
+ * promise to bring: a receive queue of 1-byte segments closes the window
+ * with a few hundred bytes in it, and bytes sent with MSG_MORE stay corked
+ * in the sender until it sends again, shuts down, or an ACK comes, which a
+ * receiver that only peeks never causes (seed 345 waited for ever on plain
+ * TCP).  So such a call asks for at most PEEK_WAITALL_MAX bytes, and only
+ * for those the peer has pushed: sent by a call without MSG_MORE (tx_pushed).
+ */
 #define PEEK_WAITALL_MAX 32
 #define MAXKIDS 64
 
@@ -123,6 +130,8 @@ struct side {
 	/* what the end is doing, for the timeout report */
 	_Atomic int pid;
 	_Atomic unsigned long long tx_off, rx_off;
+	/* tx_off after the last send without MSG_MORE (see PEEK_WAITALL_MAX) */
+	_Atomic unsigned long long tx_pushed;
 	char doing[160];
 };
 
@@ -442,6 +451,8 @@ static int sent(struct end *e, const struct call *c, ssize_t r, int strict)
 	if (strict && c->blocking && (size_t)r < c->n)
 		return fail(e, "a blocking call sent only %zd of %zu bytes", r, c->n);
 	e->p.tx_off += (uint64_t)r;
+	if (!(c->flags & MSG_MORE))
+		atomic_store(&g_sh->side[e->role].tx_pushed, e->p.tx_off);
 	progress_shown(e);
 	return tx_complete(e) ? tx_finish(e) : DONE;
 }
@@ -1383,6 +1394,14 @@ static int pick_flags(struct end *e, const struct op *op)
 	return fl;
 }
 
+/* Bytes of our receiving direction the peer has pushed and we have not read. */
+static uint64_t peer_pushed(const struct end *e)
+{
+	uint64_t pushed = atomic_load(&g_sh->side[!e->role].tx_pushed);
+
+	return pushed > e->p.rx_off ? pushed - e->p.rx_off : 0;
+}
+
 /* The call's size, and for a send its bytes in g_tx. */
 static size_t call_size(struct end *e, const struct op *op, int fl)
 {
@@ -1397,6 +1416,8 @@ static size_t call_size(struct end *e, const struct op *op, int fl)
 			n = left ? (size_t)left : 1;
 		if ((fl & MSG_PEEK) && n > PEEK_WAITALL_MAX)
 			n = PEEK_WAITALL_MAX;
+		if ((fl & MSG_PEEK) && n > peer_pushed(e))
+			n = (size_t)peer_pushed(e);
 	}
 	if (op->dir == TX && !(op->kind == K_SPLICE_OUT && e->p.tx_inpipe))
 		pat_fill(g_tx, e->seed, e->role, e->p.tx_off, n);
@@ -1410,6 +1431,9 @@ static int do_call(struct end *e, const struct op *op, int force_flags)
 	struct call c = { .flags = (pick_flags(e, op) | force_flags) & op->flags };
 	int rc, held = 0;
 
+	/* nothing pushed to wait for: a plain peek (see PEEK_WAITALL_MAX) */
+	if ((c.flags & (MSG_PEEK | MSG_WAITALL)) == (MSG_PEEK | MSG_WAITALL) && !peer_pushed(e))
+		c.flags &= ~MSG_WAITALL;
 	c.blocking = !e->nonblock && !(c.flags & MSG_DONTWAIT);
 	if (c.blocking && (held = token_take(e, op->dir)) <= 0)
 		return held;
