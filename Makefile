@@ -68,7 +68,7 @@ PROGS    := $(O)/smc_pnet $(O)/smcss $(O)/smcd $(O)/smcr $(O)/smc_run $(O)/libsm
 	    $(O)/smcdump-ex
 LIBSMC   := $(OBJ)/libsmc.a
 
-.PHONY: install-deps bench bench-quick bench-programs check-kernel check-random check-random-long test-progs all check check-unit check-cli fuzz demo install clean deps
+.PHONY: install-deps bench bench-quick bench-programs check-kernel check-random check-random-long test-progs all check check-unit check-cli fuzz demo soak install clean deps
 all: $(PROGS)
 
 deps:
@@ -234,6 +234,14 @@ check-random-long:
 
 demo:
 	$(Q)scripts/demo.sh
+
+# Real programs under smc_run for SOAK_MINUTES (default 60), every byte
+# checked, descriptors, rings, RSS and smcss rows sampled: all must stay
+# flat (tests/soak.sh).  Not part of make check.
+SOAK_DIR := build/soak
+soak:
+	$(Q)$(MAKE) --no-print-directory O=$(SOAK_DIR) all
+	$(Q)O=$(SOAK_DIR) tests/soak.sh
 
 install-deps:
 	$(Q)scripts/install-deps.sh

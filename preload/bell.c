@@ -24,10 +24,13 @@
 #include "reg_client.h"
 
 #define PEER_BELLS 64
+/* A peer's bell not rung for this long is closed when another one comes. */
+#define PEER_IDLE_NS (5 * 1000000000LL)
 
 struct peer_bell {
 	uint32_t id;
 	int fd;                    /* -1: asked for, no answer yet */
+	_Atomic int64_t rung_at;   /* soft_now_ns() of its last use */
 };
 
 static pthread_rwlock_t peers_mu = PTHREAD_RWLOCK_INITIALIZER;
@@ -158,20 +161,32 @@ static struct peer_bell *peer_find(uint32_t id)
 	return NULL;
 }
 
-/* With peers_mu held: a slot for id, the oldest given up when all are taken. */
+/*
+ * With peers_mu held: a slot for id.  One freed, or idle for PEER_IDLE_NS
+ * (its process has likely ended: a server would otherwise keep an eventfd
+ * of every client process it ever served), else a new one, else the
+ * oldest given up.
+ */
 static struct peer_bell *peer_slot(uint32_t id)
 {
-	struct peer_bell *p;
+	int64_t now = soft_now_ns();
+	struct peer_bell *p = NULL;
 
-	if (npeers < PEER_BELLS) {
+	for (unsigned i = 0; i < npeers && !p; i++)
+		if (!peers[i].id ||
+		    now - atomic_load_explicit(&peers[i].rung_at, memory_order_relaxed) > PEER_IDLE_NS)
+			p = &peers[i];
+	if (!p && npeers < PEER_BELLS) {
 		p = &peers[npeers++];
-	} else {
+		p->fd = -1;           /* never used: not descriptor 0 */
+	} else if (!p) {
 		p = &peers[next_evict++ % PEER_BELLS];
-		if (p->fd >= 0)
-			next.close(p->fd);
 	}
+	if (p->fd >= 0)
+		next.close(p->fd);
 	p->id = id;
 	p->fd = -1;
+	atomic_store_explicit(&p->rung_at, now, memory_order_relaxed);
 	return p;
 }
 
@@ -186,8 +201,10 @@ bool bell_ring(uint32_t id)
 	/* readers ring at once; a descriptor is closed only under the write lock */
 	pthread_rwlock_rdlock(&peers_mu);
 	p = peer_find(id);
-	if (p && p->fd >= 0)
+	if (p && p->fd >= 0) {
 		rung = next.write(p->fd, &one, sizeof(one)) == sizeof(one);
+		atomic_store_explicit(&p->rung_at, soft_now_ns(), memory_order_relaxed);
+	}
 	pthread_rwlock_unlock(&peers_mu);
 	if (p)
 		return rung;

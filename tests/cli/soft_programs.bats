@@ -322,6 +322,28 @@ redis_start() {
 	[ "$output" = 16777216 ]
 }
 
+# Every client process has a doorbell of its own (an eventfd) that redis
+# gets from the daemon to wake it: one of an ended process is closed when
+# another comes after 5 s idle, and none of redis's own descriptors is ever
+# closed in its place (descriptor 0 was, at the first one).
+@test "redis-server: clients from 20 processes: its own descriptors stay, the peers' doorbells do not pile up" {
+	need redis-server redis-benchmark
+	local rpid fd0 i bells
+	redis_start
+	rpid=$(pgrep -f "redis-server 127.0.0.1:$REDIS_PORT" | head -n 1)
+	[ -n "$rpid" ]
+	fd0=$(readlink "/proc/$rpid/fd/0")
+	for i in $(seq 20); do
+		"$RUN" redis-benchmark -p "$REDIS_PORT" -t get -n 2000 -c 2 -q >/dev/null 2>&1
+		[ "$i" -ne 10 ] || sleep 6     # the first ten are idle when the next come
+	done
+	[ "$(readlink "/proc/$rpid/fd/0")" = "$fd0" ]
+	bells=$(ls -l "/proc/$rpid/fd" | grep -c eventfd || true)
+	echo "eventfds of redis: $bells"
+	# its own (at most 8) and the peers' of the last 5 s
+	[ "$bells" -le 16 ]
+}
+
 # ---- nginx -----------------------------------------------------------------
 
 # nginx with a private configuration: 2 workers, sendfile, files in $T/www.
