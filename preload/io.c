@@ -934,6 +934,20 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 	if (n == 0) {
 		if (!known)
 			return -2;
+		conn_rx_count_shared(fd, sc);
+		if (conn_rx_fence_left(sc, &left) && left && !TP(sc, rx_cut_seen)) {
+			/*
+			 * The end before the fence: a FIN comes after every byte
+			 * before it, so the stream lost its last bytes to a reset
+			 * whose error was taken already (SO_ERROR, a doorbell's
+			 * send).  The ring after the fence must not be read as if
+			 * they had come.
+			 */
+			atomic_store(&sc->rx_err, ECONNRESET);
+			kernel_reset_news(sc, -1, ECONNRESET);
+			errno = ECONNRESET;
+			return -1;
+		}
 		atomic_store(&sc->rx_eof, true);
 		sconn_rx_cut_set(fd, sc);
 		return 0;
