@@ -973,8 +973,9 @@ static ssize_t recv_fail(ssize_t done, int err)
 	return -1;
 }
 
+/* *from_ring: the bytes of the result that came from the ring (smcd stats). */
 static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int cnt,
-			 int flags, size_t total)
+			 int flags, size_t total, size_t *from_ring)
 {
 	struct iovec win[IOV_CHUNK];
 	bool peek = flags & MSG_PEEK;
@@ -1013,6 +1014,7 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 				dump_io(sc, true, win, n, (size_t)r);
 			TP(sc, rx_busy);
 			done += (size_t)r;
+			*from_ring += (size_t)r;
 			if (wake)
 				soft_ring_bell(fd, sc, wake);
 			if (done >= need)
@@ -1164,12 +1166,13 @@ static ssize_t peek_all(int fd, struct sconn *sc, const struct iovec *iov, int c
 
 	while (r > 0 && (size_t)r < total && !soft_sandboxed() && !nonblocking(fd, sc, flags) &&
 	       peek_may_grow(fd, sc)) {
+		size_t ring = 0;
 		ssize_t again;
 
 		if ((timeo && soft_now_ns() / 1000000 >= end) || next.nanosleep(&pause, NULL))
 			break;
 		sc_lock(&sc->rx_lock);
-		again = ring_recv(fd, sc, iov, cnt, flags, total);
+		again = ring_recv(fd, sc, iov, cnt, flags, total, &ring);
 		sc_unlock(&sc->rx_lock);
 		if (again < r)
 			break;
@@ -1181,7 +1184,7 @@ static ssize_t peek_all(int fd, struct sconn *sc, const struct iovec *iov, int c
 ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt, int flags,
 		  struct msghdr *mh)
 {
-	size_t total = iov_total(iov, iovcnt);
+	size_t total = iov_total(iov, iovcnt), ring = 0;
 	ssize_t r;
 	int st;
 
@@ -1209,12 +1212,13 @@ ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 	if (!total)
 		return 0;
 	sc_lock(&sc->rx_lock);
-	r = ring_recv(fd, sc, iov, iovcnt, flags, total);
+	r = ring_recv(fd, sc, iov, iovcnt, flags, total, &ring);
 	sc_unlock(&sc->rx_lock);
 	if ((flags & (MSG_PEEK | MSG_WAITALL)) == (MSG_PEEK | MSG_WAITALL))
 		r = peek_all(fd, sc, iov, iovcnt, flags, total, r);
-	if (!(flags & MSG_PEEK))
-		count(false, total, r);
+	/* what the ring carried, as the kernel counts SMC's data: not the TCP bytes before the fence */
+	if (!(flags & MSG_PEEK) && (ring || atomic_load(&sc->rx_cut)))
+		count(false, total, ring ? (ssize_t)ring : r > 0 ? 0 : r);
 	return r;
 }
 

@@ -654,6 +654,31 @@ tx_bytes() {
 	"$SMC_BIN/smcd" stats | awk '/^TX Stats/ { tx = 1 } tx && /Data transmitted/ { print $4; exit }'
 }
 
+rx_bytes() {
+	"$SMC_BIN/smcd" stats | awk '/^RX Stats/ { rx = 1 } rx && /Data transmitted/ { print $4; exit }'
+}
+
+# The first write goes before the connection is offered (over TCP, before
+# the fence): smcd stats count what the ring carried, at both ends alike,
+# as the kernel counts SMC's data.
+@test "soft: smcd stats: RX data is what the ring carried, equal to TX, not the TCP bytes before the cut-over" {
+	local out="$BATS_TEST_TMPDIR/sink.out" tx rx
+	start_server "$out" "$RUN" python3 "$SMC_TOP/tests/progs/sink.py" server
+	run "$RUN" python3 "$SMC_TOP/tests/progs/sink.py" client --port "$PORT" \
+		--bytes 2097152 --chunk 65536 --pause 0.005
+	[ "$status" -eq 0 ]
+	wait "$SERVER_PID"
+	SERVER_PID=
+	run cat "$out"
+	[ "${lines[1]}" = "got 2097152" ]
+	tx=$(tx_bytes)
+	rx=$(rx_bytes)
+	echo "smcd stats: TX data $tx, RX data $rx"
+	# some of it went over TCP first, the rest on the ring
+	[ "$tx" -gt 0 ] && [ "$tx" -lt 2097152 ]
+	[ "$rx" -eq "$tx" ]
+}
+
 @test "soft: exec: an image that replaced itself with execve() counts in smcd stats" {
 	local out="$BATS_TEST_TMPDIR/sink.out"
 	start_server "$out" "$RUN" python3 "$SMC_TOP/tests/progs/sink.py" server
