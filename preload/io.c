@@ -406,10 +406,6 @@ bool soft_tx_peer_check(int fd, struct sconn *sc, short kernel)
 	return false;
 }
 
-/*
- * Linux takes 0 for 1, and caps the mark at INT_MAX / 2; the kernel keeps
- * it until the receiving cut-over (sconn_rx_cut_set()), the ring after.
- */
 void soft_rcvlowat_kernel_one(int fd)
 {
 	static const int one = 1;
@@ -418,6 +414,10 @@ void soft_rcvlowat_kernel_one(int fd)
 		next.setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
 }
 
+/*
+ * The kernel keeps the mark until the receiving cut-over
+ * (sconn_rx_cut_set()), the ring after; Linux takes 0 for 1.
+ */
 void soft_rcvlowat_set(int fd, struct sconn *sc, int val)
 {
 	atomic_store(&sc->rcvlowat, val < 1 ? 1 : val);
