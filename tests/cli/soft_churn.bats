@@ -89,22 +89,6 @@ assert_no_ghost() {
 # registration nobody ended (6 to 14 ghost rows after 50 clients for 5 s).
 @test "churn: a threaded server whose threads close while accept() offers: no ghost row" {
 	local i port2
-	cat >"$T/thr_srv.py" <<-'EOF'
-	import random, socket, threading
-	lst = socket.create_server(("127.0.0.1", 0))
-	print("port %d" % lst.getsockname()[1], flush=True)
-	def serve(c):
-	    with c:
-	        want, got = random.randint(1, 300), 0
-	        while got < want:
-	            d = c.recv(want - got)
-	            if not d:
-	                break
-	            got += len(d)
-	while True:
-	    c, _ = lst.accept()
-	    threading.Thread(target=serve, args=(c,), daemon=True).start()
-	EOF
 	cat >"$T/thr_cli.py" <<-'EOF'
 	import socket, sys, time
 	port, end, n = int(sys.argv[1]), time.time() + float(sys.argv[2]), 0
@@ -115,7 +99,7 @@ assert_no_ghost() {
 	    n += 1
 	print("done", n, flush=True)
 	EOF
-	"$RUN" python3 "$T/thr_srv.py" >"$T/srv2" 2>&1 3>&- &
+	"$RUN" python3 "$SMC_TOP/tests/progs/thread_server.py" >"$T/srv2" 2>&1 3>&- &
 	SERVER2=$!
 	for _ in $(seq 200); do grep -q '^port ' "$T/srv2" && break; sleep 0.05; done
 	port2=$(awk '/^port /{print $2}' "$T/srv2")

@@ -349,39 +349,8 @@ redis_start() {
 # nginx with a private configuration: 2 workers, sendfile, files in $T/www.
 nginx_start() {
 	NGINX_PORT=$(free_port)
-	mkdir -p "$T/www" "$T/ngx"
-	{
-		[ "$(id -u)" -ne 0 ] || echo "user root;"
-		cat <<EOF
-worker_processes 2;
-daemon off;
-# nginx clears the environment of its workers but for what "env" keeps:
-# the preload reads these in the workers.
-env SMC_BACKEND;
-env SMC_SOFT_SOCKET;
-env SMC_DEBUG;
-env LD_PRELOAD;
-pid $T/ngx/nginx.pid;
-error_log $T/ngx/error.log;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	sendfile on;
-	tcp_nopush on;
-	keepalive_requests 1000000;
-	default_type application/octet-stream;
-	client_body_temp_path $T/ngx/body;
-	proxy_temp_path $T/ngx/proxy;
-	fastcgi_temp_path $T/ngx/fastcgi;
-	uwsgi_temp_path $T/ngx/uwsgi;
-	scgi_temp_path $T/ngx/scgi;
-	server {
-		listen 127.0.0.1:$NGINX_PORT;
-		root $T/www;
-	}
-}
-EOF
-	} >"$T/ngx/nginx.conf"
+	mkdir -p "$T/www"
+	"$PROGS/nginx_conf.sh" "$T/ngx" "$NGINX_PORT" "$T/www" 2
 	bg nginx "$RUN" nginx -e "$T/ngx/error.log" -p "$T/ngx" -c "$T/ngx/nginx.conf"
 	wait_listen "$NGINX_PORT"
 }
