@@ -43,6 +43,15 @@ static time_t retry_at;
 static struct pending *pend;
 static size_t npend, cap;
 static _Atomic size_t npend_hint;
+/*
+ * Replies still due to PAIRs whose socket closed first (pend_orphan): read
+ * and let go at the next look, or a process that asks nothing more would
+ * leave them in its socket until the daemon's sends to it block, and with
+ * them its reading of this process's requests, their sockets in flight
+ * kept open (no FIN), and its rows.
+ */
+static size_t norphan;
+static _Atomic size_t norphan_hint;
 static struct soft_pstats private_stats = {
 	.magic = SOFT_PSTATS_MAGIC, .version = SOFT_PSTATS_VERSION,
 	.size = sizeof(struct soft_pstats),
@@ -184,6 +193,8 @@ static void pend_drop_all(void)
 	}
 	npend = 0;
 	atomic_store(&npend_hint, 0);
+	norphan = 0;
+	atomic_store(&norphan_hint, 0);
 }
 
 /* With ctl_mu held: the connection broke, every waiting request with it. */
@@ -465,6 +476,8 @@ static void take_reply(struct soft_pair_reply *r)
 		return;
 	}
 	sc = pend_take(r->seq, &inherited);
+	if (!sc && norphan)
+		atomic_store(&norphan_hint, --norphan);
 
 	if (sc && !r->error && r->shm_fd >= 0 && ctl_decline_reason(sc)) {
 		/* asked before a reason came (io_uring instance, SO_ZEROCOPY) */
@@ -508,16 +521,37 @@ static void replies_locked(void)
 	struct soft_pair_reply r;
 	int rc = 0;
 
-	while ((npend || atomic_load(&nbell_hint)) && conn.fd >= 0 &&
+	while ((npend || norphan || atomic_load(&nbell_hint)) && conn.fd >= 0 &&
 	       (rc = soft_reg_pair_poll(&conn, &r)) == 1)
 		take_reply(&r);
 	if (conn.fd >= 0 && rc < 0)
 		daemon_gone();
 }
 
+void ctl_before_sleep(void)
+{
+	if ((!atomic_load_explicit(&ndel_hint, memory_order_relaxed) &&
+	     !atomic_load_explicit(&norphan_hint, memory_order_relaxed)) || soft_sandboxed())
+		return;
+	if (pthread_mutex_trylock(&ctl_mu))
+		return;
+	replies_locked();
+	del_flush();
+	if (ndel && conn.fd >= 0 && del_room())
+		del_flush();
+	pthread_mutex_unlock(&ctl_mu);
+}
+
+bool ctl_backlog(void)
+{
+	return atomic_load_explicit(&ndel_hint, memory_order_relaxed) != 0 ||
+	       atomic_load_explicit(&norphan_hint, memory_order_relaxed) != 0;
+}
+
 void ctl_poll(void)
 {
 	if ((!atomic_load_explicit(&npend_hint, memory_order_relaxed) &&
+	     !atomic_load_explicit(&norphan_hint, memory_order_relaxed) &&
 	     !atomic_load_explicit(&ndel_hint, memory_order_relaxed) &&
 	     !atomic_load_explicit(&nbell_hint, memory_order_relaxed)) || soft_sandboxed())
 		return;
@@ -542,6 +576,7 @@ static void pend_orphan(struct sconn *sc)
 		return;
 	if (!inherited)
 		del_send(0, sc->seq, -1);
+	atomic_store(&norphan_hint, ++norphan);
 	sconn_put(p);
 }
 

@@ -17,6 +17,7 @@
 #include "soft.h"
 
 #define EXPORT __attribute__((visibility("default")))
+#define DEL_RETRY_NS 100000000   /* ns: see ctl_backlog() */
 #define EPTAB_MAX (1 << 20)
 
 struct ep_entry {
@@ -475,6 +476,9 @@ static int soft_epoll_wait(struct ewait *w, int64_t timeout_ns, const sigset_t *
 		}
 		atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
 		rang = false;
+		/* replies or ends of registrations due: look again within DEL_RETRY_NS */
+		if (ctl_backlog() && (left < 0 || left > DEL_RETRY_NS))
+			left = DEL_RETRY_NS;
 		r = efd >= 0 ? bell_wait(w, efd, &rang, left, mask) : kernel_wait(w, 0, left, mask);
 		arm_all(w, false, bell);
 		bell_wait_end(efd, rang);

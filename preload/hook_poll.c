@@ -26,6 +26,7 @@ struct pwait {
 
 /* The kernel's wait while w->nap: short, as wait_space()'s. */
 #define NAP_NS 1000000
+#define DEL_RETRY_NS 100000000   /* ns: see ctl_backlog() */
 
 #define KERNEL_BITS (POLLERR | POLLHUP | POLLNVAL)
 
@@ -173,6 +174,9 @@ static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, cons
 		rang = false;
 		if (!ready) {
 			atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
+			/* replies or ends of registrations due: look again within DEL_RETRY_NS */
+			if (ctl_backlog() && (left < 0 || left > DEL_RETRY_NS))
+				left = DEL_RETRY_NS;
 			r = kernel_poll(w, k, left, mask, efd, &rang);
 		} else {
 			r = kernel_poll(w, k, 0, mask, -1, NULL);

@@ -119,6 +119,8 @@ void offer_before_sleep(int64_t timeout_ns)
 {
 	int64_t d = atomic_load_explicit(&due, memory_order_relaxed);
 
+	if (timeout_ns != 0)
+		ctl_before_sleep();
 	if (d == NO_DUE || timeout_ns == 0)
 		return;
 	sweep(timeout_ns < 0 ? NO_DUE - 1 : soft_now_ns() + timeout_ns);

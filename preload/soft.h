@@ -259,6 +259,15 @@ void ctl_established(int fd, struct sconn *sc);
 void ctl_offer(int fd, struct sconn *sc, bool trylock);
 /* Collect replies that arrived; never waits. */
 void ctl_poll(void);
+/*
+ * Before a wait that cannot be cut (a blocking accept, a sleep): replies
+ * due to closed connections' PAIRs are read, and ends of registrations
+ * still queued (the daemon was behind) go now, waiting for room once, or
+ * an idle process would keep them, and the daemon their rows.
+ */
+void ctl_before_sleep(void);
+/* Either is still due: a wait that can be cut looks again soon. */
+bool ctl_backlog(void);
 /* Socket fd of sc is closed here; last: no other process holds it, the
  * daemon's registration goes. */
 void ctl_forget(int fd, struct sconn *sc, bool last);

@@ -47,6 +47,23 @@ teardown() {
 	rm -rf "$T"
 }
 
+# The port a second server announced in OUT ("port N"): PORT2; fails
+# without one.
+server2_port() { # OUT
+	for _ in $(seq 200); do grep -q '^port ' "$1" && break; sleep 0.05; done
+	PORT2=$(awk '/^port /{print $2}' "$1")
+	[ -n "$PORT2" ]
+}
+
+# A second server: COMMAND... in the background (SERVER2), its output in OUT.
+server2_start() { # OUT COMMAND...
+	local out=$1
+	shift
+	"$@" >"$out" 2>&1 3>&- &
+	SERVER2=$!
+	server2_port "$out"
+}
+
 # Ring memfds the daemon holds now.
 daemon_memfds() {
 	ls -l "/proc/$SOFTD_PID/fd" 2>/dev/null | grep -c 'memfd:smc-dmb' || true
@@ -99,11 +116,8 @@ assert_no_ghost() {
 	    n += 1
 	print("done", n, flush=True)
 	EOF
-	"$RUN" python3 "$SMC_TOP/tests/progs/thread_server.py" >"$T/srv2" 2>&1 3>&- &
-	SERVER2=$!
-	for _ in $(seq 200); do grep -q '^port ' "$T/srv2" && break; sleep 0.05; done
-	port2=$(awk '/^port /{print $2}' "$T/srv2")
-	[ -n "$port2" ]
+	server2_start "$T/srv2" "$RUN" python3 "$SMC_TOP/tests/progs/thread_server.py"
+	port2=$PORT2
 	PIDS=()
 	for i in $(seq 12); do
 		"$RUN" python3 "$T/thr_cli.py" "$port2" 3 >"$T/t$i.out" 2>"$T/t$i.err" 3>&- &
@@ -125,9 +139,8 @@ assert_no_ghost() {
 	( ulimit -n 64; exec "$RUN" python3 "$SMC_TOP/tests/progs/echo.py" server --host 127.0.0.1 ) \
 		>"$T/srv2" 2>&1 3>&- &
 	SERVER2=$!
-	for _ in $(seq 200); do grep -q '^port ' "$T/srv2" && break; sleep 0.05; done
-	port2=$(awk '/^port /{print $2}' "$T/srv2")
-	[ -n "$port2" ]
+	server2_port "$T/srv2"
+	port2=$PORT2
 	for round in 1 2 3; do
 		run "$RUN" python3 "$SMC_TOP/tests/progs/echo.py" client --host 127.0.0.1 --port "$port2" \
 			--conns 100 --bytes 20000
@@ -204,11 +217,8 @@ assert_no_ghost() {
 	while True:
 	    signal.pause()
 	EOF2
-	"$RUN" python3 "$T/forksrv.py" >"$T/forksrv.out" 2>&1 3>&- &
-	SERVER2=$!
-	for _ in $(seq 200); do grep -q '^port ' "$T/forksrv.out" && break; sleep 0.05; done
-	port=$(awk '/^port /{print $2}' "$T/forksrv.out")
-	[ -n "$port" ]
+	server2_start "$T/forksrv.out" "$RUN" python3 "$T/forksrv.py"
+	port=$PORT2
 	cat >"$T/fetch.py" <<-EOF2
 	import socket
 	s = socket.create_connection(("127.0.0.1", $port))
