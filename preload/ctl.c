@@ -536,9 +536,8 @@ void ctl_before_sleep(void)
 	if (pthread_mutex_trylock(&ctl_mu))
 		return;
 	replies_locked();
+	/* waits only while the daemon takes them: a stopped one must not delay an accept */
 	del_flush();
-	if (ndel && conn.fd >= 0 && del_room())
-		del_flush();
 	pthread_mutex_unlock(&ctl_mu);
 }
 

@@ -262,8 +262,8 @@ void ctl_poll(void);
 /*
  * Before a wait that cannot be cut (a blocking accept, a sleep): replies
  * due to closed connections' PAIRs are read, and ends of registrations
- * still queued (the daemon was behind) go now, waiting for room once, or
- * an idle process would keep them, and the daemon their rows.
+ * still queued (the daemon was behind) go now, or an idle process would
+ * keep them, and the daemon their rows.
  */
 void ctl_before_sleep(void);
 /* Either is still due: a wait that can be cut looks again soon. */
