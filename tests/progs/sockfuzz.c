@@ -1431,14 +1431,18 @@ static int do_call(struct end *e, const struct op *op, int force_flags)
 	struct call c = { .flags = (pick_flags(e, op) | force_flags) & op->flags };
 	int rc, held = 0;
 
-	/* nothing pushed to wait for: a plain peek (see PEEK_WAITALL_MAX) */
-	if ((c.flags & (MSG_PEEK | MSG_WAITALL)) == (MSG_PEEK | MSG_WAITALL) && !peer_pushed(e))
-		c.flags &= ~MSG_WAITALL;
 	c.blocking = !e->nonblock && !(c.flags & MSG_DONTWAIT);
 	if (c.blocking && (held = token_take(e, op->dir)) <= 0)
 		return held;
 	if (dir_pending(e, op->dir)) {
 		c.fd = e->alias >= 0 && rnd(&e->p.rng) % 2 ? e->alias : e->fd;
+		/*
+		 * Nothing pushed to wait for: a plain peek (see PEEK_WAITALL_MAX).
+		 * After the token: waiting for it may have read meanwhile.
+		 */
+		if ((c.flags & (MSG_PEEK | MSG_WAITALL)) == (MSG_PEEK | MSG_WAITALL) &&
+		    !peer_pushed(e))
+			c.flags &= ~MSG_WAITALL;
 		c.n = call_size(e, op, c.flags);
 		e->p.ops++;
 		rc = op->io(e, &c);
