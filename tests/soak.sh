@@ -85,31 +85,7 @@ head -c 4096 /dev/urandom >"$work/www/small"
 big_sum=$(sha256sum <"$work/www/big" | cut -d' ' -f1)
 
 web_port=$(free_port)
-{
-	[ "$(id -u)" -ne 0 ] || echo "user root;"
-	cat <<EOF
-worker_processes 2;
-daemon off;
-env SMC_BACKEND;
-env SMC_SOFT_SOCKET;
-env LD_PRELOAD;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	sendfile on;
-	keepalive_requests 1000000;
-	default_type application/octet-stream;
-	client_body_temp_path $work/nginx/body;
-	proxy_temp_path $work/nginx/proxy;
-	fastcgi_temp_path $work/nginx/fastcgi;
-	uwsgi_temp_path $work/nginx/uwsgi;
-	scgi_temp_path $work/nginx/scgi;
-	server { listen 127.0.0.1:$web_port; root $work/www; }
-}
-EOF
-} >"$work/nginx/nginx.conf"
+tests/progs/nginx_conf.sh "$work/nginx" "$web_port" "$work/www" 2
 bgrun nginx "$RUN" nginx -e "$work/nginx/error.log" -p "$work/nginx" -c "$work/nginx/nginx.conf"
 nginx_pid=$!
 bulk_port=$(free_port)
@@ -127,22 +103,6 @@ git -C "$repo" add . && git -C "$repo" -c user.email=s@s -c user.name=s commit -
 bgrun gitd "$RUN" git daemon --reuseaddr --export-all --base-path="$work/git" \
 	--listen=127.0.0.1 --port="$git_port" "$work/git"
 git_pid=$!
-cat >"$work/short_srv.py" <<'EOF'
-import random, socket, sys, threading
-lst = socket.create_server(("127.0.0.1", int(sys.argv[1])))
-def serve(c):
-    with c:
-        want, got = random.randint(1, 2000), 0
-        while got < want:
-            d = c.recv(want - got)
-            if not d:
-                break
-            got += len(d)
-        c.sendall(b"k")
-while True:
-    c, _ = lst.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-EOF
 cat >"$work/short_cli.py" <<'EOF'
 import os, socket, sys, time
 port, stop, n = int(sys.argv[1]), sys.argv[2], 0
@@ -159,7 +119,7 @@ while not os.path.exists(stop):
 print("short: %d connections" % n, flush=True)
 EOF
 short_port=$(free_port)
-bgrun short_srv "$RUN" python3 "$work/short_srv.py" "$short_port"
+bgrun short_srv "$RUN" python3 tests/progs/thread_server.py --port "$short_port" --most 2000 --answer
 short_pid=$!
 for p in "$web_port" "$bulk_port" "$redis_port" "$git_port" "$short_port"; do
 	wait_listen "$p" || exit 1
