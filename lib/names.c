@@ -120,7 +120,7 @@ const char *smc_port_state_name(unsigned int state, char buf[SMC_NAME_BUF])
 struct reason {
 	uint32_t code;
 	const char *stats_name;  /* as smcd/smcr stats print it, NULL: "[unknown]" */
-	const char *symbol;      /* SMC_CLC_DECL_<symbol> */
+	const char *symbol;      /* SMC_CLC_DECL_<symbol>; the soft backend's: SMC_<symbol> */
 	const char *text;
 };
 
@@ -146,6 +146,12 @@ static const struct reason reasons[] = {
 	{ 0x03040000, "MODEUNSUPP", "MODEUNSUPP", "accepted mode was not proposed" },
 	{ 0x03050000, "RMBE_EC", "RMBE_EC", "peer uses RMBE eyecatchers" },
 	{ 0x03060000, "OPTUNSUPP", "OPTUNSUPP", "TCP Fast Open requested" },
+	/* the soft backend's (wire/reg.h SMC_SOFT_DECL_*), no kernel's */
+	{ 0x03060001, "URING", "SOFT_DECL_URING", "an io_uring instance may reach the connection" },
+	{ 0x03060002, "ZEROCOPY", "SOFT_DECL_ZEROCOPY", "SO_ZEROCOPY set before pairing" },
+	{ 0x03060003, "SHARED", "SOFT_DECL_SHARED", "another process got it before pairing" },
+	{ 0x03060004, "UNSEEN", "SOFT_DECL_UNSEEN", "an end went to a program without the preload" },
+	{ 0x03060005, "STDIO", "SOFT_DECL_STDIO", "stdio may read or write it (fds 0-2, fdopen)" },
 	{ 0x03070000, "DIFFPREFIX", "DIFFPREFIX", "IP prefix / subnet mismatch" },
 	{ 0x03080000, "GETVLANERR", "GETVLANERR", "VLAN of the route device unknown" },
 	{ 0x03090000, "ISMVLANERR", "ISMVLANERR", "VLAN registration on ISM device failed" },

@@ -35,7 +35,7 @@ int smc_roce_generation(unsigned int pci_device);
 const char *smc_reason_name(uint32_t code);
 /* Fallback/decline reason: what it means, NULL when the code is not known. */
 const char *smc_reason_text(uint32_t code);
-/* The kernel's symbolic name (SMC_CLC_DECL_ minus the prefix), NULL if unknown. */
+/* The kernel's symbolic name (SMC_CLC_DECL_ minus the prefix; the soft backend's: SMC_ minus it), NULL if unknown. */
 const char *smc_reason_symbol(uint32_t code);
 
 /* Kernel errno -> the libnl message text the upstream tools print. */

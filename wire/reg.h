@@ -259,17 +259,16 @@ enum {
 #define SMC_SOFT_STATE_LISTEN 10
 
 /*
- * SMC_SOFT_A_DECLINE of a process that uses io_uring, of a socket with
- * SO_ZEROCOPY, and of a connection another process got before it could be
- * paired (SMC_CLC_DECL_OPTUNSUPP: a use SMC cannot carry).
+ * The soft backend's own reasons, in the kernel's OPTUNSUPP class (a use SMC
+ * cannot carry) with a low half of their own, which no kernel sends: a mask
+ * of 0xffff0000 still reads OPTUNSUPP.  names.c names them; af_smc(7) lists
+ * them.  As SMC_SOFT_A_DECLINE (PAIR) or FALLBACK's REASON:
  */
-#define SMC_SOFT_DECL_URING    0x03060000u
-#define SMC_SOFT_DECL_ZEROCOPY 0x03060000u
-#define SMC_SOFT_DECL_SHARED   0x03060000u
-/* FALLBACK's REASON when an end went to a program without the library (io_uring: URING). */
-#define SMC_SOFT_DECL_UNSEEN   0x03060000u
-/* FALLBACK's REASON when stdio may read or write the connection (descriptors 0-2, fdopen). */
-#define SMC_SOFT_DECL_STDIO    0x03060000u
+#define SMC_SOFT_DECL_URING    0x03060001u /* an io_uring instance that may reach it */
+#define SMC_SOFT_DECL_ZEROCOPY 0x03060002u /* SO_ZEROCOPY before it was paired */
+#define SMC_SOFT_DECL_SHARED   0x03060003u /* another process got it before it was paired */
+#define SMC_SOFT_DECL_UNSEEN   0x03060004u /* an end went to a program without the library */
+#define SMC_SOFT_DECL_STDIO    0x03060005u /* stdio may read or write it (fds 0-2, fdopen) */
 
 /* SMC_SOFT_A_PAIR_STATUS */
 #define SMC_SOFT_PAIR_PENDING  1

@@ -34,6 +34,11 @@ local reasons = {
 	[0x03030006] = "NOSEID", [0x03030007] = "NOSMCD2DEV", [0x03030008] = "NOUEID",
 	[0x03030009] = "RELEASEERR", [0x0303000a] = "MAXCONNERR", [0x0303000b] = "MAXLINKERR",
 	[0x03040000] = "MODEUNSUPP", [0x03050000] = "RMBE_EC", [0x03060000] = "OPTUNSUPP",
+	-- the soft backend's own (wire/reg.h SMC_SOFT_DECL_*)
+	[0x03060001] = "URING: io_uring may reach it", [0x03060002] = "ZEROCOPY",
+	[0x03060003] = "SHARED: another process got it first",
+	[0x03060004] = "UNSEEN: went to a program without the library",
+	[0x03060005] = "STDIO: stdio may reach it",
 	[0x03070000] = "DIFFPREFIX", [0x03080000] = "GETVLANERR", [0x03090000] = "ISMVLANERR",
 	[0x030a0000] = "NOACTLINK", [0x030b0000] = "NOSRVLINK", [0x030c0000] = "VERSMISMAT",
 	[0x030d0000] = "MAX_DMB", [0x030e0000] = "NOROUTE", [0x030f0000] = "NOINDIRECT",

@@ -185,7 +185,7 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -A5 'TCP fallback' >&2
 	echo "$output" | grep -q '^  TCP fallback  *2 (client 1, server 1)$'
-	echo "$output" | grep -A2 '^    Server$' | grep -q '^     OPTUNSUPP  *1$'
+	echo "$output" | grep -A2 '^    Server$' | grep -q '^     URING      *1$'
 	echo "$output" | grep -A2 '^    Client$' | grep -q '^     PEERDECL  *1$'
 }
 
@@ -195,8 +195,8 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 uring_after_pairing() { # CASE
 	SOCKCHECK_PROBE="env -u LD_PRELOAD '$SMC_BIN/smcss' -a >'$BATS_TEST_TMPDIR/rows'" soft_case "$1"
 	cat "$BATS_TEST_TMPDIR/rows" >&2
-	[ "$(grep -c '^ACTIVE .* TCP 0x03060000$' "$BATS_TEST_TMPDIR/rows")" -eq 1 ]
-	[ "$(grep -c '^ACTIVE .* TCP 0x05000000/0x03060000$' "$BATS_TEST_TMPDIR/rows")" -eq 1 ]
+	[ "$(grep -c '^ACTIVE .* TCP 0x03060001$' "$BATS_TEST_TMPDIR/rows")" -eq 1 ]
+	[ "$(grep -c '^ACTIVE .* TCP 0x05000000/0x03060001$' "$BATS_TEST_TMPDIR/rows")" -eq 1 ]
 	[ "$(grep -c '^ACTIVE' "$BATS_TEST_TMPDIR/rows")" -eq 2 ]
 }
 
@@ -435,7 +435,7 @@ want = hashlib.sha256(data).hexdigest() + "  -\n"
 print("intact" if got == want else "got %r" % got)' "$port" "$SMC_BIN/smcss"
 	[ "$status" -eq 0 ]
 	# the client's end shows why it stays TCP: its peer went to a program without the library
-	[ "$output" = $'client row: TCP 0x05000000/0x03060000\nintact' ] ||
+	[ "$output" = $'client row: TCP 0x05000000/0x03060004\nintact' ] ||
 		{ echo "output: $output stderr: $stderr"; return 1; }
 	[ -z "$stderr" ] || { echo "stderr: $stderr"; return 1; }
 	wait "$SERVER_PID"
@@ -519,11 +519,13 @@ pingpong_over_bells() { # CASE
 
 # MSG_ZEROCOPY's completions come from the kernel's TCP path: a socket with
 # SO_ZEROCOPY stays TCP (the client waited forever before).
-@test "soft: zerocopy: SO_ZEROCOPY before connect: TCP with OPTUNSUPP, completions arrive" {
+@test "soft: zerocopy: SO_ZEROCOPY before connect: TCP with ZEROCOPY, completions arrive" {
 	soft_case zerocopy
 	run smcd -d stats
 	echo "$output" | grep -A5 'TCP fallback' >&2
 	echo "$output" | grep -q '^  TCP fallback  *2 (client 1, server 1)$'
+	echo "$output" | grep -q '^     ZEROCOPY  *1$'
+	echo "$output" | grep -q '^     PEERDECL  *1$'
 }
 
 # Once paired SO_ZEROCOPY is refused as by the kernel's SMC, and a read of the
@@ -745,7 +747,11 @@ exec wc -c <&3' bash "$port"
 }
 
 @test "soft: stdio_fdopen: a server that read the request with read() fdopen()s the connection and goes on with stdio" {
-	soft_case stdio_fdopen
+	SOCKCHECK_PROBE="env -u LD_PRELOAD '$SMC_BIN/smcss' -a >'$BATS_TEST_TMPDIR/rows'" soft_case stdio_fdopen
+	# smcss names why: the server's stdio (0x03060005), the client's peer's
+	cat "$BATS_TEST_TMPDIR/rows" >&2
+	[ "$(grep -c '^ACTIVE .* TCP 0x03060005$' "$BATS_TEST_TMPDIR/rows")" -eq 1 ]
+	[ "$(grep -c '^ACTIVE .* TCP 0x05000000/0x03060005$' "$BATS_TEST_TMPDIR/rows")" -eq 1 ]
 }
 
 @test "soft: stdio_late: stdio writes a connection that has cut over: the peer gets every byte or ECONNRESET, never a hang" {

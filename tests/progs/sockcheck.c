@@ -1956,19 +1956,26 @@ static int uring_late_s(int *fd)
 	return uring_recv_pat(*fd, 56);
 }
 
-static int uring_late_c(int *fd)
+/* Runs $SOCKCHECK_PROBE (smcss), if set, while fd's connection is open. */
+static int run_probe(int fd)
 {
 	const char *probe = getenv("SOCKCHECK_PROBE");
-
 	int fl;
 
-	if (recv_tok(*fd, 'u'))
-		return -1;
+	if (!probe)
+		return 0;
 	/* the probe must not get the connection: a program without the library would keep it TCP */
-	fl = fcntl(*fd, F_GETFD);
-	if (probe && (fl < 0 || fcntl(*fd, F_SETFD, fl | FD_CLOEXEC) < 0 || system(probe) != 0 ||
-		      fcntl(*fd, F_SETFD, fl) < 0))
+	fl = fcntl(fd, F_GETFD);
+	if (fl < 0 || fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0 || system(probe) != 0 ||
+	    fcntl(fd, F_SETFD, fl) < 0)
 		return fail("SOCKCHECK_PROBE failed");
+	return 0;
+}
+
+static int uring_late_c(int *fd)
+{
+	if (recv_tok(*fd, 'u') || run_probe(*fd))
+		return -1;
 	if (send_pat(*fd, 56, MiB))
 		return -1;
 	return recv_tok(*fd, 'k');
@@ -3747,6 +3754,8 @@ static int stdio_c(int *fd)
 			return fail("line %u came back as '%.*s'", i, n, line);
 		msleep(5);
 	}
+	if (run_probe(*fd))
+		return -1;
 	if (shutdown(*fd, SHUT_WR))
 		return fail_errno("shutdown");
 	return expect_eof(*fd, "after the lines");

@@ -73,12 +73,15 @@ TEST(names_reason_codes)
 		{ 0x03080000, "GETVLANERR" }, { 0x03090000, "ISMVLANERR" }, { 0x030a0000, "NOACTLINK" },
 		{ 0x030b0000, "NOSRVLINK" }, { 0x030c0000, "VERSMISMAT" }, { 0x030d0000, "MAX_DMB" },
 		{ 0x04000000, "SYNCERR" }, { 0x05000000, "PEERDECL" },
+		{ 0x03060001, "URING" }, { 0x03060002, "ZEROCOPY" }, { 0x03060003, "SHARED" },
+		{ 0x03060004, "UNSEEN" }, { 0x03060005, "STDIO" }, { 0x03060006, "[unknown]" },
 		{ 0x03030008, "[unknown]" }, { 0x030e0000, "[unknown]" }, { 0x09990000, "[unknown]" },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		CHECK_STR(smc_reason_name(t[i].code), t[i].name);
 	CHECK_STR(smc_reason_symbol(0x03030008), "NOUEID");
+	CHECK_STR(smc_reason_symbol(0x03060005), "SOFT_DECL_STDIO");
 	CHECK_STR(smc_reason_text(0x03010000), "peer did not indicate SMC");
 	CHECK(smc_reason_text(0x12345678) == NULL);
 }

@@ -665,7 +665,7 @@ TEST(soft_pair_fall_back_after_pairing)
 	CHECK(soft_lgr_first(&f.st) == NULL);
 	CHECK_INT(regfx_dump(&f, &f.peer, 0xff), 0);
 	got = regfx_smcss(&f, &o);
-	CHECK(got && strstr(got, " TCP 0x03060000\n") && strstr(got, " TCP 0x05000000/0x03060000\n"));
+	CHECK(got && strstr(got, " TCP 0x03060004\n") && strstr(got, " TCP 0x05000000/0x03060004\n"));
 	CHECK(got && !strstr(got, "SMCD"));
 	free(got);
 	sock_info(&f, &f.peer, t.cli, &ri);
