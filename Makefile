@@ -25,7 +25,9 @@ OBJ      := $(O)/.obj
 CC       ?= cc
 PKG_CONFIG ?= pkg-config
 PKGS     := libnl-3.0 libnl-genl-3.0 libmnl
-DEBIAN_PKGS := libnl-3-dev libnl-genl-3-dev libmnl-dev pkg-config
+# liburing: its header only (the preload reads the rings of a program's liburing)
+DEP_PKGS := $(PKGS) liburing
+DEBIAN_PKGS := libnl-3-dev libnl-genl-3-dev libmnl-dev liburing-dev pkg-config
 
 CFLAGS   ?= -O2 -g
 WFLAGS   := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
@@ -72,8 +74,8 @@ LIBSMC   := $(OBJ)/libsmc.a
 all: $(PROGS)
 
 deps:
-	@$(PKG_CONFIG) --exists $(PKGS) 2>/dev/null || { \
-	  echo "smc-tools: missing build dependencies ($(PKGS))." >&2; \
+	@$(PKG_CONFIG) --exists $(DEP_PKGS) 2>/dev/null || { \
+	  echo "smc-tools: missing build dependencies ($(DEP_PKGS))." >&2; \
 	  echo "smc-tools: install them with: apt-get install $(DEBIAN_PKGS)" >&2; \
 	  echo "smc-tools: (or run scripts/install-deps.sh)" >&2; exit 1; }
 
@@ -154,6 +156,11 @@ $(O)/tests/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -o $@ $< -ldl
+# A server with a liburing instance, as MariaDB has (soft_uring.bats).
+$(O)/tests/uring_conn: tests/progs/uring_conn.c
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -o $@ $< -luring
 # Shared test helpers (tests/progs/lib*.c) are built as preloadable libraries.
 $(O)/tests/lib%.so: tests/progs/lib%.c
 	@mkdir -p $(dir $@)

@@ -165,7 +165,7 @@ static void sconn_init(struct sconn *sc, int role)
 	atomic_store(&sc->rcvlowat, 1);
 	atomic_store(&sc->reset_told, false);
 	atomic_store(&sc->let_go, false);
-	atomic_store(&sc->stdio, false);
+	atomic_store(&sc->past, false);
 	atomic_store(&sc->foreign, false);
 	atomic_store(&sc->nonblock, -1);
 	atomic_store(&sc->shared, false);

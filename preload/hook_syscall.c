@@ -43,8 +43,9 @@ EXPORT long syscall(long number, ...)
 	va_end(ap);
 	if (number == SYS_seccomp && a[0] == SECCOMP_SET_MODE_FILTER)
 		soft_sandbox_enter();
-	else if (number == SYS_io_uring_setup)
-		soft_uring_note();
+	else if ((number == SYS_io_uring_setup || (number == SYS_io_uring_enter && a[1] > 0)) &&
+		 !soft_in_liburing)
+		soft_uring_note();   /* requests the library cannot read (uring.c) */
 	else if (number == SYS_close_range && (unsigned long)a[0] <= (unsigned long)a[1] &&
 		 !(a[2] & CLOSE_RANGE_CLOEXEC))
 		soft_fds_closing((unsigned)a[0], (unsigned)a[1]);

@@ -306,43 +306,60 @@ bool sconn_fall_back(int fd, struct sconn *sc, uint32_t reason)
 	return true;
 }
 
-/* ---- stdio: reads and writes the library does not see (section 1.2) ---- */
+/* ---- reads and writes the library does not see: stdio, io_uring (1.2, 1.3) ---- */
 
-/* False when a direction has cut over: stdio can no longer be followed. */
-static bool conn_stdio(int fd, struct sconn *sc)
+/*
+ * Something past the library may read or write the connection from now on
+ * (reason: SMC_SOFT_DECL_STDIO, _URING).  False when a direction has cut
+ * over: it can no longer be followed.
+ */
+static bool conn_past(int fd, struct sconn *sc, uint32_t reason)
 {
 	uint32_t none = 0;
 	int st = atomic_load(&sc->state);
 
-	if (atomic_exchange(&sc->stdio, true))
+	if (atomic_exchange(&sc->past, true))
 		return !atomic_load(&sc->tx_cut) && !atomic_load(&sc->rx_cut);
 	if (st == SC_NEW || st == SC_ASKED) {
 		/* its offer declines, or the reply that comes is not taken */
-		atomic_compare_exchange_strong(&sc->decline, &none, SMC_SOFT_DECL_STDIO);
+		atomic_compare_exchange_strong(&sc->decline, &none, reason);
 		return true;
 	}
 	if (st != SC_MAPPED)
 		return true;
-	preload_dbg("libsmc-preload: fd %d may be used by stdio: it stays TCP\n", fd);
-	return sconn_fall_back(fd, sc, SMC_SOFT_DECL_STDIO);
+	preload_dbg("libsmc-preload: fd %d may be used past the library: it stays TCP\n", fd);
+	return sconn_fall_back(fd, sc, reason);
 }
 
 void conn_stdio_check(int fd, struct sconn *sc)
 {
-	if (atomic_load_explicit(&sc->stdio, memory_order_relaxed) ||
+	if (atomic_load_explicit(&sc->past, memory_order_relaxed) ||
 	    (atomic_load_explicit(&sc->tx_cut, memory_order_relaxed) &&
 	     atomic_load_explicit(&sc->rx_cut, memory_order_relaxed)) ||
 	    !fd_names_std(sc))
 		return;
-	conn_stdio(fd, sc);
+	conn_past(fd, sc, SMC_SOFT_DECL_STDIO);
 }
 
 void conn_stdio_open(int fd, struct sconn *sc)
 {
-	if (conn_stdio(fd, sc))
+	if (conn_past(fd, sc, SMC_SOFT_DECL_STDIO))
 		return;
 	preload_err("libsmc-preload: fdopen of fd %d: it is on shared memory, where stdio "
 		    "cannot follow it: the connection is reset\n", fd);
+	conn_reset(fd, sc);
+}
+
+void conn_uring_use(int fd, struct sconn *sc)
+{
+	if (atomic_load_explicit(&sc->past, memory_order_relaxed) &&
+	    !atomic_load_explicit(&sc->tx_cut, memory_order_relaxed) &&
+	    !atomic_load_explicit(&sc->rx_cut, memory_order_relaxed))
+		return;
+	if (conn_past(fd, sc, SMC_SOFT_DECL_URING) || atomic_exchange(&sc->foreign, true))
+		return;
+	preload_err("libsmc-preload: io_uring request on fd %d: it is on shared memory, "
+		    "where io_uring cannot follow it: the connection is reset\n", fd);
 	conn_reset(fd, sc);
 }
 

@@ -105,7 +105,7 @@ struct sconn {
 	_Atomic int rcvtimeo_ms;
 	unsigned fork_seen;        /* the fork() that counted us already (dup'ed fds) */
 	_Atomic bool let_go;       /* this process no longer holds the ring (close, exit) */
-	_Atomic bool stdio;        /* found on descriptor 0, 1 or 2, or fdopen()ed (conn_stdio_check) */
+	_Atomic bool past;         /* stdio or io_uring may use it (conn_stdio_check, conn_uring_use) */
 	_Atomic bool foreign;      /* the peer wrote past the library: reads fail (conn_foreign_bytes) */
 	unsigned daemon_epoch;     /* ctl_epoch() when mapped */
 };
@@ -201,6 +201,7 @@ struct soft_config {
 	long ncpus;                /* CPUs online */
 	bool futex;                /* SMC_SOFT_FUTEX: blocking receives sleep on a futex */
 	bool bells;                /* SMC_SOFT_BELL: poll/epoll waits have an eventfd doorbell */
+	int uring;                 /* SMC_SOFT_URING: SOFT_URING_* (uring.c) */
 	/* the daemon's socket, resolved at start: programs such as nginx
 	 * clear their environment before they connect anywhere */
 	char socket_path[108];
@@ -353,9 +354,14 @@ int soft_zerocopy(int fd, struct sconn *sc, const void *val, socklen_t len);
 uint32_t ctl_decline_reason(const struct sconn *sc);
 
 /* ---- uring.c: io_uring, which the library cannot see through ---- */
-/* The process has an io_uring instance: new connections stay TCP. */
+enum { SOFT_URING_WATCH, SOFT_URING_TCP, SOFT_URING_FILES };
+/* The process has an io_uring instance it cannot watch: new connections stay TCP. */
 bool soft_uring_seen(void);
 void soft_uring_note(void);
+/* A watched instance's request names a connection: the same, whatever SMC_SOFT_URING says. */
+void soft_uring_names_conn(void);
+/* Inside a liburing function the library watches (its system calls are its own). */
+extern _Thread_local bool soft_in_liburing;
 /* A descriptor that came from another process: noted if it is an io_uring instance. */
 void soft_uring_check_fd(int fd);
 
@@ -495,6 +501,11 @@ bool sconn_fall_back(int fd, struct sconn *sc, uint32_t reason);
 void conn_stdio_check(int fd, struct sconn *sc);
 /* fdopen(): the same whatever the descriptor; one that has cut over is reset. */
 void conn_stdio_open(int fd, struct sconn *sc);
+/*
+ * An io_uring request names the connection (uring.c): not cut over yet, it
+ * stays on TCP for good (SMC_SOFT_DECL_URING); cut over, it is reset.
+ */
+void conn_uring_use(int fd, struct sconn *sc);
 /*
  * SO_RCVLOWAT: set (setsockopt succeeded with val) or asked for (get:
  * *val is the kernel's answer, replaced by the program's own once the ring

@@ -13,9 +13,14 @@
  *   SMC_SOFT_FUTEX       1 (default): a blocking receive sleeps on a futex in
  *                        the shared memory; 0: in recv() on the TCP socket,
  *                        woken by doorbell bytes.
+ *   SMC_SOFT_URING       watch (default): io_uring requests through liburing
+ *                        are read, other instances keep connections TCP;
+ *                        tcp: every instance does; files: instances not
+ *                        watched are taken to reach files only (uring.c).
  *   SMC_SOFT_SOCKET      the daemon's socket (reg_client.h), read here once.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "preload.h"
@@ -46,6 +51,21 @@ static long read_number(const char *name, long dflt, long min, long max)
 	return n;
 }
 
+static int read_uring(void)
+{
+	const char *v = getenv("SMC_SOFT_URING");
+
+	if (!v || !*v || !strcmp(v, "watch"))
+		return SOFT_URING_WATCH;
+	if (!strcmp(v, "tcp"))
+		return SOFT_URING_TCP;
+	if (!strcmp(v, "files"))
+		return SOFT_URING_FILES;
+	preload_dbg("libsmc-preload: ignoring SMC_SOFT_URING='%s' (watch, tcp or files): "
+		    "watch is used\n", v);
+	return SOFT_URING_WATCH;
+}
+
 void soft_config_init(bool enabled)
 {
 	soft_cfg.spin_ns = (unsigned)read_number("SMC_SPIN_USEC", SPIN_USEC_DEFAULT, 0,
@@ -58,6 +78,7 @@ void soft_config_init(bool enabled)
 	/* the peer's CPU, not our affinity, decides; this only rules out one CPU */
 	soft_cfg.futex = read_number("SMC_SOFT_FUTEX", 1, 0, 1);
 	soft_cfg.bells = read_number("SMC_SOFT_BELL", 1, 0, 1);
+	soft_cfg.uring = read_uring();
 	soft_cfg.ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	soft_cfg.multi_cpu = soft_cfg.ncpus > 1;
 	if (!soft_cfg.socket_path[0])

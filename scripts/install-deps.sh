@@ -11,6 +11,7 @@ set -euo pipefail
 demo_packages=(
 	build-essential pkg-config
 	libnl-3-dev libnl-genl-3-dev libmnl-dev     # build
+	liburing-dev                                # build: the preload reads liburing's rings
 	python3 iproute2 procps                     # the demo's helpers
 	sockperf                                    # the demo's data path
 )
@@ -29,7 +30,6 @@ check_packages=(
 	# server postgresql-NN (initdb, postgres and pgbench; postgresql-15 on
 	# Debian 12) and postgresql-client-NN (psql); -contrib is not needed
 	postgresql
-	liburing-dev                                # io_uring through liburing
 	tcpdump tshark                              # smcdump-ex and its capture test
 )
 
