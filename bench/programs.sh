@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/programs.sh: programs we did not write (pgbench against PostgreSQL,
-# rsync, scp, curl and wrk against nginx, redis-benchmark), plain TCP
+# rsync, scp, curl and wrk against nginx, redis-benchmark, sysbench against
+# MariaDB, whose InnoDB reads its files with io_uring), plain TCP
 # against both ends under smc_run (soft backend, private daemon), in
 # interleaved rounds; throughput and CPU cost of both sides, medians of the
 # rounds.  Prints a table with the goals and writes
@@ -9,8 +10,8 @@
 #   bench/programs.sh [--quick] [--rounds N] [--only LIST] [--out FILE] [--keep]
 #
 # --quick: short runs and small data (about 2.5 min in all); the default takes
-# about 6 min.  --only: a comma-separated list of groups (pgbench, rsync,
-# scp, http, redis, wrk).  --keep: keep the working directory (every run's
+# about 7 min.  --only: a comma-separated list of groups (pgbench, rsync,
+# scp, http, redis, wrk, mariadb).  --keep: keep the working directory (every run's
 # output, results.tsv with the values of each round) and say where it is.
 # Uses the normal build in the top directory (make): ./smc_run,
 # ./libsmc-preload.so, ./smc_softd, ./smcd.
@@ -22,7 +23,7 @@ keep=0
 rounds=3
 only=all
 out="$top/bench/results/programs.json"
-ALL_GROUPS="pgbench rsync scp http redis wrk"
+ALL_GROUPS="pgbench rsync scp http redis wrk mariadb"
 args=("$@")
 
 usage() {
@@ -74,6 +75,7 @@ need=(python3 ss timeout)
 ! want http || need+=(nginx curl)
 ! want wrk || need+=(nginx wrk)
 ! want redis || need+=(redis-server redis-benchmark)
+! want mariadb || need+=(mariadbd mariadb-install-db mariadb sysbench)
 for p in "${need[@]}"; do
 	command -v "$p" >/dev/null ||
 		{ echo "programs.sh: $p not installed (scripts/install-deps.sh)" >&2; exit 1; }
@@ -100,6 +102,8 @@ if [ "$quick" = 1 ]; then
 	REDIS_N=20000   # requests per redis-benchmark test
 	REDIS_T4_N=40000
 	WRK_SECS=2
+	MDB_ROWS=10000  # sysbench --table-size, 4 tables
+	MDB_T=3         # sysbench --time seconds
 else
 	PG_SCALE=10
 	PG_T=10
@@ -108,6 +112,8 @@ else
 	REDIS_N=200000
 	REDIS_T4_N=400000
 	WRK_SECS=8
+	MDB_ROWS=50000
+	MDB_T=8
 fi
 BIG_BYTES=$((BIG_MB * 1024 * 1024))
 
@@ -354,6 +360,28 @@ pg_start() { # MODE
 	exit 1
 }
 
+# MariaDB: InnoDB reads and writes its files with io_uring (liburing), its
+# connections are the clients'.  As root it runs as root (--user=root).
+mdb_start() { # MODE
+	local m=$1 d="$tmp/mdb_$1" as=()
+	[ "$(id -u)" -ne 0 ] || as=(--user=root)
+	mkdir -p "$d"
+	mariadb-install-db --no-defaults --datadir="$d/data" "${as[@]}" --skip-test-db \
+		--auth-root-authentication-method=normal >"$tmp/mdbinit_$m.log" 2>&1 ||
+		{ log "programs.sh: mariadb-install-db failed"; cat "$tmp/mdbinit_$m.log" >&2; exit 1; }
+	PORT[mdb_$m]=$(free_port)
+	pre_of "$m"
+	server "mdb_$m" "${PRE[@]}" mariadbd --no-defaults --datadir="$d/data" "${as[@]}" \
+		--port="${PORT[mdb_$m]}" --bind-address=127.0.0.1 --socket="$d/sock" \
+		--pid-file="$d/pid" --skip-grant-tables --skip-log-bin --innodb-buffer-pool-size=256M \
+		--max-connections=200 --log-error="$d/error.log"
+	ROOT[mdb_$m]=$SRV_PID
+	wait_listen "${PORT[mdb_$m]}" "$SRV_PID" || { cat "$d/error.log" >&2; exit 1; }
+	grep -q 'InnoDB: Using io_uring' "$d/error.log" ||
+		log "programs.sh: MariaDB ($m) does not use io_uring here: $(grep -m1 -i 'aio\|uring' "$d/error.log")"
+}
+SYSBENCH_DB=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-user=root --tables=4)
+
 rsyncd_conf() { # MODE
 	cat >"$tmp/rsyncd_$1.conf" <<EOF
 port = ${PORT[rsync_$1]}
@@ -454,6 +482,9 @@ for m in tcp smc; do
 		ROOT[nginx_$m]=$SRV_PID
 		wait_listen "${PORT[nginx_$m]}" "$SRV_PID" || { cat "$tmp/nginx_$m/error.log" >&2; exit 1; }
 	fi
+	if want mariadb; then
+		mdb_start "$m"
+	fi
 	if want redis; then
 		PORT[redis_$m]=$(free_port)
 		mkdir -p "$tmp/redis_$m"
@@ -477,6 +508,17 @@ if want pgbench; then
 			{ log "programs.sh: VACUUM failed"; cat "$tmp/pginit_$m.log" >&2; exit 1; }
 	done
 fi
+if want mariadb; then
+	for m in tcp smc; do
+		log "programs.sh: sysbench prepare, 4 tables of $MDB_ROWS rows ($m)"
+		pre_of "$m"
+		{ mariadb -h 127.0.0.1 -P "${PORT[mdb_$m]}" -u root -e 'CREATE DATABASE sbtest' &&
+		  timeout -k 5 600 "${PRE[@]}" sysbench oltp_read_only "${SYSBENCH_DB[@]}" \
+			--mysql-port="${PORT[mdb_$m]}" --table-size="$MDB_ROWS" prepare; } \
+			>"$tmp/mdbprep_$m.log" 2>&1 ||
+			{ log "programs.sh: sysbench prepare failed"; cat "$tmp/mdbprep_$m.log" >&2; exit 1; }
+	done
+fi
 log "programs.sh: setup done in $SECONDS s"
 
 # ---- one run -----------------------------------------------------------------
@@ -493,6 +535,8 @@ TESTS=(
 	"redis_get redis redis"
 	"redis_get_threads4 redis redis"
 	"nginx_wrk_4w wrk nginx"
+	"mariadb_point_select mariadb mdb"
+	"mariadb_read_only mariadb mdb"
 )
 
 results="$tmp/results.tsv"
@@ -574,6 +618,11 @@ print(r.status, n)' "http://127.0.0.1:$port/big.bin")
 	redis_get_threads4)
 		cmd=(redis-benchmark -h 127.0.0.1 -p "$port" -t get -n "$REDIS_T4_N" -c 50 -P 1 --threads 4 --csv)
 		min_conns=100 probes=1
+		;;
+	mariadb_point_select | mariadb_read_only)
+		cmd=(sysbench "oltp_${t#mariadb_}" "${SYSBENCH_DB[@]}" --mysql-port="$port"
+			--table-size="$MDB_ROWS" --threads=8 --time="$MDB_T" run)
+		limit=$((MDB_T + 120)) min_conns=16
 		;;
 	nginx_wrk_4w)
 		cmd=(wrk -t 4 -c 64 -d "${WRK_SECS}s" "http://127.0.0.1:$port/small.bin")
@@ -657,6 +706,14 @@ print(r.status, n)' "http://127.0.0.1:$port/big.bin")
 		fi
 		units=$REDIS_N
 		[ "$t" != redis_get_threads4 ] || units=$REDIS_T4_N
+		;;
+	mariadb_*)
+		if ! grep -q '^ *ignored errors: *0 ' "$o"; then
+			fail "$r" "$t" "$m" "sysbench: $(grep -m1 -iE 'error|ignored' "$o")"
+			return
+		fi
+		units=$(awk '/^ *transactions:/ { print $2 }' "$o")
+		value=$(sed -n 's/^ *transactions: *[0-9]* *(\([0-9.]*\) per sec.)/\1/p' "$o")
 		;;
 	nginx_wrk_4w)
 		if grep -qE 'Socket errors|Non-2xx' "$o"; then
@@ -777,6 +834,8 @@ rows = [
     ("redis_get", "redis", "req/s", TXN),
     ("redis_get_threads4", "redis", "req/s", TXN),
     ("nginx_wrk_4w", "wrk", "req/s", TXN),
+    ("mariadb_point_select", "mariadb", "tps", TXN),
+    ("mariadb_read_only", "mariadb", "tps", TXN),
 ]
 groups = set(only.split(","))
 
@@ -822,11 +881,11 @@ def fr(x):
 print("medians of %d rounds%s; ratio = smc/tcp (goal >= 1.0x); cpu = CPU time of"
       " clients, servers (and smc_softd for smc) per unit, cpu ratio = smc/tcp (goal <= 1.0x)"
       % (rounds, ", --quick" if quick else ""))
-print("%-19s %-6s %10s %10s %7s %4s | %-14s %8s %8s %8s %7s %4s | %s %s" % (
+print("%-20s %-6s %10s %10s %7s %4s | %-14s %8s %8s %8s %7s %4s | %s %s" % (
     "test", "unit", "tcp", "smc", "ratio", "", "cpu unit", "cpu tcp", "cpu smc", "(softd)",
     "ratio", "", "n", "failed"))
 for name, unit, t, s, ratio, tv, cunit, ct, cs, cd, cratio, cv, n, nf in table:
-    print("%-19s %-6s %10s %10s %7s %4s | %-14s %8s %8s %8s %7s %4s | %d %s" % (
+    print("%-20s %-6s %10s %10s %7s %4s | %-14s %8s %8s %8s %7s %4s | %d %s" % (
         name, unit, f(t), f(s), fr(ratio), tv, cunit, f(ct), f(cs), f(cd), fr(cratio), cv, n,
         "%d FAILED" % nf if nf else "0"))
 print("%d of %d goals not reached" % (nfail, ngoals))

@@ -30,6 +30,7 @@ check_packages=(
 	# server postgresql-NN (initdb, postgres and pgbench; postgresql-15 on
 	# Debian 12) and postgresql-client-NN (psql); -contrib is not needed
 	postgresql
+	mariadb-server sysbench                     # io_uring for its files (soft_mariadb.bats)
 	tcpdump tshark                              # smcdump-ex and its capture test
 )
 
