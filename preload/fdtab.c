@@ -85,6 +85,14 @@ struct sconn *fd_get(int fd)
 	}
 }
 
+bool fd_is(int fd, const struct sconn *sc)
+{
+	_Atomic(struct sconn *) *t = atomic_load_explicit(&tab, memory_order_acquire);
+
+	return t && fd >= 0 && fd < tab_size &&
+	       atomic_load_explicit(&t[fd], memory_order_acquire) == sc;
+}
+
 bool fd_names_std(const struct sconn *sc)
 {
 	_Atomic(struct sconn *) *t = atomic_load_explicit(&tab, memory_order_relaxed);

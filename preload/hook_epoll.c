@@ -27,6 +27,8 @@ struct ep_entry {
 	uint32_t kevents;          /* what the kernel has */
 	epoll_data_t data;
 	bool disarmed;             /* EPOLLONESHOT fired */
+	bool quiet;                /* on shared memory, nothing cut over: see set_quiet() */
+	unsigned quiet_disarms;    /* sc->disarms when it became quiet */
 	uint64_t last_in, last_out;/* cursor words at the last edge report */
 };
 
@@ -288,6 +290,50 @@ static bool ring_ready(void *arg)
 	return ring_scan(arg, false) > 0;
 }
 
+/*
+ * Quiet entries.  A connection on shared memory with neither direction cut
+ * over (its peer has not come yet, or never will: a client without the
+ * library) has nothing on the ring to report, and its producer rings over
+ * TCP once it cuts over if the want-bell flag is left set (TP_BELL_TCP in
+ * cons_sleeping).  Armed so once, such an entry stays armed: while every
+ * entry of the set is quiet or not on shared memory, a wait is the
+ * kernel's epoll_pwait alone (set_quiet()), and a connection kept on TCP
+ * costs no scan, bell or ppoll per wait.  It stops being quiet when a
+ * direction cuts over, when the producer took the bell (merge_kernel), or
+ * when something else disarmed it (another set, poll).
+ */
+static void entry_quiet_begin(struct ep_entry *e, struct sconn *sc)
+{
+	if (!sconn_mapped(sc) || atomic_load(&sc->rx_cut) || atomic_load(&sc->tx_cut) ||
+	    e->disarmed || !TP(sc, rx_bell_asked))
+		return;
+	e->quiet_disarms = atomic_load_explicit(&sc->disarms, memory_order_relaxed);
+	e->quiet = true;
+}
+
+/* Whether the whole set can wait in the kernel alone. */
+static bool set_quiet(struct ewait *w)
+{
+	bool yes = true;
+
+	pthread_mutex_lock(&w->s->lock);
+	for (int i = 0; i < w->s->n && yes; i++) {
+		struct ep_entry *e = &w->s->e[i];
+		struct sconn *sc = e->sc;
+
+		/* an entry whose descriptor changed is dropped by the full path */
+		if (!fd_is(e->fd, sc))
+			yes = false;
+		else if (!sconn_mapped(sc))
+			continue;
+		else if (!e->quiet || atomic_load(&sc->rx_cut) || atomic_load(&sc->tx_cut) ||
+			 atomic_load_explicit(&sc->disarms, memory_order_relaxed) != e->quiet_disarms)
+			yes = e->quiet = false;
+	}
+	pthread_mutex_unlock(&w->s->lock);
+	return yes;
+}
+
 /* Arm (with bell, bell_wait_begin()) or disarm every paired entry; true if one is ready meanwhile. */
 static bool arm_all(struct ewait *w, bool arm, uint32_t bell)
 {
@@ -308,10 +354,14 @@ static bool arm_all(struct ewait *w, bool arm, uint32_t bell)
 			 * ring stays as it was reported (room to send, say) must
 			 * not keep us from the kernel's events of the other way.
 			 */
-			if (soft_arm(e->fd, sc, e->events & (EPOLLIN | EPOLLOUT), bell) &&
-			    entry_ready(e, sc, &mode, false))
+			if (e->quiet)
+				;
+			else if (soft_arm(e->fd, sc, e->events & (EPOLLIN | EPOLLOUT), bell) &&
+				 entry_ready(e, sc, &mode, false))
 				ready = true;
-		} else if (!arm) {
+			else
+				entry_quiet_begin(e, sc);
+		} else if (!arm && !w->s->e[i].quiet) {
 			soft_disarm(sc);
 		}
 		sconn_put(sc);
@@ -361,6 +411,8 @@ static int merge_kernel(struct ewait *w, int have, int m)
 			w->ev[out++] = k;
 			continue;
 		}
+		if (e->quiet && !TP(sc, rx_bell_asked))
+			e->quiet = false;
 		/* a doorbell woke us: take it now, not in one more wait */
 		if (sconn_mapped(sc) && atomic_load(&sc->rx_cut) && (k.events & EPOLLIN) &&
 		    soft_may_drain(sc, e->events & EPOLLIN))
@@ -452,12 +504,22 @@ static int soft_epoll_wait(struct ewait *w, int64_t timeout_ns, const sigset_t *
 	}
 	for (;;) {
 		int64_t left = end < 0 ? -1 : end - soft_now_ns();
-		int n = ring_scan(w, true), r, efd;
+		int n, r, efd;
 		uint32_t bell;
 		bool rang;
 
 		if (left < 0 && end >= 0)
 			left = 0;
+		if (set_quiet(w)) {
+			ctl_poll();
+			if (left != 0 && ctl_backlog() && (left < 0 || left > DEL_RETRY_NS))
+				left = DEL_RETRY_NS;
+			r = kernel_wait(w, 0, left, mask);
+			if (r != 0 || left == 0 || (end >= 0 && soft_now_ns() >= end))
+				return r;
+			continue;
+		}
+		n = ring_scan(w, true);
 		if (n > 0)
 			return n < w->max ? kernel_wait(w, n, 0, mask) : n;
 		if (left == 0)

@@ -75,6 +75,7 @@ void soft_disarm(struct sconn *sc)
 {
 	if (!sconn_mapped(sc))
 		return;
+	atomic_fetch_add_explicit(&sc->disarms, 1, memory_order_relaxed);
 	TP(sc, rx_sleep_end);
 	TP(sc, tx_sleep_end);
 }

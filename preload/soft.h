@@ -83,6 +83,7 @@ struct sconn {
 	_Atomic uint64_t tcp_tx;   /* application bytes sent over TCP */
 	/* rx: written under rx_lock; the flags read without it */
 	_Atomic bool rx_cut;
+	_Atomic unsigned disarms;  /* soft_disarm()s: a quiet epoll entry is one no longer (hook_epoll.c) */
 	_Atomic uint64_t tcp_rx;   /* application bytes read from TCP */
 	_Atomic bool rx_eof;       /* the kernel reported FIN */
 	unsigned rx_quiet;         /* empty nonblocking reads that did not look at TCP */
@@ -213,6 +214,8 @@ void soft_config_init(bool enabled);
 struct sconn *fd_get(int fd);          /* takes a reference; NULL if untracked */
 void sconn_put(struct sconn *sc);      /* drops one; the last frees */
 int fd_high(void);                     /* highest fd ever tracked, plus one */
+/* Whether fd names sc now (no reference taken: sc's memory is never freed). */
+bool fd_is(int fd, const struct sconn *sc);
 /* Whether descriptor 0, 1 or 2 names sc now (where stdio reads and writes). */
 bool fd_names_std(const struct sconn *sc);
 /* For one call: a reference only where other threads could close fd (*held). */

@@ -76,6 +76,8 @@ struct transport_ops {
 	void (*tx_sleep_end)(struct transport *t);
 	/* Before our receiving cut-over: the producer rings once it has cut. */
 	void (*rx_want_bell)(struct transport *t);
+	/* Whether a sleeper's bell is still asked for (the producer takes it when it rings). */
+	bool (*rx_bell_asked)(struct transport *t);
 	/* A doorbell is on its way over TCP between these; false: no bell. */
 	bool (*bell_begin)(struct transport *t);
 	void (*bell_end)(struct transport *t);

@@ -118,6 +118,11 @@ static void ring_rx_want_bell(struct transport *t)
 	atomic_store_explicit(&RX_CTRL(t)->cons_sleeping, 1, memory_order_seq_cst);
 }
 
+static bool ring_rx_bell_asked(struct transport *t)
+{
+	return atomic_load_explicit(&RX_CTRL(t)->cons_sleeping, memory_order_acquire) != 0;
+}
+
 static bool ring_bell_begin(struct transport *t)
 {
 	return dmb_bell_begin(RING(t));
@@ -301,6 +306,7 @@ const struct transport_ops transport_ring = {
 	.tx_sleep_begin = ring_tx_sleep_begin,
 	.tx_sleep_end = ring_tx_sleep_end,
 	.rx_want_bell = ring_rx_want_bell,
+	.rx_bell_asked = ring_rx_bell_asked,
 	.bell_begin = ring_bell_begin,
 	.bell_end = ring_bell_end,
 	.wait_bells = ring_wait_bells,

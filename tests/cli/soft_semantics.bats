@@ -967,3 +967,56 @@ print(c.recv(100).decode())' "$port" "$SMC_BIN/smcss"
 	wait "$SERVER_PID"
 	SERVER_PID=
 }
+
+# A server that only reads, in epoll, whose connection is on shared memory
+# while its peer has not paired yet, waits in the kernel's epoll alone (a
+# quiet entry, hook_epoll.c); the peer pairs 0.4 s later, cuts over and
+# writes into the ring: its first write must ring over TCP, and the server
+# go on from the ring.
+@test "soft: epoll: a reader whose peer pairs late is woken from the ring" {
+	local out="$BATS_TEST_TMPDIR/server.out"
+	start_server "$out" "$RUN" python3 -c '
+import selectors, socket
+lst = socket.create_server(("127.0.0.1", 0))
+print("port", lst.getsockname()[1], flush=True)
+c, _ = lst.accept()
+c.setblocking(False)
+sel = selectors.EpollSelector()
+sel.register(c, selectors.EVENT_READ)
+n = 0
+while True:
+    sel.select()
+    try:
+        b = c.recv(65536)
+    except BlockingIOError:
+        continue
+    if not b:
+        break
+    if any(x != (n + i) % 251 for i, x in enumerate(b)):
+        print("corrupt at", n, flush=True)
+        break
+    n += len(b)
+print("got", n, flush=True)'
+	SMC_SOFT_PAIR_DELAY_USEC=400000 run --separate-stderr timeout 30 "$RUN" python3 -c '
+import os, socket, subprocess, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+env = dict(os.environ)
+env.pop("LD_PRELOAD", None)
+mode, n = "?", 0
+for i in range(30):
+    s.sendall(bytes((n + j) % 251 for j in range(1000)))
+    n += 1000
+    if i == 25:
+        me = ":%d" % s.getsockname()[1]
+        rows = subprocess.run([sys.argv[2], "-a"], env=env, capture_output=True, text=True).stdout
+        mode = " ".join(r.split()[6] for r in rows.splitlines() if r.split()[3:4] and r.split()[3].endswith(me))
+    time.sleep(0.05)
+s.close()
+print("sent", n, "then", mode)' "$PORT" "$SMC_BIN/smcss"
+	wait "$SERVER_PID"
+	SERVER_PID=
+	[ "$status" -eq 0 ] || { echo "status $status: $output $stderr"; cat "$out"; return 1; }
+	[ "$output" = "sent 30000 then SMCD" ]
+	[ -z "$stderr" ]
+	[ "$(sed "/^port /d" "$out")" = "got 30000" ]
+}
