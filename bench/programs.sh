@@ -106,7 +106,7 @@ if [ "$quick" = 1 ]; then
 	WRK_SECS=2
 	MDB_ROWS=10000  # sysbench --table-size, 4 tables
 	MDB_T=3         # sysbench --time seconds
-	BLOB_MB=64      # the Node.js server's blob
+	BLOB_MB=256     # the Node.js server's blob
 else
 	PG_SCALE=10
 	PG_T=10
@@ -117,7 +117,7 @@ else
 	WRK_SECS=8
 	MDB_ROWS=50000
 	MDB_T=8
-	BLOB_MB=200
+	BLOB_MB=1024
 fi
 BIG_BYTES=$((BIG_MB * 1024 * 1024))
 
