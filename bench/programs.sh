@@ -642,7 +642,9 @@ print(r.status, n)' "http://127.0.0.1:$port/big.bin")
 	http_bulk_exec)
 		# bash connects and sends an HTTP/1.0 request, then execs wc,
 		# which counts the answer in blocking read()s of 16 KiB until
-		# nginx closes: the connection crosses execve()
+		# nginx closes: the connection crosses execve().  bash's printf
+		# writes it through stdio, and wc has it on descriptor 0, so it
+		# stays TCP (0x03060005, smc_run(8)) and is held to what TCP costs
 		cmd=(bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
 			printf "GET /big.bin HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3 || exit 1
 			exec wc -c <&3' bash "$port")
@@ -807,7 +809,7 @@ print(r.status, n)' "http://127.0.0.1:$port/big.bin")
 	fi
 	local dsmc=$((a[0] - b[0])) dtotal=$((a[1] - b[1])) dfb=$((a[2] - b[2]))
 	local derr=$((a[3] - b[3])) drx=$((a[4] - b[4])) dlo=$((la - lb))
-	if [ "$m" = smc ] && [ "$t" = redis_get_tcpkept ]; then
+	if [ "$m" = smc ] && { [ "$t" = redis_get_tcpkept ] || [ "$t" = http_bulk_exec ]; }; then
 		if [ "$drx" -ne 0 ] || [ "$derr" -ne 0 ]; then
 			fail "$r" "$t" "$m" "$drx bytes over SMC-D, $derr handshake errors: the connections were to stay TCP"
 			return
@@ -894,7 +896,7 @@ rows = [
     ("scp_download", "scp", "MB/s", GB),
     ("http_bulk_curl", "http", "MB/s", GB),
     ("http_bulk_blocking", "http", "MB/s", GB),
-    ("http_bulk_exec", "http", "MB/s", GB),
+    ("http_bulk_exec", "http", "MB/s", GB, (0.98, 1.02)),
     ("redis_set", "redis", "req/s", TXN),
     ("redis_get", "redis", "req/s", TXN),
     ("redis_get_threads4", "redis", "req/s", TXN),
@@ -949,9 +951,9 @@ def f(x):
 def fr(x):
     return "-" if x is None else "%.2fx" % x
 
-print("medians of %d rounds%s; ratio = smc/tcp (goal >= 1.0x, tcpkept >= 0.98x); cpu = CPU"
-      " time of clients, servers (and smc_softd for smc) per unit, cpu ratio = smc/tcp"
-      " (goal <= 1.0x, tcpkept <= 1.02x)"
+print("medians of %d rounds%s; ratio = smc/tcp (goal >= 1.0x; kept on TCP, tcpkept and"
+      " exec: >= 0.98x); cpu = CPU time of clients, servers (and smc_softd for smc) per unit,"
+      " cpu ratio = smc/tcp (goal <= 1.0x; kept on TCP <= 1.02x)"
       % (rounds, ", --quick" if quick else ""))
 print("%-20s %-6s %10s %10s %7s %4s | %-14s %8s %8s %8s %7s %4s | %s %s" % (
     "test", "unit", "tcp", "smc", "ratio", "", "cpu unit", "cpu tcp", "cpu smc", "(softd)",

@@ -11,15 +11,18 @@
 #   bulk    50 MB downloads from python3 -m http.server by curl: sha256 equal
 #   db      redis-server: redis-benchmark -c 20 (a pool) SET/GET rounds, and
 #           redis-cli writing and reading back random values
+#   sql     MariaDB (InnoDB on io_uring), when installed: sysbench OLTP
+#           read-write rounds of 10 s with 4 clients (no FATAL), and a table
+#           read over TCP equal to the same read over its UNIX socket
 #   git     git clone over git daemon (protocol v2): the tree equal
 #   short   a threaded server (a thread per connection, reading a random
 #           amount) and 6 client processes making short connections
 #
 # At the end the clients stop; within 10 s there must be no ACTIVE row and
-# no ring, the daemon must hold the descriptors it held before the load
-# (the servers' own control connections; nginx's workers may open theirs
-# later: 4 more are allowed), and each server at most 16 more than it held
-# before the load.  During the load a sample takes the ACTIVE rows of
+# no ring, the daemon must hold the descriptors it held before the load,
+# and one more for each server process (each opens its control connection
+# at its first connection, after that count) and 4, and each server at most
+# 16 more than it held before the load.  During the load a sample takes the ACTIVE rows of
 # smcss -a, the kernel's connected sockets of the servers' ports, and of
 # the rows those not in the kernel (ghost); the median of the last third of
 # the samples of ghost rows and of every RSS may not exceed the first
@@ -95,6 +98,20 @@ pids+=("$bulk_pid")
 redis_port=$(free_port)
 bgrun redis "$RUN" redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no
 redis_pid=$!
+sql=
+if command -v mariadbd >/dev/null && command -v sysbench >/dev/null; then
+	sql=1
+	sql_port=$(free_port)
+	as=()
+	[ "$(id -u)" -ne 0 ] || as=(--user=root)
+	mariadb-install-db --no-defaults --datadir="$work/mdb" "${as[@]}" --skip-test-db \
+		--auth-root-authentication-method=normal >"$work/mdbinit.log" 2>&1 ||
+		{ echo "soak: mariadb-install-db failed"; cat "$work/mdbinit.log"; exit 1; }
+	bgrun mdb "$RUN" mariadbd --no-defaults --datadir="$work/mdb" "${as[@]}" --port="$sql_port" \
+		--bind-address=127.0.0.1 --socket="$work/mdb.sock" --pid-file="$work/mdb.pid" \
+		--skip-grant-tables --skip-log-bin --innodb-buffer-pool-size=64M
+	sql_pid=$!
+fi
 git_port=$(free_port)
 repo=$work/git/repo
 git init -q "$repo"
@@ -121,13 +138,19 @@ EOF
 short_port=$(free_port)
 bgrun short_srv "$RUN" python3 tests/progs/thread_server.py --port "$short_port" --most 2000 --answer
 short_pid=$!
-for p in "$web_port" "$bulk_port" "$redis_port" "$git_port" "$short_port"; do
+for p in "$web_port" "$bulk_port" "$redis_port" "$git_port" "$short_port" ${sql:+"$sql_port"}; do
 	wait_listen "$p" || exit 1
 done
+SB=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-user=root --tables=2 --table-size=5000)
+if [ -n "$sql" ]; then
+	mariadb -S "$work/mdb.sock" -u root -e 'CREATE DATABASE sbtest' &&
+		"$RUN" sysbench oltp_read_write "${SB[@]}" --mysql-port="$sql_port" prepare >"$work/sbprep.log" 2>&1 ||
+		{ echo "soak: sysbench prepare failed"; cat "$work/sbprep.log"; exit 1; }
+fi
 # the servers are up: their control connections and counters are the base
 sleep 1
 base_fds=$(daemon_fds)
-ports="$web_port $bulk_port $redis_port $git_port $short_port"
+ports="$web_port $bulk_port $redis_port $git_port $short_port${sql:+ $sql_port}"
 # the kernel's sockets of the servers' ports, both ends, not listening
 kernel_conns() {
 	local f="" p
@@ -178,14 +201,26 @@ git_loop() {
 		fi
 	done
 }
+sql_loop() {
+	local q='SELECT id, k, c, pad FROM sbtest1 ORDER BY id' a b
+	while [ ! -e "$stop" ]; do
+		"$RUN" sysbench oltp_read_write "${SB[@]}" --mysql-port="$sql_port" --threads=4 --time=10 \
+			run >"$work/sb.out" 2>&1 && ! grep -q FATAL "$work/sb.out" ||
+			fail "sql: sysbench: $(grep -m1 -E 'FATAL|error' "$work/sb.out")"
+		a=$("$RUN" mariadb -h 127.0.0.1 -P "$sql_port" -u root -N -B sbtest -e "$q" | sha256sum)
+		b=$(mariadb -S "$work/mdb.sock" -u root -N -B sbtest -e "$q" | sha256sum)
+		[ "$a" = "$b" ] && echo "sql: round ok" || fail "sql: a read over TCP differs from the UNIX socket's"
+	done
+}
 bgrun web web_loop
+[ -z "$sql" ] || bgrun sql sql_loop
 bgrun bulk bulk_loop
 bgrun db db_loop
 bgrun git git_loop
 for i in $(seq 6); do bgrun "short$i" "$RUN" python3 "$work/short_cli.py" "$short_port" "$stop"; done
 
 # ---- samples ---------------------------------------------------------------
-servers="nginx:$nginx_pid bulk:$bulk_pid redis:$redis_pid gitd:$git_pid short:$short_pid"
+servers="nginx:$nginx_pid bulk:$bulk_pid redis:$redis_pid gitd:$git_pid short:$short_pid${sql:+ mdb:$sql_pid}"
 declare -A base_srv
 for s in $servers; do base_srv[${s%%:*}]=$(fds_of "${s#*:}"); done
 header="min rows kernel ghost rings dfds drss_kb"
@@ -215,7 +250,7 @@ touch "$stop"
 for i in $(seq 6); do grep -h 'short:' "$work/short$i.log"; done | sort | uniq -c | head -3
 wait_clients() {
 	for _ in $(seq 600); do
-		pgrep -f "$work/short_cli.py|wrk -t 2 -c 32|redis-benchmark -p $redis_port|git clone -q git://127.0.0.1:$git_port|curl -sf http://127.0.0.1:$bulk_port" >/dev/null || return 0
+		pgrep -f "$work/short_cli.py|wrk -t 2 -c 32|redis-benchmark -p $redis_port|git clone -q git://127.0.0.1:$git_port|curl -sf http://127.0.0.1:$bulk_port|sysbench oltp_read_write|mariadb -h 127.0.0.1" >/dev/null || return 0
 		sleep 0.5
 	done
 }
@@ -229,8 +264,11 @@ rings=$(daemon_rings)
 echo "after the load: $rows ACTIVE rows, $rings rings, daemon fds $(daemon_fds) (before the load $base_fds)"
 [ "$rows" -eq 0 ] || { fail "after the load: $rows ACTIVE rows left"; "$bin/smcss" -a | head -20; }
 [ "$rings" -eq 0 ] || fail "after the load: $rings rings left in the daemon"
-[ "$(daemon_fds)" -le $((base_fds + 4)) ] ||
-	fail "after the load: the daemon holds $(daemon_fds) fds, $base_fds before"
+# a server process opens its control connection at its first connection,
+# after the base was taken: one each (nginx's workers too), and 4 more
+nserv=$(($(wc -w <<<"$servers") + $(pgrep -c -P "$nginx_pid" || true)))
+[ "$(daemon_fds)" -le $((base_fds + nserv + 4)) ] ||
+	fail "after the load: the daemon holds $(daemon_fds) fds, $base_fds before and $nserv server processes"
 for s in $servers; do
 	n=$(fds_of "${s#*:}")
 	echo "after the load: ${s%%:*} holds $n fds, ${base_srv[${s%%:*}]} before"
@@ -269,4 +307,5 @@ if [ -s "$work/failures" ]; then
 fi
 counts="web $(grep -c '^web:' "$work/web.log") wrk rounds, bulk $(grep -c '^bulk: ok' "$work/bulk.log") x 50 MB,"
 counts+=" db $(grep -c '^db: round ok' "$work/db.log") rounds, git $(grep -c '^git: ok' "$work/git.log") clones"
+[ -z "$sql" ] || counts+=", sql $(grep -c '^sql: round ok' "$work/sql.log") rounds"
 echo "soak: ok: $SOAK_MINUTES min, $counts, every byte checked, everything flat"
