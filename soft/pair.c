@@ -11,6 +11,7 @@
 #include "stats.h"
 #include "reg.h"
 #include "dump.h"
+#include "decl_memo.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -221,6 +222,7 @@ static int meet(struct soft_req *r, struct soft_sock *s, struct soft_ns *ns,
 		const struct pair_attrs *a, const char *ifname)
 {
 	struct soft_sock *peer = soft_idx_reverse(r->st, s, may_pair);
+	uint32_t diag;
 	int rc;
 
 	if (soft_idx_tuple_add(r->st, s))
@@ -244,6 +246,11 @@ static int meet(struct soft_req *r, struct soft_sock *s, struct soft_ns *ns,
 			decline(r->st, s, peer->fallback_reason, peer->fallback_reason);
 		else
 			decline(r->st, s, SOFT_DECL_PEERDECL, peer->fallback_reason);
+		return reply(r, s, NULL);
+	}
+	if (!peer && (diag = soft_memo_take(r->st, s))) {
+		/* the peer declined for a reason of its own and went before we came */
+		decline(r->st, s, SOFT_DECL_PEERDECL, diag);
 		return reply(r, s, NULL);
 	}
 	if (!peer && s->id.tcp_state != TCP_ESTABLISHED) {

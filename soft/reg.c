@@ -9,6 +9,7 @@
 #include "state.h"
 #include "reg.h"
 #include "sock.h"
+#include "decl_memo.h"
 #include "regidx.h"
 #include "reg_int.h"
 #include "proc_socks.h"
@@ -158,6 +159,7 @@ int soft_reg_link(struct soft_req *r, struct soft_ns *ns, struct soft_sock *s)
 
 void soft_reg_drop(struct soft_state *st, struct soft_sock *s)
 {
+	soft_memo_note(st, s);
 	soft_pair_end(st, s);
 	soft_idx_del(st, s);
 	if (s->pprev) {

@@ -317,20 +317,25 @@ int soft_idx_tuple_add(struct soft_state *st, struct soft_sock *s)
 	return 0;
 }
 
-static bool same_addr(const struct soft_sock *a, const uint8_t *x,
-		      const struct soft_sock *b, const uint8_t *y)
+static bool same_addr(const struct soft_sock_id *a, const uint8_t *x,
+		      const struct soft_sock_id *b, const uint8_t *y)
 {
 	uint8_t p[16], q[16];
 
-	canon(a->id.family, x, p);
-	canon(b->id.family, y, q);
+	canon(a->family, x, p);
+	canon(b->family, y, q);
 	return !memcmp(p, q, 16);
+}
+
+bool soft_ids_reversed(const struct soft_sock_id *a, const struct soft_sock_id *b)
+{
+	return a->sport == b->dport && a->dport == b->sport &&
+	       same_addr(a, a->src, b, b->dst) && same_addr(a, a->dst, b, b->src);
 }
 
 static bool reversed(const struct soft_sock *a, const struct soft_sock *b)
 {
-	return a->id.sport == b->id.dport && a->id.dport == b->id.sport &&
-	       same_addr(a, a->id.src, b, b->id.dst) && same_addr(a, a->id.dst, b, b->id.src);
+	return soft_ids_reversed(&a->id, &b->id);
 }
 
 struct soft_sock *soft_idx_reverse(const struct soft_state *st, const struct soft_sock *s,

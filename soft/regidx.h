@@ -33,6 +33,8 @@ int soft_idx_tuple_add(struct soft_state *st, struct soft_sock *s);
  * A registration of the 4-tuple index whose 4-tuple is s's reversed and
  * which ok() accepts, or NULL.
  */
+/* Whether b's 4-tuple is a's reversed (IPv4-mapped IPv6 as IPv4). */
+bool soft_ids_reversed(const struct soft_sock_id *a, const struct soft_sock_id *b);
 struct soft_sock *soft_idx_reverse(const struct soft_state *st, const struct soft_sock *s,
 				   bool (*ok)(const struct soft_sock *cand,
 					      const struct soft_sock *s));

@@ -1,5 +1,6 @@
 /* Per-namespace and host-wide state of the soft backend. */
 #include "state.h"
+#include "decl_memo.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,4 +82,5 @@ void soft_state_free(struct soft_state *st)
 	}
 	st->ns = NULL;
 	soft_devs_free(st);
+	soft_memo_free(st);
 }

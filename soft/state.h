@@ -49,6 +49,7 @@ struct soft_state {
 	struct soft_pstats_att *pstats;  /* processes' counters (STATS_ATTACH) */
 	struct soft_dump *dumps;         /* capture sessions (DUMP_SET), NULL: dump off */
 	struct soft_bell *bells;         /* processes' doorbells (BELL) */
+	struct soft_memos *memos;        /* declines remembered (decl_memo.c), NULL: none yet */
 	uint32_t next_bell_id;
 };
 

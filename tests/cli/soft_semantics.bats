@@ -176,11 +176,16 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 
 # io_uring reads are not seen by the library: a process with an instance
 # keeps its connections on TCP, with a reason (both ends hung before).  The
-# server declines at accept; the client is offered at connect here, since
-# one offered later (SMC_SOFT_PAIR_DELAY_USEC) after the server's end was
-# gone would find no peer (0x03010000) rather than the decline.
+# server declines at accept; the client is offered at connect here, so that
+# it finds the server's registration (one offered after the server's end
+# went is declined from the daemon's memory of it: test_soft_pair's
+# soft_pair_decline_remembered).
 @test "soft: io_uring: the server receives with io_uring, both ends stay TCP with a reason" {
 	SMC_SOFT_PAIR_DELAY_USEC=0 soft_case io_uring
+	uring_stats
+}
+
+uring_stats() {
 	run smcd -d stats
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -A5 'TCP fallback' >&2

@@ -692,6 +692,43 @@ TEST(soft_pair_fall_back_after_pairing)
 	CHECK_INT(open_fds(), before);
 }
 
+/*
+ * An end that declined for a reason of its own and went before its peer
+ * asked: the peer is declined with PEERDECL and that reason, not left to
+ * find no one; once, and only for that connection.
+ */
+TEST(soft_pair_decline_remembered)
+{
+	struct regfx f;
+	struct regfx_tcp t, u;
+	struct soft_peer b;
+	struct pair_rep ra, rb, rc;
+
+	regfx_init(&f);
+	add_ism(&f);
+	b = other_conn(&f, 2);
+	regfx_tcp_open(&t, AF_INET);
+	regfx_tcp_open(&u, AF_INET);
+	pair(&f, &f.peer, t.cli, 0, 0, 0, &ra);
+	CHECK_INT(ra.status, SMC_SOFT_PAIR_PENDING);
+	close(ra.fd);
+	CHECK_INT(fall_back(&f, &f.peer, ra.token, SMC_SOFT_DECL_STDIO, -1), 0);
+	CHECK_INT(regfx_del(&f, &f.peer, ra.token), 0);
+	/* another connection is not concerned */
+	pair(&f, &b, u.srv, 1, 0, 0, &rc);
+	CHECK_INT(rc.status, SMC_SOFT_PAIR_PENDING);
+	if (rc.fd >= 0)
+		close(rc.fd);
+	pair(&f, &b, t.srv, 1, 0, 0, &rb);
+	CHECK_INT(rb.status, SMC_SOFT_PAIR_DECLINED);
+	CHECK_INT(rb.reason, SOFT_DECL_PEERDECL);
+	CHECK_INT(rb.diag, SMC_SOFT_DECL_STDIO);
+	CHECK_INT(rb.fd, -1);
+	regfx_tcp_close(&u);
+	regfx_tcp_close(&t);
+	regfx_free(&f);
+}
+
 /* A PENDING end falls back: the end that comes later is declined with PEERDECL. */
 TEST(soft_pair_fall_back_while_pending)
 {
