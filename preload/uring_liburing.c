@@ -70,6 +70,11 @@ static void check_sqe(const struct io_uring_sqe *sqe)
 	case IORING_OP_LINK_TIMEOUT:
 	case IORING_OP_ASYNC_CANCEL:
 		return;
+	case IORING_OP_CLOSE:
+		/* let go as close() does, before the kernel closes it */
+		if (!sqe->file_index && sqe->fd >= 0)
+			soft_fds_closing((unsigned)sqe->fd, (unsigned)sqe->fd);
+		return;
 	case IORING_OP_FILES_UPDATE:
 		/* a table in the program's memory, into the registered files */
 		soft_uring_note();

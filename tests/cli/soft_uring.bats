@@ -71,14 +71,16 @@ rows_tcp() { # REASON
 	export SMC_SOFT_URING=tcp
 	uring_pair files
 	[ "$status" -eq 0 ] && [ "$SERVER_STATUS" -eq 0 ]
-	[ "$output" = "client: 20 replies intact, no region" ]
+	# (a client offered before the server's decline came maps a region it never uses)
+	[[ "$output" =~ ^"client: 20 replies intact, " ]]
 	rows_tcp 0x03060001
 }
 
 @test "soft_uring: an instance made with a raw io_uring_setup keeps the connection on TCP (0x03060001)" {
 	uring_pair raw
 	[ "$status" -eq 0 ] && [ "$SERVER_STATUS" -eq 0 ]
-	[ "$output" = "client: 20 replies intact, no region" ]
+	# (a client offered before the server's decline came maps a region it never uses)
+	[[ "$output" =~ ^"client: 20 replies intact, " ]]
 	rows_tcp 0x03060001
 }
 
@@ -107,7 +109,8 @@ rows_tcp() { # REASON
 @test "soft_uring: once a request named a connection, the next connection stays TCP from the start (0x03060001)" {
 	uring_pair second
 	[ "$status" -eq 0 ] && [ "$SERVER_STATUS" -eq 0 ]
-	[ "$output" = $'client: reply intact\nclient: 20 replies intact, no region' ]
+	# the client may still map the first connection's region, offered at the server's accept
+	[[ "$output" =~ ^"client: reply intact"$'\n'"client: 20 replies intact, " ]]
 	[ "$SERVER_OUT" = $'server: request intact\nserver: 20 replies sent' ]
 	rows_tcp 0x03060001
 }
@@ -125,4 +128,11 @@ rows_tcp() { # REASON
 	[ "$status" -eq 0 ] && [ "$SERVER_STATUS" -eq 0 ]
 	[[ "$output" =~ ^client:\ .*:\ (Connection\ reset\ by\ peer|Broken\ pipe)$ ]]
 	[[ "$SERVER_OUT" =~ ^"libsmc-preload: io_uring request on fd "[0-9]+": it is on shared memory, where io_uring cannot follow it: the connection is reset"$'\n'"server: IORING_OP_RECV: Connection reset by peer after 0 bytes"$ ]]
+}
+
+@test "soft_uring: IORING_OP_CLOSE of a connection on shared memory: every byte, then the end of stream" {
+	uring_pair close_late
+	[ "$status" -eq 0 ] && [ "$SERVER_STATUS" -eq 0 ]
+	[ "$output" = "client: 1048576 bytes, then end of stream" ]
+	[ "$SERVER_OUT" = "server: sent and closed with io_uring" ]
 }

@@ -17,6 +17,8 @@
  *   recv_late   once both directions are on shared memory (when the library
  *               gives them), receives with IORING_OP_RECV
  *   second      recv_early, then a second connection served as in files
+ *   close_late  once both directions are on shared memory, sends 1 MiB with
+ *               send() and closes the connection with IORING_OP_CLOSE
  *
  * The client runs $UC_PROBE (smcss) while the connection is open, and in
  * the first three modes says whether it mapped a region of the library.
@@ -175,6 +177,14 @@ static ssize_t uring_read(int fd, void *buf, size_t n, off_t off)
 	return uring_do(sqe);
 }
 
+static ssize_t uring_close(int fd)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&g_ring);
+
+	io_uring_prep_close(sqe, fd);
+	return uring_do(sqe);
+}
+
 static ssize_t uring_recv(int fd, void *buf, size_t n)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&g_ring);
@@ -288,6 +298,19 @@ static int server(const char *mode)
 		printf("server: %d replies sent\n", ROUNDS);
 	} else if (!strcmp(mode, "recv_early") || !strcmp(mode, "recv_late")) {
 		serve_bulk(c, !strcmp(mode, "recv_late"));
+	} else if (!strcmp(mode, "close_late")) {
+		static unsigned char b[BULK];
+
+		if ((errno = ping_until_mapped(c, 1)))
+			die("ping");
+		fill(b, 0, BULK, 4);
+		send_all(c, b, BULK);
+		if ((r = (int)uring_close(c)) < 0) {
+			errno = -r;
+			die("IORING_OP_CLOSE");
+		}
+		printf("server: sent and closed with io_uring\n");
+		return 0;
 	} else if (!strcmp(mode, "second")) {
 		serve_bulk(c, 0);
 		recv_all(c, &r, 1);
@@ -337,6 +360,25 @@ static int client(const char *port, const char *mode)
 	c = socket(AF_INET, SOCK_STREAM, 0);
 	if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)))
 		die("connect");
+	if (!strcmp(mode, "close_late")) {
+		size_t got = 0;
+		ssize_t n = 1;
+		char more;
+
+		if ((e = ping_until_mapped(c, 0))) {
+			printf("client: ping: %s\n", strerror(e));
+			return 0;
+		}
+		while (got < BULK && (n = recv(c, b + got, BULK - got, 0)) > 0)
+			got += (size_t)n;
+		if (got == BULK)
+			n = recv(c, &more, 1, 0);
+		printf("client: %zu bytes%s, then %s\n", got,
+		       got == BULK && !intact(b, 0, BULK, 4) ? " (wrong)" : "",
+		       n == 0 ? "end of stream" : n < 0 ? strerror(errno) : "more bytes");
+		close(c);
+		return 0;
+	}
 	if (!strcmp(mode, "recv_early") || !strcmp(mode, "recv_late")) {
 		/* the server's end is reset once it asks io_uring: anywhere from here */
 		if (!strcmp(mode, "recv_late") &&
