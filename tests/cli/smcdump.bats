@@ -343,7 +343,9 @@ old_softd() {
 	[ "$(grep -c " 0x00000000$" <<<"$output")" -eq "${#lines[@]}" ]
 	run --separate-stderr tshark -r "$f" -T fields -E separator=' ' -e tcp.srcport -e tcp.dstport \
 		-Y "tcp.flags.syn == 1 && tcp.port == $cport"
-	[ "$output" = "$(printf '%s\n' "$cport $port" "$port $cport")" ]
+	echo "SYNs of $cport: $output" >&2
+	# once each (a SYN the kernel sent again on a busy machine is the same one)
+	[ "$(sort -u <<<"$output")" = "$(printf '%s\n' "$cport $port" "$port $cport" | sort)" ]
 }
 
 @test "capture: --legacy writes v1 headers; IPv6 ends in v2; -m smcr gets no SMC-D records" {
