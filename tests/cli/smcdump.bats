@@ -342,9 +342,10 @@ old_softd() {
 	grep -qx "2 1 127.0.0.1  $cport $port 0x00000000" <<<"$output"
 	[ "$(grep -c " 0x00000000$" <<<"$output")" -eq "${#lines[@]}" ]
 	run --separate-stderr tshark -r "$f" -T fields -E separator=' ' -e tcp.srcport -e tcp.dstport \
-		-Y "tcp.flags.syn == 1 && tcp.port == $cport"
-	echo "SYNs of $cport: $output" >&2
-	# once each (a SYN the kernel sent again on a busy machine is the same one)
+		-Y "tcp.flags.syn == 1 && tcp.port == $cport && tcp.port == $port"
+	echo "SYNs between $cport and $port: $output" >&2
+	# both ports: other programs on the loopback may use the client's port
+	# with another peer in the same second; a SYN the kernel sent again counts once
 	[ "$(sort -u <<<"$output")" = "$(printf '%s\n' "$cport $port" "$port $cport" | sort)" ]
 }
 
