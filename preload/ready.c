@@ -88,7 +88,7 @@ bool soft_peer_elsewhere(struct sconn *sc)
 
 	/* only a ring can become ready while we spin */
 	if (!soft_cfg.spin_ns || !soft_cfg.multi_cpu || !sconn_mapped(sc) ||
-	    !(atomic_load(&sc->rx_cut) || atomic_load(&sc->tx_cut)))
+	    !(atomic_load(&sc->rx_cut) || atomic_load(&sc->tx_cut)) || soft_cpus_crowded())
 		return false;
 	cpu = soft_note_cpu(sc);
 	peer = TP(sc, peer_cpu, true);
