@@ -22,6 +22,10 @@
  *
  * The client runs $UC_PROBE (smcss) while the connection is open, and in
  * the first three modes says whether it mapped a region of the library.
+ * Where the server serves files, both ends first exchange pings until the
+ * client has mapped a region (or for 2000 rounds; after recv_early's reply
+ * too): the exchange alone may end within the library's pairing delay,
+ * before either end is offered, and smcss would list both as INIT.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -216,6 +220,8 @@ static void serve_files(int c, int file, int raw)
 	static unsigned char b[REPLY];
 	char req[16];
 
+	if ((errno = ping_until_mapped(c, 1)))
+		die("ping");
 	for (int i = 0; i < ROUNDS; i++) {
 		ssize_t r;
 
@@ -257,6 +263,8 @@ static void serve_bulk(int c, int late)
 	}
 	fill(b, 0, BULK, 3);
 	send_all(c, b, BULK);
+	if (!late && (errno = ping_until_mapped(c, 1)))
+		die("ping");
 	printf("server: request intact\n");
 }
 
@@ -400,9 +408,17 @@ static int client(const char *port, const char *mode)
 			printf("client: the reply came wrong\n");
 			return 1;
 		}
+		if (!strcmp(mode, "recv_early") && (e = ping_until_mapped(c, 0))) {
+			printf("client: ping: %s\n", strerror(e));
+			return 0;
+		}
 		probe(c);
 		printf("client: reply intact\n");
 	} else {
+		if ((e = ping_until_mapped(c, 0))) {
+			printf("client: ping: %s\n", strerror(e));
+			return 0;
+		}
 		for (int i = 0; i < ROUNDS; i++) {
 			char req[16] = "next";
 
