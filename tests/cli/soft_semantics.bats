@@ -477,7 +477,7 @@ pingpong_over_bells() { # CASE
 	SMC_SPIN_USEC=0 run --separate-stderr "$SC" pair "$1" "$RUN"
 	assert_both_ok "$1"
 	echo "$stderr" | grep '^pingpong ' >&2
-	[ "$(echo "$stderr" | grep -c '^pingpong .*: TCP received [0-9]* bytes in the second half$')" -eq 2 ]
+	[ "$(echo "$stderr" | grep -c '^pingpong .*: TCP received [0-9]* bytes in the last [0-9]* round trips$')" -eq 2 ]
 	while read -r line; do
 		n=${line##*received }
 		n=${n%% bytes*}
@@ -492,6 +492,8 @@ pingpong_over_bells() { # CASE
 # The same while another thread of the client sleeps in poll() on the
 # connection for the second half: each thread that waits has a bell of its
 # own (before, the second one was woken by TCP doorbells, about 900 bytes).
+# Its first waits ring over TCP until the daemon names that bell, later on
+# a loaded machine: the client counts the last 500 round trips only.
 @test "soft: pingpong_threads: a second waiting thread gets a bell of its own" {
 	pingpong_over_bells pingpong_threads
 }
