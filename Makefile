@@ -37,6 +37,7 @@ endif
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS := $(WFLAGS) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -I. -Ilib -Iwire -MMD -MP
+SOFT_CFLAGS := $(WFLAGS) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -Ilib -Iwire -MMD -MP
 LDLIBS     := $(PKG_LIBS) -lm
 
 ifeq ($(V),1)
@@ -53,7 +54,18 @@ TOOL_SRCS := pnet.c smcss_print.c $(wildcard rnics/*.c)
 # wire/: what the preload and smc_softd share (the ring, the message formats);
 # it includes nothing from soft/ or preload/ (doc/soft-netlink.md 7)
 WIRE_SRCS := $(wildcard wire/*.c)
-SOFT_SRCS := $(filter-out soft/smc_softd.c,$(wildcard soft/*.c)) $(WIRE_SRCS)
+# soft/: the daemon in layers, lowest first (doc/layers.md).  A layer's
+# sources see the headers of their own folder and of the layers below only.
+SOFT_LAYERS := base nl registry fabric capture service families runtime
+SOFT_I_base     := -Isoft/base
+SOFT_I_nl       := $(SOFT_I_base) -Isoft/nl
+SOFT_I_registry := $(SOFT_I_nl) -Isoft/registry
+SOFT_I_fabric   := $(SOFT_I_registry) -Isoft/fabric
+SOFT_I_capture  := $(SOFT_I_fabric) -Isoft/capture
+SOFT_I_service  := $(SOFT_I_capture) -Isoft/service
+SOFT_I_families := $(SOFT_I_service) -Isoft/families
+SOFT_I_runtime  := $(SOFT_I_families) -Isoft/runtime
+SOFT_SRCS := $(filter-out soft/runtime/smc_softd.c,$(wildcard $(SOFT_LAYERS:%=soft/%/*.c))) $(WIRE_SRCS)
 SOFT_OBJS := $(SOFT_SRCS:%.c=$(OBJ)/%.o)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 SMC_OBJS  := $(SMC_SRCS:%.c=$(OBJ)/%.o)
@@ -70,7 +82,7 @@ PROGS    := $(O)/smc_pnet $(O)/smcss $(O)/smcd $(O)/smcr $(O)/smc_run $(O)/libsm
 	    $(O)/smcdump-ex
 LIBSMC   := $(OBJ)/libsmc.a
 
-.PHONY: install-deps bench bench-quick bench-programs check-kernel check-random check-random-long test-progs all check check-unit check-cli fuzz demo soak install clean deps
+.PHONY: check-layers install-deps bench bench-quick bench-programs check-kernel check-random check-random-long test-progs all check check-unit check-cli fuzz demo soak install clean deps
 all: $(PROGS)
 
 deps:
@@ -83,6 +95,14 @@ $(OBJ)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# The daemon's objects: no -I., their layer's include chain (SOFT_I_<layer>).
+$(OBJ)/soft/%.o: soft/%.c | deps
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(SOFT_CFLAGS) $(SOFT_I_$(word 2,$(subst /, ,$<))) -c -o $@ $<
+# Tests reach every layer.
+$(OBJ)/tests/%.o: ALL_CFLAGS += $(SOFT_I_runtime)
 
 # The preload's objects see wire/ and lib/ only (no -I.): a daemon header
 # (soft/) is out of their reach.
@@ -108,7 +128,7 @@ $(O)/smcd: $(OBJ)/smc.o $(SMC_OBJS) $(LIBSMC)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(O)/smc_softd: $(OBJ)/soft/smc_softd.o $(SOFT_OBJS) $(LIBSMC)
+$(O)/smc_softd: $(OBJ)/soft/runtime/smc_softd.o $(SOFT_OBJS) $(LIBSMC)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -189,13 +209,17 @@ check: install-deps
 	$(Q)$(MAKE) --no-print-directory O=$(CHECK_DIR) SANITIZE=1 all $(CHECK_DIR)/tests/unit_tests test-progs
 	$(Q)CHECK_DIR=$(CHECK_DIR) tests/run.sh
 
+# The layering rule of doc/layers.md, read off the daemon's objects.
+check-layers: $(SOFT_OBJS) $(OBJ)/soft/runtime/smc_softd.o
+	$(Q)scripts/check-layers.sh $(OBJ) soft $(SOFT_LAYERS) -- $(filter $(OBJ)/soft/%,$^)
+
 # The fuzz target is built with clang's libFuzzer; tests/run.sh runs it briefly.
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c) $(LIB_SRCS) $(SMC_SRCS) $(TOOL_SRCS) $(SOFT_SRCS)
-$(CHECK_DIR)/fuzz_replies: $(FUZZ_SRCS) $(wildcard lib/*.h smc/*.h soft/*.h wire/*.h tests/fuzz/*.h *.h)
+$(CHECK_DIR)/fuzz_replies: $(FUZZ_SRCS) $(wildcard lib/*.h smc/*.h soft/*/*.h wire/*.h tests/fuzz/*.h *.h)
 	@mkdir -p $(dir $@)
 	$(call msg,FUZZ,$@)
 	$(Q)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  $(PKG_CFLAGS) -I. -Ilib -Iwire -o $@ $(FUZZ_SRCS) $(LDLIBS)
+	  $(PKG_CFLAGS) -I. -Ilib -Iwire $(SOFT_I_runtime) -o $@ $(FUZZ_SRCS) $(LDLIBS)
 fuzz: $(CHECK_DIR)/fuzz_replies
 
 # Benchmarks (never part of make check): see bench/README.md.

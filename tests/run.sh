@@ -29,6 +29,12 @@ if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$log/unit"; then
 fi
 count unit "$log/unit"
 
+# 1b. the daemon's layers (doc/layers.md): no object uses a layer above its own
+make --no-print-directory -s O="$CHECK_DIR" SANITIZE=1 check-layers > "$log/layers" 2>&1
+cat "$log/layers"
+grep -q -E '^(PASS|FAIL) ' "$log/layers" || echo "FAIL layers: make check-layers printed no result" >> "$log/layers"
+count layers "$log/layers"
+
 # 2. libFuzzer over the reply parsers and the daemon's request parser, bounded in time
 fuzz_secs=${SMC_FUZZ_SECONDS:-40}
 if command -v clang >/dev/null && make --no-print-directory -s fuzz >"$log/fuzzbuild" 2>&1; then

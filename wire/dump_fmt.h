@@ -1,7 +1,7 @@
 /*
  * The SMC dump's record format (doc/smc-dump-header.md): the header's magic,
  * versions, record types and flags, DUMP_SET's masks and the bodies' lengths.
- * The daemon encodes the records (soft/dump.h, soft/dump_enc.c); the preload
+ * The daemon encodes the records (soft/capture/dump.h, soft/capture/dump_enc.c); the preload
  * puts CDC and DATA slots of these types and flags into its dump ring
  * (pstats.h, pdump_put.h).
  */

@@ -4,7 +4,7 @@
  * daemon writes only the dump's control line and ring cursor.  The process
  * counts with relaxed atomic adds and sends no message per I/O; the daemon
  * adds the counters of every attached process into the SMC-D part of
- * GET_STATS (soft/stats.h), so `smcd stats` shows live figures.
+ * GET_STATS (soft/base/stats.h), so `smcd stats` shows live figures.
  *
  * The daemon trusts nothing here but the size it checked: a process can only
  * make its own numbers wrong, or its own dump records (checked like any
@@ -19,7 +19,7 @@
 
 #define SOFT_PSTATS_MAGIC   0x315453504d53ULL  /* "SMPST1" little-endian */
 #define SOFT_PSTATS_VERSION 3u
-#define SOFT_PSTATS_BUCKETS 9                  /* as soft/stats.h: 8K .. 1024K, more */
+#define SOFT_PSTATS_BUCKETS 9                  /* as soft/base/stats.h: 8K .. 1024K, more */
 
 struct soft_pstats_rmb {
 	_Atomic uint64_t buf_full_peer_cnt;     /* the peer's buffer was full */

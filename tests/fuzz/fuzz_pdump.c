@@ -20,11 +20,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "soft/dump.h"
-#include "soft/pdump.h"
+#include "soft/capture/dump.h"
+#include "soft/capture/pdump.h"
 #include "wire/pstats.h"
-#include "soft/regidx.h"
-#include "soft/state.h"
+#include "soft/registry/regidx.h"
+#include "soft/base/state.h"
+#include "soft/runtime/teardown.h"
 
 void fuzz_pdump(const uint8_t *data, size_t size);
 

@@ -16,9 +16,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "soft/devices.h"
-#include "soft/softd.h"
-#include "soft/state.h"
+#include "soft/fabric/devices.h"
+#include "soft/nl/soft_nl.h"
+#include "soft/base/state.h"
+#include "soft/runtime/teardown.h"
+#include "soft/families/families.h"
+#include "soft/service/service.h"
 
 void fuzz_softd(const uint8_t *data, size_t size);
 

@@ -1,5 +1,7 @@
 #include "regfx.h"
-#include "soft/state.h"
+#include "soft/base/state.h"
+#include "soft/runtime/teardown.h"
+#include "soft/families/families.h"
 #include "unit.h"
 
 #include <arpa/inet.h>

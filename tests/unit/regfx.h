@@ -10,9 +10,9 @@
 #include <stdint.h>
 
 #include "msgbuild.h"
-#include "soft/softd.h"
-#include "soft/state.h"
-#include "soft/sock.h"
+#include "soft/nl/soft_nl.h"
+#include "soft/base/state.h"
+#include "soft/registry/sock.h"
 #include "wire/reg.h"
 #include "smcss_print.h"
 

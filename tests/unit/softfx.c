@@ -1,5 +1,7 @@
 #include "softfx.h"
-#include "soft/devices.h"
+#include "soft/fabric/devices.h"
+#include "soft/runtime/teardown.h"
+#include "soft/families/families.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,8 +12,8 @@
 
 #include "unit.h"
 #include "msgbuild.h"
-#include "soft/softd.h"
-#include "soft/state.h"
+#include "soft/nl/soft_nl.h"
+#include "soft/base/state.h"
 
 #define SFX_PID     0x4242           /* port id of the test's requests */
 #define SFX_OTHERNS 0x7ffffff0ULL    /* a network namespace that is not the initial one */

@@ -17,6 +17,9 @@
 #include <unistd.h>
 
 #include "wire/reg_client.h"
+#include "soft/runtime/teardown.h"
+#include "soft/families/families.h"
+#include "soft/service/service.h"
 
 struct mini {
 	char dir[64];

@@ -1,7 +1,7 @@
 /* The daemon's per-connection request path (daemon_client.c) on a socket pair. */
 #include "softfx.h"
-#include "soft/daemon_client.h"
-#include "soft/pnettab.h"
+#include "soft/runtime/daemon_client.h"
+#include "soft/fabric/pnettab.h"
 
 #include <dirent.h>
 #include <fcntl.h>

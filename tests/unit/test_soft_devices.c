@@ -1,6 +1,7 @@
 /* smc_softd devices: --roce specs, the default RoCE devices, the soft ISM's identity. */
 #include "unit.h"
-#include "soft/devices.h"
+#include "soft/fabric/devices.h"
+#include "soft/runtime/teardown.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

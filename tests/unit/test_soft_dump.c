@@ -4,7 +4,7 @@
  */
 #include "unit.h"
 #include "regfx.h"
-#include "soft/dump.h"
+#include "soft/capture/dump.h"
 
 #include <errno.h>
 #include <unistd.h>

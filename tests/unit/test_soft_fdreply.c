@@ -6,7 +6,7 @@
  */
 #include "unit.h"
 #include "msgbuild.h"
-#include "soft/daemon_client.h"
+#include "soft/runtime/daemon_client.h"
 #include "wire/reg_client.h"
 
 #include <dirent.h>

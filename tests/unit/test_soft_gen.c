@@ -3,7 +3,7 @@
  * limitation and the dispatch rules, byte by byte (smc_netlink.c, <linux/smc.h>).
  */
 #include "softfx.h"
-#include "soft/devices.h"
+#include "soft/fabric/devices.h"
 #include "smc_uapi.h"
 
 #include <errno.h>

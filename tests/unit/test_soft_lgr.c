@@ -5,7 +5,7 @@
  * what smcd/smcr print from the replies.
  */
 #include "softfx.h"
-#include "soft/lgr.h"
+#include "soft/fabric/lgr.h"
 #include "smc/linkgroup.h"
 #include "smc/smc.h"
 #include "smc_uapi.h"

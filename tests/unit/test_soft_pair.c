@@ -5,13 +5,13 @@
  */
 #include "unit.h"
 #include "regfx.h"
-#include "soft/devices.h"
+#include "soft/fabric/devices.h"
 #include "wire/dmb.h"
-#include "soft/lgr.h"
+#include "soft/fabric/lgr.h"
 #include "wire/pstats.h"
-#include "soft/reg_int.h"
-#include "soft/regidx.h"
-#include "soft/stats.h"
+#include "soft/service/service.h"
+#include "soft/registry/regidx.h"
+#include "soft/base/stats.h"
 
 #include <dirent.h>
 #include <errno.h>

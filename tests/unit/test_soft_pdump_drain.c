@@ -6,8 +6,9 @@
  */
 #include "unit.h"
 #include "regfx.h"
-#include "soft/dump.h"
-#include "soft/pdump.h"
+#include "soft/capture/dump.h"
+#include "soft/capture/pdump.h"
+#include "soft/service/service.h"
 #include "wire/pstats.h"
 
 #include <errno.h>

@@ -4,8 +4,8 @@
  */
 #include "softfx.h"
 #include "pnet.h"
-#include "soft/devices.h"
-#include "soft/pnettab.h"
+#include "soft/fabric/devices.h"
+#include "soft/fabric/pnettab.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -15,9 +15,10 @@
 #include <netinet/tcp.h>
 
 #include "diag.h"
-#include "soft/devices.h"
-#include "soft/proc_socks.h"
-#include "soft/state.h"
+#include "soft/fabric/devices.h"
+#include "soft/service/proc_socks.h"
+#include "soft/base/state.h"
+#include "soft/service/service.h"
 
 #define HDR4 "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   " \
 	     "uid  timeout inode                                                     "

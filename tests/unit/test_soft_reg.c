@@ -5,6 +5,8 @@
  */
 #include "unit.h"
 #include "regfx.h"
+#include "soft/families/families.h"
+#include "soft/service/service.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
  * the smcd/smcr parsers.
  */
 #include "softfx.h"
-#include "soft/stats.h"
+#include "soft/base/stats.h"
 #include "smc/stats.h"
 #include "smc_uapi.h"
 

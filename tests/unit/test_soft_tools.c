@@ -6,8 +6,9 @@
  */
 #include "softfx.h"
 #include "peer.h"
-#include "soft/devices.h"
-#include "soft/stats.h"
+#include "soft/fabric/devices.h"
+#include "soft/base/stats.h"
+#include "soft/families/families.h"
 #include "smc/smc.h"
 #include "smc_uapi.h"
 

@@ -1,0 +1,101 @@
+/*
+ * The soft backend's SMC devices, host-wide as in the kernel:
+ *
+ * - one soft ISM device for SMC-D, first in the list.  Device name
+ *   "soft-ism", PCI-ID-like parent name "ffff:00:00.0" (either names it in
+ *   smc_pnet -D), PCI vendor 0x1014 / device 0x04ed (so the tools print type
+ *   ISM), FID 0, CHID 0xff01 (the emulated-ISM range 0xff00-0xfffe; 0xffff is
+ *   loopback-ism's), ISMv2-capable.  Its 128-bit GID is stable across
+ *   restarts: GID = FNV-1a-64 of "smc_softd-ism-gid:" + the contents of
+ *   /etc/machine-id, extended GID = FNV-1a-64 of "smc_softd-ism-gid-ext:" +
+ *   the same; without a machine id the host name (uname nodename) is hashed
+ *   instead.  The machine id itself is never shown.
+ *
+ * - soft RoCE devices for SMC-R, each with one port (port 1) bound to a
+ *   network interface of the daemon's namespace and no PCI parent (like
+ *   rxe): from --roce NAME=IFACE, or by default one per interface that is
+ *   up and not a loopback, named "sr_<interface>" (sr_eth0 for eth0).
+ *
+ * PNET IDs are kept per device port with the flag "set by the user"; the
+ * PNET table (pnet.c) sets and clears them.
+ */
+#ifndef SOFT_DEVICES_H
+#define SOFT_DEVICES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <net/if.h>
+
+#include "state.h"
+
+#define SOFT_PNETID_LEN   16      /* SMC_MAX_PNETID_LEN */
+#define SOFT_IBNAME_MAX   64      /* IB_DEVICE_NAME_MAX, with the NUL */
+#define SOFT_PORTS        2       /* SMC_MAX_PORTS */
+
+#define SOFT_ISM_NAME     "soft-ism"
+#define SOFT_ISM_PCI_ID   "ffff:00:00.0"
+#define SOFT_ISM_VENDOR   0x1014
+#define SOFT_ISM_DEVICE   0x04ed
+#define SOFT_ISM_FID      0
+#define SOFT_ISM_CHID     0xff01
+#define SOFT_ROCE_PREFIX  "sr_"
+
+enum soft_dev_kind { SOFT_DEV_ISM, SOFT_DEV_ROCE };
+
+struct soft_lgr;
+
+struct soft_dev {
+	struct soft_dev *next;
+	enum soft_dev_kind kind;
+	char name[SOFT_IBNAME_MAX];
+	/* ISM */
+	char pci_id[16];
+	uint32_t fid;
+	uint16_t chid, vendor, device;
+	uint64_t gid, gid_ext;
+	/* RoCE: ports 1..n_ports, each on a network interface (0: none) */
+	int n_ports;
+	unsigned int ifindex[SOFT_PORTS];
+	char ifname[SOFT_PORTS][IF_NAMESIZE];
+	/* PNET ID per port (the ISM uses port 0): "" when unset */
+	char pnetid[SOFT_PORTS][SOFT_PNETID_LEN + 1];
+	bool pnet_user[SOFT_PORTS];
+};
+
+/*
+ * Create the devices (once, at start): the soft ISM, then one soft RoCE
+ * device per "NAME=IFACE" of roce_specs, or, when n_roce is 0, one per up
+ * non-loopback interface.  0, or -1 with a one-line reason in err.
+ */
+int soft_devs_init(struct soft_state *st, char *const *roce_specs, int n_roce,
+		   char *err, size_t errlen);
+
+/* The soft ISM device (NULL before soft_devs_init). */
+struct soft_dev *soft_dev_ism(const struct soft_state *st);
+/* An ISMv2-capable device exists (SYS_INFO IS_ISM_V2, SEID shown). */
+bool soft_ism_v2_capable(const struct soft_state *st);
+/* A soft RoCE device by its name, as the kernel's PNET code finds RDMA devices. */
+struct soft_dev *soft_dev_find_roce(const struct soft_state *st, const char *name);
+/* The soft ISM when name is its device name or its PCI-ID-like name. */
+struct soft_dev *soft_dev_find_ism(const struct soft_state *st, const char *name);
+/* The soft RoCE device whose port uses interface ifindex; *port is 1-based. */
+struct soft_dev *soft_dev_roce_by_ifindex(const struct soft_state *st, unsigned int ifindex,
+					  int *port);
+
+/* Port state as GET_DEV_SMCR reports it: 1 when the port's interface is up. */
+uint8_t soft_dev_port_active(const struct soft_dev *d, int port);
+
+/* A PNET ID counts as set unless it starts with NUL or a blank (smc_pnet_is_pnetid_set). */
+bool soft_pnetid_is_set(const char *pnetid);
+
+/* The device name check of --roce: "" or a reason. */
+const char *soft_dev_name_invalid(const char *name);
+
+/* Append a device to the list (used by init and tests). */
+void soft_dev_append(struct soft_state *st, struct soft_dev *d);
+
+/* Every device and link group freed (soft_state_free). */
+void soft_devs_free(struct soft_state *st);
+
+#endif

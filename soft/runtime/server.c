@@ -1,0 +1,247 @@
+/*
+ * The event loop of smc_softd: accept, dispatch, stop on a signal; while
+ * a capture session is on, a timer drains the processes' dump rings.
+ */
+#include "server.h"
+#include "daemon.h"
+#include "daemon_client.h"
+#include "peer.h"
+#include "pdump.h"
+#include "service.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SOFTD_EVENTS       64
+#define SOFTD_ACCEPT_BURST 64
+#define SOFTD_PAUSE_MS     100   /* out of descriptors: try accepting again after this */
+
+struct softd_server {
+	int ep, lfd, sfd, tfd;
+	char listen_tag, signal_tag, timer_tag;   /* their addresses mark these fds in epoll */
+	bool accept_paused;
+	bool timer_armed;
+	uint64_t next_conn;
+	struct soft_state *st;
+	struct softd_client *clients;
+	struct softd_io io;
+};
+
+static int watch(int ep, int op, int fd, uint32_t events, void *ptr)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = ptr };
+
+	return epoll_ctl(ep, op, fd, &ev);
+}
+
+struct softd_server *softd_server_new(int lfd, const sigset_t *stop, struct soft_state *st,
+				      char *err, size_t errlen)
+{
+	struct softd_server *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		snprintf(err, errlen, "server: %s", strerror(ENOMEM));
+		return NULL;
+	}
+	s->lfd = lfd;
+	s->st = st;
+	s->ep = epoll_create1(EPOLL_CLOEXEC);
+	s->sfd = signalfd(-1, stop, SFD_NONBLOCK | SFD_CLOEXEC);
+	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->ep < 0 || s->sfd < 0 || s->tfd < 0 ||
+	    watch(s->ep, EPOLL_CTL_ADD, s->lfd, EPOLLIN, &s->listen_tag) < 0 ||
+	    watch(s->ep, EPOLL_CTL_ADD, s->sfd, EPOLLIN, &s->signal_tag) < 0 ||
+	    watch(s->ep, EPOLL_CTL_ADD, s->tfd, EPOLLIN, &s->timer_tag) < 0) {
+		snprintf(err, errlen, "event loop: %s", strerror(errno));
+		softd_server_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void pause_accept(struct softd_server *s, bool pause)
+{
+	if (s->accept_paused == pause)
+		return;
+	if (watch(s->ep, EPOLL_CTL_MOD, s->lfd, pause ? 0 : EPOLLIN, &s->listen_tag) == 0)
+		s->accept_paused = pause;
+	if (pause)
+		softd_log(LOG_WARNING, "out of file descriptors: new clients wait");
+}
+
+static void client_close(struct softd_server *s, struct softd_client *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	soft_conn_gone(s->st, c->peer.conn_id);
+	softd_client_free(c);           /* closing the fd also takes it out of epoll */
+	pause_accept(s, false);
+}
+
+static void client_add(struct softd_server *s, int fd)
+{
+	struct softd_client *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	c->events = EPOLLIN | EPOLLRDHUP;
+	if (softd_peer_read(fd, ++s->next_conn, &c->peer) < 0 ||
+	    watch(s->ep, EPOLL_CTL_ADD, fd, c->events, c) < 0) {
+		softd_client_free(c);
+		return;
+	}
+	c->next = s->clients;
+	if (s->clients)
+		s->clients->prev = c;
+	s->clients = c;
+}
+
+static void accept_clients(struct softd_server *s)
+{
+	for (int i = 0; i < SOFTD_ACCEPT_BURST; i++) {
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd >= 0) {
+			client_add(s, fd);
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			pause_accept(s, true);
+		return;
+	}
+}
+
+static void client_event(struct softd_server *s, struct softd_client *c, uint32_t ev)
+{
+	enum softd_io_rc rc = SOFTD_IO_OK;
+	uint32_t want;
+
+	if (ev & (EPOLLHUP | EPOLLERR)) {
+		softd_client_drain(c, s->st, &s->io);
+		client_close(s, c);
+		return;
+	}
+	if (ev & EPOLLOUT)
+		rc = softd_client_flush(c);
+	if (rc == SOFTD_IO_OK && (ev & (EPOLLIN | EPOLLRDHUP)) && !c->eof && !softd_client_blocked(c))
+		rc = softd_client_read(c, (ev & EPOLLRDHUP) != 0, s->st, &s->io);
+	if (rc == SOFTD_IO_OK && c->eof && !softd_client_blocked(c))
+		rc = SOFTD_IO_CLOSE;
+	if (rc != SOFTD_IO_OK) {
+		if (rc == SOFTD_IO_DROP)
+			softd_log(LOG_NOTICE, "client pid %d dropped: replies over %u bytes "
+				  "waiting, or out of memory", (int)c->peer.pid, SOFTD_QUEUE_MAX);
+		else
+			softd_client_drain(c, s->st, &s->io);   /* what it sent before it went */
+		client_close(s, c);
+		return;
+	}
+	/* while replies wait, requests stay in the socket: the client is throttled */
+	want = softd_client_blocked(c) ? EPOLLOUT : EPOLLIN | EPOLLRDHUP;
+	if (want != c->events && watch(s->ep, EPOLL_CTL_MOD, c->fd, want, c) == 0)
+		c->events = want;
+}
+
+static int read_signal(struct softd_server *s)
+{
+	struct signalfd_siginfo si;
+
+	if (read(s->sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return 0;
+	return (int)si.ssi_signo;
+}
+
+/* The drain timer runs while a capture session is on, and only then. */
+static void sync_timer(struct softd_server *s)
+{
+	struct itimerspec its = { 0 };
+	bool want = s->st->dumps != NULL;
+
+	if (want == s->timer_armed)
+		return;
+	if (want) {
+		its.it_value.tv_nsec = (long)SOFT_PDUMP_TICK_NS;
+		its.it_interval.tv_nsec = (long)SOFT_PDUMP_TICK_NS;
+	}
+	if (timerfd_settime(s->tfd, 0, &its, NULL) == 0)
+		s->timer_armed = want;
+}
+
+static void drain_tick(struct softd_server *s)
+{
+	struct timespec ts;
+	uint64_t n;
+
+	if (read(s->tfd, &n, sizeof(n)) != (ssize_t)sizeof(n))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	soft_pdump_tick(s->st, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}
+
+int softd_server_run(struct softd_server *s, char *err, size_t errlen)
+{
+	struct epoll_event ev[SOFTD_EVENTS];
+
+	for (;;) {
+		int n = epoll_wait(s->ep, ev, SOFTD_EVENTS, s->accept_paused ? SOFTD_PAUSE_MS : -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "epoll_wait: %s", strerror(errno));
+			return -1;
+		}
+		if (n == 0)
+			pause_accept(s, false);
+		for (int i = 0; i < n; i++) {
+			void *p = ev[i].data.ptr;
+			int sig;
+
+			if (p == &s->signal_tag) {
+				if ((sig = read_signal(s)) > 0)
+					return sig;
+			} else if (p == &s->listen_tag) {
+				accept_clients(s);
+			} else if (p == &s->timer_tag) {
+				drain_tick(s);
+			} else {
+				client_event(s, p, ev[i].events);
+			}
+		}
+		sync_timer(s);
+	}
+}
+
+void softd_server_free(struct softd_server *s)
+{
+	if (!s)
+		return;
+	while (s->clients)
+		client_close(s, s->clients);
+	if (s->sfd >= 0)
+		close(s->sfd);
+	if (s->tfd >= 0)
+		close(s->tfd);
+	if (s->ep >= 0)
+		close(s->ep);
+	soft_out_free(&s->io.out);
+	free(s);
+}

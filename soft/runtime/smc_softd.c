@@ -1,0 +1,135 @@
+/*
+ * smc_softd: the soft backend of smc-tools, a user-space stand-in for the
+ * kernel's SMC module that answers its netlink messages on a UNIX socket.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "devices.h"
+#include "server.h"
+#include "soft_nl.h"
+#include "state.h"
+#include "teardown.h"
+
+static int fail(const char *err)
+{
+	fprintf(stderr, "%s: %s\n", SOFTD_PROG, err);
+	return 1;
+}
+
+static int serve(const struct softd_listener *l, const sigset_t *stop, struct soft_state *st)
+{
+	char err[SOFTD_ERRLEN];
+	struct softd_server *s;
+	int sig;
+
+	s = softd_server_new(l->fd, stop, st, err, sizeof(err));
+	if (!s) {
+		softd_log(LOG_ERR, "%s", err);
+		return 1;
+	}
+	softd_log(LOG_INFO, "listening on %s", l->path);
+	sig = softd_server_run(s, err, sizeof(err));
+	softd_server_free(s);
+	if (sig < 0) {
+		softd_log(LOG_ERR, "%s", err);
+		return 1;
+	}
+	softd_log(LOG_INFO, "stopped by SIG%s", sigabbrev_np(sig));
+	return 0;
+}
+
+/*
+ * The pid file is opened before detaching, so that a path the daemon could
+ * not write fails the start here; the daemon then writes its pid into it.
+ * 0 or an errno; *created: the file is new, ours to remove if the start fails.
+ */
+static int pidfile_check(const char *path, bool *created)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	*created = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+/* Everything that can fail is tried before detaching, so that it is reported here. */
+static int run(const struct softd_opts *o)
+{
+	char path[108], pidfile[4096], err[SOFTD_ERRLEN];
+	struct softd_listener l;
+	struct soft_state st;
+	bool pid_created = false;
+	sigset_t stop;
+	int rc;
+
+	if (softd_socket_path(o->socket, path, sizeof(path), err, sizeof(err)) ||
+	    (!o->foreground && softd_pidfile_path(o->pidfile, path, pidfile, sizeof(pidfile),
+						  err, sizeof(err))))
+		return fail(err);
+	softd_signals_block(&stop);
+	softd_raise_nofile();
+	soft_state_init(&st);
+	/* the reason names the --roce value itself ("--roce SPEC: why") */
+	if (soft_devs_init(&st, o->roce, o->n_roce, err, sizeof(err)) < 0) {
+		soft_state_free(&st);
+		return fail(err);
+	}
+	if (softd_listen(&l, path, err, sizeof(err)) < 0) {
+		soft_state_free(&st);
+		return fail(err);
+	}
+	if (!o->foreground) {
+		rc = pidfile_check(pidfile, &pid_created);
+		if (rc) {
+			softd_unlisten(&l, true);
+			soft_state_free(&st);
+			fprintf(stderr, "%s: pid file %s: %s\n", SOFTD_PROG, pidfile, strerror(rc));
+			return 1;
+		}
+		rc = softd_daemonize(pidfile, err, sizeof(err));
+		if (rc != 0) {                  /* the parent: the daemon runs, or failed */
+			softd_unlisten(&l, rc < 0);
+			if (rc < 0 && pid_created)
+				unlink(pidfile);
+			soft_state_free(&st);
+			return rc < 0 ? fail(err) : 0;
+		}
+	}
+	softd_log_open(o->syslog || !o->foreground);
+	rc = serve(&l, &stop, &st);
+	softd_unlisten(&l, true);
+	if (!o->foreground)
+		unlink(pidfile);
+	softd_log_close();
+	soft_state_free(&st);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct softd_opts o;
+	int rc;
+
+	switch (softd_opts_parse(argc, argv, &o)) {
+	case SOFTD_EXIT_OK:
+		return 0;
+	case SOFTD_EXIT_USAGE:
+		return 1;
+	case SOFTD_RUN:
+		break;
+	}
+	rc = run(&o);
+	softd_opts_free(&o);
+	return rc;
+}

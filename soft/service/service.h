@@ -1,0 +1,69 @@
+/*
+ * What the SMC_SOFT handlers share: reading a passed socket, filing a new
+ * registration, dropping one (reg.c), and the parts of PAIR and
+ * STATS_ATTACH that the registration's lifetime calls (pair.c,
+ * pstats_att.c).
+ */
+#ifndef SOFT_REG_INT_H
+#define SOFT_REG_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <net/if.h>
+
+#include "soft_nl.h"
+#include "state.h"
+#include "sock.h"
+
+/*
+ * Read the passed socket and check the claimed state; ifname (may be NULL)
+ * gets the interface the socket uses, "" when unknown.  The fd is closed
+ * either way.
+ */
+int soft_reg_read_fd(struct soft_req *r, int fd, uint8_t state, struct soft_sock_id *id,
+		     uint64_t fallback_netns, char ifname[IF_NAMESIZE]);
+/* EEXIST when the socket is registered already, ENOSPC when r's connection is full. */
+int soft_reg_check_new(const struct soft_req *r, const struct soft_sock_id *id);
+/* Token, owner and indexes for a new registration, at the head of its namespace's list. */
+int soft_reg_link(struct soft_req *r, struct soft_ns *ns, struct soft_sock *s);
+/* Out of the lists and indexes, its pairing ended, freed. */
+void soft_reg_drop(struct soft_state *st, struct soft_sock *s);
+
+
+/* pair.c */
+int soft_pair(struct soft_req *r);
+int soft_sock_info(struct soft_req *r);
+/* The registration goes away: its side of the region, stats, link group. */
+void soft_pair_end(struct soft_state *st, struct soft_sock *s);
+/* TCP for good with reason, and its peer with PEERDECL (FALLBACK); one DECLINED stays. */
+void soft_pair_fall_back(struct soft_state *st, struct soft_sock *s, uint32_t reason);
+/* The conninfo of a registration, with the live cursors when it is paired. */
+void soft_pair_conninfo(const struct soft_sock *s, struct soft_conninfo *ci);
+
+/* pstats_att.c */
+int soft_stats_attach(struct soft_req *r);
+/* The process's count of new TCP sockets (pstats.h sock_gen); false if not attached. */
+bool soft_pstats_sock_gen(const struct soft_state *st, uint64_t conn_id, uint64_t *gen);
+/* The connection closed: its counters stay counted in its namespace. */
+void soft_pstats_conn_gone(struct soft_state *st, uint64_t conn_id);
+/* Add the live counters of the processes of namespace netns into t (SMC-D). */
+struct soft_stats_tech;
+void soft_pstats_sum(const struct soft_state *st, uint64_t netns, struct soft_stats_tech *t);
+
+/* bells.c */
+int soft_bell(struct soft_req *r);
+/* The connection closed: its bell goes. */
+void soft_bells_conn_gone(struct soft_state *st, uint64_t conn_id);
+
+/* Freed at exit (soft_state_free): the namespace's sockets, the processes' counters and doorbells. */
+void soft_socks_free(struct soft_ns *ns);
+void soft_pstats_free(struct soft_state *st);
+void soft_bells_free(struct soft_state *st);
+
+/* The family SMC_SOFT (reg.c), served by families/core.c. */
+extern const struct soft_family soft_reg_family;
+
+/* A connection ended: drop what it registered. */
+void soft_conn_gone(struct soft_state *st, uint64_t conn_id);
+
+#endif
