@@ -176,8 +176,21 @@ int proc_sock_parse(const char *line, size_t len, int family, struct proc_sock *
 
 int proc_socks_attach(const struct soft_state *st, uint64_t conn_id, pid_t pid)
 {
-	struct ps_proc *p = calloc(1, sizeof(*p));
+	struct ps_proc *p;
 
+	/*
+	 * Again on one connection (STATS_ATTACH of the image after execve(),
+	 * which keeps the connection): one mark per connection, its fd list
+	 * read anew.  A second entry would outlive the connection, as
+	 * proc_socks_gone() takes one.
+	 */
+	for (p = procs; p; p = p->next)
+		if (p->st == st && p->conn_id == conn_id) {
+			p->pid = pid;
+			p->cached = false;
+			return 0;
+		}
+	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->st = st;

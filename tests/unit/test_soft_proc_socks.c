@@ -287,6 +287,31 @@ TEST(soft_proc_socks_scan_own_sockets)
 	regfx_tcp_close(&t);
 }
 
+/*
+ * The image after execve() attaches again on the same connection: still one
+ * mark, gone with the connection (a second one outlived it, and filled the
+ * PS_MAX_PROCS scanned with dead processes).
+ */
+TEST(soft_proc_socks_attach_again)
+{
+	static const struct soft_state none;
+	const struct soft_state *st = &none;
+	struct regfx_tcp t;
+	struct proc_socks ps;
+
+	regfx_tcp_open(&t, AF_INET);
+	CHECK_INT(proc_socks_attach(st, 9, getpid()), 0);
+	CHECK_INT(proc_socks_attach(st, 9, getpid()), 0);
+	proc_socks_scan(st, getpid(), &ps);
+	CHECK(by_inode(&ps, regfx_inode(t.lst)) != NULL);
+	proc_socks_free(&ps);
+	proc_socks_gone(st, 9);
+	proc_socks_scan(st, getpid(), &ps);
+	CHECK_INT(ps.n, 0);
+	proc_socks_free(&ps);
+	regfx_tcp_close(&t);
+}
+
 /* An IPv4 client of a dual-stack listener: the accepted end is v4-mapped in tcp6. */
 TEST(soft_proc_socks_scan_v4_mapped)
 {
