@@ -27,7 +27,7 @@ static void set_bufsize(int fd, int optname, int bytes)
 {
 	if (bytes < 0)
 		return;
-	if (setsockopt(fd, SOL_SOCKET, optname, &bytes, sizeof(bytes)) < 0)
+	if (next.setsockopt(fd, SOL_SOCKET, optname, &bytes, sizeof(bytes)) < 0)
 		preload_dbg("libsmc-preload: sockopt %d: cannot set %d: %m\n",
 			    optname, bytes);
 	else
@@ -105,7 +105,7 @@ void preload_backend_init(const struct preload_config *cfg)
 {
 	const struct preload_backend *b = preload_backend_choose(cfg, 0);
 
-	soft_config_init(b == &preload_backend_soft);
+	soft_mode_start(b == &preload_backend_soft);
 	atomic_store(&active, b);
 }
 
@@ -133,7 +133,7 @@ int preload_stream_socket(int domain, int type, int protocol)
 	if (next == b)
 		return fd;
 	if (atomic_compare_exchange_strong(&active, &b, next)) {
-		soft_config_init(next == &preload_backend_soft);
+		soft_mode_start(next == &preload_backend_soft);
 		preload_dbg("libsmc-preload: AF_SMC not available, using TCP\n");
 	}
 	return next->stream_socket(domain, type, protocol);

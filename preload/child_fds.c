@@ -7,7 +7,6 @@
  * descriptor, _addclosefrom_np).  A program that hands a connection to a
  * child as its stdin gets it there.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -16,8 +15,6 @@
 
 #include "preload.h"
 #include "soft.h"
-
-#define EXPORT __attribute__((visibility("default")))
 
 static struct child_fds_ent *ent_of(struct child_fds *c, int fd)
 {
@@ -137,8 +134,6 @@ void child_fds_close(struct child_fds *c, int fd)
 
 /* ---- posix_spawn's file actions ---- */
 
-enum fa_op { FA_DUP2, FA_CLOSE, FA_CLOSEFROM };
-
 struct fa_rec {
 	const posix_spawn_file_actions_t *fa;
 	enum fa_op op;
@@ -149,7 +144,7 @@ struct fa_rec {
 static pthread_mutex_t fa_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct fa_rec *fa_head, **fa_tail = &fa_head;
 
-static void fa_record(const posix_spawn_file_actions_t *fa, enum fa_op op, int fd, int newfd)
+void child_fds_fa_record(const posix_spawn_file_actions_t *fa, enum fa_op op, int fd, int newfd)
 {
 	struct fa_rec *r = malloc(sizeof(*r));
 
@@ -162,7 +157,7 @@ static void fa_record(const posix_spawn_file_actions_t *fa, enum fa_op op, int f
 	pthread_mutex_unlock(&fa_mu);
 }
 
-static void fa_forget(const posix_spawn_file_actions_t *fa)
+void child_fds_fa_forget(const posix_spawn_file_actions_t *fa)
 {
 	struct fa_rec **pp, *r;
 
@@ -214,70 +209,4 @@ void child_fds_of_actions(struct child_fds *c, const posix_spawn_file_actions_t 
 		}
 	}
 	pthread_mutex_unlock(&fa_mu);
-}
-
-EXPORT int posix_spawn_file_actions_init(posix_spawn_file_actions_t *fa)
-{
-	PRELOAD_INIT();
-	fa_forget(fa);
-	return next.posix_spawn_file_actions_init(fa);
-}
-
-EXPORT int posix_spawn_file_actions_destroy(posix_spawn_file_actions_t *fa)
-{
-	PRELOAD_INIT();
-	fa_forget(fa);
-	return next.posix_spawn_file_actions_destroy(fa);
-}
-
-EXPORT int posix_spawn_file_actions_adddup2(posix_spawn_file_actions_t *fa, int fd, int newfd)
-{
-	int r;
-
-	PRELOAD_INIT();
-	r = next.posix_spawn_file_actions_adddup2(fa, fd, newfd);
-	if (r == 0)
-		fa_record(fa, FA_DUP2, fd, newfd);
-	return r;
-}
-
-EXPORT int posix_spawn_file_actions_addclose(posix_spawn_file_actions_t *fa, int fd)
-{
-	int r;
-
-	PRELOAD_INIT();
-	r = next.posix_spawn_file_actions_addclose(fa, fd);
-	if (r == 0)
-		fa_record(fa, FA_CLOSE, fd, -1);
-	return r;
-}
-
-/* The descriptor becomes the file: for a connection there, a close. */
-EXPORT int posix_spawn_file_actions_addopen(posix_spawn_file_actions_t *fa, int fd,
-					    const char *path, int oflag, mode_t mode)
-{
-	int r;
-
-	PRELOAD_INIT();
-	r = next.posix_spawn_file_actions_addopen(fa, fd, path, oflag, mode);
-	if (r == 0)
-		fa_record(fa, FA_CLOSE, fd, -1);
-	return r;
-}
-
-/* glibc 2.34 and later */
-EXPORT int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *fa, int from)
-{
-	static int (*real)(posix_spawn_file_actions_t *, int);
-	int r;
-
-	PRELOAD_INIT();
-	if (!real)
-		real = (int (*)(posix_spawn_file_actions_t *, int))dlsym(RTLD_NEXT, __func__);
-	if (!real)
-		return ENOSYS;
-	r = real(fa, from);
-	if (r == 0)
-		fa_record(fa, FA_CLOSEFROM, from, -1);
-	return r;
 }

@@ -14,6 +14,8 @@
 
 #include "preload.h"
 
+struct preload_config preload_cfg;
+
 /*
  * Upstream turned debugging on for an empty SMC_DEBUG; an empty value means
  * "not asked for", so it is off here.

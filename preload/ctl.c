@@ -102,7 +102,7 @@ static void stats_attach(bool wait)
 	if (fd < 0)
 		return;
 	if (ftruncate(fd, SOFT_PSTATS_MAP_LEN) < 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+	    next.fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
 		next.close(fd);
 		return;
 	}
@@ -697,7 +697,7 @@ bool ctl_exec_adopt(const char *head)
 		return ok;
 	}
 	if (sscanf(head, "%d:%u:%u", &fd, &family, &seq) != 3 || fd < 0 || family > UINT16_MAX ||
-	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_SEQPACKET ||
+	    next.getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_SEQPACKET ||
 	    (fl = next.fcntl(fd, F_GETFD)) < 0)
 		return false;
 	next.fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
@@ -860,7 +860,7 @@ static void share(int fd, struct sconn *sc, void *arg)
 
 	/* a listener is no connection: what it accepts is each process's own */
 	if (inheritable(fd, *(bool *)arg) &&
-	    (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) || !listening))
+	    (next.getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) || !listening))
 		conn_shared(sc);
 }
 
@@ -878,7 +878,7 @@ static bool ctl_reachable(void)
 
 	if (!soft_vfork_child())
 		return true;
-	return conn.fd >= 0 && !getsockopt(conn.fd, SOL_SOCKET, SO_TYPE, &type, &len) &&
+	return conn.fd >= 0 && !next.getsockopt(conn.fd, SOL_SOCKET, SO_TYPE, &type, &len) &&
 	       type == SOCK_SEQPACKET;
 }
 

@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +29,10 @@
 #include "preload.h"
 #include "soft.h"
 
-#define EXPORT __attribute__((visibility("default")))
 #define INHERIT_ENV "SMC_SOFT_INHERIT"
 /* The hand-over's format and the ring layout it refers to (doc/soft-inherit.md). */
 #define INHERIT_VERSION "v2"
 #define ENTRY_MAX 128
-
-extern char **environ;
 
 #define UNSEEN_NO_LIBRARY "the program has no libsmc-preload"
 
@@ -51,25 +47,6 @@ struct inherit_buf {
 	struct sconn **held;        /* spawn: the holders we added */
 	size_t nheld;
 };
-
-static pid_t self_pid;                      /* this process's, to tell a vfork child */
-
-static void note_pid(void)
-{
-	self_pid = getpid();
-}
-
-__attribute__((constructor))
-static void exec_init(void)
-{
-	note_pid();
-	pthread_atfork(NULL, NULL, note_pid);
-}
-
-bool soft_vfork_child(void)
-{
-	return getpid() != self_pid;
-}
 
 /*
  * spawn: one more holder of sc's ring, once per connection; from_child:
@@ -387,7 +364,8 @@ static int exec_alone(const char *path, char *const argv[], char *const envp[])
 	return r;
 }
 
-EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+/* execve() with the hand-over of this image's connections (the hook: hook_exec.c). */
+int soft_execve(const char *path, char *const argv[], char *const envp[])
 {
 	struct inherit_buf b = { 0 };
 	struct exec_drop drop = { 0 };
@@ -397,7 +375,6 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	char head[64];
 	int r, saved;
 
-	PRELOAD_INIT();
 	/* inside a seccomp sandbox we make no call the program did not make */
 	if (!atomic_load(&fd_tracked) || soft_sandboxed())
 		return next.execve(path, argv, envp);
@@ -464,110 +441,6 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	return r;
 }
 
-EXPORT int execv(const char *path, char *const argv[])
-{
-	return execve(path, argv, environ);
-}
-
-/* The PATH search of execvp(3), landing in execve() above. */
-EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
-{
-	const char *path = getenv("PATH");
-	char buf[4096];
-	bool eacces = false;
-
-	if (!*file) {
-		errno = ENOENT;
-		return -1;
-	}
-	if (strchr(file, '/'))
-		return execve(file, argv, envp);
-	if (!path)
-		path = "/bin:/usr/bin";
-	for (const char *p = path;; p++) {
-		const char *end = strchrnul(p, ':');
-		int n = end == p ? snprintf(buf, sizeof(buf), "%s", file)
-				 : snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - p), p, file);
-
-		if (n > 0 && (size_t)n < sizeof(buf)) {
-			execve(buf, argv, envp);
-			if (errno == EACCES)
-				eacces = true;
-			else if (errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG)
-				return -1;
-		}
-		p = end;
-		if (!*end)
-			break;
-	}
-	errno = eacces ? EACCES : ENOENT;
-	return -1;
-}
-
-EXPORT int execvp(const char *file, char *const argv[])
-{
-	return execvpe(file, argv, environ);
-}
-
-/* argv of the execl family, from arg0 up to the NULL; envp for execle. */
-static char **list_args(const char *arg0, va_list ap, bool want_env, char ***envp)
-{
-	size_t n = 1, cap = 16;
-	char **argv = malloc(cap * sizeof(*argv));
-	char *a;
-
-	if (!argv)
-		return NULL;
-	argv[0] = (char *)arg0;
-	do {
-		a = arg0 ? va_arg(ap, char *) : NULL;
-		if (n == cap) {
-			char **p = realloc(argv, (cap *= 2) * sizeof(*argv));
-
-			if (!p) {
-				free(argv);
-				return NULL;
-			}
-			argv = p;
-		}
-		argv[n++] = a;
-	} while (a);
-	if (want_env)
-		*envp = va_arg(ap, char **);
-	return argv;
-}
-
-#define EXECL_BODY(call, want_env)					\
-	va_list ap;							\
-	char **argv, **envp = environ;					\
-	int r;								\
-									\
-	va_start(ap, arg);						\
-	argv = list_args(arg, ap, want_env, &envp);			\
-	va_end(ap);							\
-	if (!argv) {							\
-		errno = ENOMEM;						\
-		return -1;						\
-	}								\
-	r = call;							\
-	free(argv);							\
-	return r
-
-EXPORT int execl(const char *path, const char *arg, ...)
-{
-	EXECL_BODY(execve(path, argv, envp), false);
-}
-
-EXPORT int execlp(const char *file, const char *arg, ...)
-{
-	EXECL_BODY(execvpe(file, argv, envp), false);
-}
-
-EXPORT int execle(const char *path, const char *arg, ...)
-{
-	EXECL_BODY(execve(path, argv, envp), true);
-}
-
 /* ---- the new image ---- */
 
 static bool parse_entry(const char *s, int *fd, int *st, int *role, uint32_t *seq,
@@ -623,7 +496,7 @@ void soft_exec_inherit(void)
 	unsetenv(INHERIT_ENV);
 	if (!copy)
 		return;
-	soft_config_init(true);
+	soft_mode_start(true);
 	tok = strtok_r(copy, ";", &save);
 	if (!tok || strcmp(tok, INHERIT_VERSION)) {
 		/* its connections may be on rings we cannot read: say so, touch nothing */

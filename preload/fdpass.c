@@ -70,7 +70,7 @@ static int receiver_preloaded(int fd)
 	socklen_t len = sizeof(cr);
 	char path[64];
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.pid <= 0)
+	if (next.getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.pid <= 0)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)cr.pid);
 	return soft_file_names_library(path);
@@ -86,10 +86,10 @@ static bool tcp_conn(int fd)
 	socklen_t len = sizeof(int);
 	int v;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &len) < 0 || v != IPPROTO_TCP)
+	if (next.getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &len) < 0 || v != IPPROTO_TCP)
 		return false;
 	len = sizeof(int);
-	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) < 0 || v)
+	if (next.getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) < 0 || v)
 		return false;
 	len = sizeof(ss);
 	return getsockname(fd, (struct sockaddr *)&ss, &len) == 0 &&

@@ -313,7 +313,7 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 	atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
 	if (!*deadline) {
 		*deadline = -1;
-		if (!getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) && (tv.tv_sec || tv.tv_usec))
+		if (!next.getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) && (tv.tv_sec || tv.tv_usec))
 			*deadline = soft_now_ns() / 1000000 + tv.tv_sec * 1000 + tv.tv_usec / 1000;
 	}
 	if (*deadline > 0) {
@@ -342,7 +342,7 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 		return 0;
 	if (p[0].revents & POLLERR) {
 		len = sizeof(err);
-		if (!getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) && err) {
+		if (!next.getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) && err) {
 			/* a reset is the reader's news too; EPIPE (a reset after
 			 * the peer's FIN) only the writer's, the reader sees EOF */
 			if (err == ECONNRESET)
@@ -380,7 +380,7 @@ bool soft_tx_peer_check(int fd, struct sconn *sc, short kernel)
 	socklen_t len = sizeof(err);
 
 	if (kernel & (POLLERR | POLLHUP)) {
-		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		if (next.getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
 			err = 0;
 		/* closed both ways, its error taken by a doorbell's send: a send fails so */
 		if (!err && (kernel & POLLHUP))
@@ -724,7 +724,7 @@ static int rcvtimeo_ms(int fd, struct sconn *sc)
 	if (ms >= 0)
 		return ms;
 	ms = 0;
-	if (!getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len)) {
+	if (!next.getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len)) {
 		int64_t t = (int64_t)tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000;
 
 		ms = t > INT_MAX ? INT_MAX : (int)t;

@@ -413,7 +413,7 @@ void sconn_free(struct sconn *sc)
 /*
  * Before fork() returns in either process both hold the connection, so that
  * neither writes its ring unlocked while the other does.  A fork() that
- * fails takes the second holder back (spawn.c).
+ * fails takes the second holder back (hook_spawn.c).
  */
 static unsigned forks;
 

@@ -19,6 +19,8 @@ static void resolve(void **slot, const char *name)
 
 void preload_next_init(void)
 {
+	/* first: the log writes with it */
+	RESOLVE(syscall);
 	RESOLVE(read);
 	RESOLVE(write);
 	RESOLVE(readv);
@@ -51,7 +53,6 @@ void preload_next_init(void)
 	RESOLVE(sendmmsg);
 	RESOLVE(recvmmsg);
 	RESOLVE(prctl);
-	RESOLVE(syscall);
 	RESOLVE(setsockopt);
 	RESOLVE(getsockopt);
 	RESOLVE(execve);

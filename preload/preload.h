@@ -53,8 +53,14 @@ struct preload_backend {
 extern const struct preload_backend preload_backend_kernel;
 extern const struct preload_backend preload_backend_soft;
 
-/* socket.c */
+/* config.c */
 extern struct preload_config preload_cfg;
+
+/* log.c */
+void preload_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void preload_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* socket.c */
 extern atomic_bool preload_initialised;
 void preload_init(void);
 #define PRELOAD_INIT() \
@@ -64,10 +70,7 @@ void preload_init(void);
 			preload_init(); \
 	} while (0)
 int preload_next_socket(int domain, int type, int protocol);
-void preload_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void preload_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* config.c */
 void preload_config_read(struct preload_config *cfg);
 bool preload_parse_debug(const char *value);
 int preload_parse_bufsize(const char *value, int *bytes);

@@ -8,9 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,48 +18,9 @@
 
 typedef int socket_fn(int domain, int type, int protocol);
 
-struct preload_config preload_cfg;
-
 static socket_fn *next_socket;
 atomic_bool preload_initialised;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* One write(2) per message, so lines of concurrent threads do not mix. */
-static void vmsg(const char *fmt, va_list ap)
-{
-	char buf[512];
-	int saved = errno;
-	int n;
-
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	if (n > (int)sizeof(buf) - 1)
-		n = sizeof(buf) - 1;
-	/* the system call itself: write() is one of this library's hooks */
-	if (n > 0 && syscall(SYS_write, STDERR_FILENO, buf, (size_t)n) < 0) {
-		/* nowhere to report it */
-	}
-	errno = saved;
-}
-
-void preload_dbg(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!preload_cfg.debug)
-		return;
-	va_start(ap, fmt);
-	vmsg(fmt, ap);
-	va_end(ap);
-}
-
-void preload_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg(fmt, ap);
-	va_end(ap);
-}
 
 /*
  * The functions behind the hooks first: reading the configuration may print
@@ -71,6 +30,8 @@ static void init_once(void)
 {
 	void *sym;
 
+	/* first: the log writes through next.syscall */
+	preload_next_init();
 	dlerror();
 	sym = dlsym(RTLD_NEXT, "socket");
 	if (!sym) {
@@ -80,7 +41,6 @@ static void init_once(void)
 		preload_err("dlsym failed on socket: %s\n", why ? why : "not found");
 	}
 	next_socket = (socket_fn *)sym;
-	preload_next_init();
 	preload_config_read(&preload_cfg);
 	preload_backend_init(&preload_cfg);
 }

@@ -319,9 +319,12 @@ void ctl_settle(void);
 /* A seccomp sandbox: pairings still out stay TCP, no message goes any more. */
 void ctl_sandboxed(void);
 
-/* ---- sandbox.c: seccomp, and the library's own system calls ---- */
+/* ---- sys.c: the library's own system calls, none in a seccomp sandbox ---- */
 /* The program installed a seccomp filter: the library adds no system call. */
 bool soft_sandboxed(void);
+/* The program entered a sandbox: true if it had already. */
+bool sys_sandbox_begin(void);
+/* sandbox.c: what the library does then */
 void soft_sandbox_enter(void);
 bool sys_bell(int fd);
 ssize_t sys_drain(int fd, void *buf, size_t len);
@@ -402,6 +405,11 @@ void child_fds_lend(struct child_fds *c);
 void child_fds_take_back(struct child_fds *c);
 /* What the file actions fa (NULL: none) will do in the child. */
 void child_fds_of_actions(struct child_fds *c, const posix_spawn_file_actions_t *fa);
+/* posix_spawn's file actions, as the hooks of hook_spawn.c see them added. */
+enum fa_op { FA_DUP2, FA_CLOSE, FA_CLOSEFROM };
+void child_fds_fa_record(const posix_spawn_file_actions_t *fa, enum fa_op op, int fd, int newfd);
+/* fa initialised again or destroyed: what was recorded of it goes. */
+void child_fds_fa_forget(const posix_spawn_file_actions_t *fa);
 
 /* ---- image.c ---- */
 /* Whether a line of text file path names this library: 1, 0, or -1 unreadable. */
@@ -411,13 +419,17 @@ bool soft_image_has_library(const char *path, char *const envp[]);
 /* file as posix_spawnp() finds it along PATH (buf holds it), or file itself. */
 const char *soft_image_find(const char *file, char *buf, size_t len);
 
-/* ---- exec.c ---- */
+/* ---- proc.c ---- */
 /* Whether this is the child of vfork(): the memory is its parent's. */
 bool soft_vfork_child(void);
+
+/* ---- exec.c ---- */
+/* execve() with the hand-over of this image's connections. */
+int soft_execve(const char *path, char *const argv[], char *const envp[]);
 /* Take over what the image before execve left in SMC_SOFT_INHERIT. */
 void soft_exec_inherit(void);
 /*
- * A new process (spawn.c) inherits the connections, ours as child (NULL:
+ * A new process (hook_spawn.c) inherits the connections, ours as child (NULL:
  * none) changes them: envp plus SMC_SOFT_INHERIT, every mapped one with one more holder; NULL when there
  * is nothing to pass.  soft_spawn_done() with whether the process started
  * (false: the holders go again) frees it.

@@ -84,6 +84,4 @@ void soft_config_init(bool enabled)
 	if (!soft_cfg.socket_path[0])
 		soft_reg_socket_path(soft_cfg.socket_path, sizeof(soft_cfg.socket_path));
 	soft_cfg.enabled = enabled;
-	if (enabled)
-		transport_asym_init();
 }

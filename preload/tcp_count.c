@@ -30,7 +30,7 @@ static bool bytes_received(int fd, uint64_t *out)
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
 
-	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) ||
+	if (next.getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) ||
 	    len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti.tcpi_bytes_received))
 		return false;
 	*out = ti.tcpi_bytes_received;
@@ -97,14 +97,14 @@ bool soft_tcp_sent_total(int fd, int role, uint64_t *out)
 
 	for (int i = 0; i < 4; i++) {
 		len = sizeof(ti);
-		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) ||
+		if (next.getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) ||
 		    len < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(ti.tcpi_bytes_acked))
 			return false;
 		before = ti.tcpi_bytes_acked;
 		if (next.ioctl(fd, SIOCOUTQ, &outq) < 0 || outq < 0)
 			return false;
 		len = sizeof(ti);
-		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+		if (next.getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
 			return false;
 		if (ti.tcpi_bytes_acked == before) {
 			uint64_t total = before + (uint64_t)outq;

@@ -142,11 +142,11 @@ struct transport {
 extern const struct transport_ops transport_ring;
 
 /*
- * The process may skip the producer's fence at wake-ups (membarrier, see
- * dmb.h); off again inside a seccomp sandbox.  For every transport on this
- * host.
+ * soft_config_init(), then with enabled: the process may skip the
+ * producer's fence at wake-ups (membarrier, see dmb.h); off again inside a
+ * seccomp sandbox.  For every transport on this host.
  */
-void transport_asym_init(void);
+void soft_mode_start(bool enabled);
 void transport_asym_off(void);
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include <stdatomic.h>
 
+#include "soft.h"
 #include "transport.h"
 
 #define RING(t) (&(t)->u.ring)
@@ -339,9 +340,12 @@ const struct transport_ops transport_ring = {
 	.rx_size = ring_rx_size,
 };
 
-void transport_asym_init(void)
+/* The soft backend chosen (or not): its configuration, and the ring readied. */
+void soft_mode_start(bool enabled)
 {
-	dmb_asym_init();
+	soft_config_init(enabled);
+	if (enabled)
+		dmb_asym_init();
 }
 
 void transport_asym_off(void)

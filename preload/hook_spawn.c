@@ -4,6 +4,7 @@
  * inherit the connections as an exec'd image does (exec.c), and a fork()
  * that fails gives back the holders its prepare handler took.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -138,4 +139,72 @@ EXPORT FILE *popen(const char *cmd, const char *type)
 	env_swap_out(sp, f != NULL);
 	errno = saved;
 	return f;
+}
+
+/* ---- posix_spawn's file actions: what the child's descriptors will be (child_fds.c) ---- */
+
+EXPORT int posix_spawn_file_actions_init(posix_spawn_file_actions_t *fa)
+{
+	PRELOAD_INIT();
+	child_fds_fa_forget(fa);
+	return next.posix_spawn_file_actions_init(fa);
+}
+
+EXPORT int posix_spawn_file_actions_destroy(posix_spawn_file_actions_t *fa)
+{
+	PRELOAD_INIT();
+	child_fds_fa_forget(fa);
+	return next.posix_spawn_file_actions_destroy(fa);
+}
+
+EXPORT int posix_spawn_file_actions_adddup2(posix_spawn_file_actions_t *fa, int fd, int newfd)
+{
+	int r;
+
+	PRELOAD_INIT();
+	r = next.posix_spawn_file_actions_adddup2(fa, fd, newfd);
+	if (r == 0)
+		child_fds_fa_record(fa, FA_DUP2, fd, newfd);
+	return r;
+}
+
+EXPORT int posix_spawn_file_actions_addclose(posix_spawn_file_actions_t *fa, int fd)
+{
+	int r;
+
+	PRELOAD_INIT();
+	r = next.posix_spawn_file_actions_addclose(fa, fd);
+	if (r == 0)
+		child_fds_fa_record(fa, FA_CLOSE, fd, -1);
+	return r;
+}
+
+/* The descriptor becomes the file: for a connection there, a close. */
+EXPORT int posix_spawn_file_actions_addopen(posix_spawn_file_actions_t *fa, int fd,
+					    const char *path, int oflag, mode_t mode)
+{
+	int r;
+
+	PRELOAD_INIT();
+	r = next.posix_spawn_file_actions_addopen(fa, fd, path, oflag, mode);
+	if (r == 0)
+		child_fds_fa_record(fa, FA_CLOSE, fd, -1);
+	return r;
+}
+
+/* glibc 2.34 and later */
+EXPORT int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *fa, int from)
+{
+	static int (*real)(posix_spawn_file_actions_t *, int);
+	int r;
+
+	PRELOAD_INIT();
+	if (!real)
+		real = (int (*)(posix_spawn_file_actions_t *, int))dlsym(RTLD_NEXT, __func__);
+	if (!real)
+		return ENOSYS;
+	r = real(fa, from);
+	if (r == 0)
+		child_fds_fa_record(fa, FA_CLOSEFROM, from, -1);
+	return r;
 }
