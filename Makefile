@@ -71,7 +71,15 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 SMC_OBJS  := $(SMC_SRCS:%.c=$(OBJ)/%.o)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(OBJ)/%.o)
 # the parts shared with the daemon (wire/) are linked into the preload as well
-PRELOAD_SRCS := $(wildcard preload/*.c) $(WIRE_SRCS) lib/soft_socket.c
+# preload/: the library in layers, lowest first (doc/layers.md), each
+# compiled with the include paths of itself and the layers below.
+PRELOAD_LAYERS := base transport conn share hooks
+PRELOAD_I_base      := -Ipreload/base
+PRELOAD_I_transport := $(PRELOAD_I_base) -Ipreload/transport
+PRELOAD_I_conn      := $(PRELOAD_I_transport) -Ipreload/conn
+PRELOAD_I_share     := $(PRELOAD_I_conn) -Ipreload/share
+PRELOAD_I_hooks     := $(PRELOAD_I_share) -Ipreload/hooks
+PRELOAD_SRCS := $(wildcard $(PRELOAD_LAYERS:%=preload/%/*.c)) $(WIRE_SRCS) lib/soft_socket.c
 PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(OBJ)/pic/%.o)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(OBJ)/%.o)
@@ -104,13 +112,18 @@ $(OBJ)/soft/%.o: soft/%.c | deps
 # Tests reach every layer.
 $(OBJ)/tests/%.o: ALL_CFLAGS += $(SOFT_I_runtime)
 
-# The preload's objects see wire/ and lib/ only (no -I.): a daemon header
-# (soft/) is out of their reach.
+# The preload's objects see wire/, lib/ and their layer's include chain
+# only (no -I.): a daemon header (soft/) is out of their reach.
+PIC_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -fPIC -fvisibility=hidden \
+	-Iwire -Ilib -MMD -MP
 $(OBJ)/pic/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
-	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -fPIC -fvisibility=hidden \
-		-Iwire -Ilib -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(PIC_CFLAGS) -c -o $@ $<
+$(OBJ)/pic/preload/%.o: preload/%.c | deps
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(PIC_CFLAGS) $(PRELOAD_I_$(word 2,$(subst /, ,$<))) -c -o $@ $<
 
 $(LIBSMC): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -209,9 +222,12 @@ check: install-deps
 	$(Q)$(MAKE) --no-print-directory O=$(CHECK_DIR) SANITIZE=1 all $(CHECK_DIR)/tests/unit_tests test-progs
 	$(Q)CHECK_DIR=$(CHECK_DIR) tests/run.sh
 
-# The layering rule of doc/layers.md, read off the daemon's objects.
-check-layers: $(SOFT_OBJS) $(OBJ)/soft/runtime/smc_softd.o
-	$(Q)scripts/check-layers.sh $(OBJ) soft $(SOFT_LAYERS) -- $(filter $(OBJ)/soft/%,$^)
+# The layering rule of doc/layers.md, read off the daemon's and the
+# preload's objects.
+check-layers: $(SOFT_OBJS) $(OBJ)/soft/runtime/smc_softd.o $(PRELOAD_OBJS)
+	$(Q)scripts/check-layers.sh $(OBJ) soft $(SOFT_LAYERS) -- $(filter $(OBJ)/soft/%,$^); \
+	  soft=$$?; scripts/check-layers.sh $(OBJ)/pic preload $(PRELOAD_LAYERS) -- \
+	  $(filter $(OBJ)/pic/preload/%,$^) && exit $$soft
 
 # The fuzz target is built with clang's libFuzzer; tests/run.sh runs it briefly.
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c) $(LIB_SRCS) $(SMC_SRCS) $(TOOL_SRCS) $(SOFT_SRCS)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# scripts/check-layers.sh, the rule of doc/layers.md, on the daemon's objects
-# of this build: it passes in the Makefile's order, and names the object and
-# the symbol when a layer uses one above it.
+# scripts/check-layers.sh, the rule of doc/layers.md, on the daemon's and the
+# preload's objects of this build: it passes in the Makefile's order, and
+# names the object and the symbol when a layer uses one above it.
 
 load helpers
 
@@ -19,6 +19,20 @@ objects() {
 	[ "$status" -eq 0 ]
 	[ "$(echo "$output" | grep -c '^PASS layers: soft/[a-z]* uses no layer above it$')" -eq 8 ]
 	! echo "$output" | grep -q FAIL
+}
+
+@test "layers: the preload's objects use no layer above their own" {
+	local l objs=()
+	for l in base transport conn share hooks; do
+		objs+=("$SMC_BIN/.obj/pic/preload/$l/"*.o)
+	done
+	run "$SMC_TOP/scripts/check-layers.sh" "$SMC_BIN/.obj/pic" preload base transport conn share hooks -- "${objs[@]}"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | grep -c '^PASS layers: preload/[a-z]* uses no layer above it$')" -eq 5 ]
+	# the hooks taken as the lowest: they call into every layer
+	run "$SMC_TOP/scripts/check-layers.sh" "$SMC_BIN/.obj/pic" preload hooks base -- "${objs[@]}"
+	[ "$status" -eq 1 ]
+	echo "$output" | grep -qx '  preload/hooks/socket.o uses preload_next_init of preload/base'
 }
 
 @test "layers: a lower layer that calls up is named with its object and symbol" {

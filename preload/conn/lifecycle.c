@@ -1,0 +1,497 @@
+/*
+ * A connection's life in the preload: pairing's outcome, the cut-over of
+ * each direction, sharing with other processes and the holders, the end.
+ * The states and transitions are doc/soft-lifecycle.md's tables; what
+ * carries the bytes is the transport under it (transport.h).
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "reg.h"
+
+/* ---- states (doc/soft-lifecycle.md section 1) ---- */
+
+bool conn_ask(struct sconn *sc)
+{
+	int expect = SC_NEW;
+
+	return atomic_compare_exchange_strong(&sc->state, &expect, SC_ASKED);
+}
+
+void conn_ask_later(struct sconn *sc)
+{
+	atomic_store(&sc->calls, 0);
+	atomic_store(&sc->state, SC_NEW);
+}
+
+void conn_asked_again(struct sconn *sc)
+{
+	atomic_store(&sc->state, SC_ASKED);
+}
+
+/* From another process (execve, SCM_RIGHTS): its region is asked for at once. */
+void conn_came_shared(struct sconn *sc)
+{
+	atomic_store(&sc->calls, soft_cfg.pair_after);
+	atomic_store(&sc->shared, true);
+}
+
+void conn_stay_tcp(struct sconn *sc)
+{
+	atomic_store(&sc->state, SC_TCP);
+}
+
+void conn_stay_tcp_if_new(struct sconn *sc)
+{
+	int expect = SC_NEW;
+
+	atomic_compare_exchange_strong(&sc->state, &expect, SC_TCP);
+}
+
+bool sconn_attach(struct sconn *sc, int shm_fd, int side, bool inherited)
+{
+	bool ok = false;
+	int rc;
+
+	pthread_mutex_lock(&sc->lock);
+	if (atomic_load(&sc->state) == SC_ASKED) {
+		sc->tp.ops = &transport_ring;
+		rc = TP(sc, map, shm_fd, side);
+		if (rc) {
+			preload_dbg("libsmc-preload: soft region refused: %d\n", rc);
+		} else {
+			/* an inherited end counts the holders it was passed with */
+			if (!inherited)
+				TP(sc, holders_first);
+			/*
+			 * A process that takes a connection over (execve, SCM_RIGHTS)
+			 * has no reader on the plain path: it reads fence-aware now,
+			 * or the peer would never cut over to it.  Not on stdin,
+			 * stdout or stderr, where stdio may read it: its first
+			 * data call decides (conn_stdio_check()).
+			 */
+			if (inherited && !fd_names_std(sc)) {
+				atomic_store(&sc->attached, true);
+				TP(sc, say_attached);
+			}
+			sc->daemon_epoch = ctl_epoch();
+			atomic_store_explicit(&sc->state, SC_MAPPED, memory_order_seq_cst);
+			preload_dbg("libsmc-preload: paired as side %d\n", side);
+			ok = true;
+		}
+	}
+	pthread_mutex_unlock(&sc->lock);
+	return ok;
+}
+
+/*
+ * A reader of the plain path increments plain_rx before it loads the state
+ * and the state became MAPPED before this load (both seq_cst): either it saw
+ * MAPPED and reads fence-aware, or we see it and wait for a later call.
+ */
+void sconn_attach_late(struct sconn *sc)
+{
+	if (atomic_load_explicit(&sc->attached, memory_order_relaxed) ||
+	    atomic_load_explicit(&sc->plain_rx, memory_order_seq_cst))
+		return;
+	atomic_store(&sc->attached, true);
+	TP(sc, say_attached);
+}
+
+/*
+ * After the fence the stream carries one-byte doorbells, which Nagle's
+ * algorithm would hold back behind an unacknowledged one.
+ */
+bool sconn_tx_try_cut(int fd, struct sconn *sc)
+{
+	static const int one = 1;
+	uint64_t sent;
+
+	if (atomic_load_explicit(&sc->tx_cut, memory_order_relaxed))
+		return true;
+	/* another process holding the connection (fork, spawn) cut it over */
+	if (sconn_mapped(sc) && TP(sc, tx_fence, &sent)) {
+		atomic_store_explicit(&sc->tx_cut, true, memory_order_release);
+		return true;
+	}
+	if (!sconn_mapped(sc) || atomic_load_explicit(&sc->plain_tx, memory_order_seq_cst) ||
+	    !TP(sc, peer_attached))
+		return false;
+	sent = atomic_load(&sc->tcp_tx);
+	/* held by several processes (fork, spawn): what the others wrote counts too */
+	if (TP(sc, ever_shared) && !sys_tcp_sent_total(fd, sc->role, &sent))
+		return false;
+	/* an end was handed to a program without the library (sconn_unseen) */
+	if (!TP(sc, set_tx_fence, sent))
+		return false;
+	sys_setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	atomic_store_explicit(&sc->tx_cut, true, memory_order_release);
+	atomic_fetch_add_explicit(&pstats->fence_bytes, sent, memory_order_relaxed);
+	return true;
+}
+
+/* ---- the receiving cut-over ---- */
+
+bool conn_rx_fence_left(struct sconn *sc, uint64_t *left)
+{
+	uint64_t fence, read;
+
+	if (!TP(sc, rx_fence, &fence))
+		return false;
+	read = atomic_load(&sc->tcp_rx);
+	*left = fence > read ? fence - read : 0;
+	return true;
+}
+
+void conn_rx_count_shared(int fd, struct sconn *sc)
+{
+	uint64_t total;
+
+	if (TP(sc, ever_shared) && !atomic_load(&sc->rx_eof) && sys_tcp_read_total(fd, &total))
+		atomic_store(&sc->tcp_rx, total);
+}
+
+/*
+ * The TCP stream was read up to the peer's fence: here, or by another holder
+ * of the connection (fork, spawn), which marked its cut-over or, if it read
+ * the last bytes before the fence came, left only the kernel's count.
+ */
+static bool rx_fence_reached(int fd, struct sconn *sc)
+{
+	uint64_t left, total;
+
+	if (!conn_rx_fence_left(sc, &left))
+		return false;
+	if (!left || TP(sc, rx_cut_seen))
+		return true;
+	return TP(sc, ever_shared) && !atomic_load(&sc->rx_eof) &&
+	       sys_tcp_read_total(fd, &total) && total >= atomic_load(&sc->tcp_rx) + left;
+}
+
+bool soft_rx_cut_now(int fd, struct sconn *sc)
+{
+	if (atomic_load_explicit(&sc->rx_cut, memory_order_acquire))
+		return true;
+	/* another process holding the connection (fork, spawn) may have cut it */
+	if (!TP(sc, rx_cut_seen) && (!atomic_load(&sc->attached) || !rx_fence_reached(fd, sc)))
+		return false;
+	sconn_rx_cut_set(fd, sc);
+	return true;
+}
+
+bool conn_rx_cut_before_wait(int fd, struct sconn *sc)
+{
+	bool left_to_reader;
+
+	if (!rx_fence_reached(fd, sc))
+		return false;
+	if (pthread_mutex_trylock(&sc->rx_lock))
+		return true;
+	if (!atomic_load(&sc->rx_cut) && rx_fence_reached(fd, sc))
+		sconn_rx_cut_set(fd, sc);
+	left_to_reader = !atomic_load(&sc->rx_cut);
+	pthread_mutex_unlock(&sc->rx_lock);
+	return left_to_reader;
+}
+
+/*
+ * Unread data makes the close a reset, as in Linux: the peer's next call
+ * gets ECONNRESET, and SO_LINGER 0 makes the kernel send RST as well.
+ */
+/* True when another process still holds the connection. */
+static bool ring_let_go(int fd, struct sconn *sc)
+{
+	bool locked;
+
+	if (!sconn_mapped(sc) || atomic_exchange(&sc->let_go, true))
+		return false;
+	/* what we read is consumed for the holders that stay (a pidfd_getfd taker too) */
+	if (!pthread_mutex_trylock(&sc->rx_lock)) {
+		uint32_t wake = 0;
+
+		TP(sc, rx_flush, &wake);
+		pthread_mutex_unlock(&sc->rx_lock);
+		if (wake)
+			soft_ring_bell(fd, sc, wake);
+	}
+	if (TP(sc, holders_add, -1) > 1)
+		return true;
+	/*
+	 * A thread asleep in a read holds the lock and waits for data that is
+	 * not there: no reset, and no waiting for it (a close() from another
+	 * thread returns at once, as in Linux).
+	 */
+	locked = !pthread_mutex_trylock(&sc->rx_lock);
+	if (locked)
+		TP(sc, resync);
+	if (locked && TP(sc, readable) > 0) {
+		struct linger l = { .l_onoff = 1, .l_linger = 0 };
+
+		TP(sc, abort);
+		sys_setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	} else {
+		TP(sc, close);
+		/* doorbells left in the kernel's queue would make its close a reset */
+		if (locked) {
+			TP(sc, wait_bells);
+			/* another holder may have been the one that cut it over */
+			soft_rx_cut_now(fd, sc);
+			soft_drain_held(fd, sc);
+		}
+	}
+	if (soft_dump_on())
+		dump_cdc(sc);
+	if (locked)
+		pthread_mutex_unlock(&sc->rx_lock);
+	return false;
+}
+
+/* Both ends get ECONNRESET: the ring aborted, the TCP connection reset. */
+static void conn_reset(int fd, struct sconn *sc)
+{
+	static const struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+
+	TP(sc, abort);
+	/* the kernel resets a connected TCP socket that connects to AF_UNSPEC */
+	next.connect(fd, &unspec, sizeof(unspec));
+}
+
+/*
+ * The program reads and writes the connection as plain TCP.  Before either
+ * direction has cut over, both stay on TCP for good (the fences say so to
+ * every holder and to the peer); after, the bytes on the ring cannot reach
+ * it, and the connection is reset at both ends rather than cut short.
+ */
+void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, bool leaving)
+{
+	if (!sconn_mapped(sc)) {
+		conn_stay_tcp(sc);
+		return;
+	}
+	if (TP(sc, stay_tcp)) {
+		/*
+		 * A region whose daemon is gone has no row (and the hand-over
+		 * that finds it holds ctl_mu, which telling the daemon takes).
+		 */
+		bool told = sc->daemon_epoch == ctl_epoch(), last;
+
+		if (told)
+			ctl_fall_back(fd, sc, SMC_SOFT_DECL_UNSEEN);
+		/* the new image has no part in the ring: the daemon's row goes with the last holder */
+		if (!leaving || atomic_exchange(&sc->let_go, true))
+			return;
+		last = TP(sc, holders_add, -1) <= 1;
+		if (told)
+			ctl_forget(fd, sc, last);
+		return;
+	}
+	preload_err("libsmc-preload: exec of %s: fd %d is on shared memory and %s: "
+		    "the connection is reset\n", image, fd, why);
+	conn_reset(fd, sc);
+}
+
+bool sconn_fall_back(int fd, struct sconn *sc, uint32_t reason)
+{
+	if (!sconn_mapped(sc))
+		return true;
+	if (!TP(sc, stay_tcp))
+		return false;
+	ctl_fall_back(fd, sc, reason);
+	return true;
+}
+
+/* ---- reads and writes the library does not see: stdio, io_uring (1.2, 1.3) ---- */
+
+/*
+ * Something past the library may read or write the connection from now on
+ * (reason: SMC_SOFT_DECL_STDIO, _URING).  False when a direction has cut
+ * over: it can no longer be followed.
+ */
+static bool conn_past(int fd, struct sconn *sc, uint32_t reason)
+{
+	uint32_t none = 0;
+	int st = atomic_load(&sc->state);
+
+	if (atomic_exchange(&sc->past, true))
+		return !atomic_load(&sc->tx_cut) && !atomic_load(&sc->rx_cut);
+	if (st == SC_NEW || st == SC_ASKED) {
+		/* its offer declines, or the reply that comes is not taken */
+		atomic_compare_exchange_strong(&sc->decline, &none, reason);
+		return true;
+	}
+	if (st != SC_MAPPED)
+		return true;
+	preload_dbg("libsmc-preload: fd %d may be used past the library: it stays TCP\n", fd);
+	return sconn_fall_back(fd, sc, reason);
+}
+
+void conn_stdio_check(int fd, struct sconn *sc)
+{
+	if (atomic_load_explicit(&sc->past, memory_order_relaxed) ||
+	    (atomic_load_explicit(&sc->tx_cut, memory_order_relaxed) &&
+	     atomic_load_explicit(&sc->rx_cut, memory_order_relaxed)) ||
+	    !fd_names_std(sc))
+		return;
+	conn_past(fd, sc, SMC_SOFT_DECL_STDIO);
+}
+
+void conn_stdio_open(int fd, struct sconn *sc)
+{
+	if (conn_past(fd, sc, SMC_SOFT_DECL_STDIO))
+		return;
+	preload_err("libsmc-preload: fdopen of fd %d: it is on shared memory, where stdio "
+		    "cannot follow it: the connection is reset\n", fd);
+	conn_reset(fd, sc);
+}
+
+void conn_uring_use(int fd, struct sconn *sc)
+{
+	if (atomic_load_explicit(&sc->past, memory_order_relaxed) &&
+	    !atomic_load_explicit(&sc->tx_cut, memory_order_relaxed) &&
+	    !atomic_load_explicit(&sc->rx_cut, memory_order_relaxed))
+		return;
+	if (conn_past(fd, sc, SMC_SOFT_DECL_URING) || atomic_exchange(&sc->foreign, true))
+		return;
+	preload_err("libsmc-preload: io_uring request on fd %d: it is on shared memory, "
+		    "where io_uring cannot follow it: the connection is reset\n", fd);
+	conn_reset(fd, sc);
+}
+
+void conn_foreign_bytes(int fd, struct sconn *sc)
+{
+	if (atomic_exchange(&sc->foreign, true))
+		return;
+	preload_err("libsmc-preload: fd %d: the peer wrote past the library after its "
+		    "cut-over to shared memory (stdio on the socket, or a program without "
+		    "the library): the connection is reset\n", fd);
+	conn_reset(fd, sc);
+}
+
+void sconn_release(int fd, struct sconn *sc)
+{
+	/* the daemon's row goes with the last holder, as the kernel's socket */
+	ctl_forget(fd, sc, !ring_let_go(fd, sc));
+}
+
+static void exit_let_go(int fd, struct sconn *sc, void *arg)
+{
+	(void)arg;
+	/* a second fd of one connection (dup): it let go at the first */
+	if (atomic_load(&sc->let_go))
+		return;
+	if (!ring_let_go(fd, sc))
+		ctl_exit_forget(fd, sc);
+}
+
+/*
+ * The kernel closes the sockets after us.  The rings hear it first, as from
+ * close(), and a connection another process holds too (fork, posix_spawn)
+ * stays open for it.
+ */
+void sconn_process_exit(void)
+{
+	if (atomic_load(&fd_tracked) && !soft_vfork_child())
+		fd_for_each(exit_let_go, NULL);
+}
+
+void sconn_free(struct sconn *sc)
+{
+	if (atomic_load(&sc->state) == SC_MAPPED)
+		TP(sc, unmap);
+	conn_stay_tcp(sc);
+	pthread_mutex_destroy(&sc->lock);
+	pthread_mutex_destroy(&sc->tx_lock);
+	pthread_mutex_destroy(&sc->rx_lock);
+}
+
+/*
+ * Before fork() returns in either process both hold the connection, so that
+ * neither writes its ring unlocked while the other does.  A fork() that
+ * fails takes the second holder back (hook_spawn.c).
+ */
+static unsigned forks;
+
+static void fork_holds(int fd, struct sconn *sc, void *arg)
+{
+	(void)fd;
+	(void)arg;
+	if (sconn_mapped(sc) && !atomic_load(&sc->let_go) && sc->fork_seen != forks) {
+		sc->fork_seen = forks;
+		TP(sc, holders_add, 1);
+	}
+}
+
+void sconn_before_fork(void)
+{
+	forks++;
+	fd_for_each(fork_holds, NULL);
+}
+
+static void fork_unholds(int fd, struct sconn *sc, void *arg)
+{
+	(void)fd;
+	(void)arg;
+	if (sconn_mapped(sc) && sc->fork_seen == forks) {
+		sc->fork_seen = forks - 1;
+		TP(sc, holders_add, -1);
+	}
+}
+
+void sconn_fork_failed(void)
+{
+	fd_for_each(fork_unholds, NULL);
+}
+
+static void child_holds(int fd, struct sconn *sc, void *arg)
+{
+	(void)fd;
+	(void)arg;
+	/* a lock another thread held at fork() is free in the only thread left */
+	pthread_mutex_init(&sc->tx_lock, NULL);
+	pthread_mutex_init(&sc->rx_lock, NULL);
+	pthread_mutex_init(&sc->lock, NULL);
+	/* not paired before the fork: the parent's to decline (conn_shared) */
+	if (atomic_load(&sc->decline))
+		conn_stay_tcp_if_new(sc);
+}
+
+void conn_shared(struct sconn *sc)
+{
+	uint32_t none = 0;
+	int st = atomic_load(&sc->state);
+
+	atomic_store(&sc->shared, true);
+	if (st == SC_NEW || st == SC_ASKED)
+		atomic_compare_exchange_strong(&sc->decline, &none, SMC_SOFT_DECL_SHARED);
+}
+
+void ctl_after_fork_child(void)
+{
+	fd_for_each(child_holds, NULL);
+}
+
+/*
+ * SO_ZEROCOPY: its completions come from the kernel's TCP path.  On shared
+ * memory it is refused as the kernel's SMC refuses it; a connection not
+ * there yet stays TCP (declined), where the kernel sends the completions.
+ */
+int soft_zerocopy(int fd, struct sconn *sc, const void *val, socklen_t len)
+{
+	int on = 0, r;
+
+	if (val && len >= (socklen_t)sizeof(on))
+		memcpy(&on, val, sizeof(on));
+	if (on && sconn_mapped(sc)) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	r = next.setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, val, len);
+	if (r == 0 && on)
+		atomic_store(&sc->decline, SMC_SOFT_DECL_ZEROCOPY);
+	return r;
+}

@@ -1,0 +1,625 @@
+/*
+ * epoll with paired sockets.  The epoll fd stays the kernel's (nesting,
+ * sharing after fork and close work as always) and every registration keeps
+ * the application's data; this side table remembers, per epoll fd, the
+ * tracked sockets in it, so epoll_wait can report ring readiness with their
+ * data without a system call, spin on the rings, and sleep in the kernel on
+ * doorbells.  Edge-triggered entries report a direction again only when its
+ * ring cursor moved; one-shot entries wait for EPOLL_CTL_MOD.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/mman.h>
+
+#include "hooks.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define DEL_RETRY_NS 100000000   /* ns: see ctl_backlog() */
+#define EPTAB_MAX (1 << 20)
+
+struct ep_entry {
+	int fd;
+	struct sconn *sc;          /* identity only: fd_get(fd) must return it */
+	uint32_t events;           /* the application's */
+	uint32_t kevents;          /* what the kernel has */
+	epoll_data_t data;
+	bool disarmed;             /* EPOLLONESHOT fired */
+	bool quiet;                /* on shared memory, nothing cut over: see set_quiet() */
+	unsigned quiet_disarms;    /* sc->disarms when it became quiet */
+	uint64_t last_in, last_out;/* cursor words at the last edge report */
+};
+
+struct ep_set {
+	pthread_mutex_t lock;
+	struct ep_entry *e;
+	int n, cap;
+};
+
+static _Atomic(struct ep_set *) *eptab;
+static _Atomic int eptab_high;         /* highest epoll fd with a set, plus one */
+static pthread_mutex_t eptab_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct ep_set *set_get(int epfd, bool create)
+{
+	struct ep_set *s;
+
+	if (epfd < 0 || epfd >= EPTAB_MAX)
+		return NULL;
+	if (!atomic_load_explicit(&eptab, memory_order_acquire)) {
+		void *p;
+
+		if (!create)
+			return NULL;
+		pthread_mutex_lock(&eptab_lock);
+		if (!eptab) {
+			p = mmap(NULL, EPTAB_MAX * sizeof(*eptab), PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			if (p != MAP_FAILED)
+				atomic_store(&eptab, p);
+		}
+		pthread_mutex_unlock(&eptab_lock);
+		if (!eptab)
+			return NULL;
+	}
+	s = atomic_load_explicit(&eptab[epfd], memory_order_acquire);
+	if (s || !create)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	pthread_mutex_init(&s->lock, NULL);
+	for (int h = atomic_load(&eptab_high); h <= epfd;)
+		if (atomic_compare_exchange_weak(&eptab_high, &h, epfd + 1))
+			break;
+	struct ep_set *none = NULL;
+	if (!atomic_compare_exchange_strong(&eptab[epfd], &none, s)) {
+		free(s);
+		s = none;
+	}
+	return s;
+}
+
+void soft_epoll_closed(int fd)
+{
+	struct ep_set *s;
+
+	if (!atomic_load_explicit(&eptab, memory_order_relaxed) || fd < 0 || fd >= EPTAB_MAX)
+		return;
+	s = atomic_exchange(&eptab[fd], NULL);
+	if (s) {
+		/* a thread still waiting on this set is the application's bug */
+		free(s->e);
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+	}
+}
+
+void soft_epoll_closed_range(unsigned first, unsigned last)
+{
+	int high = atomic_load(&eptab_high);
+
+	for (unsigned fd = first; fd <= last && fd < (unsigned)high; fd++)
+		soft_epoll_closed((int)fd);
+}
+
+static struct ep_entry *find(struct ep_set *s, int fd)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->e[i].fd == fd)
+			return &s->e[i];
+	return NULL;
+}
+
+static void drop(struct ep_set *s, struct ep_entry *e)
+{
+	*e = s->e[--s->n];
+}
+
+/* The kernel's registration: a direction on the ring waits for doorbells. */
+static uint32_t kernel_mask(struct sconn *sc, uint32_t events)
+{
+	if ((events & EPOLLOUT) && sconn_mapped(sc) && atomic_load(&sc->tx_cut))
+		return (events & ~EPOLLOUT) | EPOLLIN;
+	return events;
+}
+
+EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	struct epoll_event kev;
+	struct sconn *sc;
+	struct ep_set *s;
+	struct ep_entry *e;
+	int r;
+
+	PRELOAD_INIT();
+	sc = fd_get(fd);
+	if (!sc) {
+		if (op == EPOLL_CTL_DEL && (s = set_get(epfd, false))) {
+			pthread_mutex_lock(&s->lock);
+			if ((e = find(s, fd)))
+				drop(s, e);
+			pthread_mutex_unlock(&s->lock);
+		}
+		return next.epoll_ctl(epfd, op, fd, ev);
+	}
+	if (ev && op != EPOLL_CTL_DEL) {
+		kev = *ev;
+		kev.events = kernel_mask(sc, ev->events);
+	}
+	r = next.epoll_ctl(epfd, op, fd, ev && op != EPOLL_CTL_DEL ? &kev : ev);
+	if (r == 0 && (s = set_get(epfd, op != EPOLL_CTL_DEL))) {
+		pthread_mutex_lock(&s->lock);
+		e = find(s, fd);
+		if (op == EPOLL_CTL_DEL) {
+			if (e)
+				drop(s, e);
+		} else {
+			if (!e && s->n == s->cap) {
+				int ncap = s->cap ? s->cap * 2 : 8;
+				struct ep_entry *ne = realloc(s->e, (size_t)ncap * sizeof(*ne));
+
+				if (ne) {
+					s->e = ne;
+					s->cap = ncap;
+				}
+			}
+			if (!e && s->n < s->cap)
+				e = &s->e[s->n++];
+			if (e) {
+				memset(e, 0, sizeof(*e));
+				e->fd = fd;
+				e->sc = sc;
+				e->events = ev->events;
+				e->kevents = kev.events;
+				e->data = ev->data;
+				e->last_in = e->last_out = UINT64_MAX;
+			}
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+	sconn_put(sc);
+	return r;
+}
+
+/* Ring events of e now, as epoll reports them, given its edge state. */
+static uint32_t entry_ready(struct ep_entry *e, struct sconn *sc, unsigned *mode, bool commit)
+{
+	uint32_t r = soft_ready(e->fd, sc, mode) & (e->events | EPOLLERR | EPOLLHUP);
+	uint64_t in_word, out_word;
+
+	if (e->disarmed)
+		return 0;
+	if (!(*mode & SOFT_IN_RING))
+		r &= ~(uint32_t)(EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP);
+	if (!(*mode & SOFT_OUT_RING))
+		r &= ~(uint32_t)EPOLLOUT;
+	if (!r)
+		return 0;
+	if (e->events & EPOLLET) {
+		in_word = TP(sc, rx_mark);
+		out_word = TP(sc, tx_mark);
+		if (in_word == e->last_in)
+			r &= ~(uint32_t)(EPOLLIN | EPOLLRDHUP);
+		if (out_word == e->last_out)
+			r &= ~(uint32_t)EPOLLOUT;
+		if (r && commit) {
+			if (r & EPOLLIN)
+				e->last_in = in_word;
+			if (r & EPOLLOUT)
+				e->last_out = out_word;
+		}
+	}
+	if (r && commit && (e->events & EPOLLONESHOT))
+		e->disarmed = true;
+	return r;
+}
+
+struct ewait {
+	int epfd;
+	struct ep_set *s;
+	struct epoll_event *ev;
+	int max;
+};
+
+/*
+ * The entry's socket if it is paired (a reference), else NULL; an entry
+ * whose fd went away or names another socket now is dropped (*i steps back).
+ */
+static struct sconn *entry_sc(struct ewait *w, int *i)
+{
+	struct ep_entry *e = &w->s->e[*i];
+	struct sconn *sc = fd_get(e->fd);
+	uint32_t km;
+
+	if (sc != e->sc) {
+		if (sc)
+			sconn_put(sc);
+		drop(w->s, e);
+		(*i)--;
+		return NULL;
+	}
+	if (!sconn_mapped(sc)) {
+		sconn_put(sc);
+		return NULL;
+	}
+	/* a direction went to the ring after registration: tell the kernel */
+	km = kernel_mask(sc, e->events);
+	if (km != e->kevents) {
+		struct epoll_event kev = { .events = km, .data = e->data };
+
+		if (!next.epoll_ctl(w->epfd, EPOLL_CTL_MOD, e->fd, &kev))
+			e->kevents = km;
+	}
+	return sc;
+}
+
+/* Ring-ready entries into w->ev (commit), or whether there is one. */
+static int ring_scan(struct ewait *w, bool commit)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&w->s->lock);
+	for (int i = 0; i < w->s->n && n < w->max; i++) {
+		struct sconn *sc = entry_sc(w, &i);
+		unsigned mode;
+		uint32_t r;
+
+		if (!sc)
+			continue;
+		r = entry_ready(&w->s->e[i], sc, &mode, commit);
+		sconn_put(sc);
+		if (!r)
+			continue;
+		if (!commit) {
+			n = 1;
+			break;
+		}
+		w->ev[n].events = r;
+		w->ev[n].data = w->s->e[i].data;
+		n++;
+	}
+	pthread_mutex_unlock(&w->s->lock);
+	return n;
+}
+
+static bool ring_ready(void *arg)
+{
+	return ring_scan(arg, false) > 0;
+}
+
+/*
+ * Quiet entries.  A connection on shared memory with neither direction cut
+ * over (its peer has not come yet, or never will: a client without the
+ * library) has nothing on the ring to report, and its producer rings over
+ * TCP once it cuts over if the want-bell flag is left set (TP_BELL_TCP in
+ * cons_sleeping).  Armed so once, such an entry stays armed: while every
+ * entry of the set is quiet or not on shared memory, a wait is the
+ * kernel's epoll_pwait alone (set_quiet()), and a connection kept on TCP
+ * costs no scan, bell or ppoll per wait.  It stops being quiet when a
+ * direction cuts over, when the producer took the bell (merge_kernel), or
+ * when something else disarmed it (another set, poll).
+ */
+static void entry_quiet_begin(struct ep_entry *e, struct sconn *sc)
+{
+	if (!sconn_mapped(sc) || atomic_load(&sc->rx_cut) || atomic_load(&sc->tx_cut) ||
+	    e->disarmed || !TP(sc, rx_bell_asked))
+		return;
+	e->quiet_disarms = atomic_load_explicit(&sc->disarms, memory_order_relaxed);
+	e->quiet = true;
+}
+
+/* Whether the whole set can wait in the kernel alone. */
+static bool set_quiet(struct ewait *w)
+{
+	bool yes = true;
+
+	pthread_mutex_lock(&w->s->lock);
+	for (int i = 0; i < w->s->n && yes; i++) {
+		struct ep_entry *e = &w->s->e[i];
+		struct sconn *sc = e->sc;
+
+		/* an entry whose descriptor changed is dropped by the full path */
+		if (!fd_is(e->fd, sc))
+			yes = false;
+		else if (!sconn_mapped(sc))
+			continue;
+		else if (!e->quiet || atomic_load(&sc->rx_cut) || atomic_load(&sc->tx_cut) ||
+			 atomic_load_explicit(&sc->disarms, memory_order_relaxed) != e->quiet_disarms)
+			yes = e->quiet = false;
+	}
+	pthread_mutex_unlock(&w->s->lock);
+	return yes;
+}
+
+/* Arm (with bell, bell_wait_begin()) or disarm every paired entry; true if one is ready meanwhile. */
+static bool arm_all(struct ewait *w, bool arm, uint32_t bell)
+{
+	bool ready = false;
+
+	pthread_mutex_lock(&w->s->lock);
+	for (int i = 0; i < w->s->n; i++) {
+		struct sconn *sc = entry_sc(w, &i);
+
+		if (!sc)
+			continue;
+		if (arm && !w->s->e[i].disarmed) {
+			struct ep_entry *e = &w->s->e[i];
+			unsigned mode;
+
+			/*
+			 * Ready as epoll reports it: an edge-triggered entry whose
+			 * ring stays as it was reported (room to send, say) must
+			 * not keep us from the kernel's events of the other way.
+			 */
+			if (e->quiet)
+				;
+			else if (soft_arm(e->fd, sc, e->events & (EPOLLIN | EPOLLOUT), bell) &&
+				 entry_ready(e, sc, &mode, false))
+				ready = true;
+			else
+				entry_quiet_begin(e, sc);
+		} else if (!arm && !w->s->e[i].quiet) {
+			soft_disarm(sc);
+		}
+		sconn_put(sc);
+	}
+	pthread_mutex_unlock(&w->s->lock);
+	return ready;
+}
+
+static bool spin_allowed(struct ewait *w)
+{
+	bool yes = false;
+
+	pthread_mutex_lock(&w->s->lock);
+	for (int i = 0; i < w->s->n && !yes; i++) {
+		struct sconn *sc = entry_sc(w, &i);
+
+		if (sc) {
+			yes = soft_peer_elsewhere(sc);
+			sconn_put(sc);
+		}
+	}
+	pthread_mutex_unlock(&w->s->lock);
+	return yes;
+}
+
+/*
+ * The kernel's events ev[have..have+m) merged with the rings: events of
+ * paired sockets are recomputed (doorbells drained), duplicates of events
+ * already reported in ev[0..have) merged into them.  The new count.
+ */
+static int merge_kernel(struct ewait *w, int have, int m)
+{
+	int out = have;
+
+	pthread_mutex_lock(&w->s->lock);
+	for (int j = have; j < have + m; j++) {
+		struct epoll_event k = w->ev[j];
+		struct ep_entry *e = NULL;
+		struct sconn *sc = NULL;
+		uint32_t r;
+		unsigned mode;
+
+		for (int i = 0; i < w->s->n && !sc; i++)
+			if (w->s->e[i].data.u64 == k.data.u64 && (sc = entry_sc(w, &i)))
+				e = &w->s->e[i];
+		if (!sc) {
+			w->ev[out++] = k;
+			continue;
+		}
+		if (e->quiet && !TP(sc, rx_bell_asked))
+			e->quiet = false;
+		/* a doorbell woke us: take it now, not in one more wait */
+		if (sconn_mapped(sc) && atomic_load(&sc->rx_cut) && (k.events & EPOLLIN) &&
+		    soft_may_drain(sc, e->events & EPOLLIN))
+			soft_drain(e->fd, sc);
+		r = entry_ready(e, sc, &mode, true);
+		/*
+		 * A reset the kernel has is kept (an edge comes once), and a
+		 * writer without room learns of a dead peer (its FIN).
+		 */
+		if ((mode & SOFT_OUT_RING) &&
+		    ((k.events & (EPOLLERR | EPOLLHUP)) ||
+		     ((e->events & EPOLLOUT) && !(r & EPOLLOUT) && (k.events & EPOLLIN))) &&
+		    soft_tx_peer_check(e->fd, sc, (short)(k.events & (EPOLLERR | EPOLLHUP))) &&
+		    (e->events & EPOLLOUT))
+			r |= EPOLLOUT;
+		if (!e->disarmed || r) {
+			uint32_t kb = 0;
+
+			if (!(mode & SOFT_IN_RING))
+				kb |= k.events & (EPOLLIN | EPOLLPRI | EPOLLRDHUP);
+			if (!(mode & SOFT_OUT_RING))
+				kb |= k.events & EPOLLOUT;
+			kb |= k.events & (EPOLLERR | EPOLLHUP);
+			kb &= e->events | EPOLLERR | EPOLLHUP;
+			if (kb && (e->events & EPOLLONESHOT))
+				e->disarmed = true;
+			r |= kb;
+		}
+		sconn_put(sc);
+		if (!r && !e->disarmed && (e->kevents & EPOLLONESHOT)) {
+			/* the kernel fired for a doorbell we swallowed: arm it again */
+			struct epoll_event kev = { .events = e->kevents, .data = e->data };
+
+			next.epoll_ctl(w->epfd, EPOLL_CTL_MOD, e->fd, &kev);
+		}
+		if (!r)
+			continue;
+		int dup = -1;
+		for (int i = 0; i < have && dup < 0; i++)
+			if (w->ev[i].data.u64 == k.data.u64)
+				dup = i;
+		if (dup >= 0) {
+			w->ev[dup].events |= r;
+		} else {
+			w->ev[out].events = r;
+			w->ev[out].data = k.data;
+			out++;
+		}
+	}
+	pthread_mutex_unlock(&w->s->lock);
+	return out;
+}
+
+static int kernel_wait(struct ewait *w, int have, int64_t timeout_ns, const sigset_t *mask)
+{
+	int ms = timeout_ns < 0 ? -1 : (int)((timeout_ns + 999999) / 1000000);
+	int m = next.epoll_pwait(w->epfd, w->ev + have, w->max - have, ms, mask);
+
+	if (m < 0)
+		return have ? have : -1;
+	return merge_kernel(w, have, m);
+}
+
+/*
+ * The sleep with our bell: the epoll fd and the bell in one ppoll, then the
+ * kernel's events without waiting if the epoll fd has some.
+ */
+static int bell_wait(struct ewait *w, int efd, bool *rang, int64_t timeout_ns,
+		     const sigset_t *mask)
+{
+	struct pollfd p[2] = { { .fd = w->epfd, .events = POLLIN }, { .fd = efd, .events = POLLIN } };
+	struct timespec ts = { timeout_ns / 1000000000, timeout_ns % 1000000000 };
+	int r = next.ppoll(p, 2, timeout_ns < 0 ? NULL : &ts, mask);
+
+	if (r < 0)
+		return -1;
+	*rang = p[1].revents & POLLIN;
+	return p[0].revents ? kernel_wait(w, 0, 0, NULL) : 0;
+}
+
+static int soft_epoll_wait(struct ewait *w, int64_t timeout_ns, const sigset_t *mask)
+{
+	int64_t end = timeout_ns >= 0 ? soft_now_ns() + timeout_ns : -1;
+	bool spun = false;
+
+	if (w->max <= 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (;;) {
+		int64_t left = end < 0 ? -1 : end - soft_now_ns();
+		int n, r, efd;
+		uint32_t bell;
+		bool rang;
+
+		if (left < 0 && end >= 0)
+			left = 0;
+		if (set_quiet(w)) {
+			ctl_poll();
+			if (left != 0 && ctl_backlog() && (left < 0 || left > DEL_RETRY_NS))
+				left = DEL_RETRY_NS;
+			r = kernel_wait(w, 0, left, mask);
+			if (r != 0 || left == 0 || (end >= 0 && soft_now_ns() >= end))
+				return r;
+			continue;
+		}
+		n = ring_scan(w, true);
+		if (n > 0)
+			return n < w->max ? kernel_wait(w, n, 0, mask) : n;
+		if (left == 0)
+			return kernel_wait(w, 0, 0, mask);
+		if (!spun && spin_allowed(w)) {
+			spun = true;
+			if (soft_spin_until(ring_ready, w))
+				continue;
+		}
+		ctl_poll();            /* our bell's id, or a peer's, may have come */
+		bell = bell_wait_begin(&efd);
+		if (arm_all(w, true, bell)) {
+			arm_all(w, false, bell);
+			bell_wait_end(efd, false);
+			continue;
+		}
+		atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
+		rang = false;
+		/* replies or ends of registrations due: look again within DEL_RETRY_NS */
+		if (ctl_backlog() && (left < 0 || left > DEL_RETRY_NS))
+			left = DEL_RETRY_NS;
+		r = efd >= 0 ? bell_wait(w, efd, &rang, left, mask) : kernel_wait(w, 0, left, mask);
+		arm_all(w, false, bell);
+		bell_wait_end(efd, rang);
+		if (r != 0)
+			return r;
+		if (end >= 0 && soft_now_ns() >= end)
+			return 0;
+	}
+}
+
+/* -2: nothing tracked in this epoll set (use the next function). */
+static int epoll_common(int epfd, struct epoll_event *ev, int max, int64_t timeout_ns,
+			const sigset_t *mask)
+{
+	struct ewait w = { .epfd = epfd, .ev = ev, .max = max };
+
+	if (!atomic_load_explicit(&fd_tracked, memory_order_relaxed) ||
+	    !(w.s = set_get(epfd, false)) || !w.s->n)
+		return -2;
+	return soft_epoll_wait(&w, timeout_ns, mask);
+}
+
+struct epoll_call {
+	int epfd;
+	struct epoll_event *ev;
+	int max;
+	const sigset_t *mask;
+	bool pwait2;               /* else a wait in milliseconds */
+};
+
+/* One wait of the epoll_wait() family, maybe cut for an offer (offer.c). */
+static int epoll_step(void *arg, int64_t timeout_ns)
+{
+	struct epoll_call *c = arg;
+	struct timespec ts = { timeout_ns / 1000000000, timeout_ns % 1000000000 };
+	int r = epoll_common(c->epfd, c->ev, c->max, timeout_ns, c->mask);
+
+	if (r != -2)
+		return r;
+	if (c->pwait2) {
+		if (!next.epoll_pwait2) {
+			errno = ENOSYS;
+			return -1;
+		}
+		return next.epoll_pwait2(c->epfd, c->ev, c->max, timeout_ns < 0 ? NULL : &ts,
+					 c->mask);
+	}
+	return next.epoll_pwait(c->epfd, c->ev, c->max, offer_ns_to_ms(timeout_ns), c->mask);
+}
+
+EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
+{
+	struct epoll_call c = { .epfd = epfd, .ev = ev, .max = max };
+
+	PRELOAD_INIT();
+	return offer_wait(epoll_step, &c, timeout < 0 ? -1 : (int64_t)timeout * 1000000);
+}
+
+EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
+		       const sigset_t *mask)
+{
+	struct epoll_call c = { .epfd = epfd, .ev = ev, .max = max, .mask = mask };
+
+	PRELOAD_INIT();
+	return offer_wait(epoll_step, &c, timeout < 0 ? -1 : (int64_t)timeout * 1000000);
+}
+
+EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
+			const sigset_t *mask)
+{
+	struct epoll_call c = { .epfd = epfd, .ev = ev, .max = max, .mask = mask, .pwait2 = true };
+	int64_t t = -1;
+
+	PRELOAD_INIT();
+	if (ts) {
+		if (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000) {
+			errno = EINVAL;
+			return -1;
+		}
+		t = (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+	}
+	return offer_wait(epoll_step, &c, t);
+}

@@ -1,0 +1,216 @@
+/*
+ * splice, sendmmsg and recvmmsg of tracked sockets.  Before the cut-over the
+ * kernel moves the bytes and they are counted for the fence; on the ring
+ * they pass through a buffer of ours, as SMC has no zero-copy path either.
+ * A connection that stays TCP for good is the kernel's alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "hooks.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define SPLICE_CHUNK 65536
+
+struct splice_args {
+	int in;
+	loff_t *off_in;
+	int out;
+	loff_t *off_out;
+	size_t len;
+	unsigned int flags;
+};
+
+static ssize_t kernel_splice(void *arg)
+{
+	struct splice_args *a = arg;
+
+	return next.splice(a->in, a->off_in, a->out, a->off_out, a->len, a->flags);
+}
+
+/* All n bytes of buf into the socket: they left their source already. */
+static ssize_t send_all(int fd, struct sconn *sc, const char *buf, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		struct iovec v = { .iov_base = (void *)(buf + done), .iov_len = n - done };
+		ssize_t r = soft_send(fd, sc, &v, 1, 0, NULL);
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+		if (r > 0) {
+			done += (size_t)r;
+			continue;
+		}
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+			poll(&p, 1, -1);
+			continue;
+		}
+		break;
+	}
+	return done ? (ssize_t)done : -1;
+}
+
+/* Into a paired socket: at most what the ring takes now when the caller
+ * must not wait, read from the source, then sent whole. */
+static ssize_t ring_splice_out(struct splice_args *a, struct sconn *sc)
+{
+	size_t want = a->len < SPLICE_CHUNK ? a->len : SPLICE_CHUNK;
+	int fl = next.fcntl(a->out, F_GETFL);
+	ssize_t got, sent;
+	char *buf;
+
+	/* SPLICE_F_NONBLOCK is for the pipe: the socket waits unless O_NONBLOCK */
+	if (fl >= 0 && (fl & O_NONBLOCK) && atomic_load(&sc->tx_cut)) {
+		long room = TP(sc, space);
+
+		if (room <= 0) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if ((size_t)room < want)
+			want = (size_t)room;
+	}
+	if (!(buf = malloc(want))) {
+		errno = ENOMEM;
+		return -1;
+	}
+	got = a->off_in ? pread(a->in, buf, want, *a->off_in) : next.read(a->in, buf, want);
+	sent = got > 0 ? send_all(a->out, sc, buf, (size_t)got) : got;
+	free(buf);
+	if (sent > 0 && a->off_in)
+		*a->off_in += sent;
+	return sent;
+}
+
+/*
+ * Out of a tracked socket (not TCP for good): peeked through the data path,
+ * which knows the fence and the ring, written to the pipe, and only what the
+ * pipe took is consumed.
+ */
+static ssize_t soft_splice_in(struct splice_args *a, struct sconn *sc)
+{
+	size_t want = a->len < SPLICE_CHUNK ? a->len : SPLICE_CHUNK;
+	/* SPLICE_F_NONBLOCK is for the pipe: the socket waits unless O_NONBLOCK */
+	int peek = MSG_PEEK;
+	ssize_t got, put_n = -1;
+	char *buf = malloc(want);
+	struct iovec v = { .iov_base = buf, .iov_len = want };
+
+	if (!buf) {
+		errno = ENOMEM;
+		return -1;
+	}
+	got = soft_recv(a->in, sc, &v, 1, peek, NULL);
+	if (got > 0)
+		put_n = a->off_out ? pwrite(a->out, buf, (size_t)got, *a->off_out)
+				   : next.write(a->out, buf, (size_t)got);
+	if (put_n > 0) {
+		v.iov_len = (size_t)put_n;
+		soft_recv(a->in, sc, &v, 1, 0, NULL);
+		if (a->off_out)
+			*a->off_out += put_n;
+	}
+	free(buf);
+	return got <= 0 ? got : put_n;
+}
+
+EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t len,
+		      unsigned int flags)
+{
+	struct splice_args a = { in, off_in, out, off_out, len, flags };
+	struct sconn *sc;
+	bool held;
+	ssize_t r;
+
+	PRELOAD_INIT();
+	if (len && (sc = fd_hold(out, &held))) {
+		r = soft_kernel_send(out, sc, kernel_splice, &a);
+		/* before the cut-over the kernel's, which waits only as the socket does */
+		if (r == -2)
+			r = soft_send_before_cut(out, sc, kernel_splice, &a);
+		if (r == -2)
+			r = ring_splice_out(&a, sc);
+		fd_unhold(sc, held);
+		return r;
+	}
+	if (len && (sc = fd_hold(in, &held))) {
+		r = atomic_load(&sc->state) == SC_TCP ? kernel_splice(&a) : soft_splice_in(&a, sc);
+		fd_unhold(sc, held);
+		return r;
+	}
+	return next.splice(in, off_in, out, off_out, len, flags);
+}
+
+/* One message after the other, as sendmsg() and recvmsg() each; the first
+ * error ends the batch (returned only when nothing went).  recvmmsg's
+ * timeout is not applied (smc_run(8)). */
+EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+{
+	struct sconn *sc;
+	bool held;
+	unsigned int i;
+
+	PRELOAD_INIT();
+	if (!(sc = fd_hold(fd, &held))) {
+		for (i = 0; i < vlen && !ctl_owns(fd); i++)
+			if (vec[i].msg_hdr.msg_controllen)
+				return soft_fdpass_sendmmsg(fd, vec, vlen, flags);
+		return next.sendmmsg(fd, vec, vlen, flags);
+	}
+	for (i = 0; i < vlen; i++) {
+		struct msghdr *mh = &vec[i].msg_hdr;
+		ssize_t r = soft_send(fd, sc, mh->msg_iov, (int)mh->msg_iovlen, flags, mh);
+
+		if (r < 0)
+			break;
+		vec[i].msg_len = (unsigned int)r;
+		/* a message that went in part ends the batch: no gap after it */
+		if ((size_t)r < iov_total(mh->msg_iov, (int)mh->msg_iovlen)) {
+			i++;
+			break;
+		}
+	}
+	fd_unhold(sc, held);
+	return i ? (int)i : -1;
+}
+
+EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
+		    struct timespec *timeout)
+{
+	struct sconn *sc;
+	bool held;
+	unsigned int i;
+
+	PRELOAD_INIT();
+	if (!(sc = fd_hold(fd, &held))) {
+		int n = next.recvmmsg(fd, vec, vlen, flags, timeout);
+
+		if (n > 0 && !ctl_owns(fd))
+			soft_fdpass_mmsg_received(vec, n);
+		return n;
+	}
+	for (i = 0; i < vlen; i++) {
+		struct msghdr *mh = &vec[i].msg_hdr;
+		int f = flags & ~MSG_WAITFORONE;
+		ssize_t r;
+
+		if (i && (flags & MSG_WAITFORONE))
+			f |= MSG_DONTWAIT;
+		r = soft_recv(fd, sc, mh->msg_iov, (int)mh->msg_iovlen, f, mh);
+		if (r < 0)
+			break;
+		vec[i].msg_len = (unsigned int)r;
+		if (r == 0) {
+			/* end of stream: the kernel's recvmsg gives 0 again for each one left */
+			while (++i < vlen)
+				vec[i].msg_len = 0;
+			break;
+		}
+	}
+	fd_unhold(sc, held);
+	return i ? (int)i : -1;
+}
