@@ -346,6 +346,24 @@ long dmb_space(struct dmb_conn *c)
 	return n < 0 ? n : (long)c->tx.size - n;
 }
 
+/*
+ * A write of up to a quarter of the ring goes whole or waits, as TCP's do
+ * for small writes: two processes writing records to one socket (a
+ * forked server) would otherwise find them cut and interleaved.  A larger
+ * write waits for a quarter of the ring and goes in parts.
+ */
+static uint32_t tx_granule(const struct dmb_conn *c)
+{
+	return c->tx.size / 4;
+}
+
+long dmb_writable(struct dmb_conn *c)
+{
+	long n = dmb_space(c);
+
+	return n < 0 || n >= (long)tx_granule(c) ? n : 0;
+}
+
 /* Sum of iov lengths, saturated at max (all we can move anyway). */
 static size_t iov_total(const struct iovec *iov, int iovcnt, size_t max)
 {
@@ -561,7 +579,7 @@ static ssize_t produce(struct dmb_conn *c, const struct tx_source *src, unsigned
 		return 0;
 	len = c->tx.size - (uint32_t)used;
 	pflags = c->tx.own_pflags & ~(DMB_PF_WRITE_BLOCKED | DMB_PF_URG_PRESENT | DMB_PF_URG_PENDING);
-	if (!len) {
+	if (len < (total < tx_granule(c) ? total : tx_granule(c))) {
 		/* Tell the consumer, as SMC's write_blocked does, then give up. */
 		if (!(c->tx.own_pflags & DMB_PF_WRITE_BLOCKED)) {
 			c->tx.own_pflags |= DMB_PF_WRITE_BLOCKED;
@@ -1042,10 +1060,12 @@ bool dmb_tx_sleep_begin(struct dmb_conn *c, size_t want, uint32_t bell)
 	set_sleeper(&c->tx.ctrl->prod_sleeping, bell);
 	atomic_thread_fence(memory_order_seq_cst);
 	uint64_t q = atomic_load_explicit(&c->tx.ctrl->cons, memory_order_acquire);
-	long used = tx_used(c, q);
+	/* the end's cursor: another holder may have produced since our last call */
+	long used = cursor_dist(dmb_cursor_of(q), tx_view(c), c->tx.size);
 
-	if (want < 1)
-		want = 1;
+	/* a write goes once a quarter of the ring is free (produce) */
+	if (want < tx_granule(c))
+		want = tx_granule(c);
 	if (want > c->tx.size)
 		want = c->tx.size;
 	if (used < 0 || c->tx.size - (size_t)used >= want || word_cflags(q) ||

@@ -208,8 +208,11 @@ void dmb_unmap(struct dmb_conn *c);
 
 /*
  * Copy up to the free space from iov into the tx ring and publish once.
- * Bytes written (partial when the ring fills, 0 only for an empty iov),
- * -EAGAIN when full, -EPIPE after our shutdown(SHUT_WR)/close or the peer's
+ * A write of up to a quarter of the ring goes whole or not at all (as TCP
+ * does with small writes, so that records two processes write to one
+ * socket stay whole); a larger one needs a quarter of the ring free and
+ * goes in parts.  Bytes written (0 only for an empty iov), -EAGAIN when
+ * that much is not free, -EPIPE after our shutdown(SHUT_WR)/close or the peer's
  * SHUT_RD/close, -ECONNRESET when either side aborted, -EPROTO on corruption.
  * *wake (may be NULL) is set when the consumer sleeps and must be woken, to
  * how it asked to be woken (DMB_BELL_TCP or a bell id); the sleeper flag is
@@ -243,6 +246,8 @@ void dmb_rx_flush(struct dmb_conn *c, uint32_t *wake);
 long dmb_readable(struct dmb_conn *c);
 /* Free bytes in the tx ring, or -EPROTO. */
 long dmb_space(struct dmb_conn *c);
+/* The same once a quarter of the ring is free (any write can go), else 0: POLLOUT. */
+long dmb_writable(struct dmb_conn *c);
 /* Bytes written but not yet consumed by the peer (SIOCOUTQ), or -EPROTO. */
 long dmb_unread(struct dmb_conn *c);
 uint32_t dmb_tx_size(const struct dmb_conn *c);
@@ -299,6 +304,7 @@ void dmb_asym_off(void);
 int dmb_rx_futex_wait(struct dmb_conn *c, const struct timespec *timeout);
 void dmb_rx_busy(struct dmb_conn *c);
 void dmb_rx_sleep_end(struct dmb_conn *c);
+/* The same for a producer: true if want bytes, and at least a quarter of the ring, are free. */
 bool dmb_tx_sleep_begin(struct dmb_conn *c, size_t want, uint32_t bell);
 void dmb_tx_sleep_end(struct dmb_conn *c);
 

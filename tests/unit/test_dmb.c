@@ -181,13 +181,58 @@ TEST(dmb_partial_when_full)
 	static uint8_t out[N];
 	CHECK_INT(get(&p.b, out, 1, 0), 1);
 	CHECK_INT(dmb_space(&p.a), 1);
-	CHECK_INT(put(&p.a, buf, 5), 1);
+	/* a small write goes whole or not at all; POLLOUT waits for a quarter */
+	CHECK_INT(dmb_writable(&p.a), 0);
+	CHECK_INT(put(&p.a, buf, 5), -EAGAIN);
+	CHECK(dmb_peer_pflags(&p.b) & DMB_PF_WRITE_BLOCKED);
 	CHECK_INT(get(&p.b, out + 1, N - 1, 0), N - 1);
 	CHECK(!memcmp(out, buf, N));
-	CHECK_INT(get(&p.b, out, 1, 0), 1);
-	CHECK_INT(out[0], buf[0]);
+	CHECK_INT(dmb_writable(&p.a), N);
 	CHECK_INT(put(&p.a, buf, 5), 5);
 	CHECK_INT(dmb_peer_pflags(&p.b) & DMB_PF_WRITE_BLOCKED, 0);
+	CHECK_INT(get(&p.b, out, 5, 0), 5);
+	CHECK(!memcmp(out, buf, 5));
+	pair_close(&p);
+}
+
+/*
+ * Writes of up to a quarter of the ring are never cut (records of two
+ * processes on one socket stay whole); a larger one waits for a quarter of
+ * the ring and then goes in parts.
+ */
+TEST(dmb_small_writes_whole)
+{
+	enum { N = 16384, Q = N / 4 };
+	static uint8_t buf[N], out[N];
+	struct pair p;
+
+	for (int i = 0; i < N; i++)
+		buf[i] = pat((uint64_t)i);
+	CHECK(pair_open(&p, N, N));
+	CHECK_INT(put(&p.a, buf, N - 10), N - 10);
+	CHECK_INT(put(&p.a, buf, 16), -EAGAIN);
+	CHECK(dmb_peer_pflags(&p.b) & DMB_PF_WRITE_BLOCKED);
+	CHECK_INT(put(&p.a, buf, 10), 10);
+	/* the consumer publishes its cursor when it flushes */
+	CHECK_INT(get(&p.b, out, 16, 0), 16);
+	dmb_rx_flush(&p.b, NULL);
+	CHECK_INT(dmb_space(&p.a), 16);
+	CHECK_INT(put(&p.a, buf, 16), 16);
+	/* a write of more than a quarter: not with less than a quarter free */
+	CHECK_INT(get(&p.b, out, Q - 1, 0), Q - 1);
+	dmb_rx_flush(&p.b, NULL);
+	CHECK_INT(dmb_space(&p.a), Q - 1);
+	CHECK_INT(dmb_writable(&p.a), 0);
+	CHECK_INT(put(&p.a, buf, N), -EAGAIN);
+	CHECK_INT(get(&p.b, out, 1, 0), 1);
+	dmb_rx_flush(&p.b, NULL);
+	CHECK_INT(dmb_writable(&p.a), Q);
+	CHECK_INT(put(&p.a, buf, N), Q);
+	/* a quarter exactly goes whole into a quarter */
+	CHECK_INT(get(&p.b, out, Q, 0), Q);
+	dmb_rx_flush(&p.b, NULL);
+	CHECK_INT(put(&p.a, buf, Q), Q);
+	CHECK_INT(put(&p.a, buf, 1), -EAGAIN);
 	pair_close(&p);
 }
 
@@ -589,9 +634,16 @@ TEST(dmb_sleepers)
 	CHECK(!wake);
 	CHECK_INT(dmb_consume(&p.b, &v, 1, 0, &wake), 10);
 	CHECK(wake);
-	CHECK(dmb_tx_sleep_begin(&p.a, 10, DMB_BELL_TCP));
-	CHECK(!dmb_tx_sleep_begin(&p.a, 11, DMB_BELL_TCP));
+	/* the producer sleeps until a quarter of the ring is free: any write goes then */
+	CHECK(!dmb_tx_sleep_begin(&p.a, 10, DMB_BELL_TCP));
 	dmb_tx_sleep_end(&p.a);
+	v.iov_len = N / 4 - 10;
+	CHECK_INT(dmb_consume(&p.b, &v, 1, 0, &wake), N / 4 - 10);
+	CHECK(!wake);
+	CHECK(dmb_tx_sleep_begin(&p.a, 10, DMB_BELL_TCP));
+	CHECK(!dmb_tx_sleep_begin(&p.a, N / 4 + 1, DMB_BELL_TCP));
+	dmb_tx_sleep_end(&p.a);
+	v.iov_len = 10;
 	CHECK_INT(dmb_consume(&p.b, &v, 1, 0, &wake), 10);
 	CHECK(!wake);
 	/* A sleeper's bell reaches the waker; two different bells make it TCP. */
