@@ -247,6 +247,7 @@ enum {
 	SMC_SOFT_A_DECLINE,         /* 30: u32 SMC_CLC_DECL_* this end declines with */
 	SMC_SOFT_A_BELL_ID,         /* 31: u32 a process's doorbell, 2 or more */
 	SMC_SOFT_A_BELL_SLOT,       /* 32: u8 which of a process's doorbells, 0-7 */
+	SMC_SOFT_A_TRANSPORT,       /* 33: u8 SMC_SOFT_TRANSPORT_*, what carries the bytes */
 	__SMC_SOFT_A_MAX,
 };
 #define SMC_SOFT_A_MAX (__SMC_SOFT_A_MAX - 1)
@@ -269,6 +270,13 @@ enum {
 #define SMC_SOFT_DECL_SHARED   0x03060003u /* another process got it before it was paired */
 #define SMC_SOFT_DECL_UNSEEN   0x03060004u /* an end went to a program without the library */
 #define SMC_SOFT_DECL_STDIO    0x03060005u /* stdio may read or write it (fds 0-2, fdopen) */
+
+/*
+ * SMC_SOFT_A_TRANSPORT of a PENDING or PAIRED reply: the preload maps what
+ * came with the reply as that kind says, and stays TCP for a kind it does
+ * not know.  A reply without it (a daemon before this attribute) is RING.
+ */
+#define SMC_SOFT_TRANSPORT_RING 1   /* the region's memfd, shared memory on this host (soft SMC-D) */
 
 /* SMC_SOFT_A_PAIR_STATUS */
 #define SMC_SOFT_PAIR_PENDING  1

@@ -586,6 +586,7 @@ static int pair_attr(const struct nlattr *a, void *arg)
 	case SMC_SOFT_A_DMB_TOKEN:      return get_fixed(a, &r->dmb_token, 8);
 	case SMC_SOFT_A_PEER_DMB_TOKEN: return get_fixed(a, &r->peer_dmb_token, 8);
 	case SMC_SOFT_A_SHM_SIZE:       return get_fixed(a, &r->shm_size, 8);
+	case SMC_SOFT_A_TRANSPORT:      return get_fixed(a, &r->transport, 1);
 	case SMC_SOFT_A_RING_SIZE:
 		if (p->n_ring >= 2)
 			return -EBADMSG;
@@ -606,6 +607,8 @@ static int parse_pair(const struct nlmsghdr *nlh, struct soft_pair_reply *r, int
 		return -EBADMSG;
 	if (r->status == SMC_SOFT_PAIR_DECLINED)
 		return 0;
+	if (!r->transport)
+		r->transport = SMC_SOFT_TRANSPORT_RING;
 	if (*fd < 0 || r->side > 1 || p.n_ring != 2 || !r->shm_size ||
 	    (r->role > 1 && r->role != SOFT_ROLE_UNSAID))
 		return -EBADMSG;

@@ -123,6 +123,7 @@ struct soft_pair_reply {
 	uint64_t dmb_token, peer_dmb_token;
 	uint64_t shm_size;
 	uint32_t ring_size[2];   /* tx, rx of this end */
+	uint8_t transport;       /* SMC_SOFT_TRANSPORT_* (RING when the daemon said none) */
 	int shm_fd;              /* the region (PENDING, PAIRED), else -1; the
 				    caller owns it */
 };

@@ -259,8 +259,12 @@ bool conn_rx_cut_before_wait(int fd, struct sconn *sc);
 /* Whether the fence is behind us (marks rx cut over if it just became so):
  * what TCP still carries are doorbells. */
 bool soft_rx_cut_now(int fd, struct sconn *sc);
-/* inherited: a region found again after execve (SOCK_INFO), not a new pairing */
-bool sconn_attach(struct sconn *sc, int shm_fd, int side, bool inherited);
+/*
+ * The daemon's reply mapped by the transport of kind (SMC_SOFT_TRANSPORT_*);
+ * false: stays as it was (an unknown kind, a refused region).  inherited: a
+ * region found again after execve (SOCK_INFO), not a new pairing.
+ */
+bool sconn_attach(struct sconn *sc, unsigned kind, int shm_fd, int side, bool inherited);
 /* Tell the peer we read fence-aware now, once no plain reader is left. */
 void sconn_attach_late(struct sconn *sc);
 /* Cut tx over if the peer has attached; with tx_lock held. */

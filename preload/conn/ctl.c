@@ -482,6 +482,13 @@ static void take_reply(struct soft_pair_reply *r)
 		/* asked before a reason came (io_uring instance, SO_ZEROCOPY) */
 		r->error = -EOPNOTSUPP;
 	}
+	if (sc && !r->error && r->status != SMC_SOFT_PAIR_DECLINED &&
+	    !transport_of_kind(r->transport)) {
+		/* a transport this library does not have: as a decline of ours */
+		preload_dbg("libsmc-preload: the daemon offers transport %u, which this library "
+			    "does not have\n", r->transport);
+		r->error = -EPROTONOSUPPORT;
+	}
 	if (!sc || (r->error && r->token)) {
 		/*
 		 * Closed meanwhile, or a reply we could not take (its region
@@ -505,7 +512,7 @@ static void take_reply(struct soft_pair_reply *r)
 			preload_dbg("libsmc-preload: fd stays TCP: %s reason 0x%08x\n",
 				    r->error ? strerror(-r->error) : "declined", r->reason);
 			conn_stay_tcp(sc);
-		} else if (!sconn_attach(sc, r->shm_fd, r->side, inherited)) {
+		} else if (!sconn_attach(sc, r->transport, r->shm_fd, r->side, inherited)) {
 			conn_stay_tcp(sc);
 		}
 		sconn_put(sc);

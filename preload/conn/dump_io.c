@@ -29,15 +29,16 @@ static void head(struct soft_pdump_slot *h, struct sconn *sc, uint8_t type, uint
 static void put_cdc(void *map, struct sconn *sc)
 {
 	struct soft_pdump_slot h = { 0 };
-	struct dmb_cdc d = TP(sc, own_cdc);
+	struct tp_cdc d;
 
+	TP(sc, own_cdc, &d);
 	head(&h, sc, SOFT_DUMP_T_CDC, 0);
-	h.prod_wrap = d.prod.wrap;
-	h.prod_count = d.prod.count;
-	h.cons_wrap = d.cons.wrap;
-	h.cons_count = d.cons.count;
-	h.prod_flags = d.pflags;
-	h.conn_state_flags = d.cflags;
+	h.prod_wrap = d.prod_wrap;
+	h.prod_count = d.prod_count;
+	h.cons_wrap = d.cons_wrap;
+	h.cons_count = d.cons_count;
+	h.prod_flags = d.prod_flags;
+	h.conn_state_flags = d.conn_state_flags;
 	soft_pdump_put(map, &h, NULL, 0, 0, 0);
 }
 

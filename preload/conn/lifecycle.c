@@ -53,14 +53,17 @@ void conn_stay_tcp_if_new(struct sconn *sc)
 	atomic_compare_exchange_strong(&sc->state, &expect, SC_TCP);
 }
 
-bool sconn_attach(struct sconn *sc, int shm_fd, int side, bool inherited)
+bool sconn_attach(struct sconn *sc, unsigned kind, int shm_fd, int side, bool inherited)
 {
+	const struct transport_ops *ops = transport_of_kind(kind);
 	bool ok = false;
 	int rc;
 
+	if (!ops)
+		return false;
 	pthread_mutex_lock(&sc->lock);
 	if (atomic_load(&sc->state) == SC_ASKED) {
-		sc->tp.ops = &transport_ring;
+		sc->tp.ops = ops;
 		rc = TP(sc, map, shm_fd, side);
 		if (rc) {
 			preload_dbg("libsmc-preload: soft region refused: %d\n", rc);

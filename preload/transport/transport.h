@@ -13,24 +13,35 @@
 #define SMC_PRELOAD_TRANSPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <time.h>
 
-#include "dmb.h"
-
 struct transport;
 
-/* TP_PS_*: the peer's connection state, as SMC's CDC flags say it. */
-#define TP_PS_DONE_WRITING DMB_CF_DONE_WRITING /* shutdown(SHUT_WR) */
-#define TP_PS_CLOSED       DMB_CF_CLOSED       /* orderly close */
-#define TP_PS_ABORT        DMB_CF_ABORT        /* reset */
-#define TP_PS_DONE_READING DMB_CF_DONE_READING /* shutdown(SHUT_RD) */
+/*
+ * TP_PS_*: the peer's connection state, as the flags of SMC's CDC message
+ * say it (its conn_state_flags byte, RFC 7609 section 4.3).
+ */
+#define TP_PS_DONE_WRITING 0x80u    /* shutdown(SHUT_WR) */
+#define TP_PS_CLOSED       0x40u    /* orderly close */
+#define TP_PS_ABORT        0x20u    /* reset */
+#define TP_PS_DONE_READING 0x10u    /* shutdown(SHUT_RD) */
 #define TP_PS_ENDED        (TP_PS_DONE_WRITING | TP_PS_CLOSED | TP_PS_ABORT)
 /* consume() flag: copy without moving the cursor (MSG_PEEK) */
-#define TP_PEEK            DMB_PEEK
-#define TP_BELL_TCP        DMB_BELL_TCP        /* a doorbell byte over TCP */
+#define TP_PEEK            0x1u
+/* *wake: a doorbell byte over TCP (else the id of the sleeper's bell) */
+#define TP_BELL_TCP        1u
+
+/* Our end's cursors and flags as a CDC message carries them (for the dump). */
+struct tp_cdc {
+	uint16_t prod_wrap, cons_wrap;
+	uint32_t prod_count, cons_count;
+	uint8_t prod_flags;          /* write blocked, urgent data */
+	uint8_t conn_state_flags;    /* TP_PS_* */
+};
 
 struct transport_ops {
 	const char *name;
@@ -39,9 +50,9 @@ struct transport_ops {
 	void (*unmap)(struct transport *t);
 
 	/*
-	 * Bytes.  Results and *wake as dmb_produce()/dmb_consume(): *wake
-	 * says the other end sleeps and needs a doorbell, and which
-	 * (TP_BELL_TCP or the id of its process's bell, soft_ring_bell()).
+	 * Bytes: the count moved, 0 at the end of the stream, or -errno
+	 * (doc/soft-transport.md).  *wake says the other end sleeps and needs
+	 * a doorbell, and which (TP_BELL_TCP or the id of its process's bell).
 	 */
 	ssize_t (*produce)(struct transport *t, const struct iovec *iov, int cnt, uint32_t *wake);
 	/*
@@ -55,6 +66,7 @@ struct transport_ops {
 	void (*rx_flush)(struct transport *t, uint32_t *wake);   /* publish our consumer cursor */
 	void (*rx_busy)(struct transport *t);                /* a read found data */
 	long (*readable)(struct transport *t);
+	/* Room any write can use now (POLLOUT), else 0: a produce may need more than 1 byte. */
 	long (*space)(struct transport *t);
 	long (*unread)(struct transport *t);                 /* sent, not consumed yet */
 
@@ -123,7 +135,7 @@ struct transport_ops {
 	uint32_t (*peer_cpu)(struct transport *t, bool rx);
 
 	/* For the SMC dump (doc/smc-dump-header.md). */
-	struct dmb_cdc (*own_cdc)(struct transport *t);
+	void (*own_cdc)(struct transport *t, struct tp_cdc *cdc);
 	uint64_t (*tx_pos)(struct transport *t);
 	uint64_t (*rx_pos)(struct transport *t);
 	bool (*rx_published)(struct transport *t);
@@ -131,15 +143,21 @@ struct transport_ops {
 	uint32_t (*rx_size)(struct transport *t);
 };
 
+/* A transport's state, its own layout inside (each asserts that it fits). */
+#define TRANSPORT_STATE_SIZE 256
+
 struct transport {
 	const struct transport_ops *ops;   /* NULL until mapped */
 	union {
-		struct dmb_conn ring;      /* transport_ring.c */
-	} u;
+		unsigned char bytes[TRANSPORT_STATE_SIZE];
+		max_align_t align;
+	} state;
 };
 
 /* The shared-memory ring of soft SMC-D. */
 extern const struct transport_ops transport_ring;
+/* The transport of a kind the daemon offers (SMC_SOFT_TRANSPORT_*), NULL if none here. */
+const struct transport_ops *transport_of_kind(unsigned kind);
 
 /*
  * soft_config_init(), then with enabled: the process may skip the

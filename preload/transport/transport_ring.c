@@ -6,11 +6,21 @@
 #include <stdatomic.h>
 
 #include "base.h"
+#include "dmb.h"
 #include "transport.h"
 
-#define RING(t) (&(t)->u.ring)
-#define TX_CTRL(t) ((t)->u.ring.tx.ctrl)
-#define RX_CTRL(t) ((t)->u.ring.rx.ctrl)
+/* transport.h's values are the ring's own */
+_Static_assert(TP_PS_DONE_WRITING == DMB_CF_DONE_WRITING && TP_PS_CLOSED == DMB_CF_CLOSED &&
+	       TP_PS_ABORT == DMB_CF_ABORT && TP_PS_DONE_READING == DMB_CF_DONE_READING,
+	       "TP_PS_* are the CDC flags of the ring");
+_Static_assert(TP_PEEK == DMB_PEEK && TP_BELL_TCP == DMB_BELL_TCP, "TP_PEEK, TP_BELL_TCP");
+_Static_assert(sizeof(struct dmb_conn) <= TRANSPORT_STATE_SIZE &&
+	       _Alignof(struct dmb_conn) <= _Alignof(max_align_t),
+	       "a ring's end fits in struct transport");
+
+#define RING(t) ((struct dmb_conn *)(void *)(t)->state.bytes)
+#define TX_CTRL(t) (RING(t)->tx.ctrl)
+#define RX_CTRL(t) (RING(t)->rx.ctrl)
 
 static int ring_map(struct transport *t, int fd, int side)
 {
@@ -56,7 +66,7 @@ static long ring_readable(struct transport *t)
 
 static long ring_space(struct transport *t)
 {
-	return dmb_space(RING(t));
+	return dmb_writable(RING(t));
 }
 
 static long ring_unread(struct transport *t)
@@ -254,9 +264,13 @@ static uint32_t ring_peer_cpu(struct transport *t, bool rx)
 				    memory_order_relaxed);
 }
 
-static struct dmb_cdc ring_own_cdc(struct transport *t)
+static void ring_own_cdc(struct transport *t, struct tp_cdc *cdc)
 {
-	return dmb_own_cdc(RING(t));
+	struct dmb_cdc d = dmb_own_cdc(RING(t));
+
+	*cdc = (struct tp_cdc){ .prod_wrap = d.prod.wrap, .prod_count = d.prod.count,
+				.cons_wrap = d.cons.wrap, .cons_count = d.cons.count,
+				.prod_flags = d.pflags, .conn_state_flags = d.cflags };
 }
 
 static uint64_t ring_tx_pos(struct transport *t)

@@ -145,6 +145,8 @@ static void put_region(struct nlmsghdr *nlh, const struct soft_sock *s)
 {
 	const struct soft_region *g = s->region;
 
+	/* the SMC-D fabric's region (fabric/region.c) goes with the reply */
+	mnl_attr_put_u8(nlh, SMC_SOFT_A_TRANSPORT, SMC_SOFT_TRANSPORT_RING);
 	mnl_attr_put_u8(nlh, SMC_SOFT_A_SIDE, s->side);
 	mnl_attr_put_u8(nlh, SMC_SOFT_A_ROLE, s->role);
 	mnl_attr_put_u32(nlh, SMC_SOFT_A_LGR_ID, g->lgr ? soft_lgr_id(g->lgr) : 0);

@@ -225,8 +225,11 @@ static void send_raw(int sock, const void *buf, size_t len, int fd)
 		close(fd);
 }
 
-/* A PAIR reply of seq with status; region attributes unless declined. */
-static void pair_reply(struct mb *m, uint32_t seq, uint8_t status)
+/*
+ * A PAIR reply of seq with status; region attributes unless declined, and
+ * SMC_SOFT_A_TRANSPORT transport unless 0.
+ */
+static void pair_reply_of(struct mb *m, uint32_t seq, uint8_t status, uint8_t transport)
 {
 	mb_start(m, 0x1c, 0);
 	mb_genl(m, SMC_SOFT_CMD_PAIR);
@@ -236,6 +239,8 @@ static void pair_reply(struct mb *m, uint32_t seq, uint8_t status)
 		mb_u32(m, SMC_SOFT_A_REASON, 0x03030001);
 		mb_u32(m, SMC_SOFT_A_PEER_DIAGNOSIS, 0);
 	} else {
+		if (transport)
+			mb_u8(m, SMC_SOFT_A_TRANSPORT, transport);
 		mb_u8(m, SMC_SOFT_A_SIDE, status == SMC_SOFT_PAIR_PAIRED);
 		mb_u32(m, SMC_SOFT_A_LGR_ID, 0x100);
 		mb_u64(m, SMC_SOFT_A_DMB_TOKEN, 2);
@@ -245,6 +250,11 @@ static void pair_reply(struct mb *m, uint32_t seq, uint8_t status)
 	}
 	((struct nlmsghdr *)m->buf)->nlmsg_seq = seq;
 	((struct nlmsghdr *)m->buf)->nlmsg_len = (uint32_t)m->len;
+}
+
+static void pair_reply(struct mb *m, uint32_t seq, uint8_t status)
+{
+	pair_reply_of(m, seq, status, SMC_SOFT_TRANSPORT_RING);
 }
 
 static void error_msg(struct mb *m, uint32_t seq, int error, uint32_t req_pid)
@@ -279,7 +289,19 @@ TEST(soft_reg_pair_poll_replies)
 	CHECK(r.seq == 5 && r.error == 0 && r.status == SMC_SOFT_PAIR_PENDING && r.side == 0);
 	CHECK(r.token == 7 && r.lgr_id == 0x100 && r.dmb_token == 2);
 	CHECK(r.ring_size[0] == 16384 && r.ring_size[1] == 32768 && r.shm_fd >= 0);
+	CHECK_INT(r.transport, SMC_SOFT_TRANSPORT_RING);
 	CHECK(fcntl(r.shm_fd, F_GETFD) == FD_CLOEXEC);
+	close(r.shm_fd);
+	/* a daemon that names no transport offers the ring; a kind unknown here is passed on */
+	pair_reply_of(&m, 3, SMC_SOFT_PAIR_PAIRED, 0);
+	send_raw(p.peer, m.buf, m.len, devnull());
+	CHECK_INT(soft_reg_pair_poll(&p.c, &r), 1);
+	CHECK(r.seq == 3 && r.error == 0 && r.transport == SMC_SOFT_TRANSPORT_RING);
+	close(r.shm_fd);
+	pair_reply_of(&m, 4, SMC_SOFT_PAIR_PAIRED, 0x7f);
+	send_raw(p.peer, m.buf, m.len, devnull());
+	CHECK_INT(soft_reg_pair_poll(&p.c, &r), 1);
+	CHECK(r.seq == 4 && r.error == 0 && r.transport == 0x7f);
 	close(r.shm_fd);
 	pair_reply(&m, 6, SMC_SOFT_PAIR_DECLINED);
 	send_raw(p.peer, m.buf, m.len, -1);

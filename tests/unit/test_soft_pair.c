@@ -27,7 +27,7 @@
 struct pair_rep {
 	uint64_t token, peer_token, dmb_token, peer_dmb_token, shm_size;
 	uint32_t reason, diag, lgr_id, ring[2];
-	uint8_t status, side;
+	uint8_t status, side, transport;
 	int n_ring;
 	int fd;                          /* the attached descriptor, -1 */
 	int err;                         /* NLMSG_ERROR, 1 when none */
@@ -49,6 +49,7 @@ static int rep_attr(const struct nlattr *a, void *data)
 	case SMC_SOFT_A_LGR_ID: memcpy(&r->lgr_id, p, 4); break;
 	case SMC_SOFT_A_PAIR_STATUS: r->status = *(const uint8_t *)p; break;
 	case SMC_SOFT_A_SIDE: r->side = *(const uint8_t *)p; break;
+	case SMC_SOFT_A_TRANSPORT: r->transport = *(const uint8_t *)p; break;
 	case SMC_SOFT_A_RING_SIZE:
 		if (r->n_ring < 2)
 			memcpy(&r->ring[r->n_ring], p, 4);
@@ -141,6 +142,7 @@ TEST(soft_pair_two_ends)
 	CHECK_INT(ra.err, 1);
 	CHECK_INT(ra.status, SMC_SOFT_PAIR_PENDING);
 	CHECK_INT(ra.side, 0);
+	CHECK_INT(ra.transport, SMC_SOFT_TRANSPORT_RING);
 	CHECK_INT(ra.lgr_id, 0);
 	CHECK_INT(ra.n_ring, 2);
 	CHECK_INT(ra.ring[0], 16384);
@@ -153,6 +155,7 @@ TEST(soft_pair_two_ends)
 	CHECK_INT(rb.err, 1);
 	CHECK_INT(rb.status, SMC_SOFT_PAIR_PAIRED);
 	CHECK_INT(rb.side, 1);
+	CHECK_INT(rb.transport, SMC_SOFT_TRANSPORT_RING);
 	CHECK_INT(rb.peer_token, ra.token);
 	CHECK_INT(rb.peer_dmb_token, ra.dmb_token);
 	CHECK_INT(rb.ring[0], DMB_DEFAULT_SIZE);
