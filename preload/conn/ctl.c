@@ -849,25 +849,80 @@ static bool inheritable(int fd, bool all)
 	return all || ((fl = next.fcntl(fd, F_GETFD)) >= 0 && !(fl & FD_CLOEXEC));
 }
 
-static void pair_for_sharing(int fd, struct sconn *sc, void *arg)
+static void pair_for_sharing(int fd, struct sconn *sc)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 
-	if (atomic_load(&sc->state) == SC_NEW && inheritable(fd, *(bool *)arg) &&
-	    !getpeername(fd, (struct sockaddr *)&ss, &len))
+	if (atomic_load(&sc->state) == SC_NEW && !getpeername(fd, (struct sockaddr *)&ss, &len))
 		pair_locked(fd, sc);
 }
 
-static void share(int fd, struct sconn *sc, void *arg)
+static void share(int fd, struct sconn *sc)
 {
 	int listening = 0;
 	socklen_t len = sizeof(listening);
 
 	/* a listener is no connection: what it accepts is each process's own */
-	if (inheritable(fd, *(bool *)arg) &&
-	    (next.getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) || !listening))
+	if (next.getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) || !listening)
 		conn_shared(sc);
+}
+
+/* Which connections a new process gets: settle_locked() below. */
+struct reaching {
+	bool all;                          /* fork(): every descriptor of ours */
+	const struct child_fds *child;     /* its own where not ours (NULL: none) */
+	void (*fn)(int fd, struct sconn *sc);
+};
+
+static void ours_reaching(int fd, struct sconn *sc, void *arg)
+{
+	struct reaching *r = arg;
+
+	/* a descriptor the child closed, or made another file (dup2 over it) */
+	if (r->child && child_fds_has(r->child, fd))
+		return;
+	if (inheritable(fd, r->all))
+		r->fn(fd, sc);
+}
+
+struct named_by {
+	struct sconn *sc;
+	int fd;
+};
+
+static void find_named(int fd, struct sconn *sc, void *arg)
+{
+	struct named_by *n = arg;
+
+	if (n->fd < 0 && sc == n->sc)
+		n->fd = fd;
+}
+
+/*
+ * fn(fd, sc) for each connection the new process gets: through a
+ * descriptor of ours that reaches it, and through one of its own (the dup2
+ * of a vfork() child, posix_spawn's adddup2: Python's subprocess hands a
+ * connection on as stdin so, its own descriptor close-on-exec or closed in
+ * the child).  fd names sc in this process's table: in a vfork() child its
+ * own, else one of ours.
+ */
+static void for_each_reaching(struct reaching *r)
+{
+	fd_for_each(ours_reaching, r);
+	for (unsigned i = 0; r->child && i < r->child->n; i++) {
+		const struct child_fds_ent *e = &r->child->e[i];
+		struct named_by n = { .sc = e->sc, .fd = -1 };
+
+		if (!e->sc || e->cloexec)
+			continue;
+		if (soft_vfork_child())
+			n.fd = e->fd;
+		else
+			fd_for_each(find_named, &n);
+		if (n.fd >= 0)
+			r->fn(n.fd, e->sc);
+	}
 }
 
 /*
@@ -888,14 +943,24 @@ static bool ctl_reachable(void)
 	       type == SOCK_SEQPACKET;
 }
 
-static void settle_locked(bool all)
+/*
+ * Every connection the new process gets is paired now (or declined): left
+ * NEW, the child would pair it on its own while we, not knowing it shared,
+ * paired it later and counted only our own TCP reads towards the peer's
+ * fence; what the child read would be missing, and we would wait for it
+ * for ever (doc/soft-inherit.md section 2).
+ */
+static void settle_locked(bool all, const struct child_fds *child)
 {
+	struct reaching r = { .all = all, .child = child, .fn = pair_for_sharing };
+
 	/* what is not paired now is declined below: each end stays TCP */
 	if (ctl_reachable()) {
-		fd_for_each(pair_for_sharing, &all);
+		for_each_reaching(&r);
 		wait_replies(false);
 	}
-	fd_for_each(share, &all);
+	r.fn = share;
+	for_each_reaching(&r);
 }
 
 void ctl_sandboxed(void)
@@ -905,10 +970,10 @@ void ctl_sandboxed(void)
 	pthread_mutex_unlock(&ctl_mu);
 }
 
-void ctl_settle(void)
+void ctl_settle(const struct child_fds *child)
 {
 	pthread_mutex_lock(&ctl_mu);
-	settle_locked(false);
+	settle_locked(false, child);
 	pthread_mutex_unlock(&ctl_mu);
 }
 
@@ -916,7 +981,7 @@ static void fork_prepare(void)
 {
 	pthread_mutex_lock(&ctl_mu);
 	if (atomic_load(&fd_tracked))
-		settle_locked(true);
+		settle_locked(true, NULL);
 	sconn_before_fork();
 }
 

@@ -258,7 +258,7 @@ char **soft_spawn_prepare(char *const envp[], const struct child_fds *child,
 	 * threads run on and release what they hold, and what settling
 	 * changes is the parent's memory, as it should be.
 	 */
-	ctl_settle();
+	ctl_settle(child);
 	sp->b.spawn = true;
 	sp->b.child = child;
 	sp->b.cap = 256;

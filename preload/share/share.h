@@ -34,40 +34,6 @@ int soft_zerocopy(int fd, struct sconn *sc, const void *val, socklen_t len);
 /* Why sc must stay TCP (SMC_CLC_DECL_*), 0 when it may pair (ctl.c). */
 uint32_t ctl_decline_reason(const struct sconn *sc);
 
-/* ---- child_fds.c ---- */
-/* Where a new process's descriptors differ from ours (a vfork() child's
- * dup2/close, posix_spawn's file actions): fd names sc there (a reference),
- * or no connection (sc NULL). */
-#define CHILD_FDS_MAX 64
-struct child_fds_ent {
-	int fd;
-	bool cloexec;
-	struct sconn *sc;
-};
-struct child_fds {
-	unsigned n;
-	bool lent;                  /* the references are given back for now */
-	int from;                   /* child_fds_of_actions: a closefrom's */
-	struct child_fds_ent e[CHILD_FDS_MAX];
-};
-/* This vfork() child's (see soft_vfork_child()). */
-struct child_fds *child_fds_vfork(void);
-void child_fds_dup(struct child_fds *c, int oldfd, int newfd, bool cloexec);
-void child_fds_close(struct child_fds *c, int fd);
-bool child_fds_has(const struct child_fds *c, int fd);
-/* Give the references back; c is empty again. */
-void child_fds_release(struct child_fds *c);
-/* Give them back for an execve, and take them again when it fails. */
-void child_fds_lend(struct child_fds *c);
-void child_fds_take_back(struct child_fds *c);
-/* What the file actions fa (NULL: none) will do in the child. */
-void child_fds_of_actions(struct child_fds *c, const posix_spawn_file_actions_t *fa);
-/* posix_spawn's file actions, as the hooks of hook_spawn.c see them added. */
-enum fa_op { FA_DUP2, FA_CLOSE, FA_CLOSEFROM };
-void child_fds_fa_record(const posix_spawn_file_actions_t *fa, enum fa_op op, int fd, int newfd);
-/* fa initialised again or destroyed: what was recorded of it goes. */
-void child_fds_fa_forget(const posix_spawn_file_actions_t *fa);
-
 /* ---- exec.c ---- */
 /* execve() with the hand-over of this image's connections. */
 int soft_execve(const char *path, char *const argv[], char *const envp[]);

@@ -414,9 +414,9 @@ echo_server() { # [PREFIX...]: e.g. "$RUN", or nothing for a plain server
 # subprocess with stdin= the connection: posix_spawn (close_fds=False) or
 # fork/vfork and dup2 (close_fds=True); two children one after the other,
 # then the parent goes on.
-stdin_child() { # CLOSE_FDS (0 or 1) [-many]
+stdin_child() { # CLOSE_FDS (0 or 1) [-many] [PAUSE]
 	local port= srv name="stdinsrv$1$2"
-	bg "$name" "$RUN" python3 "$PROGS/stdin_child.py" "server$2" "$1"
+	bg "$name" "$RUN" python3 "$PROGS/stdin_child.py" "server$2" "$1" ${3:+"$3"}
 	srv=$BG_PID
 	for _ in $(seq 200); do
 		port=$(awk '/^port / { print $2 }' "$T/$name.out")
@@ -435,6 +435,21 @@ stdin_child() { # CLOSE_FDS (0 or 1) [-many]
 	need python3
 	stdin_child 0
 	stdin_child 1
+}
+
+# The connection is still NEW (its offer 200 ms away) when the children get
+# it, as their stdin only: subprocess's dup2 (vfork with close_fds, or
+# posix_spawn's adddup2 of a close-on-exec socket).  It must be paired or
+# declined before they start: when it was not, the children paired it on
+# their own, the parent paired it with the client during its pause and, not
+# knowing it shared, counted only its own TCP reads towards the client's
+# fence, short of the 12 bytes the children read; both ends waited for ever.
+@test "python subprocess: a connection not offered yet when the children get it as stdin" {
+	need python3
+	local SMC_SOFT_PAIR_DELAY_USEC=200000
+	export SMC_SOFT_PAIR_DELAY_USEC
+	stdin_child 1 "" 0.3
+	stdin_child 0 "" 0.3
 }
 
 @test "python subprocess: children that never touch the connection: the peer reads EOF at close" {

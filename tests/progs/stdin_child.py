@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """A connection handed to a child process as its stdin (subprocess).
 
-  stdin_child.py server CLOSE_FDS
+  stdin_child.py server CLOSE_FDS [PAUSE]
       Accept one connection, echo 10 lines, then twice run "head -c 6" with
       the connection as stdin (sh by its path, then by PATH search) and
-      send back what it read, echo 10 more lines, close.  Prints "port N"
-      once listening.  CLOSE_FDS 0: subprocess starts the children with
-      posix_spawn; 1: with fork or vfork and dup2.
+      send back what it read, sleep PAUSE seconds, echo 10 more lines,
+      close.  Prints "port N" once listening.  CLOSE_FDS 0:
+      subprocess starts the children with posix_spawn; 1: with fork or
+      vfork and dup2.
   stdin_child.py server-many CLOSE_FDS
       20 connections one after the other: echo 8 lines, run /bin/true
       (which never touches its stdin) with the connection as stdin, close.
@@ -33,7 +34,7 @@ def echo_lines(f, n):
     return True
 
 
-def server(close_fds):
+def server(close_fds, pause=0.0):
     lst = socket.create_server(("127.0.0.1", 0))
     print("port %d" % lst.getsockname()[1], flush=True)
     conn, _ = lst.accept()
@@ -45,6 +46,7 @@ def server(close_fds):
         got = subprocess.run([sh, "-c", "head -c 6"], stdin=conn.fileno(),
                              capture_output=True, close_fds=close_fds).stdout
         conn.sendall(b"child:" + got)
+    time.sleep(pause)
     if not echo_lines(f, 10):
         return 1
     conn.close()
@@ -130,7 +132,7 @@ def client(port):
 
 if __name__ == "__main__":
     if sys.argv[1] == "server":
-        sys.exit(server(sys.argv[2] == "1"))
+        sys.exit(server(sys.argv[2] == "1", float(sys.argv[3]) if len(sys.argv) > 3 else 0.0))
     if sys.argv[1] == "server-many":
         sys.exit(server_many(sys.argv[2] == "1"))
     if sys.argv[1] == "client-many":

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "share.h"
+#include "conn.h"
 
 static struct child_fds_ent *ent_of(struct child_fds *c, int fd)
 {
