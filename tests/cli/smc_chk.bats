@@ -130,7 +130,7 @@ teardown() {
 		grep -q '^Server started on port' "$BATS_TEST_TMPDIR/srv" && break
 		sleep 0.1
 	done
-	port=$(sed -n 's/^Server started on port //p' "$BATS_TEST_TMPDIR/srv")
+	port=$(sed -n 's/^Server started on port //p' "$BATS_TEST_TMPDIR/srv" 2>/dev/null || true)
 	[ -n "$port" ]
 	run "$SMC_BIN/smc_chk" -C 127.0.0.1 -p "$port"
 	[ "$status" -eq 0 ]

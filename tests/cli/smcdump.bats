@@ -324,7 +324,7 @@ old_softd() {
 		>"$BATS_TEST_TMPDIR/srv.out" 2>&1 3>&- &
 	PAIR_PIDS+=("$!")
 	for _ in $(seq 200); do
-		port=$(awk '/^port / { print $2 }' "$BATS_TEST_TMPDIR/srv.out")
+		port=$(awk '/^port / { print $2 }' "$BATS_TEST_TMPDIR/srv.out" 2>/dev/null || true)
 		[ -n "$port" ] && break
 		sleep 0.05
 	done
@@ -471,7 +471,7 @@ sink_run() {
 	"$SMC_BIN/smc_run" python3 "$progs/sink.py" server >"$out" 2>&1 3>&- &
 	PAIR_PIDS+=("$!")
 	for _ in $(seq 200); do
-		SINK_PORT=$(awk '/^port / { print $2 }' "$out")
+		SINK_PORT=$(awk '/^port / { print $2 }' "$out" 2>/dev/null || true)
 		[ -n "$SINK_PORT" ] && break
 		sleep 0.05
 	done

@@ -13,7 +13,7 @@ setup() {
 	"$RUN" python3 "$SMC_TOP/tests/progs/echo.py" server --host 127.0.0.1 >"$T/srv" 2>&1 3>&- &
 	SERVER=$!
 	for _ in $(seq 200); do grep -q '^port ' "$T/srv" && break; sleep 0.05; done
-	PORT=$(awk '/^port /{print $2}' "$T/srv")
+	PORT=$(awk '/^port /{print $2}' "$T/srv" 2>/dev/null || true)
 	[ -n "$PORT" ]
 	# Each client: connections with one exchange for SECS seconds, then one
 	# closed right after connect; it stays alive until $T/stop exists.
@@ -51,7 +51,7 @@ teardown() {
 # without one.
 server2_port() { # OUT
 	for _ in $(seq 200); do grep -q '^port ' "$1" && break; sleep 0.05; done
-	PORT2=$(awk '/^port /{print $2}' "$1")
+	PORT2=$(awk '/^port /{print $2}' "$1" 2>/dev/null || true)
 	[ -n "$PORT2" ]
 }
 

@@ -23,7 +23,7 @@ start_server() {
 	"$RUN" python3 "$ECHO" server --host 127.0.0.1 --port 0 >"$T/server.out" 2>&1 3>&- &
 	SERVER=$!
 	for _ in $(seq 200); do
-		PORT=$(sed -n 's/^port //p' "$T/server.out")
+		PORT=$(sed -n 's/^port //p' "$T/server.out" 2>/dev/null || true)
 		[ -n "$PORT" ] && return 0
 		sleep 0.05
 	done

@@ -392,7 +392,7 @@ nginx_start() {
 echo_server() { # [PREFIX...]: e.g. "$RUN", or nothing for a plain server
 	bg echosrv "$@" python3 "$PROGS/echo.py" server --host "${ECHO_HOST:-127.0.0.1}"
 	for _ in $(seq 200); do
-		ECHO_PORT=$(awk '/^port / { print $2 }' "$T/echosrv.out")
+		ECHO_PORT=$(awk '/^port / { print $2 }' "$T/echosrv.out" 2>/dev/null || true)
 		[ -n "$ECHO_PORT" ] && return 0
 		sleep 0.05
 	done
@@ -419,7 +419,7 @@ stdin_child() { # CLOSE_FDS (0 or 1) [-many] [PAUSE]
 	bg "$name" "$RUN" python3 "$PROGS/stdin_child.py" "server$2" "$1" ${3:+"$3"}
 	srv=$BG_PID
 	for _ in $(seq 200); do
-		port=$(awk '/^port / { print $2 }' "$T/$name.out")
+		port=$(awk '/^port / { print $2 }' "$T/$name.out" 2>/dev/null || true)
 		[ -n "$port" ] && break
 		sleep 0.05
 	done
@@ -471,7 +471,7 @@ stdin_child() { # CLOSE_FDS (0 or 1) [-many] [PAUSE]
 	local port i pids=()
 	bg srv "$RUN" python3 "$PROGS/handover.py" server --path-search
 	for _ in $(seq 200); do
-		port=$(sed -n 's/^port //p' "$T/srv.out")
+		port=$(sed -n 's/^port //p' "$T/srv.out" 2>/dev/null || true)
 		[ -n "$port" ] && break
 		sleep 0.05
 	done

@@ -62,7 +62,7 @@ start_server() { # OUTFILE COMMAND...
 	"$@" >"$out" 2>&1 3>&- &
 	SERVER_PID=$!
 	for _ in $(seq 200); do
-		PORT=$(sed -n 's/^port //p' "$out")
+		PORT=$(sed -n 's/^port //p' "$out" 2>/dev/null || true)
 		[ -n "$PORT" ] && return 0
 		kill -0 "$SERVER_PID" 2>/dev/null || break
 		sleep 0.05

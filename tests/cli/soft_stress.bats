@@ -81,7 +81,7 @@ softd_fds() {
 	"$RUN" "$STRESS" server 0 >"$out" 2>&1 3>&- &
 	spid=$!
 	for _ in $(seq 200); do
-		port=$(sed -n 's/^port //p' "$out")
+		port=$(sed -n 's/^port //p' "$out" 2>/dev/null || true)
 		[ -n "$port" ] && break
 		sleep 0.05
 	done
@@ -97,7 +97,7 @@ softd_fds() {
 	spid=$!
 	port=
 	for _ in $(seq 200); do
-		port=$(sed -n 's/^port //p' "$out")
+		port=$(sed -n 's/^port //p' "$out" 2>/dev/null || true)
 		[ -n "$port" ] && break
 		sleep 0.05
 	done

@@ -36,7 +36,7 @@ uring_pair() { # MODE
 	SERVER_PID=$!
 	PORT=
 	for _ in $(seq 200); do
-		PORT=$(sed -n 's/^port //p' "$out")
+		PORT=$(sed -n 's/^port //p' "$out" 2>/dev/null || true)
 		[ -n "$PORT" ] && break
 		sleep 0.05
 	done
