@@ -145,6 +145,8 @@ int rnics_read_bin(unsigned char *buf, size_t len, const char *fmt, ...)
 /* The last component of a symbolic link's target below the root. */
 int rnics_link_base(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Whether a path below the root (printf-style) exists. */
+bool rnics_exists(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Sorted names of a directory below the root (without . and ..); -1 if missing. */
 int rnics_list(char ***names, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rnics_list_free(char **names, int n);

@@ -1,8 +1,9 @@
 /*
- * smc_rnics: the soft backend's devices (smc_softd's soft RoCE and soft ISM),
- * listed after the RDMA devices of sysfs when the tools use that backend.
- * They have no sysfs entry: their data comes from SMC_GEN_NETLINK, as
- * `smcr device` and `smcd device` show it.
+ * smc_rnics: the soft backend's devices (smc_softd's emulated RoCE devices and
+ * soft ISM), listed after the RDMA devices of sysfs when the tools use that
+ * backend.  They have no sysfs entry: their data comes from SMC_GEN_NETLINK,
+ * as `smcr device` and `smcd device` show it.  The host's RDMA devices that
+ * the daemon offers too are listed once, by their sysfs rows.
  */
 #include "rnics.h"
 
@@ -63,6 +64,7 @@ static int roce_port(struct rnics_table *t, const char *ib, int n, struct nlattr
 
 static int roce_cb(const struct nlmsghdr *nlh, void *arg)
 {
+	struct rnics_table *t = arg;
 	struct nlattr *tb[SMC_GEN_MAX + 1], *d[SMC_NLA_DEV_MAX + 1];
 	char ib[64] = "";
 	int rc;
@@ -72,9 +74,12 @@ static int roce_cb(const struct nlmsghdr *nlh, void *arg)
 		return -EBADMSG;
 	if (d[SMC_NLA_DEV_IB_NAME])
 		smc_nla_strcpy(ib, sizeof(ib), d[SMC_NLA_DEV_IB_NAME]);
-	rc = d[SMC_NLA_DEV_PORT] ? roce_port(arg, ib, 1, d[SMC_NLA_DEV_PORT]) : 0;
+	/* a host RDMA device the daemon offers: the sysfs rows above list it */
+	if (t->lay == &rnics_rdma && rnics_exists("class/infiniband/%s/ports", ib))
+		return 0;
+	rc = d[SMC_NLA_DEV_PORT] ? roce_port(t, ib, 1, d[SMC_NLA_DEV_PORT]) : 0;
 	if (!rc && d[SMC_NLA_DEV_PORT2])
-		rc = roce_port(arg, ib, 2, d[SMC_NLA_DEV_PORT2]);
+		rc = roce_port(t, ib, 2, d[SMC_NLA_DEV_PORT2]);
 	return rc;
 }
 

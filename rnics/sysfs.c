@@ -89,6 +89,18 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+bool rnics_exists(const char *fmt, ...)
+{
+	char path[4096];
+	struct stat sb;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vpath(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	return stat(path, &sb) == 0;
+}
+
 int rnics_list(char ***names, const char *fmt, ...)
 {
 	char path[4096];

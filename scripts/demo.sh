@@ -53,7 +53,7 @@ show smcd device
 show smcr -d device
 show smc_rnics
 
-# The first soft RoCE device and its interface, for the PNET example.
+# The first RDMA device and its interface, for the PNET example.
 read -r roce iface < <(smcr -j device | python3 -c '
 import json, sys
 devs = json.load(sys.stdin)["devices"]
@@ -63,8 +63,10 @@ section "PNET table"
 if [ -n "$roce" ]; then
 	show smc_pnet -a NET1 -I "$iface" -D "$roce"
 else
-	echo "(no up network interface: no soft RoCE device to name)"
-	show smc_pnet -a NET1 -D soft-ism
+	echo "(no RDMA device on this host, so no SMC-R device to name;"
+	echo " 'rdma link add rxe0 type rxe netdev eth0' would make one)"
+	echo "The loopback and the soft ISM device in one PNET, as SMC-D then needs:"
+	show smc_pnet -a NET1 -I lo -D soft-ism
 fi
 show smc_pnet -s
 show smcr device

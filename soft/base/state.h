@@ -40,7 +40,8 @@ struct soft_state {
 	char ueid[SOFT_MAX_UEID][SOFT_EID_LEN + 1];   /* blank-padded, insertion order */
 	int n_ueid;
 	bool seid_enabled;
-	struct soft_dev *devs;           /* the soft ISM device first, then soft RoCE */
+	struct soft_dev *devs;           /* the soft ISM device first, then RoCE devices */
+	const char *sysfs;               /* where sysfs is (the host's RDMA devices), NULL: none */
 	struct soft_lgr *lgrs;           /* link groups, SMC-R and SMC-D */
 	uint32_t lgr_num;                /* last link group id handed out */
 	uint64_t next_sock_token;

@@ -8,6 +8,8 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#define IB_PORT_ACTIVE 4    /* enum ib_port_state */
+
 void soft_dev_append(struct soft_state *st, struct soft_dev *d)
 {
 	struct soft_dev **pp = &st->devs;
@@ -33,13 +35,18 @@ bool soft_ism_v2_capable(const struct soft_state *st)
 	return soft_dev_ism(st) != NULL;
 }
 
+bool soft_dev_roce_usable(const struct soft_dev *d)
+{
+	return d->kind == SOFT_DEV_ROCE && (!d->host || d->present);
+}
+
 struct soft_dev *soft_dev_find_roce(const struct soft_state *st, const char *name)
 {
 	struct soft_dev *d;
 
 	/* strncmp over the kernel's 64-byte device name (smc_pnet_find_ib) */
 	for (d = st->devs; d; d = d->next)
-		if (d->kind == SOFT_DEV_ROCE && !strncmp(d->name, name, SOFT_IBNAME_MAX))
+		if (soft_dev_roce_usable(d) && !strncmp(d->name, name, SOFT_IBNAME_MAX))
 			return d;
 	return NULL;
 }
@@ -63,7 +70,7 @@ struct soft_dev *soft_dev_roce_by_ifindex(const struct soft_state *st, unsigned 
 	struct soft_dev *d;
 
 	for (d = st->devs; d; d = d->next) {
-		if (d->kind != SOFT_DEV_ROCE)
+		if (!soft_dev_roce_usable(d))
 			continue;
 		for (int i = 0; i < d->n_ports; i++) {
 			if (ifindex && d->ifindex[i] == ifindex) {
@@ -81,7 +88,11 @@ uint8_t soft_dev_port_active(const struct soft_dev *d, int port)
 	struct ifreq ifr;
 	int fd, rc;
 
-	if (port < 1 || port > d->n_ports || !d->ifindex[port - 1])
+	if (port < 1 || port > d->n_ports || !soft_dev_roce_usable(d))
+		return 0;
+	if (d->host)
+		return d->port_state[port - 1] == IB_PORT_ACTIVE;
+	if (!d->ifindex[port - 1])
 		return 0;
 	memset(&ifr, 0, sizeof(ifr));
 	/* by index: the interface may have been renamed since */

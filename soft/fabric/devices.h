@@ -11,10 +11,17 @@
  *   the same; without a machine id the host name (uname nodename) is hashed
  *   instead.  The machine id itself is never shown.
  *
- * - soft RoCE devices for SMC-R, each with one port (port 1) bound to a
- *   network interface of the daemon's namespace and no PCI parent (like
- *   rxe): from --roce NAME=IFACE, or by default one per interface that is
- *   up and not a loopback, named "sr_<interface>" (sr_eth0 for eth0).
+ * - the host's RDMA devices for SMC-R, under their own names (rxe0, mlx5_0),
+ *   as sysfs shows them (<sysfs>/class/infiniband, rdma_sysfs.c): their
+ *   ports (at most 2), each port's state, network interface and RoCE GID,
+ *   and the PCI parent where there is one.  They are looked at again before
+ *   every request of the kernel's families, so that a device added or
+ *   deleted (rdma link add/delete) shows as it does in the kernel.  No RDMA
+ *   device: no SMC-R device.
+ *
+ * - emulated RoCE devices of --roce NAME=IFACE, each with one port bound to
+ *   a network interface of the daemon's namespace and no PCI parent (like
+ *   rxe), for tests of the PNET table and the tools: they carry no data.
  *
  * PNET IDs are kept per device port with the flag "set by the user"; the
  * PNET table (pnet.c) sets and clears them.
@@ -39,7 +46,8 @@
 #define SOFT_ISM_DEVICE   0x04ed
 #define SOFT_ISM_FID      0
 #define SOFT_ISM_CHID     0xff01
-#define SOFT_ROCE_PREFIX  "sr_"
+#define SOFT_GID_SIZE     16      /* SMC_GID_SIZE */
+#define SOFT_SYSFS_ROOT   "/sys"
 
 enum soft_dev_kind { SOFT_DEV_ISM, SOFT_DEV_ROCE };
 
@@ -58,24 +66,45 @@ struct soft_dev {
 	int n_ports;
 	unsigned int ifindex[SOFT_PORTS];
 	char ifname[SOFT_PORTS][IF_NAMESIZE];
+	/* a host RDMA device (sysfs), else an emulated one (--roce) */
+	bool host;
+	bool present;                    /* host: there at the last look */
+	bool gone_mark;                  /* host: not seen yet in this look (rdma_sysfs.c) */
+	bool pci;                        /* host: a PCI parent (pci_id, vendor, device, fid, chid) */
+	uint8_t port_state[SOFT_PORTS];  /* host: enum ib_port_state, 4 ACTIVE */
+	/* host: the port's RoCE v1 GID on its interface, as SMC-R takes it */
+	uint8_t roce_gid[SOFT_PORTS][SOFT_GID_SIZE];
+	int roce_gid_index[SOFT_PORTS];  /* -1: none */
 	/* PNET ID per port (the ISM uses port 0): "" when unset */
 	char pnetid[SOFT_PORTS][SOFT_PNETID_LEN + 1];
 	bool pnet_user[SOFT_PORTS];
 };
 
 /*
- * Create the devices (once, at start): the soft ISM, then one soft RoCE
- * device per "NAME=IFACE" of roce_specs, or, when n_roce is 0, one per up
- * non-loopback interface.  0, or -1 with a one-line reason in err.
+ * Create the devices (once, at start): the soft ISM, one emulated RoCE
+ * device per "NAME=IFACE" of roce_specs, then the host's RDMA devices under
+ * st->sysfs (none when NULL).  0, or -1 with a one-line reason in err.
  */
 int soft_devs_init(struct soft_state *st, char *const *roce_specs, int n_roce,
 		   char *err, size_t errlen);
+
+/*
+ * Look at the host's RDMA devices again (<st->sysfs>/class/infiniband): a
+ * new one is appended and takes its ports' PNET IDs from the initial
+ * namespace's table, as smc_ib_add_dev does; one that went is kept as not
+ * present (link groups may point at it), its user PNET IDs cleared; one that
+ * came back is read again.  0, or -ENOMEM (the list is then as before or
+ * partly refreshed, never inconsistent).
+ */
+int soft_rdma_refresh(struct soft_state *st);
 
 /* The soft ISM device (NULL before soft_devs_init). */
 struct soft_dev *soft_dev_ism(const struct soft_state *st);
 /* An ISMv2-capable device exists (SYS_INFO IS_ISM_V2, SEID shown). */
 bool soft_ism_v2_capable(const struct soft_state *st);
-/* A soft RoCE device by its name, as the kernel's PNET code finds RDMA devices. */
+/* A RoCE device that is there (not a host device that went). */
+bool soft_dev_roce_usable(const struct soft_dev *d);
+/* A present RoCE device by its name, as the kernel's PNET code finds RDMA devices. */
 struct soft_dev *soft_dev_find_roce(const struct soft_state *st, const char *name);
 /* The soft ISM when name is its device name or its PCI-ID-like name. */
 struct soft_dev *soft_dev_find_ism(const struct soft_state *st, const char *name);
@@ -83,13 +112,16 @@ struct soft_dev *soft_dev_find_ism(const struct soft_state *st, const char *name
 struct soft_dev *soft_dev_roce_by_ifindex(const struct soft_state *st, unsigned int ifindex,
 					  int *port);
 
-/* Port state as GET_DEV_SMCR reports it: 1 when the port's interface is up. */
+/*
+ * Port state as GET_DEV_SMCR reports it (smc_ib_port_active): 1 when a host
+ * device's port is ACTIVE, or an emulated device's interface is up.
+ */
 uint8_t soft_dev_port_active(const struct soft_dev *d, int port);
 
 /* A PNET ID counts as set unless it starts with NUL or a blank (smc_pnet_is_pnetid_set). */
 bool soft_pnetid_is_set(const char *pnetid);
 
-/* The device name check of --roce: "" or a reason. */
+/* The device name check of --roce and of sysfs names: "" or a reason. */
 const char *soft_dev_name_invalid(const char *name);
 
 /* Append a device to the list (used by init and tests). */

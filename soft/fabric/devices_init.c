@@ -1,4 +1,4 @@
-/* Creating the soft devices at start: the ISM and the RoCE devices of --roce. */
+/* Creating the devices at start: the soft ISM, the RoCE devices of --roce, the host's. */
 #include "devices.h"
 #include "ifname.h"
 
@@ -147,46 +147,6 @@ static int roce_spec(struct soft_state *st, const char *spec, char *err, size_t 
 	return rc;
 }
 
-static bool up_not_loopback(int fd, const char *ifname)
-{
-	struct ifreq ifr;
-
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
-		return false;
-	return (ifr.ifr_flags & IFF_UP) && !(ifr.ifr_flags & IFF_LOOPBACK);
-}
-
-/* By default: sr_<iface> for every up, non-loopback interface, in ifindex order. */
-static int roce_default(struct soft_state *st, char *err, size_t errlen)
-{
-	struct if_nameindex *ifs = if_nameindex();
-	int fd, rc = 0;
-
-	if (!ifs)
-		return 0;               /* no interfaces to offer: no RoCE devices */
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	for (struct if_nameindex *i = ifs; fd >= 0 && i->if_index; i++) {
-		char name[SOFT_IBNAME_MAX];
-
-		if (!up_not_loopback(fd, i->if_name))
-			continue;
-		snprintf(name, sizeof(name), SOFT_ROCE_PREFIX "%s", i->if_name);
-		if (name_taken(st, name))
-			continue;
-		if (add_roce(st, name, i->if_name, i->if_index)) {
-			snprintf(err, errlen, "creating soft RoCE device %s: out of memory", name);
-			rc = -1;
-			break;
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	if_freenameindex(ifs);
-	return rc;
-}
-
 int soft_devs_init(struct soft_state *st, char *const *roce_specs, int n_roce,
 		   char *err, size_t errlen)
 {
@@ -197,17 +157,16 @@ int soft_devs_init(struct soft_state *st, char *const *roce_specs, int n_roce,
 		return -1;
 	}
 	soft_dev_append(st, ism);
-	if (n_roce <= 0) {
-		if (!roce_default(st, err, errlen))
-			return 0;
-	} else {
-		int i = 0;
-
-		while (i < n_roce && !roce_spec(st, roce_specs[i], err, errlen))
-			i++;
-		if (i == n_roce)
-			return 0;
+	for (int i = 0; i < n_roce; i++) {
+		if (roce_spec(st, roce_specs[i], err, errlen)) {
+			soft_devs_free(st);
+			return -1;
+		}
 	}
-	soft_devs_free(st);
-	return -1;
+	if (soft_rdma_refresh(st)) {
+		snprintf(err, errlen, "reading the RDMA devices of %s: out of memory", st->sysfs);
+		soft_devs_free(st);
+		return -1;
+	}
+	return 0;
 }

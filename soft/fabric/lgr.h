@@ -14,7 +14,6 @@
 
 #define SOFT_LINKS_PER_LGR 3          /* SMC_LINKS_PER_LGR_MAX */
 #define SOFT_HOSTNAME_LEN  32         /* SMC_MAX_HOSTNAME_LEN */
-#define SOFT_GID_SIZE      16         /* SMC_GID_SIZE */
 
 /* enum smc_link_state */
 enum { SOFT_LNK_UNUSED, SOFT_LNK_INACTIVE, SOFT_LNK_ACTIVATING, SOFT_LNK_ACTIVE };

@@ -112,6 +112,19 @@ int soft_pnet_add_ib(struct soft_state *st, struct soft_ns *ns, const char *ib,
 	return 0;
 }
 
+void soft_pnet_apply_table_ib(struct soft_state *st, struct soft_dev *d)
+{
+	const struct soft_ns *init = NULL;
+
+	for (const struct soft_ns *ns = st->ns; ns && !init; ns = ns->next)
+		if (ns->init)
+			init = ns;
+	for (const struct soft_pnet_entry *e = init ? init->pnet : NULL; e; e = e->next)
+		if (e->ib && !strncmp(e->ib_name, d->name, SOFT_IBNAME_MAX) &&
+		    e->ib_port >= 1 && e->ib_port <= d->n_ports && e->ib_port <= SOFT_PORTS)
+			apply(d, e->ib_port - 1, e->pnetid);
+}
+
 static bool clear_dev(struct soft_dev *d, int idx, const char *pnetid)
 {
 	if (!d->pnet_user[idx] || (pnetid && !soft_pnet_match(pnetid, d->pnetid[idx])))

@@ -38,6 +38,11 @@ int soft_pnet_add_eth(struct soft_ns *ns, const char *eth, const char *pnetid);
 int soft_pnet_add_ib(struct soft_state *st, struct soft_ns *ns, const char *ib,
 		     uint8_t port, const char *pnetid);
 /*
+ * smc_pnetid_by_table_ib() for each port of a device that came: the initial
+ * namespace's IB entries naming it set its ports' PNET IDs.
+ */
+void soft_pnet_apply_table_ib(struct soft_state *st, struct soft_dev *d);
+/*
  * Remove the entries matching pnetid (all when NULL) and, in the initial
  * namespace, user-set device PNET IDs: 0, or -ENOENT when nothing matched.
  */

@@ -2,6 +2,7 @@
  * Dispatch of request datagrams to the families, with the checks the kernel's
  * netlink and genetlink cores make before a handler runs.
  */
+#include "devices.h"
 #include "families.h"
 #include "service.h"
 #include "state.h"
@@ -129,6 +130,11 @@ static void handle_genl(struct soft_req *r)
 	}
 	if (op->admin && !r->peer->net_admin) {
 		soft_error(r->out, r->nlh, -EPERM, NULL);
+		return;
+	}
+	/* the kernel learns of RDMA devices as they come and go; we look when asked */
+	if (f != &soft_reg_family && soft_rdma_refresh(r->st)) {
+		soft_error(r->out, r->nlh, -ENOMEM, NULL);
 		return;
 	}
 	run_op(r, op->doit, op->dumpit);

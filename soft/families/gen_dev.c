@@ -60,7 +60,7 @@ static void put_port(struct soft_req *r, struct nlmsghdr *nlh, const struct soft
 	mnl_attr_nest_end(nlh, port);
 }
 
-/* smc_nl_handle_smcr_dev(): no PCI attributes, as for a device without a parent. */
+/* smc_nl_handle_smcr_dev(): PCI attributes only for a device with a PCI parent. */
 static int put_smcr(struct soft_req *r, const struct soft_dev *d)
 {
 	struct nlmsghdr *nlh = soft_gen_msg(r, SMC_NETLINK_GET_DEV_SMCR);
@@ -70,6 +70,13 @@ static int put_smcr(struct soft_req *r, const struct soft_dev *d)
 		return -ENOMEM;
 	nest = mnl_attr_nest_start(nlh, SMC_GEN_DEV_SMCR);
 	mnl_attr_put_u8(nlh, SMC_NLA_DEV_IS_CRIT, soft_lgr_dev_critical(r->st, d));
+	if (d->pci) {
+		mnl_attr_put_u32(nlh, SMC_NLA_DEV_PCI_FID, d->fid);
+		mnl_attr_put_u16(nlh, SMC_NLA_DEV_PCI_CHID, d->chid);
+		mnl_attr_put_u16(nlh, SMC_NLA_DEV_PCI_VENDOR, d->vendor);
+		mnl_attr_put_u16(nlh, SMC_NLA_DEV_PCI_DEVICE, d->device);
+		mnl_attr_put_strz(nlh, SMC_NLA_DEV_PCI_ID, d->pci_id);
+	}
 	mnl_attr_put_strz(nlh, SMC_NLA_DEV_IB_NAME, d->name);
 	for (int i = 0; i < d->n_ports && i < SOFT_PORTS; i++)
 		put_port(r, nlh, d, i);
@@ -81,7 +88,7 @@ static int put_smcr(struct soft_req *r, const struct soft_dev *d)
 int soft_gen_dev_smcr(struct soft_req *r)
 {
 	for (const struct soft_dev *d = r->st->devs; d; d = d->next)
-		if (d->kind == SOFT_DEV_ROCE && put_smcr(r, d))
+		if (soft_dev_roce_usable(d) && put_smcr(r, d))
 			return -ENOMEM;
 	return 0;
 }

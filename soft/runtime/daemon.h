@@ -21,6 +21,7 @@ struct softd_opts {
 	bool syslog;
 	const char *socket;      /* -s, or NULL */
 	const char *pidfile;     /* -p, or NULL */
+	const char *sysfs;       /* --sysfs, else $SMC_SYSFS_ROOT, else NULL (/sys) */
 	char **roce;             /* the raw "NAME=IFACE" of each --roce */
 	int n_roce;
 };

@@ -8,13 +8,14 @@
 
 #include "version.h"
 
-enum { OPT_ROCE = 0x100, OPT_SYSLOG };
+enum { OPT_ROCE = 0x100, OPT_SYSLOG, OPT_SYSFS };
 
 static const struct option long_opts[] = {
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "socket", required_argument, NULL, 's' },
 	{ "pidfile", required_argument, NULL, 'p' },
 	{ "roce", required_argument, NULL, OPT_ROCE },
+	{ "sysfs", required_argument, NULL, OPT_SYSFS },
 	{ "syslog", no_argument, NULL, OPT_SYSLOG },
 	{ "version", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -32,7 +33,10 @@ static void usage(FILE *f)
 		"\t                      $XDG_RUNTIME_DIR/smc_soft/control for other users)\n"
 		"\t-p, --pidfile PATH    pid file of the detached daemon\n"
 		"\t                      (default: %s next to the socket)\n"
-		"\t    --roce NAME=IFACE soft RoCE device NAME on interface IFACE (repeatable)\n"
+		"\t    --roce NAME=IFACE an emulated RoCE device NAME on interface IFACE,\n"
+		"\t                      for tests: it carries no data (repeatable)\n"
+		"\t    --sysfs DIR       where sysfs is, for the host's RDMA devices\n"
+		"\t                      (default: $SMC_SYSFS_ROOT, else /sys)\n"
 		"\t    --syslog          log to syslog also in the foreground\n",
 		SOFTD_PROG, SOFTD_SOCKET_ROOT, SOFTD_PIDFILE_NAME);
 }
@@ -69,6 +73,9 @@ enum softd_parse softd_opts_parse(int argc, char **argv, struct softd_opts *o)
 		case OPT_ROCE:
 			o->roce[o->n_roce++] = optarg;
 			break;
+		case OPT_SYSFS:
+			o->sysfs = optarg;
+			break;
 		case OPT_SYSLOG:
 			o->syslog = true;
 			break;
@@ -84,6 +91,8 @@ enum softd_parse softd_opts_parse(int argc, char **argv, struct softd_opts *o)
 			return usage_error(o);
 		}
 	}
+	if (!o->sysfs)
+		o->sysfs = getenv("SMC_SYSFS_ROOT");
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s'\n", SOFTD_PROG, argv[optind]);
 		return usage_error(o);

@@ -4,10 +4,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -46,6 +49,29 @@ static int serve(const struct softd_listener *l, const sigset_t *stop, struct so
 }
 
 /*
+ * The sysfs root as an absolute path (the daemon leaves its working
+ * directory when it detaches): one given must be a directory.
+ */
+static int sysfs_root(const char *opt, char out[PATH_MAX], char *err, size_t errlen)
+{
+	struct stat sb;
+
+	if (!opt || !*opt) {
+		snprintf(out, PATH_MAX, "%s", SOFT_SYSFS_ROOT);
+		return 0;
+	}
+	if (!realpath(opt, out) || stat(out, &sb) < 0) {
+		snprintf(err, errlen, "--sysfs %s: %s", opt, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		snprintf(err, errlen, "--sysfs %s: %s", opt, strerror(ENOTDIR));
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The pid file is opened before detaching, so that a path the daemon could
  * not write fails the start here; the daemon then writes its pid into it.
  * 0 or an errno; *created: the file is new, ours to remove if the start fails.
@@ -66,7 +92,7 @@ static int pidfile_check(const char *path, bool *created)
 /* Everything that can fail is tried before detaching, so that it is reported here. */
 static int run(const struct softd_opts *o)
 {
-	char path[108], pidfile[4096], err[SOFTD_ERRLEN];
+	char path[108], pidfile[4096], sysfs[PATH_MAX], err[SOFTD_ERRLEN];
 	struct softd_listener l;
 	struct soft_state st;
 	bool pid_created = false;
@@ -80,6 +106,9 @@ static int run(const struct softd_opts *o)
 	softd_signals_block(&stop);
 	softd_raise_nofile();
 	soft_state_init(&st);
+	if (sysfs_root(o->sysfs, sysfs, err, sizeof(err)))
+		return fail(err);
+	st.sysfs = sysfs;
 	/* the reason names the --roce value itself ("--roce SPEC: why") */
 	if (soft_devs_init(&st, o->roce, o->n_roce, err, sizeof(err)) < 0) {
 		soft_state_free(&st);

@@ -2,10 +2,11 @@
 # The real tools against smc_softd: PNET table, devices, EIDs, info, link
 # groups and statistics, privileges and network namespaces.
 #
-# The daemon runs in a private network namespace (NS_A) whose only up,
-# non-loopback interface is sa0, so that its default soft RoCE device is
-# sr_sa0.  Tools run in NS_A (the daemon's initial namespace) or in NS_B
-# (another namespace with its own PNET table).
+# The daemon runs in a private network namespace (NS_A) with interface sa0
+# and reads a sysfs tree of the test's ($SYSFS) that holds one RDMA device,
+# rxe0 on sa0, as `rdma link add rxe0 type rxe netdev sa0` makes it, and
+# mlx5_9 on a PCI function.  Tools run in NS_A (the daemon's initial
+# namespace) or in NS_B (another namespace with its own PNET table).
 
 load helpers
 
@@ -32,6 +33,24 @@ drops_net_admin() {
 	[ $((0x$eff & 0x1000)) -eq 0 ]
 }
 
+# rxe0 on sa0 (no PCI parent, as rxe) and mlx5_9 on PCI function
+# 0000:05:00.0 with its port down, below $1/class/infiniband.
+make_sysfs() {
+	local rxe="$1/devices/virtual/infiniband/rxe0" pci="$1/devices/pci0000:00/0000:05:00.0"
+	mkdir -p "$rxe/ports/1/gid_attrs/ndevs" "$pci/infiniband/mlx5_9/ports/1" "$1/class/infiniband"
+	echo "1: CA" >"$rxe/node_type"
+	echo "sa0" >"$rxe/parent"
+	echo "4: ACTIVE" >"$rxe/ports/1/state"
+	echo "sa0" >"$rxe/ports/1/gid_attrs/ndevs/0"
+	echo "0x15b3" >"$pci/vendor"
+	echo "0x1016" >"$pci/device"
+	echo "1: CA" >"$pci/infiniband/mlx5_9/node_type"
+	echo "1: DOWN" >"$pci/infiniband/mlx5_9/ports/1/state"
+	ln -s ../../../0000:05:00.0 "$pci/infiniband/mlx5_9/device"
+	ln -s ../../devices/virtual/infiniband/rxe0 "$1/class/infiniband/rxe0"
+	ln -s ../../devices/pci0000:00/0000:05:00.0/infiniband/mlx5_9 "$1/class/infiniband/mlx5_9"
+}
+
 setup_file() {
 	[ "$(id -u)" -eq 0 ] || return 0
 	export NS_A="smcsoft_a_$$" NS_B="smcsoft_b_$$"
@@ -39,6 +58,8 @@ setup_file() {
 	ip netns add "$NS_B"
 	ip -n "$NS_A" link add sa0 type veth peer name sa1
 	ip -n "$NS_A" link set sa0 up
+	export SYSFS="$BATS_FILE_TMPDIR/sys"
+	make_sysfs "$SYSFS"
 	export HOST32
 	HOST32=$(printf '%-32.32s' "$(uname -n)")
 	# smc_softd inside NS_A: softd_start runs $SMC_BIN/smc_softd, here a wrapper
@@ -46,7 +67,7 @@ setup_file() {
 	mkdir -p "$wrap"
 	printf '#!/bin/sh\nexec ip netns exec %s %s "$@"\n' "$NS_A" "$SMC_BIN/smc_softd" > "$wrap/smc_softd"
 	chmod 755 "$wrap/smc_softd"
-	SMC_BIN="$wrap" softd_start
+	SMC_BIN="$wrap" softd_start --sysfs "$SYSFS"
 	# the tests load helpers.bash again, which resets SMC_SOFT_SOCKET: kept here
 	export SOFT_TOOLS_SOCKET="$SMC_SOFT_SOCKET" SOFTD_PID SOFTD_DIR
 	export SMC_STATS_CACHE="$BATS_FILE_TMPDIR/smcstats"
@@ -76,17 +97,17 @@ setup() {
 }
 
 @test "soft: smc_pnet add, show, delete with the soft RoCE device" {
-	run --separate-stderr inA smc_pnet -a NET1 -I eth0 -D sr_sa0
+	run --separate-stderr inA smc_pnet -a NET1 -I eth0 -D rxe0
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	[ -z "$stderr" ]
 	run --separate-stderr inA smc_pnet
 	[ "$status" -eq 0 ]
 	[ "$output" = "NET1 eth0 n/a 255
-NET1 n/a sr_sa0 1" ]
+NET1 n/a rxe0 1" ]
 	run --separate-stderr inA smc_pnet -s NET1
 	[ "$output" = "NET1 eth0 n/a 255
-NET1 n/a sr_sa0 1" ]
+NET1 n/a rxe0 1" ]
 	run --separate-stderr inA smc_pnet -d NET1
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
@@ -119,17 +140,17 @@ NET3 n/a mlx5_0 2" ]
 }
 
 @test "soft: a PNET ID set with smc_pnet shows on the devices as user-defined" {
-	run --separate-stderr inA smc_pnet -a NET1 -D sr_sa0
+	run --separate-stderr inA smc_pnet -a NET1 -D rxe0
 	[ "$status" -eq 0 ]
 	run --separate-stderr inA smc_pnet -a NETD -D soft-ism
 	[ "$status" -eq 0 ]
 	# the port has one already
-	run --separate-stderr inA smc_pnet -a NET2 -D sr_sa0
+	run --separate-stderr inA smc_pnet -a NET2 -D rxe0
 	[ "$stderr" = "smc_pnet: Object exists" ]
-	run --separate-stderr inA smcr device
+	run --separate-stderr inA smcr device ibdev rxe0
 	[ "$status" -eq 0 ]
 	[ "$output" = "Net-Dev         IB-Dev   IB-P  IB-State  Type          Crit  #Links  PNET-ID  
-sa0             sr_sa0      1    ACTIVE  0               No       0  *NET1            " ]
+sa0             rxe0        1    ACTIVE  0               No       0  *NET1            " ]
 	run --separate-stderr inA smcd device
 	[ "$output" = "FID  Type  PCI-ID        PCHID  InUse  #LGs  PNET-ID  
 0000 ISM   ffff:00:00.0  ff01   No        0  *NETD            " ]
@@ -142,13 +163,13 @@ sa0             sr_sa0      1    ACTIVE  0               No       0  *NET1      
 	[ "$output" = "FID  Type  PCI-ID        PCHID  InUse  #LGs  PNET-ID  
 0000 ISM   ffff:00:00.0  ff01   No        0  *NETP            " ]
 	run --separate-stderr inA smc_pnet
-	[ "$output" = "NET1 n/a sr_sa0 1
+	[ "$output" = "NET1 n/a rxe0 1
 NETP n/a ffff:00:00.0 1" ]
 	# flush clears the devices' user-defined PNET IDs too
 	inA smc_pnet -f
-	run --separate-stderr inA smcr device
+	run --separate-stderr inA smcr device ibdev rxe0
 	[ "$output" = "Net-Dev         IB-Dev   IB-P  IB-State  Type          Crit  #Links  PNET-ID  
-sa0             sr_sa0      1    ACTIVE  0               No       0                   " ]
+sa0             rxe0        1    ACTIVE  0               No       0                   " ]
 }
 
 @test "soft: each network namespace has its own PNET table" {
@@ -160,7 +181,7 @@ sa0             sr_sa0      1    ACTIVE  0               No       0             
 	run --separate-stderr inA smc_pnet
 	[ "$output" = "NETA eth0 n/a 255" ]
 	# devices only in the daemon's initial namespace
-	run --separate-stderr inB smc_pnet -a NETX -D sr_sa0
+	run --separate-stderr inB smc_pnet -a NETX -D rxe0
 	[ "$status" -eq 1 ]
 	[ "$stderr" = "smc_pnet: Object exists" ]
 	run --separate-stderr inB smc_pnet -d NETA
@@ -227,33 +248,51 @@ SMC-R Features:   v1 v2
 Hardware Capabilities
 SEID:             n/a
 ISM:              v1 v2
-RoCE:             n/a" ]
+RoCE:             v1 v2" ]
 	run --separate-stderr inB smcr info
 	[ "$status" -eq 0 ]
 	[ "$output" = "$(inA smcd info)" ]
 	run --separate-stderr inA smcd -j info
-	[ "$output" = "{\"smc_version\":\"2.1\",\"hostname\":\"$(uname -n)\",\"smcd_features\":[\"v1\",\"v2\"],\"smcr_features\":[\"v1\",\"v2\"],\"seid\":null,\"ism\":[\"v1\",\"v2\"],\"roce\":null,\"ism_devices\":1,\"roce_devices\":0}" ]
+	[ "$output" = "{\"smc_version\":\"2.1\",\"hostname\":\"$(uname -n)\",\"smcd_features\":[\"v1\",\"v2\"],\"smcr_features\":[\"v1\",\"v2\"],\"seid\":null,\"ism\":[\"v1\",\"v2\"],\"roce\":[\"v1\",\"v2\"],\"ism_devices\":1,\"roce_devices\":1}" ]
 }
 
 @test "soft: smcr device with details, smcd device, smcr device filters" {
 	run --separate-stderr inA smcr -d device
 	[ "$status" -eq 0 ]
 	[ "$output" = "Net-Dev         IB-Dev   IB-P  IB-State  Type          Crit   FID   PCI-ID        PCHID  #Links  PNET-ID  
-sa0             sr_sa0      1    ACTIVE  0               No   0000                0000        0                   " ]
+                mlx5_9      1  INACTIVE  RoCE_Express2   No   0000  0000:05:00.0  0000        0                   
+sa0             rxe0        1    ACTIVE  0               No   0000                0000        0                   " ]
 	run --separate-stderr inA smcr device netdev sa0
 	[ "$output" = "Net-Dev         IB-Dev   IB-P  IB-State  Type          Crit  #Links  PNET-ID  
-sa0             sr_sa0      1    ACTIVE  0               No       0                   " ]
+sa0             rxe0        1    ACTIVE  0               No       0                   " ]
 	run --separate-stderr inA smcr device ibdev nosuch
 	[ "$output" = "Net-Dev         IB-Dev   IB-P  IB-State  Type          Crit  #Links  PNET-ID  " ]
 	run --separate-stderr inA smcd device
 	[ "$output" = "FID  Type  PCI-ID        PCHID  InUse  #LGs  PNET-ID  
 0000 ISM   ffff:00:00.0  ff01   No        0                   " ]
-	# the port goes down with its interface
-	ip -n "$NS_A" link set sa0 down
-	run --separate-stderr inA smcr device
-	ip -n "$NS_A" link set sa0 up
+	# the port state is the RDMA port's (rxe's follows its interface)
+	echo "1: DOWN" >"$SYSFS/devices/virtual/infiniband/rxe0/ports/1/state"
+	run --separate-stderr inA smcr device ibdev rxe0
+	echo "4: ACTIVE" >"$SYSFS/devices/virtual/infiniband/rxe0/ports/1/state"
 	[ "$output" = "Net-Dev         IB-Dev   IB-P  IB-State  Type          Crit  #Links  PNET-ID  
-sa0             sr_sa0      1  INACTIVE  0               No       0                   " ]
+sa0             rxe0        1  INACTIVE  0               No       0                   " ]
+}
+
+@test "soft: an RDMA device deleted is gone from smcr device, and comes back with its PNET ID" {
+	run --separate-stderr inA smc_pnet -a NET1 -D rxe0 -P 1
+	[ "$status" -eq 0 ]
+	mv "$SYSFS/class/infiniband/rxe0" "$BATS_TEST_TMPDIR/rxe0"
+	run --separate-stderr inA smcr device
+	[ "$output" = "Net-Dev         IB-Dev   IB-P  IB-State  Type          Crit  #Links  PNET-ID  
+                mlx5_9      1  INACTIVE  RoCE_Express2   No       0                   " ]
+	# the PNET table keeps the entry, as the kernel's does
+	run --separate-stderr inA smc_pnet
+	[ "$output" = "NET1 n/a rxe0 1" ]
+	mv "$BATS_TEST_TMPDIR/rxe0" "$SYSFS/class/infiniband/rxe0"
+	run --separate-stderr inA smcr device
+	[ "$output" = "Net-Dev         IB-Dev   IB-P  IB-State  Type          Crit  #Links  PNET-ID  
+                mlx5_9      1  INACTIVE  RoCE_Express2   No       0                   
+sa0             rxe0        1    ACTIVE  0               No       0  *NET1            " ]
 }
 
 @test "soft: no link groups yet: smcd and smcr linkgroup print nothing" {
@@ -352,7 +391,7 @@ Extras
 
 @test "soft: unprivileged callers are refused and nothing changes" {
 	[ -n "$NOCAP" ] || skip "neither setpriv nor capsh can drop CAP_NET_ADMIN here"
-	inA smc_pnet -a NET1 -I eth0 -D sr_sa0
+	inA smc_pnet -a NET1 -I eth0 -D rxe0
 	inA smcd ueid add KEEP
 	run --separate-stderr nocapA smc_pnet -a NET2 -I eth1
 	[ "$status" -eq 1 ]
@@ -375,9 +414,9 @@ Extras
 	run --separate-stderr nocapA smc_pnet
 	[ "$status" -eq 0 ]
 	[ "$output" = "NET1 eth0 n/a 255
-NET1 n/a sr_sa0 1" ]
+NET1 n/a rxe0 1" ]
 	run --separate-stderr nocapA smcd ueid
 	[ "$output" = "KEEP                            " ]
-	run --separate-stderr nocapA smcr device
+	run --separate-stderr nocapA smcr device ibdev rxe0
 	[[ "$output" == *"*NET1            " ]]
 }

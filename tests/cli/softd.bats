@@ -113,6 +113,27 @@ teardown() {
 	[ ! -e "$sock" ]
 }
 
+@test "smc_softd: a --sysfs that is not a directory, and one without RDMA devices" {
+	local sock="$BATS_TEST_TMPDIR/control"
+	run --separate-stderr smc_softd -f -s "$sock" --sysfs "$BATS_TEST_TMPDIR/nosuch"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_softd: --sysfs $BATS_TEST_TMPDIR/nosuch: No such file or directory" ]
+	touch "$BATS_TEST_TMPDIR/file"
+	run --separate-stderr env SMC_SYSFS_ROOT="$BATS_TEST_TMPDIR/file" "$SMC_BIN/smc_softd" -f -s "$sock"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "smc_softd: --sysfs $BATS_TEST_TMPDIR/file: Not a directory" ]
+	[ ! -e "$sock" ]
+	# no RDMA device, no SMC-R device: nothing invented for the interfaces
+	mkdir "$BATS_TEST_TMPDIR/sys"
+	softd_start --sysfs "$BATS_TEST_TMPDIR/sys"
+	run --separate-stderr smcr device
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run --separate-stderr smcd device
+	[ "${lines[1]}" = "0000 ISM   ffff:00:00.0  ff01   No        0                   " ]
+	softd_stop
+}
+
 @test "smc_softd: socket paths it cannot use" {
 	local long
 	long="$BATS_TEST_TMPDIR/$(printf 'x%.0s' $(seq 110))"

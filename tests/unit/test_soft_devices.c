@@ -1,14 +1,17 @@
-/* smc_softd devices: --roce specs, the default RoCE devices, the soft ISM's identity. */
+/* smc_softd devices: --roce specs, the host's RDMA devices from sysfs, the soft ISM's identity. */
 #include "unit.h"
 #include "soft/fabric/devices.h"
+#include "soft/fabric/pnettab.h"
 #include "soft/runtime/teardown.h"
 
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 /* soft_devs_init with the given specs: its result, and err. */
 static int init(struct soft_state *st, char *err, int n, ...)
@@ -121,27 +124,176 @@ TEST(soft_devices_roce_spec_errors)
 	soft_state_free(&st);
 }
 
-TEST(soft_devices_default_roce_per_up_interface)
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-	struct soft_state st;
-	char err[256];
-	int n = 0;
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
 
-	CHECK_INT(init(&st, err, 0), 0);
-	for (struct soft_dev *d = st.devs->next; d; d = d->next, n++) {
-		char want[80];
-		bool loopback;
+static void rm_tree(const char *root)
+{
+	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
-		snprintf(want, sizeof(want), "sr_%s", d->ifname[0]);
-		CHECK_STR(d->name, want);
-		CHECK(if_up(d->ifname[0], &loopback));
-		CHECK(!loopback);
-		CHECK_INT(d->ifindex[0], if_nametoindex(d->ifname[0]));
+/* A file below root, its directories made (path printf-style). */
+static void put(const char *root, const char *text, const char *fmt, ...)
+{
+	char rel[512], path[1024];
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	vsnprintf(rel, sizeof(rel), fmt, ap);
+	va_end(ap);
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
 	}
-	/* lo is up here but never gets a default device */
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void link_at(const char *root, const char *target, const char *rel)
+{
+	char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	CHECK_INT(symlink(target, path), 0);
+}
+
+/*
+ * A sysfs tree: rxe0 on lo with a RoCE v2 GID before its RoCE v1 one, mlx5_0
+ * on a PCI function (s390's FID and PCHID files too), an iWARP device, and
+ * a name longer than the kernel's.
+ */
+static void make_sysfs(const char *root)
+{
+	const char *rxe = "devices/virtual/infiniband/rxe0";
+	const char *pci = "devices/pci0000:00/0000:03:00.0";
+
+	put(root, "1: CA\n", "%s/node_type", rxe);
+	put(root, "4: ACTIVE\n", "%s/ports/1/state", rxe);
+	put(root, "RoCE v2\n", "%s/ports/1/gid_attrs/types/0", rxe);
+	put(root, "lo\n", "%s/ports/1/gid_attrs/ndevs/0", rxe);
+	put(root, "fe80:0000:0000:0000:0000:0000:0000:0002\n", "%s/ports/1/gids/0", rxe);
+	put(root, "IB/RoCE v1\n", "%s/ports/1/gid_attrs/types/1", rxe);
+	put(root, "lo\n", "%s/ports/1/gid_attrs/ndevs/1", rxe);
+	put(root, "fe80:0000:0000:0000:0000:0000:0000:0001\n", "%s/ports/1/gids/1", rxe);
+	put(root, "0x15b3\n", "%s/vendor", pci);
+	put(root, "0x101d\n", "%s/device", pci);
+	put(root, "0x00000012\n", "%s/function_id", pci);
+	put(root, "0x01c4\n", "%s/pchid", pci);
+	put(root, "1: CA\n", "%s/infiniband/mlx5_0/node_type", pci);
+	put(root, "1: DOWN\n", "%s/infiniband/mlx5_0/ports/1/state", pci);
+	put(root, "4: ACTIVE\n", "%s/infiniband/mlx5_0/ports/2/state", pci);
+	link_at(root, "../../../0000:03:00.0", "devices/pci0000:00/0000:03:00.0/infiniband/mlx5_0/device");
+	put(root, "4: RNIC\n", "devices/virtual/infiniband/iw0/node_type");
+	put(root, "4: ACTIVE\n", "devices/virtual/infiniband/iw0/ports/1/state");
+	put(root, "", "class/infiniband/.keep");
+	link_at(root, "../../devices/virtual/infiniband/rxe0", "class/infiniband/rxe0");
+	link_at(root, "../../devices/pci0000:00/0000:03:00.0/infiniband/mlx5_0",
+		"class/infiniband/mlx5_0");
+	link_at(root, "../../devices/virtual/infiniband/iw0", "class/infiniband/iw0");
+	link_at(root, "../../devices/virtual/infiniband/rxe0",
+		"class/infiniband/a_name_longer_than_the_kernel_allows_for_an_rdma_device_name_0123");
+}
+
+TEST(soft_devices_host_rdma_from_sysfs)
+{
+	char root[] = "/tmp/smc-unit-sysfs.XXXXXX";
+	static const uint8_t v1[16] = { 0xfe, 0x80, [15] = 1 };
+	struct soft_dev *rxe, *mlx;
+	struct soft_state st;
+	char err[256] = "";
+
+	CHECK(mkdtemp(root) != NULL);
+	make_sysfs(root);
+	soft_state_init(&st);
+	st.sysfs = root;
+	CHECK_INT(soft_devs_init(&st, NULL, 0, err, sizeof(err)), 0);
+	rxe = soft_dev_find_roce(&st, "rxe0");
+	mlx = soft_dev_find_roce(&st, "mlx5_0");
+	CHECK(rxe && mlx);
+	CHECK(soft_dev_find_roce(&st, "iw0") == NULL);
 	CHECK(soft_dev_find_roce(&st, "sr_lo") == NULL);
+	if (rxe) {
+		CHECK(rxe->host && rxe->present && !rxe->pci);
+		CHECK_INT(rxe->n_ports, 1);
+		CHECK_STR(rxe->ifname[0], "lo");
+		CHECK_INT(rxe->ifindex[0], if_nametoindex("lo"));
+		CHECK_INT(soft_dev_port_active(rxe, 1), 1);
+		CHECK_INT(rxe->roce_gid_index[0], 1);
+		CHECK(!memcmp(rxe->roce_gid[0], v1, sizeof(v1)));
+	}
+	if (mlx) {
+		CHECK(mlx->pci);
+		CHECK_STR(mlx->pci_id, "0000:03:00.0");
+		CHECK_INT(mlx->vendor, 0x15b3);
+		CHECK_INT(mlx->device, 0x101d);
+		CHECK_INT(mlx->fid, 0x12);
+		CHECK_INT(mlx->chid, 0x1c4);
+		CHECK_INT(mlx->n_ports, 2);
+		CHECK_INT(soft_dev_port_active(mlx, 1), 0);
+		CHECK_INT(soft_dev_port_active(mlx, 2), 1);
+		CHECK_INT(mlx->roce_gid_index[0], -1);
+	}
 	soft_state_free(&st);
-	(void)n;
+	rm_tree(root);
+}
+
+TEST(soft_devices_host_rdma_come_and_go)
+{
+	char root[] = "/tmp/smc-unit-sysfs.XXXXXX", path[1024], moved[1024];
+	struct soft_ns *init;
+	struct soft_state st;
+	struct soft_dev *rxe;
+	char err[256] = "";
+
+	CHECK(mkdtemp(root) != NULL);
+	make_sysfs(root);
+	soft_state_init(&st);
+	st.sysfs = root;
+	CHECK_INT(soft_devs_init(&st, NULL, 0, err, sizeof(err)), 0);
+	init = soft_ns_get(&st, st.init_netns);
+	CHECK(init != NULL);
+	rxe = soft_dev_find_roce(&st, "rxe0");
+	CHECK(rxe != NULL);
+	if (!init || !rxe)
+		goto out;
+	CHECK_INT(soft_pnet_add_ib(&st, init, "rxe0", 1, "NET1"), 0);
+	CHECK_STR(rxe->pnetid[0], "NET1");
+	/* rdma link delete rxe0 */
+	snprintf(path, sizeof(path), "%s/class/infiniband/rxe0", root);
+	snprintf(moved, sizeof(moved), "%s/rxe0.gone", root);
+	CHECK_INT(rename(path, moved), 0);
+	CHECK_INT(soft_rdma_refresh(&st), 0);
+	CHECK(soft_dev_find_roce(&st, "rxe0") == NULL);
+	CHECK(!rxe->present);
+	CHECK_INT(soft_dev_port_active(rxe, 1), 0);
+	/* back, as a new device: its PNET ID from the table, again at the end */
+	CHECK_INT(rename(moved, path), 0);
+	CHECK_INT(soft_rdma_refresh(&st), 0);
+	CHECK(soft_dev_find_roce(&st, "rxe0") == rxe);
+	CHECK_STR(rxe->pnetid[0], "NET1");
+	CHECK(rxe->pnet_user[0]);
+	CHECK(rxe->next == NULL);
+	/* without the table's entry it comes back without one */
+	CHECK_INT(soft_pnet_remove(&st, init, "NET1"), 0);
+	CHECK_INT(rename(path, moved), 0);
+	CHECK_INT(soft_rdma_refresh(&st), 0);
+	CHECK_INT(rename(moved, path), 0);
+	CHECK_INT(soft_rdma_refresh(&st), 0);
+	CHECK_STR(rxe->pnetid[0], "");
+out:
+	soft_state_free(&st);
+	rm_tree(root);
 }
 
 TEST(soft_devices_ism_gid_is_stable)

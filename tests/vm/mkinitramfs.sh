@@ -13,7 +13,7 @@ OUT=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
 # Modules in load order (each after the modules it needs).
 MODULES="failover net_failover virtio_net crc32_generic ib_core ib_uverbs ip6_udp_tunnel udp_tunnel rdma_rxe smc smc_diag"
-TOOLS="smc_pnet smcss smcd smcr smc_run"
+TOOLS="smc_pnet smcss smcd smcr smc_run smc_softd smc_rnics"
 LIBDIR=/usr/lib/x86_64-linux-gnu
 
 KVER=$(ls "$KROOT/lib/modules" | head -n 1)

@@ -3,7 +3,7 @@
 # under QEMU and run the tools against it. Prints PASS/FAIL per check and a
 # last line "N passed, N failed"; exits non-zero on any failure or timeout.
 #
-#   tests/vm/run.sh [s1] [s2]     scenarios (default: both)
+#   tests/vm/run.sh [s1] [s2] [s3]   scenarios (default: all)
 # Environment: VMDIR (build/vm), BUILD (the `make` build dir, default .),
 # VM_TIMEOUT (seconds per VM, 60), VM_ACCEL (tcg|kvm; default probed once),
 # RECORD=1 writes missing expected outputs of s1 from the guest's output.
@@ -16,7 +16,7 @@ HERE=tests/vm
 VMDIR=${VMDIR:-build/vm}
 BUILD=${BUILD:-.}
 VM_TIMEOUT=${VM_TIMEOUT:-60}
-SCENARIOS=${*:-s1 s2}
+SCENARIOS=${*:-s1 s2 s3}
 export VMDIR
 
 fatal() { echo "FAIL vm-setup: $*"; echo "0 passed, 1 failed"; exit 1; }
@@ -102,6 +102,11 @@ for s in $SCENARIOS; do
 			-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0
 		collect s1 $?
 		fixtures s1
+		;;
+	s3)
+		qemu s3 "vmtest=s3 vmip=10.0.0.1/24" \
+			-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0
+		collect s3 $?
 		;;
 	s2)
 		sock=$VMDIR/s2.sock

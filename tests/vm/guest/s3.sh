@@ -1,0 +1,41 @@
+#!/bin/sh
+# Scenario 3: one VM, the soft backend (smc_softd) beside the kernel's rxe:
+# the host's RDMA device as an SMC-R device of the soft backend, with the
+# same text the kernel prints for it (expected/s3 holds the kernel's own
+# outputs of s1 where they are the same), through rdma link add and delete
+# and its interface going down and up.
+SCEN=s3
+. /tests/lib.sh
+export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control
+
+smc_softd -f -s "$SMC_SOFT_SOCKET" > /tmp/softd.log 2>&1 &
+SOFTD=$!
+i=0; while [ ! -S "$SMC_SOFT_SOCKET" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+ok softd-started test -S "$SMC_SOFT_SOCKET"
+
+check smcr-device-none smcr device
+ok rdma-link-add rdma link add rxe0 type rxe netdev eth0
+check pnet-add smc_pnet -a NET1 -I eth0 -D rxe0 -P 1
+check pnet-show smc_pnet
+check smcr-device smcr device
+check smcr-device-d smcr -d device
+check smc-rnics smc_rnics
+
+# rxe's port follows its interface
+ip link set eth0 down
+i=0; while ! grep -q DOWN /sys/class/infiniband/rxe0/ports/1/state && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+check smcr-device-down smcr device
+ip link set eth0 up
+i=0; while ! grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+check smcr-device-up smcr device
+
+# deleted: gone from the devices, kept in the PNET table; back with its PNET ID
+ok rdma-link-delete rdma link delete rxe0
+check smcr-device-deleted smcr device
+check pnet-show-deleted smc_pnet
+ok rdma-link-add-again rdma link add rxe0 type rxe netdev eth0
+check smcr-device-again smcr device
+
+kill $SOFTD
+wait $SOFTD
+ok softd-stopped test ! -e "$SMC_SOFT_SOCKET"
