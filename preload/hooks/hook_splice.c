@@ -9,11 +9,13 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 
 #include "hooks.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define SPLICE_CHUNK 65536
+#define PIPE_PAGE 4096
 
 struct splice_args {
 	int in;
@@ -87,35 +89,91 @@ static ssize_t ring_splice_out(struct splice_args *a, struct sconn *sc)
 }
 
 /*
- * Out of a tracked socket (not TCP for good): peeked through the data path,
- * which knows the fence and the ring, written to the pipe, and only what the
- * pipe took is consumed.
+ * Bytes the pipe takes without waiting: its size less the pages what it
+ * holds may occupy (a write merges only into the last page).  -1 when fd is
+ * not a pipe.
+ */
+static long pipe_room(int fd)
+{
+	int size = next.fcntl(fd, F_GETPIPE_SZ), held = 0;
+	long used;
+
+	if (size <= 0)
+		return -1;
+	if (next.ioctl(fd, FIONREAD, &held) < 0 || held < 0)
+		held = size;
+	used = ((long)held + PIPE_PAGE - 1) / PIPE_PAGE * PIPE_PAGE;
+	return used < size ? size - used : 0;
+}
+
+/* All n bytes into the pipe, waiting for room: they have left the socket. */
+static ssize_t pipe_put_all(int fd, const char *buf, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t w = next.write(fd, buf + done, n - done);
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+		if (w > 0) {
+			done += (size_t)w;
+			continue;
+		}
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+			poll(&p, 1, -1);
+			continue;
+		}
+		break;
+	}
+	return done ? (ssize_t)done : -1;
+}
+
+/*
+ * Out of a tracked socket (not TCP for good) into a pipe: as many bytes as
+ * the pipe has room for are taken from the data path in one receive, which
+ * knows the fence and the ring, and then all of them go into the pipe.  One
+ * receive, not a peek and a consume: two threads splicing one connection
+ * must not both get the same bytes.
  */
 static ssize_t soft_splice_in(struct splice_args *a, struct sconn *sc)
 {
 	size_t want = a->len < SPLICE_CHUNK ? a->len : SPLICE_CHUNK;
-	/* SPLICE_F_NONBLOCK is for the pipe: the socket waits unless O_NONBLOCK */
-	int peek = MSG_PEEK;
-	ssize_t got, put_n = -1;
-	char *buf = malloc(want);
-	struct iovec v = { .iov_base = buf, .iov_len = want };
+	struct iovec v;
+	long room;
+	ssize_t got;
+	char *buf;
 
-	if (!buf) {
+	if (a->off_in || a->off_out) {
+		errno = ESPIPE;         /* no offsets for a socket or a pipe */
+		return -1;
+	}
+	while ((room = pipe_room(a->out)) == 0) {
+		struct pollfd p = { .fd = a->out, .events = POLLOUT };
+
+		if (a->flags & SPLICE_F_NONBLOCK) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (poll(&p, 1, -1) < 0)
+			return -1;
+	}
+	if (room < 0) {
+		errno = EINVAL;         /* neither end is a pipe */
+		return -1;
+	}
+	if ((size_t)room < want)
+		want = (size_t)room;
+	if (!(buf = malloc(want))) {
 		errno = ENOMEM;
 		return -1;
 	}
-	got = soft_recv(a->in, sc, &v, 1, peek, NULL);
+	v.iov_base = buf;
+	v.iov_len = want;
+	got = soft_recv(a->in, sc, &v, 1, 0, NULL);
 	if (got > 0)
-		put_n = a->off_out ? pwrite(a->out, buf, (size_t)got, *a->off_out)
-				   : next.write(a->out, buf, (size_t)got);
-	if (put_n > 0) {
-		v.iov_len = (size_t)put_n;
-		soft_recv(a->in, sc, &v, 1, 0, NULL);
-		if (a->off_out)
-			*a->off_out += put_n;
-	}
+		got = pipe_put_all(a->out, buf, (size_t)got);
 	free(buf);
-	return got <= 0 ? got : put_n;
+	return got;
 }
 
 EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t len,

@@ -164,6 +164,12 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	soft_case splice_in
 }
 
+# Each splice takes its bytes from the ring in one step: a peek, then a
+# consume of what the pipe took, let two threads get the same bytes.
+@test "soft: splice_threads: two threads splice one connection, every byte once" {
+	soft_case splice_threads
+}
+
 @test "soft: mmsg: sendmmsg and recvmmsg on the ring" {
 	soft_case mmsg
 }

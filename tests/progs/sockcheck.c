@@ -855,6 +855,93 @@ static int splice_in_s(int *fd)
 	return recv_tok(*fd, 'k');
 }
 
+/* Two threads splice one connection on the ring into a pipe each, until the
+ * end of stream: together they must get every byte once (count and sum). */
+#define SPLICE2_TOTAL (4 * MiB)
+struct splicer {
+	int fd;
+	uint64_t bytes, sum;
+	int rc;
+	char err[sizeof(g_err)];
+};
+
+static void *splicer_thread(void *arg)
+{
+	static _Thread_local unsigned char buf[64 * KiB];
+	struct splicer *x = arg;
+	int p[2];
+
+	if (pipe(p) < 0) {
+		x->rc = fail_errno("pipe");
+		goto out;
+	}
+	for (;;) {
+		ssize_t r = splice(x->fd, NULL, p[1], NULL, sizeof(buf), 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			x->rc = fail_errno("splice from the socket into the pipe");
+			break;
+		}
+		if (r == 0)
+			break;
+		if ((size_t)r > sizeof(buf) || read_all(p[0], buf, (size_t)r, "read of the pipe")) {
+			x->rc = fail("splice moved %zd bytes, more than asked or the pipe had", r);
+			break;
+		}
+		x->bytes += (uint64_t)r;
+		for (ssize_t i = 0; i < r; i++)
+			x->sum += buf[i];
+	}
+	close(p[0]);
+	close(p[1]);
+out:
+	if (x->rc)
+		memcpy(x->err, g_err, sizeof(g_err));
+	return NULL;
+}
+
+static int splice_threads_c(int *fd)
+{
+	static unsigned char want[64 * KiB];
+	struct splicer x[2] = { { .fd = *fd }, { .fd = *fd } };
+	uint64_t sum = 0, bytes;
+	pthread_t t[2];
+
+	if (sync_c(*fd) || recv_with(*fd, rx_read, 57, 0, MiB, "read of the first MiB"))
+		return -1;
+	for (size_t off = MiB; off < MiB + SPLICE2_TOTAL; off += sizeof(want)) {
+		pat_fill(want, 57, off, sizeof(want));
+		for (size_t i = 0; i < sizeof(want); i++)
+			sum += want[i];
+	}
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, splicer_thread, &x[i]))
+			return fail("pthread_create failed");
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 2; i++)
+		if (x[i].rc)
+			return fail("%s", x[i].err);
+	bytes = x[0].bytes + x[1].bytes;
+	if (bytes != SPLICE2_TOTAL || x[0].sum + x[1].sum != sum)
+		return fail("two splicing threads got %llu bytes (%llu + %llu) of %u, byte sum %s",
+			    (unsigned long long)bytes, (unsigned long long)x[0].bytes,
+			    (unsigned long long)x[1].bytes, SPLICE2_TOTAL,
+			    x[0].sum + x[1].sum == sum ? "equal" : "differs");
+	return send_tok(*fd, 'k');
+}
+
+static int splice_threads_s(int *fd)
+{
+	if (sync_s(*fd) || send_with(*fd, tx_write, 57, 0, MiB + SPLICE2_TOTAL, "write"))
+		return -1;
+	if (shutdown(*fd, SHUT_WR) < 0)
+		return fail_errno("shutdown(SHUT_WR)");
+	return recv_tok(*fd, 'k');
+}
+
 /* After a first 64 KiB written and read as usual: sendmmsg of three
  * messages at a time, recvmmsg into four buffers. */
 #define MMSG_TOTAL (1 * MiB)
@@ -3919,6 +4006,7 @@ static const struct scase {
 	{ "sendfile", sendfile_s, sendfile_c, 0 },
 	{ "splice_out", splice_out_s, splice_out_c, 0 },
 	{ "splice_in", splice_in_s, splice_in_c, 0 },
+	{ "splice_threads", splice_threads_s, splice_threads_c, 0 },
 	{ "mmsg", mmsg_s, mmsg_c, 0 },
 	{ "peek", peek_s, peek_c, 0 },
 	{ "waitall", waitall_s, waitall_c, 0 },
