@@ -49,7 +49,7 @@ struct sconn {
 	/* SMC_CLC_DECL_* the connection declines the data path with, 0 none */
 	_Atomic uint32_t decline;
 	uint64_t token;            /* the daemon's registration, 0 if none */
-	unsigned token_conn;       /* the control connection that registered it (ctl.c) */
+	unsigned token_conn;       /* the control connection that registered it (chan_gen) */
 	pthread_mutex_t lock;
 	pthread_mutex_t tx_lock, rx_lock;
 	struct transport tp;       /* valid from MAPPED on */
@@ -138,7 +138,7 @@ void soft_set_rcvtimeo(int fd, int ms);
 /* Only for quick checks: whether anything is tracked at all. */
 extern _Atomic long fd_tracked;
 
-/* ---- ctl.c: the control connection to smc_softd ---- */
+/* ---- the control connection to smc_softd: ctl_channel.c, ctl.c, settle.c ---- */
 /* The process's first TCP socket: open the connection so the daemon lists its sockets. */
 void ctl_hello(void);
 /* PAIR sc (socket fd) if its time has come; never waits. */

@@ -1,0 +1,63 @@
+/*
+ * Between the three files of the control connection: the messenger
+ * (ctl_channel.c), the pairing (ctl.c) and new processes (settle.c).
+ * Nothing outside them includes this; their entry points are in conn.h.
+ */
+#ifndef SMC_PRELOAD_CTL_INT_H
+#define SMC_PRELOAD_CTL_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conn.h"
+#include "reg_client.h"
+
+/* How long a wait for the daemon may take. */
+#define CTL_TIMEOUT_MS 1000
+
+/* Held for every use of chan and of the pairing's state. */
+extern pthread_mutex_t ctl_mu;
+/* The control connection (fd -1: none). */
+extern struct soft_reg_conn chan;
+/* Bumped by each control connection we use (a token's sconn.token_conn). */
+extern unsigned chan_gen;
+
+/* ---- ctl_channel.c, each with ctl_mu held ---- */
+/* Open it unless open, at most once a second after a failure. */
+bool chan_open(void);
+/* The daemon's socket file exists (looked at once a second at most; no lock needed). */
+bool chan_daemon_there(void);
+/* The next chan_open() tries at once. */
+void chan_retry_now(void);
+/* The connection broke: closed, its bells and backlog forgotten. */
+void chan_lost(void);
+/* The daemon died or dropped us: chan_lost() and a new daemon epoch. */
+void chan_gone(void);
+/* The daemon hung up since (its regions went with it). */
+bool chan_broken(void);
+/* The SOCK_DEL backlog, in order, while the daemon takes it. */
+void chan_del_flush(void);
+/* A SOCK_DEL by token (proof: the socket, or -1) or by PAIR sequence number. */
+void chan_del_send(uint64_t token, uint32_t seq, int proof);
+/* The connection the image before execve() left, its counters attached again. */
+void chan_adopt(int fd, uint16_t family, uint32_t seq);
+/* In a forked child: none of the parent's connection or replies. */
+void chan_after_fork_child(void);
+/* Without the lock: SOCK_DELs wait in the backlog; BELL replies are due. */
+bool chan_dels_due(void);
+bool chan_bells_due(void);
+/* A BELL reply was read. */
+void chan_bell_taken(void);
+
+/* ---- ctl.c, each with ctl_mu held ---- */
+/* PAIR sc (socket fd) if it is still NEW. */
+void ctl_pair_locked(int fd, struct sconn *sc);
+/* Replies until none (exec_only: no SOCK_INFO) is due, each wait bounded. */
+void ctl_wait_replies(bool exec_only);
+/* Every request still out is given up: its socket stays TCP. */
+void ctl_pend_drop_all(void);
+/* The daemon died or dropped us: requests given up, chan_gone(). */
+void ctl_daemon_gone(void);
+
+#endif
