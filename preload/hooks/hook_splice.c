@@ -33,14 +33,28 @@ static ssize_t kernel_splice(void *arg)
 	return next.splice(a->in, a->off_in, a->out, a->off_out, a->len, a->flags);
 }
 
-/* All n bytes of buf into the socket: they left their source already. */
-static ssize_t send_all(int fd, struct sconn *sc, const char *buf, size_t n)
+typedef ssize_t put_fn(int fd, struct sconn *sc, const char *buf, size_t n);
+
+static ssize_t put_sock(int fd, struct sconn *sc, const char *buf, size_t n)
+{
+	struct iovec v = { .iov_base = (void *)buf, .iov_len = n };
+
+	return soft_send(fd, sc, &v, 1, 0, NULL);
+}
+
+static ssize_t put_pipe(int fd, struct sconn *sc, const char *buf, size_t n)
+{
+	(void)sc;
+	return next.write(fd, buf, n);
+}
+
+/* All n bytes of buf out through put, waiting for room: they left their source already. */
+static ssize_t put_all(int fd, struct sconn *sc, const char *buf, size_t n, put_fn *put)
 {
 	size_t done = 0;
 
 	while (done < n) {
-		struct iovec v = { .iov_base = (void *)(buf + done), .iov_len = n - done };
-		ssize_t r = soft_send(fd, sc, &v, 1, 0, NULL);
+		ssize_t r = put(fd, sc, buf + done, n - done);
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
 
 		if (r > 0) {
@@ -81,7 +95,7 @@ static ssize_t ring_splice_out(struct splice_args *a, struct sconn *sc)
 		return -1;
 	}
 	got = a->off_in ? pread(a->in, buf, want, *a->off_in) : next.read(a->in, buf, want);
-	sent = got > 0 ? send_all(a->out, sc, buf, (size_t)got) : got;
+	sent = got > 0 ? put_all(a->out, sc, buf, (size_t)got, put_sock) : got;
 	free(buf);
 	if (sent > 0 && a->off_in)
 		*a->off_in += sent;
@@ -104,28 +118,6 @@ static long pipe_room(int fd)
 		held = size;
 	used = ((long)held + PIPE_PAGE - 1) / PIPE_PAGE * PIPE_PAGE;
 	return used < size ? size - used : 0;
-}
-
-/* All n bytes into the pipe, waiting for room: they have left the socket. */
-static ssize_t pipe_put_all(int fd, const char *buf, size_t n)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t w = next.write(fd, buf + done, n - done);
-		struct pollfd p = { .fd = fd, .events = POLLOUT };
-
-		if (w > 0) {
-			done += (size_t)w;
-			continue;
-		}
-		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-			poll(&p, 1, -1);
-			continue;
-		}
-		break;
-	}
-	return done ? (ssize_t)done : -1;
 }
 
 /*
@@ -171,7 +163,7 @@ static ssize_t soft_splice_in(struct splice_args *a, struct sconn *sc)
 	v.iov_len = want;
 	got = soft_recv(a->in, sc, &v, 1, 0, NULL);
 	if (got > 0)
-		got = pipe_put_all(a->out, buf, (size_t)got);
+		got = put_all(a->out, sc, buf, (size_t)got, put_pipe);
 	free(buf);
 	return got;
 }

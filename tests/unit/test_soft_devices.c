@@ -205,19 +205,27 @@ static void make_sysfs(const char *root)
 		"class/infiniband/a_name_longer_than_the_kernel_allows_for_an_rdma_device_name_0123");
 }
 
+/* The devices of a state whose sysfs is a new make_sysfs() tree at root. */
+static void init_on_sysfs(struct soft_state *st, char *root)
+{
+	char err[256] = "";
+
+	CHECK(mkdtemp(root) != NULL);
+	make_sysfs(root);
+	soft_state_init(st);
+	st->sysfs = root;
+	CHECK_INT(soft_devs_init(st, NULL, 0, err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+}
+
 TEST(soft_devices_host_rdma_from_sysfs)
 {
 	char root[] = "/tmp/smc-unit-sysfs.XXXXXX";
 	static const uint8_t v1[16] = { 0xfe, 0x80, [15] = 1 };
 	struct soft_dev *rxe, *mlx;
 	struct soft_state st;
-	char err[256] = "";
 
-	CHECK(mkdtemp(root) != NULL);
-	make_sysfs(root);
-	soft_state_init(&st);
-	st.sysfs = root;
-	CHECK_INT(soft_devs_init(&st, NULL, 0, err, sizeof(err)), 0);
+	init_on_sysfs(&st, root);
 	rxe = soft_dev_find_roce(&st, "rxe0");
 	mlx = soft_dev_find_roce(&st, "mlx5_0");
 	CHECK(rxe && mlx);
@@ -254,13 +262,8 @@ TEST(soft_devices_host_rdma_come_and_go)
 	struct soft_ns *init;
 	struct soft_state st;
 	struct soft_dev *rxe;
-	char err[256] = "";
 
-	CHECK(mkdtemp(root) != NULL);
-	make_sysfs(root);
-	soft_state_init(&st);
-	st.sysfs = root;
-	CHECK_INT(soft_devs_init(&st, NULL, 0, err, sizeof(err)), 0);
+	init_on_sysfs(&st, root);
 	init = soft_ns_get(&st, st.init_netns);
 	CHECK(init != NULL);
 	rxe = soft_dev_find_roce(&st, "rxe0");
