@@ -72,9 +72,13 @@ struct soft_dev {
 	bool gone_mark;                  /* host: not seen yet in this look (rdma_sysfs.c) */
 	bool pci;                        /* host: a PCI parent (pci_id, vendor, device, fid, chid) */
 	uint8_t port_state[SOFT_PORTS];  /* host: enum ib_port_state, 4 ACTIVE */
-	/* host: the port's RoCE v1 GID on its interface, as SMC-R takes it */
-	uint8_t roce_gid[SOFT_PORTS][SOFT_GID_SIZE];
-	int roce_gid_index[SOFT_PORTS];  /* -1: none */
+	/*
+	 * host: the port's GIDs on its interface as smc_ib_determine_gid()
+	 * takes them: RoCE v1 for SMC-Rv1, an IPv4-mapped RoCE v2 one for
+	 * SMC-Rv2 (rxe has only RoCE v2 GIDs)
+	 */
+	uint8_t gid_v1[SOFT_PORTS][SOFT_GID_SIZE], gid_v2[SOFT_PORTS][SOFT_GID_SIZE];
+	int gid_v1_index[SOFT_PORTS], gid_v2_index[SOFT_PORTS];   /* -1: none */
 	/* PNET ID per port (the ISM uses port 0): "" when unset */
 	char pnetid[SOFT_PORTS][SOFT_PNETID_LEN + 1];
 	bool pnet_user[SOFT_PORTS];

@@ -15,6 +15,7 @@
  * leaves that field empty rather than the device out.
  */
 #include "devices.h"
+#include "log.h"
 #include "pnettab.h"
 
 #include <dirent.h>
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -144,28 +146,47 @@ static void read_netdev(const struct soft_state *st, struct soft_dev *d, int por
 	d->ifindex[port - 1] = name[0] ? if_nametoindex(name) : 0;
 }
 
+static bool ipv4_mapped(const uint8_t gid[SOFT_GID_SIZE])
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(gid, prefix, sizeof(prefix));
+}
+
 /*
- * smc_ib_determine_gid() for SMC-Rv1 without a VLAN: the first GID of type
- * RoCE v1 on the port's interface.
+ * smc_ib_determine_gid() without a VLAN, for both versions: the first GID
+ * on the port's interface of type RoCE v1 (SMC-Rv1), and the first of type
+ * RoCE v2 holding an IPv4 address (SMC-Rv2).
  */
-static void read_gid(const struct soft_state *st, struct soft_dev *d, int port)
+static void read_gids(const struct soft_state *st, struct soft_dev *d, int port)
 {
 	char type[32], ndev[IF_NAMESIZE + 2], text[64];
+	uint8_t gid[SOFT_GID_SIZE];
 	int idx = port - 1;
 
-	d->roce_gid_index[idx] = -1;
-	memset(d->roce_gid[idx], 0, SOFT_GID_SIZE);
+	d->gid_v1_index[idx] = d->gid_v2_index[idx] = -1;
+	memset(d->gid_v1[idx], 0, SOFT_GID_SIZE);
+	memset(d->gid_v2[idx], 0, SOFT_GID_SIZE);
 	for (int k = 0; k < GIDS_LOOKED_AT; k++) {
+		bool v1, v2;
+
 		if (read_attr(st, d->name, type, sizeof(type), "ports/%d/gid_attrs/types/%d", port, k) < 0)
 			continue;
-		if (strcmp(type, "IB/RoCE v1") ||
+		v1 = !strcmp(type, "IB/RoCE v1") && d->gid_v1_index[idx] < 0;
+		v2 = !strcmp(type, "RoCE v2") && d->gid_v2_index[idx] < 0;
+		if ((!v1 && !v2) ||
 		    read_attr(st, d->name, ndev, sizeof(ndev), "ports/%d/gid_attrs/ndevs/%d", port, k) <= 0 ||
 		    strcmp(ndev, d->ifname[idx]) ||
 		    read_attr(st, d->name, text, sizeof(text), "ports/%d/gids/%d", port, k) <= 0 ||
-		    inet_pton(AF_INET6, text, d->roce_gid[idx]) != 1)
+		    inet_pton(AF_INET6, text, gid) != 1)
 			continue;
-		d->roce_gid_index[idx] = k;
-		return;
+		if (v1) {
+			memcpy(d->gid_v1[idx], gid, SOFT_GID_SIZE);
+			d->gid_v1_index[idx] = k;
+		} else if (ipv4_mapped(gid)) {
+			memcpy(d->gid_v2[idx], gid, SOFT_GID_SIZE);
+			d->gid_v2_index[idx] = k;
+		}
 	}
 }
 
@@ -182,7 +203,7 @@ static void read_dev(const struct soft_state *st, struct soft_dev *d)
 		d->n_ports = port;
 		d->port_state[port - 1] = (uint8_t)(leading_number(buf) < 0 ? 0 : leading_number(buf));
 		read_netdev(st, d, port);
-		read_gid(st, d, port);
+		read_gids(st, d, port);
 	}
 }
 
@@ -214,6 +235,22 @@ static void unlink_dev(struct soft_state *st, struct soft_dev *d)
 		}
 }
 
+/* One line per port of a device that came: what SMC-R will use of it. */
+static void log_came(const struct soft_dev *d)
+{
+	for (int i = 0; i < d->n_ports; i++) {
+		char v1[INET6_ADDRSTRLEN] = "none", v2[INET6_ADDRSTRLEN] = "none";
+
+		if (d->gid_v1_index[i] >= 0)
+			inet_ntop(AF_INET6, d->gid_v1[i], v1, sizeof(v1));
+		if (d->gid_v2_index[i] >= 0)
+			inet_ntop(AF_INET6, d->gid_v2[i], v2, sizeof(v2));
+		softd_log(LOG_INFO, "RDMA device %s port %d: interface %s, %s, RoCE v1 GID %s, RoCE v2 GID %s",
+			  d->name, i + 1, d->ifname[i][0] ? d->ifname[i] : "none",
+			  d->port_state[i] == IB_PORT_ACTIVE ? "active" : "not active", v1, v2);
+	}
+}
+
 /* A device that came (again): read, its user PNET IDs from the table as smc_ib_add_dev. */
 static void came(struct soft_state *st, struct soft_dev *d)
 {
@@ -222,6 +259,7 @@ static void came(struct soft_state *st, struct soft_dev *d)
 	d->present = true;
 	read_dev(st, d);
 	soft_pnet_apply_table_ib(st, d);
+	log_came(d);
 }
 
 int soft_rdma_refresh(struct soft_state *st)
@@ -283,6 +321,7 @@ int soft_rdma_refresh(struct soft_state *st)
 			continue;
 		d->present = false;
 		memset(d->port_state, 0, sizeof(d->port_state));
+		softd_log(LOG_INFO, "RDMA device %s is gone", d->name);
 	}
 	return rc;
 }

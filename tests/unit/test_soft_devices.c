@@ -169,7 +169,8 @@ static void link_at(const char *root, const char *target, const char *rel)
 }
 
 /*
- * A sysfs tree: rxe0 on lo with a RoCE v2 GID before its RoCE v1 one, mlx5_0
+ * A sysfs tree: rxe0 on lo with a RoCE v2 GID without an IPv4 address, a
+ * RoCE v1 one and an IPv4-mapped RoCE v2 one; mlx5_0
  * on a PCI function (s390's FID and PCHID files too), an iWARP device, and
  * a name longer than the kernel's.
  */
@@ -186,6 +187,9 @@ static void make_sysfs(const char *root)
 	put(root, "IB/RoCE v1\n", "%s/ports/1/gid_attrs/types/1", rxe);
 	put(root, "lo\n", "%s/ports/1/gid_attrs/ndevs/1", rxe);
 	put(root, "fe80:0000:0000:0000:0000:0000:0000:0001\n", "%s/ports/1/gids/1", rxe);
+	put(root, "RoCE v2\n", "%s/ports/1/gid_attrs/types/2", rxe);
+	put(root, "lo\n", "%s/ports/1/gid_attrs/ndevs/2", rxe);
+	put(root, "0000:0000:0000:0000:0000:ffff:0a00:0001\n", "%s/ports/1/gids/2", rxe);
 	put(root, "0x15b3\n", "%s/vendor", pci);
 	put(root, "0x101d\n", "%s/device", pci);
 	put(root, "0x00000012\n", "%s/function_id", pci);
@@ -222,6 +226,7 @@ TEST(soft_devices_host_rdma_from_sysfs)
 {
 	char root[] = "/tmp/smc-unit-sysfs.XXXXXX";
 	static const uint8_t v1[16] = { 0xfe, 0x80, [15] = 1 };
+	static const uint8_t v2[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 };
 	struct soft_dev *rxe, *mlx;
 	struct soft_state st;
 
@@ -237,8 +242,11 @@ TEST(soft_devices_host_rdma_from_sysfs)
 		CHECK_STR(rxe->ifname[0], "lo");
 		CHECK_INT(rxe->ifindex[0], if_nametoindex("lo"));
 		CHECK_INT(soft_dev_port_active(rxe, 1), 1);
-		CHECK_INT(rxe->roce_gid_index[0], 1);
-		CHECK(!memcmp(rxe->roce_gid[0], v1, sizeof(v1)));
+		/* GID 0 is RoCE v2 but no IPv4 address: not SMC-Rv2's */
+		CHECK_INT(rxe->gid_v1_index[0], 1);
+		CHECK(!memcmp(rxe->gid_v1[0], v1, sizeof(v1)));
+		CHECK_INT(rxe->gid_v2_index[0], 2);
+		CHECK(!memcmp(rxe->gid_v2[0], v2, sizeof(v2)));
 	}
 	if (mlx) {
 		CHECK(mlx->pci);
@@ -250,7 +258,8 @@ TEST(soft_devices_host_rdma_from_sysfs)
 		CHECK_INT(mlx->n_ports, 2);
 		CHECK_INT(soft_dev_port_active(mlx, 1), 0);
 		CHECK_INT(soft_dev_port_active(mlx, 2), 1);
-		CHECK_INT(mlx->roce_gid_index[0], -1);
+		CHECK_INT(mlx->gid_v1_index[0], -1);
+		CHECK_INT(mlx->gid_v2_index[0], -1);
 	}
 	soft_state_free(&st);
 	rm_tree(root);

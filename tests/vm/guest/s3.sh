@@ -20,6 +20,8 @@ check pnet-show smc_pnet
 check smcr-device smcr device
 check smcr-device-d smcr -d device
 check smc-rnics smc_rnics
+# what SMC-R will use of it: rxe has only RoCE v2 GIDs, the IPv4-mapped one for SMC-Rv2
+ok softd-log-gids grep -q "RDMA device rxe0 port 1: interface eth0, active, RoCE v1 GID none, RoCE v2 GID ::ffff:10.0.0.1$" /tmp/softd.log
 
 # rxe's port follows its interface
 ip link set eth0 down
@@ -32,6 +34,7 @@ check smcr-device-up smcr device
 # deleted: gone from the devices, kept in the PNET table; back with its PNET ID
 ok rdma-link-delete rdma link delete rxe0
 check smcr-device-deleted smcr device
+ok softd-log-gone grep -q "RDMA device rxe0 is gone$" /tmp/softd.log
 check pnet-show-deleted smc_pnet
 ok rdma-link-add-again rdma link add rxe0 type rxe netdev eth0
 check smcr-device-again smcr device
