@@ -32,6 +32,7 @@ struct softd_client {
 	size_t n_qfds, qfds_cap;
 	bool eof;                         /* the client will send no more */
 	uint32_t events;                  /* what epoll waits for */
+	int64_t stalled_since_ms;         /* blocked and reading nothing since (0: not blocked) */
 	struct softd_client *prev, *next;
 };
 

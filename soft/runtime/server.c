@@ -24,6 +24,14 @@
 #define SOFTD_EVENTS       64
 #define SOFTD_ACCEPT_BURST 64
 #define SOFTD_PAUSE_MS     100   /* out of descriptors: try accepting again after this */
+/*
+ * A client whose replies wait is not read from (it is throttled), and the
+ * requests it sent stay in its socket with the descriptors they carry: its
+ * TCP sockets in flight stay open, with no FIN to their peers.  One that
+ * takes no reply for this long is dropped, and they close.
+ */
+#define SOFTD_STALL_MS     10000
+#define SOFTD_SWEEP_MS     1000
 
 struct softd_server {
 	int ep, lfd, sfd, tfd;
@@ -33,8 +41,32 @@ struct softd_server {
 	uint64_t next_conn;
 	struct soft_state *st;
 	struct softd_client *clients;
+	size_t n_stalled;                  /* clients with stalled_since_ms set */
+	int64_t swept_ms;
 	struct softd_io io;
 };
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A blocked client's clock starts, or starts again when it took a reply; stops when unblocked. */
+static void stall_track(struct softd_server *s, struct softd_client *c, bool progress)
+{
+	bool blocked = softd_client_blocked(c);
+
+	if (blocked && (!c->stalled_since_ms || progress)) {
+		s->n_stalled += !c->stalled_since_ms;
+		c->stalled_since_ms = now_ms();
+	} else if (!blocked && c->stalled_since_ms) {
+		s->n_stalled--;
+		c->stalled_since_ms = 0;
+	}
+}
 
 static int watch(int ep, int op, int fd, uint32_t events, void *ptr)
 {
@@ -80,6 +112,8 @@ static void pause_accept(struct softd_server *s, bool pause)
 
 static void client_close(struct softd_server *s, struct softd_client *c)
 {
+	if (c->stalled_since_ms)
+		s->n_stalled--;
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -155,6 +189,7 @@ static void client_event(struct softd_server *s, struct softd_client *c, uint32_
 		return;
 	}
 	/* while replies wait, requests stay in the socket: the client is throttled */
+	stall_track(s, c, (ev & EPOLLOUT) != 0);
 	want = softd_client_blocked(c) ? EPOLLOUT : EPOLLIN | EPOLLRDHUP;
 	if (want != c->events && watch(s->ep, EPOLL_CTL_MOD, c->fd, want, c) == 0)
 		c->events = want;
@@ -196,12 +231,32 @@ static void drain_tick(struct softd_server *s)
 	soft_pdump_tick(s->st, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 }
 
+/* Once a second while a client is blocked: drop those that took no reply for SOFTD_STALL_MS. */
+static void sweep_stalled(struct softd_server *s)
+{
+	int64_t now = now_ms();
+	struct softd_client *c, *next;
+
+	if (!s->n_stalled || now - s->swept_ms < SOFTD_SWEEP_MS)
+		return;
+	s->swept_ms = now;
+	for (c = s->clients; c; c = next) {
+		next = c->next;
+		if (!c->stalled_since_ms || now - c->stalled_since_ms < SOFTD_STALL_MS)
+			continue;
+		softd_log(LOG_NOTICE, "client pid %d dropped: it took no reply for %d s",
+			  (int)c->peer.pid, SOFTD_STALL_MS / 1000);
+		client_close(s, c);
+	}
+}
+
 int softd_server_run(struct softd_server *s, char *err, size_t errlen)
 {
 	struct epoll_event ev[SOFTD_EVENTS];
 
 	for (;;) {
-		int n = epoll_wait(s->ep, ev, SOFTD_EVENTS, s->accept_paused ? SOFTD_PAUSE_MS : -1);
+		int timeout = s->accept_paused ? SOFTD_PAUSE_MS : s->n_stalled ? SOFTD_SWEEP_MS : -1;
+		int n = epoll_wait(s->ep, ev, SOFTD_EVENTS, timeout);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -227,6 +282,7 @@ int softd_server_run(struct softd_server *s, char *err, size_t errlen)
 			}
 		}
 		sync_timer(s);
+		sweep_stalled(s);
 	}
 }
 

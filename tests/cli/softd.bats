@@ -426,6 +426,16 @@ socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).bind(sys.argv[1])' "$sock"
 	softd_stop
 }
 
+@test "a client that takes no reply is dropped, and the sockets its requests carry close" {
+	softd_start
+	run "$NLFLOOD" "$SMC_SOFT_SOCKET" stall
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^ok ' <<<"$output")" -eq 6 ]
+	grep -q "^smc_softd: client pid [0-9]* dropped: it took no reply for 10 s" "$SOFTD_DIR/log"
+	softd_stop
+}
+
 @test "500 concurrent clients are served" {
 	softd_start
 	run "$NLFLOOD" "$SMC_SOFT_SOCKET" clients 500

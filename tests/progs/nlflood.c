@@ -12,6 +12,11 @@
  *   nlflood SOCKET overflow          a datagram of dump requests whose replies
  *                                    pass the daemon's 4 MiB queue limit, never
  *                                    read: the daemon drops the connection
+ *   nlflood SOCKET stall             requests until the daemon stops reading us,
+ *                                    then one carrying a TCP socket; never
+ *                                    read: the daemon drops the connection
+ *                                    within a minute, and the TCP socket in
+ *                                    flight closes with it (its peer sees EOF)
  *   nlflood SOCKET clients N         N connections open at once, one request
  *                                    on each, every reply read
  *   nlflood SOCKET sequence N PID    N requests in turn on one connection;
@@ -34,6 +39,8 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <unistd.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
@@ -486,6 +493,97 @@ static int burst(int n)
 	return failures ? 1 : 0;
 }
 
+/* A TCP connection on the loopback: *client and *server, 0 or -1. */
+static int tcp_pair(int *client, int *server)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	*client = *server = -1;
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&a, &len) ||
+	    (*client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(*client, (struct sockaddr *)&a, sizeof(a)) ||
+	    (*server = accept4(l, NULL, NULL, SOCK_CLOEXEC)) < 0) {
+		if (l >= 0)
+			close(l);
+		return -1;
+	}
+	close(l);
+	return 0;
+}
+
+/* Whether fd has its end of stream (or an error) within ms. */
+static bool ends_within(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+	char c;
+
+	return poll(&p, 1, ms) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) &&
+	       recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
+}
+
+static int stall(void)
+{
+	static struct msg one, m;
+	int fd = connect_daemon(), sndbuf = 16 << 20, tc, ts, sent = 0;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	bool hup = false;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	if (tcp_pair(&tc, &ts)) {
+		check(false, "TCP connection", strerror(errno));
+		return 1;
+	}
+	getfamily(&one, "SMC_PNETID", 0);
+	/* far more replies than our receive buffer holds: the daemon must stop reading us */
+	while (sent < 20000) {
+		int k = 0;
+
+		for (m.len = 0; m.len + one.len <= 65536; k++) {
+			hdr(&one)->nlmsg_seq = (uint32_t)(sent + k + 1);
+			memcpy(m.buf + m.len, one.buf, one.len);
+			m.len += one.len;
+		}
+		if (send(fd, m.buf, m.len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)m.len)
+			break;
+		sent += k;
+	}
+	printf("sent %d requests\n", sent);
+	sleep(1);
+	iov.iov_base = one.buf;
+	iov.iov_len = one.len;
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &tc, sizeof(int));
+	check(sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)one.len,
+	      "a request with a TCP socket queued behind them", strerror(errno));
+	close(tc);
+	check(!ends_within(ts, 500), "the socket in flight keeps its connection open", "it ended");
+	check_alive("another client is served meanwhile");
+	for (int i = 0; i < 60 && !hup; i++) {
+		struct pollfd p = { .fd = fd, .events = 0 };
+
+		hup = poll(&p, 1, 1000) == 1 && (p.revents & (POLLHUP | POLLERR));
+	}
+	check(hup, "the daemon drops a client that takes no reply", "still connected after 60 s");
+	check(ends_within(ts, 10000), "the socket in flight closed with it", "its peer sees no end");
+	close(ts);
+	close(fd);
+	check_alive("daemon still answers");
+	return failures ? 1 : 0;
+}
+
 /* Enough PNET entries that a dump needs several datagrams. */
 static bool fill_pnet_table(int fd, uint16_t pnet, int entries)
 {
@@ -695,12 +793,14 @@ int main(int argc, char **argv)
 		return burst(atoi(argv[3]));
 	if (!strcmp(argv[2], "overflow"))
 		return overflow();
+	if (!strcmp(argv[2], "stall"))
+		return stall();
 	if (!strcmp(argv[2], "clients") && argc == 4)
 		return clients(atoi(argv[3]));
 	if (!strcmp(argv[2], "sequence") && argc == 5)
 		return sequence(atoi(argv[3]), argv[4]);
 usage:
-	fprintf(stderr, "usage: nlflood SOCKET ping | malformed [PID] | burst N | overflow | clients N | "
+	fprintf(stderr, "usage: nlflood SOCKET ping | malformed [PID] | burst N | overflow | stall | clients N | "
 		"sequence N PID\n");
 	return 2;
 }
