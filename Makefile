@@ -3,6 +3,7 @@
 #   make                 build every tool and libsmc-preload.so
 #   make check           unit tests, fuzzing, command-line tests (ASan/UBSan build)
 #   make check-kernel    the tools against a real SMC kernel under QEMU
+#   make check-soft-roce soft SMC-R under QEMU on a kernel without SMC
 #   make install         PREFIX, DESTDIR, BINDIR, LIBDIR, MANDIR honoured
 #   make demo            the toolset end to end on this machine
 #   make clean
@@ -90,7 +91,7 @@ PROGS    := $(O)/smc_pnet $(O)/smcss $(O)/smcd $(O)/smcr $(O)/smc_run $(O)/libsm
 	    $(O)/smcdump-ex
 LIBSMC   := $(OBJ)/libsmc.a
 
-.PHONY: check-layers install-deps bench bench-quick bench-programs check-kernel check-random check-random-long test-progs all check check-unit check-cli fuzz demo soak install clean deps
+.PHONY: check-layers install-deps bench bench-quick bench-programs check-kernel check-soft-roce check-random check-random-long test-progs all check check-unit check-cli fuzz demo soak install clean deps
 all: $(PROGS)
 
 deps:
@@ -261,6 +262,12 @@ bench-programs: all
 # Every tool against a real SMC kernel (Debian's 6.12) booted under QEMU.
 check-kernel:
 	$(Q)tests/vm/run.sh
+
+# Soft SMC-R under QEMU on the newest kernel Debian serves, which has no SMC
+# at all: so far the host's rxe device as the soft backend's SMC-R device
+# (scenario s3; doc/soft-roce.md).
+check-soft-roce:
+	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3
 
 # Random socket operations under smc_run against a private smc_softd
 # (tests/progs/sockfuzz.c, tests/random.sh): replay one seed with every

@@ -1,17 +1,26 @@
 #!/bin/sh
-# Fetch the current bookworm-backports linux-image-*-amd64 package through a
-# private apt configuration (the machine's /etc/apt is never touched), cache
-# the .deb in $VMDIR (default build/vm) and unpack it to $VMDIR/kernel.
-# Prints the unpacked root directory on stdout. Idempotent: a second run with
-# a cached .deb downloads nothing.
+# Fetch the current linux-image-amd64 kernel of $SUITE (default
+# bookworm-backports: Debian's 6.12) through a private apt configuration
+# (the machine's /etc/apt is never touched), cache the .debs in $VMDIR
+# (default build/vm; a suite other than the default in $VMDIR/$SUITE) and
+# unpack them to its kernel/ directory.  Prints the unpacked root directory
+# on stdout.  Idempotent: a second run with cached .debs downloads nothing.
+#
+# Up to 6.17 linux-image-V-amd64 holds the kernel and its modules; from
+# 6.18 on it is a meta-package that depends on linux-binary-V (the image),
+# linux-modules-V and linux-base-V (the config): those are fetched then.
+# A root without a kernel image or modules fails loudly.
 set -eu
 VMDIR=${VMDIR:-build/vm}
 SUITE=${SUITE:-bookworm-backports}
+[ "$SUITE" = bookworm-backports ] || VMDIR=$VMDIR/$SUITE
 mkdir -p "$VMDIR"
 VMDIR=$(cd "$VMDIR" && pwd)
 APTDIR=$VMDIR/apt
 
 log() { echo "fetch-kernel: $*" >&2; }
+# any PATH...: one of them exists (unmatched globs stay as they are)
+any() { for f in "$@"; do [ -e "$f" ] && return 0; done; return 1; }
 
 # The Debian archive this machine already uses (the one serving "bookworm").
 mirror() {
@@ -32,7 +41,14 @@ mirror() {
 	done
 }
 
-cached=$(ls "$VMDIR"/linux-image-*-amd64_*.deb 2>/dev/null | grep -v -- '-dbg_' | grep -v unsigned | tail -n 1 || true)
+# The cached .debs of one kernel: linux-image-V, and linux-binary-V and
+# linux-modules-V where the image is a meta-package.
+cached_debs() {
+	ls "$VMDIR"/linux-image-*-amd64_*.deb "$VMDIR"/linux-binary-*.deb "$VMDIR"/linux-modules-*.deb \
+		"$VMDIR"/linux-base-*.deb 2>/dev/null | grep -v -- '-dbg_' | grep -v unsigned || true
+}
+
+cached=$(cached_debs)
 if [ -z "$cached" ] || [ "${REFRESH:-0}" = 1 ]; then
 	MIRROR=$(mirror | head -n 1)
 	[ -n "$MIRROR" ] || { log "no Debian mirror for bookworm found in /etc/apt"; exit 1; }
@@ -51,28 +67,48 @@ if [ -z "$cached" ] || [ "${REFRESH:-0}" = 1 ]; then
 	       -o Debug::NoLocking=1 -o APT::Sandbox::User=root -q
 	log "apt-get update ($MIRROR $SUITE)"
 	apt-get "$@" update >&2
-	# linux-image-amd64 Depends: linux-image-6.12.NN+bpo-amd64 (or -unsigned).
+	# linux-image-amd64 Depends: linux-image-V-amd64 (or -unsigned).
 	dep=$(apt-cache "$@" show linux-image-amd64 | awk -F': ' '/^Version:/{v=$2} /^Depends:/{print v" "$2}' |
 	      sort -V | tail -n 1 | sed 's/^[^ ]* //' | tr ',' '\n' | sed 's/^ *//; s/ .*//' | grep '^linux-image-' | head -n 1)
 	[ -n "$dep" ] || { log "cannot resolve linux-image-amd64 in $SUITE"; exit 1; }
 	case $dep in *-amd64) ;; *) log "unexpected dependency $dep"; exit 1;; esac
 	log "resolved $dep"
-	if ! ls "$VMDIR/${dep}"_*.deb >/dev/null 2>&1; then
-		rm -f "$VMDIR"/linux-image-*.deb.part
-		(cd "$VMDIR" && apt-get "$@" download "$dep" >&2)
-	fi
-	cached=$(ls "$VMDIR/${dep}"_*.deb | tail -n 1)
-	# Drop older cached kernels.
-	for d in "$VMDIR"/linux-image-*.deb; do [ "$d" = "$cached" ] || rm -f "$d"; done
+	V=${dep#linux-image-}
+	# from 6.18 on: the image package is a meta-package
+	want=$(apt-cache "$@" show "$dep" | awk -F': ' '/^Depends:/{print $2}' | tr ',|' '\n\n' |
+	       sed 's/^ *//; s/ .*//' | grep -F -x -e "linux-binary-$V" -e "linux-modules-$V" \
+	       -e "linux-base-$V" | sort -u || true)
+	[ -n "$want" ] || want=$dep
+	log "fetching $(echo $want)"
+	rm -f "$VMDIR"/linux-*.deb.part
+	for pkg in $want; do
+		ls "$VMDIR/${pkg}"_*.deb >/dev/null 2>&1 || (cd "$VMDIR" && apt-get "$@" download "$pkg" >&2)
+	done
+	keep=
+	for pkg in $want; do keep="$keep $(ls "$VMDIR/${pkg}"_*.deb | tail -n 1)"; done
+	# Drop other cached kernels.
+	for d in $(cached_debs); do
+		case " $keep " in *" $d "*) ;; *) rm -f "$d" ;; esac
+	done
+	cached=$(echo $keep | tr ' ' '\n')
 fi
 
 root=$VMDIR/kernel
 stamp=$root/.unpacked
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$(basename "$cached")" ]; then
+names=$(for d in $cached; do basename "$d"; done | sort | tr '\n' ' ')
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$names" ]; then
 	rm -rf "$root"
 	mkdir -p "$root"
-	log "unpacking $(basename "$cached")"
-	dpkg-deb -x "$cached" "$root"
-	basename "$cached" > "$stamp"
+	for d in $cached; do
+		log "unpacking $(basename "$d")"
+		dpkg-deb -x "$d" "$root"
+	done
+	# a failed root is not kept, nor what made it: the next run resolves again
+	# the image: boot/vmlinuz-V up to 6.17, usr/lib/modules/V/vmlinuz after
+	any "$root"/boot/vmlinuz-* "$root"/usr/lib/modules/*/vmlinuz ||
+		{ log "no kernel image in $names(only a meta-package?)"; rm -rf "$root" $cached; exit 1; }
+	any "$root"/lib/modules/*/modules.order "$root"/usr/lib/modules/*/modules.order ||
+		{ log "no kernel modules in $names"; rm -rf "$root" $cached; exit 1; }
+	echo "$names" > "$stamp"
 fi
 echo "$root"

@@ -4,20 +4,50 @@
 # project's binaries in BUILD_DIR (a normal `make` build) with the shared
 # libraries ldd lists, ip and rdma from the host's iproute2, bash (smc_run is
 # a bash script), the SMC/rxe modules of the unpacked kernel package at
-# KERNEL_ROOT (modules.dep by depmod -b), tests/vm/guest/* as /tests and the
+# KERNEL_ROOT and what they need (modules.dep by depmod -b), tests/vm/guest/* as /tests and the
 # test programs of tests/vm.
 set -eu
 KROOT=$1
 BUILD=$2
 OUT=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
-# Modules in load order (each after the modules it needs).
-MODULES="failover net_failover virtio_net crc32_generic ib_core ib_uverbs ip6_udp_tunnel udp_tunnel rdma_rxe smc smc_diag"
+# Modules the guest loads, with what each depends on in the kernel's own
+# modules.dep (modprobe --show-depends), in load order.  The optional ones
+# only where the kernel has them: 6.12's rxe computes its ICRC through the
+# crypto API's crc32 (a run-time need, not a symbol), and kernels from 6.18
+# on have no SMC at all.
+WANT="virtio_net ib_uverbs rdma_rxe"
+OPTIONAL="crc32_generic smc smc_diag"
 TOOLS="smc_pnet smcss smcd smcr smc_run smc_softd smc_rnics"
 LIBDIR=/usr/lib/x86_64-linux-gnu
 
-KVER=$(ls "$KROOT/lib/modules" | head -n 1)
+# from 6.18 on the package keeps its modules under usr/lib (merged /usr)
+MROOT=$KROOT
+[ -d "$KROOT/lib/modules" ] || MROOT=$KROOT/usr
+KVER=$(ls "$MROOT/lib/modules" 2>/dev/null | head -n 1)
 [ -n "$KVER" ] || { echo "mkinitramfs: no modules in $KROOT" >&2; exit 1; }
+depmod -b "$MROOT" "$KVER"
+# deps NAME: the .ko paths NAME needs and itself, in load order; fails when the kernel lacks it
+deps() {
+	modprobe -d "$MROOT" -S "$KVER" --show-depends "$1" 2>/dev/null | awk '$1 == "insmod" { print $2 }'
+	modprobe -d "$MROOT" -S "$KVER" --show-depends "$1" >/dev/null 2>&1
+}
+KOS=
+for m in $WANT $OPTIONAL; do
+	if ! list=$(deps "$m"); then
+		case " $OPTIONAL " in *" $m "*) continue ;; esac
+		echo "mkinitramfs: module $m not in $KROOT" >&2
+		exit 1
+	fi
+	for k in $list; do
+		case " $KOS " in *" $k "*) ;; *) KOS="$KOS $k" ;; esac
+	done
+done
+MODULES=
+for k in $KOS; do
+	n=${k##*/}
+	MODULES="$MODULES ${n%%.ko*}"
+done
 STAGE=$(mktemp -d "${OUT%/*}/initramfs.XXXXXX")
 trap 'rm -rf "$STAGE"' EXIT
 
@@ -64,16 +94,16 @@ copy_libs "$STAGE/usr/bin/tcpecho"
 # Modules, uncompressed, and their modules.dep.
 MDIR=lib/modules/$KVER
 mkdir -p "$STAGE/$MDIR/kernel"
-for m in $MODULES; do
-	f=$(find "$KROOT/$MDIR/kernel" -name "$m.ko*" | head -n 1)
-	[ -n "$f" ] || { echo "mkinitramfs: module $m not in $KROOT" >&2; exit 1; }
+for f in $KOS; do
+	n=${f##*/}
+	m=${n%%.ko*}
 	case $f in
 	*.xz) xz -dc "$f" > "$STAGE/$MDIR/kernel/$m.ko" ;;
 	*.zst) zstd -qdc "$f" > "$STAGE/$MDIR/kernel/$m.ko" ;;
 	*) cp "$f" "$STAGE/$MDIR/kernel/$m.ko" ;;
 	esac
 done
-cp "$KROOT/$MDIR/modules.order" "$KROOT/$MDIR/modules.builtin" "$KROOT/$MDIR/modules.builtin.modinfo" "$STAGE/$MDIR/" 2>/dev/null || true
+cp "$MROOT/$MDIR/modules.order" "$MROOT/$MDIR/modules.builtin" "$MROOT/$MDIR/modules.builtin.modinfo" "$STAGE/$MDIR/" 2>/dev/null || true
 depmod -b "$STAGE" "$KVER"
 echo "$MODULES" > "$STAGE/etc/modules"
 

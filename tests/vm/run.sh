@@ -4,6 +4,9 @@
 # last line "N passed, N failed"; exits non-zero on any failure or timeout.
 #
 #   tests/vm/run.sh [s1] [s2] [s3]   scenarios (default: all)
+#
+# VM_SUITE=trixie-backports takes that suite's kernel instead (the newest
+# Debian serves, with no SMC at all: only s3, the soft backend, applies).
 # Environment: VMDIR (build/vm), BUILD (the `make` build dir, default .),
 # VM_TIMEOUT (seconds per VM, 60), VM_ACCEL (tcg|kvm; default probed once),
 # RECORD=1 writes missing expected outputs of s1 from the guest's output.
@@ -26,8 +29,9 @@ $HERE/deps.sh || fatal "installing qemu-system-x86 busybox-static cpio kmod"
 if [ "$BUILD" = . ]; then
 	make -s -j2 all >"$VMDIR/make.log" 2>&1 || { cat "$VMDIR/make.log"; fatal "make"; }
 fi
-KROOT=$($HERE/fetch-kernel.sh) || fatal "fetching the kernel package"
-KERNEL=$(ls "$KROOT"/boot/vmlinuz-* | head -n 1)
+KROOT=$(SUITE=${VM_SUITE:-bookworm-backports} $HERE/fetch-kernel.sh) || fatal "fetching the kernel package"
+KERNEL=$(ls "$KROOT"/boot/vmlinuz-* "$KROOT"/usr/lib/modules/*/vmlinuz 2>/dev/null | head -n 1 || true)
+[ -n "$KERNEL" ] || fatal "no kernel image in $KROOT"
 INITRD=$VMDIR/initramfs.cpio.gz
 $HERE/mkinitramfs.sh "$KROOT" "$BUILD" "$INITRD" || fatal "building the initramfs"
 
