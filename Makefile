@@ -264,10 +264,10 @@ check-kernel:
 	$(Q)tests/vm/run.sh
 
 # Soft SMC-R under QEMU on the newest kernel Debian serves, which has no SMC
-# at all: so far the host's rxe device as the soft backend's SMC-R device
-# (scenario s3; doc/soft-roce.md).
+# at all (doc/soft-roce.md): the host's rxe device as the soft backend's
+# SMC-R device (s3), and two hosts with their own daemons (s4).
 check-soft-roce:
-	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3
+	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3 s4
 
 # Random socket operations under smc_run against a private smc_softd
 # (tests/progs/sockfuzz.c, tests/random.sh): replay one seed with every

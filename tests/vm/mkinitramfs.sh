@@ -83,6 +83,20 @@ for t in ip rdma; do
 	cp "$p" "$STAGE/usr/sbin/$t"; copy_libs "$p"
 done
 
+# rdma-core's user space, where the host has it (tests/vm/deps.sh installs
+# it): libibverbs, rxe's provider and ibv_devinfo.
+if [ -e /etc/libibverbs.d/rxe.driver ] && command -v ibv_devinfo >/dev/null; then
+	prov=$(ls $LIBDIR/libibverbs/librxe-rdmav*.so 2>/dev/null | head -n 1)
+	if [ -n "$prov" ]; then
+		mkdir -p "$STAGE/etc/libibverbs.d" "$STAGE$LIBDIR/libibverbs"
+		cp /etc/libibverbs.d/rxe.driver "$STAGE/etc/libibverbs.d/"
+		cp "$prov" "$STAGE$LIBDIR/libibverbs/"
+		copy_libs "$prov"
+		cp "$(command -v ibv_devinfo)" "$STAGE/usr/bin/ibv_devinfo"
+		copy_libs "$(command -v ibv_devinfo)"
+	fi
+fi
+
 # Test programs: AF_SMC socket holder (static), netlink dumper (static) and a
 # TCP echo (dynamic, for smc_run).
 cc -O2 -Wall -static -o "$STAGE/usr/bin/smc_sock" "$HERE/smc_sock.c"

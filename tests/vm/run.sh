@@ -3,10 +3,10 @@
 # under QEMU and run the tools against it. Prints PASS/FAIL per check and a
 # last line "N passed, N failed"; exits non-zero on any failure or timeout.
 #
-#   tests/vm/run.sh [s1] [s2] [s3]   scenarios (default: all)
+#   tests/vm/run.sh [s1] [s2] [s3] [s4]   scenarios (default: s1 s2 s3)
 #
 # VM_SUITE=trixie-backports takes that suite's kernel instead (the newest
-# Debian serves, with no SMC at all: only s3, the soft backend, applies).
+# Debian serves, with no SMC at all: only s3 and s4, the soft backend, apply).
 # Environment: VMDIR (build/vm), BUILD (the `make` build dir, default .),
 # VM_TIMEOUT (seconds per VM, 60), VM_ACCEL (tcg|kvm; default probed once),
 # RECORD=1 writes missing expected outputs of s1 from the guest's output.
@@ -99,6 +99,30 @@ collect() {
 	fi
 }
 
+# two_vms SCEN: a server and a client VM joined by -netdev stream.
+two_vms() {
+	sock=$VMDIR/$1.sock
+	rm -f "$sock"
+	mac=52:54:00:12:34
+	qemu "$1-server" "vmtest=$1 vmrole=server vmip=10.0.0.1/24 vmpeer=10.0.0.2" \
+		-netdev stream,id=n0,server=on,addr.type=unix,addr.path="$sock" \
+		-device virtio-net-pci,netdev=n0,mac=$mac:01 &
+	spid=$!
+	i=0
+	while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	qemu "$1-client" "vmtest=$1 vmrole=client vmip=10.0.0.2/24 vmpeer=10.0.0.1" \
+		-netdev stream,id=n0,server=off,addr.type=unix,addr.path="$sock" \
+		-device virtio-net-pci,netdev=n0,mac=$mac:02
+	crc=$?
+	wait $spid
+	src=$?
+	collect "$1-server" $src
+	collect "$1-client" $crc
+	fixtures "$1-server"
+	fixtures "$1-client"
+	rm -f "$sock"
+}
+
 for s in $SCENARIOS; do
 	case $s in
 	s1)
@@ -112,27 +136,8 @@ for s in $SCENARIOS; do
 			-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0
 		collect s3 $?
 		;;
-	s2)
-		sock=$VMDIR/s2.sock
-		rm -f "$sock"
-		mac=52:54:00:12:34
-		qemu s2-server "vmtest=s2 vmrole=server vmip=10.0.0.1/24 vmpeer=10.0.0.2" \
-			-netdev stream,id=n0,server=on,addr.type=unix,addr.path="$sock" \
-			-device virtio-net-pci,netdev=n0,mac=$mac:01 &
-		spid=$!
-		i=0
-		while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-		qemu s2-client "vmtest=s2 vmrole=client vmip=10.0.0.2/24 vmpeer=10.0.0.1" \
-			-netdev stream,id=n0,server=off,addr.type=unix,addr.path="$sock" \
-			-device virtio-net-pci,netdev=n0,mac=$mac:02
-		crc=$?
-		wait $spid
-		src=$?
-		collect s2-server $src
-		collect s2-client $crc
-		fixtures s2-server
-		fixtures s2-client
-		rm -f "$sock"
+	s2 | s4)
+		two_vms "$s"
 		;;
 	*) echo "FAIL $s: unknown scenario" >>"$RESULTS" ;;
 	esac

@@ -1,0 +1,57 @@
+#!/bin/sh
+# Scenario 4: two VMs (vmrole=server / client) without kernel SMC, each with
+# rxe and its own smc_softd: an unmodified TCP echo program under smc_run
+# on both.  Until soft SMC-R pairs across hosts, the connection must stay
+# TCP at both ends with its reason, and every byte must arrive, with no
+# hang and nothing left in either daemon; the guest's verbs see rxe0.
+SCEN=s4-$VMROLE
+. /tests/lib.sh
+export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control
+PORT=5000
+
+grepcheck() {
+	if grep -q -e "$2" "$3"; then echo "PASS $SCEN/$1"; else echo "FAIL $SCEN/$1: no line matching '$2'"; sed 's/^/  > /' "$3"; fi
+}
+
+smc_softd -f -s "$SMC_SOFT_SOCKET" > /tmp/softd.log 2>&1 &
+SOFTD=$!
+i=0; while [ ! -S "$SMC_SOFT_SOCKET" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+ok softd-started test -S "$SMC_SOFT_SOCKET"
+ok rdma-link-add rdma link add rxe0 type rxe netdev eth0
+ok pnet-add smc_pnet -a NET1 -I eth0 -D rxe0 -P 1
+ibv_devinfo -d rxe0 > /tmp/verbs.txt 2>&1
+grepcheck verbs-port-active 'state:.*PORT_ACTIVE' /tmp/verbs.txt
+i=0; while ! ping -c 1 -W 1 "$VMPEER" >/dev/null 2>&1 && [ $i -lt 20 ]; do i=$((i + 1)); done
+ok ping-peer ping -c 1 -W 2 "$VMPEER"
+
+if [ "$VMROLE" = server ]; then
+	smc_run tcpecho server $PORT > /tmp/echo.out 2>&1 &
+	EPID=$!
+	i=0; while ! grep -q ACCEPTED /tmp/echo.out && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	ok echo-accepted grep -q ACCEPTED /tmp/echo.out
+	smcss -a > /tmp/ss.txt 2>&1
+	i=0; while ! grep -q 'SERVER EOF' /tmp/echo.out && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	grepcheck echo-server-eof 'SERVER EOF' /tmp/echo.out
+else
+	i=0
+	while [ $i -lt 30 ]; do
+		smc_run tcpecho client "$VMPEER" $PORT 12 > /tmp/echo.out 2>&1 &
+		EPID=$!
+		j=0; while ! grep -q -e ECHO -e tcpecho: /tmp/echo.out && [ $j -lt 300 ]; do sleep 0.1; j=$((j + 1)); done
+		grep -q ECHO /tmp/echo.out && break
+		wait $EPID; sleep 1; i=$((i + 1))
+	done
+	smcss -a > /tmp/ss.txt 2>&1
+	grepcheck echo-data 'ECHO OK 262144' /tmp/echo.out
+	wait $EPID
+	ok echo-client-exit test $? = 0
+fi
+# the peer's daemon is on another host: no region, TCP with the reason
+grepcheck smcss-tcp-reason "^ACTIVE .*:$PORT .* TCP 0x03010000" /tmp/ss.txt
+sleep 1
+smcss -a > /tmp/ss-after.txt 2>&1
+ok smcss-no-row-left sh -c "! grep -q '^ACTIVE .*:$PORT ' /tmp/ss-after.txt"
+ok no-ring-left sh -c "! ls -l /proc/$SOFTD/fd | grep -q 'memfd:smc-dmb'"
+kill $SOFTD
+wait $SOFTD
+ok softd-stopped test ! -e "$SMC_SOFT_SOCKET"
