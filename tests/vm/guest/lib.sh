@@ -17,6 +17,19 @@ check() {
 	fi
 	NORM=
 }
+# echo_client PORT HOLD: tcpecho client under smc_run against $VMPEER, tried
+# again until the server answers (it may still be starting); output in
+# /tmp/echo.out, its pid in EPID.
+echo_client() {
+	i=0
+	while [ $i -lt 30 ]; do
+		smc_run tcpecho client "$VMPEER" "$1" "$2" > /tmp/echo.out 2>&1 &
+		EPID=$!
+		j=0; while ! grep -q -e ECHO -e tcpecho: /tmp/echo.out && [ $j -lt 300 ]; do sleep 0.1; j=$((j + 1)); done
+		grep -q ECHO /tmp/echo.out && break
+		wait $EPID; sleep 1; i=$((i + 1))
+	done
+}
 # ok NAME CMD...: PASS when CMD succeeds.
 ok() {
 	name=$1; shift

@@ -34,14 +34,7 @@ if [ "$VMROLE" = server ]; then
 	sleep 2
 else
 	ROLE=CLNT
-	i=0
-	while [ $i -lt 30 ]; do
-		smc_run tcpecho client "$VMPEER" $PORT 12 > /tmp/echo.out 2>&1 &
-		EPID=$!
-		j=0; while ! grep -q -e ECHO -e tcpecho: /tmp/echo.out && [ $j -lt 200 ]; do sleep 0.1; j=$((j + 1)); done
-		grep -q ECHO /tmp/echo.out && break
-		wait $EPID; sleep 1; i=$((i + 1))
-	done
+	echo_client $PORT 12
 	grepcheck echo-data 'ECHO OK 262144' /tmp/echo.out
 fi
 

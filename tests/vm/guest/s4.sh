@@ -33,14 +33,7 @@ if [ "$VMROLE" = server ]; then
 	i=0; while ! grep -q 'SERVER EOF' /tmp/echo.out && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 	grepcheck echo-server-eof 'SERVER EOF' /tmp/echo.out
 else
-	i=0
-	while [ $i -lt 30 ]; do
-		smc_run tcpecho client "$VMPEER" $PORT 12 > /tmp/echo.out 2>&1 &
-		EPID=$!
-		j=0; while ! grep -q -e ECHO -e tcpecho: /tmp/echo.out && [ $j -lt 300 ]; do sleep 0.1; j=$((j + 1)); done
-		grep -q ECHO /tmp/echo.out && break
-		wait $EPID; sleep 1; i=$((i + 1))
-	done
+	echo_client $PORT 12
 	smcss -a > /tmp/ss.txt 2>&1
 	grepcheck echo-data 'ECHO OK 262144' /tmp/echo.out
 	wait $EPID
