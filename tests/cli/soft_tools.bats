@@ -96,7 +96,7 @@ setup() {
 	inA smcd ueid flush
 }
 
-@test "soft: smc_pnet add, show, delete with the soft RoCE device" {
+@test "soft: smc_pnet add, show, delete with the host's RDMA device" {
 	run --separate-stderr inA smc_pnet -a NET1 -I eth0 -D rxe0
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
