@@ -118,3 +118,11 @@ char *smc_name_escape(const char *name)
 	*o = '\0';
 	return out;
 }
+
+bool smc_is_pci_name(const char *name)
+{
+	unsigned int dom, bus, slot, fn;
+	char end;
+
+	return sscanf(name, "%x:%x:%x.%x%c", &dom, &bus, &slot, &fn, &end) == 4;
+}

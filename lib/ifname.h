@@ -5,6 +5,7 @@
 #ifndef SMC_IFNAME_H
 #define SMC_IFNAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define SMC_IFNAME_MAX 15       /* IFNAMSIZ - 1 */
@@ -24,6 +25,9 @@ const char *smc_ifname_invalid(const char *name);
  * (the kernel's SMC strips it); ':' is allowed, ISM devices have PCI names.
  */
 const char *smc_ibname_invalid(const char *name);
+
+/* Whether name is a PCI function's name ("0000:03:00.0": domain:bus:slot.function in hex). */
+bool smc_is_pci_name(const char *name);
 
 /*
  * name for a message, in a new string (free() it; NULL when out of memory):

@@ -1,5 +1,6 @@
 /* smc_rnics: RDMA devices of class/infiniband, for architectures without FIDs. */
 #include "rnics.h"
+#include "ifname.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -8,14 +9,6 @@
 enum { C_IBDEV, C_PCI, C_TYPE, C_PORT, C_STATE, C_PNET, C_DEV };
 
 #define CELL(r, c, ...) snprintf((r)[c], RNICS_CELL, __VA_ARGS__)
-
-static bool is_pci_addr(const char *s)
-{
-	unsigned int d, b, s2, f;
-	char end;
-
-	return sscanf(s, "%x:%x:%x.%x%c", &d, &b, &s2, &f, &end) == 4;
-}
 
 /* The driver: the parent's driver link, else the name up to '_' or a digit (rxe0, siw_eth0). */
 static void driver(const char *ib, char *out)
@@ -64,7 +57,7 @@ static int device_rows(struct rnics_table *t, const struct rnics_pnet *pnet, con
 	char pci[RNICS_CELL], type[RNICS_CELL], **ports;
 	int np = rnics_list(&ports, "class/infiniband/%s/ports", ib), rc = 0;
 
-	if (rnics_link_base(pci, sizeof(pci), "class/infiniband/%s/device", ib) || !is_pci_addr(pci))
+	if (rnics_link_base(pci, sizeof(pci), "class/infiniband/%s/device", ib) || !smc_is_pci_name(pci))
 		snprintf(pci, sizeof(pci), "n/a");
 	driver(ib, type);
 	for (int i = 0; i < np && !rc; i++) {

@@ -8,8 +8,6 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
-#define IB_PORT_ACTIVE 4    /* enum ib_port_state */
-
 void soft_dev_append(struct soft_state *st, struct soft_dev *d)
 {
 	struct soft_dev **pp = &st->devs;
@@ -91,7 +89,7 @@ uint8_t soft_dev_port_active(const struct soft_dev *d, int port)
 	if (port < 1 || port > d->n_ports || !soft_dev_roce_usable(d))
 		return 0;
 	if (d->host)
-		return d->port_state[port - 1] == IB_PORT_ACTIVE;
+		return d->port_state[port - 1] == SOFT_IB_PORT_ACTIVE;
 	if (!d->ifindex[port - 1])
 		return 0;
 	memset(&ifr, 0, sizeof(ifr));

@@ -48,6 +48,7 @@
 #define SOFT_ISM_CHID     0xff01
 #define SOFT_GID_SIZE     16      /* SMC_GID_SIZE */
 #define SOFT_SYSFS_ROOT   "/sys"
+#define SOFT_IB_PORT_ACTIVE 4     /* enum ib_port_state */
 
 enum soft_dev_kind { SOFT_DEV_ISM, SOFT_DEV_ROCE };
 
@@ -71,7 +72,7 @@ struct soft_dev {
 	bool present;                    /* host: there at the last look */
 	bool gone_mark;                  /* host: not seen yet in this look (rdma_sysfs.c) */
 	bool pci;                        /* host: a PCI parent (pci_id, vendor, device, fid, chid) */
-	uint8_t port_state[SOFT_PORTS];  /* host: enum ib_port_state, 4 ACTIVE */
+	uint8_t port_state[SOFT_PORTS];  /* host: enum ib_port_state */
 	/*
 	 * host: the port's GIDs on its interface as smc_ib_determine_gid()
 	 * takes them: RoCE v1 for SMC-Rv1, an IPv4-mapped RoCE v2 one for

@@ -7,9 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <sys/utsname.h>
 
 static uint64_t fnv1a64(const char *salt, const char *text)

@@ -15,6 +15,7 @@
  * leaves that field empty rather than the device out.
  */
 #include "devices.h"
+#include "ifname.h"
 #include "log.h"
 #include "pnettab.h"
 
@@ -30,7 +31,6 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#define IB_PORT_ACTIVE 4
 #define GIDS_LOOKED_AT 64      /* the first entries of a port's GID table */
 
 /* One line of <root>/class/infiniband/<dev>/<fmt...>, without its newline: length or -1. */
@@ -86,14 +86,6 @@ static bool hex_u32(const char *s, uint32_t *out)
 	return true;
 }
 
-static bool is_pci_name(const char *s)
-{
-	unsigned int dom, bus, slot, fn;
-	char end;
-
-	return sscanf(s, "%x:%x:%x.%x%c", &dom, &bus, &slot, &fn, &end) == 4;
-}
-
 /* smc_set_pci_values(): vendor, device, the PCI name and, on s390, FID and PCHID. */
 static void read_pci(const struct soft_state *st, struct soft_dev *d)
 {
@@ -107,7 +99,7 @@ static void read_pci(const struct soft_state *st, struct soft_dev *d)
 		return;
 	base = strrchr(real, '/');
 	base = base ? base + 1 : real;
-	if (!is_pci_name(base) || strlen(base) >= sizeof(d->pci_id))
+	if (!smc_is_pci_name(base) || strlen(base) >= sizeof(d->pci_id))
 		return;
 	d->pci = true;
 	snprintf(d->pci_id, sizeof(d->pci_id), "%s", base);
@@ -247,7 +239,7 @@ static void log_came(const struct soft_dev *d)
 			inet_ntop(AF_INET6, d->gid_v2[i], v2, sizeof(v2));
 		softd_log(LOG_INFO, "RDMA device %s port %d: interface %s, %s, RoCE v1 GID %s, RoCE v2 GID %s",
 			  d->name, i + 1, d->ifname[i][0] ? d->ifname[i] : "none",
-			  d->port_state[i] == IB_PORT_ACTIVE ? "active" : "not active", v1, v2);
+			  d->port_state[i] == SOFT_IB_PORT_ACTIVE ? "active" : "not active", v1, v2);
 	}
 }
 

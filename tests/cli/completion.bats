@@ -95,6 +95,9 @@ teardown() {
 	[ "$output" = "--enable" ]
 	run complete_words smc_softd --r
 	[ "$output" = "--roce" ]
+	run complete_words smc_softd --sy
+	[ "$output" = "--sysfs
+--syslog" ]
 }
 
 @test "completion: smc_rnics -e offers powered-off FIDs, -d powered-on ones" {
