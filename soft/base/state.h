@@ -52,6 +52,16 @@ struct soft_state {
 	struct soft_bell *bells;         /* processes' doorbells (BELL) */
 	struct soft_memos *memos;        /* declines remembered (decl_memo.c), NULL: none yet */
 	uint32_t next_bell_id;
+	struct soft_asks *asks;          /* ends asking a peer host's daemon (peer_ask.c) */
+	/*
+	 * The control port (runtime/peer_port.c), NULL when it is off: sends
+	 * msg from our address from to the peer host's daemon at to:port (IPv4
+	 * in the first 4 bytes; port 0: the control port); 0 or -errno.
+	 */
+	int (*peer_send)(void *ctx, const uint8_t *msg, size_t len, int family,
+			 const uint8_t from[16], const uint8_t to[16], uint16_t port,
+			 uint32_t ifindex);
+	void *peer_ctx;
 };
 
 /* Empty state; the initial namespace is the daemon's own. */

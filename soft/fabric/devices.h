@@ -118,6 +118,16 @@ struct soft_dev *soft_dev_roce_by_ifindex(const struct soft_state *st, unsigned 
 					  int *port);
 
 /*
+ * The host RDMA device (and its 1-based *port, active) a connection on
+ * interface ifname could use for SMC-R, as smc_pnet_find_roce_resource()
+ * picks it: the port's PNET ID is the interface's (ns's table), or, when
+ * the interface has none, the port sits on it with no PNET ID of its own.
+ * Emulated devices (--roce) carry no data and are never picked.  NULL: none.
+ */
+struct soft_ns;
+const struct soft_dev *soft_dev_roce_for_if(const struct soft_state *st, const struct soft_ns *ns,
+					    const char *ifname, int *port);
+/*
  * Port state as GET_DEV_SMCR reports it (smc_ib_port_active): 1 when a host
  * device's port is ACTIVE, or an emulated device's interface is up.
  */

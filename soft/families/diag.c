@@ -197,7 +197,8 @@ static int dump_registered(struct soft_req *r, int family, uint8_t ext,
 
 		if (s->id.family != family)
 			continue;
-		if (s->pair_status == SMC_SOFT_PAIR_PENDING && peer_preloaded(ps, &s->id)) {
+		if ((s->pair_status == SMC_SOFT_PAIR_PENDING && peer_preloaded(ps, &s->id)) ||
+		    s->pair_status == SOFT_PAIR_ASKING) {
 			pending = *s;
 			set_handshake(&pending);
 			out = &pending;

@@ -13,6 +13,7 @@
 
 /* Decline codes (SMC_CLC_DECL_*) of the soft data path. */
 #define SOFT_DECL_PEERNOSMC  0x03010000u   /* the peer did not offer SMC */
+#define SOFT_DECL_NOSMCDEV   0x03030000u   /* no SMC device found (R or D) */
 #define SOFT_DECL_NOSMCDDEV  0x03030001u   /* no ISM device in the PNET */
 #define SOFT_DECL_PEERDECL   0x05000000u   /* the peer declined (its code: peer_diagnosis) */
 
@@ -57,6 +58,21 @@ struct soft_sock_id {
 };
 
 struct soft_region;
+struct soft_sock;
+
+/* An end whose peer is on another host (service/peer_ask.c). */
+struct soft_ask {
+	struct soft_sock *next, **pprev;   /* in the list of those still asking */
+	bool remote;             /* asked the peer host's daemon */
+	bool daemon_there;       /* that daemon answered */
+	uint8_t sends;           /* questions sent */
+	uint32_t verdict;        /* SMC_CLC_DECL_* this end declines with */
+	uint32_t ifindex;        /* an IPv6 link-local peer's scope, else 0 */
+	int64_t next_ms, deadline_ms;   /* CLOCK_MONOTONIC */
+};
+
+/* pair_status while the peer host's daemon is asked; replied as DECLINED, never on the wire */
+#define SOFT_PAIR_ASKING 4
 
 struct soft_sock {
 	struct soft_sock *next, **pprev;        /* the namespace's list */
@@ -84,6 +100,7 @@ struct soft_sock {
 	uint8_t side, role;
 	bool tuple_indexed;
 	struct soft_region *region;  /* PENDING and PAIRED */
+	struct soft_ask ask;
 };
 
 /*

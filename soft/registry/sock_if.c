@@ -5,8 +5,11 @@
  */
 #include "sock.h"
 
+#include <ifaddrs.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -50,6 +53,49 @@ static void by_address(int fd, struct in_addr a, char ifname[IF_NAMESIZE])
 	free(req);
 }
 
+/* Whether the socket lives in the daemon's own network namespace. */
+static bool in_own_netns(int fd)
+{
+	static uint64_t own;
+	uint64_t cookie;
+	socklen_t len = sizeof(cookie);
+
+	if (!own) {
+		int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		len = sizeof(own);
+		if (s < 0 || getsockopt(s, SOL_SOCKET, SO_NETNS_COOKIE, &own, &len) < 0)
+			own = 0;
+		if (s >= 0)
+			close(s);
+		len = sizeof(cookie);
+	}
+	return own && getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) == 0 &&
+	       cookie == own;
+}
+
+/*
+ * An IPv6 address's interface: SIOCGIFCONF lists IPv4 only, and the
+ * daemon's getifaddrs() sees its own namespace, so only a socket there is
+ * looked up.
+ */
+static void by_address6(int fd, const uint8_t a[16], char ifname[IF_NAMESIZE])
+{
+	struct ifaddrs *all, *i;
+
+	if (!in_own_netns(fd) || getifaddrs(&all) < 0)
+		return;
+	for (i = all; i; i = i->ifa_next) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)i->ifa_addr;
+
+		if (sin6 && sin6->sin6_family == AF_INET6 && !memcmp(&sin6->sin6_addr, a, 16)) {
+			snprintf(ifname, IF_NAMESIZE, "%s", i->ifa_name);
+			break;
+		}
+	}
+	freeifaddrs(all);
+}
+
 void soft_sock_ifname(int fd, const struct soft_sock_id *id, char ifname[IF_NAMESIZE])
 {
 	static const uint8_t lo6[16] = { [15] = 1 };
@@ -73,5 +119,7 @@ void soft_sock_ifname(int fd, const struct soft_sock_id *id, char ifname[IF_NAME
 			by_address(fd, a, ifname);
 	} else if (!memcmp(id->src, lo6, sizeof(lo6))) {
 		strcpy(ifname, "lo");
+	} else {
+		by_address6(fd, id->src, ifname);
 	}
 }

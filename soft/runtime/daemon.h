@@ -22,6 +22,7 @@ struct softd_opts {
 	const char *socket;      /* -s, or NULL */
 	const char *pidfile;     /* -p, or NULL */
 	const char *sysfs;       /* --sysfs, else $SMC_SYSFS_ROOT, else NULL (/sys) */
+	const char *peer_port;   /* --peer-port, else NULL (the default) */
 	char **roce;             /* the raw "NAME=IFACE" of each --roce */
 	int n_roce;
 };

@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "peer_msg.h"
 #include "version.h"
 
-enum { OPT_ROCE = 0x100, OPT_SYSLOG, OPT_SYSFS };
+enum { OPT_ROCE = 0x100, OPT_SYSLOG, OPT_SYSFS, OPT_PEER_PORT };
 
 static const struct option long_opts[] = {
 	{ "foreground", no_argument, NULL, 'f' },
@@ -16,6 +17,7 @@ static const struct option long_opts[] = {
 	{ "pidfile", required_argument, NULL, 'p' },
 	{ "roce", required_argument, NULL, OPT_ROCE },
 	{ "sysfs", required_argument, NULL, OPT_SYSFS },
+	{ "peer-port", required_argument, NULL, OPT_PEER_PORT },
 	{ "syslog", no_argument, NULL, OPT_SYSLOG },
 	{ "version", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -37,8 +39,10 @@ static void usage(FILE *f)
 		"\t                      for tests: it carries no data (repeatable)\n"
 		"\t    --sysfs DIR       where sysfs is, for the host's RDMA devices\n"
 		"\t                      (default: $SMC_SYSFS_ROOT, else /sys)\n"
+		"\t    --peer-port PORT  UDP port where the daemons of connections'\n"
+		"\t                      peer hosts are asked (default: %u, 0: off)\n"
 		"\t    --syslog          log to syslog also in the foreground\n",
-		SOFTD_PROG, SOFTD_SOCKET_ROOT, SOFTD_PIDFILE_NAME);
+		SOFTD_PROG, SOFTD_SOCKET_ROOT, SOFTD_PIDFILE_NAME, SOFT_PEER_PORT);
 }
 
 static enum softd_parse usage_error(struct softd_opts *o)
@@ -75,6 +79,9 @@ enum softd_parse softd_opts_parse(int argc, char **argv, struct softd_opts *o)
 			break;
 		case OPT_SYSFS:
 			o->sysfs = optarg;
+			break;
+		case OPT_PEER_PORT:
+			o->peer_port = optarg;
 			break;
 		case OPT_SYSLOG:
 			o->syslog = true;

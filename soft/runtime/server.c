@@ -6,10 +6,12 @@
 #include "daemon.h"
 #include "daemon_client.h"
 #include "peer.h"
+#include "peer_port.h"
 #include "pdump.h"
 #include "service.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,8 @@
 struct softd_server {
 	int ep, lfd, sfd, tfd;
 	char listen_tag, signal_tag, timer_tag;   /* their addresses mark these fds in epoll */
+	char peer_tag[2];                  /* the control port's IPv4 and IPv6 sockets */
+	struct softd_peer_port *peer;
 	bool accept_paused;
 	bool timer_armed;
 	uint64_t next_conn;
@@ -98,6 +102,30 @@ struct softd_server *softd_server_new(int lfd, const sigset_t *stop, struct soft
 		return NULL;
 	}
 	return s;
+}
+
+int softd_server_peer_port(struct softd_server *s, struct softd_peer_port *p,
+			   char *err, size_t errlen)
+{
+	for (int i = 0; i < 2; i++) {
+		if (p->fd[i] >= 0 && watch(s->ep, EPOLL_CTL_ADD, p->fd[i], EPOLLIN, &s->peer_tag[i]) < 0) {
+			snprintf(err, errlen, "event loop: %s", strerror(errno));
+			return -1;
+		}
+	}
+	s->peer = p;
+	return 0;
+}
+
+/* The epoll timeout: the shorter of base (-1: none) and the time to the next question due. */
+static int timeout_with_asks(struct softd_server *s, int base)
+{
+	int64_t now = now_ms(), due = soft_peer_tick(s->st, now), left;
+
+	if (due < 0)
+		return base;
+	left = due > now ? due - now : 0;
+	return base >= 0 && base < left ? base : (int)(left < INT32_MAX ? left : INT32_MAX);
 }
 
 static void pause_accept(struct softd_server *s, bool pause)
@@ -255,7 +283,8 @@ int softd_server_run(struct softd_server *s, char *err, size_t errlen)
 	struct epoll_event ev[SOFTD_EVENTS];
 
 	for (;;) {
-		int timeout = s->accept_paused ? SOFTD_PAUSE_MS : s->n_stalled ? SOFTD_SWEEP_MS : -1;
+		int timeout = timeout_with_asks(s, s->accept_paused ? SOFTD_PAUSE_MS :
+						   s->n_stalled ? SOFTD_SWEEP_MS : -1);
 		int n = epoll_wait(s->ep, ev, SOFTD_EVENTS, timeout);
 
 		if (n < 0) {
@@ -277,6 +306,8 @@ int softd_server_run(struct softd_server *s, char *err, size_t errlen)
 				accept_clients(s);
 			} else if (p == &s->timer_tag) {
 				drain_tick(s);
+			} else if (s->peer && (p == &s->peer_tag[0] || p == &s->peer_tag[1])) {
+				softd_peer_port_read(s->peer, s->peer->fd[p == &s->peer_tag[1]], s->st);
 			} else {
 				client_event(s, p, ev[i].events);
 			}

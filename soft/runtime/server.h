@@ -18,6 +18,10 @@ struct softd_server;
  */
 struct softd_server *softd_server_new(int lfd, const sigset_t *stop, struct soft_state *st,
 				      char *err, size_t errlen);
+struct softd_peer_port;
+/* Also serve the control port's sockets (peer_port.h): 0 or -1 with err. */
+int softd_server_peer_port(struct softd_server *s, struct softd_peer_port *p,
+			   char *err, size_t errlen);
 /* Serve until a stop signal: its number, or -1 (err) when the loop fails. */
 int softd_server_run(struct softd_server *s, char *err, size_t errlen);
 /* Close every connection (soft_conn_gone() for each) and free the server. */

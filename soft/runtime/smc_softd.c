@@ -15,6 +15,8 @@
 
 #include "daemon.h"
 #include "devices.h"
+#include "peer_msg.h"
+#include "peer_port.h"
 #include "server.h"
 #include "soft_nl.h"
 #include "state.h"
@@ -26,18 +28,26 @@ static int fail(const char *err)
 	return 1;
 }
 
-static int serve(const struct softd_listener *l, const sigset_t *stop, struct soft_state *st)
+static int serve(const struct softd_listener *l, const sigset_t *stop, struct soft_state *st,
+		 struct softd_peer_port *pp)
 {
 	char err[SOFTD_ERRLEN];
 	struct softd_server *s;
 	int sig;
 
 	s = softd_server_new(l->fd, stop, st, err, sizeof(err));
-	if (!s) {
+	if (!s || softd_server_peer_port(s, pp, err, sizeof(err))) {
 		softd_log(LOG_ERR, "%s", err);
+		softd_server_free(s);
 		return 1;
 	}
 	softd_log(LOG_INFO, "listening on %s", l->path);
+	if (softd_peer_port_on(pp))
+		softd_log(LOG_INFO, "control port %u/udp: the daemons of connections' peer hosts "
+			  "are asked there", pp->port);
+	else if (pp->error)
+		softd_log(LOG_WARNING, "control port %u/udp: %s: peers on other hosts are not asked",
+			  pp->port, strerror(pp->error));
 	sig = softd_server_run(s, err, sizeof(err));
 	softd_server_free(s);
 	if (sig < 0) {
@@ -89,17 +99,40 @@ static int pidfile_check(const char *path, bool *created)
 	return 0;
 }
 
+/* --peer-port: 0 to 65535 (0: off), or the default. */
+static int peer_port_of(const char *opt, uint16_t *port, char *err, size_t errlen)
+{
+	char *end;
+	unsigned long v;
+
+	if (!opt) {
+		*port = SOFT_PEER_PORT;
+		return 0;
+	}
+	errno = 0;
+	v = strtoul(opt, &end, 10);
+	if (!*opt || *end || errno || v > 65535 || opt[0] == '-' || opt[0] == '+' || opt[0] == ' ') {
+		snprintf(err, errlen, "--peer-port %s: not a port number (0 to 65535, 0: off)", opt);
+		return -1;
+	}
+	*port = (uint16_t)v;
+	return 0;
+}
+
 /* Everything that can fail is tried before detaching, so that it is reported here. */
 static int run(const struct softd_opts *o)
 {
 	char path[108], pidfile[4096], sysfs[PATH_MAX], err[SOFTD_ERRLEN];
+	struct softd_peer_port pp;
 	struct softd_listener l;
 	struct soft_state st;
 	bool pid_created = false;
+	uint16_t port;
 	sigset_t stop;
 	int rc;
 
-	if (softd_socket_path(o->socket, path, sizeof(path), err, sizeof(err)) ||
+	if (peer_port_of(o->peer_port, &port, err, sizeof(err)) ||
+	    softd_socket_path(o->socket, path, sizeof(path), err, sizeof(err)) ||
 	    (!o->foreground && softd_pidfile_path(o->pidfile, path, pidfile, sizeof(pidfile),
 						  err, sizeof(err))))
 		return fail(err);
@@ -114,7 +147,16 @@ static int run(const struct softd_opts *o)
 		soft_state_free(&st);
 		return fail(err);
 	}
+	if (softd_peer_port_open(&pp, port, o->peer_port != NULL, err, sizeof(err)) < 0) {
+		soft_state_free(&st);
+		return fail(err);
+	}
+	if (softd_peer_port_on(&pp)) {
+		st.peer_send = softd_peer_send;
+		st.peer_ctx = &pp;
+	}
 	if (softd_listen(&l, path, err, sizeof(err)) < 0) {
+		softd_peer_port_close(&pp);
 		soft_state_free(&st);
 		return fail(err);
 	}
@@ -122,6 +164,7 @@ static int run(const struct softd_opts *o)
 		rc = pidfile_check(pidfile, &pid_created);
 		if (rc) {
 			softd_unlisten(&l, true);
+			softd_peer_port_close(&pp);
 			soft_state_free(&st);
 			fprintf(stderr, "%s: pid file %s: %s\n", SOFTD_PROG, pidfile, strerror(rc));
 			return 1;
@@ -131,13 +174,15 @@ static int run(const struct softd_opts *o)
 			softd_unlisten(&l, rc < 0);
 			if (rc < 0 && pid_created)
 				unlink(pidfile);
+			softd_peer_port_close(&pp);
 			soft_state_free(&st);
 			return rc < 0 ? fail(err) : 0;
 		}
 	}
 	softd_log_open(o->syslog || !o->foreground);
-	rc = serve(&l, &stop, &st);
+	rc = serve(&l, &stop, &st, &pp);
 	softd_unlisten(&l, true);
+	softd_peer_port_close(&pp);
 	if (!o->foreground)
 		unlink(pidfile);
 	softd_log_close();

@@ -18,6 +18,7 @@ void soft_state_free(struct soft_state *st)
 	soft_regions_free(st);
 	soft_pstats_free(st);
 	soft_bells_free(st);
+	soft_peer_free(st);
 	soft_dumps_free(st);
 	soft_idx_free(st);
 	for (ns = st->ns; ns; ns = next) {

@@ -93,10 +93,11 @@ static void dump(struct soft_state *st, const struct soft_sock *s, uint8_t type)
 		soft_dump_clc(st, s, type);
 }
 
-static void decline(struct soft_state *st, struct soft_sock *s, uint32_t reason, uint32_t diag)
+void soft_pair_decline(struct soft_state *st, struct soft_sock *s, uint32_t reason, uint32_t diag)
 {
 	struct soft_ns *ns = soft_ns_get(st, s->id.netns);
 
+	soft_peer_unlink(s);
 	soft_region_leave(st, s);
 	s->pair_status = SMC_SOFT_PAIR_DECLINED;
 	s->mode = SMC_DIAG_MODE_FALLBACK_TCP;
@@ -136,6 +137,12 @@ void soft_pair_fall_back(struct soft_state *st, struct soft_sock *s, uint32_t re
 
 	if (s->pair_status == SMC_SOFT_PAIR_DECLINED)
 		return;
+	if (s->pair_status == SOFT_PAIR_ASKING) {
+		/* what the peer host's daemon hears from now on */
+		s->ask.verdict = reason;
+		soft_pair_decline(st, s, reason, 0);
+		return;
+	}
 	leave_late(st, s, reason, 0);
 	if (peer)
 		leave_late(st, peer, SOFT_DECL_PEERDECL, reason);
@@ -165,11 +172,16 @@ static int reply_cmd(struct soft_req *r, const struct soft_sock *s, const struct
 	if (!nlh)
 		return -ENOMEM;
 	mnl_attr_put_u64(nlh, SMC_SOFT_A_TOKEN, s->token);
-	mnl_attr_put_u8(nlh, SMC_SOFT_A_PAIR_STATUS, s->pair_status);
-	if (s->pair_status == SMC_SOFT_PAIR_DECLINED) {
+	if (s->pair_status == SOFT_PAIR_ASKING) {
+		/* no transport between hosts: the end stays TCP whatever the answer */
+		mnl_attr_put_u8(nlh, SMC_SOFT_A_PAIR_STATUS, SMC_SOFT_PAIR_DECLINED);
+		mnl_attr_put_u32(nlh, SMC_SOFT_A_REASON, s->ask.verdict);
+	} else if (s->pair_status == SMC_SOFT_PAIR_DECLINED) {
+		mnl_attr_put_u8(nlh, SMC_SOFT_A_PAIR_STATUS, s->pair_status);
 		mnl_attr_put_u32(nlh, SMC_SOFT_A_REASON, s->fallback_reason);
 		mnl_attr_put_u32(nlh, SMC_SOFT_A_PEER_DIAGNOSIS, s->peer_diagnosis);
 	} else {
+		mnl_attr_put_u8(nlh, SMC_SOFT_A_PAIR_STATUS, s->pair_status);
 		put_region(nlh, s);
 		if (peer) {
 			mnl_attr_put_u64(nlh, SMC_SOFT_A_PEER_TOKEN, peer->token);
@@ -230,34 +242,43 @@ static int meet(struct soft_req *r, struct soft_sock *s, struct soft_ns *ns,
 	if (soft_idx_tuple_add(r->st, s))
 		return -ENOMEM;
 	dump(r->st, s, SOFT_DUMP_T_PROPOSAL);
+	if (!peer && soft_peer_remote(r->st, ns, s, ifname)) {
+		/*
+		 * The other end is on another host: its daemon is asked
+		 * (peer_ask.c).  No transport carries a connection between
+		 * hosts yet, so this end has no SMC device it can use.
+		 */
+		rc = soft_peer_ask_begin(r->st, ns, s, a->decline, ifname, soft_now_ms());
+		return rc ? rc : reply(r, s, NULL);
+	}
 	if (!pnet_ok(r->st, ns, ifname)) {
-		decline(r->st, s, SOFT_DECL_NOSMCDDEV, 0);
+		soft_pair_decline(r->st, s, SOFT_DECL_NOSMCDDEV, 0);
 		if (peer && peer->pair_status == SMC_SOFT_PAIR_PENDING)
-			decline(r->st, peer, SOFT_DECL_NOSMCDDEV, SOFT_DECL_NOSMCDDEV);
+			soft_pair_decline(r->st, peer, SOFT_DECL_NOSMCDDEV, SOFT_DECL_NOSMCDDEV);
 		return reply(r, s, NULL);
 	}
 	if (a->decline) {
-		decline(r->st, s, a->decline, 0);
+		soft_pair_decline(r->st, s, a->decline, 0);
 		if (peer && peer->pair_status == SMC_SOFT_PAIR_PENDING)
-			decline(r->st, peer, SOFT_DECL_PEERDECL, a->decline);
+			soft_pair_decline(r->st, peer, SOFT_DECL_PEERDECL, a->decline);
 		return reply(r, s, NULL);
 	}
 	if (peer && peer->pair_status == SMC_SOFT_PAIR_DECLINED) {
 		/* the peer's own reason (io_uring) reaches this end as a DECLINE would */
 		if (peer->fallback_reason == SOFT_DECL_NOSMCDDEV)
-			decline(r->st, s, peer->fallback_reason, peer->fallback_reason);
+			soft_pair_decline(r->st, s, peer->fallback_reason, peer->fallback_reason);
 		else
-			decline(r->st, s, SOFT_DECL_PEERDECL, peer->fallback_reason);
+			soft_pair_decline(r->st, s, SOFT_DECL_PEERDECL, peer->fallback_reason);
 		return reply(r, s, NULL);
 	}
 	if (!peer && (diag = soft_memo_take(r->st, s))) {
 		/* the peer declined for a reason of its own and went before we came */
-		decline(r->st, s, SOFT_DECL_PEERDECL, diag);
+		soft_pair_decline(r->st, s, SOFT_DECL_PEERDECL, diag);
 		return reply(r, s, NULL);
 	}
 	if (!peer && s->id.tcp_state != TCP_ESTABLISHED) {
 		/* closing, and the other end gone or never coming: no region for it */
-		decline(r->st, s, SOFT_DECL_PEERNOSMC, 0);
+		soft_pair_decline(r->st, s, SOFT_DECL_PEERNOSMC, 0);
 		return reply(r, s, NULL);
 	}
 	if (peer) {

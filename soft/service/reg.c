@@ -159,7 +159,10 @@ int soft_reg_link(struct soft_req *r, struct soft_ns *ns, struct soft_sock *s)
 
 void soft_reg_drop(struct soft_state *st, struct soft_sock *s)
 {
-	soft_memo_note(st, s);
+	if (s->pair_status == SOFT_PAIR_ASKING)
+		soft_pair_decline(st, s, SOFT_DECL_PEERNOSMC, 0);   /* gone before an answer */
+	if (!s->ask.remote)
+		soft_memo_note(st, s);
 	soft_pair_end(st, s);
 	soft_idx_del(st, s);
 	if (s->pprev) {

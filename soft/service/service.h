@@ -35,10 +35,33 @@ int soft_pair(struct soft_req *r);
 int soft_sock_info(struct soft_req *r);
 /* The registration goes away: its side of the region, stats, link group. */
 void soft_pair_end(struct soft_state *st, struct soft_sock *s);
+/* DECLINED with reason (peer_diagnosis diag), counted as a fallback, its region left. */
+void soft_pair_decline(struct soft_state *st, struct soft_sock *s, uint32_t reason, uint32_t diag);
 /* TCP for good with reason, and its peer with PEERDECL (FALLBACK); one DECLINED stays. */
 void soft_pair_fall_back(struct soft_state *st, struct soft_sock *s, uint32_t reason);
 /* The conninfo of a registration, with the live cursors when it is paired. */
 void soft_pair_conninfo(const struct soft_sock *s, struct soft_conninfo *ci);
+
+/* peer_ask.c: ends whose peer is on another host (doc/soft-roce.md section 2) */
+int64_t soft_now_ms(void);                   /* CLOCK_MONOTONIC */
+/* Whether s's peer is on another host, with a control port to ask its daemon. */
+bool soft_peer_remote(const struct soft_state *st, const struct soft_ns *ns,
+		      const struct soft_sock *s, const char *ifname);
+/*
+ * s (registered, 4-tuple indexed, on interface ifname of namespace ns)
+ * asks, when the interface has an SMC-R device; it declines with verdict
+ * (0: no SMC device it can use).  0 or -ENOMEM.
+ */
+int soft_peer_ask_begin(struct soft_state *st, const struct soft_ns *ns, struct soft_sock *s,
+			uint32_t verdict, const char *ifname, int64_t now);
+/* Out of the list of ends still asking (a decline does it). */
+void soft_peer_unlink(struct soft_sock *s);
+/* A datagram that came to the control port from from:port (IPv4 in 4 bytes); answered there. */
+void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int family,
+		     const uint8_t from[16], uint16_t port, int64_t now);
+/* Questions due again, ends given up: when to call again (ms), or -1 for never. */
+int64_t soft_peer_tick(struct soft_state *st, int64_t now);
+void soft_peer_free(struct soft_state *st);
 
 /* pstats_att.c */
 int soft_stats_attach(struct soft_req *r);

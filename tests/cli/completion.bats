@@ -95,6 +95,10 @@ teardown() {
 	[ "$output" = "--enable" ]
 	run complete_words smc_softd --r
 	[ "$output" = "--roce" ]
+	run complete_words smc_softd --pe
+	[ "$output" = "--peer-port" ]
+	run complete_words smc_softd --peer-port ""
+	[ "$output" = "" ]
 	run complete_words smc_softd --sy
 	[ "$output" = "--sysfs
 --syslog" ]

@@ -1,13 +1,28 @@
 #!/bin/sh
 # Scenario 4: two VMs (vmrole=server / client) without kernel SMC, each with
 # rxe and its own smc_softd: an unmodified TCP echo program under smc_run
-# on both.  Until soft SMC-R pairs across hosts, the connection must stay
-# TCP at both ends with its reason, and every byte must arrive, with no
-# hang and nothing left in either daemon; the guest's verbs see rxe0.
+# on both.  The daemons ask each other on the control port (doc/soft-roce.md
+# section 2); until a transport carries a connection between hosts, it
+# stays TCP with the kernel's codes: 0x03030000 at the client (no SMC device
+# it can use), 0x05000000/0x03030000 at the server (the peer declined).
+# Every byte must arrive, with no hang, no ring in either daemon and nothing
+# left after; the guest's verbs see rxe0.
 SCEN=s4-$VMROLE
 . /tests/lib.sh
 export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control
 PORT=5000
+
+# smcss -a into /tmp/ss.txt once the connection's row is decided (not INIT),
+# and the daemon's descriptors meanwhile into /tmp/fds.txt.
+decided_row() {
+	i=0
+	while [ $i -lt 100 ]; do
+		smcss -a > /tmp/ss.txt 2>&1
+		grep -q "^ACTIVE .*:$PORT .* TCP 0x" /tmp/ss.txt && break
+		sleep 0.1; i=$((i + 1))
+	done
+	ls -l /proc/$SOFTD/fd > /tmp/fds.txt 2>&1
+}
 
 grepcheck() {
 	if grep -q -e "$2" "$3"; then echo "PASS $SCEN/$1"; else echo "FAIL $SCEN/$1: no line matching '$2'"; sed 's/^/  > /' "$3"; fi
@@ -29,18 +44,21 @@ if [ "$VMROLE" = server ]; then
 	EPID=$!
 	i=0; while ! grep -q ACCEPTED /tmp/echo.out && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 	ok echo-accepted grep -q ACCEPTED /tmp/echo.out
-	smcss -a > /tmp/ss.txt 2>&1
+	decided_row
+	grepcheck smcss-server-declined "^ACTIVE .*:$PORT .* TCP 0x05000000/0x03030000" /tmp/ss.txt
 	i=0; while ! grep -q 'SERVER EOF' /tmp/echo.out && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 	grepcheck echo-server-eof 'SERVER EOF' /tmp/echo.out
 else
 	echo_client $PORT 12
-	smcss -a > /tmp/ss.txt 2>&1
+	decided_row
+	grepcheck smcss-client-nosmcdev "^ACTIVE .*:$PORT .* TCP 0x03030000" /tmp/ss.txt
 	grepcheck echo-data 'ECHO OK 262144' /tmp/echo.out
 	wait $EPID
 	ok echo-client-exit test $? = 0
 fi
-# the peer's daemon is on another host: no region, TCP with the reason
-grepcheck smcss-tcp-reason "^ACTIVE .*:$PORT .* TCP 0x03010000" /tmp/ss.txt
+grepcheck control-port 'control port 7609/udp' /tmp/softd.log
+# the peer is on another host: no ring for it, even while it lives
+ok no-ring-for-a-remote-peer sh -c "! grep -q 'memfd:smc-dmb' /tmp/fds.txt"
 sleep 1
 smcss -a > /tmp/ss-after.txt 2>&1
 ok smcss-no-row-left sh -c "! grep -q '^ACTIVE .*:$PORT ' /tmp/ss-after.txt"

@@ -1,0 +1,269 @@
+#!/usr/bin/env bats
+# Two hosts, each a network namespace with a daemon of its own, joined by
+# veth: a connection between them asks the peer host's daemon on the control
+# port (doc/soft-roce.md section 2).  With no transport between hosts yet,
+# the kernel's codes say why it stays TCP: 0x03030000 at the client (no SMC
+# device it can use) and 0x05000000/0x03030000 at the server (the peer
+# declined) when both ends are preloaded; 0x03010000 (the peer did not offer
+# SMC) when the peer host has no daemon, or its program is not preloaded.
+# The control port answers only questions from the connection's peer address.
+# Each host sees an RDMA device rxe0 on its veth end (a sysfs tree of the
+# test's, --sysfs); a host without one asks nobody and lists 0x03030000.
+
+load helpers
+
+setup() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root for ip netns"
+	HA=smcha$$ HB=smchb$$
+	ip netns add "$HA" 2>/dev/null || { HA=; skip "ip netns is not permitted here"; }
+	ip netns add "$HB"
+	ip link add "ha$$" netns "$HA" type veth peer name "hb$$" netns "$HB"
+	ip -n "$HA" addr add 10.216.0.1/24 dev "ha$$"
+	ip -n "$HA" addr add 10.216.0.3/24 dev "ha$$"
+	ip -n "$HB" addr add 10.216.0.2/24 dev "hb$$"
+	ip -n "$HA" addr add fd00:216::1/64 dev "ha$$" nodad
+	ip -n "$HB" addr add fd00:216::2/64 dev "hb$$" nodad
+	SRV=10.216.0.2 CLI=10.216.0.1
+	for ns in "$HA" "$HB"; do
+		ip -n "$ns" link set lo up
+	done
+	ip -n "$HA" link set "ha$$" up
+	ip -n "$HB" link set "hb$$" up
+	T=$(mktemp -d "${BATS_RUN_TMPDIR:-/tmp}/hosts.XXXXXX")
+	PIDS=()
+	make_sysfs "$T/sysA" "ha$$"
+	make_sysfs "$T/sysB" "hb$$"
+	mkdir "$T/nosys"
+}
+
+# rxe0 on interface $2 (as rdma link add rxe0 type rxe netdev $2 makes it), below $1.
+make_sysfs() {
+	local rxe="$1/devices/virtual/infiniband/rxe0"
+	mkdir -p "$rxe/ports/1/gid_attrs/ndevs" "$1/class/infiniband"
+	echo "1: CA" >"$rxe/node_type"
+	echo "$2" >"$rxe/parent"
+	echo "4: ACTIVE" >"$rxe/ports/1/state"
+	echo "$2" >"$rxe/ports/1/gid_attrs/ndevs/0"
+	ln -s ../../devices/virtual/infiniband/rxe0 "$1/class/infiniband/rxe0"
+}
+
+teardown() {
+	local pid
+	for pid in "${PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	[ -z "${HA:-}" ] || ip netns del "$HA" 2>/dev/null
+	[ -z "${HB:-}" ] || ip netns del "$HB" 2>/dev/null
+	[ -z "${T:-}" ] || rm -rf "$T"
+}
+
+# Start the daemon of host $1 (A or B), with its rxe0 unless another
+# --sysfs comes among the extra arguments, which go to it.
+host_daemon() {
+	local h=$1 ns
+	shift
+	ns=$([ "$h" = A ] && echo "$HA" || echo "$HB")
+	ip netns exec "$ns" "$SMC_BIN/smc_softd" -f -s "$T/$h.sock" --sysfs "$T/sys$h" "$@" \
+		2>"$T/$h.log" 3>&- &
+	PIDS+=($!)
+	for _ in $(seq 200); do
+		[ -S "$T/$h.sock" ] && return 0
+		sleep 0.05
+	done
+	cat "$T/$h.log" >&2
+	return 1
+}
+
+# Run a command on host $1 with its daemon as the soft backend.
+on() {
+	local h=$1 ns
+	shift
+	ns=$([ "$h" = A ] && echo "$HA" || echo "$HB")
+	ip netns exec "$ns" env SMC_BACKEND=soft SMC_SOFT_SOCKET="$T/$h.sock" "$@"
+}
+
+# A server on B ($SRV:7500) that echoes what it gets and holds the
+# connection until $T/stop exists; $1: "run" for smc_run, else plain.
+server_b() {
+	local pre=()
+	[ "$1" = run ] && pre=("$SMC_BIN/smc_run")
+	on B "${pre[@]}" python3 -c '
+import os, socket, sys, time
+a = sys.argv[2]; s = socket.socket(socket.AF_INET6 if ":" in a else socket.AF_INET)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((a, 7500)); s.listen(); print("listening", flush=True)
+c, _ = s.accept(); n = 0
+while n < 100000:
+    d = c.recv(65536)
+    if not d: break
+    c.sendall(d); n += len(d)
+while not os.path.exists(sys.argv[1]): time.sleep(0.05)' "$T/stop" "$SRV" >"$T/server.out" 2>&1 &
+	PIDS+=($!)
+	for _ in $(seq 200); do
+		grep -q listening "$T/server.out" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	cat "$T/server.out" >&2
+	return 1
+}
+
+# A client on A that sends 100000 bytes, checks the echo and holds the
+# connection until $T/stop exists; $1 as for server_b.
+client_a() {
+	local pre=()
+	[ "$1" = run ] && pre=("$SMC_BIN/smc_run")
+	on A "${pre[@]}" python3 -c '
+import os, socket, sys, time
+c = socket.create_connection((sys.argv[2], 7500))
+data = bytes(range(256)) * 390 + b"0123456789" * 16
+c.sendall(data); got = b""
+while len(got) < len(data):
+    d = c.recv(65536)
+    if not d: break
+    got += d
+print("echo ok" if got == data else "echo BAD %d" % len(got), flush=True)
+while not os.path.exists(sys.argv[1]): time.sleep(0.05)' "$T/stop" "$SRV" >"$T/client.out" 2>&1 &
+	PIDS+=($!)
+	for _ in $(seq 200); do
+		grep -q echo "$T/client.out" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	cat "$T/client.out" >&2
+	return 1
+}
+
+# The Mode column of host $1's row for the connection to or from port 7500,
+# once it is no longer INIT (the daemons still asking).
+mode_of() {
+	local line
+	for _ in $(seq 200); do
+		line=$(on "$1" "$SMC_BIN/smcss" -a | grep -F "$SRV:7500 " |
+		       grep -E "^ACTIVE .*(:7500 +\[?$CLI\]?:|\[?$CLI\]?:[0-9]+ )" | grep -v INIT)
+		[ -n "$line" ] && { echo "${line##* }"; return 0; }
+		sleep 0.05
+	done
+	on "$1" "$SMC_BIN/smcss" -a >&2
+	return 1
+}
+
+@test "both hosts' ends preloaded: the client declines 0x03030000, the server lists the peer's decline" {
+	host_daemon A
+	host_daemon B
+	server_b run
+	client_a run
+	[ "$(cat "$T/client.out")" = "echo ok" ]
+	[ "$(mode_of A)" = "0x03030000" ]
+	[ "$(mode_of B)" = "0x05000000/0x03030000" ]
+	run on A "$SMC_BIN/smcss" -a
+	[[ "$output" == *" 10.216.0.1:"*" 10.216.0.2:7500 "*" 0000 TCP 0x03030000"* ]]
+	grep -q "control port 7609/udp" "$T/A.log"
+	touch "$T/stop"
+}
+
+@test "IPv6: both ends preloaded, the same codes" {
+	SRV=fd00:216::2 CLI=fd00:216::1
+	host_daemon A
+	host_daemon B
+	server_b run
+	client_a run
+	[ "$(cat "$T/client.out")" = "echo ok" ]
+	[ "$(mode_of A)" = "0x03030000" ]
+	[ "$(mode_of B)" = "0x05000000/0x03030000" ]
+	touch "$T/stop"
+}
+
+@test "no RDMA device on the client's host: it lists 0x03030000 at once, the server the peer's decline" {
+	host_daemon A --sysfs "$T/nosys"
+	host_daemon B
+	server_b run
+	client_a run
+	[ "$(cat "$T/client.out")" = "echo ok" ]
+	[ "$(mode_of A)" = "0x03030000" ]
+	[ "$(mode_of B)" = "0x05000000/0x03030000" ]
+	touch "$T/stop"
+}
+
+@test "the peer host has no daemon: the client lists 0x03010000" {
+	host_daemon A
+	server_b plain
+	client_a run
+	[ "$(cat "$T/client.out")" = "echo ok" ]
+	[ "$(mode_of A)" = "0x03010000" ]
+	touch "$T/stop"
+}
+
+@test "the peer host's daemon runs, its program is not preloaded: the client lists 0x03010000" {
+	host_daemon A
+	host_daemon B
+	server_b plain
+	client_a run
+	[ "$(cat "$T/client.out")" = "echo ok" ]
+	[ "$(mode_of A)" = "0x03010000" ]
+	touch "$T/stop"
+}
+
+@test "the server alone preloaded: it lists 0x03010000, and nothing else changed" {
+	host_daemon A
+	host_daemon B
+	server_b run
+	client_a plain
+	[ "$(cat "$T/client.out")" = "echo ok" ]
+	[ "$(mode_of B)" = "0x03010000" ]
+	run on A "$SMC_BIN/smcss" -a
+	[ "${#lines[@]}" -eq 1 ]
+	touch "$T/stop"
+}
+
+# Ask host B's daemon as host A would (doc/soft-roce.md section 2 has the
+# layout), from source address $1 for the connection 10.216.0.1:$2 to
+# 10.216.0.2:7500; prints the answer's have, role and verdict, or "none".
+ask_b() {
+	on A python3 -c '
+import socket, struct, sys
+src, sport = sys.argv[1], int(sys.argv[2])
+msg = struct.pack(">4sBBBBIIBxHH2x16s16s", b"SMCQ", 1, 1, 0, 0, 77, 0x03030000, 4, sport, 7500,
+                  socket.inet_aton("10.216.0.1") + bytes(12), socket.inet_aton("10.216.0.2") + bytes(12))
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind((src, 0)); u.settimeout(1.0)
+u.sendto(msg, ("10.216.0.2", 7609))
+try:
+    a = u.recv(100)
+except socket.timeout:
+    print("none"); sys.exit(0)
+f = struct.unpack(">4sBBBBIIBxHH2x16s16s", a)
+print("have=%d role=%d seq=%d verdict=0x%08x" % (f[4] & 1, f[3], f[5], f[6]))' "$@"
+}
+
+@test "the control port answers the connection's peer address only" {
+	host_daemon B
+	server_b run
+	client_a plain
+	local port
+	port=$(on A ss -Htn "dport = :7500" | awk '{ split($4, a, ":"); print a[2] }')
+	[ -n "$port" ]
+	# another address of the same host, claiming the client's end declined:
+	# no answer, and B's end, its question unanswered, lists 0x03010000
+	run ask_b 10.216.0.3 "$port"
+	[ "$output" = "none" ]
+	[ "$(mode_of B)" = "0x03010000" ]
+	# the real peer address: the server's end is there, as a server
+	run ask_b 10.216.0.1 "$port"
+	[ "$output" = "have=1 role=1 seq=77 verdict=0x03030000" ]
+	# a connection B does not have: "not here"
+	run ask_b 10.216.0.1 1
+	[ "$output" = "have=0 role=1 seq=77 verdict=0x00000000" ]
+	touch "$T/stop"
+}
+
+@test "smc_softd --peer-port: 0 turns the control port off; a bad or taken port fails the start" {
+	host_daemon A --peer-port 0
+	! grep -q "control port" "$T/A.log"
+	run ip netns exec "$HB" "$SMC_BIN/smc_softd" -f -s "$T/x.sock" --peer-port 70000
+	[ "$status" -eq 1 ]
+	[ "$output" = "smc_softd: --peer-port 70000: not a port number (0 to 65535, 0: off)" ]
+	host_daemon B --peer-port 7610
+	run ip netns exec "$HB" "$SMC_BIN/smc_softd" -f -s "$T/y.sock" --peer-port 7610
+	[ "$status" -eq 1 ]
+	[ "$output" = "smc_softd: --peer-port 7610: Address already in use" ]
+	[ ! -e "$T/y.sock" ]
+}
