@@ -38,12 +38,7 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 33);
 }
 
-/*
- * An address as an IPv6 one: an IPv4 socket (diag layout, the address in the
- * first 4 bytes) and a dual-stack IPv6 socket's v4-mapped address are the
- * same end of a connection (an IPv4 client of a server listening on ::).
- */
-static void canon(int family, const uint8_t *a, uint8_t out[16])
+void soft_addr_canon(int family, const uint8_t *a, uint8_t out[16])
 {
 	if (family == AF_INET) {
 		memset(out, 0, 10);
@@ -61,8 +56,8 @@ static uint64_t tuple_hash(int family, const uint8_t *la, uint16_t lp, const uin
 	uint64_t h = 0xcbf29ce484222325ULL;
 	uint8_t l[16], r[16];
 
-	canon(family, la, l);
-	canon(family, ra, r);
+	soft_addr_canon(family, la, l);
+	soft_addr_canon(family, ra, r);
 	for (int i = 0; i < 16; i++)
 		h = (h ^ l[i]) * 0x100000001b3ULL;
 	for (int i = 0; i < 16; i++)
@@ -322,8 +317,8 @@ static bool same_addr(const struct soft_sock_id *a, const uint8_t *x,
 {
 	uint8_t p[16], q[16];
 
-	canon(a->family, x, p);
-	canon(b->family, y, q);
+	soft_addr_canon(a->family, x, p);
+	soft_addr_canon(b->family, y, q);
 	return !memcmp(p, q, 16);
 }
 

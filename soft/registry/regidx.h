@@ -33,6 +33,12 @@ int soft_idx_tuple_add(struct soft_state *st, struct soft_sock *s);
  * A registration of the 4-tuple index whose 4-tuple is s's reversed and
  * which ok() accepts, or NULL.
  */
+/*
+ * An address as an IPv6 one: an IPv4 socket's (diag layout, the address in
+ * the first 4 bytes) as ::ffff:a.b.c.d, so that it and a dual-stack IPv6
+ * socket's v4-mapped one are the same end of a connection.
+ */
+void soft_addr_canon(int family, const uint8_t *a, uint8_t out[16]);
 /* Whether b's 4-tuple is a's reversed (IPv4-mapped IPv6 as IPv4). */
 bool soft_ids_reversed(const struct soft_sock_id *a, const struct soft_sock_id *b);
 struct soft_sock *soft_idx_reverse(const struct soft_state *st, const struct soft_sock *s,

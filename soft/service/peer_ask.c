@@ -23,7 +23,7 @@
 #define ASK_AGAIN_MS     250     /* the first question again, then ASK_AGAIN_MS * 4 */
 #define ASK_SENDS        3
 #define ASK_NO_DAEMON_MS 2000    /* no daemon answered: the peer is not preloaded */
-#define ASK_NO_END_MS    5000    /* its daemon answered, its end did not come */
+#define ASK_NO_END_MS    2500    /* its daemon answered, its end did not come */
 #define MEMO_MAX         256     /* questions for ends that had not come yet */
 #define MEMO_PER_SOURCE  32
 #define MEMO_MS          ASK_NO_END_MS
@@ -49,18 +49,6 @@ int64_t soft_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* IPv4 as ::ffff:a.b.c.d, for comparing. */
-static void mapped(int family, const uint8_t *a, uint8_t out[16])
-{
-	if (family == AF_INET) {
-		memset(out, 0, 10);
-		out[10] = out[11] = 0xff;
-		memcpy(out + 12, a, 4);
-	} else {
-		memcpy(out, a, 16);
-	}
 }
 
 /* The wire's form of an address: an IPv4-mapped IPv6 one as IPv4. */
@@ -213,8 +201,8 @@ static bool same_source(const struct soft_peer_msg *m, int family, const uint8_t
 {
 	uint8_t a[16], b[16];
 
-	mapped(m->family, m->src, a);
-	mapped(family, from, b);
+	soft_addr_canon(m->family, m->src, a);
+	soft_addr_canon(family, from, b);
 	return !memcmp(a, b, 16);
 }
 
@@ -360,7 +348,7 @@ void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int 
 		msg_of(s, SOFT_PEER_ANSWER, &reply);
 		reply.have = true;
 	} else {
-		mapped(family, from, from16);
+		soft_addr_canon(family, from, from16);
 		memo_put(a, &m, from16, now);
 		memset(&reply, 0, sizeof(reply));
 		reply.type = SOFT_PEER_ANSWER;

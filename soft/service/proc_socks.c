@@ -467,23 +467,11 @@ static void read_table(struct proc_socks *ps, struct ps_ns *ns, int family, bool
 	close(fd);
 }
 
-/* An address as an IPv6 one, so an IPv4 end and a v4-mapped one compare equal. */
-static void canon(int family, const uint8_t *a, uint8_t out[16])
-{
-	if (family == AF_INET) {
-		memset(out, 0, 10);
-		out[10] = out[11] = 0xff;
-		memcpy(out + 12, a, 4);
-	} else {
-		memcpy(out, a, 16);
-	}
-}
-
 static void make_key(struct ps_key *k, int family, const uint8_t *la, uint16_t lp,
 		     const uint8_t *ra, uint16_t rp)
 {
-	canon(family, la, k->b);
-	canon(family, ra, k->b + 16);
+	soft_addr_canon(family, la, k->b);
+	soft_addr_canon(family, ra, k->b + 16);
 	k->b[32] = (uint8_t)(lp >> 8);
 	k->b[33] = (uint8_t)lp;
 	k->b[34] = (uint8_t)(rp >> 8);

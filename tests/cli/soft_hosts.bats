@@ -49,6 +49,7 @@ make_sysfs() {
 
 teardown() {
 	local pid
+	[ -z "${T:-}" ] || touch "$T/stop"
 	for pid in "${PIDS[@]}"; do
 		kill -TERM "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
@@ -75,12 +76,13 @@ host_daemon() {
 	return 1
 }
 
-# Run a command on host $1 with its daemon as the soft backend.
+# Run a command on host $1 with its daemon as the soft backend (exec: a
+# background one's pid is the command's).
 on() {
 	local h=$1 ns
 	shift
 	ns=$([ "$h" = A ] && echo "$HA" || echo "$HB")
-	ip netns exec "$ns" env SMC_BACKEND=soft SMC_SOFT_SOCKET="$T/$h.sock" "$@"
+	exec ip netns exec "$ns" env SMC_BACKEND=soft SMC_SOFT_SOCKET="$T/$h.sock" "$@"
 }
 
 # A server on B ($SRV:7500) that echoes what it gets and holds the
@@ -98,7 +100,8 @@ while n < 100000:
     d = c.recv(65536)
     if not d: break
     c.sendall(d); n += len(d)
-while not os.path.exists(sys.argv[1]): time.sleep(0.05)' "$T/stop" "$SRV" >"$T/server.out" 2>&1 &
+while os.path.isdir(os.path.dirname(sys.argv[1])) and not os.path.exists(sys.argv[1]):
+    time.sleep(0.05)' "$T/stop" "$SRV" >"$T/server.out" 2>&1 &
 	PIDS+=($!)
 	for _ in $(seq 200); do
 		grep -q listening "$T/server.out" 2>/dev/null && return 0
@@ -123,7 +126,8 @@ while len(got) < len(data):
     if not d: break
     got += d
 print("echo ok" if got == data else "echo BAD %d" % len(got), flush=True)
-while not os.path.exists(sys.argv[1]): time.sleep(0.05)' "$T/stop" "$SRV" >"$T/client.out" 2>&1 &
+while os.path.isdir(os.path.dirname(sys.argv[1])) and not os.path.exists(sys.argv[1]):
+    time.sleep(0.05)' "$T/stop" "$SRV" >"$T/client.out" 2>&1 &
 	PIDS+=($!)
 	for _ in $(seq 200); do
 		grep -q echo "$T/client.out" 2>/dev/null && return 0
@@ -131,6 +135,14 @@ while not os.path.exists(sys.argv[1]): time.sleep(0.05)' "$T/stop" "$SRV" >"$T/c
 	done
 	cat "$T/client.out" >&2
 	return 1
+}
+
+# The echo between the hosts, server on B and client on A, each under
+# smc_run ("run") or not ("plain"); its bytes checked.
+echo_between() {
+	server_b "$1"
+	client_a "$2"
+	[ "$(cat "$T/client.out")" = "echo ok" ]
 }
 
 # The Mode column of host $1's row for the connection to or from port 7500,
@@ -150,69 +162,68 @@ mode_of() {
 @test "both hosts' ends preloaded: the client declines 0x03030000, the server lists the peer's decline" {
 	host_daemon A
 	host_daemon B
-	server_b run
-	client_a run
-	[ "$(cat "$T/client.out")" = "echo ok" ]
+	echo_between run run
 	[ "$(mode_of A)" = "0x03030000" ]
 	[ "$(mode_of B)" = "0x05000000/0x03030000" ]
 	run on A "$SMC_BIN/smcss" -a
 	[[ "$output" == *" 10.216.0.1:"*" 10.216.0.2:7500 "*" 0000 TCP 0x03030000"* ]]
 	grep -q "control port 7609/udp" "$T/A.log"
-	touch "$T/stop"
 }
 
 @test "IPv6: both ends preloaded, the same codes" {
 	SRV=fd00:216::2 CLI=fd00:216::1
 	host_daemon A
 	host_daemon B
-	server_b run
-	client_a run
-	[ "$(cat "$T/client.out")" = "echo ok" ]
+	echo_between run run
 	[ "$(mode_of A)" = "0x03030000" ]
 	[ "$(mode_of B)" = "0x05000000/0x03030000" ]
-	touch "$T/stop"
+}
+
+@test "smc_chk -C to a host whose daemon answers: the fallback and its reason, not the handshake" {
+	host_daemon A
+	host_daemon B
+	on B "$SMC_BIN/smc_chk" -S -p 7500 >"$T/chk-srv" 2>&1 &
+	PIDS+=($!)
+	for _ in $(seq 100); do
+		grep -q '^Server started on port' "$T/chk-srv" && break
+		sleep 0.1
+	done
+	run on A "$SMC_BIN/smc_chk" -C 10.216.0.2 -p 7500
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "Test with target IP 10.216.0.2 and port 7500
+     Failed  (TCP fallback), reasons:
+          Client: 0x03030000 no SMC device found (R or D) (NOSMCDEV)" ]
 }
 
 @test "no RDMA device on the client's host: it lists 0x03030000 at once, the server the peer's decline" {
 	host_daemon A --sysfs "$T/nosys"
 	host_daemon B
-	server_b run
-	client_a run
-	[ "$(cat "$T/client.out")" = "echo ok" ]
+	echo_between run run
 	[ "$(mode_of A)" = "0x03030000" ]
 	[ "$(mode_of B)" = "0x05000000/0x03030000" ]
-	touch "$T/stop"
 }
 
 @test "the peer host has no daemon: the client lists 0x03010000" {
 	host_daemon A
-	server_b plain
-	client_a run
-	[ "$(cat "$T/client.out")" = "echo ok" ]
+	echo_between plain run
 	[ "$(mode_of A)" = "0x03010000" ]
-	touch "$T/stop"
 }
 
 @test "the peer host's daemon runs, its program is not preloaded: the client lists 0x03010000" {
 	host_daemon A
 	host_daemon B
-	server_b plain
-	client_a run
-	[ "$(cat "$T/client.out")" = "echo ok" ]
+	echo_between plain run
 	[ "$(mode_of A)" = "0x03010000" ]
-	touch "$T/stop"
 }
 
 @test "the server alone preloaded: it lists 0x03010000, and nothing else changed" {
 	host_daemon A
 	host_daemon B
-	server_b run
-	client_a plain
-	[ "$(cat "$T/client.out")" = "echo ok" ]
+	echo_between run plain
 	[ "$(mode_of B)" = "0x03010000" ]
 	run on A "$SMC_BIN/smcss" -a
 	[ "${#lines[@]}" -eq 1 ]
-	touch "$T/stop"
 }
 
 # Ask host B's daemon as host A would (doc/soft-roce.md section 2 has the
@@ -252,7 +263,6 @@ print("have=%d role=%d seq=%d verdict=0x%08x" % (f[4] & 1, f[3], f[5], f[6]))' "
 	# a connection B does not have: "not here"
 	run ask_b 10.216.0.1 1
 	[ "$output" = "have=0 role=1 seq=77 verdict=0x00000000" ]
-	touch "$T/stop"
 }
 
 @test "smc_softd --peer-port: 0 turns the control port off; a bad or taken port fails the start" {

@@ -246,17 +246,17 @@ TEST(soft_peer_no_daemon_no_end)
 	soft_reg_drop(&hosts[0], a);
 	hosts_free();
 
-	/* a daemon that says "not here": no more questions, PEERNOSMC at 5 s */
+	/* a daemon that says "not here": no more questions, PEERNOSMC at 2.5 s */
 	hosts_init();
 	a = end_on(0);
 	CHECK_INT(begin(0, a, SOFT_DECL_NOSMCDEV, 0), 0);
 	deliver(false, 0);
 	deliver(false, 0);
 	nsent = 0;
-	CHECK_INT(soft_peer_tick(&hosts[0], 3000), 5000);
+	CHECK_INT(soft_peer_tick(&hosts[0], 2100), 2500);
 	CHECK_INT(a->pair_status, SOFT_PAIR_ASKING);
 	CHECK_INT(nsent, 0);
-	soft_peer_tick(&hosts[0], 5000);
+	soft_peer_tick(&hosts[0], 2500);
 	check_decided(a, SOFT_DECL_PEERNOSMC, 0);
 	soft_reg_drop(&hosts[0], a);
 	hosts_free();
