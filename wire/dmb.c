@@ -1,5 +1,6 @@
 /* Soft SMC-D transport: per-connection shared-memory rings (see dmb.h). */
 #include "dmb.h"
+#include "smc_size.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,20 +77,12 @@ static void cursor_add(struct dmb_cursor *c, uint32_t len, uint32_t n)
 
 uint32_t dmb_code_size(uint8_t code)
 {
-	if (code > 6)
-		code = 6;
-	return DMB_MIN_SIZE << code;
+	return smc_code_size(code > SMC_SIZE_CODE_SMCD ? SMC_SIZE_CODE_SMCD : code);
 }
 
 uint8_t dmb_size_code(size_t want)
 {
-	uint8_t c = 0;
-
-	if (want <= DMB_MIN_SIZE)
-		return 0;
-	for (size_t v = (want - 1) >> 14; v; v >>= 1)
-		c++;
-	return c > 6 ? 6 : c;
+	return smc_size_code(want, SMC_SIZE_CODE_SMCD);
 }
 
 uint32_t dmb_size_round(size_t want)
