@@ -5,7 +5,8 @@
  * shared-memory region as an untrusted peer could hand over, or
  * (fuzz_pairpoll) a PAIR, SOCK_INFO or BELL reply as the preload's client
  * code reads it, or (fuzz_pdump) a process's dump ring as the daemon drains
- * it, or (fuzz_peer) a datagram to the control port from a peer host.
+ * it, or (fuzz_peer) a datagram to the control port from a peer host, or
+ * (fuzz_smcr_wire, first byte 12) an SMC-R CDC or LLC message off a link.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -22,13 +23,14 @@ void fuzz_dmb(const uint8_t *data, size_t size);
 void fuzz_pairpoll(const uint8_t *data, size_t size);
 void fuzz_pdump(const uint8_t *data, size_t size);
 void fuzz_peer(const uint8_t *data, size_t size);
+void fuzz_smcr_wire(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void (*const targets[])(const uint8_t *, size_t) = {
 	fuzz_transport, fuzz_pnet, fuzz_info, fuzz_smcss,
 	fuzz_stats, fuzz_linkgroup, fuzz_device, fuzz_softd, fuzz_dmb, fuzz_pairpoll,
-	fuzz_pdump, fuzz_peer,
+	fuzz_pdump, fuzz_peer, fuzz_smcr_wire,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
