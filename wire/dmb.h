@@ -27,6 +27,8 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "cdc_flags.h"
+
 #define DMB_MAGIC        0x31424d44434d53ULL /* "SMCDMB1" little-endian */
 #define DMB_VERSION      1u
 #define DMB_MIN_SIZE     (16u * 1024)
@@ -40,17 +42,17 @@
 /* Rings start page-aligned after the header page. */
 #define DMB_HDR_SIZE     4096u
 
-/* Producer flags (CDC byte 24, same bit positions). */
-#define DMB_PF_WRITE_BLOCKED  0x80u
-#define DMB_PF_URG_PENDING    0x40u
-#define DMB_PF_URG_PRESENT    0x20u
-#define DMB_PF_CONS_UPD_REQ   0x10u
+/* Producer flags: the CDC's (cdc_flags.h), in the same bit positions. */
+#define DMB_PF_WRITE_BLOCKED  CDC_PF_WRITE_BLOCKED
+#define DMB_PF_URG_PENDING    CDC_PF_URG_PENDING
+#define DMB_PF_URG_PRESENT    CDC_PF_URG_PRESENT
+#define DMB_PF_CONS_UPD_REQ   CDC_PF_CONS_UPD_REQ
 #define DMB_PF_MASK           0xf0u
-/* Connection-state flags (CDC byte 25, same bit positions); sticky. */
-#define DMB_CF_DONE_WRITING   0x80u /* shutdown(SHUT_WR); in the producer word */
-#define DMB_CF_CLOSED         0x40u /* orderly close */
-#define DMB_CF_ABORT          0x20u /* abnormal close (reset) */
-#define DMB_CF_DONE_READING   0x10u /* shutdown(SHUT_RD); in both our words */
+/* Connection-state flags: the CDC's, sticky, and one of the soft ring's own. */
+#define DMB_CF_DONE_WRITING   CDC_CF_DONE_WRITING /* in the producer word */
+#define DMB_CF_CLOSED         CDC_CF_CLOSED
+#define DMB_CF_ABORT          CDC_CF_ABORT
+#define DMB_CF_DONE_READING   0x10u /* shutdown(SHUT_RD); in both our words; not in SMC */
 #define DMB_CF_MASK           0xf0u
 
 /*

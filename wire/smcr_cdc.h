@@ -1,0 +1,111 @@
+/*
+ * SMC-R CDC (Connection Data Control) messages and the cursor arithmetic
+ * behind them (RFC 7609; doc/smcr-wire.md).
+ *
+ * A CDC travels as an RDMA SEND of SMCR_CDC_LEN bytes on a link's QP and
+ * shares the receive path with LLC (smcr_llc.h): byte 0 is the type, 0xFE
+ * for a CDC.  Byte map, every number big-endian:
+ *
+ *    0  type 0xFE            8  producer cursor: u16 0, u16 wrap, u32 count
+ *    1  length 44           16  consumer cursor: same
+ *    2  u16 sequence number 24  producer flags (cdc_flags.h CDC_PF_*)
+ *    4  u32 alert token     25  connection-state flags (CDC_CF_*)
+ *                           26  18 reserved bytes
+ *
+ * Linux sends the 44 bytes out of a 48-byte work-request buffer
+ * (SMCR_WR_BUF_SIZE) and receives into such buffers.
+ *
+ * Decoding takes what Linux's receiver takes (net/smc/smc_cdc.c,
+ * smc_cdc_rx_handler): fewer than SMCR_CDC_MIN_LEN bytes is -EMSGSIZE, a
+ * type other than 0xFE or a length byte other than 44 is -EPROTO.  Reserved
+ * bits and bytes are ignored, as Linux does: the cursors' reserved halves and
+ * bytes 26-43 are not read, and the flag bytes are kept whole, reserved bits
+ * included (Linux copies them whole too), so that a newer peer's flags are not
+ * a reason to drop its data.
+ *
+ * Cursors from the peer are not trusted by decoding: a receiver calls
+ * smcr_cdc_check() (or smcr_curs_valid()) before using them.
+ */
+#ifndef WIRE_SMCR_CDC_H
+#define WIRE_SMCR_CDC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cdc_flags.h"
+
+#define SMCR_CDC_TYPE        0xFEu
+#define SMCR_CDC_LEN         44u    /* the length byte, and the bytes sent (SMC_WR_TX_SIZE) */
+#define SMCR_CDC_MIN_LEN     26u    /* shorter is dropped: the fields end here */
+#define SMCR_WR_BUF_SIZE     48u    /* Linux's send/receive buffer of a CDC or v1 LLC */
+#define SMCR_WR_BUF_V2_SIZE  8192u  /* its buffer of an SMC-Rv2 LLC message */
+
+/* Largest ring the cursor functions take: Linux's RMBs stop at 512 MiB. */
+#define SMCR_CURS_MAX_SIZE   (1u << 30)
+
+/* A position in a ring of size N: count in [0, N), wrap counts the laps mod 2^16. */
+struct smcr_curs {
+	uint16_t wrap;
+	uint32_t count;
+};
+
+struct smcr_cdc {
+	uint16_t seqno;           /* per connection, +1 for each CDC sent, first 1 */
+	uint32_t token;           /* the receiver's alert token */
+	struct smcr_curs prod;    /* how far the sender wrote into the receiver's RMBE */
+	struct smcr_curs cons;    /* how far the sender consumed its own RMBE */
+	uint8_t prod_flags;       /* CDC_PF_* (reserved bits kept) */
+	uint8_t conn_state_flags; /* CDC_CF_* (reserved bits kept) */
+};
+
+/* SMCR_CDC_LEN bytes into buf (reserved ones zero): SMCR_CDC_LEN, or -EMSGSIZE if size is less. */
+int smcr_cdc_encode(const struct smcr_cdc *m, uint8_t *buf, size_t size);
+/* 0; -EMSGSIZE if len < SMCR_CDC_MIN_LEN; -EPROTO for another type or length byte. */
+int smcr_cdc_decode(const uint8_t *buf, size_t len, struct smcr_cdc *m);
+/*
+ * Whether a decoded CDC's cursors fit: the producer cursor indexes our RMBE
+ * (rmbe_size), the consumer cursor the peer's (peer_rmbe_size).  0 or -EPROTO.
+ */
+int smcr_cdc_check(const struct smcr_cdc *m, uint32_t rmbe_size, uint32_t peer_rmbe_size);
+
+/* Sequence numbers (16 bits, wrapping): a is before b if (s16)(a - b) < 0. */
+bool smcr_seq_before(uint16_t a, uint16_t b);
+
+/*
+ * Cursor arithmetic over a ring of size N (0 < N <= SMCR_CURS_MAX_SIZE).
+ * Every function checks its cursors: one with count >= N, or a bad N, gives
+ * false or -EINVAL, never a wrong number.
+ */
+bool smcr_curs_valid(struct smcr_curs c, uint32_t size);
+/* Advance c by len <= N (count += len, one lap at most).  0 or -EINVAL. */
+int smcr_curs_add(struct smcr_curs *c, uint32_t size, uint32_t len);
+/*
+ * Bytes from old to new, for old <= new at most N apart (Linux's
+ * smc_curs_diff: when the wraps differ, one lap is assumed; never negative).
+ * In [0, 2N); -EINVAL for invalid cursors.
+ */
+int smcr_curs_diff(uint32_t size, struct smcr_curs old, struct smcr_curs new);
+/*
+ * Like smcr_curs_diff() but counting every lap between the wraps, including
+ * over the 0xFFFF -> 0 wrap, capped at N (Linux's smc_curs_diff_large).
+ */
+int smcr_curs_diff_large(uint32_t size, struct smcr_curs old, struct smcr_curs new);
+/*
+ * Whether a receiver holding old takes the peer's cursor new: Linux's rule
+ * (net/smc/smc_cdc.h, smc_cdc_cursor_to_host) keeps old when new.wrap is
+ * below old.wrap (unless new.wrap is 0: the 0xFFFF -> 0 wrap), or the wraps
+ * are equal and new.count is below old.count.  An equal cursor is taken.
+ * Counts are not checked here: smcr_curs_valid() first.
+ */
+bool smcr_curs_accept(struct smcr_curs old, struct smcr_curs new);
+/*
+ * Free space in the peer's RMBE of size N: N minus the bytes we produced
+ * (prod, our producer cursor) that the peer has not consumed (cons, its
+ * consumer cursor), as the sender's flow control counts it.  In [0, N];
+ * -EPROTO if cons is ahead of prod or more than N behind (a peer's lie),
+ * -EINVAL for invalid cursors.
+ */
+int smcr_peer_rmbe_space(uint32_t size, struct smcr_curs prod, struct smcr_curs cons);
+
+#endif
