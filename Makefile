@@ -26,9 +26,10 @@ OBJ      := $(O)/.obj
 CC       ?= cc
 PKG_CONFIG ?= pkg-config
 PKGS     := libnl-3.0 libnl-genl-3.0 libmnl
-# liburing: its header only (the preload reads the rings of a program's liburing)
-DEP_PKGS := $(PKGS) liburing
-DEBIAN_PKGS := libnl-3-dev libnl-genl-3-dev libmnl-dev liburing-dev pkg-config
+# liburing: its header only (the preload reads the rings of a program's liburing);
+# libibverbs: its header only (the preload opens it at run time for soft SMC-R)
+DEP_PKGS := $(PKGS) liburing libibverbs
+DEBIAN_PKGS := libnl-3-dev libnl-genl-3-dev libmnl-dev liburing-dev libibverbs-dev pkg-config
 
 CFLAGS   ?= -O2 -g
 WFLAGS   := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
@@ -74,9 +75,10 @@ TOOL_OBJS := $(TOOL_SRCS:%.c=$(OBJ)/%.o)
 # the parts shared with the daemon (wire/) are linked into the preload as well
 # preload/: the library in layers, lowest first (doc/layers.md), each
 # compiled with the include paths of itself and the layers below.
-PRELOAD_LAYERS := base transport conn share hooks
+PRELOAD_LAYERS := base rdma transport conn share hooks
 PRELOAD_I_base      := -Ipreload/base
-PRELOAD_I_transport := $(PRELOAD_I_base) -Ipreload/transport
+PRELOAD_I_rdma      := $(PRELOAD_I_base) -Ipreload/rdma
+PRELOAD_I_transport := $(PRELOAD_I_rdma) -Ipreload/transport
 PRELOAD_I_conn      := $(PRELOAD_I_transport) -Ipreload/conn
 PRELOAD_I_share     := $(PRELOAD_I_conn) -Ipreload/share
 PRELOAD_I_hooks     := $(PRELOAD_I_share) -Ipreload/hooks
@@ -216,6 +218,15 @@ $(O)/tests/soft_pair: tests/progs/pair/soft_pair.c wire/reg_client.c wire/dmb.c 
 	$(Q)$(CC) $(WFLAGS) $(CFLAGS) $(SANFLAGS) -I. -Ilib -o $@ $(filter %.c,$^)
 TEST_PROGS += $(O)/tests/soft_pair
 
+# Soft SMC-R's building blocks between two hosts (tests/vm/guest/s5.sh): the
+# preload's rdma/ layer and the wire formats, without the rest of the preload.
+SMCR_STREAM_SRCS := $(wildcard tests/progs/smcr/*.c preload/rdma/*.c wire/clc*.c wire/smcr_*.c)
+$(O)/tests/smcr_stream: $(SMCR_STREAM_SRCS) $(wildcard tests/progs/smcr/*.h preload/rdma/*.h wire/*.h)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WFLAGS) $(CFLAGS) $(SANFLAGS) -Iwire -Ipreload/rdma -o $@ $(SMCR_STREAM_SRCS) -ldl
+TEST_PROGS += $(O)/tests/smcr_stream
+
 CHECK_DIR := build/check
 # The README's two commands work on a bare machine: both install the build
 # dependencies first (scripts/install-deps.sh), before anything needs them.
@@ -265,9 +276,10 @@ check-kernel:
 
 # Soft SMC-R under QEMU on the newest kernel Debian serves, which has no SMC
 # at all (doc/soft-roce.md): the host's rxe device as the soft backend's
-# SMC-R device (s3), and two hosts with their own daemons (s4).
+# SMC-R device (s3), two hosts with their own daemons (s4), and soft SMC-R's
+# building blocks between two hosts: CLC, a queue pair, RDMA WRITE and CDC (s5).
 check-soft-roce:
-	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3 s4
+	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3 s4 s5
 
 # Random socket operations under smc_run against a private smc_softd
 # (tests/progs/sockfuzz.c, tests/random.sh): replay one seed with every

@@ -12,6 +12,7 @@ demo_packages=(
 	build-essential pkg-config
 	libnl-3-dev libnl-genl-3-dev libmnl-dev     # build
 	liburing-dev                                # build: the preload reads liburing's rings
+	libibverbs-dev                              # build: the preload opens libibverbs for soft SMC-R
 	python3 iproute2 procps                     # the demo's helpers
 	sockperf                                    # the demo's data path
 )

@@ -104,6 +104,13 @@ cc -O2 -Wall -static -o "$STAGE/usr/bin/smc_sock" "$HERE/smc_sock.c"
 cc -O2 -Wall -static -o "$STAGE/usr/bin/nldump" "$HERE/nldump.c"
 cc -O2 -Wall -o "$STAGE/usr/bin/tcpecho" "$HERE/tcpecho.c"
 copy_libs "$STAGE/usr/bin/tcpecho"
+# soft SMC-R's building blocks between two hosts (s5): the preload's rdma/
+# layer and the wire formats, with libibverbs opened at run time.
+ROOT=$(cd "$HERE/../.." && pwd)
+cc -O2 -Wall -Werror -std=c11 -D_GNU_SOURCE -I"$ROOT/wire" -I"$ROOT/preload/rdma" \
+	-o "$STAGE/usr/bin/smcr_stream" "$ROOT"/tests/progs/smcr/*.c "$ROOT"/preload/rdma/*.c \
+	"$ROOT"/wire/clc*.c "$ROOT"/wire/smcr_*.c -ldl
+copy_libs "$STAGE/usr/bin/smcr_stream"
 
 # Modules, uncompressed, and their modules.dep.
 MDIR=lib/modules/$KVER

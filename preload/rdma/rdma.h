@@ -1,0 +1,165 @@
+/*
+ * RDMA as the application process uses it for soft SMC-R (doc/soft-roce.md
+ * sections 3 and 4): libibverbs opened at run time, a device port with its
+ * protection domain, reliable-connected queue pairs, memory registrations,
+ * posting and completions.  A program on a host without rdma-core never
+ * loads libibverbs; nothing here knows SMC's messages (wire/ does).
+ */
+#ifndef SMC_PRELOAD_RDMA_H
+#define SMC_PRELOAD_RDMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#pragma GCC visibility push(hidden)
+
+/*
+ * A message slot: SMC-R's CDC and LLC messages are 44 bytes in a 48-byte
+ * work-request buffer (the kernel's SMC_WR_BUF_SIZE).
+ */
+#define RDMA_MSG_SIZE 48u
+
+/* ---- verbs_lib.c: libibverbs, opened once ---- */
+/*
+ * The library's functions this folder calls, found by dlsym: never its
+ * exported names, which verbs.h wraps in inline functions and macros that
+ * a dlopen'd library cannot satisfy.  Posting and polling go through the
+ * context's operations (ibv_post_send() and its kin are inline).
+ */
+struct rdma_verbs {
+	struct ibv_device **(*get_device_list)(int *num);
+	void (*free_device_list)(struct ibv_device **list);
+	const char *(*get_device_name)(struct ibv_device *dev);
+	struct ibv_context *(*open_device)(struct ibv_device *dev);
+	int (*close_device)(struct ibv_context *ctx);
+	/* fills the fields of the old struct ibv_port_attr, a prefix of today's */
+	int (*query_port)(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr);
+	int (*query_gid_ex)(struct ibv_context *ctx, uint32_t port, uint32_t index,
+			    struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size);
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);
+	int (*dealloc_pd)(struct ibv_pd *pd);
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t len, int access);
+	int (*dereg_mr)(struct ibv_mr *mr);
+	struct ibv_comp_channel *(*create_comp_channel)(struct ibv_context *ctx);
+	int (*destroy_comp_channel)(struct ibv_comp_channel *ch);
+	struct ibv_cq *(*create_cq)(struct ibv_context *ctx, int cqe, void *cq_context,
+				    struct ibv_comp_channel *ch, int comp_vector);
+	int (*destroy_cq)(struct ibv_cq *cq);
+	int (*get_cq_event)(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context);
+	void (*ack_cq_events)(struct ibv_cq *cq, unsigned int nevents);
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+	int (*destroy_qp)(struct ibv_qp *qp);
+};
+extern struct rdma_verbs rdma_v;
+
+/* 0, or -ENOSYS when libibverbs cannot be used (rdma_lib_error() says why). */
+int rdma_lib_load(void);
+const char *rdma_lib_error(void);
+
+/* ---- verbs_dev.c: a device port ---- */
+struct rdma_dev;
+
+/* What a link needs to know of its local port. */
+struct rdma_port {
+	uint8_t gid[16];        /* the RoCE v2 GID the link uses */
+	uint32_t gid_index;
+	uint8_t mtu;            /* active MTU, IB enum: 1 = 256 ... 5 = 4096 */
+	uint32_t ifindex;       /* the Ethernet interface of the GID, 0 unknown */
+};
+
+/*
+ * Opens device name's port, with the RoCE v2 GID gid (an IPv4 address as
+ * ::ffff:a.b.c.d).  -ENODEV: no such device, -EADDRNOTAVAIL: no such GID
+ * on the port, -ENETDOWN: the port is not active.
+ */
+int rdma_dev_open(const char *name, uint8_t port, const uint8_t gid[16], struct rdma_dev **out);
+void rdma_dev_close(struct rdma_dev *d);
+const struct rdma_port *rdma_dev_port(const struct rdma_dev *d);
+/* For the queue pairs of verbs_qp.c. */
+struct ibv_context *rdma_dev_ctx(const struct rdma_dev *d);
+struct ibv_pd *rdma_dev_pd(const struct rdma_dev *d);
+uint8_t rdma_dev_port_num(const struct rdma_dev *d);
+
+/* Memory registered with the device: lkey for our posts, rkey for the peer's writes. */
+struct rdma_mr {
+	void *addr;
+	size_t len;
+	uint32_t lkey, rkey;
+	void *handle;
+};
+/* remote_write: the peer may RDMA WRITE into it (an RMB); else local use only. */
+int rdma_mr_reg(struct rdma_dev *d, void *addr, size_t len, bool remote_write, struct rdma_mr *mr);
+void rdma_mr_dereg(struct rdma_mr *mr);
+
+/* ---- verbs_qp.c: a reliable-connected queue pair ---- */
+struct rdma_qp;
+
+/* One end of a queue pair as the CLC messages carry it. */
+struct rdma_qp_addr {
+	uint32_t qpn;           /* 24 bits */
+	uint32_t psn;           /* initial packet sequence number, 24 bits */
+	uint8_t gid[16];
+	uint8_t mtu;            /* IB enum */
+};
+
+/* Sizes of a queue pair: work requests in flight, receive slots for messages. */
+struct rdma_qp_size {
+	uint32_t send_wr;
+	uint32_t recv_slots;
+};
+
+int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct rdma_qp **out);
+void rdma_qp_destroy(struct rdma_qp *qp);
+void rdma_qp_local(const struct rdma_qp *qp, struct rdma_qp_addr *a);
+/* Connects to the peer's end: the path MTU is the smaller of the two. */
+int rdma_qp_connect(struct rdma_qp *qp, const struct rdma_qp_addr *peer);
+/* The completion channel's descriptor: readable once armed (rdma_qp_arm()) and something completed. */
+int rdma_qp_fd(const struct rdma_qp *qp);
+
+/*
+ * RDMA WRITE of len bytes at off in src into the peer's raddr (its rkey);
+ * signaled: an RDMA_EV_WRITTEN event reports it.  -ENOBUFS: the send queue
+ * is full (wait for completions).
+ */
+int rdma_post_write(struct rdma_qp *qp, const struct rdma_mr *src, size_t off, size_t len,
+		    uint64_t raddr, uint32_t rkey, uint64_t wr_id, bool signaled);
+/* SEND of a message of at most RDMA_MSG_SIZE bytes; always signaled (RDMA_EV_SENT). */
+int rdma_post_msg(struct rdma_qp *qp, const void *msg, size_t len, uint64_t wr_id);
+
+enum rdma_ev_kind {
+	RDMA_EV_SENT,           /* a message of ours was delivered */
+	RDMA_EV_WRITTEN,        /* a signaled write of ours was delivered */
+	RDMA_EV_MSG,            /* a message of the peer arrived: len bytes in msg */
+	RDMA_EV_ERROR,          /* a work request failed: status, the link is broken */
+};
+
+struct rdma_event {
+	enum rdma_ev_kind kind;
+	uint64_t wr_id;
+	int status;             /* the completion's status, 0: success */
+	uint32_t len;
+	uint8_t msg[RDMA_MSG_SIZE];
+};
+
+/*
+ * Up to max completions, without sleeping: the count, or -errno.  A
+ * message's receive slot is posted again before it returns.
+ */
+int rdma_qp_poll(struct rdma_qp *qp, struct rdma_event *ev, int max);
+/*
+ * Before sleeping on rdma_qp_fd() (with the caller's own poll: inside the
+ * preload, the one behind its hooks): asks for the next completion to make
+ * it readable.  1: something completed meanwhile, rdma_qp_poll() it
+ * instead of sleeping; 0: sleep; -errno.
+ */
+int rdma_qp_arm(struct rdma_qp *qp);
+/* After rdma_qp_fd() was readable: takes the channel's event.  0 or -errno. */
+int rdma_qp_woken(struct rdma_qp *qp);
+
+#pragma GCC visibility pop
+
+#endif

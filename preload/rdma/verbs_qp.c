@@ -1,0 +1,358 @@
+/*
+ * A reliable-connected queue pair for a soft SMC-R link: its completion
+ * queue and channel, receive slots for the peer's messages, and the send
+ * queue's accounting.  Writes may go unsignaled, as the kernel's SMC posts
+ * its data; every send_wr / 2 posts one is signaled anyway, so that the
+ * send queue's slots come back.
+ */
+#include "rdma.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#define RECV_TAG (1ull << 63)
+#define STASH 16
+
+/* What a post was, by its sequence number modulo send_wr. */
+struct posted {
+	uint64_t wr_id;
+	bool reported;               /* the caller asked for its completion */
+};
+
+struct rdma_qp {
+	struct rdma_dev *dev;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct rdma_mr slots_mr;     /* recv_slots messages of RDMA_MSG_SIZE */
+	uint8_t *slots;
+	struct rdma_qp_size size;
+	uint32_t psn;
+	uint32_t max_inline;
+	uint64_t seq;                /* posts so far */
+	uint64_t done;               /* posts completed (in order on an RC send queue) */
+	uint32_t unsignaled;         /* posts since the last signaled one */
+	struct posted *posts;
+	struct ibv_wc stash[STASH];  /* completions taken while arming */
+	int nstash, stash_pos;
+};
+
+static int post_recv(struct rdma_qp *q, uint32_t slot)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(q->slots + (size_t)slot * RDMA_MSG_SIZE),
+		.length = RDMA_MSG_SIZE,
+		.lkey = q->slots_mr.lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = RECV_TAG | slot, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return -ibv_post_recv(q->qp, &wr, &bad);
+}
+
+static int to_init(struct rdma_qp *q)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = rdma_dev_port_num(q->dev),
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	return -rdma_v.modify_qp(q->qp, &a,
+				 IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+static struct ibv_qp *create(struct rdma_qp *q, uint32_t inline_size)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = q->cq,
+		.recv_cq = q->cq,
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 0,
+		.cap = {
+			.max_send_wr = q->size.send_wr,
+			.max_recv_wr = q->size.recv_slots,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+			.max_inline_data = inline_size,
+		},
+	};
+	struct ibv_qp *qp = rdma_v.create_qp(rdma_dev_pd(q->dev), &ia);
+
+	if (qp)
+		q->max_inline = ia.cap.max_inline_data;
+	return qp;
+}
+
+static int setup(struct rdma_qp *q)
+{
+	struct ibv_context *ctx = rdma_dev_ctx(q->dev);
+	int cqe = (int)(q->size.send_wr + q->size.recv_slots);
+	int rc;
+
+	q->posts = calloc(q->size.send_wr, sizeof(*q->posts));
+	q->slots = calloc(q->size.recv_slots, RDMA_MSG_SIZE);
+	if (!q->posts || !q->slots)
+		return -ENOMEM;
+	rc = rdma_mr_reg(q->dev, q->slots, (size_t)q->size.recv_slots * RDMA_MSG_SIZE, false, &q->slots_mr);
+	if (rc)
+		return rc;
+	q->ch = rdma_v.create_comp_channel(ctx);
+	if (!q->ch)
+		return errno ? -errno : -ENOMEM;
+	q->cq = rdma_v.create_cq(ctx, cqe, q, q->ch, 0);
+	if (!q->cq)
+		return errno ? -errno : -ENOMEM;
+	q->qp = create(q, RDMA_MSG_SIZE);
+	if (!q->qp)
+		q->qp = create(q, 0);   /* a device without inline sends */
+	if (!q->qp)
+		return errno ? -errno : -ENOMEM;
+	rc = to_init(q);
+	for (uint32_t i = 0; !rc && i < q->size.recv_slots; i++)
+		rc = post_recv(q, i);
+	if (getrandom(&q->psn, sizeof(q->psn), 0) != sizeof(q->psn))
+		q->psn = (uint32_t)(uintptr_t)q;
+	q->psn &= 0xffffff;
+	return rc;
+}
+
+int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct rdma_qp **out)
+{
+	struct rdma_qp *q;
+	int rc;
+
+	if (!size->send_wr || !size->recv_slots)
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->dev = d;
+	q->size = *size;
+	rc = setup(q);
+	if (rc) {
+		rdma_qp_destroy(q);
+		return rc;
+	}
+	*out = q;
+	return 0;
+}
+
+void rdma_qp_destroy(struct rdma_qp *q)
+{
+	if (!q)
+		return;
+	if (q->qp)
+		rdma_v.destroy_qp(q->qp);
+	if (q->cq)
+		rdma_v.destroy_cq(q->cq);
+	if (q->ch)
+		rdma_v.destroy_comp_channel(q->ch);
+	rdma_mr_dereg(&q->slots_mr);
+	free(q->slots);
+	free(q->posts);
+	free(q);
+}
+
+void rdma_qp_local(const struct rdma_qp *q, struct rdma_qp_addr *a)
+{
+	const struct rdma_port *p = rdma_dev_port(q->dev);
+
+	a->qpn = q->qp->qp_num;
+	a->psn = q->psn;
+	memcpy(a->gid, p->gid, 16);
+	a->mtu = p->mtu;
+}
+
+int rdma_qp_connect(struct rdma_qp *q, const struct rdma_qp_addr *peer)
+{
+	const struct rdma_port *p = rdma_dev_port(q->dev);
+	struct ibv_qp_attr rtr = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = (enum ibv_mtu)(peer->mtu < p->mtu ? peer->mtu : p->mtu),
+		.dest_qp_num = peer->qpn & 0xffffff,
+		.rq_psn = peer->psn & 0xffffff,
+		.max_dest_rd_atomic = 1,
+		.min_rnr_timer = 12,
+		.ah_attr = {
+			.is_global = 1,
+			.port_num = rdma_dev_port_num(q->dev),
+			.grh = { .sgid_index = (uint8_t)p->gid_index, .hop_limit = 64 },
+		},
+	};
+	struct ibv_qp_attr rts = {
+		.qp_state = IBV_QPS_RTS,
+		.timeout = 14,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
+		.sq_psn = q->psn,
+		.max_rd_atomic = 1,
+	};
+	int rc;
+
+	if (peer->mtu < IBV_MTU_256 || peer->mtu > IBV_MTU_4096)
+		return -EINVAL;
+	memcpy(rtr.ah_attr.grh.dgid.raw, peer->gid, 16);
+	rc = rdma_v.modify_qp(q->qp, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (rc)
+		return -rc;
+	return -rdma_v.modify_qp(q->qp, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				 IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+int rdma_qp_fd(const struct rdma_qp *q)
+{
+	return q->ch->fd;
+}
+
+/* Posts wr as sequence number q->seq; signaled when the caller asks or the queue needs it back. */
+static int post(struct rdma_qp *q, struct ibv_send_wr *wr, uint64_t wr_id, bool report)
+{
+	struct ibv_send_wr *bad;
+	struct posted *p;
+	int rc;
+
+	if (q->seq - q->done >= q->size.send_wr)
+		return -ENOBUFS;
+	if (report || q->unsignaled + 1 >= q->size.send_wr / 2)
+		wr->send_flags |= IBV_SEND_SIGNALED;
+	wr->wr_id = q->seq;
+	p = &q->posts[q->seq % q->size.send_wr];
+	p->wr_id = wr_id;
+	p->reported = report;
+	rc = ibv_post_send(q->qp, wr, &bad);
+	if (rc)
+		return -rc;
+	q->unsignaled = (wr->send_flags & IBV_SEND_SIGNALED) ? 0 : q->unsignaled + 1;
+	q->seq++;
+	return 0;
+}
+
+int rdma_post_write(struct rdma_qp *q, const struct rdma_mr *src, size_t off, size_t len,
+		    uint64_t raddr, uint32_t rkey, uint64_t wr_id, bool signaled)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)src->addr + off,
+		.length = (uint32_t)len,
+		.lkey = src->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	};
+
+	if (off > src->len || len > src->len - off || len > UINT32_MAX)
+		return -EINVAL;
+	return post(q, &wr, wr_id, signaled);
+}
+
+int rdma_post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)msg, .length = (uint32_t)len };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+	};
+
+	if (len > RDMA_MSG_SIZE)
+		return -EMSGSIZE;
+	/* without inline data the message would have to be registered: no such device here yet */
+	if (len > q->max_inline)
+		return -EOPNOTSUPP;
+	wr.send_flags = IBV_SEND_INLINE;
+	return post(q, &wr, wr_id, true);
+}
+
+/* One completion as an event; false: nothing for the caller. */
+static bool take(struct rdma_qp *q, const struct ibv_wc *wc, struct rdma_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->status = wc->status;
+	if (wc->wr_id & RECV_TAG) {
+		uint32_t slot = (uint32_t)(wc->wr_id & ~RECV_TAG);
+
+		if (slot >= q->size.recv_slots)
+			return false;
+		if (wc->status != IBV_WC_SUCCESS) {
+			ev->kind = RDMA_EV_ERROR;
+			return true;
+		}
+		ev->kind = RDMA_EV_MSG;
+		ev->len = wc->byte_len < RDMA_MSG_SIZE ? wc->byte_len : RDMA_MSG_SIZE;
+		memcpy(ev->msg, q->slots + (size_t)slot * RDMA_MSG_SIZE, ev->len);
+		if (post_recv(q, slot))
+			ev->kind = RDMA_EV_ERROR;
+		return true;
+	}
+	if (wc->wr_id < q->done || wc->wr_id >= q->seq)
+		return false;
+	q->done = wc->wr_id + 1;
+	ev->wr_id = q->posts[wc->wr_id % q->size.send_wr].wr_id;
+	if (wc->status != IBV_WC_SUCCESS) {
+		ev->kind = RDMA_EV_ERROR;
+		return true;
+	}
+	if (!q->posts[wc->wr_id % q->size.send_wr].reported)
+		return false;
+	ev->kind = wc->opcode == IBV_WC_RDMA_WRITE ? RDMA_EV_WRITTEN : RDMA_EV_SENT;
+	return true;
+}
+
+int rdma_qp_poll(struct rdma_qp *q, struct rdma_event *ev, int max)
+{
+	int n = 0;
+
+	while (n < max) {
+		struct ibv_wc wc;
+
+		if (q->stash_pos < q->nstash) {
+			wc = q->stash[q->stash_pos++];
+		} else {
+			int got = ibv_poll_cq(q->cq, 1, &wc);
+
+			if (got < 0)
+				return n ? n : -EIO;
+			if (!got)
+				break;
+		}
+		if (take(q, &wc, &ev[n]))
+			n++;
+	}
+	return n;
+}
+
+int rdma_qp_arm(struct rdma_qp *q)
+{
+	int rc;
+
+	if (q->stash_pos < q->nstash)
+		return 1;
+	rc = ibv_req_notify_cq(q->cq, 0);
+	if (rc)
+		return -rc;
+	/* what completed before the arm raises no event: take it now */
+	q->stash_pos = 0;
+	q->nstash = ibv_poll_cq(q->cq, STASH, q->stash);
+	if (q->nstash < 0) {
+		q->nstash = 0;
+		return -EIO;
+	}
+	return q->nstash > 0;
+}
+
+int rdma_qp_woken(struct rdma_qp *q)
+{
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	if (rdma_v.get_cq_event(q->ch, &cq, &cq_ctx))
+		return -EIO;
+	rdma_v.ack_cq_events(cq, 1);
+	return 0;
+}
