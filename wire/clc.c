@@ -55,7 +55,7 @@ int clc_hdr_peek(const uint8_t *buf, size_t len, struct clc_hdr *h)
 		return -EPROTO;
 	h->smcd_eye = !memcmp(buf, clc_eye_smcd, 4);
 	h->type = buf[4];
-	h->length = clc_get16(buf + 5);
+	h->length = wire_get16(buf + 5);
 	h->version = buf[7] >> 4;
 	h->typev2 = (buf[7] >> 2) & 3;
 	h->typev1 = buf[7] & 3;
@@ -83,7 +83,7 @@ void clc_put_frame(uint8_t *buf, size_t len, const struct clc_hdr *h)
 
 	memcpy(buf, eye, 4);
 	buf[4] = h->type;
-	clc_put16(buf + 5, (uint16_t)len);
+	wire_put16(buf + 5, (uint16_t)len);
 	buf[7] = (uint8_t)(h->version << 4 | (h->typev2 & 3) << 2 | (h->typev1 & 3));
 	memcpy(buf + len - CLC_TRL_LEN, eye, 4);
 }
@@ -103,11 +103,11 @@ int clc_decline_encode(const struct clc_decline *d, uint8_t *buf, size_t size)
 	memset(buf, 0, len);
 	clc_put_frame(buf, len, &h);
 	memcpy(buf + 8, d->system_id, CLC_SYSTEMID_LEN);
-	clc_put32(buf + 16, d->peer_diagnosis);
+	wire_put32(buf + 16, d->peer_diagnosis);
 	buf[20] = (uint8_t)(d->os_type << 4);
 	if (d->version != CLC_V1)
 		for (int i = 0; i < CLC_DECL_DIAG_V2; i++)
-			clc_put32(buf + 24 + 4 * i, d->diag_v2[i]);
+			wire_put32(buf + 24 + 4 * i, d->diag_v2[i]);
 	return (int)len;
 }
 
@@ -124,10 +124,10 @@ int clc_decline_decode(const uint8_t *buf, size_t len, struct clc_decline *d)
 	d->version = h.version;
 	d->out_of_sync = h.typev2 & CLC_OUT_OF_SYNC;
 	memcpy(d->system_id, buf + 8, CLC_SYSTEMID_LEN);
-	d->peer_diagnosis = clc_get32(buf + 16);
+	d->peer_diagnosis = wire_get32(buf + 16);
 	d->os_type = buf[20] >> 4;
 	if (h.version != CLC_V1)
 		for (int i = 0; i < CLC_DECL_DIAG_V2; i++)
-			d->diag_v2[i] = clc_get32(buf + 24 + 4 * i);
+			d->diag_v2[i] = wire_get32(buf + 24 + 4 * i);
 	return h.length;
 }

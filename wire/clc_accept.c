@@ -44,8 +44,8 @@ static void put_fce(uint8_t *q, const struct clc_fce *f, bool smcr)
 		q[36] = f->max_conns;
 		q[37] = f->max_links;
 	}
-	clc_put16(q + 38, f->feature_mask);
-	clc_put32(q + 40, f->vendor_opts);
+	wire_put16(q + 38, f->feature_mask);
+	wire_put32(q + 40, f->vendor_opts);
 }
 
 /* The extension at off, within end: its release tells its length. */
@@ -67,8 +67,8 @@ static int get_fce(const uint8_t *buf, size_t off, size_t end, struct clc_fce *f
 		f->max_conns = q[36];
 		f->max_links = q[37];
 	}
-	f->feature_mask = clc_get16(q + 38);
-	f->vendor_opts = clc_get32(q + 40);
+	f->feature_mask = wire_get16(q + 38);
+	f->vendor_opts = wire_get32(q + 40);
 	return 0;
 }
 
@@ -109,13 +109,13 @@ int clc_smcr_accept_encode(const struct clc_smcr_accept *a, uint8_t *buf, size_t
 	memcpy(buf + 8, a->system_id, CLC_SYSTEMID_LEN);
 	memcpy(buf + 16, a->gid, CLC_GID_LEN);
 	memcpy(buf + 32, a->mac, CLC_MAC_LEN);
-	clc_put24(buf + 38, a->qpn);
-	clc_put32(buf + 41, a->rmb_rkey);
+	wire_put24(buf + 38, a->qpn);
+	wire_put32(buf + 41, a->rmb_rkey);
 	buf[45] = a->rmbe_idx;
-	clc_put32(buf + 46, a->rmbe_alert_token);
+	wire_put32(buf + 46, a->rmbe_alert_token);
 	buf[50] = (uint8_t)(a->rmbe_size << 4 | a->qp_mtu);
-	clc_put64(buf + 52, a->rmb_addr);
-	clc_put24(buf + 61, a->psn);
+	wire_put64(buf + 52, a->rmb_addr);
+	wire_put24(buf + 61, a->psn);
 	if (a->version == CLC_V1)
 		return (int)len;
 	memcpy(buf + 64, a->eid, CLC_EID_LEN);
@@ -169,14 +169,14 @@ int clc_smcr_accept_decode(const uint8_t *buf, size_t len, struct clc_smcr_accep
 	memcpy(a->system_id, buf + 8, CLC_SYSTEMID_LEN);
 	memcpy(a->gid, buf + 16, CLC_GID_LEN);
 	memcpy(a->mac, buf + 32, CLC_MAC_LEN);
-	a->qpn = clc_get24(buf + 38);
-	a->rmb_rkey = clc_get32(buf + 41);
+	a->qpn = wire_get24(buf + 38);
+	a->rmb_rkey = wire_get32(buf + 41);
 	a->rmbe_idx = buf[45];
-	a->rmbe_alert_token = clc_get32(buf + 46);
+	a->rmbe_alert_token = wire_get32(buf + 46);
 	a->rmbe_size = buf[50] >> 4;
 	a->qp_mtu = buf[50] & 0xf;
-	a->rmb_addr = clc_get64(buf + 52);
-	a->psn = clc_get24(buf + 61);
+	a->rmb_addr = wire_get64(buf + 52);
+	a->psn = wire_get24(buf + 61);
 	if (h.version != CLC_V1 && (rc = smcr_get_v2(buf, h.length - CLC_TRL_LEN, a))) {
 		memset(a, 0, sizeof(*a));
 		return rc;
@@ -205,16 +205,16 @@ int clc_smcd_accept_encode(const struct clc_smcd_accept *a, uint8_t *buf, size_t
 		return -ENOSPC;
 	memset(buf, 0, len);
 	clc_put_frame(buf, len, &h);
-	clc_put64(buf + 8, a->gid);
-	clc_put64(buf + 16, a->token);
+	wire_put64(buf + 8, a->gid);
+	wire_put64(buf + 16, a->token);
 	buf[24] = a->dmbe_idx;
 	buf[25] = (uint8_t)(a->dmbe_size << 4);
-	clc_put32(buf + 28, a->linkid);
+	wire_put32(buf + 28, a->linkid);
 	if (a->version == CLC_V1)
 		return (int)len;
-	clc_put16(buf + 32, a->chid);
+	wire_put16(buf + 32, a->chid);
 	memcpy(buf + 34, a->eid, CLC_EID_LEN);
-	clc_put64(buf + 66, a->gid_ext);
+	wire_put64(buf + 66, a->gid_ext);
 	if (a->first_contact)
 		put_fce(buf + D_FCE, &a->fce, false);
 	return (int)len;
@@ -233,16 +233,16 @@ int clc_smcd_accept_decode(const uint8_t *buf, size_t len, struct clc_smcd_accep
 	a->type = h.type;
 	a->version = h.version;
 	a->first_contact = h.typev2 & CLC_FIRST_CONTACT;
-	a->gid = clc_get64(buf + 8);
-	a->token = clc_get64(buf + 16);
+	a->gid = wire_get64(buf + 8);
+	a->token = wire_get64(buf + 16);
 	a->dmbe_idx = buf[24];
 	a->dmbe_size = buf[25] >> 4;
-	a->linkid = clc_get32(buf + 28);
+	a->linkid = wire_get32(buf + 28);
 	if (h.version == CLC_V1)
 		return h.length;
-	a->chid = clc_get16(buf + 32);
+	a->chid = wire_get16(buf + 32);
 	memcpy(a->eid, buf + 34, CLC_EID_LEN);
-	a->gid_ext = clc_get64(buf + 66);
+	a->gid_ext = wire_get64(buf + 66);
 	if (a->first_contact &&
 	    (rc = get_fce(buf, D_FCE, h.length - CLC_TRL_LEN, &a->fce, false))) {
 		memset(a, 0, sizeof(*a));

@@ -76,18 +76,18 @@ static void put_v2(uint8_t *q, const struct clc_proposal *p)
 	q[1] = d ? p->ism_gid_cnt : 0;
 	q[3] = (uint8_t)(p->release << 4 | (p->seid ? 1 : 0));
 	if (d && p->smcd_ext)
-		clc_put16(q + 6, (uint16_t)(x - (q + 8)));
+		wire_put16(q + 6, (uint16_t)(x - (q + 8)));
 	memcpy(q + 8, p->roce_gid, CLC_GID_LEN);
 	q[24] = p->max_conns;
 	q[25] = p->max_links;
-	clc_put16(q + 26, p->feature_mask);
+	wire_put16(q + 26, p->feature_mask);
 	memcpy(q + V2_EXT_LEN, p->eid, (size_t)CLC_EID_LEN * p->eid_cnt);
 	if (!d || !p->smcd_ext)
 		return;
 	memcpy(x, p->system_eid, CLC_EID_LEN);
 	for (unsigned i = 0; i < p->ism_gid_cnt; i++) {
-		clc_put64(x + SMCD_EXT_LEN + GIDCHID_LEN * i, p->ism_gids[i].gid);
-		clc_put16(x + SMCD_EXT_LEN + GIDCHID_LEN * i + 8, p->ism_gids[i].chid);
+		wire_put64(x + SMCD_EXT_LEN + GIDCHID_LEN * i, p->ism_gids[i].gid);
+		wire_put16(x + SMCD_EXT_LEN + GIDCHID_LEN * i + 8, p->ism_gids[i].chid);
 	}
 }
 
@@ -116,10 +116,10 @@ int clc_proposal_encode(const struct clc_proposal *p, uint8_t *buf, size_t size)
 	memcpy(buf + 8, p->system_id, CLC_SYSTEMID_LEN);
 	memcpy(buf + 16, p->gid, CLC_GID_LEN);
 	memcpy(buf + 32, p->mac, CLC_MAC_LEN);
-	clc_put16(buf + 38, ipoff);
+	wire_put16(buf + 38, ipoff);
 	if (smcd_area && clc_offers_d(p->typev1)) {
-		clc_put64(buf + SMCD_AREA, p->ism_gid);
-		clc_put16(buf + SMCD_AREA + 8, p->ism_chid);
+		wire_put64(buf + SMCD_AREA, p->ism_gid);
+		wire_put16(buf + SMCD_AREA + 8, p->ism_chid);
 	}
 	if (p->typev1 != CLC_SMC_N)
 		put_prefix(buf + SMCD_AREA + ipoff, p);
@@ -128,7 +128,7 @@ int clc_proposal_encode(const struct clc_proposal *p, uint8_t *buf, size_t size)
 
 		if (p->typev1 != CLC_SMC_N)
 			v2 += prefix_len(p->ipv6_cnt);
-		clc_put16(buf + 50, (uint16_t)(v2 - V2_ORIGIN));
+		wire_put16(buf + 50, (uint16_t)(v2 - V2_ORIGIN));
 		put_v2(buf + v2, p);
 	}
 	return (int)len;
@@ -158,7 +158,7 @@ static int get_prefix(const uint8_t *buf, size_t off, size_t end, struct clc_pro
  */
 static int get_smcd_ext(const uint8_t *buf, size_t v2, size_t end, struct clc_proposal *p)
 {
-	uint16_t soff = clc_get16(buf + v2 + 6);
+	uint16_t soff = wire_get16(buf + v2 + 6);
 	size_t x = v2 + 8 + soff;
 
 	if (!soff || soff > SMCD_MAX_OFFSET)
@@ -168,8 +168,8 @@ static int get_smcd_ext(const uint8_t *buf, size_t v2, size_t end, struct clc_pr
 	p->smcd_ext = true;
 	memcpy(p->system_eid, buf + x, CLC_EID_LEN);
 	for (unsigned i = 0; i < p->ism_gid_cnt; i++) {
-		p->ism_gids[i].gid = clc_get64(buf + x + SMCD_EXT_LEN + GIDCHID_LEN * i);
-		p->ism_gids[i].chid = clc_get16(buf + x + SMCD_EXT_LEN + GIDCHID_LEN * i + 8);
+		p->ism_gids[i].gid = wire_get64(buf + x + SMCD_EXT_LEN + GIDCHID_LEN * i);
+		p->ism_gids[i].chid = wire_get16(buf + x + SMCD_EXT_LEN + GIDCHID_LEN * i + 8);
 	}
 	return 0;
 }
@@ -177,7 +177,7 @@ static int get_smcd_ext(const uint8_t *buf, size_t v2, size_t end, struct clc_pr
 /* The v2 extension (typev2 != none) and what follows it; the length was checked. */
 static int get_v2(const uint8_t *buf, size_t end, struct clc_proposal *p)
 {
-	uint16_t v2off = clc_get16(buf + 50);
+	uint16_t v2off = wire_get16(buf + 50);
 	size_t v2 = V2_ORIGIN + v2off;
 	const uint8_t *q = buf + v2;
 
@@ -187,7 +187,7 @@ static int get_v2(const uint8_t *buf, size_t end, struct clc_proposal *p)
 	memcpy(p->roce_gid, q + 8, CLC_GID_LEN);
 	p->max_conns = q[24];
 	p->max_links = q[25];
-	p->feature_mask = clc_get16(q + 26);
+	p->feature_mask = wire_get16(q + 26);
 	if (v2 + V2_EXT_LEN + (size_t)CLC_EID_LEN * p->eid_cnt > end)
 		return -EPROTO;
 	memcpy(p->eid, q + V2_EXT_LEN, (size_t)CLC_EID_LEN * p->eid_cnt);
@@ -203,7 +203,7 @@ static int get_v2(const uint8_t *buf, size_t end, struct clc_proposal *p)
  */
 static size_t find_v2(const uint8_t *buf, size_t end, uint16_t ipoff, const struct clc_proposal *p)
 {
-	uint16_t v2off = clc_get16(buf + 50);
+	uint16_t v2off = wire_get16(buf + 50);
 	size_t v2 = V2_ORIGIN + v2off;
 
 	if (clc_offers_d(p->typev1) && ipoff != SMCD_AREA_LEN)
@@ -251,7 +251,7 @@ int clc_proposal_decode(const uint8_t *buf, size_t len, struct clc_proposal *p)
 	p->version = h.version;
 	p->typev1 = h.typev1;
 	p->typev2 = h.typev2;
-	ipoff = clc_get16(buf + 38);
+	ipoff = wire_get16(buf + 38);
 	end = (size_t)h.length - CLC_TRL_LEN;
 	rc = check_length(buf, h.length, ipoff, p);
 	if (rc)
@@ -261,8 +261,8 @@ int clc_proposal_decode(const uint8_t *buf, size_t len, struct clc_proposal *p)
 	memcpy(p->mac, buf + 32, CLC_MAC_LEN);
 	/* Linux uses the ISM GID of a v1 offer of D only with the SMC-D area where it belongs */
 	if (clc_offers_d(h.typev1) && ipoff == SMCD_AREA_LEN) {
-		p->ism_gid = clc_get64(buf + SMCD_AREA);
-		p->ism_chid = clc_get16(buf + SMCD_AREA + 8);
+		p->ism_gid = wire_get64(buf + SMCD_AREA);
+		p->ism_chid = wire_get16(buf + SMCD_AREA + 8);
 	}
 	if (h.typev1 != CLC_SMC_N && (rc = get_prefix(buf, SMCD_AREA + ipoff, end, p)))
 		goto bad;
