@@ -34,10 +34,12 @@ static int find_gid(struct ibv_context *ctx, uint8_t port, uint32_t tbl_len, con
 static int open_port(struct rdma_dev *d, uint8_t port, const uint8_t gid[16])
 {
 	struct ibv_port_attr pa;
+	int rc;
 
 	memset(&pa, 0, sizeof(pa));
-	if (rdma_v.query_port(d->ctx, port, &pa))
-		return -errno ? -errno : -EINVAL;
+	rc = rdma_v.query_port(d->ctx, port, &pa);
+	if (rc)
+		return rc > 0 ? -rc : -EINVAL;
 	if (pa.state != IBV_PORT_ACTIVE)
 		return -ENETDOWN;
 	if (pa.link_layer != IBV_LINK_LAYER_ETHERNET)
