@@ -35,6 +35,25 @@ void unit_fail(const char *file, int line, const char *fmt, ...)
 	fputc('\n', stdout);
 }
 
+size_t unit_unhex(const char *s, uint8_t *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; *s; s++) {
+		char two[3] = { s[0], s[1], 0 }, *end;
+
+		if (*s == ' ')
+			continue;
+		if (n == size || !s[1])
+			abort();
+		out[n++] = (uint8_t)strtoul(two, &end, 16);
+		if (*end)
+			abort();
+		s++;
+	}
+	return n;
+}
+
 void cap_open(struct capture *c)
 {
 	c->buf = NULL;

@@ -73,24 +73,6 @@ static const char decl_v2_sync[] =
 	"00000000 00000000 e2d4c3d9"
 	;
 
-/* Hex (spaces allowed) into out; the byte count. */
-static size_t unhex(const char *s, uint8_t *out, size_t max)
-{
-	size_t n = 0;
-
-	for (; *s; s++) {
-		unsigned v;
-
-		if (*s == ' ')
-			continue;
-		if (n == max || sscanf(s, "%2x", &v) != 1)
-			break;
-		out[n++] = (uint8_t)v;
-		s++;
-	}
-	return n;
-}
-
 /* Equal bytes, or a failure naming the first that differs. */
 #define CHECK_BYTES(got, want, n) check_bytes(__FILE__, __LINE__, got, want, n)
 static void check_bytes(const char *file, int line, const uint8_t *got, const uint8_t *want, size_t n)
@@ -124,7 +106,7 @@ static void prop_v2_r(struct clc_proposal *p)
 static void check_proposal(const struct clc_proposal *p, const char *golden)
 {
 	uint8_t want[CLC_PROPOSAL_MAX], got[CLC_PROPOSAL_MAX];
-	size_t n = unhex(golden, want, sizeof(want));
+	size_t n = unit_unhex(golden, want, sizeof(want));
 	struct clc_proposal d;
 
 	CHECK_INT(clc_proposal_encode(p, got, sizeof(got)), n);
@@ -217,7 +199,7 @@ static void fce_linux(struct clc_fce *f, const char *host, bool direct)
 static void check_smcr(const struct clc_smcr_accept *a, const char *golden)
 {
 	uint8_t want[256], got[256];
-	size_t n = unhex(golden, want, sizeof(want));
+	size_t n = unit_unhex(golden, want, sizeof(want));
 	struct clc_smcr_accept d;
 
 	CHECK_INT(clc_smcr_accept_encode(a, got, sizeof(got)), n);
@@ -257,7 +239,7 @@ TEST(clc_golden_smcr_confirm_v2_first_contact)
 TEST(clc_golden_smcr_v2_without_first_contact)
 {
 	uint8_t want[256], got[256];
-	size_t n = unhex(acc_v2_r_fc, want, sizeof(want));
+	size_t n = unit_unhex(acc_v2_r_fc, want, sizeof(want));
 	struct clc_smcr_accept a, d;
 
 	smcr_base(&a, CLC_CONFIRM, CLC_V2, false);
@@ -275,7 +257,7 @@ TEST(clc_golden_smcr_v2_without_first_contact)
 TEST(clc_golden_smcd_accept_v2_first_contact)
 {
 	uint8_t want[256], got[256];
-	size_t n = unhex(acc_v2_d_fc, want, sizeof(want));
+	size_t n = unit_unhex(acc_v2_d_fc, want, sizeof(want));
 	struct clc_smcd_accept a, d;
 
 	memset(&a, 0, sizeof(a));
@@ -306,7 +288,7 @@ TEST(clc_golden_smcd_accept_v2_first_contact)
 static void check_decline(const struct clc_decline *dc, const char *golden)
 {
 	uint8_t want[64], got[64];
-	size_t n = unhex(golden, want, sizeof(want));
+	size_t n = unit_unhex(golden, want, sizeof(want));
 	struct clc_decline d;
 
 	CHECK_INT(clc_decline_encode(dc, got, sizeof(got)), n);
@@ -334,7 +316,7 @@ TEST(clc_golden_decline)
 TEST(clc_hdr_peek_fields)
 {
 	uint8_t b[256];
-	size_t n = unhex(conf_v2_r_fc1, b, sizeof(b));
+	size_t n = unit_unhex(conf_v2_r_fc1, b, sizeof(b));
 	struct clc_hdr h;
 
 	CHECK_INT(clc_hdr_peek(b, CLC_HDR_LEN, &h), 0);
@@ -344,7 +326,7 @@ TEST(clc_hdr_peek_fields)
 	CHECK_INT(h.typev1, CLC_SMC_R);
 	CHECK_INT(h.typev2, CLC_FIRST_CONTACT);
 	CHECK(!h.smcd_eye);
-	n = unhex(acc_v2_d_fc, b, sizeof(b));
+	n = unit_unhex(acc_v2_d_fc, b, sizeof(b));
 	CHECK_INT(clc_hdr_peek(b, n, &h), 0);
 	CHECK(h.smcd_eye && h.typev1 == CLC_SMC_D && h.length == 130);
 	CHECK_INT(clc_hdr_peek(b, 7, &h), -EMSGSIZE);
@@ -401,7 +383,7 @@ TEST(clc_truncated_every_length)
 	uint8_t b[256];
 
 	for (size_t g = 0; g < NGOLDEN; g++) {
-		size_t n = unhex(goldens[g].hex, b, sizeof(b));
+		size_t n = unit_unhex(goldens[g].hex, b, sizeof(b));
 
 		for (size_t len = 0; len < n; len++) {
 			uint8_t *t = malloc(len ? len : 1);
@@ -424,7 +406,7 @@ TEST(clc_rejects_bad_frames)
 	uint8_t b[260], c[260];
 
 	for (size_t g = 0; g < NGOLDEN; g++) {
-		size_t n = unhex(goldens[g].hex, b, sizeof(b));
+		size_t n = unit_unhex(goldens[g].hex, b, sizeof(b));
 		bool decline = goldens[g].dec == dec_decl;
 		struct { size_t off; uint8_t v; int rc; } bad[] = {
 			{ 0, 0xe3, -EPROTO }, { 3, 0xd8, -EPROTO },     /* header eyecatcher */
@@ -458,7 +440,7 @@ TEST(clc_rejects_bad_frames)
 static int mutated(const char *hex, int (*dec)(const uint8_t *, size_t), size_t off, uint8_t v)
 {
 	uint8_t b[256];
-	size_t n = unhex(hex, b, sizeof(b));
+	size_t n = unit_unhex(hex, b, sizeof(b));
 
 	b[off] = v;
 	return dec(b, n);
@@ -491,7 +473,7 @@ TEST(clc_rejects_bad_proposals)
 	/* a proposal Linux accepts: the iparea_offset of a v1 SMC-R offer only moves the prefix */
 	{
 		uint8_t b[256];
-		size_t n = unhex(prop_v1_r6, b, sizeof(b));
+		size_t n = unit_unhex(prop_v1_r6, b, sizeof(b));
 		struct clc_proposal p;
 
 		memmove(b + 40 + 8, b + 40, n - 40);
@@ -575,18 +557,18 @@ TEST(clc_rejects_bad_accepts)
 	CHECK_INT(mutated(acc_v2_d_fc, dec_smcr, 0, 0xe2), -EPROTO);
 	CHECK_INT(mutated(acc_v2_d_fc, dec_smcd, 7, 0x28), -EPROTO);
 	/* version 1 is exactly 68: 69 with the trailer moved */
-	n = unhex(acc_v1_r, b, sizeof(b));
+	n = unit_unhex(acc_v1_r, b, sizeof(b));
 	memcpy(b + n, b + n - 4, 4);
 	b[6] = 69;
 	CHECK_INT(clc_smcr_accept_decode(b, 69, &a), -EPROTO);
 	/* version 2 at least 108; longer is fine */
 	CHECK_INT(mutated(acc_v2_r_fc, dec_smcr, 6, 107), -EPROTO);
-	n = unhex(acc_v2_r_fc, b, sizeof(b));
+	n = unit_unhex(acc_v2_r_fc, b, sizeof(b));
 	memcpy(b + n + 4, b + n - 4, 4);
 	b[6] = (uint8_t)(n + 8);
 	CHECK_INT(clc_smcr_accept_decode(b, n + 8, &a), n + 8);
 	/* first contact without room for the extension */
-	n = unhex(acc_v2_r_fc, b, sizeof(b));
+	n = unit_unhex(acc_v2_r_fc, b, sizeof(b));
 	memcpy(b + 120, b + n - 4, 4);
 	b[6] = 124;
 	CHECK_INT(clc_smcr_accept_decode(b, 124, &a), -EPROTO);
@@ -625,7 +607,7 @@ TEST(clc_rejects_bad_declines)
 {
 	uint8_t b[64];
 	struct clc_decline d;
-	size_t n = unhex(decl_v1, b, sizeof(b));
+	size_t n = unit_unhex(decl_v1, b, sizeof(b));
 
 	/* exactly 28 in version 1, 44 in 2 */
 	CHECK_INT(mutated(decl_v1, dec_decl, 7, 0x20), -EPROTO);

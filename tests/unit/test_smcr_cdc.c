@@ -9,23 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-/* Hex digits (spaces ignored) into out; the byte count. */
-static size_t unhex(const char *s, uint8_t *out, size_t size)
-{
-	size_t n = 0;
-
-	for (; *s; s++) {
-		if (*s == ' ')
-			continue;
-		if (n == size || !s[1])
-			abort();
-		char two[3] = { s[0], s[1], 0 };
-		out[n++] = (uint8_t)strtoul(two, NULL, 16);
-		s++;
-	}
-	return n;
-}
-
 /* seqno 0x1234, token 0xa1b2c3d4, prod {0x0102, 0x10203}, cons {0xffff, 0xfffe}, flags 0x90 0x80 */
 static const char golden_hex[] =
 	"fe 2c 1234 a1b2c3d4"
@@ -55,7 +38,7 @@ TEST(smcr_cdc_golden)
 	uint8_t want[64], buf[SMCR_WR_BUF_SIZE];
 	struct smcr_cdc m;
 
-	CHECK_INT(unhex(golden_hex, want, sizeof(want)), SMCR_CDC_LEN);
+	CHECK_INT(unit_unhex(golden_hex, want, sizeof(want)), SMCR_CDC_LEN);
 	memset(buf, 0xaa, sizeof(buf));
 	CHECK_INT(smcr_cdc_encode(&golden, buf, sizeof(buf)), SMCR_CDC_LEN);
 	CHECK(!memcmp(buf, want, SMCR_CDC_LEN));
@@ -73,7 +56,7 @@ TEST(smcr_cdc_rejects)
 	uint8_t want[64], bad[64];
 	struct smcr_cdc m;
 
-	unhex(golden_hex, want, sizeof(want));
+	unit_unhex(golden_hex, want, sizeof(want));
 	/* Linux drops fewer bytes than its fields need, and takes the rest */
 	for (size_t len = 0; len <= SMCR_CDC_LEN; len++)
 		CHECK_INT(smcr_cdc_decode(want, len, &m), len < SMCR_CDC_MIN_LEN ? -EMSGSIZE : 0);
@@ -92,7 +75,7 @@ TEST(smcr_cdc_reserved_ignored)
 	uint8_t buf[64];
 	struct smcr_cdc m;
 
-	unhex(golden_hex, buf, sizeof(buf));
+	unit_unhex(golden_hex, buf, sizeof(buf));
 	buf[8] = buf[9] = buf[16] = buf[17] = 0xff;     /* the cursors' reserved halves */
 	for (int i = 26; i < 44; i++)
 		buf[i] = (uint8_t)i;

@@ -9,22 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-static size_t unhex(const char *s, uint8_t *out, size_t size)
-{
-	size_t n = 0;
-
-	for (; *s; s++) {
-		if (*s == ' ')
-			continue;
-		if (n == size || !s[1])
-			abort();
-		char two[3] = { s[0], s[1], 0 };
-		out[n++] = (uint8_t)strtoul(two, NULL, 16);
-		s++;
-	}
-	return n;
-}
-
 #define Z8  "0000000000000000"
 #define MAC1 "020000000001"
 #define MAC2 "020000000002"
@@ -225,7 +209,7 @@ TEST(smcr_llc_golden)
 
 	for (size_t i = 0; i < NGOLDEN; i++) {
 		const struct golden *g = &goldens[i];
-		size_t n = unhex(g->hex, bytes, sizeof(bytes));
+		size_t n = unit_unhex(g->hex, bytes, sizeof(bytes));
 		int rc;
 
 		g->build(&want);
@@ -250,7 +234,7 @@ TEST(smcr_llc_truncated_and_short_buffers)
 
 	for (size_t i = 0; i < NGOLDEN; i++) {
 		const struct golden *g = &goldens[i];
-		size_t n = unhex(g->hex, bytes, sizeof(bytes));
+		size_t n = unit_unhex(g->hex, bytes, sizeof(bytes));
 
 		for (size_t len = 0; len < n; len++) {
 			int rc = smcr_llc_decode(bytes, len, g->ho, &m);
@@ -269,7 +253,7 @@ static int decode_hex(const char *hex, enum smcr_llc_ho ho)
 {
 	static struct smcr_llc_msg m;
 	uint8_t bytes[300];
-	size_t n = unhex(hex, bytes, sizeof(bytes));
+	size_t n = unit_unhex(hex, bytes, sizeof(bytes));
 
 	return smcr_llc_decode(bytes, n, ho, &m);
 }
@@ -281,7 +265,7 @@ TEST(smcr_llc_rejects)
 	size_t n;
 
 	/* every type byte: only the layouts of each version */
-	n = unhex(goldens[0].hex, bytes, sizeof(bytes));
+	n = unit_unhex(goldens[0].hex, bytes, sizeof(bytes));
 	for (unsigned t = 0; t < 256; t++) {
 		unsigned type = t & 0xf, version = t >> 4;
 		bool ok = (version == 0 && type >= 1 && type <= 9) ||
@@ -315,14 +299,14 @@ TEST(smcr_llc_rejects)
 	CHECK_INT(m.hd.rej_rsn, 0);
 	/* counts beyond what Linux sends */
 	CHECK_INT(decode_hex("05 2c 00 00" Z8 Z8 "00000000 02 000000" GID1, SMCR_LLC_HO_LE), -EPROTO);
-	n = unhex("25 2c 00 00" Z8 Z8 "00000000 09 000000", bytes, sizeof(bytes));
+	n = unit_unhex("25 2c 00 00" Z8 Z8 "00000000 09 000000", bytes, sizeof(bytes));
 	memset(bytes + n, 0, 9 * 16);
 	CHECK_INT(smcr_llc_decode(bytes, n + 9 * 16, SMCR_LLC_HO_LE, &m), -EPROTO);
 	bytes[24] = 8;
 	CHECK_INT(smcr_llc_decode(bytes, n + 8 * 16, SMCR_LLC_HO_LE, &m), 0);
 	CHECK_INT(smcr_llc_decode(bytes, n + 8 * 16 - 1, SMCR_LLC_HO_LE, &m), -EMSGSIZE);
 	/* ADD_LINK v2: the extension is there when the length says so */
-	n = unhex(goldens[4].hex, bytes, sizeof(bytes));
+	n = unit_unhex(goldens[4].hex, bytes, sizeof(bytes));
 	bytes[70] = 0;
 	bytes[71] = 1;          /* 256 rkeys */
 	memset(bytes + n, 0, sizeof(bytes) - n);
@@ -336,13 +320,13 @@ TEST(smcr_llc_rejects)
 	CHECK_INT(smcr_llc_decode(bytes, 44, SMCR_LLC_HO_LE, &m), 0);
 	CHECK(!m.add_link.has_ext);
 	/* DELETE_RKEY v2: the rkeys it counts */
-	n = unhex(goldens[NGOLDEN - 1].hex, bytes, sizeof(bytes));
+	n = unit_unhex(goldens[NGOLDEN - 1].hex, bytes, sizeof(bytes));
 	bytes[4] = 9;
 	CHECK_INT(smcr_llc_decode(bytes, n, SMCR_LLC_HO_LE, &m), 0);
 	bytes[4] = 10;
 	CHECK_INT(smcr_llc_decode(bytes, n, SMCR_LLC_HO_LE, &m), -EMSGSIZE);
 	/* v1 counts are Linux's to cap: kept as sent */
-	n = unhex(goldens[15].hex, bytes, sizeof(bytes));
+	n = unit_unhex(goldens[15].hex, bytes, sizeof(bytes));
 	bytes[4] = 200;
 	CHECK_INT(smcr_llc_decode(bytes, n, SMCR_LLC_HO_LE, &m), 0);
 	CHECK_INT(m.delete_rkey.num_rkeys, 200);
@@ -401,14 +385,14 @@ TEST(smcr_llc_v2_peer_byte_order)
 {
 	uint8_t bytes[256];
 
-	unhex(goldens[1].hex, bytes, sizeof(bytes));
+	unit_unhex(goldens[1].hex, bytes, sizeof(bytes));
 	CHECK_INT(smcr_llc_v2_peer_ho(bytes, 44), SMCR_LLC_HO_LE);
 	CHECK_INT(smcr_llc_v2_peer_ho(bytes, 43), -EPROTO);
-	unhex(goldens[2].hex, bytes, sizeof(bytes));
+	unit_unhex(goldens[2].hex, bytes, sizeof(bytes));
 	CHECK_INT(smcr_llc_v2_peer_ho(bytes, 44), SMCR_LLC_HO_BE);
-	unhex(goldens[0].hex, bytes, sizeof(bytes));
+	unit_unhex(goldens[0].hex, bytes, sizeof(bytes));
 	CHECK_INT(smcr_llc_v2_peer_ho(bytes, 44), -EPROTO);     /* v1 */
-	unhex(goldens[9].hex, bytes, sizeof(bytes));
+	unit_unhex(goldens[9].hex, bytes, sizeof(bytes));
 	CHECK_INT(smcr_llc_v2_peer_ho(bytes, 60), -EPROTO);     /* not 44 long */
 }
 

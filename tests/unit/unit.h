@@ -25,6 +25,9 @@ void unit_fail(const char *file, int line, const char *fmt, ...)
 	if (!_a || strcmp(_a, _b)) unit_fail(__FILE__, __LINE__,            \
 		"%s:\n--- got ---\n%s\n--- expected ---\n%s", #a, _a ? _a : "(null)", _b); } while (0)
 
+/* Hex digits (spaces between bytes ignored) into out; the byte count.  Aborts on bad text or overflow. */
+size_t unit_unhex(const char *s, uint8_t *out, size_t size);
+
 /* Capture what a formatter writes: cap_open(), print into cap.f, cap_text(). */
 struct capture {
 	FILE *f;
