@@ -44,8 +44,8 @@ setup() {
 @test "a missing build dependency is named with its Debian packages" {
 	run make -s PKG_CONFIG=false O="$BATS_TEST_TMPDIR/out" all
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"smc-tools: missing build dependencies (libnl-3.0 libnl-genl-3.0 libmnl liburing)."* ]]
-	[[ "$output" == *"apt-get install libnl-3-dev libnl-genl-3-dev libmnl-dev liburing-dev pkg-config"* ]]
+	[[ "$output" == *"smc-tools: missing build dependencies (libnl-3.0 libnl-genl-3.0 libmnl liburing libibverbs)."* ]]
+	[[ "$output" == *"apt-get install libnl-3-dev libnl-genl-3-dev libmnl-dev liburing-dev libibverbs-dev pkg-config"* ]]
 }
 
 @test "the version string is the same in every tool" {

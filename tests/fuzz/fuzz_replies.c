@@ -7,7 +7,9 @@
  * code reads it, or (fuzz_pdump) a process's dump ring as the daemon drains
  * it, or (fuzz_peer) a datagram to the control port from a peer host, or
  * (fuzz_clc, index 12) a CLC message as the TCP stream of a handshake carries it,
- * or (fuzz_smcr_wire, index 13) an SMC-R CDC or LLC message off a link.
+ * or (fuzz_smcr_wire, index 13) an SMC-R CDC or LLC message off a link, or
+ * (fuzz_smcr_conn, index 14) a hostile SMC-R peer's CDCs between our sends
+ * and reads.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -26,13 +28,14 @@ void fuzz_pdump(const uint8_t *data, size_t size);
 void fuzz_peer(const uint8_t *data, size_t size);
 void fuzz_clc(const uint8_t *data, size_t size);
 void fuzz_smcr_wire(const uint8_t *data, size_t size);
+void fuzz_smcr_conn(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void (*const targets[])(const uint8_t *, size_t) = {
 	fuzz_transport, fuzz_pnet, fuzz_info, fuzz_smcss,
 	fuzz_stats, fuzz_linkgroup, fuzz_device, fuzz_softd, fuzz_dmb, fuzz_pairpoll,
-	fuzz_pdump, fuzz_peer, fuzz_clc, fuzz_smcr_wire,
+	fuzz_pdump, fuzz_peer, fuzz_clc, fuzz_smcr_wire, fuzz_smcr_conn,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -3,10 +3,11 @@
  * (tests/vm/guest/s5.sh).  A TCP connection carries the SMC-R CLC
  * Proposal, Accept and Confirm (wire/clc.h) with each end's queue pair,
  * RMB and alert token; the server confirms the new link with LLC CONFIRM
- * LINK over the queue pair (wire/smcr_llc.h); then the client RDMA-writes
- * BYTES of a pattern into the server's RMB, telling its producer cursor in
- * CDC messages (wire/smcr_cdc.h), the server checks every byte and returns
- * its consumer cursor, and both end with the CDC's close flags.
+ * LINK over the queue pair (wire/smcr_llc.h); then the connection's data
+ * path (wire/smcr_conn.h) carries BYTES of a pattern: the client
+ * RDMA-writes them into the server's RMB with CDC messages for its producer
+ * cursor, the server checks every byte and returns its consumer cursor, and
+ * both end with the CDC's close flags.
  *
  *   smcr_stream server PORT DEVICE BYTES
  *   smcr_stream client ADDR PORT DEVICE BYTES
@@ -26,11 +27,12 @@
 #include <unistd.h>
 
 #include "rdma.h"
-#include "smcr_cdc.h"
+#include "smcr_conn.h"
 #include "smcr_handshake.h"
 
-#define RMB_SIZE (256u * 1024)
-#define CHUNK    (64u * 1024)
+#define RMB_SIZE    (256u * 1024)
+#define SNDBUF_SIZE (128u * 1024)
+#define CHUNK       (64u * 1024)
 
 static const char *role;
 
@@ -66,12 +68,8 @@ struct end {
 	uint8_t *rmb, *sndbuf;
 	struct rdma_mr rmb_mr, snd_mr;
 	struct smcr_link_end peer;    /* what the other end's CLC said */
-	uint16_t seq;                 /* CDCs sent */
-	uint16_t peer_seq;            /* the last CDC taken */
-	struct smcr_curs prod;        /* ours, into the peer's RMB */
-	struct smcr_curs cons;        /* ours, of our RMB */
-	struct smcr_curs peer_prod, peer_cons;
-	uint8_t peer_cflags, peer_pflags;
+	struct smcr_conn conn;        /* the data path (wire/smcr_conn.h) */
+	unsigned cdcs;                /* CDCs of the peer taken */
 };
 
 static void end_open(struct end *e, const char *dev, int fd)
@@ -94,13 +92,13 @@ static void end_open(struct end *e, const char *dev, int fd)
 	if (rc)
 		die("queue pair: %s", strerror(-rc));
 	e->rmb = aligned_alloc(4096, RMB_SIZE);
-	e->sndbuf = aligned_alloc(4096, RMB_SIZE);
+	e->sndbuf = aligned_alloc(4096, SNDBUF_SIZE);
 	if (!e->rmb || !e->sndbuf)
 		die("out of memory");
 	memset(e->rmb, 0, RMB_SIZE);
 	rc = rdma_mr_reg(e->dev, e->rmb, RMB_SIZE, true, &e->rmb_mr);
 	if (!rc)
-		rc = rdma_mr_reg(e->dev, e->sndbuf, RMB_SIZE, false, &e->snd_mr);
+		rc = rdma_mr_reg(e->dev, e->sndbuf, SNDBUF_SIZE, false, &e->snd_mr);
 	if (rc)
 		die("memory registration: %s", strerror(-rc));
 }
@@ -125,83 +123,50 @@ static void local_link(const struct end *e, uint32_t token, struct smcr_link_end
 	l->token = token;
 }
 
-static void send_cdc(struct end *e, uint8_t pflags, uint8_t cflags)
+/* The connection's link operations over the queue pair. */
+static int link_write(void *link, uint32_t off, uint32_t len, uint32_t rmb_off)
 {
-	struct smcr_cdc m = {
-		.seqno = ++e->seq,
-		.token = e->peer.token,
-		.prod = e->prod,
-		.cons = e->cons,
-		.prod_flags = pflags,
-		.conn_state_flags = cflags,
-	};
-	uint8_t buf[SMCR_WR_BUF_SIZE];
-	int rc;
+	struct end *e = link;
 
-	smcr_cdc_encode(&m, buf, sizeof(buf));
-	for (;;) {
-		rc = rdma_post_msg(e->qp, buf, SMCR_CDC_LEN, e->seq);
-		if (rc != -ENOBUFS)
-			break;
-		/* the send queue is full: completions give slots back */
-		struct rdma_event ev[8];
-		int n = rdma_qp_poll(e->qp, ev, 8);
-
-		for (int i = 0; i < n; i++)
-			if (ev[i].kind == RDMA_EV_ERROR)
-				die("work request failed: status %d", ev[i].status);
-		if (!n && smcr_qp_wait(e->qp, 5000) <= 0)
-			die("send queue stuck");
-	}
-	if (rc)
-		die("CDC send: %s", strerror(-rc));
+	return rdma_post_write(e->qp, &e->snd_mr, off, len, e->peer.rmb_addr + rmb_off, e->peer.rkey, 0,
+			       false);
 }
 
-/* A CDC of the peer, checked as a receiver must before trusting it. */
-static void take_cdc(struct end *e, const struct rdma_event *ev, uint32_t own_token)
+static int link_send(void *link, const uint8_t *msg, size_t len, uint64_t id)
 {
-	struct smcr_cdc m;
-
-	if (smcr_cdc_decode(ev->msg, ev->len, &m))
-		die("a message that is no CDC (type 0x%02x, %u bytes)", ev->msg[0], ev->len);
-	if (m.token != own_token)
-		die("CDC for token %u, ours is %u", m.token, own_token);
-	if (smcr_cdc_check(&m, RMB_SIZE, e->peer.rmb_size))
-		die("CDC cursors out of range");
-	if (e->peer_seq && smcr_seq_before(m.seqno, e->peer_seq))
-		return;
-	e->peer_seq = m.seqno;
-	if (smcr_curs_accept(e->peer_prod, m.prod))
-		e->peer_prod = m.prod;
-	if (smcr_curs_accept(e->peer_cons, m.cons))
-		e->peer_cons = m.cons;
-	e->peer_pflags = m.prod_flags;
-	e->peer_cflags |= m.conn_state_flags;
+	return rdma_post_msg(((struct end *)link)->qp, msg, len, id);
 }
+
+static const struct smcr_link_ops link_ops = { .write = link_write, .send = link_send };
 
 /*
- * Completions: CDCs of the peer taken, failures fatal.  With ms, sleeps
- * until a CDC came or ms passed.  The count of CDCs taken.
+ * Completions into the connection, failures fatal.  With ms, sleeps until
+ * something came from the peer or ms passed; the count of the peer's CDCs.
  */
-static int pump(struct end *e, uint32_t own_token, int ms)
+static int pump(struct end *e, int ms)
 {
 	double deadline = now_s() + ms / 1000.0;
 	int got = 0;
 
 	for (;;) {
 		struct rdma_event ev[16];
-		int n = rdma_qp_poll(e->qp, ev, 16), left;
+		int n = rdma_qp_poll(e->qp, ev, 16), left, rc = 0;
 
 		if (n < 0)
 			die("polling completions: %s", strerror(-n));
-		for (int i = 0; i < n; i++) {
+		for (int i = 0; i < n && rc >= 0; i++) {
 			if (ev[i].kind == RDMA_EV_ERROR)
 				die("work request failed: status %d", ev[i].status);
+			if (ev[i].kind == RDMA_EV_SENT)
+				rc = smcr_conn_sent(&e->conn, ev[i].wr_id);
 			if (ev[i].kind == RDMA_EV_MSG) {
-				take_cdc(e, &ev[i], own_token);
+				rc = smcr_conn_rx(&e->conn, ev[i].msg, ev[i].len);
 				got++;
 			}
 		}
+		if (rc < 0)
+			die("connection: %s", strerror(-rc));
+		e->cdcs += (unsigned)got;
 		left = (int)((deadline - now_s()) * 1000);
 		if (got || !ms || left <= 0)
 			return got;
@@ -213,108 +178,77 @@ static int pump(struct end *e, uint32_t own_token, int ms)
 	}
 }
 
-/* Copies len bytes of the pattern from stream position pos into the send buffer at ring offset off. */
-static void fill(uint8_t *ring, uint32_t off, uint32_t len, uint64_t pos)
+static void client_stream(struct end *e, uint64_t total)
 {
-	for (uint32_t i = 0; i < len; i++)
-		ring[(off + i) % RMB_SIZE] = pattern(pos + i);
-}
-
-static void client_stream(struct end *e, uint64_t total, uint32_t own_token)
-{
+	static uint8_t buf[CHUNK];
 	uint64_t sent = 0;
 	double t0 = now_s(), dt;
+	int rc;
 
 	while (sent < total) {
-		int space = smcr_peer_rmbe_space(e->peer.rmb_size, e->prod, e->peer_cons);
-		uint32_t n, off = e->prod.count, first;
-		int rc;
+		struct iovec iov = { buf, total - sent < CHUNK ? (size_t)(total - sent) : CHUNK };
+		ssize_t n;
 
-		if (space < 0)
-			die("the peer's consumer cursor is ahead of what was sent");
-		if (space == 0) {
-			if (!pump(e, own_token, 5000))
+		for (size_t i = 0; i < iov.iov_len; i++)
+			buf[i] = pattern(sent + i);
+		n = smcr_conn_send(&e->conn, &iov, 1);
+		if (n == -EAGAIN) {
+			if (!pump(e, 5000))
 				die("no consumer cursor from the server for 5 s (sent %llu)",
 				    (unsigned long long)sent);
 			continue;
 		}
-		n = (uint32_t)space < CHUNK ? (uint32_t)space : CHUNK;
-		if (total - sent < n)
-			n = (uint32_t)(total - sent);
-		fill(e->sndbuf, off, n, sent);
-		first = RMB_SIZE - off < n ? RMB_SIZE - off : n;
-		rc = rdma_post_write(e->qp, &e->snd_mr, off, first, e->peer.rmb_addr + off,
-				     e->peer.rkey, 0, false);
-		if (!rc && first < n)
-			rc = rdma_post_write(e->qp, &e->snd_mr, 0, n - first, e->peer.rmb_addr,
-					     e->peer.rkey, 0, false);
-		while (rc == -ENOBUFS) {
-			pump(e, own_token, 1000);
-			rc = rdma_post_write(e->qp, &e->snd_mr, off, first, e->peer.rmb_addr + off,
-					     e->peer.rkey, 0, false);
-			if (!rc && first < n)
-				rc = rdma_post_write(e->qp, &e->snd_mr, 0, n - first, e->peer.rmb_addr,
-						     e->peer.rkey, 0, false);
-		}
-		if (rc)
-			die("RDMA WRITE: %s", strerror(-rc));
-		smcr_curs_add(&e->prod, e->peer.rmb_size, n);
-		sent += n;
-		send_cdc(e, space == (int)n ? CDC_PF_WRITE_BLOCKED : 0, 0);
-		pump(e, own_token, 0);
+		if (n < 0)
+			die("send: %s", strerror((int)-n));
+		sent += (uint64_t)n;
+		pump(e, 0);
 	}
-	send_cdc(e, 0, CDC_CF_DONE_WRITING | CDC_CF_CLOSED);
-	while (!(e->peer_cflags & CDC_CF_CLOSED))
-		if (!pump(e, own_token, 10000))
+	rc = smcr_conn_set_state(&e->conn, CDC_CF_DONE_WRITING | CDC_CF_CLOSED);
+	if (rc)
+		die("close: %s", strerror(-rc));
+	while (!(smcr_conn_peer_state(&e->conn) & CDC_CF_CLOSED))
+		if (!pump(e, 10000))
 			die("no close from the server for 10 s");
 	dt = now_s() - t0;
-	if (smcr_peer_rmbe_space(e->peer.rmb_size, e->prod, e->peer_cons) != (int)e->peer.rmb_size)
-		die("the server closed without consuming everything");
+	if (smcr_conn_unread(&e->conn))
+		die("the server closed with %llu bytes unread", (unsigned long long)smcr_conn_unread(&e->conn));
 	printf("smcr_stream: OK client sent %llu bytes by RDMA WRITE in %.2f s (%.1f MB/s), %u CDCs\n",
-	       (unsigned long long)sent, dt, (double)sent / dt / 1e6, e->seq);
+	       (unsigned long long)sent, dt, (double)sent / dt / 1e6, e->conn.seq);
 }
 
-static void server_stream(struct end *e, uint64_t total, uint32_t own_token)
+static void server_stream(struct end *e, uint64_t total)
 {
+	static uint8_t buf[CHUNK];
 	uint64_t got = 0;
-	uint32_t unconfirmed = 0;
 
 	for (;;) {
-		int avail = smcr_curs_diff(RMB_SIZE, e->cons, e->peer_prod);
+		struct iovec iov = { buf, sizeof(buf) };
+		ssize_t n = smcr_conn_recv(&e->conn, &iov, 1, false);
 
-		if (avail < 0 || avail > (int)RMB_SIZE)
-			die("bad producer cursor");
-		for (int i = 0; i < avail; i++) {
-			uint8_t b = e->rmb[(e->cons.count + (uint32_t)i) % RMB_SIZE];
-
-			if (b != pattern(got + (uint64_t)i))
+		if (n < 0)
+			die("receive: %s", strerror((int)-n));
+		for (ssize_t i = 0; i < n; i++)
+			if (buf[i] != pattern(got + (uint64_t)i))
 				die("byte %llu is 0x%02x, sent 0x%02x", (unsigned long long)(got + (uint64_t)i),
-				    b, pattern(got + (uint64_t)i));
-		}
-		if (avail) {
-			smcr_curs_add(&e->cons, RMB_SIZE, (uint32_t)avail);
-			got += (uint64_t)avail;
-			unconfirmed += (uint32_t)avail;
-		}
-		/* RFC 7609's rule: tell the consumer cursor once a tenth of the buffer is free again */
-		if (unconfirmed > RMB_SIZE / 10 || (unconfirmed && (e->peer_pflags & CDC_PF_WRITE_BLOCKED))) {
-			send_cdc(e, 0, 0);
-			unconfirmed = 0;
-		}
-		if ((e->peer_cflags & CDC_CF_CLOSED) && !smcr_curs_diff(RMB_SIZE, e->cons, e->peer_prod))
+				    buf[i], pattern(got + (uint64_t)i));
+		got += (uint64_t)n;
+		if (n)
+			continue;
+		if (smcr_conn_peer_state(&e->conn) & CDC_CF_CLOSED)
 			break;
-		if (!avail && !pump(e, own_token, 10000))
+		if (!pump(e, 10000))
 			die("no CDC from the client for 10 s (got %llu)", (unsigned long long)got);
 	}
 	if (got != total)
 		die("the client closed after %llu bytes of %llu", (unsigned long long)got,
 		    (unsigned long long)total);
-	send_cdc(e, 0, CDC_CF_CLOSED);
+	if (smcr_conn_set_state(&e->conn, CDC_CF_CLOSED))
+		die("close: %s", strerror(-smcr_conn_error(&e->conn)));
 	/* the close must reach the client before the queue pair goes */
 	while (rdma_qp_poll(e->qp, (struct rdma_event[4]){ 0 }, 4) == 0 && smcr_qp_wait(e->qp, 2000) > 0)
 		;
 	printf("smcr_stream: OK server received %llu bytes, every byte checked, %u CDCs\n",
-	       (unsigned long long)got, e->seq);
+	       (unsigned long long)got, e->cdcs);
 }
 
 static int tcp_server(int port)
@@ -385,7 +319,9 @@ int main(int argc, char **argv)
 			rc = smcr_confirm_link_server(e.qp, &me);
 		if (rc)
 			die("link: %s", strerror(-rc));
-		server_stream(&e, total, own_token);
+		smcr_conn_init(&e.conn, &link_ops, &e, e.sndbuf, SNDBUF_SIZE, e.rmb, RMB_SIZE,
+			       e.peer.rmb_size, own_token, e.peer.token);
+		server_stream(&e, total);
 	} else if (argc == 6 && !strcmp(argv[1], "client")) {
 		uint64_t total = parse_bytes(argv[5]);
 
@@ -397,7 +333,9 @@ int main(int argc, char **argv)
 			rc = smcr_confirm_link_client(e.qp, &me);
 		if (rc)
 			die("link: %s", strerror(-rc));
-		client_stream(&e, total, own_token);
+		smcr_conn_init(&e.conn, &link_ops, &e, e.sndbuf, SNDBUF_SIZE, e.rmb, RMB_SIZE,
+			       e.peer.rmb_size, own_token, e.peer.token);
+		client_stream(&e, total);
 	} else {
 		fprintf(stderr, "usage: smcr_stream server PORT DEVICE BYTES\n"
 				"       smcr_stream client ADDR PORT DEVICE BYTES\n");

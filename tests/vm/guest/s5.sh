@@ -24,6 +24,7 @@ if [ "$VMROLE" = server ]; then
 	echo "rc=$?" >> /tmp/stream.out
 	grepcheck stream-server "^smcr_stream: OK server received $BYTES bytes, every byte checked" /tmp/stream.out
 	grepcheck stream-server-exit '^rc=0$' /tmp/stream.out
+	sed 's/^/  /' /tmp/stream.out
 else
 	smcr_stream client "$VMPEER" $PORT rxe0 $BYTES > /tmp/stream.out 2>&1
 	echo "rc=$?" >> /tmp/stream.out

@@ -1,0 +1,77 @@
+/*
+ * Fuzz target for one end of an SMC-R connection's data path
+ * (wire/smcr_conn.h): the input is what a hostile peer sends, cut into
+ * CDC-sized messages and handed to smcr_conn_rx(), with our sends and
+ * reads between them as the first byte of each piece says.  Nothing may be
+ * read or written outside the send buffer and the RMB (ASan), the link must
+ * never be asked for a write outside them, and what the connection reports
+ * must stay within its buffers.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire/smcr_conn.h"
+
+#define SNDBUF 4096u
+#define RMB    2048u
+#define PEER   8192u
+
+void fuzz_smcr_conn(const uint8_t *data, size_t size);
+
+static int w_write(void *link, uint32_t off, uint32_t len, uint32_t rmb_off)
+{
+	(void)link;
+	if (!len || (uint64_t)off + len > SNDBUF || (uint64_t)rmb_off + len > PEER)
+		abort();
+	return 0;
+}
+
+static int w_send(void *link, const uint8_t *msg, size_t len, uint64_t id)
+{
+	struct smcr_cdc m;
+
+	(void)link, (void)id;
+	/* what we send must be a CDC a peer can take */
+	if (len != SMCR_CDC_LEN || smcr_cdc_decode(msg, len, &m) || smcr_cdc_check(&m, PEER, RMB))
+		abort();
+	return 0;
+}
+
+static const struct smcr_link_ops ops = { .write = w_write, .send = w_send };
+
+void fuzz_smcr_conn(const uint8_t *data, size_t size)
+{
+	static uint8_t sndbuf[SNDBUF], rmb[RMB], buf[3 * RMB];
+	struct smcr_conn c;
+
+	smcr_conn_init(&c, &ops, NULL, sndbuf, SNDBUF, rmb, RMB, PEER, 0x1234, 0x5678);
+	while (size > 1) {
+		size_t n = size - 1 < SMCR_CDC_LEN ? size - 1 : SMCR_CDC_LEN;
+		struct iovec iov = { buf, (size_t)data[0] * 24 };
+		ssize_t r;
+
+		switch (data[0] & 3) {
+		case 0:
+			smcr_conn_rx(&c, data + 1, n);
+			break;
+		case 1:
+			r = smcr_conn_send(&c, &iov, 1);
+			if (r > (ssize_t)iov.iov_len)
+				abort();
+			break;
+		case 2:
+			r = smcr_conn_recv(&c, &iov, 1, data[0] & 4);
+			if (r > (ssize_t)iov.iov_len || smcr_conn_readable(&c) > RMB)
+				abort();
+			break;
+		default:
+			smcr_conn_sent(&c, (uint64_t)data[1] << 8 | data[n > 1 ? 2 : 1]);
+			break;
+		}
+		if (smcr_conn_space(&c) > SNDBUF || smcr_conn_unread(&c) > SNDBUF + PEER)
+			abort();
+		data += n + 1;
+		size -= n + 1;
+	}
+}

@@ -1,0 +1,363 @@
+/*
+ * wire/smcr_conn.c, two ends joined by fake links that execute posted
+ * RDMA WRITEs and SENDs in order, one at a time, when the test says so: full
+ * duplex random traffic with a small send queue, a link that dies with part
+ * of its queue delivered and completions lost (failover: every byte once,
+ * in order), and peers that lie about their cursors.
+ */
+#include "unit.h"
+#include "smcr_conn.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#define SNDBUF  (16u * 1024)
+#define RMB     (16u * 1024)
+#define QCAP    6
+
+enum { OP_WRITE, OP_SEND };
+
+struct op {
+	int kind;
+	uint32_t s_off, len, d_off;
+	uint8_t msg[SMCR_CDC_LEN];
+	uint64_t id;
+};
+
+struct end;
+
+/* One direction of a link: what one end posted, not executed yet, and its completions. */
+struct flink {
+	struct end *from, *to;
+	struct op q[QCAP];
+	int head, n;
+	uint64_t done[64];      /* ids of delivered SENDs, not yet completed to the sender */
+	int ndone;
+	bool down;
+};
+
+struct end {
+	struct smcr_conn c;
+	uint8_t sndbuf[SNDBUF];
+	uint8_t rmb[RMB];
+	struct flink *out;
+	uint64_t given, read;   /* stream positions */
+	uint64_t total;         /* to send */
+	bool shut;
+	bool bad;               /* a byte read was wrong */
+};
+
+static uint64_t rng;
+static long lost_ops;           /* work requests the dead links never executed */
+
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng % n);
+}
+
+static uint8_t pat(uint64_t pos, int dir)
+{
+	return (uint8_t)(((pos + (uint64_t)dir * 0x5555) * 0x9E3779B97F4A7C15ull) >> 56);
+}
+
+static int post(struct flink *l, const struct op *o)
+{
+	if (l->down)
+		return -ENOLINK;
+	if (l->n == QCAP)
+		return -ENOBUFS;
+	l->q[(l->head + l->n) % QCAP] = *o;
+	l->n++;
+	return 0;
+}
+
+static int f_write(void *link, uint32_t off, uint32_t len, uint32_t rmb_off)
+{
+	struct op o = { .kind = OP_WRITE, .s_off = off, .len = len, .d_off = rmb_off };
+
+	if (!len || off + len > SNDBUF || rmb_off + len > RMB)
+		return -EINVAL;   /* the connection must never ask for this */
+	return post(link, &o);
+}
+
+static int f_send(void *link, const uint8_t *msg, size_t len, uint64_t id)
+{
+	struct op o = { .kind = OP_SEND, .id = id };
+
+	if (len != SMCR_CDC_LEN)
+		return -EINVAL;
+	memcpy(o.msg, msg, len);
+	return post(link, &o);
+}
+
+static const struct smcr_link_ops fops = { .write = f_write, .send = f_send };
+
+/* Executes the oldest posted work request: the write reads the send buffer now, as a NIC does. */
+static int deliver(struct flink *l)
+{
+	struct op *o;
+	int rc = 0;
+
+	if (!l->n)
+		return 0;
+	o = &l->q[l->head];
+	if (o->kind == OP_WRITE) {
+		memcpy(l->to->rmb + o->d_off, l->from->sndbuf + o->s_off, o->len);
+	} else {
+		rc = smcr_conn_rx(&l->to->c, o->msg, SMCR_CDC_LEN);
+		if (l->ndone < 64)
+			l->done[l->ndone++] = o->id;
+	}
+	l->head = (l->head + 1) % QCAP;
+	l->n--;
+	return rc < 0 ? rc : 1;
+}
+
+static int complete(struct flink *l)
+{
+	uint64_t id;
+
+	if (!l->ndone)
+		return 0;
+	id = l->done[0];
+	memmove(l->done, l->done + 1, (size_t)--l->ndone * sizeof(l->done[0]));
+	return smcr_conn_sent(&l->from->c, id);
+}
+
+static void give(struct end *e, int dir)
+{
+	uint8_t buf[3 * SNDBUF];
+	struct iovec iov[2];
+	uint32_t n = 1 + rnd(sizeof(buf) - 1), cut = rnd(n);
+	ssize_t got;
+
+	if (e->given >= e->total) {
+		if (!e->shut && smcr_conn_unread(&e->c) == 0 && !rnd(4)) {
+			CHECK_INT(smcr_conn_set_state(&e->c, CDC_CF_DONE_WRITING), 0);
+			e->shut = true;
+		} else if (!e->shut && !rnd(8)) {
+			/* the end may go before the last byte was read: it waits for it */
+			CHECK_INT(smcr_conn_set_state(&e->c, CDC_CF_DONE_WRITING), 0);
+			e->shut = true;
+		}
+		return;
+	}
+	if (n > e->total - e->given)
+		n = (uint32_t)(e->total - e->given);
+	if (cut > n)
+		cut = n;
+	for (uint32_t i = 0; i < n; i++)
+		buf[i] = pat(e->given + i, dir);
+	iov[0] = (struct iovec){ buf, cut };
+	iov[1] = (struct iovec){ buf + cut, n - cut };
+	got = smcr_conn_send(&e->c, iov, 2);
+	if (got == -EAGAIN)
+		return;
+	CHECK(got >= 0);
+	if (got > 0)
+		e->given += (uint64_t)got;
+}
+
+static void take(struct end *e, int dir, bool peek_first)
+{
+	uint8_t buf[2 * RMB];
+	struct iovec iov = { buf, 1 + rnd(sizeof(buf) - 1) };
+	ssize_t got;
+
+	if (peek_first) {
+		got = smcr_conn_recv(&e->c, &iov, 1, true);
+		CHECK(got >= 0);
+	}
+	got = smcr_conn_recv(&e->c, &iov, 1, false);
+	CHECK(got >= 0);
+	for (ssize_t i = 0; i < got && !e->bad; i++)
+		if (buf[i] != pat(e->read + (uint64_t)i, dir)) {
+			unit_fail(__FILE__, __LINE__, "byte %llu of direction %d is wrong",
+				  (unsigned long long)(e->read + (uint64_t)i), dir);
+			e->bad = true;
+		}
+	if (got > 0)
+		e->read += (uint64_t)got;
+}
+
+static void pair(struct end *a, struct end *b, struct flink *ab, struct flink *ba)
+{
+	memset(ab, 0, sizeof(*ab));
+	memset(ba, 0, sizeof(*ba));
+	ab->from = a, ab->to = b;
+	ba->from = b, ba->to = a;
+	a->out = ab;
+	b->out = ba;
+}
+
+static void ends_init(struct end *a, struct end *b, struct flink *ab, struct flink *ba,
+		      uint64_t a_total, uint64_t b_total)
+{
+	memset(a, 0, sizeof(*a));
+	memset(b, 0, sizeof(*b));
+	pair(a, b, ab, ba);
+	smcr_conn_init(&a->c, &fops, ab, a->sndbuf, SNDBUF, a->rmb, RMB, RMB, 0xa, 0xb);
+	smcr_conn_init(&b->c, &fops, ba, b->sndbuf, SNDBUF, b->rmb, RMB, RMB, 0xb, 0xa);
+	a->total = a_total;
+	b->total = b_total;
+}
+
+/* The link dies: a random part of what was posted is executed, the rest and some completions are lost. */
+static void kill_link(struct flink *l)
+{
+	int keep = (int)rnd((uint32_t)l->n + 1);
+
+	for (int i = 0; i < keep; i++)
+		CHECK(deliver(l) >= 0);
+	lost_ops += l->n;
+	l->n = 0;
+	l->ndone = (int)rnd((uint32_t)l->ndone + 1);
+	l->down = true;
+}
+
+static bool finished(const struct end *a, const struct end *b)
+{
+	return a->read == b->total && b->read == a->total &&
+	       (smcr_conn_peer_state(&a->c) & CDC_CF_DONE_WRITING) &&
+	       (smcr_conn_peer_state(&b->c) & CDC_CF_DONE_WRITING);
+}
+
+/* Random steps until both streams ended; failover_at: the step where the links die (0: never). */
+static void run(uint64_t seed, uint64_t a_total, uint64_t b_total, long failover_at)
+{
+	static struct end a, b;
+	static struct flink ab, ba, ab2, ba2;
+	long step;
+
+	rng = seed | 1;
+	ends_init(&a, &b, &ab, &ba, a_total, b_total);
+	for (step = 1; step < 400000 && !finished(&a, &b) && !a.bad && !b.bad; step++) {
+		if (step == failover_at) {
+			kill_link(a.out);
+			kill_link(b.out);
+			/* what a dead link still completes is lost with it */
+			pair(&a, &b, &ab2, &ba2);
+			CHECK_INT(smcr_conn_switch(&a.c, &ab2), 0);
+			CHECK_INT(smcr_conn_switch(&b.c, &ba2), 0);
+		}
+		switch (rnd(8)) {
+		case 0: give(&a, 0); break;
+		case 1: give(&b, 1); break;
+		case 2: take(&b, 0, rnd(2)); break;
+		case 3: take(&a, 1, rnd(2)); break;
+		case 4: CHECK(deliver(a.out) >= 0); break;
+		case 5: CHECK(deliver(b.out) >= 0); break;
+		case 6: CHECK(complete(a.out) >= 0); break;
+		default: CHECK(complete(b.out) >= 0); break;
+		}
+		CHECK_INT(smcr_conn_error(&a.c), 0);
+		CHECK_INT(smcr_conn_error(&b.c), 0);
+		if (smcr_conn_error(&a.c) || smcr_conn_error(&b.c))
+			break;
+	}
+	if (!finished(&a, &b))
+		unit_fail(__FILE__, __LINE__,
+			  "seed %llu: stuck after %ld steps: a gave %llu read %llu, b gave %llu read %llu",
+			  (unsigned long long)seed, step, (unsigned long long)a.given,
+			  (unsigned long long)a.read, (unsigned long long)b.given, (unsigned long long)b.read);
+}
+
+TEST(smcr_conn_duplex_random)
+{
+	for (uint64_t seed = 1; seed <= 40; seed++)
+		run(seed, 200000 + seed * 977, 150000 + seed * 331, 0);
+}
+
+TEST(smcr_conn_failover_every_byte_once)
+{
+	lost_ops = 0;
+	for (uint64_t seed = 1; seed <= 200; seed++)
+		run(seed * 7919, 600000, 450000, 3 + (long)(seed * 37) % 300);
+	/* the links died with work on them, or the test proves nothing */
+	CHECK(lost_ops > 100);
+}
+
+TEST(smcr_conn_one_way_and_empty)
+{
+	run(5, 500000, 0, 0);
+	run(6, 0, 0, 0);
+	run(7, 1, 1, 0);
+}
+
+/* A peer's CDC, as its smcr_conn would send it. */
+static void cdc(uint8_t *buf, uint16_t seq, uint32_t token, struct smcr_curs prod, struct smcr_curs cons)
+{
+	struct smcr_cdc m = { .seqno = seq, .token = token, .prod = prod, .cons = cons };
+
+	CHECK_INT(smcr_cdc_encode(&m, buf, SMCR_CDC_LEN), SMCR_CDC_LEN);
+}
+
+TEST(smcr_conn_hostile_peer)
+{
+	static struct end a, b;
+	static struct flink ab, ba;
+	uint8_t m[SMCR_CDC_LEN];
+	uint8_t x[100] = { 0 };
+	struct iovec iov = { x, sizeof(x) };
+
+	/* more produced than our RMB has room for */
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	cdc(m, 1, 0xa, (struct smcr_curs){ 1, 1 }, (struct smcr_curs){ 0, 0 });
+	CHECK_INT(smcr_conn_rx(&a.c, m, sizeof(m)), -EPROTO);
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), -EPROTO);
+
+	/* a consumer cursor past what we ever sent */
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 100);
+	cdc(m, 1, 0xa, (struct smcr_curs){ 0, 0 }, (struct smcr_curs){ 0, 101 });
+	CHECK_INT(smcr_conn_rx(&a.c, m, sizeof(m)), -EPROTO);
+
+	/* a cursor count outside the ring */
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	cdc(m, 1, 0xa, (struct smcr_curs){ 0, RMB }, (struct smcr_curs){ 0, 0 });
+	CHECK_INT(smcr_conn_rx(&a.c, m, sizeof(m)), -EPROTO);
+
+	/* another connection's token: dropped; an old sequence number: dropped */
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	cdc(m, 1, 0x77, (struct smcr_curs){ 0, 10 }, (struct smcr_curs){ 0, 0 });
+	CHECK_INT(smcr_conn_rx(&a.c, m, sizeof(m)), 0);
+	CHECK_INT(smcr_conn_readable(&a.c), 0);
+	cdc(m, 5, 0xa, (struct smcr_curs){ 0, 10 }, (struct smcr_curs){ 0, 0 });
+	CHECK_INT(smcr_conn_rx(&a.c, m, sizeof(m)), SMCR_RX_DATA);
+	cdc(m, 4, 0xa, (struct smcr_curs){ 0, 20 }, (struct smcr_curs){ 0, 0 });
+	CHECK_INT(smcr_conn_rx(&a.c, m, sizeof(m)), 0);
+	CHECK_INT(smcr_conn_readable(&a.c), 10);
+	/* a cursor that goes back is not taken */
+	cdc(m, 6, 0xa, (struct smcr_curs){ 0, 5 }, (struct smcr_curs){ 0, 0 });
+	CHECK_INT(smcr_conn_rx(&a.c, m, sizeof(m)), 0);
+	CHECK_INT(smcr_conn_readable(&a.c), 10);
+	/* not a CDC at all */
+	m[0] = 0x21;
+	CHECK_INT(smcr_conn_rx(&a.c, m, sizeof(m)), -EPROTO);
+}
+
+TEST(smcr_conn_close_after_the_data)
+{
+	static struct end a, b;
+	static struct flink ab, ba;
+	uint8_t x[3 * RMB];
+	struct iovec iov = { x, SNDBUF };
+
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	memset(x, 7, sizeof(x));
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), SNDBUF);
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), -EAGAIN);
+	CHECK_INT(smcr_conn_set_state(&a.c, CDC_CF_CLOSED), 0);
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), -EPIPE);
+	while (ab.n)
+		CHECK(deliver(&ab) >= 0);
+	/* the peer saw every byte and the close with the last one */
+	CHECK_INT(smcr_conn_readable(&b.c), SNDBUF);
+	CHECK(smcr_conn_peer_state(&b.c) & CDC_CF_CLOSED);
+	iov.iov_len = sizeof(x);
+	CHECK_INT(smcr_conn_recv(&b.c, &iov, 1, false), SNDBUF);
+	CHECK_INT(smcr_conn_recv(&b.c, &iov, 1, false), 0);
+}

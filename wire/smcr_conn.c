@@ -1,0 +1,310 @@
+/* One end of an SMC-R connection's data path over a link's operations (smcr_conn.h). */
+#include "smcr_conn.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+
+/*
+ * RFC 7609's window rule: the consumer cursor is told once a tenth of the
+ * RMB was read, and at least this much (Linux: SOCK_MIN_SNDBUF / 2).
+ */
+#define CONS_UPDATE_MIN 2304u
+
+static struct smcr_curs curs_at(uint64_t pos, uint32_t size)
+{
+	return (struct smcr_curs){ .wrap = (uint16_t)(pos / size), .count = (uint32_t)(pos % size) };
+}
+
+static uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+void smcr_conn_init(struct smcr_conn *c, const struct smcr_link_ops *ops, void *link,
+		    uint8_t *sndbuf, uint32_t sndbuf_size, const uint8_t *rmb,
+		    uint32_t rmb_size, uint32_t peer_rmb_size, uint32_t token, uint32_t peer_token)
+{
+	memset(c, 0, sizeof(*c));
+	c->ops = ops;
+	c->link = link;
+	c->sndbuf = sndbuf;
+	c->sndbuf_size = sndbuf_size;
+	c->rmb = rmb;
+	c->rmb_size = rmb_size;
+	c->peer_rmb_size = peer_rmb_size;
+	c->token = token;
+	c->peer_token = peer_token;
+	if (!sndbuf_size || !rmb_size || !peer_rmb_size || rmb_size > SMCR_CURS_MAX_SIZE ||
+	    peer_rmb_size > SMCR_CURS_MAX_SIZE)
+		c->err = -EINVAL;
+}
+
+static int fail(struct smcr_conn *c, int err)
+{
+	if (!c->err)
+		c->err = err;
+	return c->err;
+}
+
+/* A CDC with our cursors and flags; one that finds no room in the send queue is due later. */
+static int send_cdc(struct smcr_conn *c)
+{
+	uint8_t buf[SMCR_WR_BUF_SIZE];
+	struct smcr_cdc m = {
+		.seqno = (uint16_t)(c->seq + 1),
+		.token = c->peer_token,
+		.prod = curs_at(c->tx_sent, c->peer_rmb_size),
+		.cons = curs_at(c->rx_cons, c->rmb_size),
+		.prod_flags = c->write_blocked ? CDC_PF_WRITE_BLOCKED : 0,
+		.conn_state_flags = c->own_cflags,
+	};
+	int rc;
+
+	/* the end of our writing goes with the last byte, not before it */
+	if (c->tx_sent < c->tx_prep)
+		m.conn_state_flags &= (uint8_t)~(CDC_CF_DONE_WRITING | CDC_CF_CLOSED);
+	smcr_cdc_encode(&m, buf, sizeof(buf));
+	rc = c->ops->send(c->link, buf, SMCR_CDC_LEN, c->tx_sent);
+	if (rc == -ENOBUFS || rc == -ENOLINK) {
+		c->cdc_due = true;
+		return 0;
+	}
+	if (rc)
+		return fail(c, rc);
+	c->seq++;
+	c->rx_told = c->rx_cons;
+	c->cdc_due = false;
+	return 0;
+}
+
+int smcr_conn_push(struct smcr_conn *c)
+{
+	uint64_t len, posted = 0;
+
+	if (c->err)
+		return c->err;
+	if (c->peer_cons > c->tx_sent)
+		c->tx_sent = c->peer_cons;      /* read by the peer already: not again */
+	len = min64(c->tx_prep - c->tx_sent, c->peer_rmb_size - (c->tx_sent - c->peer_cons));
+	while (posted < len) {
+		uint64_t pos = c->tx_sent + posted;
+		uint32_t s_off = (uint32_t)(pos % c->sndbuf_size);
+		uint32_t d_off = (uint32_t)(pos % c->peer_rmb_size);
+		uint64_t l = min64(len - posted, min64(c->sndbuf_size - s_off, c->peer_rmb_size - d_off));
+		int rc = c->ops->write(c->link, s_off, (uint32_t)l, d_off);
+
+		if (rc == -ENOBUFS || rc == -ENOLINK)
+			break;
+		if (rc)
+			return fail(c, rc);
+		posted += l;
+	}
+	c->tx_sent += posted;
+	if (c->tx_sent > c->tx_hi)
+		c->tx_hi = c->tx_sent;
+	c->write_blocked = c->tx_sent < c->tx_prep;
+	if (posted || c->cdc_due)
+		return send_cdc(c);
+	return 0;
+}
+
+uint32_t smcr_conn_space(const struct smcr_conn *c)
+{
+	return c->sndbuf_size - (uint32_t)(c->tx_prep - c->tx_fin);
+}
+
+uint64_t smcr_conn_unread(const struct smcr_conn *c)
+{
+	return c->tx_prep - c->peer_cons;
+}
+
+ssize_t smcr_conn_send(struct smcr_conn *c, const struct iovec *iov, int cnt)
+{
+	uint32_t room = smcr_conn_space(c);
+	size_t taken = 0;
+	int rc;
+
+	if (c->err)
+		return c->err;
+	if (c->peer_cflags & CDC_CF_ABORT)
+		return -ECONNRESET;
+	if ((c->own_cflags & (CDC_CF_DONE_WRITING | CDC_CF_CLOSED | CDC_CF_ABORT)) ||
+	    (c->peer_cflags & CDC_CF_CLOSED))
+		return -EPIPE;
+	for (int i = 0; i < cnt && taken < room; i++) {
+		const uint8_t *p = iov[i].iov_base;
+		size_t n = iov[i].iov_len < room - taken ? iov[i].iov_len : room - taken;
+
+		while (n) {
+			uint32_t off = (uint32_t)((c->tx_prep + taken) % c->sndbuf_size);
+			size_t l = n < c->sndbuf_size - off ? n : c->sndbuf_size - off;
+
+			memcpy(c->sndbuf + off, p, l);
+			p += l;
+			n -= l;
+			taken += l;
+		}
+	}
+	if (!taken)
+		return room ? 0 : -EAGAIN;
+	c->tx_prep += taken;
+	rc = smcr_conn_push(c);
+	return rc ? rc : (ssize_t)taken;
+}
+
+uint32_t smcr_conn_readable(const struct smcr_conn *c)
+{
+	return (uint32_t)(c->peer_prod - c->rx_cons);
+}
+
+/* RFC 7609's rule for telling the consumer cursor (Linux's smc_tx_consumer_update()). */
+static int tell_cons(struct smcr_conn *c)
+{
+	uint64_t to_confirm = c->rx_cons - c->rx_told;
+	uint32_t limit = c->rmb_size / 10 > CONS_UPDATE_MIN ? c->rmb_size / 10 : CONS_UPDATE_MIN;
+	/* the room the peer believes it has in our RMB */
+	uint64_t peer_room = c->rmb_size - (c->peer_prod - c->rx_told);
+
+	if ((c->peer_pflags & CDC_PF_CONS_UPD_REQ) ||
+	    (to_confirm > limit &&
+	     (peer_room <= c->rmb_size / 2 || (c->peer_pflags & CDC_PF_WRITE_BLOCKED))))
+		return send_cdc(c);
+	return 0;
+}
+
+ssize_t smcr_conn_recv(struct smcr_conn *c, const struct iovec *iov, int cnt, bool peek)
+{
+	uint32_t avail = smcr_conn_readable(c);
+	size_t got = 0;
+	int rc;
+
+	if (c->err)
+		return c->err;
+	/* the bytes the peer's producer cursor covers, not older ones */
+	atomic_thread_fence(memory_order_acquire);
+	for (int i = 0; i < cnt && got < avail; i++) {
+		uint8_t *p = iov[i].iov_base;
+		size_t n = iov[i].iov_len < avail - got ? iov[i].iov_len : avail - got;
+
+		while (n) {
+			uint32_t off = (uint32_t)((c->rx_cons + got) % c->rmb_size);
+			size_t l = n < c->rmb_size - off ? n : c->rmb_size - off;
+
+			memcpy(p, c->rmb + off, l);
+			p += l;
+			n -= l;
+			got += l;
+		}
+	}
+	if (peek || !got)
+		return (ssize_t)got;
+	c->rx_cons += got;
+	rc = tell_cons(c);
+	return rc ? rc : (ssize_t)got;
+}
+
+/* The peer's producer cursor into our RMB: the new bytes, or -EPROTO. */
+static int take_prod(struct smcr_conn *c, struct smcr_curs p)
+{
+	int d;
+
+	if (!smcr_curs_accept(c->peer_prod_curs, p))
+		return 0;
+	d = smcr_curs_diff(c->rmb_size, c->peer_prod_curs, p);
+	if (d < 0 || c->peer_prod + (uint64_t)d - c->rx_cons > c->rmb_size)
+		return -EPROTO;
+	c->peer_prod_curs = p;
+	c->peer_prod += (uint64_t)d;
+	return d;
+}
+
+/* The peer's consumer cursor of our bytes: the bytes it read now, or -EPROTO. */
+static int take_cons(struct smcr_conn *c, struct smcr_curs p)
+{
+	int d;
+
+	if (!smcr_curs_accept(c->peer_cons_curs, p))
+		return 0;
+	d = smcr_curs_diff(c->peer_rmb_size, c->peer_cons_curs, p);
+	if (d < 0 || c->peer_cons + (uint64_t)d > c->tx_hi)
+		return -EPROTO;
+	c->peer_cons_curs = p;
+	c->peer_cons += (uint64_t)d;
+	if (c->tx_fin < c->peer_cons)
+		c->tx_fin = c->peer_cons;       /* read, so delivered */
+	return d;
+}
+
+int smcr_conn_rx(struct smcr_conn *c, const uint8_t *msg, size_t len)
+{
+	struct smcr_cdc m;
+	int prod, cons, what = 0, rc;
+
+	if (c->err)
+		return c->err;
+	if (smcr_cdc_decode(msg, len, &m) || smcr_cdc_check(&m, c->rmb_size, c->peer_rmb_size))
+		return fail(c, -EPROTO);
+	if (m.token != c->token)
+		return 0;       /* another connection's, as Linux drops it */
+	if (c->peer_seq_seen && smcr_seq_before(m.seqno, c->peer_seq))
+		return 0;
+	c->peer_seq = m.seqno;
+	c->peer_seq_seen = true;
+	prod = take_prod(c, m.prod);
+	cons = take_cons(c, m.cons);
+	if (prod < 0 || cons < 0)
+		return fail(c, -EPROTO);
+	if (prod)
+		what |= SMCR_RX_DATA;
+	if (cons)
+		what |= SMCR_RX_ROOM;
+	if (m.conn_state_flags & ~c->peer_cflags & (CDC_CF_DONE_WRITING | CDC_CF_CLOSED | CDC_CF_ABORT))
+		what |= SMCR_RX_STATE;
+	c->peer_cflags |= m.conn_state_flags & (CDC_CF_DONE_WRITING | CDC_CF_CLOSED | CDC_CF_ABORT);
+	c->peer_pflags = m.prod_flags;
+	rc = 0;
+	if ((cons && c->tx_prep > c->tx_sent) || c->cdc_due)
+		rc = smcr_conn_push(c);
+	if (!rc)
+		rc = tell_cons(c);
+	return rc ? rc : what;
+}
+
+int smcr_conn_sent(struct smcr_conn *c, uint64_t id)
+{
+	if (c->err)
+		return c->err;
+	if (id > c->tx_fin && id <= c->tx_hi)
+		c->tx_fin = id;
+	if (c->tx_prep > c->tx_sent || c->cdc_due)
+		return smcr_conn_push(c);
+	return 0;
+}
+
+int smcr_conn_set_state(struct smcr_conn *c, uint8_t cflags)
+{
+	c->own_cflags |= cflags & (CDC_CF_DONE_WRITING | CDC_CF_CLOSED | CDC_CF_ABORT);
+	c->cdc_due = true;
+	return smcr_conn_push(c);
+}
+
+uint8_t smcr_conn_peer_state(const struct smcr_conn *c)
+{
+	return c->peer_cflags;
+}
+
+int smcr_conn_switch(struct smcr_conn *c, void *link)
+{
+	if (c->err)
+		return c->err;
+	c->link = link;
+	c->tx_sent = c->tx_fin > c->peer_cons ? c->tx_fin : c->peer_cons;
+	c->cdc_due = true;
+	return smcr_conn_push(c);
+}
+
+int smcr_conn_error(const struct smcr_conn *c)
+{
+	return c->err;
+}

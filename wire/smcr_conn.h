@@ -1,0 +1,132 @@
+/*
+ * One end of an SMC-R connection's data path, as RFC 7609 section 4 and
+ * Linux's SMC-R run it (doc/soft-roce.md section 4): the application's bytes
+ * go into our send buffer, from there by RDMA WRITE into the peer's RMB, and
+ * a CDC message after each push tells the peer our producer cursor; we read
+ * our own RMB up to the peer's producer cursor and tell it our consumer
+ * cursor back in CDC messages, under RFC 7609's window rule.
+ *
+ * Pure and single-threaded: the link is two operations the caller gives
+ * (an RDMA WRITE and a SEND, both posted, not waited for), completions come
+ * back through smcr_conn_sent() and the peer's CDC messages through
+ * smcr_conn_rx(); the caller serialises every call on one connection.
+ *
+ * Positions are kept as absolute byte counts; cursors exist only on the
+ * wire.  Every cursor of the peer is checked before it is used: a peer that
+ * lies gets -EPROTO for good (smcr_conn_error()), never an access outside
+ * the buffers.
+ *
+ * Failover: smcr_conn_switch() moves the connection to another link of its
+ * group.  What was written but whose CDC did not complete is written again
+ * to the same places of the peer's RMB (the same bytes, so the peer sees
+ * each byte once), unless the peer's consumer cursor shows it read them.
+ */
+#ifndef WIRE_SMCR_CONN_H
+#define WIRE_SMCR_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "smcr_cdc.h"
+
+struct smcr_link_ops {
+	/*
+	 * RDMA WRITE of len bytes of the send buffer at off into the peer's RMB
+	 * at rmb_off.  0; -ENOBUFS: no room in the send queue now, the
+	 * connection tries again at the next completion; -ENOLINK: the link is
+	 * going down, smcr_conn_switch() follows; another -errno: the
+	 * connection fails with it.  The same for send.
+	 */
+	int (*write)(void *link, uint32_t off, uint32_t len, uint32_t rmb_off);
+	/* SEND of a CDC message; id comes back through smcr_conn_sent() once it is delivered. */
+	int (*send)(void *link, const uint8_t *msg, size_t len, uint64_t id);
+};
+
+/* What smcr_conn_rx() found new, as bits. */
+#define SMCR_RX_DATA      0x1u  /* bytes to read */
+#define SMCR_RX_ROOM      0x2u  /* the peer consumed: room to send */
+#define SMCR_RX_STATE     0x4u  /* the peer's connection-state flags changed */
+
+struct smcr_conn {
+	const struct smcr_link_ops *ops;
+	void *link;
+	uint8_t *sndbuf;
+	uint32_t sndbuf_size;
+	const uint8_t *rmb;             /* the peer writes it (by RDMA) while we read */
+	uint32_t rmb_size, peer_rmb_size;
+	uint32_t token, peer_token;     /* alert tokens: ours, in the peer's CDCs; the peer's, in ours */
+	int err;                        /* sticky -EPROTO or the link's error */
+
+	/* sending, in bytes of the stream */
+	uint64_t tx_prep;               /* given by the application */
+	uint64_t tx_sent;               /* posted to the peer's RMB */
+	uint64_t tx_hi;                 /* the most ever posted (tx_sent goes back at a failover) */
+	uint64_t tx_fin;                /* covered by a delivered CDC: the send buffer is free below */
+	uint64_t peer_cons;             /* how far the peer read */
+	struct smcr_curs peer_cons_curs;
+	uint16_t seq;                   /* CDCs sent */
+	uint8_t own_cflags;             /* CDC_CF_*, sticky */
+	bool cdc_due;                   /* a CDC waits for room in the send queue */
+	bool write_blocked;             /* the last push left bytes for lack of room */
+
+	/* receiving */
+	uint64_t rx_cons;               /* read by the application */
+	uint64_t rx_told;               /* the consumer position last sent */
+	uint64_t peer_prod;             /* how far the peer wrote into our RMB */
+	struct smcr_curs peer_prod_curs;
+	uint16_t peer_seq;
+	bool peer_seq_seen;
+	uint8_t peer_pflags, peer_cflags;
+};
+
+/*
+ * sndbuf is registered with the link's device; rmb is ours, registered for
+ * the peer's writes; sizes from the CLC exchange (peer_rmb_size).
+ */
+void smcr_conn_init(struct smcr_conn *c, const struct smcr_link_ops *ops, void *link,
+		    uint8_t *sndbuf, uint32_t sndbuf_size, const uint8_t *rmb,
+		    uint32_t rmb_size, uint32_t peer_rmb_size, uint32_t token, uint32_t peer_token);
+
+/*
+ * Copies up to the send buffer's room into it and pushes: the count taken,
+ * -EAGAIN when there is no room, -EPIPE after our shutdown_wr or the peer's
+ * abort, or the connection's error.
+ */
+ssize_t smcr_conn_send(struct smcr_conn *c, const struct iovec *iov, int cnt);
+/* Writes what the peer has room for and sends a CDC (and a CDC that is due). 0 or the error. */
+int smcr_conn_push(struct smcr_conn *c);
+/* Room in the send buffer. */
+uint32_t smcr_conn_space(const struct smcr_conn *c);
+/* Bytes given but not yet read by the peer. */
+uint64_t smcr_conn_unread(const struct smcr_conn *c);
+
+/*
+ * Copies up to what is readable out of our RMB (peek: without consuming),
+ * telling the peer our consumer cursor when RFC 7609's rule says so.  The
+ * count; 0 when nothing is there (the caller looks at the peer's state for
+ * the end of the stream); the connection's error.
+ */
+ssize_t smcr_conn_recv(struct smcr_conn *c, const struct iovec *iov, int cnt, bool peek);
+uint32_t smcr_conn_readable(const struct smcr_conn *c);
+
+/* A message from the link: SMCR_RX_* bits, 0 for a stale CDC, or -EPROTO (sticky). */
+int smcr_conn_rx(struct smcr_conn *c, const uint8_t *msg, size_t len);
+/* The CDC with this id was delivered; pushes what waited for room. 0 or the error. */
+int smcr_conn_sent(struct smcr_conn *c, uint64_t id);
+
+/* Sets our connection-state flags (CDC_CF_*) and sends them after what is queued. */
+int smcr_conn_set_state(struct smcr_conn *c, uint8_t cflags);
+uint8_t smcr_conn_peer_state(const struct smcr_conn *c);
+
+/*
+ * Moves the connection to another link: what was written but not covered
+ * by a delivered CDC goes again, then a CDC.  0 or the error.
+ */
+int smcr_conn_switch(struct smcr_conn *c, void *link);
+
+int smcr_conn_error(const struct smcr_conn *c);
+
+#endif
