@@ -18,9 +18,12 @@
 
 /*
  * A message slot: SMC-R's CDC and LLC messages are 44 bytes in a 48-byte
- * work-request buffer (the kernel's SMC_WR_BUF_SIZE).
+ * work-request buffer (the kernel's SMC_WR_BUF_SIZE); SMC-Rv2's ADD_LINK
+ * with its rkeys is longer, so a queue pair may take larger slots, up to
+ * RDMA_MSG_MAX.
  */
 #define RDMA_MSG_SIZE 48u
+#define RDMA_MSG_MAX  256u
 
 /* ---- verbs_lib.c: libibverbs, opened once ---- */
 /*
@@ -50,6 +53,8 @@ struct rdma_verbs {
 	int (*destroy_cq)(struct ibv_cq *cq);
 	int (*get_cq_event)(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context);
 	void (*ack_cq_events)(struct ibv_cq *cq, unsigned int nevents);
+	int (*get_async_event)(struct ibv_context *ctx, struct ibv_async_event *event);
+	void (*ack_async_event)(struct ibv_async_event *event);
 	struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 	int (*destroy_qp)(struct ibv_qp *qp);
@@ -79,6 +84,17 @@ struct rdma_port {
 int rdma_dev_open(const char *name, uint8_t port, const uint8_t gid[16], struct rdma_dev **out);
 void rdma_dev_close(struct rdma_dev *d);
 const struct rdma_port *rdma_dev_port(const struct rdma_dev *d);
+/* What the device says of itself, for our port. */
+enum rdma_dev_event {
+	RDMA_DEV_NONE,          /* nothing for our port */
+	RDMA_DEV_PORT_DOWN,     /* the port left ACTIVE: its links fail */
+	RDMA_DEV_PORT_UP,       /* the port is ACTIVE again */
+	RDMA_DEV_FATAL,         /* the device is gone or broken */
+};
+/* The device's event descriptor: readable when an event waits. */
+int rdma_dev_event_fd(const struct rdma_dev *d);
+/* Takes the waiting event, once rdma_dev_event_fd() was readable (it sleeps otherwise). */
+enum rdma_dev_event rdma_dev_event(struct rdma_dev *d);
 /* For the queue pairs of verbs_qp.c. */
 struct ibv_context *rdma_dev_ctx(const struct rdma_dev *d);
 struct ibv_pd *rdma_dev_pd(const struct rdma_dev *d);
@@ -106,10 +122,11 @@ struct rdma_qp_addr {
 	uint8_t mtu;            /* IB enum */
 };
 
-/* Sizes of a queue pair: work requests in flight, receive slots for messages. */
+/* Sizes of a queue pair: work requests in flight, receive slots for messages, and their size. */
 struct rdma_qp_size {
 	uint32_t send_wr;
 	uint32_t recv_slots;
+	uint32_t msg_size;      /* 0: RDMA_MSG_SIZE; at most RDMA_MSG_MAX */
 };
 
 int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct rdma_qp **out);
@@ -127,7 +144,7 @@ int rdma_qp_fd(const struct rdma_qp *qp);
  */
 int rdma_post_write(struct rdma_qp *qp, const struct rdma_mr *src, size_t off, size_t len,
 		    uint64_t raddr, uint32_t rkey, uint64_t wr_id, bool signaled);
-/* SEND of a message of at most RDMA_MSG_SIZE bytes; always signaled (RDMA_EV_SENT). */
+/* SEND of a message of at most the queue pair's msg_size; always signaled (RDMA_EV_SENT). */
 int rdma_post_msg(struct rdma_qp *qp, const void *msg, size_t len, uint64_t wr_id);
 
 enum rdma_ev_kind {
@@ -142,7 +159,7 @@ struct rdma_event {
 	uint64_t wr_id;
 	int status;             /* the completion's status, 0: success */
 	uint32_t len;
-	uint8_t msg[RDMA_MSG_SIZE];
+	uint8_t msg[RDMA_MSG_MAX];
 };
 
 /*

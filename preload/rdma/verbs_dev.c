@@ -109,6 +109,37 @@ const struct rdma_port *rdma_dev_port(const struct rdma_dev *d)
 	return &d->port;
 }
 
+int rdma_dev_event_fd(const struct rdma_dev *d)
+{
+	return d->ctx->async_fd;
+}
+
+enum rdma_dev_event rdma_dev_event(struct rdma_dev *d)
+{
+	struct ibv_async_event ev;
+	enum rdma_dev_event what = RDMA_DEV_NONE;
+
+	if (rdma_v.get_async_event(d->ctx, &ev))
+		return RDMA_DEV_NONE;
+	switch (ev.event_type) {
+	case IBV_EVENT_PORT_ERR:
+		if (ev.element.port_num == d->port_num)
+			what = RDMA_DEV_PORT_DOWN;
+		break;
+	case IBV_EVENT_PORT_ACTIVE:
+		if (ev.element.port_num == d->port_num)
+			what = RDMA_DEV_PORT_UP;
+		break;
+	case IBV_EVENT_DEVICE_FATAL:
+		what = RDMA_DEV_FATAL;
+		break;
+	default:
+		break;
+	}
+	rdma_v.ack_async_event(&ev);
+	return what;
+}
+
 /* For verbs_qp.c. */
 struct ibv_context *rdma_dev_ctx(const struct rdma_dev *d)
 {

@@ -37,6 +37,8 @@ static void load(void)
 		SYM(destroy_cq, "ibv_destroy_cq"),
 		SYM(get_cq_event, "ibv_get_cq_event"),
 		SYM(ack_cq_events, "ibv_ack_cq_events"),
+		SYM(get_async_event, "ibv_get_async_event"),
+		SYM(ack_async_event, "ibv_ack_async_event"),
 		SYM(create_qp, "ibv_create_qp"),
 		SYM(modify_qp, "ibv_modify_qp"),
 		SYM(destroy_qp, "ibv_destroy_qp"),

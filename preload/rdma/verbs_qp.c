@@ -26,7 +26,7 @@ struct rdma_qp {
 	struct ibv_comp_channel *ch;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
-	struct rdma_mr slots_mr;     /* recv_slots messages of RDMA_MSG_SIZE */
+	struct rdma_mr slots_mr;     /* recv_slots messages, then send_wr of them, of msg_size */
 	uint8_t *slots;
 	struct rdma_qp_size size;
 	uint32_t psn;
@@ -42,8 +42,8 @@ struct rdma_qp {
 static int post_recv(struct rdma_qp *q, uint32_t slot)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)(q->slots + (size_t)slot * RDMA_MSG_SIZE),
-		.length = RDMA_MSG_SIZE,
+		.addr = (uintptr_t)(q->slots + (size_t)slot * q->size.msg_size),
+		.length = q->size.msg_size,
 		.lkey = q->slots_mr.lkey,
 	};
 	struct ibv_recv_wr wr = { .wr_id = RECV_TAG | slot, .sg_list = &sge, .num_sge = 1 }, *bad;
@@ -92,11 +92,13 @@ static int setup(struct rdma_qp *q)
 	int cqe = (int)(q->size.send_wr + q->size.recv_slots);
 	int rc;
 
+	size_t slots = (size_t)q->size.recv_slots + q->size.send_wr;
+
 	q->posts = calloc(q->size.send_wr, sizeof(*q->posts));
-	q->slots = calloc(q->size.recv_slots, RDMA_MSG_SIZE);
+	q->slots = calloc(slots, q->size.msg_size);
 	if (!q->posts || !q->slots)
 		return -ENOMEM;
-	rc = rdma_mr_reg(q->dev, q->slots, (size_t)q->size.recv_slots * RDMA_MSG_SIZE, false, &q->slots_mr);
+	rc = rdma_mr_reg(q->dev, q->slots, slots * q->size.msg_size, false, &q->slots_mr);
 	if (rc)
 		return rc;
 	q->ch = rdma_v.create_comp_channel(ctx);
@@ -105,7 +107,7 @@ static int setup(struct rdma_qp *q)
 	q->cq = rdma_v.create_cq(ctx, cqe, q, q->ch, 0);
 	if (!q->cq)
 		return errno ? -errno : -ENOMEM;
-	q->qp = create(q, RDMA_MSG_SIZE);
+	q->qp = create(q, q->size.msg_size);
 	if (!q->qp)
 		q->qp = create(q, 0);   /* a device without inline sends */
 	if (!q->qp)
@@ -124,13 +126,15 @@ int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct r
 	struct rdma_qp *q;
 	int rc;
 
-	if (!size->send_wr || !size->recv_slots)
+	if (!size->send_wr || !size->recv_slots || size->msg_size > RDMA_MSG_MAX)
 		return -EINVAL;
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	q->dev = d;
 	q->size = *size;
+	if (!q->size.msg_size)
+		q->size.msg_size = RDMA_MSG_SIZE;
 	rc = setup(q);
 	if (rc) {
 		rdma_qp_destroy(q);
@@ -260,12 +264,21 @@ int rdma_post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id
 		.opcode = IBV_WR_SEND,
 	};
 
-	if (len > RDMA_MSG_SIZE)
+	if (len > q->size.msg_size)
 		return -EMSGSIZE;
-	/* without inline data the message would have to be registered: no such device here yet */
-	if (len > q->max_inline)
-		return -EOPNOTSUPP;
-	wr.send_flags = IBV_SEND_INLINE;
+	if (len <= q->max_inline) {
+		wr.send_flags = IBV_SEND_INLINE;
+	} else {
+		/* the send slot of this post's sequence number: free again once it completed */
+		uint8_t *slot = q->slots + ((size_t)q->size.recv_slots + q->seq % q->size.send_wr) *
+					   q->size.msg_size;
+
+		if (q->seq - q->done >= q->size.send_wr)
+			return -ENOBUFS;
+		memcpy(slot, msg, len);
+		sge.addr = (uintptr_t)slot;
+		sge.lkey = q->slots_mr.lkey;
+	}
 	return post(q, &wr, wr_id, true);
 }
 
@@ -284,8 +297,8 @@ static bool take(struct rdma_qp *q, const struct ibv_wc *wc, struct rdma_event *
 			return true;
 		}
 		ev->kind = RDMA_EV_MSG;
-		ev->len = wc->byte_len < RDMA_MSG_SIZE ? wc->byte_len : RDMA_MSG_SIZE;
-		memcpy(ev->msg, q->slots + (size_t)slot * RDMA_MSG_SIZE, ev->len);
+		ev->len = wc->byte_len < q->size.msg_size ? wc->byte_len : q->size.msg_size;
+		memcpy(ev->msg, q->slots + (size_t)slot * q->size.msg_size, ev->len);
 		if (post_recv(q, slot))
 			ev->kind = RDMA_EV_ERROR;
 		return true;

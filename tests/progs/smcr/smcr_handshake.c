@@ -73,6 +73,9 @@ static void from_accept(const struct clc_smcr_accept *a, struct smcr_link_end *p
 	peer->rmb_addr = a->rmb_addr;
 	peer->rmb_size = smc_code_size(a->rmbe_size);
 	peer->token = a->rmbe_alert_token;
+	peer->has_gid2 = a->gid_cnt > 0;
+	if (peer->has_gid2)
+		memcpy(peer->gid2, a->gids[0], 16);
 }
 
 static void to_accept(const struct smcr_link_end *me, uint8_t type, uint8_t mtu, struct clc_smcr_accept *a)
@@ -99,6 +102,11 @@ static void to_accept(const struct smcr_link_end *me, uint8_t type, uint8_t mtu,
 	a->fce.hostname[strnlen((char *)a->fce.hostname, CLC_HOSTNAME_LEN)] = ' ';
 	a->fce.max_conns = 255;
 	a->fce.max_links = 2;
+	/* the client's GIDs for more links go in its first-contact CONFIRM */
+	if (type == CLC_CONFIRM && me->has_gid2) {
+		a->gid_cnt = 1;
+		memcpy(a->gids[0], me->gid2, 16);
+	}
 }
 
 static int send_accept(int fd, const struct clc_smcr_accept *a)
@@ -195,7 +203,7 @@ static enum smcr_llc_ho own_ho(void)
 
 static int send_llc(struct rdma_qp *qp, const struct smcr_llc_msg *m)
 {
-	uint8_t buf[SMCR_LLC_LEN];
+	uint8_t buf[RDMA_MSG_MAX];
 	int n = smcr_llc_encode(m, own_ho(), buf, sizeof(buf));
 
 	return n < 0 ? n : rdma_post_msg(qp, buf, (size_t)n, 0);
@@ -223,7 +231,8 @@ static int wait_llc(struct rdma_qp *qp, struct smcr_llc_msg *m)
 	}
 }
 
-static void confirm_link(struct smcr_llc_msg *m, const struct smcr_link_end *me, bool resp)
+static void confirm_link(struct smcr_llc_msg *m, const struct smcr_link_end *me, uint8_t link_num,
+			 bool resp)
 {
 	memset(m, 0, sizeof(*m));
 	m->hd.type = SMCR_LLC_CONFIRM_LINK;
@@ -231,7 +240,7 @@ static void confirm_link(struct smcr_llc_msg *m, const struct smcr_link_end *me,
 	m->hd.flags = SMCR_LLC_FLAG_NO_RMBE_EYEC | (resp ? SMCR_LLC_FLAG_RESP : 0);
 	memcpy(m->confirm_link.sender_gid, me->qp.gid, 16);
 	m->confirm_link.sender_qp_num = me->qp.qpn;
-	m->confirm_link.link_num = 1;
+	m->confirm_link.link_num = link_num;
 	memcpy(m->confirm_link.link_uid, link_uid, sizeof(link_uid));
 	m->confirm_link.max_links = 2;
 	m->confirm_link.max_conns = 255;
@@ -244,12 +253,12 @@ static bool is_confirm_link(const struct smcr_llc_msg *m, bool resp)
 	       !(m->hd.flags & SMCR_LLC_FLAG_RESP) == !resp;
 }
 
-int smcr_confirm_link_server(struct rdma_qp *qp, const struct smcr_link_end *me)
+int smcr_confirm_link_server(struct rdma_qp *qp, const struct smcr_link_end *me, uint8_t link_num)
 {
 	struct smcr_llc_msg m;
 	int rc;
 
-	confirm_link(&m, me, false);
+	confirm_link(&m, me, link_num, false);
 	rc = send_llc(qp, &m);
 	if (!rc)
 		rc = wait_llc(qp, &m);
@@ -258,16 +267,122 @@ int smcr_confirm_link_server(struct rdma_qp *qp, const struct smcr_link_end *me)
 	return rc;
 }
 
-int smcr_confirm_link_client(struct rdma_qp *qp, const struct smcr_link_end *me)
+int smcr_confirm_link_client(struct rdma_qp *qp, const struct smcr_link_end *me, uint8_t link_num)
 {
 	struct smcr_llc_msg m;
 	int rc = wait_llc(qp, &m);
 
-	if (!rc && !is_confirm_link(&m, false))
+	if (!rc && (!is_confirm_link(&m, false) || m.confirm_link.link_num != link_num))
 		rc = -EPROTO;
 	if (!rc) {
-		confirm_link(&m, me, true);
+		confirm_link(&m, me, link_num, true);
 		rc = send_llc(qp, &m);
 	}
 	return rc;
+}
+
+static void add_link(struct smcr_llc_msg *m, const struct smcr_link_end *me2, uint32_t rkey1,
+		     const uint8_t target_gid[16], bool resp)
+{
+	memset(m, 0, sizeof(*m));
+	m->hd.type = SMCR_LLC_ADD_LINK;
+	m->hd.version = SMCR_LLC_VERSION_V2;
+	m->hd.flags = resp ? SMCR_LLC_FLAG_RESP : 0;
+	memcpy(m->add_link.sender_gid, me2->qp.gid, 16);
+	m->add_link.sender_qp_num = me2->qp.qpn;
+	m->add_link.link_num = 2;
+	m->add_link.qp_mtu = me2->qp.mtu;
+	m->add_link.initial_psn = me2->qp.psn;
+	m->add_link.has_ext = true;
+	m->add_link.v2_direct = true;
+	memcpy(m->add_link.client_target_gid, target_gid, 16);
+	m->add_link.num_rkeys = 1;
+	m->add_link.rt[0].rmb_key = rkey1;
+	m->add_link.rt[0].rmb_key_new = me2->rkey;
+	m->add_link.rt[0].rmb_vaddr_new = me2->rmb_addr;
+}
+
+/* The other end's second link from its ADD LINK; its rkey on the first link must be the one known. */
+static int from_add_link(const struct smcr_llc_msg *m, bool resp, uint32_t peer_rkey1,
+			 struct smcr_link_end *peer2)
+{
+	const struct smcr_llc_add_link *a = &m->add_link;
+
+	if (m->hd.type != SMCR_LLC_ADD_LINK || !(m->hd.flags & SMCR_LLC_FLAG_RESP) != !resp ||
+	    (m->hd.flags & SMCR_LLC_FLAG_ADD_LNK_REJ) || !a->has_ext || a->num_rkeys != 1 ||
+	    a->rt[0].rmb_key != peer_rkey1 || a->link_num != 2)
+		return -EPROTO;
+	memset(peer2, 0, sizeof(*peer2));
+	peer2->qp.qpn = a->sender_qp_num;
+	peer2->qp.psn = a->initial_psn;
+	memcpy(peer2->qp.gid, a->sender_gid, 16);
+	peer2->qp.mtu = a->qp_mtu;
+	peer2->rkey = a->rt[0].rmb_key_new;
+	peer2->rmb_addr = a->rt[0].rmb_vaddr_new;
+	return 0;
+}
+
+int smcr_add_link_server(struct rdma_qp *qp1, struct rdma_qp *qp2, const struct smcr_link_end *me2,
+			 uint32_t rkey1, uint32_t peer_rkey1, const uint8_t client_gid2[16],
+			 struct smcr_link_end *peer2)
+{
+	struct smcr_llc_msg m;
+	int rc;
+
+	add_link(&m, me2, rkey1, client_gid2, false);
+	rc = send_llc(qp1, &m);
+	if (!rc)
+		rc = wait_llc(qp1, &m);
+	if (!rc)
+		rc = from_add_link(&m, true, peer_rkey1, peer2);
+	if (!rc && memcmp(peer2->qp.gid, client_gid2, 16))
+		rc = -EPROTO;
+	if (!rc)
+		rc = rdma_qp_connect(qp2, &peer2->qp);
+	return rc;
+}
+
+int smcr_add_link_client(struct rdma_qp *qp1, struct rdma_qp *qp2, const struct smcr_link_end *me2,
+			 uint32_t rkey1, uint32_t peer_rkey1, struct smcr_link_end *peer2)
+{
+	struct smcr_llc_msg m;
+	int rc = wait_llc(qp1, &m);
+
+	if (!rc)
+		rc = from_add_link(&m, false, peer_rkey1, peer2);
+	if (!rc && memcmp(m.add_link.client_target_gid, me2->qp.gid, 16))
+		rc = -EPROTO;
+	if (!rc)
+		rc = rdma_qp_connect(qp2, &peer2->qp);
+	if (!rc) {
+		add_link(&m, me2, rkey1, peer2->qp.gid, true);
+		rc = send_llc(qp1, &m);
+	}
+	return rc;
+}
+
+int smcr_delete_link_send(struct rdma_qp *qp, uint8_t link_num, bool resp)
+{
+	struct smcr_llc_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.hd.type = SMCR_LLC_DELETE_LINK;
+	m.hd.version = SMCR_LLC_VERSION_V2;
+	m.hd.flags = resp ? SMCR_LLC_FLAG_RESP : 0;
+	m.delete_link.link_num = link_num;
+	m.delete_link.reason = SMCR_LLC_DEL_LOST_PATH;
+	return send_llc(qp, &m);
+}
+
+int smcr_delete_link_of(const uint8_t *msg, size_t len, uint8_t *link_num, bool *resp)
+{
+	struct smcr_llc_msg m;
+
+	if (smcr_llc_decode(msg, len, own_ho(), &m))
+		return -EPROTO;
+	if (m.hd.type != SMCR_LLC_DELETE_LINK)
+		return 0;
+	*link_num = m.delete_link.link_num;
+	*resp = m.hd.flags & SMCR_LLC_FLAG_RESP;
+	return 1;
 }

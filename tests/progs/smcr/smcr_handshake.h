@@ -7,6 +7,8 @@
 #ifndef SMCR_HANDSHAKE_H
 #define SMCR_HANDSHAKE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rdma.h"
@@ -18,6 +20,8 @@ struct smcr_link_end {
 	uint64_t rmb_addr;
 	uint32_t rmb_size;
 	uint32_t token;         /* the RMBE alert token: CDCs to this end carry it */
+	bool has_gid2;          /* a second device: its GID, in CONFIRM's GID list */
+	uint8_t gid2[16];
 };
 
 /* 0 or -errno; -EPROTO: the peer's message is malformed or unexpected. */
@@ -25,8 +29,29 @@ int smcr_handshake_server(int fd, const struct smcr_link_end *me, struct smcr_li
 /* Connects qp to the server's between ACCEPT and CONFIRM, as the kernel's client does. */
 int smcr_handshake_client(int fd, const struct smcr_link_end *me, struct smcr_link_end *peer,
 			  struct rdma_qp *qp);
-int smcr_confirm_link_server(struct rdma_qp *qp, const struct smcr_link_end *me);
-int smcr_confirm_link_client(struct rdma_qp *qp, const struct smcr_link_end *me);
+/* LLC CONFIRM LINK of link link_num over qp, as the server asks and the client answers. */
+int smcr_confirm_link_server(struct rdma_qp *qp, const struct smcr_link_end *me, uint8_t link_num);
+int smcr_confirm_link_client(struct rdma_qp *qp, const struct smcr_link_end *me, uint8_t link_num);
+/*
+ * LLC ADD LINK (SMC-Rv2, with the RMB's rkey on the new link) over the first
+ * link's qp1: the server offers its second link me2 (its rkey on the first
+ * link: rkey1) to the client's second GID; the client connects its qp2 and
+ * answers with its own.  peer_rkey1: the other end's rkey on the first
+ * link, which its message must name.  peer2: the other end's second link.
+ * The server connects its own qp2 after the answer.
+ */
+int smcr_add_link_server(struct rdma_qp *qp1, struct rdma_qp *qp2, const struct smcr_link_end *me2,
+			 uint32_t rkey1, uint32_t peer_rkey1, const uint8_t client_gid2[16],
+			 struct smcr_link_end *peer2);
+int smcr_add_link_client(struct rdma_qp *qp1, struct rdma_qp *qp2, const struct smcr_link_end *me2,
+			 uint32_t rkey1, uint32_t peer_rkey1, struct smcr_link_end *peer2);
+/*
+ * LLC DELETE LINK of link_num over another link's qp (reason: lost path),
+ * as the end that saw the link fail tells the other; resp: the answer.
+ */
+int smcr_delete_link_send(struct rdma_qp *qp, uint8_t link_num, bool resp);
+/* Whether msg is a DELETE LINK: 1 with its link number and whether it answers, 0 if not, -EPROTO. */
+int smcr_delete_link_of(const uint8_t *msg, size_t len, uint8_t *link_num, bool *resp);
 /* Sleeps until something completed on qp or ms passed: 1, 0, or -errno. */
 int smcr_qp_wait(struct rdma_qp *qp, int ms);
 
