@@ -54,6 +54,14 @@ size_t unit_unhex(const char *s, uint8_t *out, size_t size)
 	return n;
 }
 
+uint64_t unit_xorshift(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
 void cap_open(struct capture *c)
 {
 	c->buf = NULL;

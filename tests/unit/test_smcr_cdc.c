@@ -93,10 +93,7 @@ TEST(smcr_cdc_reserved_ignored)
 static uint64_t rng_state;
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return unit_xorshift(&rng_state);
 }
 
 TEST(smcr_cdc_random_roundtrip)

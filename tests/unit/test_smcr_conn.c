@@ -52,10 +52,7 @@ static long lost_ops;           /* work requests the dead links never executed *
 
 static uint32_t rnd(uint32_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
+	return (uint32_t)(unit_xorshift(&rng) % n);
 }
 
 static uint8_t pat(uint64_t pos, int dir)

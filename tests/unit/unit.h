@@ -28,6 +28,9 @@ void unit_fail(const char *file, int line, const char *fmt, ...)
 /* Hex digits (spaces between bytes ignored) into out; the byte count.  Aborts on bad text or overflow. */
 size_t unit_unhex(const char *s, uint8_t *out, size_t size);
 
+/* xorshift64: the next number of a fixed sequence from *state (never 0). */
+uint64_t unit_xorshift(uint64_t *state);
+
 /* Capture what a formatter writes: cap_open(), print into cap.f, cap_text(). */
 struct capture {
 	FILE *f;
