@@ -1,6 +1,6 @@
 /*
  * One end of an SMC-R connection's data path, as RFC 7609 section 4 and
- * Linux's SMC-R run it (doc/soft-roce.md section 4): the application's bytes
+ * Linux's SMC-R run it (doc/soft-roce.md section 3): the application's bytes
  * go into our send buffer, from there by RDMA WRITE into the peer's RMB, and
  * a CDC message after each push tells the peer our producer cursor; we read
  * our own RMB up to the peer's producer cursor and tell it our consumer
