@@ -75,10 +75,11 @@ TOOL_OBJS := $(TOOL_SRCS:%.c=$(OBJ)/%.o)
 # the parts shared with the daemon (wire/) are linked into the preload as well
 # preload/: the library in layers, lowest first (doc/layers.md), each
 # compiled with the include paths of itself and the layers below.
-PRELOAD_LAYERS := base rdma transport conn share hooks
+PRELOAD_LAYERS := base rdma smcr transport conn share hooks
 PRELOAD_I_base      := -Ipreload/base
 PRELOAD_I_rdma      := $(PRELOAD_I_base) -Ipreload/rdma
-PRELOAD_I_transport := $(PRELOAD_I_rdma) -Ipreload/transport
+PRELOAD_I_smcr      := $(PRELOAD_I_rdma) -Ipreload/smcr
+PRELOAD_I_transport := $(PRELOAD_I_smcr) -Ipreload/transport
 PRELOAD_I_conn      := $(PRELOAD_I_transport) -Ipreload/conn
 PRELOAD_I_share     := $(PRELOAD_I_conn) -Ipreload/share
 PRELOAD_I_hooks     := $(PRELOAD_I_share) -Ipreload/hooks
@@ -227,6 +228,17 @@ $(O)/tests/smcr_stream: $(SMCR_STREAM_SRCS) $(wildcard tests/progs/smcr/*.h prel
 	$(Q)$(CC) $(WFLAGS) $(CFLAGS) $(SANFLAGS) -Iwire -Ipreload/rdma -o $@ $(SMCR_STREAM_SRCS) -ldl
 TEST_PROGS += $(O)/tests/smcr_stream
 
+# The preload's soft SMC-R layer between two hosts (tests/vm/guest/s6.sh):
+# rdma/ and smcr/, without the layers above them.
+SMCR_CONNS_SRCS := tests/progs/smcr_conns/smcr_conns.c tests/progs/smcr/smcr_handshake.c \
+	$(wildcard preload/rdma/*.c preload/smcr/*.c wire/clc*.c wire/smcr_*.c)
+$(O)/tests/smcr_conns: $(SMCR_CONNS_SRCS) $(wildcard tests/progs/smcr/*.h preload/rdma/*.h preload/smcr/*.h wire/*.h)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WFLAGS) $(CFLAGS) $(SANFLAGS) -Iwire -Ipreload/rdma -Ipreload/smcr -Itests/progs/smcr \
+		-o $@ $(SMCR_CONNS_SRCS) -ldl -lpthread
+TEST_PROGS += $(O)/tests/smcr_conns
+
 CHECK_DIR := build/check
 # The README's two commands work on a bare machine: both install the build
 # dependencies first (scripts/install-deps.sh), before anything needs them.
@@ -279,7 +291,7 @@ check-kernel:
 # SMC-R device (s3), two hosts with their own daemons (s4), and soft SMC-R's
 # building blocks between two hosts: CLC, a queue pair, RDMA WRITE and CDC (s5).
 check-soft-roce:
-	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3 s4 s5
+	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3 s4 s5 s6
 
 # Random socket operations under smc_run against a private smc_softd
 # (tests/progs/sockfuzz.c, tests/random.sh): replay one seed with every

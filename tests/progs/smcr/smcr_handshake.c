@@ -1,4 +1,4 @@
-/* The blocking SMC-R CLC handshake and CONFIRM LINK of smcr_stream.c (smcr_handshake.h). */
+/* The blocking SMC-R CLC handshake and LLC exchanges of the smcr test programs (smcr_handshake.h). */
 #include "smcr_handshake.h"
 
 #include <errno.h>
@@ -83,7 +83,7 @@ static void to_accept(const struct smcr_link_end *me, uint8_t type, uint8_t mtu,
 	memset(a, 0, sizeof(*a));
 	a->type = type;
 	a->version = CLC_V2;
-	a->first_contact = true;
+	a->first_contact = me->first_contact;
 	memcpy(a->gid, me->qp.gid, 16);
 	a->qpn = me->qp.qpn;
 	a->rmb_rkey = me->rkey;
@@ -145,8 +145,8 @@ int smcr_handshake_server(int fd, const struct smcr_link_end *me, struct smcr_li
 	return 0;
 }
 
-int smcr_handshake_client(int fd, const struct smcr_link_end *me, struct smcr_link_end *peer,
-			  struct rdma_qp *qp)
+int smcr_handshake_client(int fd, struct smcr_link_end *me, struct smcr_link_end *peer,
+			  smcr_accepted_fn accepted, void *arg)
 {
 	uint8_t buf[CLC_PROPOSAL_MAX];
 	struct clc_proposal p = {
@@ -175,7 +175,7 @@ int smcr_handshake_client(int fd, const struct smcr_link_end *me, struct smcr_li
 	if (clc_smcr_accept_decode(buf, (size_t)n, &a) < 0 || a.type != CLC_ACCEPT)
 		return -EPROTO;
 	from_accept(&a, peer);
-	n = rdma_qp_connect(qp, &peer->qp);
+	n = accepted(arg, peer, me);
 	if (n)
 		return n;
 	to_accept(me, CLC_CONFIRM, peer->qp.mtu < me->qp.mtu ? peer->qp.mtu : me->qp.mtu, &a);

@@ -1,6 +1,6 @@
 /*
  * The SMC-R CLC handshake over a TCP connection and the first link's LLC
- * CONFIRM LINK, as blocking steps for smcr_stream.c: the order of the
+ * CONFIRM LINK, as blocking steps for smcr_stream.c and smcr_conns.c: the order of the
  * kernel's first contact (client PROPOSAL, server ACCEPT, client CONFIRM,
  * then CONFIRM LINK request and response over the new queue pair).
  */
@@ -20,15 +20,21 @@ struct smcr_link_end {
 	uint64_t rmb_addr;
 	uint32_t rmb_size;
 	uint32_t token;         /* the RMBE alert token: CDCs to this end carry it */
+	bool first_contact;     /* the link group's first connection */
 	bool has_gid2;          /* a second device: its GID, in CONFIRM's GID list */
 	uint8_t gid2[16];
 };
 
 /* 0 or -errno; -EPROTO: the peer's message is malformed or unexpected. */
 int smcr_handshake_server(int fd, const struct smcr_link_end *me, struct smcr_link_end *peer);
-/* Connects qp to the server's between ACCEPT and CONFIRM, as the kernel's client does. */
-int smcr_handshake_client(int fd, const struct smcr_link_end *me, struct smcr_link_end *peer,
-			  struct rdma_qp *qp);
+/*
+ * The client's step between the server's ACCEPT and its CONFIRM, as the
+ * kernel's client takes it: connect its queue pair to the server's, and
+ * fill in what its CONFIRM names (me).  0 or -errno.
+ */
+typedef int (*smcr_accepted_fn)(void *arg, const struct smcr_link_end *peer, struct smcr_link_end *me);
+int smcr_handshake_client(int fd, struct smcr_link_end *me, struct smcr_link_end *peer,
+			  smcr_accepted_fn accepted, void *arg);
 /* LLC CONFIRM LINK of link link_num over qp, as the server asks and the client answers. */
 int smcr_confirm_link_server(struct rdma_qp *qp, const struct smcr_link_end *me, uint8_t link_num);
 int smcr_confirm_link_client(struct rdma_qp *qp, const struct smcr_link_end *me, uint8_t link_num);

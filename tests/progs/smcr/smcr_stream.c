@@ -493,6 +493,15 @@ static void second_link(struct end *e, bool server, uint32_t token)
 	e->active = 1;          /* data over the second link: the one the test takes down */
 }
 
+/* Between the server's ACCEPT and our CONFIRM: the first link's queue pair connects. */
+static int accepted(void *arg, const struct smcr_link_end *peer, struct smcr_link_end *me)
+{
+	struct end *e = arg;
+
+	(void)me;
+	return rdma_qp_connect(e->links[0].qp, &peer->qp);
+}
+
 int main(int argc, char **argv)
 {
 	static struct end e;
@@ -518,6 +527,7 @@ int main(int argc, char **argv)
 	fd = server ? tcp_server(atoi(argv[2])) : tcp_client(argv[2], atoi(argv[3]));
 	end_open(&e, dev, fd, dev2, addr2);
 	local_link(&e, &e.links[0], own_token, &me);
+	me.first_contact = true;
 	if (dev2) {
 		me.has_gid2 = true;
 		memcpy(me.gid2, rdma_dev_port(e.links[1].dev)->gid, 16);
@@ -529,7 +539,7 @@ int main(int argc, char **argv)
 		if (!rc)
 			rc = smcr_confirm_link_server(e.links[0].qp, &me, 1);
 	} else {
-		rc = smcr_handshake_client(fd, &me, &e.peer, e.links[0].qp);
+		rc = smcr_handshake_client(fd, &me, &e.peer, accepted, &e);
 		if (!rc)
 			rc = smcr_confirm_link_client(e.links[0].qp, &me, 1);
 	}

@@ -1,0 +1,239 @@
+/*
+ * The progress thread of soft SMC-R (doc/soft-roce.md section 4): one per
+ * process, started with its first link group.  It sleeps on every live
+ * link's completion channel and device events and on a wake descriptor,
+ * takes the completions under their group's mutex, feeds the peer's CDCs
+ * and the delivered sends into the connections, answers or keeps the LLC
+ * messages, fails links over, and wakes the connections' sleepers.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
+
+#include "smcr_int.h"
+
+struct smcr_env smcr_env;
+
+static pthread_mutex_t eng_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct smcr_lgr *groups;
+static int wake_fd = -1;
+static bool started;
+
+void smcr_env_set(const struct smcr_env *env)
+{
+	smcr_env = *env;
+}
+
+void smcr_engine_kick(void)
+{
+	/* eventfd_write(), not write(): the library's own calls stay off its hooks */
+	if (wake_fd >= 0 && eventfd_write(wake_fd, 1) < 0) {
+		/* a full counter wakes the thread as well */
+	}
+}
+
+void smcr_sock_wake(struct smcr_sock *s, bool rx)
+{
+	uint32_t bell = atomic_exchange(&s->bell[rx], 0);
+
+	atomic_fetch_add(&s->seq[rx], 1);
+	smcr_env.syscall(SYS_futex, &s->seq[rx], FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+	if (bell && smcr_env.ring)
+		smcr_env.ring(bell);
+}
+
+/* A batch of one link's completions. */
+static void take(struct smcr_lgr *g, int li, const struct rdma_event *ev)
+{
+	if (ev->kind == RDMA_EV_ERROR) {
+		smcr_link_fail(g, li, false);
+	} else if (ev->kind == RDMA_EV_SENT) {
+		struct smcr_sock *s = ev->wr_id >> 32 ? smcr_lgr_sock_of_token(g, (uint32_t)(ev->wr_id >> 32))
+						      : NULL;
+
+		if (s)
+			smcr_sock_sent(s, ev->wr_id);
+	} else if (ev->kind == RDMA_EV_MSG && ev->len && ev->msg[0] == SMCR_CDC_TYPE) {
+		struct smcr_cdc cdc;
+		struct smcr_sock *s;
+
+		if (smcr_cdc_decode(ev->msg, ev->len, &cdc))
+			return;
+		s = smcr_lgr_sock_of_token(g, cdc.token);
+		if (s)
+			smcr_sock_rx(s, ev->msg, ev->len);
+	} else if (ev->kind == RDMA_EV_MSG) {
+		smcr_llc_in(g, li, ev->msg, ev->len);
+	}
+}
+
+/* Everything a group's links completed, and what waited for room in a send queue. */
+static void drain(struct smcr_lgr *g)
+{
+	bool freed = false;
+
+	for (unsigned li = 0; li < g->nlinks; li++) {
+		struct rdma_event ev[16];
+		int n;
+
+		do {
+			n = rdma_qp_poll(g->link[li].qp, ev, 16);
+			for (int i = 0; i < n; i++) {
+				take(g, (int)li, &ev[i]);
+				freed |= ev[i].kind != RDMA_EV_MSG;
+			}
+		} while (n == 16);
+		if (n < 0)
+			smcr_link_fail(g, (int)li, false);
+	}
+	if (!freed)
+		return;
+	for (struct smcr_sock *s = g->socks; s; s = s->next) {
+		if (!s->starved || !s->live)
+			continue;
+		s->starved = false;
+		if (smcr_conn_push(&s->c))
+			smcr_sock_fail(s, smcr_conn_error(&s->c));
+		smcr_sock_wake(s, false);
+	}
+}
+
+static void device_event(struct smcr_lgr *g, int li)
+{
+	enum rdma_dev_event ev = rdma_dev_event(g->link[li].dev);
+
+	if (ev == RDMA_DEV_PORT_DOWN || ev == RDMA_DEV_FATAL)
+		smcr_link_fail(g, li, false);
+}
+
+#define POLL_MAX (1 + 16 * SMCR_LINKS_MAX * 2)
+
+struct watch {
+	struct smcr_lgr *g;
+	int li;
+	bool dev;
+};
+
+/* The poll set: the wake descriptor, then each live link's channel and device. */
+static int watch_set(struct pollfd *pfd, struct watch *w, bool *now)
+{
+	int n = 1;
+
+	pfd[0] = (struct pollfd){ .fd = wake_fd, .events = POLLIN };
+	for (struct smcr_lgr *g = groups; g; g = g->next) {
+		pthread_mutex_lock(&g->mu);
+		for (unsigned li = 0; li < g->nlinks && n + 2 <= POLL_MAX; li++) {
+			struct smcr_link *l = &g->link[li];
+
+			if (rdma_qp_arm(l->qp))
+				*now = true;
+			w[n] = (struct watch){ g, (int)li, false };
+			pfd[n++] = (struct pollfd){ .fd = rdma_qp_fd(l->qp), .events = POLLIN };
+			if (l->dead)
+				continue;
+			w[n] = (struct watch){ g, (int)li, true };
+			pfd[n++] = (struct pollfd){ .fd = rdma_dev_event_fd(l->dev), .events = POLLIN };
+		}
+		pthread_mutex_unlock(&g->mu);
+	}
+	return n;
+}
+
+/* Groups nobody holds any more go, with their links. */
+static void reap(void)
+{
+	for (struct smcr_lgr **p = &groups; *p;) {
+		struct smcr_lgr *g = *p;
+		bool gone;
+
+		pthread_mutex_lock(&g->mu);
+		gone = g->refs == 0;
+		pthread_mutex_unlock(&g->mu);
+		if (gone) {
+			*p = g->next;
+			smcr_lgr_free(g);
+		} else {
+			p = &g->next;
+		}
+	}
+}
+
+static void *progress(void *arg)
+{
+	struct pollfd pfd[POLL_MAX];
+	struct watch w[POLL_MAX];
+
+	(void)arg;
+	for (;;) {
+		bool now = false;
+		int n, r;
+
+		pthread_mutex_lock(&eng_mu);
+		reap();
+		n = watch_set(pfd, w, &now);
+		pthread_mutex_unlock(&eng_mu);
+		r = smcr_env.poll(pfd, (nfds_t)n, now ? 0 : 1000);
+		if (r < 0 && errno != EINTR)
+			continue;
+		if (r > 0 && (pfd[0].revents & POLLIN)) {
+			eventfd_t v;
+
+			if (eventfd_read(wake_fd, &v) < 0) {
+				/* another reader took it: nothing is lost */
+			}
+		}
+		pthread_mutex_lock(&eng_mu);
+		for (int i = 1; i < n; i++) {
+			struct smcr_lgr *g = w[i].g;
+
+			pthread_mutex_lock(&g->mu);
+			if (pfd[i].revents & POLLIN) {
+				if (w[i].dev)
+					device_event(g, w[i].li);
+				else
+					rdma_qp_woken(g->link[w[i].li].qp);
+			}
+			pthread_mutex_unlock(&g->mu);
+		}
+		for (struct smcr_lgr *g = groups; g; g = g->next) {
+			pthread_mutex_lock(&g->mu);
+			drain(g);
+			pthread_mutex_unlock(&g->mu);
+		}
+		pthread_mutex_unlock(&eng_mu);
+	}
+	return NULL;
+}
+
+int smcr_engine_add(struct smcr_lgr *g)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&eng_mu);
+	if (!started) {
+		pthread_t th;
+		pthread_attr_t a;
+
+		if (wake_fd < 0)
+			wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (wake_fd < 0) {
+			rc = -errno;
+		} else {
+			pthread_attr_init(&a);
+			pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+			rc = -pthread_create(&th, &a, progress, NULL);
+			pthread_attr_destroy(&a);
+		}
+		started = !rc;
+	}
+	if (!rc) {
+		g->next = groups;
+		groups = g;
+	}
+	pthread_mutex_unlock(&eng_mu);
+	smcr_engine_kick();
+	return rc;
+}

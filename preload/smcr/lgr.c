@@ -1,0 +1,208 @@
+/*
+ * A link group between this process and a peer process: its links, their
+ * set-up, and what a failed link does to the group's connections
+ * (doc/soft-roce.md sections 4 and 5).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "smcr_int.h"
+
+/* Queue pairs of a link: work requests in flight for all its connections, the peer's message slots. */
+static const struct rdma_qp_size link_size = { .send_wr = 64, .recv_slots = 64, .msg_size = 128 };
+
+int smcr_lgr_new(bool server, struct smcr_lgr **out)
+{
+	struct smcr_lgr *g = calloc(1, sizeof(*g));
+	int rc;
+
+	if (!g)
+		return -ENOMEM;
+	rc = rdma_lib_load();
+	if (rc) {
+		free(g);
+		return rc;
+	}
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	g->server = server;
+	g->refs = 1;
+	if (getrandom(&g->next_token, sizeof(g->next_token), 0) != sizeof(g->next_token))
+		g->next_token = 0x5e000000u;
+	rc = smcr_engine_add(g);
+	if (rc) {
+		pthread_cond_destroy(&g->cv);
+		pthread_mutex_destroy(&g->mu);
+		free(g);
+		return rc;
+	}
+	*out = g;
+	return 0;
+}
+
+void smcr_lgr_put(struct smcr_lgr *g)
+{
+	pthread_mutex_lock(&g->mu);
+	g->refs--;
+	pthread_mutex_unlock(&g->mu);
+	smcr_engine_kick();
+}
+
+/* By the progress thread, once nothing holds the group. */
+void smcr_lgr_free(struct smcr_lgr *g)
+{
+	for (unsigned li = 0; li < g->nlinks; li++) {
+		rdma_qp_destroy(g->link[li].qp);
+		rdma_dev_close(g->link[li].dev);
+	}
+	pthread_cond_destroy(&g->cv);
+	pthread_mutex_destroy(&g->mu);
+	free(g);
+}
+
+int smcr_link_open(struct smcr_lgr *g, const char *dev, const uint8_t gid[16])
+{
+	struct smcr_link l = { 0 };
+	int rc, li;
+
+	rc = rdma_dev_open(dev, 1, gid, &l.dev);
+	if (rc)
+		return rc;
+	rc = rdma_qp_create(l.dev, &link_size, &l.qp);
+	if (rc) {
+		rdma_dev_close(l.dev);
+		return rc;
+	}
+	pthread_mutex_lock(&g->mu);
+	if (g->nlinks == SMCR_LINKS_MAX) {
+		pthread_mutex_unlock(&g->mu);
+		rdma_qp_destroy(l.qp);
+		rdma_dev_close(l.dev);
+		return -EMLINK;
+	}
+	li = (int)g->nlinks;
+	g->link[li] = l;
+	g->nlinks++;
+	for (struct smcr_sock *s = g->socks; s && !rc; s = s->next)
+		rc = smcr_sock_reg(s, li);
+	pthread_mutex_unlock(&g->mu);
+	smcr_engine_kick();
+	return rc ? rc : li;
+}
+
+void smcr_link_local(struct smcr_lgr *g, int li, struct rdma_qp_addr *a)
+{
+	pthread_mutex_lock(&g->mu);
+	rdma_qp_local(g->link[li].qp, a);
+	pthread_mutex_unlock(&g->mu);
+}
+
+int smcr_link_connect(struct smcr_lgr *g, int li, const struct rdma_qp_addr *peer)
+{
+	int rc;
+
+	pthread_mutex_lock(&g->mu);
+	rc = rdma_qp_connect(g->link[li].qp, peer);
+	if (!rc) {
+		g->link[li].peer = *peer;
+		g->link[li].connected = true;
+	}
+	pthread_mutex_unlock(&g->mu);
+	return rc;
+}
+
+unsigned smcr_lgr_links_up(struct smcr_lgr *g)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&g->mu);
+	for (unsigned li = 0; li < g->nlinks; li++)
+		n += g->link[li].up && !g->link[li].dead;
+	pthread_mutex_unlock(&g->mu);
+	return n;
+}
+
+unsigned smcr_lgr_failovers(struct smcr_lgr *g)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&g->mu);
+	n = g->failovers;
+	pthread_mutex_unlock(&g->mu);
+	return n;
+}
+
+struct smcr_sock *smcr_lgr_sock_of_token(struct smcr_lgr *g, uint32_t token)
+{
+	for (struct smcr_sock *s = g->socks; s; s = s->next)
+		if (s->token == token)
+			return s;
+	return NULL;
+}
+
+int smcr_link_of_num(struct smcr_lgr *g, uint8_t num)
+{
+	for (unsigned li = 0; li < g->nlinks; li++)
+		if (g->link[li].up && g->link[li].num == num)
+			return (int)li;
+	return -1;
+}
+
+/* A live link a connection can move to: confirmed, and the peer's RMB reachable over it. */
+static int other_link(struct smcr_lgr *g, const struct smcr_sock *s, int from)
+{
+	for (unsigned li = 0; li < g->nlinks; li++)
+		if ((int)li != from && g->link[li].up && !g->link[li].dead && s->peer_rkey_ok[li])
+			return (int)li;
+	return -1;
+}
+
+void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
+{
+	struct smcr_link *l = &g->link[li];
+	bool told = false;
+
+	if (l->dead)
+		return;
+	l->dead = true;
+	if (!l->up)
+		return;
+	g->failovers++;
+	for (struct smcr_sock *s = g->socks; s; s = s->next) {
+		int to;
+
+		if (s->li != li || !s->live)
+			continue;
+		to = other_link(g, s, li);
+		if (to < 0) {
+			smcr_sock_fail(s, -ECONNRESET);
+			continue;
+		}
+		s->li = to;
+		if (smcr_conn_switch(&s->c, &s->path[to]))
+			smcr_sock_fail(s, smcr_conn_error(&s->c));
+		smcr_sock_wake(s, false);
+		smcr_sock_wake(s, true);
+	}
+	/*
+	 * The peer's queue pair may not notice for long (rxe retries to a
+	 * silent peer), so the end that saw it tells the other over a link
+	 * left, as the kernel's LLC DELETE LINK does.
+	 */
+	for (unsigned o = 0; o < g->nlinks && !told; o++) {
+		struct smcr_llc_msg m;
+
+		if (g->link[o].dead || !g->link[o].up)
+			continue;
+		memset(&m, 0, sizeof(m));
+		m.hd.type = SMCR_LLC_DELETE_LINK;
+		m.hd.version = SMCR_LLC_VERSION_V2;
+		m.hd.flags = by_peer ? SMCR_LLC_FLAG_RESP : 0;
+		m.delete_link.link_num = l->num;
+		m.delete_link.reason = SMCR_LLC_DEL_LOST_PATH;
+		told = !smcr_llc_send(g, (int)o, &m);
+	}
+	pthread_cond_broadcast(&g->cv);
+}

@@ -1,0 +1,145 @@
+/*
+ * Soft SMC-R in the application process (doc/soft-roce.md section 4): link
+ * groups between this process and a peer process, each with up to
+ * SMCR_LINKS_MAX links (an RC queue pair on a device of ours to one of the
+ * peer's), the connections of a group (an RMB the peer writes into, a send
+ * buffer, wire/smcr_conn.h's data path), the LLC messages that confirm and
+ * add links, exchange rkeys and delete links, and one progress thread that
+ * takes every completion, feeds the connections, fails them over to
+ * another link of their group, and wakes their sleepers.
+ *
+ * The application's threads post their own RDMA WRITEs and CDCs; one mutex
+ * per group serialises them with the progress thread.  Nothing here knows
+ * of sockets, the daemon or the CLC exchange: the caller brings the peer's
+ * queue pair, RMB and token from the CLC messages.
+ */
+#ifndef SMC_PRELOAD_SMCR_H
+#define SMC_PRELOAD_SMCR_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "rdma.h"
+
+#pragma GCC visibility push(hidden)
+
+#define SMCR_LINKS_MAX 2
+
+/*
+ * What the layer calls outside itself, given once before any group: the
+ * process's real poll() and syscall() (inside the preload, those behind
+ * its hooks), and how to wake a sleeper's bell (NULL: sleepers use the
+ * futex words only).
+ */
+struct smcr_env {
+	int (*poll)(struct pollfd *fds, nfds_t n, int ms);
+	long (*syscall)(long nr, ...);
+	bool (*ring)(uint32_t bell);
+};
+void smcr_env_set(const struct smcr_env *env);
+
+/* ---- lgr.c: a link group and its links ---- */
+struct smcr_lgr;
+
+/* server: the end that confirms and adds links (as the kernel's server does). */
+int smcr_lgr_new(bool server, struct smcr_lgr **out);
+/* Drops the caller's reference; the progress thread frees the group with its last one. */
+void smcr_lgr_put(struct smcr_lgr *g);
+
+/*
+ * A link's local end on device dev's port 1 with the RoCE v2 GID gid: its
+ * index in the group (>= 0) or -errno.  The RMBs and send buffers of the
+ * group's connections are registered with the new device.
+ */
+int smcr_link_open(struct smcr_lgr *g, const char *dev, const uint8_t gid[16]);
+void smcr_link_local(struct smcr_lgr *g, int li, struct rdma_qp_addr *a);
+/* Connects link li to the peer's queue pair. */
+int smcr_link_connect(struct smcr_lgr *g, int li, const struct rdma_qp_addr *peer);
+/* LLC CONFIRM LINK of link li as number num: the server asks, the client answers.  0 or -errno. */
+int smcr_link_confirm(struct smcr_lgr *g, int li, uint8_t num);
+/*
+ * LLC ADD LINK over the group's first live link for the new link li: the
+ * server offers it to the client's GID peer_gid with the rkeys of every
+ * connection's RMB on li, the client answers with its own; both connect
+ * li and confirm it (number num).  0 or -errno.
+ */
+int smcr_link_add(struct smcr_lgr *g, int li, uint8_t num, const uint8_t peer_gid[16]);
+/* Live links of the group, and failovers so far. */
+unsigned smcr_lgr_links_up(struct smcr_lgr *g);
+unsigned smcr_lgr_failovers(struct smcr_lgr *g);
+
+/* ---- sock.c: a connection of a group ---- */
+struct smcr_sock;
+
+/* What the CLC message of our end names. */
+struct smcr_sock_local {
+	struct rdma_qp_addr qp; /* the link the connection uses */
+	uint32_t rkey;          /* our RMB's rkey on that link */
+	uint64_t rmb_addr;
+	uint32_t rmb_size;
+	uint32_t token;         /* our alert token: the peer's CDCs carry it */
+};
+
+/* What the peer's CLC message named. */
+struct smcr_sock_peer {
+	uint32_t rkey;          /* its RMB's rkey on the connection's link */
+	uint64_t rmb_addr;
+	uint32_t rmb_size;
+	uint32_t token;
+};
+
+/*
+ * A connection with an RMB of rmb_size and a send buffer of snd_size,
+ * registered on every link.  Its link: the server's choice (peer NULL),
+ * in turn among the live links; the client's is the one to the queue pair
+ * the server's ACCEPT named (peer: its GID and number).
+ */
+int smcr_sock_new(struct smcr_lgr *g, const struct rdma_qp_addr *peer, uint32_t rmb_size, uint32_t snd_size,
+		  struct smcr_sock **out);
+void smcr_sock_local(struct smcr_sock *s, struct smcr_sock_local *l);
+/*
+ * Starts the data path toward the peer's RMB; with more than one live link,
+ * first LLC CONFIRM RKEY (our RMB's rkeys on the other links) both ways.
+ * 0 or -errno.
+ */
+int smcr_sock_connect(struct smcr_sock *s, const struct smcr_sock_peer *p);
+/*
+ * Frees the connection, once the peer cannot write into its RMB any more
+ * (it said CLOSED or ABORT, or no link is left): a write into a
+ * deregistered RMB would break the link for every connection of the group.
+ */
+void smcr_sock_free(struct smcr_sock *s);
+
+/* Non-blocking: the count, -EAGAIN (no room), -EPIPE, or the connection's error. */
+ssize_t smcr_sock_send(struct smcr_sock *s, const struct iovec *iov, int cnt);
+/* Non-blocking: the count, 0 when nothing is there, or the connection's error. */
+ssize_t smcr_sock_recv(struct smcr_sock *s, const struct iovec *iov, int cnt, bool peek);
+long smcr_sock_readable(struct smcr_sock *s);
+long smcr_sock_space(struct smcr_sock *s);
+long smcr_sock_unread(struct smcr_sock *s);
+/* Our CDC_CF_* flags, sent after what is queued; the peer's; the sticky error (-errno, 0). */
+int smcr_sock_set_state(struct smcr_sock *s, uint8_t cflags);
+uint8_t smcr_sock_peer_state(struct smcr_sock *s);
+int smcr_sock_error(struct smcr_sock *s);
+
+/*
+ * Sleeping: a futex word per direction that the progress thread bumps when
+ * the peer produced or changed its state (rx), or room came (tx).  Read the
+ * word, check, then wait with the value read: 0 when it changed (or was
+ * woken), -ETIMEDOUT, -EINTR.
+ */
+uint32_t smcr_sock_seq(struct smcr_sock *s, bool rx);
+int smcr_sock_wait(struct smcr_sock *s, bool rx, uint32_t seq, const struct timespec *timeout);
+/* The connection's positions and state in one line, for a report: snprintf's count. */
+int smcr_sock_describe(struct smcr_sock *s, char *buf, size_t size);
+/* A poll-style sleeper's bell (env.ring), rung once at the next change of that direction; 0: none. */
+void smcr_sock_bell(struct smcr_sock *s, bool rx, uint32_t bell);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,121 @@
+/*
+ * The link groups' insides, shared by this folder's files only
+ * (smcr.h says what each is for).
+ */
+#ifndef SMC_PRELOAD_SMCR_INT_H
+#define SMC_PRELOAD_SMCR_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "smcr.h"
+#include "smcr_conn.h"
+#include "smcr_llc.h"
+
+#pragma GCC visibility push(hidden)
+
+/* LLC messages kept for a caller that waits for one (smcr_llc_wait()). */
+#define SMCR_INBOX 8
+
+struct smcr_link {
+	struct rdma_dev *dev;
+	struct rdma_qp *qp;
+	struct rdma_qp_addr peer;
+	uint8_t num;            /* the LLC link number, once confirmed */
+	bool connected;         /* to the peer's queue pair */
+	bool up;                /* confirmed: connections may use it */
+	bool dead;              /* failed; its queue pair stays until the group goes */
+};
+
+struct smcr_inmsg {
+	int li;                 /* the link it came over */
+	uint32_t len;
+	uint8_t msg[RDMA_MSG_MAX];
+};
+
+struct smcr_lgr {
+	pthread_mutex_t mu;     /* everything below, and every connection's data path */
+	pthread_cond_t cv;      /* the inbox got a message, a link or rkey changed */
+	bool server;
+	int refs;               /* the caller's and each connection's */
+	struct smcr_link link[SMCR_LINKS_MAX];
+	unsigned nlinks;
+	unsigned failovers;
+	unsigned assigned;      /* connections given a link so far (round robin) */
+	uint32_t next_token;
+	struct smcr_sock *socks;
+	struct smcr_inmsg inbox[SMCR_INBOX];
+	unsigned nin;
+	struct smcr_lgr *next;  /* in the engine's list */
+};
+
+/* The data path's link: a connection on one link of its group. */
+struct smcr_path {
+	struct smcr_sock *s;
+	int li;
+};
+
+struct smcr_sock {
+	struct smcr_lgr *g;
+	struct smcr_sock *next;
+	uint8_t *rmb, *snd;
+	uint32_t rmb_size, snd_size;
+	struct rdma_mr rmb_mr[SMCR_LINKS_MAX], snd_mr[SMCR_LINKS_MAX];
+	bool mr_ok[SMCR_LINKS_MAX];
+	uint32_t peer_rkey[SMCR_LINKS_MAX];
+	bool peer_rkey_ok[SMCR_LINKS_MAX];
+	uint64_t peer_rmb_addr;
+	uint32_t token;
+	int li;                 /* the link it uses */
+	struct smcr_path path[SMCR_LINKS_MAX];
+	struct smcr_conn c;
+	bool live;              /* the data path runs */
+	bool starved;           /* a post found the send queue full */
+	uint8_t early[SMCR_CDC_LEN];   /* the peer's last CDC before we started */
+	uint32_t early_len;
+	_Atomic uint32_t seq[2];   /* futex words: [0] room came, [1] data or state came */
+	_Atomic uint32_t bell[2];  /* a sleeper's bell to ring once, 0: none */
+};
+
+/* engine.c */
+extern struct smcr_env smcr_env;
+/* Adds g to the progress thread's groups (starting it once). 0 or -errno. */
+int smcr_engine_add(struct smcr_lgr *g);
+/* The group's links changed: the progress thread looks again. */
+void smcr_engine_kick(void);
+/* Wake the sleepers of direction rx (or tx) of s. */
+void smcr_sock_wake(struct smcr_sock *s, bool rx);
+
+/* lgr.c, with g->mu held */
+struct smcr_sock *smcr_lgr_sock_of_token(struct smcr_lgr *g, uint32_t token);
+/* Link li failed (by_peer: the peer said so with DELETE LINK): its connections move or end. */
+void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer);
+int smcr_link_of_num(struct smcr_lgr *g, uint8_t num);
+void smcr_lgr_free(struct smcr_lgr *g);
+
+/* llc.c, with g->mu held */
+int smcr_llc_send(struct smcr_lgr *g, int li, const struct smcr_llc_msg *m);
+/* A message of the peer that is not a CDC: answered here, or kept for a waiter. */
+void smcr_llc_in(struct smcr_lgr *g, int li, const uint8_t *msg, uint32_t len);
+/* Waits (g->mu held, released while asleep) for a kept message that match() takes. */
+int smcr_llc_wait(struct smcr_lgr *g,
+		  bool (*match)(struct smcr_lgr *g, int li, const struct smcr_llc_msg *m, const void *arg),
+		  const void *arg, struct smcr_llc_msg *m, int ms);
+enum smcr_llc_ho smcr_own_ho(void);
+int smcr_rkeys_of(struct smcr_lgr *g, int li, const struct smcr_llc_confirm_rkey *c,
+		  uint32_t key[SMCR_LINKS_MAX], bool ok[SMCR_LINKS_MAX]);
+bool smcr_rkeys_match(const struct smcr_sock *s, const uint32_t key[SMCR_LINKS_MAX],
+		      const bool ok[SMCR_LINKS_MAX]);
+
+/* sock.c, with g->mu held */
+int smcr_sock_reg(struct smcr_sock *s, int li);
+/* What the connection's peer sent or what completed: wakes as it says. */
+void smcr_sock_rx(struct smcr_sock *s, const uint8_t *msg, uint32_t len);
+void smcr_sock_sent(struct smcr_sock *s, uint64_t wr_id);
+void smcr_sock_fail(struct smcr_sock *s, int err);
+/* The id of a CDC's send as a work request: the connection's token above, the id's low half below. */
+#define SMCR_WR_ID(token, id) (((uint64_t)(token) << 32) | ((id) & 0xffffffffu))
+
+#pragma GCC visibility pop
+
+#endif

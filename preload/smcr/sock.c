@@ -1,0 +1,467 @@
+/*
+ * A connection of a link group: its RMB and send buffer registered on
+ * every link, the rkeys of the peer's RMB on each, wire/smcr_conn.h's data
+ * path over the link it uses, and its sleepers (doc/soft-roce.md section 4).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
+
+#include "smcr_int.h"
+
+#define LLC_WAIT_MS 6000
+
+static int path_write(void *link, uint32_t off, uint32_t len, uint32_t rmb_off)
+{
+	struct smcr_path *p = link;
+	struct smcr_sock *s = p->s;
+	int rc;
+
+	if (s->g->link[p->li].dead || !s->peer_rkey_ok[p->li])
+		return -ENOLINK;
+	rc = rdma_post_write(s->g->link[p->li].qp, &s->snd_mr[p->li], off, len, s->peer_rmb_addr + rmb_off,
+			     s->peer_rkey[p->li], 0, false);
+	if (rc == -ENOBUFS)
+		s->starved = true;
+	return rc;
+}
+
+static int path_send(void *link, const uint8_t *msg, size_t len, uint64_t id)
+{
+	struct smcr_path *p = link;
+	struct smcr_sock *s = p->s;
+	int rc;
+
+	if (s->g->link[p->li].dead)
+		return -ENOLINK;
+	rc = rdma_post_msg(s->g->link[p->li].qp, msg, len, SMCR_WR_ID(s->token, id));
+	if (rc == -ENOBUFS)
+		s->starved = true;
+	return rc;
+}
+
+static const struct smcr_link_ops path_ops = { .write = path_write, .send = path_send };
+
+int smcr_sock_reg(struct smcr_sock *s, int li)
+{
+	struct rdma_dev *d = s->g->link[li].dev;
+	int rc = rdma_mr_reg(d, s->rmb, s->rmb_size, true, &s->rmb_mr[li]);
+
+	if (rc)
+		return rc;
+	rc = rdma_mr_reg(d, s->snd, s->snd_size, false, &s->snd_mr[li]);
+	if (rc) {
+		rdma_mr_dereg(&s->rmb_mr[li]);
+		return rc;
+	}
+	s->mr_ok[li] = true;
+	return 0;
+}
+
+static void unreg(struct smcr_sock *s)
+{
+	for (int li = 0; li < SMCR_LINKS_MAX; li++) {
+		if (!s->mr_ok[li])
+			continue;
+		rdma_mr_dereg(&s->rmb_mr[li]);
+		rdma_mr_dereg(&s->snd_mr[li]);
+		s->mr_ok[li] = false;
+	}
+}
+
+/*
+ * The link a new connection uses: the server's choice in turn among live
+ * links; the client's is the server's, by its queue pair's GID and number
+ * (two devices number their queue pairs alike).
+ */
+static int pick_link(struct smcr_lgr *g, const struct rdma_qp_addr *peer)
+{
+	int up[SMCR_LINKS_MAX], n = 0;
+
+	for (unsigned li = 0; li < g->nlinks; li++) {
+		const struct smcr_link *l = &g->link[li];
+
+		if (l->dead)
+			continue;
+		if (peer && l->connected && l->peer.qpn == peer->qpn && !memcmp(l->peer.gid, peer->gid, 16))
+			return (int)li;
+		if (!peer && l->up)
+			up[n++] = (int)li;
+	}
+	if (peer)
+		return -ENOLINK;
+	if (n)
+		return up[g->assigned++ % (unsigned)n];
+	/* the first contact: the group's first link, before it is confirmed */
+	return g->nlinks && !g->link[0].dead ? 0 : -ENOLINK;
+}
+
+static uint32_t new_token(struct smcr_lgr *g)
+{
+	uint32_t t;
+
+	do
+		t = g->next_token++;
+	while (!t || smcr_lgr_sock_of_token(g, t));
+	return t;
+}
+
+static void *map(uint32_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int smcr_sock_new(struct smcr_lgr *g, const struct rdma_qp_addr *peer, uint32_t rmb_size, uint32_t snd_size,
+		  struct smcr_sock **out)
+{
+	struct smcr_sock *s = calloc(1, sizeof(*s));
+	int rc = 0;
+
+	if (!s)
+		return -ENOMEM;
+	s->g = g;
+	s->rmb_size = rmb_size;
+	s->snd_size = snd_size;
+	s->rmb = map(rmb_size);
+	s->snd = map(snd_size);
+	if (!s->rmb || !s->snd)
+		rc = -ENOMEM;
+	pthread_mutex_lock(&g->mu);
+	if (!rc)
+		rc = s->li = pick_link(g, peer);
+	for (unsigned li = 0; li < g->nlinks && rc >= 0; li++)
+		rc = smcr_sock_reg(s, (int)li);
+	if (rc >= 0) {
+		for (int li = 0; li < SMCR_LINKS_MAX; li++)
+			s->path[li] = (struct smcr_path){ s, li };
+		s->token = new_token(g);
+		s->next = g->socks;
+		g->socks = s;
+		g->refs++;
+	}
+	pthread_mutex_unlock(&g->mu);
+	if (rc < 0) {
+		unreg(s);
+		if (s->rmb)
+			munmap(s->rmb, rmb_size);
+		if (s->snd)
+			munmap(s->snd, snd_size);
+		free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+void smcr_sock_local(struct smcr_sock *s, struct smcr_sock_local *l)
+{
+	pthread_mutex_lock(&s->g->mu);
+	rdma_qp_local(s->g->link[s->li].qp, &l->qp);
+	l->rkey = s->rmb_mr[s->li].rkey;
+	l->rmb_addr = (uintptr_t)s->rmb;
+	l->rmb_size = s->rmb_size;
+	l->token = s->token;
+	pthread_mutex_unlock(&s->g->mu);
+}
+
+/* Our RMB's rkeys on the group's other live links, over the connection's own link; then its answer. */
+static bool is_rkey_answer(struct smcr_lgr *g, int li, const struct smcr_llc_msg *m, const void *arg)
+{
+	const struct smcr_sock *s = arg;
+
+	(void)g;
+	return m->hd.type == SMCR_LLC_CONFIRM_RKEY && (m->hd.flags & SMCR_LLC_FLAG_RESP) &&
+	       li == s->li && m->confirm_rkey.rt[0].rmb_key == s->rmb_mr[li].rkey;
+}
+
+static int confirm_rkey(struct smcr_sock *s)
+{
+	struct smcr_lgr *g = s->g;
+	struct smcr_llc_msg m = { 0 };
+	unsigned n = 0;
+	int rc;
+
+	m.hd.type = SMCR_LLC_CONFIRM_RKEY;
+	m.hd.version = SMCR_LLC_VERSION_V2;
+	m.confirm_rkey.rt[0].rmb_key = s->rmb_mr[s->li].rkey;
+	m.confirm_rkey.rt[0].rmb_vaddr = (uintptr_t)s->rmb;
+	for (unsigned li = 0; li < g->nlinks; li++) {
+		if ((int)li == s->li || !g->link[li].up || g->link[li].dead || !s->mr_ok[li])
+			continue;
+		n++;
+		m.confirm_rkey.rt[n].link_id = g->link[li].num;
+		m.confirm_rkey.rt[n].rmb_key = s->rmb_mr[li].rkey;
+		m.confirm_rkey.rt[n].rmb_vaddr = (uintptr_t)s->rmb;
+	}
+	if (!n)
+		return 0;
+	m.confirm_rkey.rt[0].link_id = (uint8_t)n;
+	rc = smcr_llc_send(g, s->li, &m);
+	if (!rc)
+		rc = smcr_llc_wait(g, is_rkey_answer, s, &m, LLC_WAIT_MS);
+	if (!rc && (m.hd.flags & (SMCR_LLC_FLAG_RKEY_NEG | SMCR_LLC_FLAG_RKEY_RETRY)))
+		rc = -EPROTO;
+	return rc;
+}
+
+/* Whether the peer's RMB is reachable over every live link of the group. */
+static bool peer_rkeys_known(const struct smcr_sock *s)
+{
+	for (unsigned li = 0; li < s->g->nlinks; li++)
+		if (s->g->link[li].up && !s->g->link[li].dead && !s->peer_rkey_ok[li])
+			return false;
+	return true;
+}
+
+/* The peer's CONFIRM RKEY for its RMB: kept before we knew it, or on its way. */
+static int peer_rkeys(struct smcr_sock *s)
+{
+	struct smcr_lgr *g = s->g;
+	struct timespec end;
+
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += LLC_WAIT_MS / 1000;
+	while (!peer_rkeys_known(s)) {
+		for (unsigned i = 0; i < g->nin; i++) {
+			struct smcr_llc_msg m;
+			uint32_t key[SMCR_LINKS_MAX];
+			bool ok[SMCR_LINKS_MAX];
+
+			if (smcr_llc_decode(g->inbox[i].msg, g->inbox[i].len, smcr_own_ho(), &m) ||
+			    m.hd.type != SMCR_LLC_CONFIRM_RKEY || (m.hd.flags & SMCR_LLC_FLAG_RESP) ||
+			    smcr_rkeys_of(g, g->inbox[i].li, &m.confirm_rkey, key, ok) ||
+			    !smcr_rkeys_match(s, key, ok))
+				continue;
+			for (int li = 0; li < SMCR_LINKS_MAX; li++) {
+				if (ok[li]) {
+					s->peer_rkey[li] = key[li];
+					s->peer_rkey_ok[li] = true;
+				}
+			}
+			memmove(&g->inbox[i], &g->inbox[i + 1], sizeof(g->inbox[0]) * (g->nin - i - 1));
+			g->nin--;
+			break;
+		}
+		if (peer_rkeys_known(s))
+			break;
+		if (pthread_cond_timedwait(&g->cv, &g->mu, &end) == ETIMEDOUT)
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+int smcr_sock_connect(struct smcr_sock *s, const struct smcr_sock_peer *p)
+{
+	struct smcr_lgr *g = s->g;
+	int rc;
+
+	pthread_mutex_lock(&g->mu);
+	s->peer_rkey[s->li] = p->rkey;
+	s->peer_rkey_ok[s->li] = true;
+	s->peer_rmb_addr = p->rmb_addr;
+	rc = confirm_rkey(s);
+	if (!rc)
+		rc = peer_rkeys(s);
+	if (!rc) {
+		smcr_conn_init(&s->c, &path_ops, &s->path[s->li], s->snd, s->snd_size, s->rmb, s->rmb_size,
+			       p->rmb_size, s->token, p->token);
+		rc = smcr_conn_error(&s->c);
+	}
+	if (!rc) {
+		s->live = true;
+		if (s->early_len)
+			smcr_sock_rx(s, s->early, s->early_len);
+	}
+	pthread_mutex_unlock(&g->mu);
+	return rc;
+}
+
+void smcr_sock_free(struct smcr_sock *s)
+{
+	struct smcr_lgr *g = s->g;
+
+	pthread_mutex_lock(&g->mu);
+	for (struct smcr_sock **p = &g->socks; *p; p = &(*p)->next) {
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
+	}
+	unreg(s);
+	pthread_mutex_unlock(&g->mu);
+	munmap(s->rmb, s->rmb_size);
+	munmap(s->snd, s->snd_size);
+	free(s);
+	smcr_lgr_put(g);
+}
+
+/* ---- from the progress thread, g->mu held ---- */
+
+void smcr_sock_fail(struct smcr_sock *s, int err)
+{
+	if (!s->c.err)
+		s->c.err = err;
+	smcr_sock_wake(s, true);
+	smcr_sock_wake(s, false);
+}
+
+void smcr_sock_rx(struct smcr_sock *s, const uint8_t *msg, uint32_t len)
+{
+	int rc;
+
+	if (!s->live) {
+		/* a CDC before our end knew its peer: its cursors are absolute, the last one says all */
+		if (len <= sizeof(s->early)) {
+			memcpy(s->early, msg, len);
+			s->early_len = len;
+		}
+		return;
+	}
+	rc = smcr_conn_rx(&s->c, msg, len);
+	if (rc < 0) {
+		smcr_sock_fail(s, rc);
+		return;
+	}
+	if (rc & (SMCR_RX_DATA | SMCR_RX_STATE))
+		smcr_sock_wake(s, true);
+	if (rc & (SMCR_RX_ROOM | SMCR_RX_STATE))
+		smcr_sock_wake(s, false);
+}
+
+void smcr_sock_sent(struct smcr_sock *s, uint64_t wr_id)
+{
+	uint64_t id;
+
+	if (!s->live)
+		return;
+	id = s->c.tx_hi - (uint32_t)((uint32_t)s->c.tx_hi - (uint32_t)wr_id);
+	if (smcr_conn_sent(&s->c, id))
+		smcr_sock_fail(s, smcr_conn_error(&s->c));
+	else
+		smcr_sock_wake(s, false);
+}
+
+/* ---- the application's calls ---- */
+
+ssize_t smcr_sock_send(struct smcr_sock *s, const struct iovec *iov, int cnt)
+{
+	ssize_t n;
+
+	pthread_mutex_lock(&s->g->mu);
+	n = s->live ? smcr_conn_send(&s->c, iov, cnt) : -ENOTCONN;
+	pthread_mutex_unlock(&s->g->mu);
+	return n;
+}
+
+ssize_t smcr_sock_recv(struct smcr_sock *s, const struct iovec *iov, int cnt, bool peek)
+{
+	ssize_t n;
+
+	pthread_mutex_lock(&s->g->mu);
+	n = s->live ? smcr_conn_recv(&s->c, iov, cnt, peek) : -ENOTCONN;
+	pthread_mutex_unlock(&s->g->mu);
+	return n;
+}
+
+long smcr_sock_readable(struct smcr_sock *s)
+{
+	long n;
+
+	pthread_mutex_lock(&s->g->mu);
+	n = s->live ? (long)smcr_conn_readable(&s->c) : 0;
+	pthread_mutex_unlock(&s->g->mu);
+	return n;
+}
+
+long smcr_sock_space(struct smcr_sock *s)
+{
+	long n;
+
+	pthread_mutex_lock(&s->g->mu);
+	n = s->live ? (long)smcr_conn_space(&s->c) : 0;
+	pthread_mutex_unlock(&s->g->mu);
+	return n;
+}
+
+long smcr_sock_unread(struct smcr_sock *s)
+{
+	long n;
+
+	pthread_mutex_lock(&s->g->mu);
+	n = s->live ? (long)smcr_conn_unread(&s->c) : 0;
+	pthread_mutex_unlock(&s->g->mu);
+	return n;
+}
+
+int smcr_sock_set_state(struct smcr_sock *s, uint8_t cflags)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->g->mu);
+	rc = s->live ? smcr_conn_set_state(&s->c, cflags) : -ENOTCONN;
+	pthread_mutex_unlock(&s->g->mu);
+	return rc;
+}
+
+uint8_t smcr_sock_peer_state(struct smcr_sock *s)
+{
+	uint8_t f;
+
+	pthread_mutex_lock(&s->g->mu);
+	f = s->live ? smcr_conn_peer_state(&s->c) : 0;
+	pthread_mutex_unlock(&s->g->mu);
+	return f;
+}
+
+int smcr_sock_error(struct smcr_sock *s)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->g->mu);
+	rc = s->live ? smcr_conn_error(&s->c) : 0;
+	pthread_mutex_unlock(&s->g->mu);
+	return rc;
+}
+
+uint32_t smcr_sock_seq(struct smcr_sock *s, bool rx)
+{
+	return atomic_load(&s->seq[rx]);
+}
+
+int smcr_sock_wait(struct smcr_sock *s, bool rx, uint32_t seq, const struct timespec *timeout)
+{
+	long r = smcr_env.syscall(SYS_futex, &s->seq[rx], FUTEX_WAIT, seq, timeout, NULL, 0);
+
+	if (r == 0 || errno == EAGAIN)
+		return 0;
+	return -errno;
+}
+
+void smcr_sock_bell(struct smcr_sock *s, bool rx, uint32_t bell)
+{
+	atomic_store(&s->bell[rx], bell);
+}
+
+int smcr_sock_describe(struct smcr_sock *s, char *buf, size_t size)
+{
+	const struct smcr_conn *c = &s->c;
+	int n;
+
+	pthread_mutex_lock(&s->g->mu);
+	n = snprintf(buf, size,
+		     "link %d%s, tx given %llu posted %llu delivered %llu peer read %llu, rx read %llu told %llu "
+		     "peer wrote %llu, seq %u, cdc due %d, starved %d, error %d, peer flags 0x%02x",
+		     s->li, s->g->link[s->li].dead ? " (dead)" : "", (unsigned long long)c->tx_prep,
+		     (unsigned long long)c->tx_sent, (unsigned long long)c->tx_fin,
+		     (unsigned long long)c->peer_cons, (unsigned long long)c->rx_cons,
+		     (unsigned long long)c->rx_told, (unsigned long long)c->peer_prod, c->seq, c->cdc_due,
+		     s->starved, c->err, c->peer_cflags);
+	pthread_mutex_unlock(&s->g->mu);
+	return n;
+}

@@ -1,0 +1,49 @@
+#!/bin/sh
+# Scenario 6: the preload's soft SMC-R layer (preload/smcr/) between two VMs
+# without kernel SMC, joined by two networks with an rxe device on each
+# (tests/progs/smcr_conns/smcr_conns.c).  One link group joins the two
+# processes: the first connection's CLC exchange brings up its first link
+# (LLC CONFIRM LINK), the server adds the second (LLC ADD LINK), and three
+# more connections join the group, each on the link the server gives it in
+# turn, with LLC CONFIRM RKEY for the other.  Every connection carries
+# BYTES each way at once, one sender and one receiver thread each, asleep
+# on the layer's futex words while its progress thread takes the
+# completions.  (Taking a link down mid-transfer is s5's, for one
+# connection; the layer's own failover is to come: doc/soft-roce.md.)
+SCEN=s6-$VMROLE
+. /tests/lib.sh
+PORT=5002
+CONNS=4
+BYTES=16777216
+
+grepcheck() {
+	if grep -q -e "$2" "$3"; then echo "PASS $SCEN/$1"; else echo "FAIL $SCEN/$1: no line matching '$2'"; sed 's/^/  > /' "$3"; fi
+}
+
+if [ "$VMROLE" = server ]; then ME2=10.0.1.1 PEER2=10.0.1.2; else ME2=10.0.1.2 PEER2=10.0.1.1; fi
+ip addr add $ME2/24 dev eth1
+ip link set eth1 up
+ok rdma-link-add rdma link add rxe0 type rxe netdev eth0
+ok rdma-link-add-second rdma link add rxe1 type rxe netdev eth1
+for p in "$VMPEER" $PEER2; do
+	i=0; while ! ping -c 1 -W 1 "$p" >/dev/null 2>&1 && [ $i -lt 20 ]; do i=$((i + 1)); done
+done
+ok ping-peer ping -c 1 -W 2 "$VMPEER"
+ok ping-peer-second ping -c 1 -W 2 $PEER2
+
+if [ "$VMROLE" = server ]; then
+	smcr_conns server $PORT rxe0 rxe1 $ME2 $CONNS $BYTES > /tmp/conns.out 2>&1
+	echo "rc=$?" >> /tmp/conns.out
+	grepcheck group "^smcr_conns: $CONNS connections on 2 links$" /tmp/conns.out
+	grepcheck conns-server "^smcr_conns: OK server sent $BYTES and received $BYTES bytes on each of $CONNS connections, every byte checked, .*, 0 failovers" /tmp/conns.out
+	grepcheck conns-server-exit '^rc=0$' /tmp/conns.out
+	sed 's/^/  /' /tmp/conns.out
+else
+	smcr_conns client "$VMPEER" $PORT rxe0 rxe1 $ME2 $CONNS $BYTES > /tmp/conns.out 2>&1 &
+	SPID=$!
+	wait $SPID
+	echo "rc=$?" >> /tmp/conns.out
+	grepcheck conns-client "^smcr_conns: OK client sent $BYTES and received $BYTES bytes on each of $CONNS connections, every byte checked, .*, 0 failovers" /tmp/conns.out
+	grepcheck conns-client-exit '^rc=0$' /tmp/conns.out
+	sed 's/^/  /' /tmp/conns.out
+fi
