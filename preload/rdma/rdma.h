@@ -174,6 +174,8 @@ int rdma_qp_poll(struct rdma_qp *qp, struct rdma_event *ev, int max);
  * instead of sleeping; 0: sleep; -errno.
  */
 int rdma_qp_arm(struct rdma_qp *qp);
+/* Its number and send-queue counts in one line, for a report: snprintf's count. */
+int rdma_qp_describe(const struct rdma_qp *qp, char *buf, size_t size);
 /* After rdma_qp_fd() was readable: takes the channel's event.  0 or -errno. */
 int rdma_qp_woken(struct rdma_qp *qp);
 

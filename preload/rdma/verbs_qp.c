@@ -8,6 +8,7 @@
 #include "rdma.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -368,4 +369,10 @@ int rdma_qp_woken(struct rdma_qp *q)
 		return -EIO;
 	rdma_v.ack_cq_events(cq, 1);
 	return 0;
+}
+
+int rdma_qp_describe(const struct rdma_qp *q, char *buf, size_t size)
+{
+	return snprintf(buf, size, "qpn %u, %llu posted, %llu completed, %d stashed", q->qp->qp_num,
+			(unsigned long long)q->seq, (unsigned long long)q->done, q->nstash - q->stash_pos);
 }

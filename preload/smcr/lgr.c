@@ -4,6 +4,7 @@
  * (doc/soft-roce.md sections 4 and 5).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -205,4 +206,29 @@ void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 		told = !smcr_llc_send(g, (int)o, &m);
 	}
 	pthread_cond_broadcast(&g->cv);
+}
+
+int smcr_lgr_describe(struct smcr_lgr *g, char *buf, size_t size)
+{
+	char qp[96];
+	size_t n = 0;
+
+	if (size)
+		buf[0] = 0;
+	pthread_mutex_lock(&g->mu);
+	for (unsigned li = 0; li < g->nlinks; li++) {
+		const struct smcr_link *l = &g->link[li];
+		int k;
+
+		rdma_qp_describe(l->qp, qp, sizeof(qp));
+		k = snprintf(buf + n, size - n, "link %u (number %u)%s%s%s: %s\n", li, l->num,
+			     l->connected ? " connected" : "", l->up ? " up" : "", l->dead ? " dead" : "", qp);
+		if (k < 0 || (size_t)k >= size - n)
+			break;
+		n += (size_t)k;
+	}
+	if (n < size)
+		snprintf(buf + n, size - n, "%u in the inbox\n", g->nin);
+	pthread_mutex_unlock(&g->mu);
+	return (int)strlen(buf);
 }

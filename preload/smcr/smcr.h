@@ -69,6 +69,8 @@ int smcr_link_confirm(struct smcr_lgr *g, int li, uint8_t num);
  * li and confirm it (number num).  0 or -errno.
  */
 int smcr_link_add(struct smcr_lgr *g, int li, uint8_t num, const uint8_t peer_gid[16]);
+/* The group's links in one line each, for a report (cut at size): the length written. */
+int smcr_lgr_describe(struct smcr_lgr *g, char *buf, size_t size);
 /* Live links of the group, and failovers so far. */
 unsigned smcr_lgr_links_up(struct smcr_lgr *g);
 unsigned smcr_lgr_failovers(struct smcr_lgr *g);

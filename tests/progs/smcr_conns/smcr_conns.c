@@ -117,6 +117,12 @@ static void sleep_on(struct conn *c, bool rx, uint32_t seq, double *since)
 
 		if (atomic_exchange(&told, true))
 			pause();        /* another thread reports and exits */
+		{
+			char links[1024];
+
+			smcr_lgr_describe(lgr, links, sizeof(links));
+			fprintf(stderr, "%s", links);
+		}
 		for (int i = 0; i < nconns; i++) {
 			char line[400];
 
