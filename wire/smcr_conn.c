@@ -92,7 +92,11 @@ int smcr_conn_push(struct smcr_conn *c)
 		uint32_t s_off = (uint32_t)(pos % c->sndbuf_size);
 		uint32_t d_off = (uint32_t)(pos % c->peer_rmb_size);
 		uint64_t l = min64(len - posted, min64(c->sndbuf_size - s_off, c->peer_rmb_size - d_off));
-		int rc = c->ops->write(c->link, s_off, (uint32_t)l, d_off);
+		int rc;
+
+		if (c->write_max && l > c->write_max)
+			l = c->write_max;
+		rc = c->ops->write(c->link, s_off, (uint32_t)l, d_off);
 
 		if (rc == -ENOBUFS || rc == -ENOLINK)
 			break;

@@ -58,6 +58,7 @@ struct smcr_conn {
 	const uint8_t *rmb;             /* the peer writes it (by RDMA) while we read */
 	uint32_t rmb_size, peer_rmb_size;
 	uint32_t token, peer_token;     /* alert tokens: ours, in the peer's CDCs; the peer's, in ours */
+	uint32_t write_max;             /* the link's largest write, 0: any (set after init) */
 	int err;                        /* sticky -EPROTO or the link's error */
 
 	/* sending, in bytes of the stream */

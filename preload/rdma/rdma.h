@@ -40,6 +40,7 @@ struct rdma_verbs {
 	int (*close_device)(struct ibv_context *ctx);
 	/* fills the fields of the old struct ibv_port_attr, a prefix of today's */
 	int (*query_port)(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr);
+	int (*query_device)(struct ibv_context *ctx, struct ibv_device_attr *attr);
 	int (*query_gid_ex)(struct ibv_context *ctx, uint32_t port, uint32_t index,
 			    struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size);
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);
@@ -74,7 +75,17 @@ struct rdma_port {
 	uint32_t gid_index;
 	uint8_t mtu;            /* active MTU, IB enum: 1 = 256 ... 5 = 4096 */
 	uint32_t ifindex;       /* the Ethernet interface of the GID, 0 unknown */
+	bool soft;              /* soft-RoCE (rxe): see RDMA_SOFT_INFLIGHT */
 };
+
+/*
+ * rxe parks a queue pair for good when it has more packets in flight than
+ * it lets out at once (64), or after a retry under load
+ * (doc/soft-roce.md, section 4's notes): on such a device a link keeps at
+ * most this many bytes of work in flight (rdma_qp_size.max_inflight), in
+ * writes of at most half of it.
+ */
+#define RDMA_SOFT_INFLIGHT (32u * 1024)
 
 /*
  * Opens device name's port, with the RoCE v2 GID gid (an IPv4 address as
@@ -127,6 +138,7 @@ struct rdma_qp_size {
 	uint32_t send_wr;
 	uint32_t recv_slots;
 	uint32_t msg_size;      /* 0: RDMA_MSG_SIZE; at most RDMA_MSG_MAX */
+	uint32_t max_inflight;  /* bytes of writes and messages in flight, 0: no limit */
 };
 
 int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct rdma_qp **out);
@@ -140,12 +152,20 @@ int rdma_qp_fd(const struct rdma_qp *qp);
 /*
  * RDMA WRITE of len bytes at off in src into the peer's raddr (its rkey);
  * signaled: an RDMA_EV_WRITTEN event reports it.  -ENOBUFS: the send queue
- * is full (wait for completions).
+ * is full but for its control slots (wait for completions).
  */
 int rdma_post_write(struct rdma_qp *qp, const struct rdma_mr *src, size_t off, size_t len,
 		    uint64_t raddr, uint32_t rkey, uint64_t wr_id, bool signaled);
-/* SEND of a message of at most the queue pair's msg_size; always signaled (RDMA_EV_SENT). */
+/*
+ * SEND of a message of at most the queue pair's msg_size; always signaled
+ * (RDMA_EV_SENT).  The last two slots of the send queue are kept for
+ * rdma_post_ctl(): a control message (LLC) finds room on a queue that data
+ * filled.
+ */
 int rdma_post_msg(struct rdma_qp *qp, const void *msg, size_t len, uint64_t wr_id);
+int rdma_post_ctl(struct rdma_qp *qp, const void *msg, size_t len, uint64_t wr_id);
+/* Work requests posted and completed so far (the difference: outstanding). */
+void rdma_qp_counts(const struct rdma_qp *qp, uint64_t *posted, uint64_t *completed);
 
 enum rdma_ev_kind {
 	RDMA_EV_SENT,           /* a message of ours was delivered */

@@ -34,6 +34,7 @@ static int find_gid(struct ibv_context *ctx, uint8_t port, uint32_t tbl_len, con
 static int open_port(struct rdma_dev *d, uint8_t port, const uint8_t gid[16])
 {
 	struct ibv_port_attr pa;
+	struct ibv_device_attr da;
 	int rc;
 
 	memset(&pa, 0, sizeof(pa));
@@ -46,6 +47,9 @@ static int open_port(struct rdma_dev *d, uint8_t port, const uint8_t gid[16])
 		return -EPROTONOSUPPORT;
 	d->port_num = port;
 	d->port.mtu = (uint8_t)pa.active_mtu;
+	memset(&da, 0, sizeof(da));
+	/* rxe's vendor id (RXE_VENDOR_ID) */
+	d->port.soft = !rdma_v.query_device(d->ctx, &da) && da.vendor_id == 0xffffff;
 	return find_gid(d->ctx, port, (uint32_t)pa.gid_tbl_len, gid, &d->port);
 }
 

@@ -26,6 +26,7 @@ static void load(void)
 		SYM(open_device, "ibv_open_device"),
 		SYM(close_device, "ibv_close_device"),
 		SYM(query_port, "ibv_query_port"),
+		SYM(query_device, "ibv_query_device"),
 		SYM(query_gid_ex, "_ibv_query_gid_ex"),
 		SYM(alloc_pd, "ibv_alloc_pd"),
 		SYM(dealloc_pd, "ibv_dealloc_pd"),

@@ -15,10 +15,13 @@
 
 #define RECV_TAG (1ull << 63)
 #define STASH 16
+/* Send-queue slots only control messages may take (rdma_post_ctl()): a stalled link can still be kicked. */
+#define CTL_RESERVE 2
 
 /* What a post was, by its sequence number modulo send_wr. */
 struct posted {
 	uint64_t wr_id;
+	uint64_t bytes_end;          /* bytes posted up to and with it */
 	bool reported;               /* the caller asked for its completion */
 };
 
@@ -35,6 +38,9 @@ struct rdma_qp {
 	uint64_t seq;                /* posts so far */
 	uint64_t done;               /* posts completed (in order on an RC send queue) */
 	uint32_t unsignaled;         /* posts since the last signaled one */
+	uint64_t bytes_seq;          /* bytes posted so far */
+	uint64_t bytes_done;         /* bytes of the completed posts */
+	uint64_t unsig_bytes;        /* bytes posted since the last signaled one */
 	struct posted *posts;
 	struct ibv_wc stash[STASH];  /* completions taken while arming */
 	int nstash, stash_pos;
@@ -189,8 +195,13 @@ int rdma_qp_connect(struct rdma_qp *q, const struct rdma_qp_addr *peer)
 	};
 	struct ibv_qp_attr rts = {
 		.qp_state = IBV_QPS_RTS,
-		.timeout = 14,
-		.retry_cnt = 7,
+		/*
+		 * 0.54 s, so that a guest that is slow to answer is not retried
+		 * for nothing; 6 retries, as 7 never ends on rxe (it does not
+		 * count them): a peer gone silent fails the link in about 4 s.
+		 */
+		.timeout = 17,
+		.retry_cnt = 6,
 		.rnr_retry = 7,
 		.sq_psn = q->psn,
 		.max_rd_atomic = 1,
@@ -213,25 +224,51 @@ int rdma_qp_fd(const struct rdma_qp *q)
 	return q->ch->fd;
 }
 
-/* Posts wr as sequence number q->seq; signaled when the caller asks or the queue needs it back. */
-static int post(struct rdma_qp *q, struct ibv_send_wr *wr, uint64_t wr_id, bool report)
+/*
+ * Whether the send queue has room for a post of len bytes (ctl: a control
+ * message, which may take the reserve and is not held to max_inflight).
+ */
+static bool room(const struct rdma_qp *q, bool ctl, size_t len)
+{
+	uint64_t inflight = q->bytes_seq - q->bytes_done;
+
+	if (q->seq - q->done >= q->size.send_wr - (ctl ? 0 : CTL_RESERVE))
+		return false;
+	return ctl || !q->size.max_inflight || !inflight || inflight + len <= q->size.max_inflight;
+}
+
+/*
+ * Posts wr of len bytes as sequence number q->seq; signaled when the
+ * caller asks, or the queue needs its slots or its bytes in flight back.
+ */
+static int post(struct rdma_qp *q, struct ibv_send_wr *wr, size_t len, uint64_t wr_id, bool report,
+		bool ctl)
 {
 	struct ibv_send_wr *bad;
 	struct posted *p;
 	int rc;
 
-	if (q->seq - q->done >= q->size.send_wr)
+	if (!room(q, ctl, len))
 		return -ENOBUFS;
-	if (report || q->unsignaled + 1 >= q->size.send_wr / 2)
+	if (report || q->unsignaled + 1 >= q->size.send_wr / 2 ||
+	    (q->size.max_inflight && q->unsig_bytes + len >= q->size.max_inflight / 2))
 		wr->send_flags |= IBV_SEND_SIGNALED;
 	wr->wr_id = q->seq;
 	p = &q->posts[q->seq % q->size.send_wr];
 	p->wr_id = wr_id;
 	p->reported = report;
+	p->bytes_end = q->bytes_seq + len;
 	rc = ibv_post_send(q->qp, wr, &bad);
 	if (rc)
 		return -rc;
-	q->unsignaled = (wr->send_flags & IBV_SEND_SIGNALED) ? 0 : q->unsignaled + 1;
+	if (wr->send_flags & IBV_SEND_SIGNALED) {
+		q->unsignaled = 0;
+		q->unsig_bytes = 0;
+	} else {
+		q->unsignaled++;
+		q->unsig_bytes += len;
+	}
+	q->bytes_seq += len;
 	q->seq++;
 	return 0;
 }
@@ -253,10 +290,10 @@ int rdma_post_write(struct rdma_qp *q, const struct rdma_mr *src, size_t off, si
 
 	if (off > src->len || len > src->len - off || len > UINT32_MAX)
 		return -EINVAL;
-	return post(q, &wr, wr_id, signaled);
+	return post(q, &wr, len, wr_id, signaled, false);
 }
 
-int rdma_post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id)
+static int post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id, bool ctl)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)msg, .length = (uint32_t)len };
 	struct ibv_send_wr wr = {
@@ -274,13 +311,29 @@ int rdma_post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id
 		uint8_t *slot = q->slots + ((size_t)q->size.recv_slots + q->seq % q->size.send_wr) *
 					   q->size.msg_size;
 
-		if (q->seq - q->done >= q->size.send_wr)
+		if (!room(q, ctl, len))
 			return -ENOBUFS;
 		memcpy(slot, msg, len);
 		sge.addr = (uintptr_t)slot;
 		sge.lkey = q->slots_mr.lkey;
 	}
-	return post(q, &wr, wr_id, true);
+	return post(q, &wr, len, wr_id, true, ctl);
+}
+
+int rdma_post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id)
+{
+	return post_msg(q, msg, len, wr_id, false);
+}
+
+int rdma_post_ctl(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id)
+{
+	return post_msg(q, msg, len, wr_id, true);
+}
+
+void rdma_qp_counts(const struct rdma_qp *q, uint64_t *posted, uint64_t *completed)
+{
+	*posted = q->seq;
+	*completed = q->done;
 }
 
 /* One completion as an event; false: nothing for the caller. */
@@ -307,6 +360,7 @@ static bool take(struct rdma_qp *q, const struct ibv_wc *wc, struct rdma_event *
 	if (wc->wr_id < q->done || wc->wr_id >= q->seq)
 		return false;
 	q->done = wc->wr_id + 1;
+	q->bytes_done = q->posts[wc->wr_id % q->size.send_wr].bytes_end;
 	ev->wr_id = q->posts[wc->wr_id % q->size.send_wr].wr_id;
 	if (wc->status != IBV_WC_SUCCESS) {
 		ev->kind = RDMA_EV_ERROR;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <linux/futex.h>
 
 #include "smcr_int.h"
@@ -77,17 +78,20 @@ static void drain(struct smcr_lgr *g)
 
 	for (unsigned li = 0; li < g->nlinks; li++) {
 		struct rdma_event ev[16];
+		uint64_t posted, before, after;
 		int n;
 
+		/* completions that no event reports free the send queue as well */
+		rdma_qp_counts(g->link[li].qp, &posted, &before);
 		do {
 			n = rdma_qp_poll(g->link[li].qp, ev, 16);
-			for (int i = 0; i < n; i++) {
+			for (int i = 0; i < n; i++)
 				take(g, (int)li, &ev[i]);
-				freed |= ev[i].kind != RDMA_EV_MSG;
-			}
 		} while (n == 16);
 		if (n < 0)
 			smcr_link_fail(g, (int)li, false);
+		rdma_qp_counts(g->link[li].qp, &posted, &after);
+		freed |= after != before;
 	}
 	if (!freed)
 		return;
@@ -107,6 +111,65 @@ static void device_event(struct smcr_lgr *g, int li)
 
 	if (ev == RDMA_DEV_PORT_DOWN || ev == RDMA_DEV_FATAL)
 		smcr_link_fail(g, li, false);
+}
+
+/*
+ * The watchdog: a link with work outstanding and no completion for
+ * KICK_NS gets an LLC TEST LINK (the kernel's keepalive), whose doorbell
+ * and packet restart a send queue that rxe parked (a lost wake-up, a lost
+ * last packet that no later one reveals); still none after DEAD_NS, the
+ * link has failed.
+ */
+#define KICK_NS (500 * 1000000LL)
+#define DEAD_NS (10 * 1000000000LL)
+#define WATCH_MS 200
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void kick(struct smcr_lgr *g, int li)
+{
+	struct smcr_llc_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.hd.type = SMCR_LLC_TEST_LINK;
+	m.hd.version = SMCR_LLC_VERSION_V2;
+	smcr_llc_send(g, li, &m);
+}
+
+/* The group's links with work outstanding: true when one has (the progress thread looks again soon). */
+static bool watchdog(struct smcr_lgr *g)
+{
+	int64_t now = now_ns();
+	bool pending = false;
+
+	for (unsigned li = 0; li < g->nlinks; li++) {
+		struct smcr_link *l = &g->link[li];
+		uint64_t posted, done;
+
+		if (l->dead || !l->up)
+			continue;
+		rdma_qp_counts(l->qp, &posted, &done);
+		if (posted == done || done != l->seen_done || !l->since_ns) {
+			l->seen_done = done;
+			l->since_ns = now;
+			pending |= posted != done;
+			continue;
+		}
+		pending = true;
+		if (now - l->since_ns >= DEAD_NS)
+			smcr_link_fail(g, (int)li, false);
+		else if (now - l->since_ns >= KICK_NS && now - l->kicked_ns >= KICK_NS) {
+			l->kicked_ns = now;
+			kick(g, (int)li);
+		}
+	}
+	return pending;
 }
 
 #define POLL_MAX (1 + 16 * SMCR_LINKS_MAX * 2)
@@ -165,6 +228,7 @@ static void *progress(void *arg)
 {
 	struct pollfd pfd[POLL_MAX];
 	struct watch w[POLL_MAX];
+	bool pending = false;
 
 	(void)arg;
 	for (;;) {
@@ -175,7 +239,7 @@ static void *progress(void *arg)
 		reap();
 		n = watch_set(pfd, w, &now);
 		pthread_mutex_unlock(&eng_mu);
-		r = smcr_env.poll(pfd, (nfds_t)n, now ? 0 : 1000);
+		r = smcr_env.poll(pfd, (nfds_t)n, now ? 0 : pending ? WATCH_MS : 1000);
 		if (r < 0 && errno != EINTR)
 			continue;
 		if (r > 0 && (pfd[0].revents & POLLIN)) {
@@ -198,9 +262,11 @@ static void *progress(void *arg)
 			}
 			pthread_mutex_unlock(&g->mu);
 		}
+		pending = false;
 		for (struct smcr_lgr *g = groups; g; g = g->next) {
 			pthread_mutex_lock(&g->mu);
 			drain(g);
+			pending |= watchdog(g);
 			pthread_mutex_unlock(&g->mu);
 		}
 		pthread_mutex_unlock(&eng_mu);

@@ -66,12 +66,16 @@ void smcr_lgr_free(struct smcr_lgr *g)
 int smcr_link_open(struct smcr_lgr *g, const char *dev, const uint8_t gid[16])
 {
 	struct smcr_link l = { 0 };
+	struct rdma_qp_size size;
 	int rc, li;
 
 	rc = rdma_dev_open(dev, 1, gid, &l.dev);
 	if (rc)
 		return rc;
-	rc = rdma_qp_create(l.dev, &link_size, &l.qp);
+	size = link_size;
+	if (rdma_dev_port(l.dev)->soft)
+		size.max_inflight = RDMA_SOFT_INFLIGHT;
+	rc = rdma_qp_create(l.dev, &size, &l.qp);
 	if (rc) {
 		rdma_dev_close(l.dev);
 		return rc;
@@ -84,6 +88,8 @@ int smcr_link_open(struct smcr_lgr *g, const char *dev, const uint8_t gid[16])
 		return -EMLINK;
 	}
 	li = (int)g->nlinks;
+	if (size.max_inflight && (!g->write_max || g->write_max > size.max_inflight / 2))
+		g->write_max = size.max_inflight / 2;
 	g->link[li] = l;
 	g->nlinks++;
 	for (struct smcr_sock *s = g->socks; s && !rc; s = s->next)

@@ -31,7 +31,7 @@ int smcr_llc_send(struct smcr_lgr *g, int li, const struct smcr_llc_msg *m)
 		return n;
 	if (g->link[li].dead)
 		return -ENOLINK;
-	return rdma_post_msg(g->link[li].qp, buf, (size_t)n, 0);
+	return rdma_post_ctl(g->link[li].qp, buf, (size_t)n, 0);
 }
 
 static void keep(struct smcr_lgr *g, int li, const uint8_t *msg, uint32_t len)
@@ -128,9 +128,12 @@ void smcr_llc_in(struct smcr_lgr *g, int li, const uint8_t *msg, uint32_t len)
 			if (o >= 0)
 				smcr_link_fail(g, o, true);
 		}
-	} else if (m.hd.type == SMCR_LLC_TEST_LINK && !resp) {
-		m.hd.flags |= SMCR_LLC_FLAG_RESP;
-		smcr_llc_send(g, li, &m);
+	} else if (m.hd.type == SMCR_LLC_TEST_LINK) {
+		/* an answer did its work by coming: the link moves (engine.c) */
+		if (!resp) {
+			m.hd.flags |= SMCR_LLC_FLAG_RESP;
+			smcr_llc_send(g, li, &m);
+		}
 	} else if (m.hd.type == SMCR_LLC_CONFIRM_RKEY && !resp) {
 		int found = confirm_rkey(g, li, &m.confirm_rkey);
 

@@ -25,6 +25,9 @@ struct smcr_link {
 	bool connected;         /* to the peer's queue pair */
 	bool up;                /* confirmed: connections may use it */
 	bool dead;              /* failed; its queue pair stays until the group goes */
+	/* the watchdog (engine.c): completions last seen, since when, the last kick */
+	uint64_t seen_done;
+	int64_t since_ns, kicked_ns;
 };
 
 struct smcr_inmsg {
@@ -43,6 +46,7 @@ struct smcr_lgr {
 	unsigned failovers;
 	unsigned assigned;      /* connections given a link so far (round robin) */
 	uint32_t next_token;
+	uint32_t write_max;     /* the largest write a link of the group takes, 0: any */
 	struct smcr_sock *socks;
 	struct smcr_inmsg inbox[SMCR_INBOX];
 	unsigned nin;

@@ -271,6 +271,7 @@ int smcr_sock_connect(struct smcr_sock *s, const struct smcr_sock_peer *p)
 	if (!rc) {
 		smcr_conn_init(&s->c, &path_ops, &s->path[s->li], s->snd, s->snd_size, s->rmb, s->rmb_size,
 			       p->rmb_size, s->token, p->token);
+		s->c.write_max = g->write_max;
 		rc = smcr_conn_error(&s->c);
 	}
 	if (!rc) {

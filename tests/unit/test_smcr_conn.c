@@ -34,6 +34,7 @@ struct flink {
 	uint64_t done[64];      /* ids of delivered SENDs, not yet completed to the sender */
 	int ndone;
 	bool down;
+	bool starved;           /* a post found the queue full: the sender pushes once it has room */
 };
 
 struct end {
@@ -49,6 +50,7 @@ struct end {
 
 static uint64_t rng;
 static long lost_ops;           /* work requests the dead links never executed */
+static uint32_t write_cap;      /* the links' largest write (smcr_conn.write_max), 0: any */
 
 static uint32_t rnd(uint32_t n)
 {
@@ -64,8 +66,10 @@ static int post(struct flink *l, const struct op *o)
 {
 	if (l->down)
 		return -ENOLINK;
-	if (l->n == QCAP)
+	if (l->n == QCAP) {
+		l->starved = true;
 		return -ENOBUFS;
+	}
 	l->q[(l->head + l->n) % QCAP] = *o;
 	l->n++;
 	return 0;
@@ -75,7 +79,7 @@ static int f_write(void *link, uint32_t off, uint32_t len, uint32_t rmb_off)
 {
 	struct op o = { .kind = OP_WRITE, .s_off = off, .len = len, .d_off = rmb_off };
 
-	if (!len || off + len > SNDBUF || rmb_off + len > RMB)
+	if (!len || off + len > SNDBUF || rmb_off + len > RMB || (write_cap && len > write_cap))
 		return -EINVAL;   /* the connection must never ask for this */
 	return post(link, &o);
 }
@@ -110,6 +114,11 @@ static int deliver(struct flink *l)
 	}
 	l->head = (l->head + 1) % QCAP;
 	l->n--;
+	/* as the progress thread pushes a connection that found no room (preload/smcr/engine.c) */
+	if (rc >= 0 && l->starved) {
+		l->starved = false;
+		rc = smcr_conn_push(&l->from->c);
+	}
 	return rc < 0 ? rc : 1;
 }
 
@@ -231,6 +240,7 @@ static void run(uint64_t seed, uint64_t a_total, uint64_t b_total, long failover
 
 	rng = seed | 1;
 	ends_init(&a, &b, &ab, &ba, a_total, b_total);
+	a.c.write_max = b.c.write_max = write_cap;
 	for (step = 1; step < 400000 && !finished(&a, &b) && !a.bad && !b.bad; step++) {
 		if (step == failover_at) {
 			kill_link(a.out);
@@ -275,6 +285,18 @@ TEST(smcr_conn_failover_every_byte_once)
 		run(seed * 7919, 600000, 450000, 3 + (long)(seed * 37) % 300);
 	/* the links died with work on them, or the test proves nothing */
 	CHECK(lost_ops > 100);
+}
+
+/* Links that take writes of at most a few bytes (rxe's in-flight limit): the same streams, in more writes. */
+TEST(smcr_conn_writes_capped)
+{
+	lost_ops = 0;
+	for (uint64_t seed = 1; seed <= 60; seed++) {
+		write_cap = 1 + (uint32_t)(seed * 977 % 9000);
+		run(seed * 104729, 150000, 120000, seed % 2 ? 5 + (long)(seed * 53) % 400 : 0);
+	}
+	write_cap = 0;
+	CHECK(lost_ops > 10);
 }
 
 TEST(smcr_conn_one_way_and_empty)

@@ -206,7 +206,7 @@ static int send_llc(struct rdma_qp *qp, const struct smcr_llc_msg *m)
 	uint8_t buf[RDMA_MSG_MAX];
 	int n = smcr_llc_encode(m, own_ho(), buf, sizeof(buf));
 
-	return n < 0 ? n : rdma_post_msg(qp, buf, (size_t)n, 0);
+	return n < 0 ? n : rdma_post_ctl(qp, buf, (size_t)n, 0);
 }
 
 /* The next LLC message of the peer; completions of our sends are skipped. */
