@@ -2,7 +2,8 @@
  * Encoding of the daemon-to-daemon messages (peer_msg.h).  Layout, offsets
  * in bytes: 0 magic "SMCQ", 4 version, 5 type, 6 role, 7 flags (bit 0:
  * have), 8 seq, 12 verdict, 16 family (4 or 6), 17 zero, 18 sport, 20 dport,
- * 22 two zero bytes, 24 src, 40 dst; every number big-endian.
+ * 22 two zero bytes, 24 src, 40 dst, 56 nonce, 64 echo, 72 fence; every
+ * number big-endian.
  */
 #include "peer_msg.h"
 
@@ -34,6 +35,17 @@ static uint32_t get32(const uint8_t *p)
 	return (uint32_t)get16(p) << 16 | get16(p + 2);
 }
 
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)(v >> 32));
+	put32(p + 4, (uint32_t)v);
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) << 32 | get32(p + 4);
+}
+
 static bool all_zero(const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -50,9 +62,24 @@ static bool addr_ok(int family, const uint8_t a[16])
 	return !all_zero(a, family == AF_INET ? 4 : 16);
 }
 
+/* The nonces and the fence each type carries, and only those. */
+static bool fields_ok(const struct soft_peer_msg *m)
+{
+	switch (m->type) {
+	case SOFT_PEER_ASK:
+		return m->nonce && !m->echo && !m->fence;
+	case SOFT_PEER_ANSWER:
+		return m->echo && !m->nonce == !m->have && !m->fence;
+	case SOFT_PEER_FENCE:
+	case SOFT_PEER_FENCE_SEEN:
+		return m->nonce && m->echo && !m->verdict;
+	}
+	return false;
+}
+
 static bool msg_ok(const struct soft_peer_msg *m)
 {
-	if (m->type != SOFT_PEER_ASK && m->type != SOFT_PEER_ANSWER)
+	if (!fields_ok(m))
 		return false;
 	if (m->role > 1 || (m->have && m->type != SOFT_PEER_ANSWER))
 		return false;
@@ -78,6 +105,9 @@ int soft_peer_msg_encode(const struct soft_peer_msg *m, uint8_t out[SOFT_PEER_MS
 	put16(out + 20, m->dport);
 	memcpy(out + 24, m->src, 16);
 	memcpy(out + 40, m->dst, 16);
+	put64(out + 56, m->nonce);
+	put64(out + 64, m->echo);
+	put64(out + 72, m->fence);
 	return 0;
 }
 
@@ -99,5 +129,8 @@ int soft_peer_msg_decode(const uint8_t *buf, size_t len, struct soft_peer_msg *m
 	m->dport = get16(buf + 20);
 	memcpy(m->src, buf + 24, 16);
 	memcpy(m->dst, buf + 40, 16);
+	m->nonce = get64(buf + 56);
+	m->echo = get64(buf + 64);
+	m->fence = get64(buf + 72);
 	return msg_ok(m) ? 0 : -EBADMSG;
 }

@@ -2,7 +2,9 @@
  * The messages smc_softd exchanges with the smc_softd of a connection's
  * peer host, on its control port (doc/soft-roce.md section 2): whether the
  * other end of a TCP connection is registered there, and what that end
- * declines with.  One UDP datagram of SOFT_PEER_MSG_LEN bytes, big-endian.
+ * declines with; then, for a connection both ends negotiate, where each
+ * direction's CLC message starts in the TCP stream (FENCE), under the two
+ * ends' nonces.  One UDP datagram of SOFT_PEER_MSG_LEN bytes, big-endian.
  */
 #ifndef SOFT_PEER_MSG_H
 #define SOFT_PEER_MSG_H
@@ -12,12 +14,14 @@
 #include <stdint.h>
 
 #define SOFT_PEER_PORT    7609      /* default control port (UDP) */
-#define SOFT_PEER_MSG_LEN 56
-#define SOFT_PEER_VERSION 1
+#define SOFT_PEER_MSG_LEN 80
+#define SOFT_PEER_VERSION 2
 
 enum soft_peer_type {
 	SOFT_PEER_ASK = 1,      /* "I hold this end: do you hold the other?" */
 	SOFT_PEER_ANSWER = 2,   /* the reply: have says whether the sender does */
+	SOFT_PEER_FENCE = 3,    /* "my CLC message starts after fence bytes of TCP" */
+	SOFT_PEER_FENCE_SEEN = 4,   /* the reply: that fence is known here */
 };
 
 struct soft_peer_msg {
@@ -30,6 +34,14 @@ struct soft_peer_msg {
 	/* the connection as the sender sees it: src:sport its own end */
 	uint16_t sport, dport;
 	uint8_t src[16], dst[16];   /* IPv4 in the first 4 bytes, the rest 0 */
+	/*
+	 * The sender's end's random nonce (an ANSWER without have: 0), and the
+	 * receiver's as the sender learned it (an ASK: 0; an ANSWER: its
+	 * ASK's).  FENCE and FENCE_SEEN carry both: a host off the path cannot
+	 * forge them, as it cannot guess a TCP sequence number.
+	 */
+	uint64_t nonce, echo;
+	uint64_t fence;          /* FENCE, FENCE_SEEN: TCP bytes before the CLC message; else 0 */
 };
 
 /* Into out; -EINVAL for a message that would not decode. */

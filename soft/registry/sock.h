@@ -69,6 +69,15 @@ struct soft_ask {
 	uint32_t verdict;        /* SMC_CLC_DECL_* this end declines with */
 	uint32_t ifindex;        /* an IPv6 link-local peer's scope, else 0 */
 	int64_t next_ms, deadline_ms;   /* CLOCK_MONOTONIC */
+	/* the negotiation's fences (doc/soft-roce.md section 2.2) */
+	uint64_t nonce;          /* ours, random, never 0: in every message of this end */
+	uint64_t peer_nonce;     /* the other end's, from its ASK or ANSWER; 0 unknown */
+	uint64_t tx_fence;       /* ours, once set: TCP bytes before our CLC message */
+	uint64_t rx_fence;       /* the other end's, once known */
+	bool fencing;            /* tx_fence set, FENCE sent until seen */
+	bool tx_fence_seen;      /* the other end's daemon confirmed it */
+	bool rx_fence_known;
+	bool fence_failed;       /* not confirmed in time: the connection stays TCP */
 };
 
 /* pair_status while the peer host's daemon is asked; replied as DECLINED, never on the wire */

@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +29,9 @@
 #define MEMO_PER_SOURCE  32
 #define MEMO_MS          ASK_NO_END_MS
 #define DEVS_FRESH_MS    1000    /* the host's RDMA devices, looked at again after this */
+#define FENCE_AGAIN_MS   250     /* a FENCE not seen, sent again; then FENCE_AGAIN_MS * 4 */
+#define FENCE_SENDS      3
+#define FENCE_MS         2000    /* not seen by then: the connection stays TCP */
 
 struct ask_memo {
 	int64_t until;           /* 0: free */
@@ -148,6 +152,17 @@ static void msg_of(const struct soft_sock *s, uint8_t type, struct soft_peer_msg
 	wire_addr(s->id.family, s->id.dst, m->dst);
 	m->sport = s->id.sport;
 	m->dport = s->id.dport;
+	m->nonce = s->ask.nonce;
+}
+
+/* A random nonce, never 0. */
+static uint64_t new_nonce(const struct soft_sock *s, int64_t now)
+{
+	uint64_t n = 0;
+
+	if (getrandom(&n, sizeof(n), GRND_NONBLOCK) != (ssize_t)sizeof(n))
+		n = ((uint64_t)now << 20) ^ s->id.inode ^ ((uint64_t)s->id.sport << 48);
+	return n ? n : 1;
 }
 
 /* To the daemon of m's peer address, at port (0: the control port). */
@@ -289,6 +304,7 @@ int soft_peer_ask_begin(struct soft_state *st, const struct soft_ns *ns, struct 
 		return -ENOMEM;
 	memset(&s->ask, 0, sizeof(s->ask));
 	s->ask.remote = true;
+	s->ask.nonce = new_nonce(s, now);
 	s->ask.verdict = verdict ? verdict : SOFT_DECL_NOSMCDEV;
 	s->ask.ifindex = scope_of(s, dst, family, ifname);
 	s->ask.deadline_ms = now + ASK_NO_DAEMON_MS;
@@ -307,6 +323,7 @@ int soft_peer_ask_begin(struct soft_state *st, const struct soft_ns *ns, struct 
 	ask(st, s, now);
 	if (early_came) {
 		/* its question came first: this one told it ours */
+		s->ask.peer_nonce = early.nonce;
 		decide(st, s, true, early.role, early.verdict);
 		return 0;
 	}
@@ -319,6 +336,62 @@ static bool remote_end(const struct soft_sock *cand, const struct soft_sock *pro
 {
 	(void)probe;
 	return cand->ask.remote;
+}
+
+static void send_fence(struct soft_state *st, struct soft_sock *s, uint8_t type, uint64_t fence)
+{
+	struct soft_peer_msg m;
+
+	msg_of(s, type, &m);
+	m.verdict = 0;
+	m.echo = s->ask.peer_nonce;
+	m.fence = fence;
+	send_msg(st, &m, 0, s->ask.ifindex);
+}
+
+/* Whether a FENCE or FENCE_SEEN is the other end's: both nonces as this end knows them. */
+static bool fence_ours(const struct soft_sock *s, const struct soft_peer_msg *m)
+{
+	return s->ask.peer_nonce && m->nonce == s->ask.peer_nonce && m->echo == s->ask.nonce &&
+	       m->role != s->role;
+}
+
+static void fence_input(struct soft_state *st, struct soft_sock *s, const struct soft_peer_msg *m)
+{
+	if (!fence_ours(s, m))
+		return;
+	if (m->type == SOFT_PEER_FENCE_SEEN) {
+		if (s->ask.fencing && m->fence == s->ask.tx_fence) {
+			s->ask.tx_fence_seen = true;
+			soft_peer_unlink(s);
+		}
+		return;
+	}
+	/* the first fence is the one: a repeat is answered again, another ignored */
+	if (s->ask.rx_fence_known && m->fence != s->ask.rx_fence)
+		return;
+	s->ask.rx_fence = m->fence;
+	s->ask.rx_fence_known = true;
+	send_fence(st, s, SOFT_PEER_FENCE_SEEN, m->fence);
+}
+
+int soft_peer_fence_send(struct soft_state *st, struct soft_sock *s, uint64_t fence, int64_t now)
+{
+	struct soft_asks *a = asks(st);
+
+	if (!a || !s->ask.remote || !s->ask.peer_nonce || s->ask.fencing)
+		return -EINVAL;
+	s->ask.fencing = true;
+	s->ask.tx_fence = fence;
+	s->ask.sends = 1;
+	s->ask.next_ms = now + FENCE_AGAIN_MS;
+	s->ask.deadline_ms = now + FENCE_MS;
+	send_fence(st, s, SOFT_PEER_FENCE, fence);
+	soft_peer_unlink(s);
+	link_end(a, s);
+	if (!a->due || s->ask.next_ms < a->due)
+		a->due = s->ask.next_ms;
+	return 0;
 }
 
 void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int family,
@@ -338,6 +411,16 @@ void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int 
 	probe.id.sport = m.sport;
 	probe.id.dport = m.dport;
 	s = soft_idx_reverse(st, &probe, remote_end);
+	if (m.type == SOFT_PEER_FENCE || m.type == SOFT_PEER_FENCE_SEEN) {
+		if (s)
+			fence_input(st, s, &m);
+		return;
+	}
+	/* an answer to another question (an old end's, or forged) says nothing of this one */
+	if (s && m.type == SOFT_PEER_ANSWER && m.echo != s->ask.nonce)
+		return;
+	if (s && (m.type == SOFT_PEER_ASK || m.have))
+		s->ask.peer_nonce = m.nonce;
 	if (s && s->pair_status == SOFT_PAIR_ASKING && (m.type == SOFT_PEER_ASK || m.have))
 		decide(st, s, true, m.role, m.verdict);
 	else if (s && s->pair_status == SOFT_PAIR_ASKING)
@@ -360,7 +443,29 @@ void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int 
 		reply.dport = m.sport;
 	}
 	reply.seq = m.seq;
+	reply.echo = m.nonce;
 	send_msg(st, &reply, port, s ? s->ask.ifindex : 0);
+}
+
+/* An end sending its FENCE: again while not seen, failed at its deadline; its next due time, or 0 when done. */
+static int64_t fence_tick(struct soft_state *st, struct soft_sock *s, int64_t now)
+{
+	if (s->ask.tx_fence_seen) {
+		soft_peer_unlink(s);
+		return 0;
+	}
+	if (now >= s->ask.deadline_ms) {
+		s->ask.fence_failed = true;
+		soft_peer_unlink(s);
+		return 0;
+	}
+	if (s->ask.sends < FENCE_SENDS && now >= s->ask.next_ms) {
+		send_fence(st, s, SOFT_PEER_FENCE, s->ask.tx_fence);
+		s->ask.sends++;
+		s->ask.next_ms = now + ((int64_t)FENCE_AGAIN_MS << (2 * (s->ask.sends - 1)));
+	}
+	return s->ask.sends < FENCE_SENDS && s->ask.next_ms < s->ask.deadline_ms ? s->ask.next_ms
+										 : s->ask.deadline_ms;
 }
 
 int64_t soft_peer_tick(struct soft_state *st, int64_t now)
@@ -377,6 +482,13 @@ int64_t soft_peer_tick(struct soft_state *st, int64_t now)
 		int64_t give_up = s->ask.deadline_ms;
 
 		next = s->ask.next;
+		if (s->ask.fencing) {
+			int64_t d = fence_tick(st, s, now);
+
+			if (d && (!due || d < due))
+				due = d;
+			continue;
+		}
 		if (s->ask.daemon_there)
 			give_up += ASK_NO_END_MS - ASK_NO_DAEMON_MS;
 		if (now >= give_up) {

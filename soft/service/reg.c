@@ -161,6 +161,7 @@ void soft_reg_drop(struct soft_state *st, struct soft_sock *s)
 {
 	if (s->pair_status == SOFT_PAIR_ASKING)
 		soft_pair_decline(st, s, SOFT_DECL_PEERNOSMC, 0);   /* gone before an answer */
+	soft_peer_unlink(s);     /* still sending its FENCE */
 	if (!s->ask.remote)
 		soft_memo_note(st, s);
 	soft_pair_end(st, s);

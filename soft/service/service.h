@@ -56,6 +56,13 @@ int soft_peer_ask_begin(struct soft_state *st, const struct soft_ns *ns, struct 
 			uint32_t verdict, const char *ifname, int64_t now);
 /* Out of the list of ends still asking (a decline does it). */
 void soft_peer_unlink(struct soft_sock *s);
+/*
+ * Our end's fence (doc/soft-roce.md section 2.2): sent to the other end's
+ * daemon in FENCE under both nonces, again until its FENCE_SEEN comes
+ * (s->ask.tx_fence_seen), for at most 2 s (then s->ask.fence_failed).
+ * -EINVAL: no other end known here, or a fence already set.
+ */
+int soft_peer_fence_send(struct soft_state *st, struct soft_sock *s, uint64_t fence, int64_t now);
 /* A datagram that came to the control port from from:port (IPv4 in 4 bytes); answered there. */
 void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int family,
 		     const uint8_t from[16], uint16_t port, int64_t now);

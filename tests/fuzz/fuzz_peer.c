@@ -1,7 +1,9 @@
 /*
  * Fuzz target for the control port (soft/service/peer_ask.c): one datagram
  * from the peer host's address, given to a daemon with one end asking (the
- * server's of 10.99.0.2:80 <-> 10.99.0.1:40000), then its timers run out.
+ * server's of 10.99.0.2:80 <-> 10.99.0.1:40000), then, when it taught the
+ * end the peer's nonce, the end's FENCE and the datagram once more; then
+ * its timers run out.
  * Whatever the daemon sends back must decode.
  */
 #include <arpa/inet.h>
@@ -122,6 +124,9 @@ void fuzz_peer(const uint8_t *data, size_t size)
 	if (!soft_idx_add(&st, s) && !soft_idx_tuple_add(&st, s) &&
 	    !soft_peer_ask_begin(&st, NULL, s, 0, "lo", 0)) {
 		soft_peer_input(&st, data, size, AF_INET, from, SOFT_PEER_PORT, 1);
+		/* an ASK taught it the peer's nonce: its FENCE out, the datagram again as an answer */
+		if (!soft_peer_fence_send(&st, s, 42, 2))
+			soft_peer_input(&st, data, size, AF_INET, from, SOFT_PEER_PORT, 3);
 		soft_peer_tick(&st, 10000);
 	}
 	soft_reg_drop(&st, s);
