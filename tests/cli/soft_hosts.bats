@@ -233,16 +233,20 @@ ask_b() {
 	on A python3 -c '
 import socket, struct, sys
 src, sport = sys.argv[1], int(sys.argv[2])
-msg = struct.pack(">4sBBBBIIBxHH2x16s16s", b"SMCQ", 1, 1, 0, 0, 77, 0x03030000, 4, sport, 7500,
-                  socket.inet_aton("10.216.0.1") + bytes(12), socket.inet_aton("10.216.0.2") + bytes(12))
+fmt = ">4sBBBBIIBxHH2x16s16sQQQ"
+msg = struct.pack(fmt, b"SMCQ", 2, 1, 0, 0, 77, 0x03030000, 4, sport, 7500,
+                  socket.inet_aton("10.216.0.1") + bytes(12), socket.inet_aton("10.216.0.2") + bytes(12),
+                  0x5eed, 0, 0)
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind((src, 0)); u.settimeout(1.0)
 u.sendto(msg, ("10.216.0.2", 7609))
 try:
     a = u.recv(100)
 except socket.timeout:
     print("none"); sys.exit(0)
-f = struct.unpack(">4sBBBBIIBxHH2x16s16s", a)
-print("have=%d role=%d seq=%d verdict=0x%08x" % (f[4] & 1, f[3], f[5], f[6]))' "$@"
+f = struct.unpack(fmt, a)
+# an answer echoes the nonce of its question
+print("have=%d role=%d seq=%d verdict=0x%08x%s" % (f[4] & 1, f[3], f[5], f[6],
+      "" if f[13] == 0x5eed else " echo=0x%x" % f[13]))' "$@"
 }
 
 @test "the control port answers the connection's peer address only" {
