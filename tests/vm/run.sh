@@ -3,10 +3,10 @@
 # under QEMU and run the tools against it. Prints PASS/FAIL per check and a
 # last line "N passed, N failed"; exits non-zero on any failure or timeout.
 #
-#   tests/vm/run.sh [s1] [s2] [s3] [s4] [s5] [s6]   scenarios (default: s1 s2 s3)
+#   tests/vm/run.sh [s1] [s2] [s3] [s4] [s5] [s6] [s7]   scenarios (default: s1 s2 s3)
 #
 # VM_SUITE=trixie-backports takes that suite's kernel instead (the newest
-# Debian serves, with no SMC at all: only s3 to s6, the soft backend, apply).
+# Debian serves, with no SMC at all: only s3 to s7, the soft backend, apply).
 # Environment: VMDIR (build/vm), BUILD (the `make` build dir, default .),
 # VM_TIMEOUT (seconds per VM, 60), VM_ACCEL (tcg|kvm; default probed once),
 # RECORD=1 writes missing expected outputs of s1 from the guest's output.
@@ -151,7 +151,7 @@ for s in $SCENARIOS; do
 	s2 | s4)
 		two_vms "$s"
 		;;
-	s5 | s6)
+	s5 | s6 | s7)
 		# 200 MiB through TCG guests beside other work takes its time
 		t=$VM_TIMEOUT
 		[ "$VM_TIMEOUT" -ge 240 ] || VM_TIMEOUT=240

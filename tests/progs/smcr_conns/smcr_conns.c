@@ -8,10 +8,12 @@
  * connection carries BYTES each way at once, a sender and a receiver
  * thread per connection, both sleeping on the layer's futex words while the
  * progress thread takes the completions; every byte is checked.  "a
- * quarter sent" is printed for a test that takes a link down then.
+ * quarter sent" is printed for a test that takes a link down then.  With
+ * "reset", the test takes every link down: each connection must end with
+ * ECONNRESET (no byte wrong before it), never hang.
  *
- *   smcr_conns server PORT DEV DEV2 ADDR2 CONNS BYTES
- *   smcr_conns client ADDR PORT DEV DEV2 ADDR2 CONNS BYTES
+ *   smcr_conns server PORT DEV DEV2 ADDR2 CONNS BYTES [reset]
+ *   smcr_conns client ADDR PORT DEV DEV2 ADDR2 CONNS BYTES [reset]
  *
  * Prints "smcr_conns: OK ..." with exit 0, else the failure.
  */
@@ -46,13 +48,24 @@ static uint64_t total;
 static int nconns;
 static _Atomic uint64_t sent_all;
 static _Atomic bool quarter_told;
+static bool expect_reset;
 
 struct conn {
 	int idx;
 	int fd;
 	struct smcr_sock *s;
 	uint64_t sent, got;
+	_Atomic bool reset;     /* ended with ECONNRESET (expect_reset) */
 };
+
+/* With expect_reset, ECONNRESET ends the connection's thread; anything else is the test's failure. */
+static bool reset_ends(struct conn *c, long err)
+{
+	if (!expect_reset || err != -ECONNRESET)
+		return false;
+	atomic_store(&c->reset, true);
+	return true;
+}
 
 static struct conn conns[CONNS_MAX];
 static struct smcr_lgr *lgr;
@@ -152,6 +165,8 @@ static void *sender(void *arg)
 			sleep_on(c, false, seq, &since);
 			continue;
 		}
+		if (n < 0 && reset_ends(c, n))
+			return NULL;
 		if (n < 0)
 			die("connection %d: send: %s", c->idx, strerror((int)-n));
 		c->sent += (uint64_t)n;
@@ -162,7 +177,7 @@ static void *sender(void *arg)
 			fflush(stdout);
 		}
 	}
-	if (smcr_sock_set_state(c->s, CDC_CF_DONE_WRITING))
+	if (smcr_sock_set_state(c->s, CDC_CF_DONE_WRITING) && !reset_ends(c, smcr_sock_error(c->s)))
 		die("connection %d: shutdown: %s", c->idx, strerror(-smcr_sock_error(c->s)));
 	return NULL;
 }
@@ -178,6 +193,8 @@ static void *receiver(void *arg)
 		uint32_t seq = smcr_sock_seq(c->s, true);
 		ssize_t n = smcr_sock_recv(c->s, &iov, 1, false);
 
+		if (n < 0 && reset_ends(c, n))
+			return NULL;
 		if (n < 0)
 			die("connection %d: receive: %s", c->idx, strerror((int)-n));
 		for (ssize_t i = 0; i < n; i++)
@@ -405,9 +422,10 @@ int main(int argc, char **argv)
 	role = argc > 1 ? argv[1] : "?";
 	server = argc > 1 && !strcmp(argv[1], "server");
 	a = server ? 2 : 3;
-	if (argc != a + 6 || (!server && strcmp(argv[1], "client"))) {
-		fprintf(stderr, "usage: smcr_conns server PORT DEV DEV2 ADDR2 CONNS BYTES\n"
-				"       smcr_conns client ADDR PORT DEV DEV2 ADDR2 CONNS BYTES\n");
+	expect_reset = argc == a + 7 && !strcmp(argv[a + 6], "reset");
+	if ((argc != a + 6 && !expect_reset) || (!server && strcmp(argv[1], "client"))) {
+		fprintf(stderr, "usage: smcr_conns server PORT DEV DEV2 ADDR2 CONNS BYTES [reset]\n"
+				"       smcr_conns client ADDR PORT DEV DEV2 ADDR2 CONNS BYTES [reset]\n");
 		return 2;
 	}
 	dev = argv[a + 1];
@@ -446,6 +464,26 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 2 * nconns; i++)
 		pthread_join(th[i], NULL);
 	dt = now_s() - t0;
+	if (expect_reset) {
+		uint64_t sent = 0, got = 0;
+
+		for (int i = 0; i < nconns; i++) {
+			if (!atomic_load(&conns[i].reset))
+				die("connection %d ended without ECONNRESET (sent %llu, got %llu)", i,
+				    (unsigned long long)conns[i].sent, (unsigned long long)conns[i].got);
+			sent += conns[i].sent;
+			got += conns[i].got;
+		}
+		printf("smcr_conns: OK %s: every connection ended with ECONNRESET, %llu bytes sent and "
+		       "%llu received before, every byte checked, %u links failed\n", role,
+		       (unsigned long long)sent, (unsigned long long)got, smcr_lgr_failovers(lgr));
+		for (int i = 0; i < nconns; i++) {
+			smcr_sock_free(conns[i].s);
+			close(conns[i].fd);
+		}
+		smcr_lgr_put(lgr);
+		return 0;
+	}
 	for (int i = 0; i < nconns; i++)
 		finish(&conns[i]);
 	printf("smcr_conns: OK %s sent %llu and received %llu bytes on each of %d connections, every byte "
