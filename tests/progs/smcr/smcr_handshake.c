@@ -15,6 +15,13 @@
 static const uint8_t test_eid[CLC_EID_LEN] = "SMC-TOOLS-SMCR-STREAM-TEST      ";
 static const uint8_t link_uid[SMCR_LGR_ID_SIZE] = { 0x53, 0x4d, 0x43, 0x31 };
 
+void smcr_gid_of(struct in_addr a, uint8_t gid[16])
+{
+	memset(gid, 0, 16);
+	gid[10] = gid[11] = 0xff;
+	memcpy(gid + 12, &a, 4);
+}
+
 static int read_all(int fd, uint8_t *b, size_t n)
 {
 	while (n) {

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <netinet/in.h>
+
 #include "rdma.h"
 
 /* One end's link resources, as its ACCEPT or CONFIRM names them. */
@@ -25,6 +27,8 @@ struct smcr_link_end {
 	uint8_t gid2[16];
 };
 
+/* SMC-Rv2: the RoCE v2 GID of an IPv4 address (::ffff:a.b.c.d). */
+void smcr_gid_of(struct in_addr a, uint8_t gid[16]);
 /* 0 or -errno; -EPROTO: the peer's message is malformed or unexpected. */
 int smcr_handshake_server(int fd, const struct smcr_link_end *me, struct smcr_link_end *peer);
 /*

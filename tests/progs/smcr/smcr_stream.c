@@ -99,14 +99,6 @@ static void show_state(const struct end *e)
 		e->cdcs, e->active + 1, e->links[0].dead, e->links[1].dead);
 }
 
-/* SMC-Rv2: the RoCE v2 GID of an IPv4 address. */
-static void gid_of(struct in_addr a, uint8_t gid[16])
-{
-	memset(gid, 0, 16);
-	gid[10] = gid[11] = 0xff;
-	memcpy(gid + 12, &a, 4);
-}
-
 static void link_open(struct end *e, struct link *l, const char *dev, const uint8_t gid[16])
 {
 	struct rdma_qp_size size = { .send_wr = 16, .recv_slots = 48, .msg_size = 128 };
@@ -141,14 +133,14 @@ static void end_open(struct end *e, const char *dev, int fd, const char *dev2, c
 	memset(e->rmb, 0, RMB_SIZE);
 	if (getsockname(fd, (struct sockaddr *)&sin, &sl) || sin.sin_family != AF_INET)
 		die("getsockname: not an IPv4 connection");
-	gid_of(sin.sin_addr, gid);
+	smcr_gid_of(sin.sin_addr, gid);
 	link_open(e, &e->links[0], dev, gid);
 	if (dev2) {
 		struct in_addr a;
 
 		if (inet_pton(AF_INET, addr2, &a) != 1)
 			die("%s: not an IPv4 address", addr2);
-		gid_of(a, gid);
+		smcr_gid_of(a, gid);
 		link_open(e, &e->links[1], dev2, gid);
 	}
 }

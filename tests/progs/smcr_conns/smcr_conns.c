@@ -96,13 +96,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void gid_of(struct in_addr a, uint8_t gid[16])
-{
-	memset(gid, 0, 16);
-	gid[10] = gid[11] = 0xff;
-	memcpy(gid + 12, &a, 4);
-}
-
 static void local_gid(int fd, uint8_t gid[16])
 {
 	struct sockaddr_in sin;
@@ -110,7 +103,7 @@ static void local_gid(int fd, uint8_t gid[16])
 
 	if (getsockname(fd, (struct sockaddr *)&sin, &sl) || sin.sin_family != AF_INET)
 		die("getsockname: not an IPv4 connection");
-	gid_of(sin.sin_addr, gid);
+	smcr_gid_of(sin.sin_addr, gid);
 }
 
 /* Sleeps on direction rx of c until its word moved from seq; dies after STALL_S without. */
@@ -405,7 +398,7 @@ static void open_links(int fd, const char *dev, const char *dev2, const char *ad
 		die("device %s: %s", dev, strerror(-rc));
 	if (inet_pton(AF_INET, addr2, &a) != 1)
 		die("%s: not an IPv4 address", addr2);
-	gid_of(a, gid);
+	smcr_gid_of(a, gid);
 	rc = smcr_link_open(lgr, dev2, gid);
 	if (rc < 0)
 		die("device %s: %s", dev2, strerror(-rc));

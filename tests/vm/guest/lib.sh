@@ -68,3 +68,27 @@ fixtures() {
 		echo "=== fixture end"
 	done
 }
+# grepcheck NAME REGEX FILE: PASS when a line of FILE matches REGEX, else the file.
+grepcheck() {
+	if grep -q -e "$2" "$3"; then echo "PASS $SCEN/$1"; else echo "FAIL $SCEN/$1: no line matching '$2'"; sed 's/^/  > /' "$3"; fi
+}
+# rxe_two_networks: the second network (eth1, 10.0.1.0/24: ME2 this VM's
+# address there), an rxe device on each interface (rxe0, rxe1), and both
+# peers answering pings (the s5 to s7 scenarios of soft SMC-R).
+rxe_two_networks() {
+	if [ "$VMROLE" = server ]; then ME2=10.0.1.1 PEER2=10.0.1.2; else ME2=10.0.1.2 PEER2=10.0.1.1; fi
+	ip addr add $ME2/24 dev eth1
+	ip link set eth1 up
+	ok rdma-link-add rdma link add rxe0 type rxe netdev eth0
+	ok rdma-link-add-second rdma link add rxe1 type rxe netdev eth1
+	for p in "$VMPEER" $PEER2; do
+		i=0; while ! ping -c 1 -W 1 "$p" >/dev/null 2>&1 && [ $i -lt 20 ]; do i=$((i + 1)); done
+	done
+	ok ping-peer ping -c 1 -W 2 "$VMPEER"
+	ok ping-peer-second ping -c 1 -W 2 $PEER2
+}
+# wait_quarter FILE: until FILE says a quarter was sent (at most 90 s); PASS quarter-sent.
+wait_quarter() {
+	i=0; while ! grep -qs 'a quarter sent' "$1" && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done
+	ok quarter-sent grep -q 'a quarter sent' "$1"
+}

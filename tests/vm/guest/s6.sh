@@ -18,20 +18,7 @@ PORT=5002
 CONNS=4
 BYTES=16777216
 
-grepcheck() {
-	if grep -q -e "$2" "$3"; then echo "PASS $SCEN/$1"; else echo "FAIL $SCEN/$1: no line matching '$2'"; sed 's/^/  > /' "$3"; fi
-}
-
-if [ "$VMROLE" = server ]; then ME2=10.0.1.1 PEER2=10.0.1.2; else ME2=10.0.1.2 PEER2=10.0.1.1; fi
-ip addr add $ME2/24 dev eth1
-ip link set eth1 up
-ok rdma-link-add rdma link add rxe0 type rxe netdev eth0
-ok rdma-link-add-second rdma link add rxe1 type rxe netdev eth1
-for p in "$VMPEER" $PEER2; do
-	i=0; while ! ping -c 1 -W 1 "$p" >/dev/null 2>&1 && [ $i -lt 20 ]; do i=$((i + 1)); done
-done
-ok ping-peer ping -c 1 -W 2 "$VMPEER"
-ok ping-peer-second ping -c 1 -W 2 $PEER2
+rxe_two_networks
 
 if [ "$VMROLE" = server ]; then
 	smcr_conns server $PORT rxe0 rxe1 $ME2 $CONNS $BYTES > /tmp/conns.out 2>&1
@@ -44,8 +31,7 @@ if [ "$VMROLE" = server ]; then
 else
 	smcr_conns client "$VMPEER" $PORT rxe0 rxe1 $ME2 $CONNS $BYTES > /tmp/conns.out 2>&1 &
 	SPID=$!
-	i=0; while ! grep -q 'a quarter sent' /tmp/conns.out && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done
-	ok quarter-sent grep -q 'a quarter sent' /tmp/conns.out
+	wait_quarter /tmp/conns.out
 	ip link set eth1 down
 	wait $SPID
 	echo "rc=$?" >> /tmp/conns.out
