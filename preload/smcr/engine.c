@@ -46,7 +46,7 @@ void smcr_sock_wake(struct smcr_sock *s, bool rx)
 		smcr_env.ring(bell);
 }
 
-/* A batch of one link's completions. */
+/* One completion of link li, or a message of the peer over it. */
 static void take(struct smcr_lgr *g, int li, const struct rdma_event *ev)
 {
 	if (ev->kind == RDMA_EV_ERROR) {

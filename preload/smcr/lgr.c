@@ -219,8 +219,9 @@ int smcr_lgr_describe(struct smcr_lgr *g, char *buf, size_t size)
 	char qp[96];
 	size_t n = 0;
 
-	if (size)
-		buf[0] = 0;
+	if (!size)
+		return 0;
+	buf[0] = 0;
 	pthread_mutex_lock(&g->mu);
 	for (unsigned li = 0; li < g->nlinks; li++) {
 		const struct smcr_link *l = &g->link[li];
