@@ -182,7 +182,10 @@ $(O)/smc_run: smc_run.sh lib/version.h
 	$(Q)sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' $< > $@ && chmod 755 $@
 
 # ---- tests -------------------------------------------------------------
-$(O)/tests/unit_tests: $(UNIT_OBJS) $(TOOL_OBJS) $(SMC_OBJS) $(SOFT_OBJS) $(LIBSMC)
+# The link groups of preload/smcr/ over a fake of preload/rdma/ (tests/unit/fake_rdma.c).
+SMCR_LAYER_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(wildcard preload/smcr/*.c))
+$(OBJ)/tests/unit/test_smcr_lgr.o $(OBJ)/tests/unit/fake_rdma.o: ALL_CFLAGS += -Ipreload/rdma -Ipreload/smcr
+$(O)/tests/unit_tests: $(UNIT_OBJS) $(TOOL_OBJS) $(SMC_OBJS) $(SOFT_OBJS) $(SMCR_LAYER_OBJS) $(LIBSMC)
 	@mkdir -p $(dir $@)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)

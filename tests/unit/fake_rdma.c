@@ -1,0 +1,369 @@
+/*
+ * A fake of preload/rdma/ (rdma.h) for the link-group tests
+ * (test_smcr_lgr.c): devices, queue pairs and memory registrations in this
+ * process.  A write lands in the peer's registration at once (checked
+ * against its bounds and rkey), a message is queued to the peer's queue
+ * pair, and each completion or message raises the eventfd that stands for
+ * the completion channel.  A device taken down (fake_rdma_port_down())
+ * raises a port event and puts its queue pairs in error: their posts, and
+ * their peers' posts to them, complete with an error, as RC does once its
+ * retries ran out.  Queue pairs are numbered per device from 17, as rxe
+ * numbers them: two devices' queue pairs have the same numbers.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "rdma.h"
+#include "fake_rdma.h"
+
+#define EVQ 512
+#define MAX_OBJS 64
+
+struct rdma_dev {
+	char name[16];
+	struct rdma_port port;
+	int evfd;
+	bool down, event_due;
+	uint32_t next_qpn;
+};
+
+struct rdma_qp {
+	struct rdma_dev *d;
+	struct rdma_qp *peer;
+	uint32_t qpn;
+	struct rdma_qp_size size;
+	int fd;
+	bool error;
+	uint64_t seq, done;
+	struct rdma_event ev[EVQ];
+	int head, n;
+};
+
+struct mr_rec {
+	struct rdma_dev *d;
+	uint8_t *addr;
+	size_t len;
+	uint32_t rkey;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct rdma_dev *devs[MAX_OBJS];
+static struct rdma_qp *qps[MAX_OBJS];
+static struct mr_rec mrs[4 * MAX_OBJS];
+static uint32_t next_key = 0x100;
+long fake_rdma_writes, fake_rdma_msgs;
+
+int rdma_lib_load(void)
+{
+	return 0;
+}
+
+const char *rdma_lib_error(void)
+{
+	return "fake";
+}
+
+static void add_obj(void **tab, void *o)
+{
+	for (int i = 0; i < MAX_OBJS; i++)
+		if (!tab[i]) {
+			tab[i] = o;
+			return;
+		}
+	abort();
+}
+
+static void del_obj(void **tab, void *o)
+{
+	for (int i = 0; i < MAX_OBJS; i++)
+		if (tab[i] == o)
+			tab[i] = NULL;
+}
+
+int rdma_dev_open(const char *name, uint8_t port, const uint8_t gid[16], struct rdma_dev **out)
+{
+	struct rdma_dev *d = calloc(1, sizeof(*d));
+
+	(void)port;
+	if (!d)
+		return -ENOMEM;
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	memcpy(d->port.gid, gid, 16);
+	d->port.mtu = 3;
+	d->port.soft = !strncmp(name, "soft", 4);
+	d->next_qpn = 17;
+	d->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	pthread_mutex_lock(&mu);
+	add_obj((void **)devs, d);
+	pthread_mutex_unlock(&mu);
+	*out = d;
+	return 0;
+}
+
+void rdma_dev_close(struct rdma_dev *d)
+{
+	pthread_mutex_lock(&mu);
+	del_obj((void **)devs, d);
+	pthread_mutex_unlock(&mu);
+	close(d->evfd);
+	free(d);
+}
+
+const struct rdma_port *rdma_dev_port(const struct rdma_dev *d)
+{
+	return &d->port;
+}
+
+int rdma_dev_event_fd(const struct rdma_dev *d)
+{
+	return d->evfd;
+}
+
+enum rdma_dev_event rdma_dev_event(struct rdma_dev *d)
+{
+	eventfd_t v;
+	bool due;
+
+	if (eventfd_read(d->evfd, &v) < 0)
+		return RDMA_DEV_NONE;
+	pthread_mutex_lock(&mu);
+	due = d->event_due;
+	d->event_due = false;
+	pthread_mutex_unlock(&mu);
+	return due ? RDMA_DEV_PORT_DOWN : RDMA_DEV_NONE;
+}
+
+int rdma_mr_reg(struct rdma_dev *d, void *addr, size_t len, bool remote_write, struct rdma_mr *mr)
+{
+	pthread_mutex_lock(&mu);
+	for (size_t i = 0; i < sizeof(mrs) / sizeof(mrs[0]); i++) {
+		if (mrs[i].addr)
+			continue;
+		mrs[i] = (struct mr_rec){ d, addr, len, remote_write ? next_key : 0 };
+		*mr = (struct rdma_mr){ .addr = addr, .len = len, .lkey = next_key, .rkey = next_key,
+					.handle = &mrs[i] };
+		next_key += 0x11;
+		pthread_mutex_unlock(&mu);
+		return 0;
+	}
+	pthread_mutex_unlock(&mu);
+	return -ENOMEM;
+}
+
+void rdma_mr_dereg(struct rdma_mr *mr)
+{
+	pthread_mutex_lock(&mu);
+	if (mr->handle)
+		memset(mr->handle, 0, sizeof(struct mr_rec));
+	pthread_mutex_unlock(&mu);
+	mr->handle = NULL;
+}
+
+int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct rdma_qp **out)
+{
+	struct rdma_qp *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return -ENOMEM;
+	q->d = d;
+	q->size = *size;
+	q->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	pthread_mutex_lock(&mu);
+	q->qpn = d->next_qpn++;
+	add_obj((void **)qps, q);
+	pthread_mutex_unlock(&mu);
+	*out = q;
+	return 0;
+}
+
+void rdma_qp_destroy(struct rdma_qp *q)
+{
+	pthread_mutex_lock(&mu);
+	del_obj((void **)qps, q);
+	for (int i = 0; i < MAX_OBJS; i++)
+		if (qps[i] && qps[i]->peer == q)
+			qps[i]->peer = NULL;
+	pthread_mutex_unlock(&mu);
+	close(q->fd);
+	free(q);
+}
+
+void rdma_qp_local(const struct rdma_qp *q, struct rdma_qp_addr *a)
+{
+	*a = (struct rdma_qp_addr){ .qpn = q->qpn, .psn = q->qpn * 7, .mtu = q->d->port.mtu };
+	memcpy(a->gid, q->d->port.gid, 16);
+}
+
+int rdma_qp_connect(struct rdma_qp *q, const struct rdma_qp_addr *peer)
+{
+	int rc = -EHOSTUNREACH;
+
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < MAX_OBJS; i++)
+		if (qps[i] && qps[i]->qpn == peer->qpn && !memcmp(qps[i]->d->port.gid, peer->gid, 16)) {
+			q->peer = qps[i];
+			rc = 0;
+		}
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+int rdma_qp_fd(const struct rdma_qp *q)
+{
+	return q->fd;
+}
+
+/* With mu held. */
+static void push(struct rdma_qp *q, const struct rdma_event *ev)
+{
+	if (q->n == EVQ)
+		abort();        /* the layer must take its completions */
+	q->ev[(q->head + q->n) % EVQ] = *ev;
+	q->n++;
+	eventfd_write(q->fd, 1);
+}
+
+static bool broken(const struct rdma_qp *q)
+{
+	return q->error || q->d->down || !q->peer || q->peer->error || q->peer->d->down;
+}
+
+/* A post completes at once: with an error when either end is broken. */
+static int complete(struct rdma_qp *q, uint64_t wr_id, enum rdma_ev_kind kind, bool report)
+{
+	if (q->seq - q->done >= q->size.send_wr)
+		return -ENOBUFS;
+	q->seq++;
+	q->done++;
+	if (broken(q)) {
+		q->error = true;
+		push(q, &(struct rdma_event){ .kind = RDMA_EV_ERROR, .wr_id = wr_id, .status = 12 });
+	} else if (report) {
+		push(q, &(struct rdma_event){ .kind = kind, .wr_id = wr_id });
+	}
+	return 0;
+}
+
+int rdma_post_write(struct rdma_qp *q, const struct rdma_mr *src, size_t off, size_t len, uint64_t raddr,
+		    uint32_t rkey, uint64_t wr_id, bool signaled)
+{
+	int rc;
+
+	if (off > src->len || len > src->len - off)
+		return -EINVAL;
+	pthread_mutex_lock(&mu);
+	if (!broken(q)) {
+		struct mr_rec *m = NULL;
+
+		for (size_t i = 0; i < sizeof(mrs) / sizeof(mrs[0]) && !m; i++)
+			if (mrs[i].addr && mrs[i].rkey == rkey && mrs[i].d == q->peer->d)
+				m = &mrs[i];
+		/* a remote access error breaks the queue pair, as RC does */
+		if (!m || raddr < (uintptr_t)m->addr || raddr + len > (uintptr_t)m->addr + m->len)
+			q->error = true;
+		else
+			memcpy((void *)(uintptr_t)raddr, (uint8_t *)src->addr + off, len);
+		fake_rdma_writes++;
+	}
+	rc = complete(q, wr_id, RDMA_EV_WRITTEN, signaled);
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+static int post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id)
+{
+	int rc;
+
+	if (len > (q->size.msg_size ? q->size.msg_size : RDMA_MSG_SIZE))
+		return -EMSGSIZE;
+	pthread_mutex_lock(&mu);
+	if (!broken(q)) {
+		struct rdma_event in = { .kind = RDMA_EV_MSG, .len = (uint32_t)len };
+
+		memcpy(in.msg, msg, len);
+		push(q->peer, &in);
+		fake_rdma_msgs++;
+	}
+	rc = complete(q, wr_id, RDMA_EV_SENT, true);
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+int rdma_post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id)
+{
+	return post_msg(q, msg, len, wr_id);
+}
+
+int rdma_post_ctl(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id)
+{
+	return post_msg(q, msg, len, wr_id);
+}
+
+void rdma_qp_counts(const struct rdma_qp *q, uint64_t *posted, uint64_t *completed)
+{
+	pthread_mutex_lock(&mu);
+	*posted = q->seq;
+	*completed = q->done;
+	pthread_mutex_unlock(&mu);
+}
+
+int rdma_qp_poll(struct rdma_qp *q, struct rdma_event *ev, int max)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&mu);
+	while (n < max && q->n) {
+		ev[n++] = q->ev[q->head];
+		q->head = (q->head + 1) % EVQ;
+		q->n--;
+	}
+	pthread_mutex_unlock(&mu);
+	return n;
+}
+
+int rdma_qp_arm(struct rdma_qp *q)
+{
+	int n;
+
+	pthread_mutex_lock(&mu);
+	n = q->n;
+	pthread_mutex_unlock(&mu);
+	return n > 0;
+}
+
+int rdma_qp_woken(struct rdma_qp *q)
+{
+	eventfd_t v;
+
+	eventfd_read(q->fd, &v);
+	return 0;
+}
+
+int rdma_qp_describe(const struct rdma_qp *q, char *buf, size_t size)
+{
+	return snprintf(buf, size, "qpn %u, %llu posted, %llu completed", q->qpn, (unsigned long long)q->seq,
+			(unsigned long long)q->done);
+}
+
+void fake_rdma_port_down(const char *name)
+{
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < MAX_OBJS; i++)
+		if (devs[i] && !strcmp(devs[i]->name, name)) {
+			devs[i]->down = true;
+			devs[i]->event_due = true;
+			eventfd_write(devs[i]->evfd, 1);
+		}
+	/* the queue pairs talking to it give up, as RC does once its retries ran out */
+	for (int i = 0; i < MAX_OBJS; i++)
+		if (qps[i] && qps[i]->peer && qps[i]->peer->d->down && !qps[i]->error) {
+			qps[i]->error = true;
+			push(qps[i], &(struct rdma_event){ .kind = RDMA_EV_ERROR, .status = 12 });
+		}
+	pthread_mutex_unlock(&mu);
+}

@@ -1,0 +1,10 @@
+/* The fake of preload/rdma/ for the link-group tests (fake_rdma.c). */
+#ifndef TESTS_FAKE_RDMA_H
+#define TESTS_FAKE_RDMA_H
+
+/* Device name's port goes down: a port event, and its queue pairs break. */
+void fake_rdma_port_down(const char *name);
+/* Writes and messages carried so far. */
+extern long fake_rdma_writes, fake_rdma_msgs;
+
+#endif

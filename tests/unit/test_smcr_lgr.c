@@ -1,0 +1,288 @@
+/*
+ * The link groups of preload/smcr/ (doc/soft-roce.md section 4) over the
+ * fake RDMA of fake_rdma.c: two groups of one process play server and
+ * client with the layer's own progress thread.  The first link confirmed,
+ * the second added, connections on both links with their rkeys confirmed,
+ * data both ways checked byte for byte, a link's device going down (its
+ * connections move to the other link), then the last one (every
+ * connection ends with ECONNRESET).
+ */
+#include "unit.h"
+#include "fake_rdma.h"
+#include "smcr.h"
+#include "cdc_flags.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NCONN 4
+#define BUF (16u * 1024)
+
+struct side {
+	const char *dev[2];
+	uint8_t gid[2][16];
+	struct smcr_lgr *g;
+	struct smcr_sock *s[NCONN];
+};
+
+struct pair_conn {
+	struct smcr_sock *srv, *cli;
+	uint64_t sent[2], got[2];       /* [0] client to server, [1] server to client */
+};
+
+static struct side srv = { .dev = { "fs0", "soft1" } }, cli = { .dev = { "fc0", "soft2" } };
+static struct pair_conn pc[NCONN];
+
+static void gid(uint8_t g[16], uint8_t host, uint8_t net)
+{
+	memset(g, 0, 16);
+	g[10] = g[11] = 0xff;
+	g[12] = 10;
+	g[13] = net;
+	g[15] = host;
+}
+
+static uint8_t pat(int conn, int dir, uint64_t pos)
+{
+	return (uint8_t)((pos * 2654435761u >> 7) + (uint64_t)conn * 31u + (uint64_t)dir * 97u);
+}
+
+/* Runs fn(arg) in a thread while the caller does its side; joins. */
+struct job {
+	int (*fn)(void *);
+	void *arg;
+	int rc;
+};
+
+static void *job_run(void *p)
+{
+	struct job *j = p;
+
+	j->rc = j->fn(j->arg);
+	return NULL;
+}
+
+static int confirm_client(void *arg)
+{
+	return smcr_link_confirm(cli.g, 0, *(uint8_t *)arg);
+}
+
+static int add_client(void *arg)
+{
+	(void)arg;
+	return smcr_link_add(cli.g, 1, 2, NULL);
+}
+
+static int connect_client(void *arg)
+{
+	struct smcr_sock_local l;
+	struct pair_conn *p = arg;
+	struct smcr_sock_peer peer;
+
+	smcr_sock_local(p->srv, &l);
+	peer = (struct smcr_sock_peer){ l.rkey, l.rmb_addr, l.rmb_size, l.token };
+	return smcr_sock_connect(p->cli, &peer);
+}
+
+static void beside(struct job *j, int (*fn)(void *), void *arg, pthread_t *th)
+{
+	*j = (struct job){ fn, arg, -1 };
+	CHECK_INT(pthread_create(th, NULL, job_run, j), 0);
+}
+
+/* The server's connection and the client's on the link the server chose, started both ways. */
+static void conn_up(struct pair_conn *p)
+{
+	struct smcr_sock_local ls, lc;
+	struct smcr_sock_peer peer;
+	struct job j;
+	pthread_t th;
+
+	CHECK_INT(smcr_sock_new(srv.g, NULL, BUF, BUF, &p->srv), 0);
+	smcr_sock_local(p->srv, &ls);
+	/* the server's ACCEPT names its link's queue pair: the client takes the same link */
+	CHECK_INT(smcr_sock_new(cli.g, &ls.qp, BUF, BUF, &p->cli), 0);
+	smcr_sock_local(p->cli, &lc);
+	CHECK(lc.qp.gid[13] == ls.qp.gid[13]);
+	beside(&j, connect_client, p, &th);
+	peer = (struct smcr_sock_peer){ lc.rkey, lc.rmb_addr, lc.rmb_size, lc.token };
+	CHECK_INT(smcr_sock_connect(p->srv, &peer), 0);
+	pthread_join(th, NULL);
+	CHECK_INT(j.rc, 0);
+}
+
+static void groups_up(void)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall };
+	struct rdma_qp_addr a_s, a_c, c2;
+	uint8_t one = 1;
+	struct job j;
+	pthread_t th;
+
+	smcr_env_set(&env);
+	for (int i = 0; i < 2; i++) {
+		gid(srv.gid[i], 1, (uint8_t)i);
+		gid(cli.gid[i], 2, (uint8_t)i);
+	}
+	CHECK_INT(smcr_lgr_new(true, &srv.g), 0);
+	CHECK_INT(smcr_lgr_new(false, &cli.g), 0);
+	for (int i = 0; i < 2; i++) {
+		CHECK_INT(smcr_link_open(srv.g, srv.dev[i], srv.gid[i]), i);
+		CHECK_INT(smcr_link_open(cli.g, cli.dev[i], cli.gid[i]), i);
+	}
+	/* the first link, as the first connection's CLC connects it */
+	smcr_link_local(srv.g, 0, &a_s);
+	smcr_link_local(cli.g, 0, &a_c);
+	CHECK_INT(smcr_link_connect(srv.g, 0, &a_c), 0);
+	CHECK_INT(smcr_link_connect(cli.g, 0, &a_s), 0);
+	beside(&j, confirm_client, &one, &th);
+	CHECK_INT(smcr_link_confirm(srv.g, 0, 1), 0);
+	pthread_join(th, NULL);
+	CHECK_INT(j.rc, 0);
+	CHECK_INT(smcr_lgr_links_up(srv.g), 1);
+	conn_up(&pc[0]);
+	/* the second link, offered by the server to the client's second GID */
+	smcr_link_local(cli.g, 1, &c2);
+	beside(&j, add_client, NULL, &th);
+	CHECK_INT(smcr_link_add(srv.g, 1, 2, c2.gid), 0);
+	pthread_join(th, NULL);
+	CHECK_INT(j.rc, 0);
+	CHECK_INT(smcr_lgr_links_up(srv.g), 2);
+	CHECK_INT(smcr_lgr_links_up(cli.g), 2);
+	for (int i = 1; i < NCONN; i++)
+		conn_up(&pc[i]);
+}
+
+/* One step of every connection both ways: false once nothing moved. */
+static bool step(uint64_t total, int *reset)
+{
+	uint8_t buf[4096];
+	bool moved = false;
+
+	for (int i = 0; i < NCONN; i++) {
+		for (int dir = 0; dir < 2; dir++) {
+			struct smcr_sock *from = dir ? pc[i].srv : pc[i].cli;
+			struct smcr_sock *to = dir ? pc[i].cli : pc[i].srv;
+			uint64_t *sent = &pc[i].sent[dir], *got = &pc[i].got[dir];
+			struct iovec iov = { buf, sizeof(buf) };
+			ssize_t n;
+
+			if (*sent < total) {
+				iov.iov_len = total - *sent < sizeof(buf) ? (size_t)(total - *sent) : sizeof(buf);
+				for (size_t k = 0; k < iov.iov_len; k++)
+					buf[k] = pat(i, dir, *sent + k);
+				n = smcr_sock_send(from, &iov, 1);
+				if (n > 0) {
+					*sent += (uint64_t)n;
+					moved = true;
+				} else if (n == -ECONNRESET) {
+					(*reset)++;
+				} else if (n != -EAGAIN) {
+					unit_fail(__FILE__, __LINE__, "connection %d: send: %zd", i, n);
+				}
+			}
+			iov.iov_len = sizeof(buf);
+			n = smcr_sock_recv(to, &iov, 1, false);
+			if (n == -ECONNRESET) {
+				(*reset)++;
+				continue;
+			}
+			CHECK(n >= 0);
+			for (ssize_t k = 0; k < n; k++)
+				if (buf[k] != pat(i, dir, *got + (uint64_t)k)) {
+					unit_fail(__FILE__, __LINE__, "connection %d dir %d: byte %llu wrong", i, dir,
+						  (unsigned long long)(*got + (uint64_t)k));
+					return false;
+				}
+			if (n > 0) {
+				*got += (uint64_t)n;
+				moved = true;
+			}
+		}
+	}
+	return moved;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Moves data until every connection carried total each way, or every one
+ * was reset: the resets seen.  Nothing moving for STALL_S is a hang.
+ */
+#define STALL_S 20
+
+static int run_to(uint64_t total)
+{
+	double moved_at = now_s();
+
+	for (;;) {
+		bool done = true;
+		int reset = 0;
+
+		if (step(total, &reset))
+			moved_at = now_s();
+		else if (now_s() - moved_at > STALL_S)
+			break;
+		else
+			usleep(500);
+		if (reset >= 2 * NCONN)
+			return reset;
+		for (int i = 0; i < NCONN; i++)
+			done &= pc[i].got[0] == total && pc[i].got[1] == total;
+		if (done)
+			return 0;
+	}
+	unit_fail(__FILE__, __LINE__, "no progress for %d s: connection 0 got %llu and %llu", STALL_S,
+		  (unsigned long long)pc[0].got[0], (unsigned long long)pc[0].got[1]);
+	return -1;
+}
+
+TEST(smcr_lgr_links_connections_failover_reset)
+{
+	char d[512];
+	bool on_second = false;
+
+	groups_up();
+	/* the server gives new connections its live links in turn */
+	for (int i = 0; i < NCONN; i++) {
+		char line[300];
+
+		smcr_sock_describe(pc[i].srv, line, sizeof(line));
+		on_second |= !strncmp(line, "link 1", 6);
+	}
+	CHECK(on_second);
+	CHECK_INT(run_to(200000), 0);
+	/* the client's second device goes: its connections go on over the first link */
+	fake_rdma_port_down("soft2");
+	CHECK_INT(run_to(600000), 0);
+	CHECK_INT(smcr_lgr_links_up(cli.g), 1);
+	for (int i = 0; i < 100 && smcr_lgr_links_up(srv.g) != 1; i++)
+		usleep(10000);          /* the server hears it from the client's DELETE LINK */
+	CHECK_INT(smcr_lgr_links_up(srv.g), 1);
+	CHECK(smcr_lgr_failovers(cli.g) >= 1);
+	smcr_lgr_describe(srv.g, d, sizeof(d));
+	CHECK(strstr(d, "link 1 (number 2) connected up dead") != NULL);
+	/* and the first: no link is left, every connection ends with ECONNRESET */
+	fake_rdma_port_down("fc0");
+	CHECK(run_to(1000000) > 0);
+	for (int i = 0; i < NCONN; i++) {
+		CHECK_INT(smcr_sock_error(pc[i].cli), -ECONNRESET);
+		CHECK_INT(smcr_sock_error(pc[i].srv), -ECONNRESET);
+		smcr_sock_free(pc[i].srv);
+		smcr_sock_free(pc[i].cli);
+	}
+	smcr_lgr_put(srv.g);
+	smcr_lgr_put(cli.g);
+	CHECK(fake_rdma_writes > 0 && fake_rdma_msgs > 0);
+}
