@@ -133,7 +133,8 @@ int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct r
 	struct rdma_qp *q;
 	int rc;
 
-	if (!size->send_wr || !size->recv_slots || size->msg_size > RDMA_MSG_MAX)
+	/* room for data beside the control slots */
+	if (size->send_wr <= CTL_RESERVE || !size->recv_slots || size->msg_size > RDMA_MSG_MAX)
 		return -EINVAL;
 	q = calloc(1, sizeof(*q));
 	if (!q)

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -116,9 +117,19 @@ static void conn_up(struct pair_conn *p)
 	CHECK_INT(j.rc, 0);
 }
 
+/* The bells the layer rang (env.ring): the last one, and how many. */
+static _Atomic uint32_t last_bell, bells_rung;
+
+static bool ring(uint32_t bell)
+{
+	atomic_store(&last_bell, bell);
+	atomic_fetch_add(&bells_rung, 1);
+	return true;
+}
+
 static void groups_up(void)
 {
-	static const struct smcr_env env = { .poll = poll, .syscall = syscall };
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
 	struct rdma_qp_addr a_s, a_c, c2;
 	uint8_t one = 1;
 	struct job j;
@@ -262,7 +273,12 @@ TEST(smcr_lgr_links_connections_failover_reset)
 		on_second |= !strncmp(line, "link 1", 6);
 	}
 	CHECK(on_second);
+	/* a poll-style sleeper's bell is rung once, at the next data */
+	smcr_sock_bell(pc[0].srv, true, 7);
+	CHECK_INT(atomic_load(&bells_rung), 0);
 	CHECK_INT(run_to(200000), 0);
+	CHECK_INT(atomic_load(&last_bell), 7);
+	CHECK_INT(atomic_load(&bells_rung), 1);
 	/* the client's second device goes: its connections go on over the first link */
 	fake_rdma_port_down("soft2");
 	CHECK_INT(run_to(600000), 0);
