@@ -12,6 +12,7 @@
 enum {
 	OFF_TYPE = 0, OFF_LEN = 1, OFF_SEQ = 2, OFF_TOKEN = 4,
 	OFF_PROD = 8, OFF_CONS = 16, OFF_PFLAGS = 24, OFF_CFLAGS = 25,
+	OFF_SOFT_MAGIC = 26, OFF_SOFT_FLAGS = 30, OFF_SOFT_FENCE = 32,
 };
 
 static void put_curs(uint8_t *p, struct smcr_curs c)
@@ -39,6 +40,12 @@ int smcr_cdc_encode(const struct smcr_cdc *m, uint8_t *buf, size_t size)
 	put_curs(buf + OFF_CONS, m->cons);
 	buf[OFF_PFLAGS] = m->prod_flags;
 	buf[OFF_CFLAGS] = m->conn_state_flags;
+	if (m->soft_flags & CDC_SOFT_KNOWN) {
+		wire_put32(buf + OFF_SOFT_MAGIC, SMCR_CDC_SOFT_MAGIC);
+		buf[OFF_SOFT_FLAGS] = m->soft_flags & CDC_SOFT_KNOWN;
+		if (m->soft_flags & CDC_SOFT_FENCE)
+			wire_put64(buf + OFF_SOFT_FENCE, m->soft_fence);
+	}
 	return SMCR_CDC_LEN;
 }
 
@@ -54,6 +61,14 @@ int smcr_cdc_decode(const uint8_t *buf, size_t len, struct smcr_cdc *m)
 	m->cons = get_curs(buf + OFF_CONS);
 	m->prod_flags = buf[OFF_PFLAGS];
 	m->conn_state_flags = buf[OFF_CFLAGS];
+	m->soft_flags = 0;
+	m->soft_fence = 0;
+	/* a kernel peer's reserved bytes are zero: without the magic they say nothing */
+	if (len >= SMCR_CDC_SOFT_LEN && wire_get32(buf + OFF_SOFT_MAGIC) == SMCR_CDC_SOFT_MAGIC) {
+		m->soft_flags = buf[OFF_SOFT_FLAGS] & CDC_SOFT_KNOWN;
+		if (m->soft_flags & CDC_SOFT_FENCE)
+			m->soft_fence = wire_get64(buf + OFF_SOFT_FENCE);
+	}
 	return 0;
 }
 

@@ -12,6 +12,12 @@
  *    4  u32 alert token     25  connection-state flags (CDC_CF_*)
  *                           26  18 reserved bytes
  *
+ * Soft SMC-R's cut-over words (doc/smcr-wire.md, "Soft words") ride in the
+ * reserved bytes, where a kernel peer neither reads nor sets them:
+ *
+ *   26  u32 SMCR_CDC_SOFT_MAGIC   31  0
+ *   30  soft flags (CDC_SOFT_*)   32  u64 fence (with CDC_SOFT_FENCE), 40-43 0
+ *
  * Linux sends the 44 bytes out of a 48-byte work-request buffer
  * (SMCR_WR_BUF_SIZE) and receives into such buffers.
  *
@@ -57,7 +63,16 @@ struct smcr_cdc {
 	struct smcr_curs cons;    /* how far the sender consumed its own RMBE */
 	uint8_t prod_flags;       /* CDC_PF_* (reserved bits kept) */
 	uint8_t conn_state_flags; /* CDC_CF_* (reserved bits kept) */
+	uint8_t soft_flags;       /* CDC_SOFT_*: 0, and no magic on the wire, for none */
+	uint64_t soft_fence;      /* with CDC_SOFT_FENCE: the sender's TCP bytes before its cut-over */
 };
+
+#define SMCR_CDC_SOFT_MAGIC  0x736f6674u   /* "soft" */
+#define SMCR_CDC_SOFT_LEN    40u           /* a CDC shorter than this carries no soft words */
+#define CDC_SOFT_ATTACHED    0x01u  /* the sender reads the TCP stream up to our fence only */
+#define CDC_SOFT_FENCE       0x02u  /* the sender's data go by RDMA after soft_fence TCP bytes */
+#define CDC_SOFT_STAY_TCP    0x04u  /* both directions stay on TCP for good */
+#define CDC_SOFT_KNOWN       0x07u
 
 /* SMCR_CDC_LEN bytes into buf (reserved ones zero): SMCR_CDC_LEN, or -EMSGSIZE if size is less. */
 int smcr_cdc_encode(const struct smcr_cdc *m, uint8_t *buf, size_t size);

@@ -58,6 +58,8 @@ static int send_cdc(struct smcr_conn *c)
 		.cons = curs_at(c->rx_cons, c->rmb_size),
 		.prod_flags = c->write_blocked ? CDC_PF_WRITE_BLOCKED : 0,
 		.conn_state_flags = c->own_cflags,
+		.soft_flags = c->own_soft,
+		.soft_fence = c->own_fence,
 	};
 	int rc;
 
@@ -267,6 +269,15 @@ int smcr_conn_rx(struct smcr_conn *c, const uint8_t *msg, size_t len)
 		what |= SMCR_RX_STATE;
 	c->peer_cflags |= m.conn_state_flags & (CDC_CF_DONE_WRITING | CDC_CF_CLOSED | CDC_CF_ABORT);
 	c->peer_pflags = m.prod_flags;
+	if ((c->peer_soft & CDC_SOFT_FENCE) && (m.soft_flags & CDC_SOFT_FENCE) &&
+	    m.soft_fence != c->peer_fence)
+		return fail(c, -EPROTO);
+	if (m.soft_flags & ~c->peer_soft) {
+		what |= SMCR_RX_SOFT;
+		if (m.soft_flags & ~c->peer_soft & CDC_SOFT_FENCE)
+			c->peer_fence = m.soft_fence;
+		c->peer_soft |= m.soft_flags;
+	}
 	rc = 0;
 	if ((cons && c->tx_prep > c->tx_sent) || c->cdc_due)
 		rc = smcr_conn_push(c);
@@ -296,6 +307,23 @@ int smcr_conn_set_state(struct smcr_conn *c, uint8_t cflags)
 uint8_t smcr_conn_peer_state(const struct smcr_conn *c)
 {
 	return c->peer_cflags;
+}
+
+int smcr_conn_set_soft(struct smcr_conn *c, uint8_t flags, uint64_t fence)
+{
+	if (c->err)
+		return c->err;
+	if (flags & ~c->own_soft & CDC_SOFT_FENCE)
+		c->own_fence = fence;
+	c->own_soft |= flags & CDC_SOFT_KNOWN;
+	c->cdc_due = true;
+	return smcr_conn_push(c);
+}
+
+uint8_t smcr_conn_peer_soft(const struct smcr_conn *c, uint64_t *fence)
+{
+	*fence = c->peer_fence;
+	return c->peer_soft;
 }
 
 int smcr_conn_switch(struct smcr_conn *c, void *link)

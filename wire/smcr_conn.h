@@ -49,6 +49,7 @@ struct smcr_link_ops {
 #define SMCR_RX_DATA      0x1u  /* bytes to read */
 #define SMCR_RX_ROOM      0x2u  /* the peer consumed: room to send */
 #define SMCR_RX_STATE     0x4u  /* the peer's connection-state flags changed */
+#define SMCR_RX_SOFT      0x8u  /* the peer's soft words changed (smcr_cdc.h CDC_SOFT_*) */
 
 struct smcr_conn {
 	const struct smcr_link_ops *ops;
@@ -70,6 +71,8 @@ struct smcr_conn {
 	struct smcr_curs peer_cons_curs;
 	uint16_t seq;                   /* CDCs sent */
 	uint8_t own_cflags;             /* CDC_CF_*, sticky */
+	uint8_t own_soft;               /* CDC_SOFT_*, sticky, in every CDC */
+	uint64_t own_fence;
 	bool cdc_due;                   /* a CDC waits for room in the send queue */
 	bool write_blocked;             /* the last push left bytes for lack of room */
 
@@ -81,6 +84,8 @@ struct smcr_conn {
 	uint16_t peer_seq;
 	bool peer_seq_seen;
 	uint8_t peer_pflags, peer_cflags;
+	uint8_t peer_soft;              /* CDC_SOFT_* the peer said, sticky */
+	uint64_t peer_fence;
 };
 
 /*
@@ -121,6 +126,13 @@ int smcr_conn_sent(struct smcr_conn *c, uint64_t id);
 /* Sets our connection-state flags (CDC_CF_*) and sends them after what is queued. */
 int smcr_conn_set_state(struct smcr_conn *c, uint8_t cflags);
 uint8_t smcr_conn_peer_state(const struct smcr_conn *c);
+/*
+ * Soft SMC-R's cut-over words (smcr_cdc.h): ours are sticky and go in every
+ * CDC from now on (one now); fence with CDC_SOFT_FENCE.  A peer that
+ * changes a fence it said is -EPROTO.
+ */
+int smcr_conn_set_soft(struct smcr_conn *c, uint8_t flags, uint64_t fence);
+uint8_t smcr_conn_peer_soft(const struct smcr_conn *c, uint64_t *fence);
 
 /*
  * Moves the connection to another link: what was written but not covered

@@ -264,9 +264,17 @@ static void *progress(void *arg)
 		}
 		pending = false;
 		for (struct smcr_lgr *g = groups; g; g = g->next) {
+			struct smcr_sock *done;
+
 			pthread_mutex_lock(&g->mu);
 			drain(g);
 			pending |= watchdog(g);
+			while ((done = smcr_lgr_take_released(g))) {
+				/* it holds a reference of g: the group outlives it */
+				pthread_mutex_unlock(&g->mu);
+				smcr_sock_destroy(done);
+				pthread_mutex_lock(&g->mu);
+			}
 			pthread_mutex_unlock(&g->mu);
 		}
 		pthread_mutex_unlock(&eng_mu);

@@ -116,6 +116,14 @@ int smcr_sock_connect(struct smcr_sock *s, const struct smcr_sock_peer *p);
  * deregistered RMB would break the link for every connection of the group.
  */
 void smcr_sock_free(struct smcr_sock *s);
+/*
+ * The owner lets go of the connection: freed now when the peer can no
+ * longer write into its RMB, else by the progress thread once the peer
+ * says CLOSED or ABORT, or the connection fails.
+ */
+void smcr_sock_release(struct smcr_sock *s);
+/* Connections of this process not freed yet (released ones included). */
+unsigned smcr_socks(void);
 
 /* Non-blocking: the count, -EAGAIN (no room), -EPIPE, or the connection's error. */
 ssize_t smcr_sock_send(struct smcr_sock *s, const struct iovec *iov, int cnt);
@@ -128,6 +136,12 @@ long smcr_sock_unread(struct smcr_sock *s);
 int smcr_sock_set_state(struct smcr_sock *s, uint8_t cflags);
 uint8_t smcr_sock_peer_state(struct smcr_sock *s);
 int smcr_sock_error(struct smcr_sock *s);
+/* Soft SMC-R's cut-over words (wire/smcr_cdc.h CDC_SOFT_*): ours, sent now and sticky; the peer's. */
+int smcr_sock_set_soft(struct smcr_sock *s, uint8_t flags, uint64_t fence);
+uint8_t smcr_sock_peer_soft(struct smcr_sock *s, uint64_t *fence);
+uint8_t smcr_sock_own_soft(struct smcr_sock *s, uint64_t *fence);
+/* Our CDC_CF_* flags so far. */
+uint8_t smcr_sock_own_state(struct smcr_sock *s);
 
 /*
  * Sleeping: a futex word per direction that the progress thread bumps when

@@ -75,6 +75,7 @@ struct smcr_sock {
 	struct smcr_conn c;
 	bool live;              /* the data path runs */
 	bool starved;           /* a post found the send queue full */
+	bool released;          /* its owner let go: freed once the peer cannot write (smcr_sock_release) */
 	uint8_t early[SMCR_CDC_LEN];   /* the peer's last CDC before we started */
 	uint32_t early_len;
 	_Atomic uint32_t seq[2];   /* futex words: [0] room came, [1] data or state came */
@@ -89,6 +90,11 @@ int smcr_engine_add(struct smcr_lgr *g);
 void smcr_engine_kick(void);
 /* Wake the sleepers of direction rx (or tx) of s. */
 void smcr_sock_wake(struct smcr_sock *s, bool rx);
+
+/* sock.c: a released connection the peer can no longer write to, unlinked (g->mu held); NULL if none */
+struct smcr_sock *smcr_lgr_take_released(struct smcr_lgr *g);
+/* Frees one that smcr_lgr_take_released() gave, without g->mu. */
+void smcr_sock_destroy(struct smcr_sock *s);
 
 /* lgr.c, with g->mu held */
 struct smcr_sock *smcr_lgr_sock_of_token(struct smcr_lgr *g, uint32_t token);

@@ -117,6 +117,13 @@ static void *map(uint32_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+static _Atomic unsigned socks;
+
+unsigned smcr_socks(void)
+{
+	return atomic_load(&socks);
+}
+
 int smcr_sock_new(struct smcr_lgr *g, const struct rdma_qp_addr *peer, uint32_t rmb_size, uint32_t snd_size,
 		  struct smcr_sock **out)
 {
@@ -155,6 +162,7 @@ int smcr_sock_new(struct smcr_lgr *g, const struct rdma_qp_addr *peer, uint32_t 
 		free(s);
 		return rc;
 	}
+	atomic_fetch_add(&socks, 1);
 	*out = s;
 	return 0;
 }
@@ -283,23 +291,77 @@ int smcr_sock_connect(struct smcr_sock *s, const struct smcr_sock_peer *p)
 	return rc;
 }
 
-void smcr_sock_free(struct smcr_sock *s)
+static void unlink_sock(struct smcr_sock *s)
 {
-	struct smcr_lgr *g = s->g;
-
-	pthread_mutex_lock(&g->mu);
-	for (struct smcr_sock **p = &g->socks; *p; p = &(*p)->next) {
+	for (struct smcr_sock **p = &s->g->socks; *p; p = &(*p)->next) {
 		if (*p == s) {
 			*p = s->next;
 			break;
 		}
 	}
 	unreg(s);
-	pthread_mutex_unlock(&g->mu);
+}
+
+static void destroy(struct smcr_sock *s)
+{
+	struct smcr_lgr *g = s->g;
+
+	atomic_fetch_sub(&socks, 1);
 	munmap(s->rmb, s->rmb_size);
 	munmap(s->snd, s->snd_size);
 	free(s);
 	smcr_lgr_put(g);
+}
+
+void smcr_sock_free(struct smcr_sock *s)
+{
+	pthread_mutex_lock(&s->g->mu);
+	unlink_sock(s);
+	pthread_mutex_unlock(&s->g->mu);
+	destroy(s);
+}
+
+/*
+ * The peer can no longer write into the RMB: it said CLOSED or ABORT, or
+ * the connection failed (no link left, or a peer that lied).  A connection
+ * never started was named to no peer that could reach it.
+ */
+static bool peer_done(const struct smcr_sock *s)
+{
+	return !s->live || s->c.err || (s->c.peer_cflags & (CDC_CF_CLOSED | CDC_CF_ABORT));
+}
+
+void smcr_sock_release(struct smcr_sock *s)
+{
+	bool now;
+
+	pthread_mutex_lock(&s->g->mu);
+	now = peer_done(s);
+	if (now)
+		unlink_sock(s);
+	else
+		s->released = true;
+	pthread_mutex_unlock(&s->g->mu);
+	if (now)
+		destroy(s);
+	else
+		smcr_engine_kick();
+}
+
+struct smcr_sock *smcr_lgr_take_released(struct smcr_lgr *g)
+{
+	for (struct smcr_sock *s = g->socks; s; s = s->next) {
+		if (s->released && peer_done(s)) {
+			unlink_sock(s);
+			return s;
+		}
+	}
+	return NULL;
+}
+
+void smcr_sock_destroy(struct smcr_sock *s)
+{
+	destroy(s);
 }
 
 /* ---- from the progress thread, g->mu held ---- */
@@ -329,9 +391,10 @@ void smcr_sock_rx(struct smcr_sock *s, const uint8_t *msg, uint32_t len)
 		smcr_sock_fail(s, rc);
 		return;
 	}
-	if (rc & (SMCR_RX_DATA | SMCR_RX_STATE))
+	/* the peer's soft words: its fence matters to our reader, its attaching to our writer */
+	if (rc & (SMCR_RX_DATA | SMCR_RX_STATE | SMCR_RX_SOFT))
 		smcr_sock_wake(s, true);
-	if (rc & (SMCR_RX_ROOM | SMCR_RX_STATE))
+	if (rc & (SMCR_RX_ROOM | SMCR_RX_STATE | SMCR_RX_SOFT))
 		smcr_sock_wake(s, false);
 }
 
@@ -416,6 +479,49 @@ uint8_t smcr_sock_peer_state(struct smcr_sock *s)
 
 	pthread_mutex_lock(&s->g->mu);
 	f = s->live ? smcr_conn_peer_state(&s->c) : 0;
+	pthread_mutex_unlock(&s->g->mu);
+	return f;
+}
+
+int smcr_sock_set_soft(struct smcr_sock *s, uint8_t flags, uint64_t fence)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->g->mu);
+	rc = s->live ? smcr_conn_set_soft(&s->c, flags, fence) : -ENOTCONN;
+	pthread_mutex_unlock(&s->g->mu);
+	return rc;
+}
+
+uint8_t smcr_sock_own_soft(struct smcr_sock *s, uint64_t *fence)
+{
+	uint8_t f;
+
+	pthread_mutex_lock(&s->g->mu);
+	f = s->c.own_soft;
+	*fence = s->c.own_fence;
+	pthread_mutex_unlock(&s->g->mu);
+	return f;
+}
+
+uint8_t smcr_sock_own_state(struct smcr_sock *s)
+{
+	uint8_t f;
+
+	pthread_mutex_lock(&s->g->mu);
+	f = s->live ? s->c.own_cflags : 0;
+	pthread_mutex_unlock(&s->g->mu);
+	return f;
+}
+
+uint8_t smcr_sock_peer_soft(struct smcr_sock *s, uint64_t *fence)
+{
+	uint8_t f = 0;
+
+	*fence = 0;
+	pthread_mutex_lock(&s->g->mu);
+	if (s->live)
+		f = smcr_conn_peer_soft(&s->c, fence);
 	pthread_mutex_unlock(&s->g->mu);
 	return f;
 }

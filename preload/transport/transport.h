@@ -3,11 +3,11 @@
  * once it has cut over from TCP, and the few words the two ends and the
  * holders of one end share about it (doc/soft-transport.md).
  *
- * One implementation today, the shared-memory ring of soft SMC-D
- * (transport_ring.c over wire/dmb.h).  An RDMA one (soft SMC-R: RDMA WRITE
- * into the peer's buffer, CDC messages for cursors and flags) fills in the
- * same operations; the lifecycle (lifecycle.c) and the data path (io.c)
- * call nothing else, and only a transport touches what it shares.
+ * Two implementations: the shared-memory ring of soft SMC-D
+ * (transport_ring.c over wire/dmb.h), and soft SMC-R (transport_rdma.c:
+ * RDMA WRITE into the peer's buffer, CDC messages for cursors, flags and
+ * the cut-over's words); the lifecycle (lifecycle.c) and the data path
+ * (io.c) call nothing else, and only a transport touches what it shares.
  */
 #ifndef SMC_PRELOAD_TRANSPORT_H
 #define SMC_PRELOAD_TRANSPORT_H
@@ -156,6 +156,15 @@ struct transport {
 
 /* The shared-memory ring of soft SMC-D. */
 extern const struct transport_ops transport_ring;
+/* Soft SMC-R: RDMA WRITE into the peer's RMB (transport_rdma.c). */
+extern const struct transport_ops transport_rdma;
+struct smcr_sock;
+/*
+ * t carries connection s of a link group (smcr.h), whose peer's RMB has
+ * peer_rmb_size bytes: the RDMA end's map(), once the CLC exchange named
+ * the peer.  0 or -EINVAL.
+ */
+int transport_rdma_bind(struct transport *t, struct smcr_sock *s, uint32_t peer_rmb_size);
 /* The transport of a kind the daemon offers (SMC_SOFT_TRANSPORT_*), NULL if none here. */
 const struct transport_ops *transport_of_kind(unsigned kind);
 

@@ -90,6 +90,43 @@ TEST(smcr_cdc_reserved_ignored)
 	CHECK_INT(buf[8] | buf[9] | buf[16] | buf[17] | buf[30] | buf[43], 0);
 }
 
+/* Soft SMC-R's words in the reserved bytes: a magic, the flags, the fence. */
+TEST(smcr_cdc_soft_words)
+{
+	uint8_t want[64], buf[SMCR_WR_BUF_SIZE];
+	struct smcr_cdc m = golden, d;
+
+	m.soft_flags = CDC_SOFT_ATTACHED | CDC_SOFT_FENCE;
+	m.soft_fence = 0x0102030405060708ULL;
+	CHECK_INT(unit_unhex(golden_hex, want, sizeof(want)), SMCR_CDC_LEN);
+	memcpy(want + 26, "soft\x03\x00\x01\x02\x03\x04\x05\x06\x07\x08", 14);
+	CHECK_INT(smcr_cdc_encode(&m, buf, sizeof(buf)), SMCR_CDC_LEN);
+	CHECK(!memcmp(buf, want, SMCR_CDC_LEN));
+	CHECK_INT(smcr_cdc_decode(buf, SMCR_CDC_LEN, &d), 0);
+	CHECK(cdc_eq(&d, &golden));
+	CHECK_INT(d.soft_flags, CDC_SOFT_ATTACHED | CDC_SOFT_FENCE);
+	CHECK(d.soft_fence == 0x0102030405060708ULL);
+	/* too short to hold them: none */
+	CHECK_INT(smcr_cdc_decode(buf, SMCR_CDC_SOFT_LEN - 1, &d), 0);
+	CHECK_INT(d.soft_flags, 0);
+	/* without the magic (a kernel's zeros, anything else): none */
+	buf[26] ^= 1;
+	CHECK_INT(smcr_cdc_decode(buf, SMCR_CDC_LEN, &d), 0);
+	CHECK_INT(d.soft_flags, 0);
+	CHECK(d.soft_fence == 0);
+	/* unknown flag bits are dropped; a fence without its flag is not read */
+	buf[26] ^= 1;
+	buf[30] = 0xf9;
+	CHECK_INT(smcr_cdc_decode(buf, SMCR_CDC_LEN, &d), 0);
+	CHECK_INT(d.soft_flags, CDC_SOFT_ATTACHED);
+	CHECK(d.soft_fence == 0);
+	/* no words: the reserved bytes stay zero, as Linux sends them */
+	m.soft_flags = 0;
+	CHECK_INT(smcr_cdc_encode(&m, buf, sizeof(buf)), SMCR_CDC_LEN);
+	unit_unhex(golden_hex, want, sizeof(want));
+	CHECK(!memcmp(buf, want, SMCR_CDC_LEN));
+}
+
 static uint64_t rng_state;
 static uint64_t rng(void)
 {

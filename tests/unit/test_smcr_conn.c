@@ -380,3 +380,48 @@ TEST(smcr_conn_close_after_the_data)
 	CHECK_INT(smcr_conn_recv(&b.c, &iov, 1, false), SNDBUF);
 	CHECK_INT(smcr_conn_recv(&b.c, &iov, 1, false), 0);
 }
+
+/* Soft SMC-R's cut-over words ride in every CDC; a fence said twice must not change. */
+TEST(smcr_conn_soft_words)
+{
+	static struct end a, b;
+	static struct flink ab, ba;
+	uint8_t m[SMCR_CDC_LEN];
+	struct smcr_cdc cdc;
+	uint64_t f = 1;
+
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	CHECK_INT(smcr_conn_peer_soft(&b.c, &f), 0);
+	CHECK_INT(f, 0);
+	CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_ATTACHED, 0), 0);
+	CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_FENCE, 0x123456789aULL), 0);
+	/* a fence is said once: a later one changes nothing */
+	CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_FENCE, 7), 0);
+	CHECK_INT(deliver(&ab), 1);
+	CHECK_INT(smcr_conn_peer_soft(&b.c, &f), CDC_SOFT_ATTACHED);
+	CHECK_INT(deliver(&ab), 1);
+	CHECK_INT(smcr_conn_peer_soft(&b.c, &f), CDC_SOFT_ATTACHED | CDC_SOFT_FENCE);
+	CHECK(f == 0x123456789aULL);
+	CHECK_INT(deliver(&ab), 1);
+	CHECK(f == 0x123456789aULL);
+	/* the words stay in the CDCs that carry data */
+	{
+		uint8_t x[10] = { 0 };
+		struct iovec iov = { x, sizeof(x) };
+
+		CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 10);
+	}
+	while (ab.n)
+		CHECK(deliver(&ab) >= 0);
+	CHECK_INT(smcr_conn_peer_soft(&b.c, &f), CDC_SOFT_ATTACHED | CDC_SOFT_FENCE);
+	CHECK_INT(smcr_conn_readable(&b.c), 10);
+	/* a peer that moves its fence lies about where its TCP bytes end */
+	memset(&cdc, 0, sizeof(cdc));
+	cdc.seqno = 100;
+	cdc.token = 0xb;
+	cdc.prod.count = 10;
+	cdc.soft_flags = CDC_SOFT_FENCE;
+	cdc.soft_fence = 0x123456789bULL;
+	smcr_cdc_encode(&cdc, m, sizeof(m));
+	CHECK_INT(smcr_conn_rx(&b.c, m, sizeof(m)), -EPROTO);
+}

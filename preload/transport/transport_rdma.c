@@ -1,0 +1,530 @@
+/*
+ * Soft SMC-R as a transport (transport.h): a connection of a link group of
+ * preload/smcr/, whose bytes go by RDMA WRITE into the peer's RMB
+ * (doc/soft-roce.md section 4).  The cut-over's words that the ring keeps in
+ * shared memory (attached, the fences, staying on TCP) travel in every CDC
+ * instead (wire/smcr_cdc.h, CDC_SOFT_*); the peer's progress thread wakes
+ * our sleepers, so the TCP stream carries no doorbell after a fence.
+ *
+ * An end is bound to its connection once the CLC exchange named the peer
+ * (transport_rdma_bind()); map() is the ring's and refuses.  One process
+ * holds an end: the count of holders is this process's own.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base.h"
+#include "smcr.h"
+#include "smcr_cdc.h"
+#include "transport.h"
+
+_Static_assert(TP_PS_DONE_WRITING == CDC_CF_DONE_WRITING && TP_PS_CLOSED == CDC_CF_CLOSED &&
+	       TP_PS_ABORT == CDC_CF_ABORT, "TP_PS_* are the CDC's connection-state flags");
+
+struct rdma_end {
+	struct smcr_sock *s;
+	uint32_t rmb_size, peer_rmb_size;
+	uint64_t tx_pos, rx_pos;     /* bytes this end produced, consumed */
+	uint32_t holders, hold_gen;
+	bool rx_cut;
+	bool shut_rd;
+};
+
+_Static_assert(sizeof(struct rdma_end) <= TRANSPORT_STATE_SIZE, "an RDMA end fits in struct transport");
+
+#define END(t) ((struct rdma_end *)(void *)(t)->state.bytes)
+#define SOCK(t) (END(t)->s)
+
+/* The largest part of a file read at once for sendfile(). */
+#define FILE_CHUNK 65536u
+
+static void no_wake(uint32_t *wake)
+{
+	if (wake)
+		*wake = 0;
+}
+
+static int rdma_map(struct transport *t, int fd, int side)
+{
+	(void)t;
+	(void)fd;
+	(void)side;
+	return -EOPNOTSUPP;
+}
+
+static void rdma_unmap(struct transport *t)
+{
+	if (SOCK(t))
+		smcr_sock_release(SOCK(t));
+	SOCK(t) = NULL;
+}
+
+static unsigned rdma_peer_state(struct transport *t)
+{
+	unsigned f = smcr_sock_peer_state(SOCK(t)) & TP_PS_ENDED;
+
+	/* no link left: as an abort of the peer's */
+	if (smcr_sock_error(SOCK(t)) == -ECONNRESET)
+		f |= TP_PS_ABORT;
+	return f;
+}
+
+static ssize_t rdma_produce(struct transport *t, const struct iovec *iov, int cnt, uint32_t *wake)
+{
+	ssize_t n;
+
+	no_wake(wake);
+	if (rdma_peer_state(t) & TP_PS_ABORT)
+		return -ECONNRESET;
+	n = smcr_sock_send(SOCK(t), iov, cnt);
+	if (n > 0)
+		END(t)->tx_pos += (uint64_t)n;
+	return n;
+}
+
+static ssize_t rdma_produce_file(struct transport *t, int fd, off_t off, size_t len, uint32_t *wake)
+{
+	unsigned char buf[FILE_CHUNK];
+	long room = smcr_sock_space(SOCK(t));
+	struct iovec v;
+	ssize_t got;
+
+	no_wake(wake);
+	if (room <= 0) {
+		unsigned ps = rdma_peer_state(t);
+		int err = smcr_sock_error(SOCK(t));
+
+		if (ps & TP_PS_ABORT)
+			return -ECONNRESET;
+		if (err)
+			return err;
+		return ps & TP_PS_CLOSED ? -EPIPE : -EAGAIN;
+	}
+	/* only this end's sender adds to the send buffer: the room read stays */
+	if (len > (size_t)room)
+		len = (size_t)room;
+	if (len > sizeof(buf))
+		len = sizeof(buf);
+	got = pread(fd, buf, len, off);
+	if (got <= 0)
+		return got < 0 ? -errno : 0;
+	v = (struct iovec){ .iov_base = buf, .iov_len = (size_t)got };
+	return rdma_produce(t, &v, 1, wake);
+}
+
+static ssize_t rdma_consume(struct transport *t, const struct iovec *iov, int cnt, unsigned flags,
+			    uint32_t *wake)
+{
+	size_t want = 0;
+	unsigned ps;
+	ssize_t n;
+
+	no_wake(wake);
+	for (int i = 0; i < cnt; i++)
+		want += iov[i].iov_len;
+	if (!want)
+		return 0;
+	n = smcr_sock_recv(SOCK(t), iov, cnt, flags & TP_PEEK);
+	if (n > 0) {
+		if (!(flags & TP_PEEK))
+			END(t)->rx_pos += (uint64_t)n;
+		return n;
+	}
+	if (n < 0)
+		return n;
+	ps = rdma_peer_state(t);
+	if (ps & TP_PS_ABORT)
+		return -ECONNRESET;
+	/* the peer ends its writing after its last byte's CDC: nothing is left */
+	if (ps & (TP_PS_DONE_WRITING | TP_PS_CLOSED))
+		return 0;
+	return -EAGAIN;
+}
+
+/* The consumer cursor goes back under RFC 7609's rule (smcr_conn_recv()); the peer asks when short. */
+static void rdma_rx_flush(struct transport *t, uint32_t *wake)
+{
+	(void)t;
+	no_wake(wake);
+}
+
+static void rdma_rx_busy(struct transport *t)
+{
+	(void)t;
+}
+
+static long rdma_readable(struct transport *t)
+{
+	return smcr_sock_readable(SOCK(t));
+}
+
+static long rdma_space(struct transport *t)
+{
+	return smcr_sock_space(SOCK(t));
+}
+
+static long rdma_unread(struct transport *t)
+{
+	return smcr_sock_unread(SOCK(t));
+}
+
+static void rdma_shutdown_wr(struct transport *t)
+{
+	smcr_sock_set_state(SOCK(t), CDC_CF_DONE_WRITING);
+}
+
+/* SMC-R's CDC has no flag for it: the kernel's shutdown(SHUT_RD) sends nothing either. */
+static void rdma_shutdown_rd(struct transport *t)
+{
+	END(t)->shut_rd = true;
+}
+
+static void rdma_close(struct transport *t)
+{
+	smcr_sock_set_state(SOCK(t), CDC_CF_CLOSED);
+}
+
+static void rdma_abort(struct transport *t)
+{
+	smcr_sock_set_state(SOCK(t), CDC_CF_ABORT);
+}
+
+static bool rx_ready(struct transport *t)
+{
+	return smcr_sock_readable(SOCK(t)) > 0 || rdma_peer_state(t) || smcr_sock_error(SOCK(t));
+}
+
+static bool tx_ready(struct transport *t, size_t want)
+{
+	long room = smcr_sock_space(SOCK(t));
+
+	return (room > 0 && (size_t)room >= want) || rdma_peer_state(t) || smcr_sock_error(SOCK(t));
+}
+
+/*
+ * The peer's progress thread rings a sleeper's bell (smcr_sock_bell());
+ * nothing wakes a sleeper that has none (TP_BELL_TCP: no doorbell ever comes
+ * over TCP), so such a sleeper is told to look again instead.
+ */
+static bool rdma_rx_sleep_begin(struct transport *t, uint32_t *wake, uint32_t bell)
+{
+	no_wake(wake);
+	if (bell == TP_BELL_TCP)
+		return true;
+	smcr_sock_bell(SOCK(t), true, bell);
+	return rx_ready(t);
+}
+
+static void rdma_rx_sleep_end(struct transport *t)
+{
+	smcr_sock_bell(SOCK(t), true, 0);
+}
+
+static int rdma_rx_wait(struct transport *t, const struct timespec *timeout)
+{
+	uint32_t seq = smcr_sock_seq(SOCK(t), true);
+
+	/* the peer's soft words (its fence) wake it as data does */
+	if (rx_ready(t))
+		return 0;
+	return smcr_sock_wait(SOCK(t), true, seq, timeout);
+}
+
+static bool rdma_tx_sleep_begin(struct transport *t, size_t want, uint32_t bell)
+{
+	if (bell == TP_BELL_TCP)
+		return true;
+	smcr_sock_bell(SOCK(t), false, bell);
+	return tx_ready(t, want);
+}
+
+static void rdma_tx_sleep_end(struct transport *t)
+{
+	smcr_sock_bell(SOCK(t), false, 0);
+}
+
+/* The peer's fence CDC wakes our readers itself. */
+static void rdma_rx_want_bell(struct transport *t)
+{
+	(void)t;
+}
+
+static bool rdma_rx_bell_asked(struct transport *t)
+{
+	(void)t;
+	return false;
+}
+
+/* No doorbell travels over TCP: after a fence, a TCP byte is foreign. */
+static bool rdma_bell_begin(struct transport *t)
+{
+	(void)t;
+	return false;
+}
+
+static void rdma_bell_end(struct transport *t)
+{
+	(void)t;
+}
+
+static bool rdma_tcp_bells_due(struct transport *t)
+{
+	(void)t;
+	return false;
+}
+
+static bool rdma_tcp_bells_read(struct transport *t, uint32_t n)
+{
+	(void)t;
+	return n == 0;
+}
+
+static void rdma_wait_bells(struct transport *t)
+{
+	(void)t;
+}
+
+static uint64_t rdma_rx_mark(struct transport *t)
+{
+	return smcr_sock_seq(SOCK(t), true);
+}
+
+static uint64_t rdma_tx_mark(struct transport *t)
+{
+	return smcr_sock_seq(SOCK(t), false);
+}
+
+static uint8_t said(struct transport *t, uint64_t *fence)
+{
+	return smcr_sock_own_soft(SOCK(t), fence);
+}
+
+static uint8_t heard(struct transport *t, uint64_t *fence)
+{
+	return smcr_sock_peer_soft(SOCK(t), fence);
+}
+
+static void rdma_say_attached(struct transport *t)
+{
+	smcr_sock_set_soft(SOCK(t), CDC_SOFT_ATTACHED, 0);
+}
+
+static bool rdma_peer_attached(struct transport *t)
+{
+	uint64_t f;
+
+	return heard(t, &f) & CDC_SOFT_ATTACHED;
+}
+
+static bool rdma_tx_fence(struct transport *t, uint64_t *bytes)
+{
+	return said(t, bytes) & CDC_SOFT_FENCE;
+}
+
+static bool rdma_set_tx_fence(struct transport *t, uint64_t bytes)
+{
+	uint64_t f;
+
+	if (said(t, &f) & CDC_SOFT_FENCE)
+		return true;
+	if ((said(t, &f) | heard(t, &f)) & CDC_SOFT_STAY_TCP)
+		return false;
+	return smcr_sock_set_soft(SOCK(t), CDC_SOFT_FENCE, bytes) == 0;
+}
+
+/*
+ * The ring decides both fences in one shared word; here the peer cuts its
+ * writing over once it heard us attached, and its fence may be on its way:
+ * both directions stay on TCP only while neither end can have cut over.
+ */
+static bool rdma_stay_tcp(struct transport *t)
+{
+	uint64_t f;
+	uint8_t ours = said(t, &f), theirs = heard(t, &f);
+
+	if ((ours | theirs) & CDC_SOFT_STAY_TCP)
+		return true;
+	if ((ours & (CDC_SOFT_FENCE | CDC_SOFT_ATTACHED)) || (theirs & CDC_SOFT_FENCE))
+		return false;
+	return smcr_sock_set_soft(SOCK(t), CDC_SOFT_STAY_TCP, 0) == 0;
+}
+
+static bool rdma_on_tcp_for_good(struct transport *t)
+{
+	uint64_t f;
+
+	return (said(t, &f) | heard(t, &f)) & CDC_SOFT_STAY_TCP;
+}
+
+static bool rdma_rx_fence(struct transport *t, uint64_t *bytes)
+{
+	return heard(t, bytes) & CDC_SOFT_FENCE;
+}
+
+static bool rdma_rx_cut_seen(struct transport *t)
+{
+	return END(t)->rx_cut;
+}
+
+static void rdma_rx_cut_mark(struct transport *t)
+{
+	END(t)->rx_cut = true;
+}
+
+static uint32_t rdma_holders_add(struct transport *t, int delta)
+{
+	uint32_t before = END(t)->holders;
+
+	END(t)->holders = (uint32_t)((int64_t)before + delta);
+	if (delta)
+		END(t)->hold_gen++;
+	return before;
+}
+
+static uint32_t rdma_holders(struct transport *t)
+{
+	return END(t)->holders;
+}
+
+static void rdma_holders_first(struct transport *t)
+{
+	END(t)->holders = 1;
+}
+
+static bool rdma_ever_shared(struct transport *t)
+{
+	return END(t)->hold_gen != 0;
+}
+
+static uint32_t rdma_hold_gen(struct transport *t)
+{
+	return END(t)->hold_gen;
+}
+
+static void rdma_resync(struct transport *t)
+{
+	(void)t;
+}
+
+static void rdma_note_cpu(struct transport *t, int cpu)
+{
+	(void)t;
+	(void)cpu;
+}
+
+/* The peer runs on another host: never worth spinning for. */
+static uint32_t rdma_peer_cpu(struct transport *t, bool rx)
+{
+	(void)t;
+	(void)rx;
+	return 0;
+}
+
+static void rdma_own_cdc(struct transport *t, struct tp_cdc *cdc)
+{
+	const struct rdma_end *e = END(t);
+
+	*cdc = (struct tp_cdc){
+		.prod_wrap = (uint16_t)(e->tx_pos / e->peer_rmb_size),
+		.prod_count = (uint32_t)(e->tx_pos % e->peer_rmb_size),
+		.cons_wrap = (uint16_t)(e->rx_pos / e->rmb_size),
+		.cons_count = (uint32_t)(e->rx_pos % e->rmb_size),
+		.conn_state_flags = (uint8_t)smcr_sock_own_state(SOCK(t)),
+	};
+}
+
+static uint64_t rdma_tx_pos(struct transport *t)
+{
+	return END(t)->tx_pos;
+}
+
+static uint64_t rdma_rx_pos(struct transport *t)
+{
+	return END(t)->rx_pos;
+}
+
+static bool rdma_rx_published(struct transport *t)
+{
+	(void)t;
+	return true;
+}
+
+static uint32_t rdma_tx_size(struct transport *t)
+{
+	return END(t)->peer_rmb_size;
+}
+
+static uint32_t rdma_rx_size(struct transport *t)
+{
+	return END(t)->rmb_size;
+}
+
+const struct transport_ops transport_rdma = {
+	.name = "rdma",
+	.map = rdma_map,
+	.unmap = rdma_unmap,
+	.produce = rdma_produce,
+	.produce_file = rdma_produce_file,
+	.consume = rdma_consume,
+	.rx_flush = rdma_rx_flush,
+	.rx_busy = rdma_rx_busy,
+	.readable = rdma_readable,
+	.space = rdma_space,
+	.unread = rdma_unread,
+	.shutdown_wr = rdma_shutdown_wr,
+	.shutdown_rd = rdma_shutdown_rd,
+	.close = rdma_close,
+	.abort = rdma_abort,
+	.peer_state = rdma_peer_state,
+	.rx_sleep_begin = rdma_rx_sleep_begin,
+	.rx_sleep_end = rdma_rx_sleep_end,
+	.rx_wait = rdma_rx_wait,
+	.tx_sleep_begin = rdma_tx_sleep_begin,
+	.tx_sleep_end = rdma_tx_sleep_end,
+	.rx_want_bell = rdma_rx_want_bell,
+	.rx_bell_asked = rdma_rx_bell_asked,
+	.bell_begin = rdma_bell_begin,
+	.bell_end = rdma_bell_end,
+	.wait_bells = rdma_wait_bells,
+	.rx_mark = rdma_rx_mark,
+	.tx_mark = rdma_tx_mark,
+	.say_attached = rdma_say_attached,
+	.peer_attached = rdma_peer_attached,
+	.tx_fence = rdma_tx_fence,
+	.set_tx_fence = rdma_set_tx_fence,
+	.stay_tcp = rdma_stay_tcp,
+	.on_tcp_for_good = rdma_on_tcp_for_good,
+	.tcp_bells_due = rdma_tcp_bells_due,
+	.tcp_bells_read = rdma_tcp_bells_read,
+	.rx_fence = rdma_rx_fence,
+	.rx_cut_seen = rdma_rx_cut_seen,
+	.rx_cut_mark = rdma_rx_cut_mark,
+	.holders_add = rdma_holders_add,
+	.holders = rdma_holders,
+	.holders_first = rdma_holders_first,
+	.ever_shared = rdma_ever_shared,
+	.hold_gen = rdma_hold_gen,
+	.resync = rdma_resync,
+	.note_cpu = rdma_note_cpu,
+	.peer_cpu = rdma_peer_cpu,
+	.own_cdc = rdma_own_cdc,
+	.tx_pos = rdma_tx_pos,
+	.rx_pos = rdma_rx_pos,
+	.rx_published = rdma_rx_published,
+	.tx_size = rdma_tx_size,
+	.rx_size = rdma_rx_size,
+};
+
+int transport_rdma_bind(struct transport *t, struct smcr_sock *s, uint32_t peer_rmb_size)
+{
+	struct smcr_sock_local l;
+
+	smcr_sock_local(s, &l);
+	if (!l.rmb_size || !peer_rmb_size)
+		return -EINVAL;
+	memset(t->state.bytes, 0, sizeof(t->state.bytes));
+	*END(t) = (struct rdma_end){ .s = s, .rmb_size = l.rmb_size, .peer_rmb_size = peer_rmb_size };
+	t->ops = &transport_rdma;
+	return 0;
+}

@@ -1,0 +1,286 @@
+/*
+ * Soft SMC-R as a transport (preload/transport/transport_rdma.c) over the
+ * link groups of preload/smcr/ and the fake RDMA of fake_rdma.c: the
+ * cut-over's words (attached, each direction's fence, staying on TCP) from
+ * one end reach the other in CDCs, data both ways behind the fences, the
+ * sleep and wake protocol, the end of the stream, and a released end that
+ * waits for its peer's close before its RMB goes.
+ */
+#include "unit.h"
+#include "fake_rdma.h"
+#include "smcr.h"
+#include "transport.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RMB (8u * 1024)
+
+struct end {
+	const char *dev;
+	struct smcr_lgr *g;
+	struct smcr_sock *s;
+	struct transport t;
+};
+
+static _Atomic uint32_t rung;
+
+static bool ring(uint32_t bell)
+{
+	atomic_store(&rung, bell);
+	return true;
+}
+
+/* Every test's devices on a network of their own: the fake routes by GID and queue pair number. */
+static void gid_of(uint8_t g[16], uint8_t net, uint8_t host)
+{
+	memset(g, 0, 16);
+	g[10] = g[11] = 0xff;
+	g[12] = 10;
+	g[13] = net;
+	g[15] = host;
+}
+
+struct confirm_job {
+	struct end *e;
+	const struct smcr_sock_peer *peer;
+	int rc;
+};
+
+static void *confirm_client(void *p)
+{
+	struct confirm_job *j = p;
+
+	j->rc = smcr_link_confirm(j->e->g, 0, 1);
+	return NULL;
+}
+
+static void *connect_client(void *p)
+{
+	struct confirm_job *j = p;
+
+	j->rc = smcr_sock_connect(j->e->s, j->peer);
+	return NULL;
+}
+
+/* A group of one link each way and one connection on it, each end a transport. */
+static void pair_up(struct end *srv, struct end *cli, uint8_t net)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
+	struct rdma_qp_addr a_s, a_c;
+	struct smcr_sock_local ls, lc;
+	struct smcr_sock_peer ps, pc;
+	struct confirm_job j = { cli, &ps, -1 };
+	uint8_t gs[16], gc[16];
+	pthread_t th;
+
+	smcr_env_set(&env);
+	gid_of(gs, net, 1);
+	gid_of(gc, net, 2);
+	CHECK_INT(smcr_lgr_new(true, &srv->g), 0);
+	CHECK_INT(smcr_lgr_new(false, &cli->g), 0);
+	CHECK_INT(smcr_link_open(srv->g, srv->dev, gs), 0);
+	CHECK_INT(smcr_link_open(cli->g, cli->dev, gc), 0);
+	smcr_link_local(srv->g, 0, &a_s);
+	smcr_link_local(cli->g, 0, &a_c);
+	CHECK_INT(smcr_link_connect(srv->g, 0, &a_c), 0);
+	CHECK_INT(smcr_link_connect(cli->g, 0, &a_s), 0);
+	CHECK_INT(pthread_create(&th, NULL, confirm_client, &j), 0);
+	CHECK_INT(smcr_link_confirm(srv->g, 0, 1), 0);
+	pthread_join(th, NULL);
+	CHECK_INT(j.rc, 0);
+	CHECK_INT(smcr_sock_new(srv->g, NULL, RMB, RMB, &srv->s), 0);
+	smcr_sock_local(srv->s, &ls);
+	CHECK_INT(smcr_sock_new(cli->g, &ls.qp, RMB, RMB, &cli->s), 0);
+	smcr_sock_local(cli->s, &lc);
+	ps = (struct smcr_sock_peer){ ls.rkey, ls.rmb_addr, ls.rmb_size, ls.token };
+	pc = (struct smcr_sock_peer){ lc.rkey, lc.rmb_addr, lc.rmb_size, lc.token };
+	j.rc = -1;
+	CHECK_INT(pthread_create(&th, NULL, connect_client, &j), 0);
+	CHECK_INT(smcr_sock_connect(srv->s, &pc), 0);
+	pthread_join(th, NULL);
+	CHECK_INT(j.rc, 0);
+	CHECK_INT(transport_rdma_bind(&srv->t, srv->s, lc.rmb_size), 0);
+	CHECK_INT(transport_rdma_bind(&cli->t, cli->s, ls.rmb_size), 0);
+	srv->t.ops->holders_first(&srv->t);
+	cli->t.ops->holders_first(&cli->t);
+}
+
+#define OP(e, op, ...) ((e)->t.ops->op(&(e)->t, ##__VA_ARGS__))
+
+/* Waits (bounded) until cond holds, sleeping on e's receive side as a blocking read does. */
+#define AWAIT(e, cond)                                                                       \
+	do {                                                                                 \
+		struct timespec to_ = { 0, 20 * 1000 * 1000 };                               \
+		int n_ = 0;                                                                  \
+		while (!(cond) && n_++ < 250)                                                \
+			OP(e, rx_wait, &to_);                                                \
+		CHECK(cond);                                                                 \
+	} while (0)
+
+static ssize_t put(struct end *e, const char *s)
+{
+	struct iovec v = { (void *)s, strlen(s) };
+	uint32_t wake = 99;
+	ssize_t n = OP(e, produce, &v, 1, &wake);
+
+	CHECK_INT(wake, 0);             /* the peer's progress thread wakes its sleepers */
+	return n;
+}
+
+static ssize_t get(struct end *e, char *buf, size_t size, unsigned flags)
+{
+	struct iovec v = { buf, size };
+	uint32_t wake = 99;
+	ssize_t n = OP(e, consume, &v, 1, flags, &wake);
+
+	CHECK_INT(wake, 0);
+	if (n > 0 && (size_t)n < size)
+		buf[n] = 0;
+	return n;
+}
+
+TEST(transport_rdma_cut_over_data_end)
+{
+	struct end srv = { .dev = "ft0" }, cli = { .dev = "ft1" };
+	uint64_t f = 0;
+	char buf[64];
+	struct iovec none = { buf, 0 };
+
+	pair_up(&srv, &cli, 20);
+	CHECK(!strcmp(srv.t.ops->name, "rdma"));
+	CHECK_INT(OP(&srv, map, 3, 0), -EOPNOTSUPP);
+	/* before anything is said: no fence, not attached, a read finds nothing */
+	CHECK(!OP(&srv, peer_attached));
+	CHECK(!OP(&srv, rx_fence, &f));
+	CHECK(!OP(&srv, on_tcp_for_good));
+	CHECK_INT(get(&srv, buf, sizeof(buf), 0), -EAGAIN);
+	CHECK_INT(OP(&srv, consume, &none, 1, 0, NULL), 0);
+
+	/* each end attaches; the other hears it in a CDC */
+	OP(&srv, say_attached);
+	OP(&cli, say_attached);
+	AWAIT(&cli, OP(&cli, peer_attached));
+	AWAIT(&srv, OP(&srv, peer_attached));
+
+	/* the client cuts its writing over after 5 TCP bytes; the server learns the fence */
+	CHECK(!OP(&cli, tx_fence, &f));
+	CHECK(OP(&cli, set_tx_fence, 5));
+	CHECK(OP(&cli, tx_fence, &f));
+	CHECK_INT(f, 5);
+	CHECK(OP(&cli, set_tx_fence, 9));       /* set once: a second holder's is the first */
+	AWAIT(&srv, OP(&srv, rx_fence, &f));
+	CHECK_INT(f, 5);
+	/* once a direction cut over, the connection cannot stay on TCP */
+	CHECK(!OP(&srv, stay_tcp));
+	CHECK(!OP(&cli, stay_tcp));
+
+	CHECK_INT(put(&cli, "hello over rdma"), 15);
+	AWAIT(&srv, OP(&srv, readable) == 15);
+	CHECK_INT(get(&srv, buf, 5, TP_PEEK), 5);
+	CHECK(!strncmp(buf, "hello", 5));
+	CHECK_INT(OP(&srv, rx_pos), 0);
+	CHECK_INT(get(&srv, buf, sizeof(buf), 0), 15);
+	CHECK(!strcmp(buf, "hello over rdma"));
+	CHECK_INT(OP(&srv, rx_pos), 15);
+	CHECK_INT(OP(&cli, tx_pos), 15);
+
+	/* the server's direction: its fence, then a sleeper's bell rung by the client's CDC */
+	CHECK(OP(&srv, set_tx_fence, 0));
+	AWAIT(&cli, OP(&cli, rx_fence, &f));
+	CHECK_INT(f, 0);
+	CHECK(OP(&cli, rx_sleep_begin, NULL, TP_BELL_TCP));   /* nothing could wake it */
+	atomic_store(&rung, 0);
+	CHECK(!OP(&cli, rx_sleep_begin, NULL, 42));
+	CHECK_INT(put(&srv, "pong"), 4);
+	for (int i = 0; i < 500 && atomic_load(&rung) != 42; i++)
+		usleep(2000);
+	CHECK_INT(atomic_load(&rung), 42);
+	OP(&cli, rx_sleep_end);
+	CHECK_INT(get(&cli, buf, sizeof(buf), 0), 4);
+	CHECK(!strcmp(buf, "pong"));
+	CHECK(OP(&cli, tx_sleep_begin, 100, 43));            /* room for 100 bytes */
+	OP(&cli, tx_sleep_end);
+
+	/* the client shuts its writing: the server reads the end of the stream */
+	CHECK_INT(put(&cli, "last"), 4);
+	OP(&cli, shutdown_wr);
+	AWAIT(&srv, OP(&srv, peer_state) & TP_PS_DONE_WRITING);
+	CHECK_INT(get(&srv, buf, sizeof(buf), 0), 4);
+	CHECK_INT(get(&srv, buf, sizeof(buf), 0), 0);
+	CHECK_INT(put(&cli, "more"), -EPIPE);
+
+	/*
+	 * The server lets go first: its RMB stays until the client cannot write
+	 * into it (the client's close), then the progress thread frees it.
+	 */
+	OP(&srv, close);
+	AWAIT(&cli, OP(&cli, peer_state) & TP_PS_CLOSED);
+	CHECK_INT(put(&srv, "x"), -EPIPE);
+	OP(&srv, unmap);
+	CHECK_INT(smcr_socks(), 2);
+	OP(&cli, close);
+	OP(&cli, unmap);
+	for (int i = 0; i < 500 && smcr_socks(); i++)
+		usleep(2000);
+	CHECK_INT(smcr_socks(), 0);
+	smcr_lgr_put(srv.g);
+	smcr_lgr_put(cli.g);
+}
+
+TEST(transport_rdma_stays_tcp)
+{
+	struct end srv = { .dev = "ft2" }, cli = { .dev = "ft3" };
+	uint64_t f;
+
+	pair_up(&srv, &cli, 21);
+	/* neither end attached nor cut: both directions stay on TCP, at both ends */
+	CHECK(OP(&cli, stay_tcp));
+	CHECK(OP(&cli, on_tcp_for_good));
+	AWAIT(&srv, OP(&srv, on_tcp_for_good));
+	CHECK(OP(&srv, stay_tcp));
+	CHECK(!OP(&srv, set_tx_fence, 3));
+	CHECK(!OP(&cli, set_tx_fence, 3));
+	CHECK(!OP(&srv, rx_fence, &f));
+	/* an end that said attached may have a peer cutting over already */
+	OP(&srv, abort);
+	AWAIT(&cli, OP(&cli, peer_state) & TP_PS_ABORT);
+	{
+		char b[8];
+		struct iovec v = { b, sizeof(b) };
+
+		CHECK_INT(OP(&cli, consume, &v, 1, 0, NULL), -ECONNRESET);
+		CHECK_INT(OP(&cli, produce, &v, 1, NULL), -ECONNRESET);
+	}
+	OP(&srv, unmap);
+	OP(&cli, close);
+	OP(&cli, unmap);
+	smcr_lgr_put(srv.g);
+	smcr_lgr_put(cli.g);
+}
+
+TEST(transport_rdma_attached_cannot_stay)
+{
+	struct end srv = { .dev = "ft4" }, cli = { .dev = "ft5" };
+
+	pair_up(&srv, &cli, 22);
+	OP(&srv, say_attached);
+	CHECK(!OP(&srv, stay_tcp));
+	CHECK(!OP(&srv, on_tcp_for_good));
+	/* the other end never attached: it may still stay, and then both do */
+	CHECK(OP(&cli, stay_tcp));
+	AWAIT(&srv, OP(&srv, on_tcp_for_good));
+	CHECK(!OP(&srv, set_tx_fence, 1));
+	OP(&srv, close);
+	OP(&cli, close);
+	OP(&srv, unmap);
+	OP(&cli, unmap);
+	smcr_lgr_put(srv.g);
+	smcr_lgr_put(cli.g);
+}
