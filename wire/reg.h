@@ -204,6 +204,7 @@ enum {
 	SMC_SOFT_CMD_DUMP_SET,      /* 8 */
 	SMC_SOFT_CMD_BELL,          /* 9 */
 	SMC_SOFT_CMD_FALLBACK,      /* 10 */
+	SMC_SOFT_CMD_CLC,           /* 11: an end between hosts negotiates (doc/soft-roce.md 2.2) */
 	__SMC_SOFT_CMD_MAX,
 };
 #define SMC_SOFT_CMD_MAX (__SMC_SOFT_CMD_MAX - 1)
@@ -248,6 +249,12 @@ enum {
 	SMC_SOFT_A_BELL_ID,         /* 31: u32 a process's doorbell, 2 or more */
 	SMC_SOFT_A_BELL_SLOT,       /* 32: u8 which of a process's doorbells, 0-7 */
 	SMC_SOFT_A_TRANSPORT,       /* 33: u8 SMC_SOFT_TRANSPORT_*, what carries the bytes */
+	SMC_SOFT_A_TRANSPORTS,      /* 34: u32 PAIR: 1 << SMC_SOFT_TRANSPORT_* the library carries */
+	SMC_SOFT_A_CLC,             /* 35: binary, one CLC message (at most SMC_SOFT_CLC_MAX bytes) */
+	SMC_SOFT_A_CLC_INDEX,       /* 36: u8 request: the peer's messages taken; reply: which this is */
+	SMC_SOFT_A_CLC_SEEN,        /* 37: u8 our messages the peer's daemon has */
+	SMC_SOFT_A_IBDEV,           /* 38: string, the RDMA device for the connection's interface */
+	SMC_SOFT_A_IBPORT,          /* 39: u8 its port */
 	__SMC_SOFT_A_MAX,
 };
 #define SMC_SOFT_A_MAX (__SMC_SOFT_A_MAX - 1)
@@ -277,11 +284,25 @@ enum {
  * not know.  A reply without it (a daemon before this attribute) is RING.
  */
 #define SMC_SOFT_TRANSPORT_RING 1   /* the region's memfd, shared memory on this host (soft SMC-D) */
+#define SMC_SOFT_TRANSPORT_RDMA 2   /* soft SMC-R between hosts: the CLC exchange through CLC */
+
+/*
+ * SMC_SOFT_CMD_CLC: an end whose peer is on another host, after a PAIR
+ * reply of ASKING (doc/soft-roce.md section 2.2).  Request: TOKEN, with
+ * CLC to send our next CLC message, CLC_INDEX the peer's messages the
+ * library took so far.  Reply: TOKEN, PAIR_STATUS; ASKING: ask again
+ * later; DECLINED: REASON, PEER_DIAGNOSIS; NEGOTIATE: ROLE, IBDEV, IBPORT,
+ * CLC_SEEN, and with CLC and CLC_INDEX the peer's next message, if it came.
+ */
+#define SMC_SOFT_CLC_MAX        1024
+#define SMC_SOFT_CLC_MSGS       2   /* CLC messages of one end: PROPOSAL, CONFIRM; ACCEPT, DECLINE */
 
 /* SMC_SOFT_A_PAIR_STATUS */
 #define SMC_SOFT_PAIR_PENDING  1
 #define SMC_SOFT_PAIR_PAIRED   2
 #define SMC_SOFT_PAIR_DECLINED 3
+#define SMC_SOFT_PAIR_ASKING   4    /* the peer host's daemon is asked: CLC later */
+#define SMC_SOFT_PAIR_NEGOTIATE 5   /* both ends can: the CLC messages go through CLC */
 
 /* Registrations one control connection may hold. */
 #define SMC_SOFT_MAX_SOCKS 65536

@@ -2,8 +2,8 @@
  * Encoding of the daemon-to-daemon messages (peer_msg.h).  Layout, offsets
  * in bytes: 0 magic "SMCQ", 4 version, 5 type, 6 role, 7 flags (bit 0:
  * have), 8 seq, 12 verdict, 16 family (4 or 6), 17 zero, 18 sport, 20 dport,
- * 22 two zero bytes, 24 src, 40 dst, 56 nonce, 64 echo, 72 fence; every
- * number big-endian.
+ * 22 two zero bytes, 24 src, 40 dst, 56 nonce, 64 echo, 72 index (u8), 73 seven
+ * zero bytes, 80 a CLC message's bytes; every number big-endian.
  */
 #include "peer_msg.h"
 
@@ -62,17 +62,21 @@ static bool addr_ok(int family, const uint8_t a[16])
 	return !all_zero(a, family == AF_INET ? 4 : 16);
 }
 
-/* The nonces and the fence each type carries, and only those. */
+/* The nonces, index and bytes each type carries, and only those. */
 static bool fields_ok(const struct soft_peer_msg *m)
 {
+	bool index_ok = m->index >= 1 && m->index <= SOFT_PEER_CLC_INDEX_MAX;
+
 	switch (m->type) {
 	case SOFT_PEER_ASK:
-		return m->nonce && !m->echo && !m->fence;
+		return m->nonce && !m->echo && !m->index && !m->clc_len;
 	case SOFT_PEER_ANSWER:
-		return m->echo && !m->nonce == !m->have && !m->fence;
-	case SOFT_PEER_FENCE:
-	case SOFT_PEER_FENCE_SEEN:
-		return m->nonce && m->echo && !m->verdict;
+		return m->echo && !m->nonce == !m->have && !m->index && !m->clc_len;
+	case SOFT_PEER_CLC:
+		return m->nonce && m->echo && !m->verdict && index_ok && m->clc_len &&
+		       m->clc_len <= SOFT_PEER_CLC_MAX && m->clc;
+	case SOFT_PEER_CLC_SEEN:
+		return m->nonce && m->echo && !m->verdict && index_ok && !m->clc_len;
 	}
 	return false;
 }
@@ -88,9 +92,9 @@ static bool msg_ok(const struct soft_peer_msg *m)
 	return m->sport && m->dport && addr_ok(m->family, m->src) && addr_ok(m->family, m->dst);
 }
 
-int soft_peer_msg_encode(const struct soft_peer_msg *m, uint8_t out[SOFT_PEER_MSG_LEN])
+int soft_peer_msg_encode(const struct soft_peer_msg *m, uint8_t *out, size_t size)
 {
-	if (!msg_ok(m))
+	if (!msg_ok(m) || size < SOFT_PEER_MSG_LEN + (size_t)m->clc_len)
 		return -EINVAL;
 	memset(out, 0, SOFT_PEER_MSG_LEN);
 	memcpy(out, magic, sizeof(magic));
@@ -107,15 +111,18 @@ int soft_peer_msg_encode(const struct soft_peer_msg *m, uint8_t out[SOFT_PEER_MS
 	memcpy(out + 40, m->dst, 16);
 	put64(out + 56, m->nonce);
 	put64(out + 64, m->echo);
-	put64(out + 72, m->fence);
-	return 0;
+	out[72] = m->index;
+	if (m->clc_len)
+		memcpy(out + SOFT_PEER_MSG_LEN, m->clc, m->clc_len);
+	return SOFT_PEER_MSG_LEN + m->clc_len;
 }
 
 int soft_peer_msg_decode(const uint8_t *buf, size_t len, struct soft_peer_msg *m)
 {
 	memset(m, 0, sizeof(*m));
-	if (len != SOFT_PEER_MSG_LEN || memcmp(buf, magic, sizeof(magic)) ||
-	    buf[4] != SOFT_PEER_VERSION || (buf[7] & ~1u) || buf[17] || buf[22] || buf[23])
+	if (len < SOFT_PEER_MSG_LEN || len > SOFT_PEER_DGRAM_MAX || memcmp(buf, magic, sizeof(magic)) ||
+	    buf[4] != SOFT_PEER_VERSION || (buf[7] & ~1u) || buf[17] || buf[22] || buf[23] ||
+	    !all_zero(buf + 73, 7))
 		return -EBADMSG;
 	if (buf[16] != 4 && buf[16] != 6)
 		return -EBADMSG;
@@ -131,6 +138,10 @@ int soft_peer_msg_decode(const uint8_t *buf, size_t len, struct soft_peer_msg *m
 	memcpy(m->dst, buf + 40, 16);
 	m->nonce = get64(buf + 56);
 	m->echo = get64(buf + 64);
-	m->fence = get64(buf + 72);
+	m->index = buf[72];
+	if (len > SOFT_PEER_MSG_LEN) {
+		m->clc = buf + SOFT_PEER_MSG_LEN;
+		m->clc_len = (uint16_t)(len - SOFT_PEER_MSG_LEN);
+	}
 	return msg_ok(m) ? 0 : -EBADMSG;
 }

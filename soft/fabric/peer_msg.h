@@ -2,9 +2,10 @@
  * The messages smc_softd exchanges with the smc_softd of a connection's
  * peer host, on its control port (doc/soft-roce.md section 2): whether the
  * other end of a TCP connection is registered there, and what that end
- * declines with; then, for a connection both ends negotiate, where each
- * direction's CLC message starts in the TCP stream (FENCE), under the two
- * ends' nonces.  One UDP datagram of SOFT_PEER_MSG_LEN bytes, big-endian.
+ * declines with; then, for a connection both ends negotiate, the CLC
+ * messages of the two ends' libraries (CLC), under the two ends' nonces.
+ * One UDP datagram of SOFT_PEER_MSG_LEN bytes, big-endian; a CLC message
+ * has its bytes after them.
  */
 #ifndef SOFT_PEER_MSG_H
 #define SOFT_PEER_MSG_H
@@ -15,13 +16,16 @@
 
 #define SOFT_PEER_PORT    7609      /* default control port (UDP) */
 #define SOFT_PEER_MSG_LEN 80
-#define SOFT_PEER_VERSION 2
+#define SOFT_PEER_VERSION 3
+#define SOFT_PEER_CLC_MAX 1024      /* the bytes of one CLC message, at most */
+#define SOFT_PEER_DGRAM_MAX (SOFT_PEER_MSG_LEN + SOFT_PEER_CLC_MAX)
+#define SOFT_PEER_CLC_INDEX_MAX 2   /* an end's messages: the first (PROPOSAL, ACCEPT), the second (CONFIRM, DECLINE) */
 
 enum soft_peer_type {
 	SOFT_PEER_ASK = 1,      /* "I hold this end: do you hold the other?" */
 	SOFT_PEER_ANSWER = 2,   /* the reply: have says whether the sender does */
-	SOFT_PEER_FENCE = 3,    /* "my CLC message starts after fence bytes of TCP" */
-	SOFT_PEER_FENCE_SEEN = 4,   /* the reply: that fence is known here */
+	SOFT_PEER_CLC = 3,      /* "my library's CLC message number index" and its bytes */
+	SOFT_PEER_CLC_SEEN = 4, /* the reply: that message is kept here */
 };
 
 struct soft_peer_msg {
@@ -37,15 +41,19 @@ struct soft_peer_msg {
 	/*
 	 * The sender's end's random nonce (an ANSWER without have: 0), and the
 	 * receiver's as the sender learned it (an ASK: 0; an ANSWER: its
-	 * ASK's).  FENCE and FENCE_SEEN carry both: a host off the path cannot
+	 * ASK's).  CLC and CLC_SEEN carry both: a host off the path cannot
 	 * forge them, as it cannot guess a TCP sequence number.
 	 */
 	uint64_t nonce, echo;
-	uint64_t fence;          /* FENCE, FENCE_SEEN: TCP bytes before the CLC message; else 0 */
+	/* CLC, CLC_SEEN: which message of the exchange (1 to SOFT_PEER_CLC_INDEX_MAX); else 0 */
+	uint8_t index;
+	/* CLC: its bytes (1 to SOFT_PEER_CLC_MAX; decoding points into the datagram) */
+	const uint8_t *clc;
+	uint16_t clc_len;
 };
 
-/* Into out; -EINVAL for a message that would not decode. */
-int soft_peer_msg_encode(const struct soft_peer_msg *m, uint8_t out[SOFT_PEER_MSG_LEN]);
+/* Into out (size bytes): the datagram's length, or -EINVAL for a message that would not decode. */
+int soft_peer_msg_encode(const struct soft_peer_msg *m, uint8_t *out, size_t size);
 /* 0, or -EBADMSG for anything but one well-formed message of this version. */
 int soft_peer_msg_decode(const uint8_t *buf, size_t len, struct soft_peer_msg *m);
 

@@ -198,7 +198,7 @@ static int dump_registered(struct soft_req *r, int family, uint8_t ext,
 		if (s->id.family != family)
 			continue;
 		if ((s->pair_status == SMC_SOFT_PAIR_PENDING && peer_preloaded(ps, &s->id)) ||
-		    s->pair_status == SOFT_PAIR_ASKING) {
+		    s->pair_status == SOFT_PAIR_ASKING || s->pair_status == SOFT_PAIR_NEGOTIATE) {
 			pending = *s;
 			set_handshake(&pending);
 			out = &pending;

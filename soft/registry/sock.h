@@ -11,11 +11,14 @@
 #include <stdint.h>
 #include <net/if.h>
 
+#include "reg.h"
+
 /* Decline codes (SMC_CLC_DECL_*) of the soft data path. */
 #define SOFT_DECL_PEERNOSMC  0x03010000u   /* the peer did not offer SMC */
 #define SOFT_DECL_NOSMCDEV   0x03030000u   /* no SMC device found (R or D) */
 #define SOFT_DECL_NOSMCDDEV  0x03030001u   /* no ISM device in the PNET */
 #define SOFT_DECL_PEERDECL   0x05000000u   /* the peer declined (its code: peer_diagnosis) */
+#define SOFT_DECL_INTERR     0x09990000u   /* an internal error (no memory for the negotiation) */
 
 /* Host-order forms of the diag extensions (<linux/smc_diag.h>). */
 struct soft_cursor {
@@ -69,19 +72,16 @@ struct soft_ask {
 	uint32_t verdict;        /* SMC_CLC_DECL_* this end declines with */
 	uint32_t ifindex;        /* an IPv6 link-local peer's scope, else 0 */
 	int64_t next_ms, deadline_ms;   /* CLOCK_MONOTONIC */
-	/* the negotiation's fences (doc/soft-roce.md section 2.2) */
+	/* the negotiation (doc/soft-roce.md section 2.2) */
 	uint64_t nonce;          /* ours, random, never 0: in every message of this end */
 	uint64_t peer_nonce;     /* the other end's, from its ASK or ANSWER; 0 unknown */
-	uint64_t tx_fence;       /* ours, once set: TCP bytes before our CLC message */
-	uint64_t rx_fence;       /* the other end's, once known */
-	bool fencing;            /* tx_fence set, FENCE sent until seen */
-	bool tx_fence_seen;      /* the other end's daemon confirmed it */
-	bool rx_fence_known;
-	bool fence_failed;       /* not confirmed in time: the connection stays TCP */
+	/* an end that may negotiate: its device, the CLC messages relayed (service/clc_relay.c) */
+	struct soft_clc_relay *clc;
 };
 
-/* pair_status while the peer host's daemon is asked; replied as DECLINED, never on the wire */
-#define SOFT_PAIR_ASKING 4
+/* pair_status while the peer host's daemon is asked, and once both ends negotiate */
+#define SOFT_PAIR_ASKING    SMC_SOFT_PAIR_ASKING
+#define SOFT_PAIR_NEGOTIATE SMC_SOFT_PAIR_NEGOTIATE
 
 struct soft_sock {
 	struct soft_sock *next, **pprev;        /* the namespace's list */

@@ -1,6 +1,7 @@
 /* The control port (peer_port.h): sockets, and datagrams in and out. */
 #include "peer_port.h"
 #include "service.h"
+#include "peer_msg.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -83,7 +84,7 @@ bool softd_peer_port_on(const struct softd_peer_port *p)
 
 void softd_peer_port_read(struct softd_peer_port *p, int fd, struct soft_state *st)
 {
-	uint8_t buf[512], from[16];
+	uint8_t buf[SOFT_PEER_DGRAM_MAX], from[16];
 	struct sockaddr_storage ss;
 
 	(void)p;

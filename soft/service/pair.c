@@ -27,6 +27,7 @@ struct pair_attrs {
 	uint8_t role;
 	uint32_t sndbuf, rcvbuf;
 	uint32_t decline;        /* SMC_CLC_DECL_* the caller declines with, or 0 */
+	uint32_t transports;     /* 1 << SMC_SOFT_TRANSPORT_* the caller carries; 0: the ring */
 };
 
 static int get_u32(const struct nlattr *a, uint32_t *v)
@@ -56,7 +57,8 @@ static int parse(struct soft_req *r, struct pair_attrs *a)
 		return -EINVAL;
 	}
 	if (get_u32(tb[SMC_SOFT_A_SNDBUF], &a->sndbuf) || get_u32(tb[SMC_SOFT_A_RCVBUF], &a->rcvbuf) ||
-	    get_u32(tb[SMC_SOFT_A_DECLINE], &a->decline))
+	    get_u32(tb[SMC_SOFT_A_DECLINE], &a->decline) ||
+	    get_u32(tb[SMC_SOFT_A_TRANSPORTS], &a->transports))
 		return -EINVAL;
 	return 0;
 }
@@ -137,7 +139,7 @@ void soft_pair_fall_back(struct soft_state *st, struct soft_sock *s, uint32_t re
 
 	if (s->pair_status == SMC_SOFT_PAIR_DECLINED)
 		return;
-	if (s->pair_status == SOFT_PAIR_ASKING) {
+	if (s->pair_status == SOFT_PAIR_ASKING || s->pair_status == SOFT_PAIR_NEGOTIATE) {
 		/* what the peer host's daemon hears from now on */
 		s->ask.verdict = reason;
 		soft_pair_decline(st, s, reason, 0);
@@ -172,8 +174,13 @@ static int reply_cmd(struct soft_req *r, const struct soft_sock *s, const struct
 	if (!nlh)
 		return -ENOMEM;
 	mnl_attr_put_u64(nlh, SMC_SOFT_A_TOKEN, s->token);
-	if (s->pair_status == SOFT_PAIR_ASKING) {
-		/* no transport between hosts: the end stays TCP whatever the answer */
+	if ((s->pair_status == SOFT_PAIR_ASKING || s->pair_status == SOFT_PAIR_NEGOTIATE) &&
+	    !s->ask.verdict) {
+		/* the library asks again with CLC (clc_relay.c) */
+		mnl_attr_put_u8(nlh, SMC_SOFT_A_PAIR_STATUS, SMC_SOFT_PAIR_ASKING);
+		mnl_attr_put_u8(nlh, SMC_SOFT_A_TRANSPORT, SMC_SOFT_TRANSPORT_RDMA);
+	} else if (s->pair_status == SOFT_PAIR_ASKING) {
+		/* this end cannot negotiate: it stays TCP whatever the answer */
 		mnl_attr_put_u8(nlh, SMC_SOFT_A_PAIR_STATUS, SMC_SOFT_PAIR_DECLINED);
 		mnl_attr_put_u32(nlh, SMC_SOFT_A_REASON, s->ask.verdict);
 	} else if (s->pair_status == SMC_SOFT_PAIR_DECLINED) {
@@ -245,10 +252,14 @@ static int meet(struct soft_req *r, struct soft_sock *s, struct soft_ns *ns,
 	if (!peer && soft_peer_remote(r->st, ns, s, ifname)) {
 		/*
 		 * The other end is on another host: its daemon is asked
-		 * (peer_ask.c).  No transport carries a connection between
-		 * hosts yet, so this end has no SMC device it can use.
+		 * (peer_ask.c).  A library without the RDMA transport has no
+		 * SMC device it can use there.
 		 */
-		rc = soft_peer_ask_begin(r->st, ns, s, a->decline, ifname, soft_now_ms());
+		uint32_t verdict = a->decline ? a->decline
+				   : a->transports & (1u << SMC_SOFT_TRANSPORT_RDMA) ? 0
+				   : SOFT_DECL_NOSMCDEV;
+
+		rc = soft_peer_ask_begin(r->st, ns, s, verdict, ifname, soft_now_ms());
 		return rc ? rc : reply(r, s, NULL);
 	}
 	if (!pnet_ok(r->st, ns, ifname)) {

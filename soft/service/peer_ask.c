@@ -29,9 +29,6 @@
 #define MEMO_PER_SOURCE  32
 #define MEMO_MS          ASK_NO_END_MS
 #define DEVS_FRESH_MS    1000    /* the host's RDMA devices, looked at again after this */
-#define FENCE_AGAIN_MS   250     /* a FENCE not seen, sent again; then FENCE_AGAIN_MS * 4 */
-#define FENCE_SENDS      3
-#define FENCE_MS         2000    /* not seen by then: the connection stays TCP */
 
 struct ask_memo {
 	int64_t until;           /* 0: free */
@@ -123,6 +120,8 @@ static struct soft_asks *asks(struct soft_state *st)
 
 static void link_end(struct soft_asks *a, struct soft_sock *s)
 {
+	if (s->ask.pprev)
+		return;
 	s->ask.next = a->list;
 	s->ask.pprev = &a->list;
 	if (a->list)
@@ -141,8 +140,18 @@ void soft_peer_unlink(struct soft_sock *s)
 	s->ask.pprev = NULL;
 }
 
-/* The connection as s sees it, in a message of the type. */
-static void msg_of(const struct soft_sock *s, uint8_t type, struct soft_peer_msg *m)
+void soft_peer_due(struct soft_state *st, struct soft_sock *s, int64_t when)
+{
+	struct soft_asks *a = asks(st);
+
+	if (!a)
+		return;
+	link_end(a, s);
+	if (!a->due || when < a->due)
+		a->due = when;
+}
+
+void soft_peer_msg_of(const struct soft_sock *s, uint8_t type, struct soft_peer_msg *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->type = type;
@@ -165,23 +174,23 @@ static uint64_t new_nonce(const struct soft_sock *s, int64_t now)
 	return n ? n : 1;
 }
 
-/* To the daemon of m's peer address, at port (0: the control port). */
-static void send_msg(struct soft_state *st, const struct soft_peer_msg *m, uint16_t port,
-		     uint32_t ifindex)
+void soft_peer_send(struct soft_state *st, const struct soft_peer_msg *m, uint16_t port,
+		    uint32_t ifindex)
 {
-	uint8_t buf[SOFT_PEER_MSG_LEN];
+	uint8_t buf[SOFT_PEER_DGRAM_MAX];
+	int len = soft_peer_msg_encode(m, buf, sizeof(buf));
 
-	if (st->peer_send && !soft_peer_msg_encode(m, buf))
-		st->peer_send(st->peer_ctx, buf, sizeof(buf), m->family, m->src, m->dst, port, ifindex);
+	if (st->peer_send && len > 0)
+		st->peer_send(st->peer_ctx, buf, (size_t)len, m->family, m->src, m->dst, port, ifindex);
 }
 
 static void ask(struct soft_state *st, struct soft_sock *s, int64_t now)
 {
 	struct soft_peer_msg m;
 
-	msg_of(s, SOFT_PEER_ASK, &m);
+	soft_peer_msg_of(s, SOFT_PEER_ASK, &m);
 	m.seq = ++st->asks->seq;
-	send_msg(st, &m, 0, s->ask.ifindex);
+	soft_peer_send(st, &m, 0, s->ask.ifindex);
 	s->ask.sends++;
 	s->ask.next_ms = now + ((int64_t)ASK_AGAIN_MS << (2 * (s->ask.sends - 1)));
 }
@@ -204,6 +213,12 @@ static void decide(struct soft_state *st, struct soft_sock *s, bool found, uint8
 	}
 	client = s->role ? peer_verdict : s->ask.verdict;
 	server = s->role ? s->ask.verdict : peer_verdict;
+	if (!client && !server) {
+		/* both can: their libraries exchange the CLC messages (clc_relay.c) */
+		soft_peer_unlink(s);
+		s->pair_status = SOFT_PAIR_NEGOTIATE;
+		return;
+	}
 	first = client ? client : server;
 	mine = client ? s->role == 0 : s->role == 1;
 	if (mine)
@@ -281,14 +296,15 @@ static bool memo_take(struct soft_asks *a, const struct soft_sock *s, int64_t no
 }
 
 /* An SMC-R device for the connection's interface (the devices looked at again when stale). */
-static bool roce_for(struct soft_state *st, struct soft_asks *a, const struct soft_ns *ns,
-		     const char *ifname, int64_t now)
+static const struct soft_dev *roce_for(struct soft_state *st, struct soft_asks *a,
+				       const struct soft_ns *ns, const char *ifname, int64_t now,
+				       int *port)
 {
 	if (!a->devs_seen || now - a->devs_seen >= DEVS_FRESH_MS) {
 		soft_rdma_refresh(st);
 		a->devs_seen = now;
 	}
-	return soft_dev_roce_for_if(st, ns, ifname, NULL) != NULL;
+	return soft_dev_roce_for_if(st, ns, ifname, port);
 }
 
 int soft_peer_ask_begin(struct soft_state *st, const struct soft_ns *ns, struct soft_sock *s,
@@ -296,7 +312,9 @@ int soft_peer_ask_begin(struct soft_state *st, const struct soft_ns *ns, struct 
 {
 	struct soft_asks *a = asks(st);
 	struct soft_peer_msg early;
+	const struct soft_dev *dev;
 	bool early_came;
+	int port = 0;
 	uint8_t dst[16];
 	int family = wire_addr(s->id.family, s->id.dst, dst);
 
@@ -305,13 +323,19 @@ int soft_peer_ask_begin(struct soft_state *st, const struct soft_ns *ns, struct 
 	memset(&s->ask, 0, sizeof(s->ask));
 	s->ask.remote = true;
 	s->ask.nonce = new_nonce(s, now);
-	s->ask.verdict = verdict ? verdict : SOFT_DECL_NOSMCDEV;
+	s->ask.verdict = verdict;
 	s->ask.ifindex = scope_of(s, dst, family, ifname);
 	s->ask.deadline_ms = now + ASK_NO_DAEMON_MS;
 	s->pair_status = SOFT_PAIR_ASKING;
 	link_end(a, s);
 	early_came = memo_take(a, s, now, &early);
-	if (!early_came && !roce_for(st, a, ns, ifname, now)) {
+	dev = roce_for(st, a, ns, ifname, now, &port);
+	/* an end that can negotiate keeps its device for it */
+	if (dev && !verdict && soft_clc_relay_new(s, dev->name, (uint8_t)port))
+		s->ask.verdict = SOFT_DECL_INTERR;
+	if (!dev && !s->ask.verdict)
+		s->ask.verdict = SOFT_DECL_NOSMCDEV;
+	if (!early_came && !dev) {
 		/*
 		 * No SMC-R device on its interface: nothing to ask for, and no
 		 * datagram to a host that may know nothing of SMC.  The peer's
@@ -338,62 +362,6 @@ static bool remote_end(const struct soft_sock *cand, const struct soft_sock *pro
 	return cand->ask.remote;
 }
 
-static void send_fence(struct soft_state *st, struct soft_sock *s, uint8_t type, uint64_t fence)
-{
-	struct soft_peer_msg m;
-
-	msg_of(s, type, &m);
-	m.verdict = 0;
-	m.echo = s->ask.peer_nonce;
-	m.fence = fence;
-	send_msg(st, &m, 0, s->ask.ifindex);
-}
-
-/* Whether a FENCE or FENCE_SEEN is the other end's: both nonces as this end knows them. */
-static bool fence_ours(const struct soft_sock *s, const struct soft_peer_msg *m)
-{
-	return s->ask.peer_nonce && m->nonce == s->ask.peer_nonce && m->echo == s->ask.nonce &&
-	       m->role != s->role;
-}
-
-static void fence_input(struct soft_state *st, struct soft_sock *s, const struct soft_peer_msg *m)
-{
-	if (!fence_ours(s, m))
-		return;
-	if (m->type == SOFT_PEER_FENCE_SEEN) {
-		if (s->ask.fencing && m->fence == s->ask.tx_fence) {
-			s->ask.tx_fence_seen = true;
-			soft_peer_unlink(s);
-		}
-		return;
-	}
-	/* the first fence is the one: a repeat is answered again, another ignored */
-	if (s->ask.rx_fence_known && m->fence != s->ask.rx_fence)
-		return;
-	s->ask.rx_fence = m->fence;
-	s->ask.rx_fence_known = true;
-	send_fence(st, s, SOFT_PEER_FENCE_SEEN, m->fence);
-}
-
-int soft_peer_fence_send(struct soft_state *st, struct soft_sock *s, uint64_t fence, int64_t now)
-{
-	struct soft_asks *a = asks(st);
-
-	if (!a || !s->ask.remote || !s->ask.peer_nonce || s->ask.fencing)
-		return -EINVAL;
-	s->ask.fencing = true;
-	s->ask.tx_fence = fence;
-	s->ask.sends = 1;
-	s->ask.next_ms = now + FENCE_AGAIN_MS;
-	s->ask.deadline_ms = now + FENCE_MS;
-	send_fence(st, s, SOFT_PEER_FENCE, fence);
-	soft_peer_unlink(s);
-	link_end(a, s);
-	if (!a->due || s->ask.next_ms < a->due)
-		a->due = s->ask.next_ms;
-	return 0;
-}
-
 void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int family,
 		     const uint8_t from[16], uint16_t port, int64_t now)
 {
@@ -411,9 +379,9 @@ void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int 
 	probe.id.sport = m.sport;
 	probe.id.dport = m.dport;
 	s = soft_idx_reverse(st, &probe, remote_end);
-	if (m.type == SOFT_PEER_FENCE || m.type == SOFT_PEER_FENCE_SEEN) {
+	if (m.type == SOFT_PEER_CLC || m.type == SOFT_PEER_CLC_SEEN) {
 		if (s)
-			fence_input(st, s, &m);
+			soft_clc_input(st, s, &m);
 		return;
 	}
 	/* an answer to another question (an old end's, or forged) says nothing of this one */
@@ -428,7 +396,7 @@ void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int 
 	if (m.type != SOFT_PEER_ASK)
 		return;
 	if (s) {
-		msg_of(s, SOFT_PEER_ANSWER, &reply);
+		soft_peer_msg_of(s, SOFT_PEER_ANSWER, &reply);
 		reply.have = true;
 	} else {
 		soft_addr_canon(family, from, from16);
@@ -444,28 +412,7 @@ void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int 
 	}
 	reply.seq = m.seq;
 	reply.echo = m.nonce;
-	send_msg(st, &reply, port, s ? s->ask.ifindex : 0);
-}
-
-/* An end sending its FENCE: again while not seen, failed at its deadline; its next due time, or 0 when done. */
-static int64_t fence_tick(struct soft_state *st, struct soft_sock *s, int64_t now)
-{
-	if (s->ask.tx_fence_seen) {
-		soft_peer_unlink(s);
-		return 0;
-	}
-	if (now >= s->ask.deadline_ms) {
-		s->ask.fence_failed = true;
-		soft_peer_unlink(s);
-		return 0;
-	}
-	if (s->ask.sends < FENCE_SENDS && now >= s->ask.next_ms) {
-		send_fence(st, s, SOFT_PEER_FENCE, s->ask.tx_fence);
-		s->ask.sends++;
-		s->ask.next_ms = now + ((int64_t)FENCE_AGAIN_MS << (2 * (s->ask.sends - 1)));
-	}
-	return s->ask.sends < FENCE_SENDS && s->ask.next_ms < s->ask.deadline_ms ? s->ask.next_ms
-										 : s->ask.deadline_ms;
+	soft_peer_send(st, &reply, port, s ? s->ask.ifindex : 0);
 }
 
 int64_t soft_peer_tick(struct soft_state *st, int64_t now)
@@ -482,8 +429,8 @@ int64_t soft_peer_tick(struct soft_state *st, int64_t now)
 		int64_t give_up = s->ask.deadline_ms;
 
 		next = s->ask.next;
-		if (s->ask.fencing) {
-			int64_t d = fence_tick(st, s, now);
+		if (s->pair_status == SOFT_PAIR_NEGOTIATE) {
+			int64_t d = soft_clc_tick(st, s, now);
 
 			if (d && (!due || d < due))
 				due = d;

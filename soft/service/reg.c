@@ -159,9 +159,10 @@ int soft_reg_link(struct soft_req *r, struct soft_ns *ns, struct soft_sock *s)
 
 void soft_reg_drop(struct soft_state *st, struct soft_sock *s)
 {
-	if (s->pair_status == SOFT_PAIR_ASKING)
-		soft_pair_decline(st, s, SOFT_DECL_PEERNOSMC, 0);   /* gone before an answer */
-	soft_peer_unlink(s);     /* still sending its FENCE */
+	if (s->pair_status == SOFT_PAIR_ASKING || s->pair_status == SOFT_PAIR_NEGOTIATE)
+		soft_pair_decline(st, s, SOFT_DECL_PEERNOSMC, 0);   /* gone before it was decided */
+	soft_peer_unlink(s);     /* still sending its CLC message */
+	free(s->ask.clc);
 	if (!s->ask.remote)
 		soft_memo_note(st, s);
 	soft_pair_end(st, s);
@@ -368,6 +369,7 @@ static const struct soft_op reg_ops[] = {
 	{ .cmd = SMC_SOFT_CMD_DUMP_SET, .doit = soft_dump_set, .admin = true },
 	{ .cmd = SMC_SOFT_CMD_BELL, .doit = soft_bell },
 	{ .cmd = SMC_SOFT_CMD_FALLBACK, .doit = sock_fallback },
+	{ .cmd = SMC_SOFT_CMD_CLC, .doit = soft_clc },
 };
 
 const struct soft_family soft_reg_family = {
@@ -398,6 +400,7 @@ void soft_socks_free(struct soft_ns *ns)
 
 	for (s = ns->socks; s; s = next) {
 		next = s->next;
+		free(s->ask.clc);
 		free(s);
 	}
 	ns->socks = NULL;

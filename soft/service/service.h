@@ -56,19 +56,41 @@ int soft_peer_ask_begin(struct soft_state *st, const struct soft_ns *ns, struct 
 			uint32_t verdict, const char *ifname, int64_t now);
 /* Out of the list of ends still asking (a decline does it). */
 void soft_peer_unlink(struct soft_sock *s);
-/*
- * Our end's fence (doc/soft-roce.md section 2.2): sent to the other end's
- * daemon in FENCE under both nonces, again until its FENCE_SEEN comes
- * (s->ask.tx_fence_seen), for at most 2 s (then s->ask.fence_failed).
- * -EINVAL: no other end known here, or a fence already set.
- */
-int soft_peer_fence_send(struct soft_state *st, struct soft_sock *s, uint64_t fence, int64_t now);
+struct soft_peer_msg;
+/* The connection as s sees it, in a message of the type. */
+void soft_peer_msg_of(const struct soft_sock *s, uint8_t type, struct soft_peer_msg *m);
+/* To the daemon of m's peer address, at port (0: the control port). */
+void soft_peer_send(struct soft_state *st, const struct soft_peer_msg *m, uint16_t port,
+		    uint32_t ifindex);
+/* s needs the tick at when (in the list of ends with work, once). */
+void soft_peer_due(struct soft_state *st, struct soft_sock *s, int64_t when);
 /* A datagram that came to the control port from from:port (IPv4 in 4 bytes); answered there. */
 void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int family,
 		     const uint8_t from[16], uint16_t port, int64_t now);
 /* Questions due again, ends given up: when to call again (ms), or -1 for never. */
 int64_t soft_peer_tick(struct soft_state *st, int64_t now);
 void soft_peer_free(struct soft_state *st);
+
+/* clc_relay.c: the CLC messages of a negotiating end (doc/soft-roce.md section 2.2) */
+/* s may negotiate over RDMA device ibdev's port: its relay.  0 or -ENOMEM. */
+int soft_clc_relay_new(struct soft_sock *s, const char *ibdev, uint8_t ibport);
+/* CLC or CLC_SEEN from the peer's daemon for s. */
+void soft_clc_input(struct soft_state *st, struct soft_sock *s, const struct soft_peer_msg *m);
+/* Our message sent again, or given up: when to call again (ms), 0 when nothing is due. */
+int64_t soft_clc_tick(struct soft_state *st, struct soft_sock *s, int64_t now);
+/*
+ * Our library's next CLC message (len bytes): sent now, and again until the
+ * peer's daemon keeps it.  -EAGAIN: s does not negotiate; -EBUSY: the last
+ * is not kept yet; -EINVAL: empty, too long, or a third.
+ */
+int soft_clc_give(struct soft_state *st, struct soft_sock *s, const void *msg, size_t len, int64_t now);
+/* The peer's message number index (from 1) if it came, its length in *len; else NULL. */
+const uint8_t *soft_clc_peer_msg(const struct soft_sock *s, unsigned index, size_t *len);
+/* How many of ours the peer's daemon keeps; whether one was not kept in time. */
+unsigned soft_clc_seen(const struct soft_sock *s);
+bool soft_clc_failed(const struct soft_sock *s);
+/* SMC_SOFT_CMD_CLC */
+int soft_clc(struct soft_req *r);
 
 /* pstats_att.c */
 int soft_stats_attach(struct soft_req *r);

@@ -1,9 +1,10 @@
 /*
- * Fuzz target for the control port (soft/service/peer_ask.c): one datagram
- * from the peer host's address, given to a daemon with one end asking (the
- * server's of 10.99.0.2:80 <-> 10.99.0.1:40000), then, when it taught the
- * end the peer's nonce, the end's FENCE and the datagram once more; then
- * its timers run out.
+ * Fuzz target for the control port (soft/service/peer_ask.c, clc_relay.c):
+ * two datagrams from the peer host's address (the input: a big-endian u16,
+ * the first's length, then the two), given to a daemon with one end asking
+ * (the server's of 10.99.0.2:80 <-> 10.99.0.1:40000, able to negotiate,
+ * its nonce FUZZ_NONCE); between them, when the first made the ends
+ * negotiate, the end's ACCEPT goes out; then its timers run out.
  * Whatever the daemon sends back must decode.
  */
 #include <arpa/inet.h>
@@ -22,6 +23,8 @@
 #include "soft/service/service.h"
 
 void fuzz_peer(const uint8_t *data, size_t size);
+
+#define FUZZ_NONCE 0x0102030405060708ull
 
 static int check_sent(void *ctx, const uint8_t *msg, size_t len, int family, const uint8_t from[16],
 		      const uint8_t to[16], uint16_t port, uint32_t ifindex)
@@ -102,7 +105,15 @@ void fuzz_peer(const uint8_t *data, size_t size)
 	uint8_t from[16] = { 10, 99, 0, 1 };
 	struct soft_state st;
 	struct soft_sock *s;
+	size_t first;
 
+	if (size < 2)
+		return;
+	first = (size_t)data[0] << 8 | data[1];
+	data += 2;
+	size -= 2;
+	if (first > size)
+		first = size;
 	soft_state_init(&st);
 	st.sysfs = sysfs_once();
 	if (soft_devs_init(&st, NULL, 0, err, sizeof(err)) < 0) {
@@ -123,10 +134,15 @@ void fuzz_peer(const uint8_t *data, size_t size)
 	s->role = 1;
 	if (!soft_idx_add(&st, s) && !soft_idx_tuple_add(&st, s) &&
 	    !soft_peer_ask_begin(&st, NULL, s, 0, "lo", 0)) {
-		soft_peer_input(&st, data, size, AF_INET, from, SOFT_PEER_PORT, 1);
-		/* an ASK taught it the peer's nonce: its FENCE out, the datagram again as an answer */
-		if (!soft_peer_fence_send(&st, s, 42, 2))
-			soft_peer_input(&st, data, size, AF_INET, from, SOFT_PEER_PORT, 3);
+		size_t len = 0;
+
+		s->ask.nonce = FUZZ_NONCE;
+		soft_peer_input(&st, data, first, AF_INET, from, SOFT_PEER_PORT, 1);
+		/* the ends negotiate: our ACCEPT goes out, whatever came */
+		soft_clc_give(&st, s, "ACCEPT", 6, 2);
+		soft_peer_input(&st, data + first, size - first, AF_INET, from, SOFT_PEER_PORT, 3);
+		if (soft_clc_peer_msg(s, 1, &len) && (!len || len > SOFT_PEER_CLC_MAX))
+			abort();
 		soft_peer_tick(&st, 10000);
 	}
 	soft_reg_drop(&st, s);

@@ -24,7 +24,8 @@ static struct sent {
 	int family;
 	uint8_t src[16];
 	uint16_t port;
-	uint8_t msg[SOFT_PEER_MSG_LEN];
+	uint8_t msg[SOFT_PEER_DGRAM_MAX];
+	size_t len;
 } q[QMAX];
 static int nq, nsent;
 static struct soft_state hosts[2];
@@ -35,8 +36,9 @@ static int fake_send(void *ctx, const uint8_t *msg, size_t len, int family, cons
 	(void)to;
 	(void)ifindex;
 	nsent++;
-	if (nq == QMAX || len != SOFT_PEER_MSG_LEN)
+	if (nq == QMAX || len < SOFT_PEER_MSG_LEN || len > SOFT_PEER_DGRAM_MAX)
 		return -ENOBUFS;
+	q[nq].len = len;
 	q[nq].from = (int)(intptr_t)ctx;
 	q[nq].family = family;
 	memcpy(q[nq].src, from, 16);
@@ -51,7 +53,7 @@ static void deliver(bool drop, int64_t now)
 {
 	for (int i = 0; i < nq; i++)
 		if (!drop)
-			soft_peer_input(&hosts[!q[i].from], q[i].msg, SOFT_PEER_MSG_LEN, q[i].family,
+			soft_peer_input(&hosts[!q[i].from], q[i].msg, q[i].len, q[i].family,
 					q[i].src, q[i].port, now);
 	nq = 0;
 }
@@ -134,8 +136,9 @@ TEST(soft_peer_msg_codec)
 
 	inet_pton(AF_INET, "10.99.0.2", m.src);
 	inet_pton(AF_INET, "10.99.0.1", m.dst);
-	CHECK_INT(soft_peer_msg_encode(&m, b), 0);
-	CHECK(!memcmp(b, "SMCQ\x02\x02\x01\x01\x01\x02\x03\x04\x03\x03\x00\x00\x04\x00\x00\x50\x9c\x40",
+	CHECK_INT(soft_peer_msg_encode(&m, b, sizeof(b)), SOFT_PEER_MSG_LEN);
+	CHECK_INT(soft_peer_msg_encode(&m, b, sizeof(b) - 1), -EINVAL);
+	CHECK(!memcmp(b, "SMCQ\x03\x02\x01\x01\x01\x02\x03\x04\x03\x03\x00\x00\x04\x00\x00\x50\x9c\x40",
 		      22));
 	CHECK(!memcmp(b + 56, "\x11\x12\x13\x14\x15\x16\x17\x18\x21\x22\x23\x24\x25\x26\x27\x28"
 			      "\0\0\0\0\0\0\0\0", 24));
@@ -146,7 +149,7 @@ TEST(soft_peer_msg_codec)
 	/* every field out of its range, one at a time */
 	static const struct { int off; uint8_t v; } bad[] = {
 		{ 0, 'X' }, { 4, 1 }, { 5, 5 }, { 5, 0 }, { 6, 2 }, { 7, 2 }, { 16, 5 }, { 17, 1 },
-		{ 22, 1 }, { 30, 1 }, { 46, 1 }, { 79, 1 },
+		{ 22, 1 }, { 30, 1 }, { 46, 1 }, { 72, 1 }, { 73, 1 }, { 79, 1 },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memcpy(c, b, sizeof(c));
@@ -163,40 +166,66 @@ TEST(soft_peer_msg_codec)
 	memcpy(c, b, sizeof(c));
 	memset(c + 24, 0, 4);                  /* the unspecified address */
 	CHECK_INT(soft_peer_msg_decode(c, sizeof(c), &d), -EBADMSG);
-	/* each type with its nonces and fence, and only those */
+	/* each type with its nonces, index and bytes, and only those */
 	m.have = false;
-	CHECK_INT(soft_peer_msg_encode(&m, b), -EINVAL);   /* "not here" names no nonce of its own */
+	CHECK_INT(soft_peer_msg_encode(&m, b, sizeof(b)), -EINVAL);   /* "not here" names no nonce of its own */
 	m.nonce = 0;
-	CHECK_INT(soft_peer_msg_encode(&m, b), 0);
+	CHECK_INT(soft_peer_msg_encode(&m, b, sizeof(b)), SOFT_PEER_MSG_LEN);
 	m.echo = 0;
-	CHECK_INT(soft_peer_msg_encode(&m, b), -EINVAL);   /* an answer echoes its question's */
+	CHECK_INT(soft_peer_msg_encode(&m, b, sizeof(b)), -EINVAL);   /* an answer echoes its question's */
 	m.type = SOFT_PEER_ASK;
 	m.nonce = 7;
-	CHECK_INT(soft_peer_msg_encode(&m, b), 0);
-	m.fence = 1;
-	CHECK_INT(soft_peer_msg_encode(&m, b), -EINVAL);
-	m.type = SOFT_PEER_FENCE;
-	CHECK_INT(soft_peer_msg_encode(&m, b), -EINVAL);   /* both nonces */
+	CHECK_INT(soft_peer_msg_encode(&m, b, sizeof(b)), SOFT_PEER_MSG_LEN);
+	m.index = 1;
+	CHECK_INT(soft_peer_msg_encode(&m, b, sizeof(b)), -EINVAL);   /* a question has no index */
+	m.type = SOFT_PEER_CLC_SEEN;
+	CHECK_INT(soft_peer_msg_encode(&m, b, sizeof(b)), -EINVAL);   /* both nonces */
 	m.echo = 9;
-	CHECK_INT(soft_peer_msg_encode(&m, b), -EINVAL);   /* no verdict in a fence */
+	CHECK_INT(soft_peer_msg_encode(&m, b, sizeof(b)), -EINVAL);   /* no verdict in the relay */
 	m.verdict = 0;
-	m.fence = 0x0102030405060708ull;
-	CHECK_INT(soft_peer_msg_encode(&m, b), 0);
-	CHECK_INT(soft_peer_msg_decode(b, sizeof(b), &d), 0);
-	CHECK(d.type == SOFT_PEER_FENCE && d.nonce == 7 && d.echo == 9 && d.fence == m.fence);
-	m.type = SOFT_PEER_FENCE_SEEN;
-	CHECK_INT(soft_peer_msg_encode(&m, b), 0);
+	CHECK_INT(soft_peer_msg_encode(&m, b, sizeof(b)), SOFT_PEER_MSG_LEN);
+	for (unsigned i = 0; i < 4; i++) {
+		m.index = (uint8_t)i;
+		CHECK_INT(soft_peer_msg_encode(&m, b, sizeof(b)), i >= 1 && i <= 2 ? SOFT_PEER_MSG_LEN : -EINVAL);
+	}
+	m.index = 2;
+	m.clc = (const uint8_t *)"abc";
+	m.clc_len = 3;
+	CHECK_INT(soft_peer_msg_encode(&m, b, sizeof(b)), -EINVAL);   /* CLC_SEEN carries no bytes */
+	m.type = SOFT_PEER_CLC;
+	{
+		uint8_t e[SOFT_PEER_DGRAM_MAX + 1];
+
+		CHECK_INT(soft_peer_msg_encode(&m, e, SOFT_PEER_MSG_LEN + 2), -EINVAL);   /* no room */
+		CHECK_INT(soft_peer_msg_encode(&m, e, sizeof(e)), SOFT_PEER_MSG_LEN + 3);
+		CHECK_INT(e[72], 2);
+		CHECK(!memcmp(e + SOFT_PEER_MSG_LEN, "abc", 3));
+		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_MSG_LEN + 3, &d), 0);
+		CHECK(d.type == SOFT_PEER_CLC && d.nonce == 7 && d.echo == 9 && d.index == 2);
+		CHECK(d.clc_len == 3 && !memcmp(d.clc, "abc", 3));
+		/* a CLC without bytes, or with more than SOFT_PEER_CLC_MAX: dropped */
+		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_MSG_LEN, &d), -EBADMSG);
+		memset(e + SOFT_PEER_MSG_LEN, 0x41, SOFT_PEER_CLC_MAX + 1);
+		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_DGRAM_MAX, &d), 0);
+		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_DGRAM_MAX + 1, &d), -EBADMSG);
+		/* bytes after another type: dropped */
+		e[5] = SOFT_PEER_CLC_SEEN;
+		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_MSG_LEN + 3, &d), -EBADMSG);
+		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_MSG_LEN, &d), 0);
+	}
 	m.type = SOFT_PEER_ANSWER;
 	m.have = true;
-	m.fence = 0;
+	m.index = 0;
+	m.clc = NULL;
+	m.clc_len = 0;
 	m.role = 2;
-	CHECK_INT(soft_peer_msg_encode(&m, b), -EINVAL);
+	CHECK_INT(soft_peer_msg_encode(&m, b, sizeof(b)), -EINVAL);
 	/* IPv6 keeps all 16 bytes */
 	m.role = 0;
 	m.family = AF_INET6;
 	inet_pton(AF_INET6, "fd00::2", m.src);
 	inet_pton(AF_INET6, "fe80::1", m.dst);
-	CHECK_INT(soft_peer_msg_encode(&m, b), 0);
+	CHECK_INT(soft_peer_msg_encode(&m, b, sizeof(b)), SOFT_PEER_MSG_LEN);
 	CHECK_INT(soft_peer_msg_decode(b, sizeof(b), &d), 0);
 	CHECK(d.family == AF_INET6 && !memcmp(d.dst, m.dst, 16));
 }
@@ -242,12 +271,12 @@ TEST(soft_peer_the_server_declines_when_the_client_would_go_on)
 	nq = 0;
 	inet_pton(AF_INET, "10.99.0.1", m.src);
 	inet_pton(AF_INET, "10.99.0.2", m.dst);
-	CHECK_INT(soft_peer_msg_encode(&m, buf), 0);
+	CHECK_INT(soft_peer_msg_encode(&m, buf, sizeof(buf)), SOFT_PEER_MSG_LEN);
 	soft_peer_input(&hosts[1], buf, sizeof(buf), AF_INET, m.src, 7609, 10);
 	check_decided(b, SOFT_DECL_NOSMCDEV, 0);
 	/* the answer: the server's end is here, with its code */
 	CHECK_INT(nq, 1);
-	CHECK_INT(soft_peer_msg_decode(q[0].msg, SOFT_PEER_MSG_LEN, &m), 0);
+	CHECK_INT(soft_peer_msg_decode(q[0].msg, q[0].len, &m), 0);
 	CHECK(m.type == SOFT_PEER_ANSWER && m.have && m.role == 1 && m.seq == 5);
 	CHECK(m.echo == 0xa5 && m.nonce == b->ask.nonce && m.nonce);
 	CHECK_INT(m.verdict, SOFT_DECL_NOSMCDEV);
@@ -302,7 +331,7 @@ TEST(soft_peer_questions_from_elsewhere_are_ignored)
 	hosts_init();
 	inet_pton(AF_INET, "10.99.0.1", m.src);
 	inet_pton(AF_INET, "10.99.0.2", m.dst);
-	CHECK_INT(soft_peer_msg_encode(&m, buf), 0);
+	CHECK_INT(soft_peer_msg_encode(&m, buf, sizeof(buf)), SOFT_PEER_MSG_LEN);
 	/* not from the address the question names: no answer, nothing kept */
 	soft_peer_input(&hosts[1], buf, sizeof(buf), AF_INET, other, 7609, 0);
 	CHECK_INT(nq, 0);
@@ -313,7 +342,7 @@ TEST(soft_peer_questions_from_elsewhere_are_ignored)
 	CHECK_INT(b->pair_status, SOFT_PAIR_ASKING);
 	/* a peer claiming the same role: not the other end of this connection */
 	m.role = 1;
-	CHECK_INT(soft_peer_msg_encode(&m, buf), 0);
+	CHECK_INT(soft_peer_msg_encode(&m, buf, sizeof(buf)), SOFT_PEER_MSG_LEN);
 	soft_peer_input(&hosts[1], buf, sizeof(buf), AF_INET, m.src, 7609, 2);
 	check_decided(b, SOFT_DECL_PEERNOSMC, 0);
 	/* closed while asking: a fallback counted, out of the list */
@@ -341,10 +370,10 @@ TEST(soft_peer_no_device_no_question)
 	/* a question that comes later hears its code */
 	inet_pton(AF_INET, "10.99.0.1", m.src);
 	inet_pton(AF_INET, "10.99.0.2", m.dst);
-	CHECK_INT(soft_peer_msg_encode(&m, buf), 0);
+	CHECK_INT(soft_peer_msg_encode(&m, buf, sizeof(buf)), SOFT_PEER_MSG_LEN);
 	soft_peer_input(&hosts[1], buf, sizeof(buf), AF_INET, m.src, 7609, 1);
 	CHECK_INT(nq, 1);
-	CHECK_INT(soft_peer_msg_decode(q[0].msg, SOFT_PEER_MSG_LEN, &m), 0);
+	CHECK_INT(soft_peer_msg_decode(q[0].msg, q[0].len, &m), 0);
 	CHECK(m.have && m.role == 1 && m.verdict == SOFT_DECL_NOSMCDEV);
 	soft_reg_drop(&hosts[1], b);
 	hosts_free();
@@ -360,7 +389,7 @@ TEST(soft_peer_no_device_no_question)
 	m.dport = 80;
 	inet_pton(AF_INET, "10.99.0.1", m.src);
 	inet_pton(AF_INET, "10.99.0.2", m.dst);
-	CHECK_INT(soft_peer_msg_encode(&m, buf), 0);
+	CHECK_INT(soft_peer_msg_encode(&m, buf, sizeof(buf)), SOFT_PEER_MSG_LEN);
 	soft_peer_input(&hosts[1], buf, sizeof(buf), AF_INET, m.src, 7609, 1);
 	nq = nsent = 0;
 	b = end_on(1);
@@ -371,76 +400,126 @@ TEST(soft_peer_no_device_no_question)
 	hosts_free();
 }
 
-/* Both hosts' ends after their questions crossed: each knows the other's nonce. */
-static void ends_known(struct soft_sock **a, struct soft_sock **b)
+/* Both hosts' ends, each able to negotiate, after their questions crossed: both negotiate. */
+static void ends_negotiate(struct soft_sock **a, struct soft_sock **b)
 {
 	hosts_init();
 	*a = end_on(0);
 	*b = end_on(1);
-	CHECK_INT(begin(0, *a, SOFT_DECL_NOSMCDEV, 0), 0);
-	CHECK_INT(begin(1, *b, SOFT_DECL_NOSMCDEV, 0), 0);
+	CHECK_INT(begin(0, *a, 0, 0), 0);
+	CHECK_INT(begin(1, *b, 0, 0), 0);
 	deliver(false, 0);
 	deliver(false, 0);
 	deliver(false, 0);
 	CHECK((*a)->ask.peer_nonce == (*b)->ask.nonce && (*b)->ask.peer_nonce == (*a)->ask.nonce);
 	CHECK((*a)->ask.nonce && (*a)->ask.nonce != (*b)->ask.nonce);
+	CHECK_INT((*a)->pair_status, SOFT_PAIR_NEGOTIATE);
+	CHECK_INT((*b)->pair_status, SOFT_PAIR_NEGOTIATE);
+	CHECK(!(*a)->ask.pprev && !(*b)->ask.pprev);
 }
 
-TEST(soft_peer_fence_reaches_the_other_end)
+static bool peer_msg_is(const struct soft_sock *s, unsigned index, const char *want)
+{
+	size_t len = 0;
+	const uint8_t *m = soft_clc_peer_msg(s, index, &len);
+
+	return m && len == strlen(want) && !memcmp(m, want, len);
+}
+
+TEST(soft_peer_clc_messages_both_ways)
 {
 	struct soft_sock *a, *b;
+	size_t len;
 
-	ends_known(&a, &b);
+	ends_negotiate(&a, &b);
 	nsent = 0;
-	CHECK_INT(soft_peer_fence_send(&hosts[0], a, 1234, 100), 0);
-	CHECK_INT(soft_peer_fence_send(&hosts[0], a, 99, 100), -EINVAL);   /* one fence per end */
+	/* the client's PROPOSAL: kept at the server's daemon, which says so */
+	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 100), 0);
+	CHECK_INT(soft_clc_give(&hosts[0], a, "CONFIRM", 7, 100), -EBUSY);    /* not kept yet */
 	CHECK(a->ask.pprev != NULL);
-	deliver(false, 100);               /* FENCE */
-	CHECK(b->ask.rx_fence_known && b->ask.rx_fence == 1234);
-	deliver(false, 100);               /* FENCE_SEEN */
-	CHECK(a->ask.tx_fence_seen && !a->ask.fence_failed);
+	deliver(false, 100);               /* CLC */
+	CHECK(peer_msg_is(b, 1, "PROPOSAL"));
+	CHECK(soft_clc_peer_msg(b, 2, &len) == NULL);
+	deliver(false, 100);               /* CLC_SEEN */
+	CHECK_INT(soft_clc_seen(a), 1);
 	CHECK_INT(nsent, 2);
 	CHECK_INT(soft_peer_tick(&hosts[0], 101), -1);
 	CHECK(!a->ask.pprev);
-	/* the other direction, with its own fence */
-	CHECK_INT(soft_peer_fence_send(&hosts[1], b, 0, 200), 0);
+	/* the server's ACCEPT, the client's CONFIRM */
+	CHECK_INT(soft_clc_give(&hosts[1], b, "ACCEPT", 6, 200), 0);
 	deliver(false, 200);
 	deliver(false, 200);
-	CHECK(a->ask.rx_fence_known && a->ask.rx_fence == 0 && b->ask.tx_fence_seen);
+	CHECK(peer_msg_is(a, 1, "ACCEPT") && soft_clc_seen(b) == 1);
+	CHECK_INT(soft_clc_give(&hosts[0], a, "CONFIRM", 7, 300), 0);
+	deliver(false, 300);
+	deliver(false, 300);
+	CHECK(peer_msg_is(b, 2, "CONFIRM") && soft_clc_seen(a) == 2);
+	CHECK(peer_msg_is(b, 1, "PROPOSAL"));
+	/* two messages per end, each 1 to 1024 bytes */
+	CHECK_INT(soft_clc_give(&hosts[0], a, "x", 1, 400), -EINVAL);
+	CHECK_INT(soft_clc_give(&hosts[1], b, "", 0, 400), -EINVAL);
+	{
+		static uint8_t big[SOFT_PEER_CLC_MAX + 1];
+
+		CHECK_INT(soft_clc_give(&hosts[1], b, big, sizeof(big), 400), -EINVAL);
+		CHECK_INT(soft_clc_give(&hosts[1], b, big, SOFT_PEER_CLC_MAX, 400), 0);
+		deliver(false, 400);
+		CHECK(soft_clc_peer_msg(a, 2, &len) && len == SOFT_PEER_CLC_MAX);
+	}
 	soft_reg_drop(&hosts[0], a);
 	soft_reg_drop(&hosts[1], b);
 	hosts_free();
 }
 
-TEST(soft_peer_fence_lost_sent_again_then_failed)
+TEST(soft_peer_clc_lost_sent_again_then_failed)
 {
 	struct soft_sock *a, *b;
 	int64_t due;
 
-	ends_known(&a, &b);
+	ends_negotiate(&a, &b);
 	nsent = 0;
-	CHECK_INT(soft_peer_fence_send(&hosts[0], a, 77, 1000), 0);
+	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 1000), 0);
 	for (int64_t t = 1000; t < 2999; t = due) {
 		deliver(true, t);
 		due = soft_peer_tick(&hosts[0], t);
 		CHECK(due > t);
 	}
 	CHECK_INT(nsent, 3);
-	CHECK(!a->ask.fence_failed);
+	CHECK(!soft_clc_failed(a));
 	CHECK_INT(soft_peer_tick(&hosts[0], 3000), -1);
-	CHECK(a->ask.fence_failed && !a->ask.tx_fence_seen && !a->ask.pprev);
-	CHECK(!b->ask.rx_fence_known);
-	/* one that gets through on a second try */
+	CHECK(soft_clc_failed(a) && soft_clc_seen(a) == 0 && !a->ask.pprev);
+	CHECK(!peer_msg_is(b, 1, "PROPOSAL"));
 	soft_reg_drop(&hosts[0], a);
 	soft_reg_drop(&hosts[1], b);
 	hosts_free();
-	ends_known(&a, &b);
-	CHECK_INT(soft_peer_fence_send(&hosts[0], a, 78, 0), 0);
+	/* one that gets through on a second try */
+	ends_negotiate(&a, &b);
+	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 0), 0);
 	deliver(true, 0);
 	soft_peer_tick(&hosts[0], 250);
 	deliver(false, 250);
 	deliver(false, 250);
-	CHECK(b->ask.rx_fence == 78 && a->ask.tx_fence_seen);
+	CHECK(peer_msg_is(b, 1, "PROPOSAL") && soft_clc_seen(a) == 1);
+	soft_reg_drop(&hosts[0], a);
+	soft_reg_drop(&hosts[1], b);
+	hosts_free();
+}
+
+TEST(soft_peer_clc_one_end_cannot)
+{
+	struct soft_sock *a, *b;
+
+	/* the server's library has no RDMA transport: both stay TCP, with its code first at the server */
+	hosts_init();
+	a = end_on(0);
+	b = end_on(1);
+	CHECK_INT(begin(0, a, 0, 0), 0);
+	CHECK_INT(begin(1, b, SOFT_DECL_NOSMCDEV, 0), 0);
+	deliver(false, 0);
+	deliver(false, 0);
+	check_decided(a, SOFT_DECL_PEERDECL, SOFT_DECL_NOSMCDEV);
+	check_decided(b, SOFT_DECL_NOSMCDEV, 0);
+	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 0), -EAGAIN);
 	soft_reg_drop(&hosts[0], a);
 	soft_reg_drop(&hosts[1], b);
 	hosts_free();
@@ -455,57 +534,61 @@ static const uint8_t *b_addr(void)
 	return a;
 }
 
-/* A FENCE_SEEN from b's end, under the right nonces, for fence. */
-static void msg_seen_for(const struct soft_sock *b, uint64_t fence, uint8_t buf[SOFT_PEER_MSG_LEN])
+/* A CLC_SEEN from b's end, under the right nonces, for message index. */
+static int msg_seen_for(const struct soft_sock *b, uint8_t index, uint8_t *buf)
 {
-	struct soft_peer_msg m = { .type = SOFT_PEER_FENCE_SEEN, .role = 1, .family = AF_INET,
+	struct soft_peer_msg m = { .type = SOFT_PEER_CLC_SEEN, .role = 1, .family = AF_INET,
 				   .sport = 80, .dport = 40000, .nonce = b->ask.nonce,
-				   .echo = b->ask.peer_nonce, .fence = fence };
+				   .echo = b->ask.peer_nonce, .index = index };
 
 	memcpy(m.src, b_addr(), 4);
 	inet_pton(AF_INET, "10.99.0.1", m.dst);
-	CHECK_INT(soft_peer_msg_encode(&m, buf), 0);
+	return soft_peer_msg_encode(&m, buf, SOFT_PEER_DGRAM_MAX);
 }
 
-TEST(soft_peer_forged_fences_do_nothing)
+TEST(soft_peer_forged_clc_does_nothing)
 {
 	struct soft_peer_msg m;
-	uint8_t buf[SOFT_PEER_MSG_LEN], other[16] = { 10, 99, 0, 3 };
+	uint8_t buf[SOFT_PEER_DGRAM_MAX], other[16] = { 10, 99, 0, 3 };
 	struct soft_sock *a, *b;
+	int n;
 
-	ends_known(&a, &b);
-	CHECK_INT(soft_peer_fence_send(&hosts[0], a, 500, 0), 0);
-	CHECK_INT(soft_peer_msg_decode(q[0].msg, SOFT_PEER_MSG_LEN, &m), 0);
+	ends_negotiate(&a, &b);
+	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 0), 0);
+	CHECK_INT(soft_peer_msg_decode(q[0].msg, q[0].len, &m), 0);
+	CHECK(m.type == SOFT_PEER_CLC && m.index == 1 && m.clc_len == 8);
 	nq = 0;
 	/* from another address, with the right nonces: dropped */
-	CHECK_INT(soft_peer_msg_encode(&m, buf), 0);
-	soft_peer_input(&hosts[1], buf, sizeof(buf), AF_INET, other, 7609, 1);
-	CHECK(!b->ask.rx_fence_known);
+	n = soft_peer_msg_encode(&m, buf, sizeof(buf));
+	CHECK_INT(n, SOFT_PEER_MSG_LEN + 8);
+	soft_peer_input(&hosts[1], buf, (size_t)n, AF_INET, other, 7609, 1);
+	CHECK(!peer_msg_is(b, 1, "PROPOSAL"));
 	/* from the peer's address with a guessed nonce: dropped */
 	m.nonce ^= 1;
-	CHECK_INT(soft_peer_msg_encode(&m, buf), 0);
-	soft_peer_input(&hosts[1], buf, sizeof(buf), AF_INET, m.src, 7609, 1);
+	n = soft_peer_msg_encode(&m, buf, sizeof(buf));
+	soft_peer_input(&hosts[1], buf, (size_t)n, AF_INET, m.src, 7609, 1);
 	m.nonce ^= 1;
 	m.echo ^= 0x100;
-	CHECK_INT(soft_peer_msg_encode(&m, buf), 0);
-	soft_peer_input(&hosts[1], buf, sizeof(buf), AF_INET, m.src, 7609, 1);
-	CHECK(!b->ask.rx_fence_known);
+	n = soft_peer_msg_encode(&m, buf, sizeof(buf));
+	soft_peer_input(&hosts[1], buf, (size_t)n, AF_INET, m.src, 7609, 1);
+	CHECK(soft_clc_peer_msg(b, 1, &(size_t){ 0 }) == NULL);
 	CHECK_INT(nq, 0);
-	/* the real one, then another fence under the right nonces: the first stays */
+	/* the real one, then other bytes under the right nonces: the first copy stays */
 	m.echo ^= 0x100;
-	CHECK_INT(soft_peer_msg_encode(&m, buf), 0);
-	soft_peer_input(&hosts[1], buf, sizeof(buf), AF_INET, m.src, 7609, 1);
-	CHECK(b->ask.rx_fence_known && b->ask.rx_fence == 500);
-	m.fence = 501;
-	CHECK_INT(soft_peer_msg_encode(&m, buf), 0);
-	soft_peer_input(&hosts[1], buf, sizeof(buf), AF_INET, m.src, 7609, 2);
-	CHECK_INT(b->ask.rx_fence, 500);
-	CHECK_INT(nq, 1);                  /* one FENCE_SEEN, for 500 */
-	/* a FENCE_SEEN for another fence confirms nothing */
+	n = soft_peer_msg_encode(&m, buf, sizeof(buf));
+	soft_peer_input(&hosts[1], buf, (size_t)n, AF_INET, m.src, 7609, 1);
+	CHECK(peer_msg_is(b, 1, "PROPOSAL"));
+	m.clc = (const uint8_t *)"FORGERY!";
+	n = soft_peer_msg_encode(&m, buf, sizeof(buf));
+	soft_peer_input(&hosts[1], buf, (size_t)n, AF_INET, m.src, 7609, 2);
+	CHECK(peer_msg_is(b, 1, "PROPOSAL"));
+	CHECK_INT(nq, 2);                  /* CLC_SEEN for each copy */
+	/* a CLC_SEEN for another message confirms nothing */
 	nq = 0;
-	msg_seen_for(b, 499, buf);
-	soft_peer_input(&hosts[0], buf, sizeof(buf), AF_INET, b_addr(), 7609, 3);
-	CHECK(!a->ask.tx_fence_seen);
+	n = msg_seen_for(b, 2, buf);
+	CHECK(n > 0);
+	soft_peer_input(&hosts[0], buf, (size_t)n, AF_INET, b_addr(), 7609, 3);
+	CHECK_INT(soft_clc_seen(a), 0);
 	soft_reg_drop(&hosts[0], a);
 	soft_reg_drop(&hosts[1], b);
 	hosts_free();
@@ -525,12 +608,12 @@ TEST(soft_peer_answers_to_other_questions_are_ignored)
 	inet_pton(AF_INET, "10.99.0.1", m.dst);
 	if (m.echo == a->ask.nonce)
 		m.echo++;
-	CHECK_INT(soft_peer_msg_encode(&m, buf), 0);
+	CHECK_INT(soft_peer_msg_encode(&m, buf, sizeof(buf)), SOFT_PEER_MSG_LEN);
 	soft_peer_input(&hosts[0], buf, sizeof(buf), AF_INET, m.src, 7609, 1);
 	CHECK_INT(a->pair_status, SOFT_PAIR_ASKING);
 	CHECK_INT(a->ask.peer_nonce, 0);
 	m.echo = a->ask.nonce;
-	CHECK_INT(soft_peer_msg_encode(&m, buf), 0);
+	CHECK_INT(soft_peer_msg_encode(&m, buf, sizeof(buf)), SOFT_PEER_MSG_LEN);
 	soft_peer_input(&hosts[0], buf, sizeof(buf), AF_INET, m.src, 7609, 2);
 	check_decided(a, SOFT_DECL_NOSMCDEV, 0);
 	CHECK(a->ask.peer_nonce == 5);
