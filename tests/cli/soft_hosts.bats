@@ -233,8 +233,8 @@ ask_b() {
 	on A python3 -c '
 import socket, struct, sys
 src, sport = sys.argv[1], int(sys.argv[2])
-fmt = ">4sBBBBIIBxHH2x16s16sQQQ"
-msg = struct.pack(fmt, b"SMCQ", 2, 1, 0, 0, 77, 0x03030000, 4, sport, 7500,
+fmt = ">4sBBBBIIBxHH2x16s16sQQB7x"
+msg = struct.pack(fmt, b"SMCQ", 3, 1, 0, 0, 77, 0x03030000, 4, sport, 7500,
                   socket.inet_aton("10.216.0.1") + bytes(12), socket.inet_aton("10.216.0.2") + bytes(12),
                   0x5eed, 0, 0)
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind((src, 0)); u.settimeout(1.0)
