@@ -213,6 +213,10 @@ $(O)/tests/soft_client: tests/progs/soft_client.c wire/reg_client.c lib/soft_soc
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -I. -Ilib -o $@ tests/progs/soft_client.c wire/reg_client.c lib/soft_socket.c
+$(O)/tests/clc_relay: tests/progs/clc_relay.c wire/reg_client.c lib/soft_socket.c $(wildcard wire/*.h lib/*.h)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -I. -Ilib -Iwire -o $@ tests/progs/clc_relay.c wire/reg_client.c lib/soft_socket.c
 
 # PAIR's test client maps the region too (tests/progs/pair/ keeps it out of
 # the one-file rule above).

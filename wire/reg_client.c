@@ -21,10 +21,11 @@
 
 #include "pstats.h"
 
-#define REQ_BUF 256
+#define REQ_BUF (256 + SMC_SOFT_CLC_MAX)
 #define RECV_BUF 8192
 #define SOFT_REG_PORT_DEL 0x736f6466u    /* nlmsg_pid of an asynchronous SOCK_DEL */
 #define SOFT_REG_PORT_BELL 0x736f6462u   /* nlmsg_pid of a BELL request */
+#define SOFT_REG_PORT_CLC 0x736f6463u    /* nlmsg_pid of a CLC request */
 
 struct req {
 	union {
@@ -54,7 +55,7 @@ static void req_init(struct req *r, uint16_t type, uint16_t flags, uint8_t cmd)
 	g->version = SMC_SOFT_VERSION;
 }
 
-/* Requests are a few small attributes: REQ_BUF always has room. */
+/* Requests are a few small attributes and at most one CLC message: REQ_BUF always has room. */
 static void req_attr(struct req *r, uint16_t type, const void *data, size_t len)
 {
 	size_t off = NLMSG_ALIGN(r->u.nlh.nlmsg_len);
@@ -433,7 +434,27 @@ long soft_reg_pair_send(struct soft_reg_conn *c, int fd, const struct soft_pair_
 		req_attr(&r, SMC_SOFT_A_RCVBUF, &q->rcvbuf, sizeof(q->rcvbuf));
 	if (q->decline)
 		req_attr(&r, SMC_SOFT_A_DECLINE, &q->decline, sizeof(q->decline));
+	if (q->transports)
+		req_attr(&r, SMC_SOFT_A_TRANSPORTS, &q->transports, sizeof(q->transports));
 	return send_async(c, &r, fd);
+}
+
+long soft_reg_clc_send(struct soft_reg_conn *c, uint64_t token, const void *clc, size_t len,
+		       uint8_t taken)
+{
+	struct req r;
+
+	if (c->fd < 0)
+		return -EBADF;
+	if (!token || (clc && (!len || len > SMC_SOFT_CLC_MAX)) || taken > SMC_SOFT_CLC_MSGS)
+		return -EINVAL;
+	req_init(&r, c->family, 0, SMC_SOFT_CMD_CLC);
+	req_attr(&r, SMC_SOFT_A_TOKEN, &token, sizeof(token));
+	req_attr(&r, SMC_SOFT_A_CLC_INDEX, &taken, sizeof(taken));
+	if (clc)
+		req_attr(&r, SMC_SOFT_A_CLC, clc, len);
+	r.u.nlh.nlmsg_pid = SOFT_REG_PORT_CLC;
+	return send_async(c, &r, -1);
 }
 
 long soft_reg_info_send(struct soft_reg_conn *c, int fd)
@@ -603,10 +624,13 @@ static int parse_pair(const struct nlmsghdr *nlh, struct soft_pair_reply *r, int
 
 	if (rc)
 		return rc;
-	if (!r->token || r->status < SMC_SOFT_PAIR_PENDING || r->status > SMC_SOFT_PAIR_DECLINED)
+	if (!r->token || r->status < SMC_SOFT_PAIR_PENDING || r->status > SMC_SOFT_PAIR_ASKING)
 		return -EBADMSG;
 	if (r->status == SMC_SOFT_PAIR_DECLINED)
 		return 0;
+	/* between hosts: the library goes on with CLC, nothing to map */
+	if (r->status == SMC_SOFT_PAIR_ASKING)
+		return r->transport == SMC_SOFT_TRANSPORT_RDMA && *fd < 0 ? 0 : -EBADMSG;
 	if (!r->transport)
 		r->transport = SMC_SOFT_TRANSPORT_RING;
 	if (*fd < 0 || r->side > 1 || p.n_ring != 2 || !r->shm_size ||
@@ -615,6 +639,58 @@ static int parse_pair(const struct nlmsghdr *nlh, struct soft_pair_reply *r, int
 	r->shm_fd = *fd;
 	*fd = -1;
 	return 0;
+}
+
+static int clc_attr(const struct nlattr *a, void *arg)
+{
+	struct soft_pair_reply *r = arg;
+	size_t len = a->nla_len >= NLA_HDRLEN ? a->nla_len - NLA_HDRLEN : 0;
+	const char *p = (const char *)a + NLA_HDRLEN;
+
+	switch (a->nla_type & NLA_TYPE_MASK) {
+	case SMC_SOFT_A_TOKEN:          return get_fixed(a, &r->token, 8);
+	case SMC_SOFT_A_PAIR_STATUS:    return get_fixed(a, &r->status, 1);
+	case SMC_SOFT_A_ROLE:           return get_fixed(a, &r->role, 1);
+	case SMC_SOFT_A_REASON:         return get_fixed(a, &r->reason, 4);
+	case SMC_SOFT_A_PEER_DIAGNOSIS: return get_fixed(a, &r->peer_diagnosis, 4);
+	case SMC_SOFT_A_IBPORT:         return get_fixed(a, &r->ibport, 1);
+	case SMC_SOFT_A_CLC_SEEN:       return get_fixed(a, &r->clc_seen, 1);
+	case SMC_SOFT_A_CLC_INDEX:      return get_fixed(a, &r->clc_index, 1);
+	case SMC_SOFT_A_IBDEV:
+		/* a name with its NUL, no longer than the field */
+		if (!len || len > sizeof(r->ibdev) || p[len - 1] || strlen(p) != len - 1)
+			return -EBADMSG;
+		memcpy(r->ibdev, p, len);
+		return 0;
+	case SMC_SOFT_A_CLC:
+		if (!len || len > sizeof(r->clc))
+			return -EBADMSG;
+		memcpy(r->clc, p, len);
+		r->clc_len = (uint16_t)len;
+		return 0;
+	}
+	return 0;
+}
+
+/* A CLC reply into r; -EBADMSG for one that does not hold together. */
+static int parse_clc(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
+{
+	int rc = walk_attrs(nlh, clc_attr, r);
+
+	if (rc)
+		return rc;
+	r->cmd = SMC_SOFT_CMD_CLC;
+	if (!r->token || !!r->clc_len != !!r->clc_index || r->clc_index > SMC_SOFT_CLC_MSGS ||
+	    r->clc_seen > SMC_SOFT_CLC_MSGS)
+		return -EBADMSG;
+	switch (r->status) {
+	case SMC_SOFT_PAIR_ASKING:
+	case SMC_SOFT_PAIR_DECLINED:
+		return 0;
+	case SMC_SOFT_PAIR_NEGOTIATE:
+		return r->ibdev[0] && r->ibport && r->role <= 1 ? 0 : -EBADMSG;
+	}
+	return -EBADMSG;
 }
 
 static int bell_attr(const struct nlattr *a, void *arg)
@@ -650,6 +726,18 @@ static bool is_bell_error(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
 	return true;
 }
 
+static bool is_clc_error(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
+{
+	const struct nlmsgerr *e = NLMSG_DATA(nlh);
+
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)) || e->msg.nlmsg_pid != SOFT_REG_PORT_CLC ||
+	    e->error >= 0 || e->error < -4095)
+		return false;
+	r->cmd = SMC_SOFT_CMD_CLC;
+	r->error = e->error;
+	return true;
+}
+
 static bool is_pair_error(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
 {
 	const struct nlmsgerr *e = NLMSG_DATA(nlh);
@@ -657,7 +745,7 @@ static bool is_pair_error(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
 	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
 		return false;
 	if (e->msg.nlmsg_pid == SOFT_REG_PORT_DEL || e->msg.nlmsg_pid == SOFT_REG_PORT_BELL ||
-	    e->error >= 0 || e->error < -4095)
+	    e->msg.nlmsg_pid == SOFT_REG_PORT_CLC || e->error >= 0 || e->error < -4095)
 		return false;
 	r->error = e->error;
 	return true;
@@ -682,8 +770,22 @@ static int take_pair(const struct soft_reg_conn *c, const void *buf, size_t len,
 		r->seq = nlh->nlmsg_seq;
 		if (nlh->nlmsg_type == NLMSG_ERROR && is_bell_error(nlh, r))
 			return 1;
-		if (nlh->nlmsg_type == NLMSG_ERROR && is_pair_error(nlh, r))
+		if (nlh->nlmsg_type == NLMSG_ERROR && (is_clc_error(nlh, r) || is_pair_error(nlh, r)))
 			return 1;
+		if (nlh->nlmsg_type == c->family && nlh->nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN) &&
+		    g->cmd == SMC_SOFT_CMD_CLC) {
+			if (parse_clc(nlh, r)) {
+				uint64_t token = r->token;
+
+				memset(r, 0, sizeof(*r));
+				r->cmd = SMC_SOFT_CMD_CLC;
+				r->seq = nlh->nlmsg_seq;
+				r->shm_fd = r->bell_fd = -1;
+				r->error = -EBADMSG;
+				r->token = token;
+			}
+			return 1;
+		}
 		if (nlh->nlmsg_type == c->family && nlh->nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN) &&
 		    g->cmd == SMC_SOFT_CMD_BELL) {
 			if (parse_bell(nlh, r, fd))

@@ -82,6 +82,7 @@ struct soft_pair_req {
 	uint8_t role;            /* 0 client, 1 server */
 	uint32_t sndbuf, rcvbuf;
 	uint32_t decline;        /* SMC_CLC_DECL_* this end declines with */
+	uint32_t transports;     /* 1 << SMC_SOFT_TRANSPORT_* the library carries (0: the ring) */
 };
 
 /* PAIR (reg.h) for connected socket fd.  The request's seq (> 0), or -errno. */
@@ -90,6 +91,15 @@ long soft_reg_pair_send(struct soft_reg_conn *c, int fd, const struct soft_pair_
 /* SOCK_INFO (reg.h) for socket fd, after an execve; the reply comes as a
  * PAIR reply does (soft_reg_pair_poll).  The request's seq, or -errno. */
 long soft_reg_info_send(struct soft_reg_conn *c, int fd);
+
+/*
+ * CLC (reg.h) for the registration token, an end between hosts: our next
+ * CLC message (clc, len; NULL: none), and how many of the peer's we took.
+ * The reply comes as a PAIR reply does (soft_reg_pair_poll, cmd
+ * SMC_SOFT_CMD_CLC), an error too.  The request's seq, or -errno.
+ */
+long soft_reg_clc_send(struct soft_reg_conn *c, uint64_t token, const void *clc, size_t len,
+		       uint8_t taken);
 
 /* SOCK_DEL without NLM_F_ACK: no answer unless it fails (then ignored). */
 /* sock (-1: none) proves a holder that did not register it may end it. */
@@ -107,7 +117,8 @@ long soft_reg_bell_get_send(struct soft_reg_conn *c, uint32_t id);
 
 struct soft_pair_reply {
 	uint8_t cmd;             /* SMC_SOFT_CMD_BELL: a BELL reply (bell_id,
-				    bell_fd, nothing else); 0: PAIR, SOCK_INFO */
+				    bell_fd, nothing else); SMC_SOFT_CMD_CLC: a CLC
+				    reply (or its error); 0: PAIR, SOCK_INFO */
 	uint32_t bell_id;
 	int bell_fd;             /* a peer's bell asked for, else -1; the caller owns it */
 	uint32_t seq;            /* of the request */
@@ -126,6 +137,13 @@ struct soft_pair_reply {
 	uint8_t transport;       /* SMC_SOFT_TRANSPORT_* (RING when the daemon said none) */
 	int shm_fd;              /* the region (PENDING, PAIRED), else -1; the
 				    caller owns it */
+	/* CLC replies: status ASKING, NEGOTIATE (these set) or DECLINED */
+	char ibdev[64];          /* the RDMA device for the connection's interface */
+	uint8_t ibport;
+	uint8_t clc_seen;        /* our messages the peer's daemon keeps */
+	uint8_t clc_index;       /* with clc: which of the peer's messages (from 1) */
+	uint16_t clc_len;
+	uint8_t clc[SMC_SOFT_CLC_MAX];
 };
 
 /*

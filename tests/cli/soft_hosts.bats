@@ -1,14 +1,17 @@
 #!/usr/bin/env bats
 # Two hosts, each a network namespace with a daemon of its own, joined by
 # veth: a connection between them asks the peer host's daemon on the control
-# port (doc/soft-roce.md section 2).  With no transport between hosts yet,
-# the kernel's codes say why it stays TCP: 0x03030000 at the client (no SMC
-# device it can use) and 0x05000000/0x03030000 at the server (the peer
-# declined) when both ends are preloaded; 0x03010000 (the peer did not offer
-# SMC) when the peer host has no daemon, or its program is not preloaded.
-# The control port answers only questions from the connection's peer address.
-# Each host sees an RDMA device rxe0 on its veth end (a sysfs tree of the
-# test's, --sysfs); a host without one asks nobody and lists 0x03030000.
+# port (doc/soft-roce.md section 2).  When an end cannot carry SMC-R (today's
+# preload offers no RDMA transport yet), the kernel's codes say why it stays
+# TCP: 0x03030000 at the client (no SMC device it can use) and
+# 0x05000000/0x03030000 at the server (the peer declined) when both ends are
+# preloaded; 0x03010000 (the peer did not offer SMC) when the peer host has no
+# daemon, or its program is not preloaded.  Two ends that can (clc_relay,
+# tests/progs/clc_relay.c) negotiate: their CLC messages go through both
+# daemons (section 2.2).  The control port answers only questions from the
+# connection's peer address.  Each host sees an RDMA device rxe0 on its veth
+# end (a sysfs tree of the test's, --sysfs); a host without one asks nobody
+# and lists 0x03030000.
 
 load helpers
 
@@ -280,4 +283,77 @@ print("have=%d role=%d seq=%d verdict=0x%08x%s" % (f[4] & 1, f[3], f[5], f[6],
 	[ "$status" -eq 1 ]
 	[ "$output" = "smc_softd: --peer-port 7610: Address already in use" ]
 	[ ! -e "$T/y.sock" ]
+}
+
+# clc_relay (tests/progs/clc_relay.c) on host $1 with its arguments, in the
+# background, its output in $T/relay.$1.
+relay() {
+	local h=$1
+	shift
+	on "$h" "$SMC_BIN/tests/clc_relay" "$@" >"$T/relay.$h" 2>&1 &
+	PIDS+=($!)
+}
+
+# Waits (bounded) until host $1's relay printed a line matching $2.
+relay_says() {
+	for _ in $(seq 200); do
+		grep -q "$2" "$T/relay.$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "host $1:" >&2
+	cat "$T/relay.$1" >&2
+	return 1
+}
+
+@test "two ends that can carry SMC-R negotiate: their CLC messages go through both daemons, under both nonces" {
+	host_daemon A
+	host_daemon B
+	relay B server 7501 ACCEPT
+	relay_says B listening
+	relay A client "$SRV" 7501 PROPOSAL CONFIRM
+	relay_says A '^done' && relay_says B '^done'
+	run cat "$T/relay.A"
+	[ "${lines[0]}" = "pair ASKING" ]
+	[ "${lines[1]}" = "negotiate rxe0 1 role 0" ]
+	[[ "$output" == *"got 1: ACCEPT"* ]]
+	[[ "$output" == *"seen 2"* ]]
+	run cat "$T/relay.B"
+	[ "${lines[1]}" = "pair ASKING" ]
+	[ "${lines[2]}" = "negotiate rxe0 1 role 1" ]
+	[[ "$output" == *"got 1: PROPOSAL"*"got 2: CONFIRM"* ]]
+	[[ "$output" == *"seen 1"* ]]
+	# each end is listed as still in its handshake (INIT), not as a fallback
+	for h in A B; do
+		run on "$h" "$SMC_BIN/smcss" -a
+		[ "${#lines[@]}" -eq 2 ]
+		[[ "${lines[1]}" == INIT* ]]
+	done
+}
+
+@test "the peer's library cannot carry SMC-R: the negotiating end lists the peer's decline" {
+	host_daemon A
+	host_daemon B
+	# a server under smc_run (today's library offers no RDMA transport)
+	server_b run
+	relay A client "$SRV" 7500 PROPOSAL
+	relay_says A '^declined'
+	[ "$(sed -n 2p "$T/relay.A")" = "declined 0x05000000 0x03030000" ]
+	[ "$(mode_of B)" = "0x03030000" ]
+}
+
+@test "the peer host's daemon goes during the negotiation: the client's message is not kept, it lists 0x03010000" {
+	host_daemon A
+	host_daemon B
+	relay B server 7501 ACCEPT
+	relay_says B listening
+	# the client's first message waits until B's daemon is gone
+	relay A client "$SRV" 7501 "@$T/go" PROPOSAL CONFIRM
+	relay_says A '^negotiate'
+	relay_says B '^negotiate'
+	kill -KILL "${PIDS[1]}"
+	wait "${PIDS[1]}" 2>/dev/null || true
+	touch "$T/go"
+	relay_says A '^declined'
+	grep -qx "declined 0x03010000 0x00000000" "$T/relay.A"
+	! grep -q '^seen' "$T/relay.A"
 }

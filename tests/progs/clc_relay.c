@@ -1,0 +1,192 @@
+/*
+ * clc_relay: one end of a TCP connection between two hosts negotiating as
+ * a library with soft SMC-R would (doc/soft-roce.md section 2.2), through
+ * its daemon's SMC_SOFT_CMD_CLC, with text in place of CLC messages; for
+ * tests/cli/soft_hosts.bats.
+ *
+ *   clc_relay server PORT [MSG...]       accept one connection on PORT
+ *   clc_relay client ADDR PORT [MSG...]  connect to ADDR:PORT
+ *
+ * Registers its end with PAIR as able to carry SMC-R (SMC_SOFT_A_TRANSPORTS)
+ * and prints what it learns, one line each: "pair ASKING", "negotiate DEV
+ * PORT role R", "got N: TEXT" for the peer's messages, "seen N" once the
+ * peer's daemon keeps N of ours, "declined 0xREASON 0xDIAG".  The client
+ * sends its first message at once, each next one after one more of the
+ * peer's; the server each of its messages after one more of the client's.
+ * Ends with "done" once its messages are kept and it has the peer's (the
+ * client one fewer than its own, the server one more: PROPOSAL, ACCEPT,
+ * CONFIRM), or after 10 s with "timeout".  An argument @FILE is no message:
+ * the next one waits until FILE exists.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reg_client.h"
+
+static const char *status_name(uint8_t s)
+{
+	switch (s) {
+	case SMC_SOFT_PAIR_ASKING:    return "ASKING";
+	case SMC_SOFT_PAIR_NEGOTIATE: return "NEGOTIATE";
+	case SMC_SOFT_PAIR_DECLINED:  return "DECLINED";
+	case SMC_SOFT_PAIR_PENDING:   return "PENDING";
+	case SMC_SOFT_PAIR_PAIRED:    return "PAIRED";
+	}
+	return "?";
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The reply to request seq, waiting up to 2 s; 0 or -errno. */
+static int reply_of(struct soft_reg_conn *c, long seq, struct soft_pair_reply *r)
+{
+	double until = now_s() + 2;
+
+	while (now_s() < until) {
+		int rc = soft_reg_pair_poll(c, r);
+
+		if (rc < 0)
+			return rc;
+		if (rc && r->seq == (uint32_t)seq)
+			return 0;
+		usleep(2000);
+	}
+	return -ETIMEDOUT;
+}
+
+static int connected_socket(int argc, char **argv, int *role, int *first_msg)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	if (fd < 0)
+		return -1;
+	if (!strcmp(argv[1], "server") && argc >= 3) {
+		int l = fd;
+
+		*role = 1;
+		*first_msg = 3;
+		a.sin_port = htons((uint16_t)atoi(argv[2]));
+		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
+			return -1;
+		printf("listening\n");
+		fflush(stdout);
+		fd = accept(l, NULL, NULL);
+		close(l);
+		return fd;
+	}
+	if (!strcmp(argv[1], "client") && argc >= 4) {
+		*role = 0;
+		*first_msg = 4;
+		a.sin_port = htons((uint16_t)atoi(argv[3]));
+		if (inet_pton(AF_INET, argv[2], &a.sin_addr) != 1 ||
+		    connect(fd, (struct sockaddr *)&a, sizeof(a)))
+			return -1;
+		return fd;
+	}
+	fprintf(stderr, "usage: clc_relay server PORT [MSG...] | client ADDR PORT [MSG...]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct soft_pair_req q = { .transports = 1u << SMC_SOFT_TRANSPORT_RDMA };
+	struct soft_reg_conn c;
+	struct soft_pair_reply r;
+	int role = 0, first = 0, fd, nmsg = 0, sent = 0, taken = 0, seen = 0;
+	const char *msgs[8], *wait_for[8] = { NULL };
+	bool negotiating = false;
+	double until;
+	long seq;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2) {
+		fprintf(stderr, "usage: clc_relay server PORT [MSG...] | client ADDR PORT [MSG...]\n");
+		return 2;
+	}
+	fd = connected_socket(argc, argv, &role, &first);
+	if (fd < 0) {
+		perror("clc_relay: connection");
+		return 1;
+	}
+	for (int i = first; i < argc && nmsg < 8; i++) {
+		if (argv[i][0] == '@')
+			wait_for[nmsg] = argv[i] + 1;
+		else
+			msgs[nmsg++] = argv[i];
+	}
+	if (soft_reg_open(&c, NULL, 0)) {
+		fprintf(stderr, "clc_relay: no daemon\n");
+		return 1;
+	}
+	q.role = (uint8_t)role;
+	seq = soft_reg_pair_send(&c, fd, &q);
+	if (seq < 0 || reply_of(&c, seq, &r) || r.error) {
+		fprintf(stderr, "clc_relay: PAIR failed\n");
+		return 1;
+	}
+	printf("pair %s\n", status_name(r.status));
+	if (r.status != SMC_SOFT_PAIR_ASKING)
+		return 0;
+	for (until = now_s() + 10; now_s() < until; usleep(5000)) {
+		const char *msg = NULL;
+		uint64_t token = r.token;
+
+		/* our turn: the client before each of the server's, the server after each of the client's */
+		if (negotiating && sent < nmsg && seen == sent && taken >= sent + role &&
+		    (!wait_for[sent] || !access(wait_for[sent], F_OK)))
+			msg = msgs[sent];
+		seq = soft_reg_clc_send(&c, token, msg, msg ? strlen(msg) : 0, (uint8_t)taken);
+		if (seq < 0 || reply_of(&c, seq, &r)) {
+			fprintf(stderr, "clc_relay: CLC failed\n");
+			return 1;
+		}
+		if (r.error == -EBUSY)
+			continue;
+		if (r.error) {
+			printf("error %d\n", r.error);
+			return 1;
+		}
+		if (msg)
+			sent++;
+		if (r.status == SMC_SOFT_PAIR_DECLINED) {
+			printf("declined 0x%08x 0x%08x\n", r.reason, r.peer_diagnosis);
+			return 0;
+		}
+		if (r.status == SMC_SOFT_PAIR_NEGOTIATE && !negotiating) {
+			negotiating = true;
+			printf("negotiate %s %u role %u\n", r.ibdev, r.ibport, r.role);
+		}
+		if (r.clc_len && r.clc_index == taken + 1) {
+			taken++;
+			printf("got %d: %.*s\n", taken, (int)r.clc_len, (const char *)r.clc);
+		}
+		if (r.clc_seen > seen) {
+			seen = r.clc_seen;
+			printf("seen %d\n", seen);
+		}
+		if (negotiating && sent == nmsg && seen == nmsg && taken >= nmsg + (role ? 1 : -1))
+			break;
+	}
+	printf(now_s() < until ? "done\n" : "timeout\n");
+	/* the peer may still ask for our last message: hold the connection a little */
+	sleep(1);
+	soft_reg_close(&c);
+	close(fd);
+	return 0;
+}
