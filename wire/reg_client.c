@@ -484,6 +484,12 @@ int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token, int sock)
 
 int soft_reg_fallback_send(struct soft_reg_conn *c, uint64_t token, uint32_t reason, int sock)
 {
+	return soft_reg_fallback_diag_send(c, token, reason, 0, sock);
+}
+
+int soft_reg_fallback_diag_send(struct soft_reg_conn *c, uint64_t token, uint32_t reason, uint32_t diag,
+				int sock)
+{
 	struct req r;
 
 	if (c->fd < 0)
@@ -491,6 +497,8 @@ int soft_reg_fallback_send(struct soft_reg_conn *c, uint64_t token, uint32_t rea
 	req_init(&r, c->family, 0, SMC_SOFT_CMD_FALLBACK);
 	req_attr(&r, SMC_SOFT_A_TOKEN, &token, sizeof(token));
 	req_attr(&r, SMC_SOFT_A_REASON, &reason, sizeof(reason));
+	if (diag)
+		req_attr(&r, SMC_SOFT_A_PEER_DIAGNOSIS, &diag, sizeof(diag));
 	/* an error comes back as a SOCK_DEL's would: noted, not taken for a PAIR's */
 	r.u.nlh.nlmsg_pid = SOFT_REG_PORT_DEL;
 	return send_req_flags(c, &r, sock, MSG_DONTWAIT);

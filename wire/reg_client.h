@@ -108,6 +108,9 @@ int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token, int sock);
 int soft_reg_del_seq_send(struct soft_reg_conn *c, uint32_t seq);
 /* FALLBACK (reg.h) as SOCK_DEL is sent: no answer unless it fails. */
 int soft_reg_fallback_send(struct soft_reg_conn *c, uint64_t token, uint32_t reason, int sock);
+/* The same with the peer's own code (PEERDECL's diagnosis), 0 none. */
+int soft_reg_fallback_diag_send(struct soft_reg_conn *c, uint64_t token, uint32_t reason, uint32_t diag,
+				int sock);
 
 /* BELL (reg.h), without waiting for the reply (soft_reg_pair_poll): set
  * the eventfd efd as our bell in slot (SOFT_BELL_SLOTS), or ask for the

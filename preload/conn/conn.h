@@ -170,6 +170,10 @@ void ctl_forget(int fd, struct sconn *sc, bool last);
 void ctl_exit_forget(int fd, struct sconn *sc);
 /* sc, paired, stays on TCP for good: the daemon lists it (and its peer) so. */
 void ctl_fall_back(int fd, struct sconn *sc, uint32_t reason);
+/* The same for an end between hosts whose peer declined: reason PEERDECL, diag its code. */
+void ctl_fall_back_diag(int fd, struct sconn *sc, uint32_t reason, uint32_t diag);
+/* Why sc must stay TCP (SMC_CLC_DECL_*), 0 when it may pair (ctl.c). */
+uint32_t ctl_decline_reason(const struct sconn *sc);
 void ctl_after_fork_child(void);
 /* The program closes descriptors: ours among them is gone, not ours to close. */
 void ctl_fds_closed(unsigned first, unsigned last);
@@ -269,6 +273,12 @@ bool soft_rx_cut_now(int fd, struct sconn *sc);
  * region found again after execve (SOCK_INFO), not a new pairing.
  */
 bool sconn_attach(struct sconn *sc, unsigned kind, int shm_fd, int side, bool inherited);
+/*
+ * A transport set up between hosts (ctl_negotiate.c) carries sc from now
+ * on, if sc is still asking and has no reason to decline: t is copied, the
+ * caller's to forget.  False: nothing changed.
+ */
+bool sconn_attach_transport(struct sconn *sc, const struct transport *t);
 /* Tell the peer we read fence-aware now, once no plain reader is left. */
 void sconn_attach_late(struct sconn *sc);
 /* Cut tx over if the peer has attached; with tx_lock held. */

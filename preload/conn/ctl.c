@@ -59,6 +59,7 @@ void ctl_pend_drop_all(void)
 void ctl_daemon_gone(void)
 {
 	ctl_pend_drop_all();
+	ctl_neg_drop_all();
 	chan_gone();
 }
 
@@ -79,7 +80,14 @@ static bool pend_add(uint32_t seq, struct sconn *sc)
 	pend[npend].exec = false;
 	npend++;
 	atomic_store(&npend_hint, npend);
+	/* its reply is read even if the program makes no call again */
+	ctl_thread_wake();
 	return true;
+}
+
+bool ctl_replies_due(void)
+{
+	return npend || norphan || ctl_neg_due();
 }
 
 static struct sconn *pend_take(uint32_t seq, bool *exec)
@@ -114,6 +122,7 @@ static long pair_send(int fd, struct sconn *sc)
 		.sndbuf = preload_cfg.sndbuf > 0 ? (uint32_t)preload_cfg.sndbuf : 0,
 		.rcvbuf = preload_cfg.rcvbuf > 0 ? (uint32_t)preload_cfg.rcvbuf : 0,
 		.decline = ctl_decline_reason(sc),
+		.transports = (1u << SMC_SOFT_TRANSPORT_RING) | (1u << SMC_SOFT_TRANSPORT_RDMA),
 	};
 
 	return soft_reg_pair_send(&chan, fd, &q);
@@ -152,7 +161,6 @@ void ctl_pair_locked(int fd, struct sconn *sc)
 	}
 }
 
-static void replies_locked(void);
 
 void ctl_offer(int fd, struct sconn *sc, bool trylock)
 {
@@ -164,7 +172,7 @@ void ctl_offer(int fd, struct sconn *sc, bool trylock)
 	if (trylock ? pthread_mutex_trylock(&ctl_mu) != 0 : pthread_mutex_lock(&ctl_mu) != 0)
 		return;
 	/* a server that only accepts collects its replies here */
-	replies_locked();
+	ctl_replies_locked();
 	ctl_pair_locked(fd, sc);
 	pthread_mutex_unlock(&ctl_mu);
 }
@@ -207,6 +215,10 @@ static void take_reply(struct soft_pair_reply *r)
 		bell_reply(r);
 		return;
 	}
+	if (r->cmd == SMC_SOFT_CMD_CLC) {
+		ctl_neg_reply(r);
+		return;
+	}
 	sc = pend_take(r->seq, &inherited);
 	if (!sc && norphan)
 		atomic_store(&norphan_hint, --norphan);
@@ -241,6 +253,11 @@ static void take_reply(struct soft_pair_reply *r)
 			/* a region found again after execve: registered by another */
 			sc->token_conn = inherited ? 0 : chan_gen;
 		}
+		if (!r->error && r->status == SMC_SOFT_PAIR_ASKING && !inherited) {
+			/* between hosts: the negotiation takes our reference */
+			ctl_neg_start(sc, r);
+			return;
+		}
 		if (r->error || r->status == SMC_SOFT_PAIR_DECLINED || r->shm_fd < 0) {
 			preload_dbg("libsmc-preload: fd stays TCP: %s reason 0x%08x\n",
 				    r->error ? strerror(-r->error) : "declined", r->reason);
@@ -255,12 +272,12 @@ static void take_reply(struct soft_pair_reply *r)
 }
 
 /* With ctl_mu held: the replies that came, without waiting. */
-static void replies_locked(void)
+void ctl_replies_locked(void)
 {
 	struct soft_pair_reply r;
 	int rc = 0;
 
-	while ((npend || norphan || chan_bells_due()) && chan.fd >= 0 &&
+	while ((npend || norphan || chan_bells_due() || ctl_neg_due()) && chan.fd >= 0 &&
 	       (rc = soft_reg_pair_poll(&chan, &r)) == 1)
 		take_reply(&r);
 	if (chan.fd >= 0 && rc < 0)
@@ -274,7 +291,7 @@ void ctl_before_sleep(void)
 		return;
 	if (pthread_mutex_trylock(&ctl_mu))
 		return;
-	replies_locked();
+	ctl_replies_locked();
 	/* waits only while the daemon takes them: a stopped one must not delay an accept */
 	chan_del_flush();
 	pthread_mutex_unlock(&ctl_mu);
@@ -289,12 +306,12 @@ void ctl_poll(void)
 {
 	if ((!atomic_load_explicit(&npend_hint, memory_order_relaxed) &&
 	     !atomic_load_explicit(&norphan_hint, memory_order_relaxed) &&
-	     !chan_dels_due() && !chan_bells_due()) || soft_sandboxed())
+	     !chan_dels_due() && !chan_bells_due() && !ctl_neg_due()) || soft_sandboxed())
 		return;
 	if (pthread_mutex_trylock(&ctl_mu))
 		return;
 	chan_del_flush();
-	replies_locked();
+	ctl_replies_locked();
 	pthread_mutex_unlock(&ctl_mu);
 }
 
@@ -360,6 +377,11 @@ void ctl_exit_forget(int fd, struct sconn *sc)
 
 void ctl_fall_back(int fd, struct sconn *sc, uint32_t reason)
 {
+	ctl_fall_back_diag(fd, sc, reason, 0);
+}
+
+void ctl_fall_back_diag(int fd, struct sconn *sc, uint32_t reason, uint32_t diag)
+{
 	int rc = 0;
 
 	if (soft_sandboxed())
@@ -367,10 +389,10 @@ void ctl_fall_back(int fd, struct sconn *sc, uint32_t reason)
 	pthread_mutex_lock(&ctl_mu);
 	if (sc->token && sc->daemon_epoch == ctl_epoch()) {
 		if (sc->token_conn == chan_gen && chan.fd >= 0)
-			rc = soft_reg_fallback_send(&chan, sc->token, reason, -1);
+			rc = soft_reg_fallback_diag_send(&chan, sc->token, reason, diag, -1);
 		/* a vfork() child's new descriptor would not be its parent's */
 		else if (!soft_vfork_child() && chan_open())
-			rc = soft_reg_fallback_send(&chan, sc->token, reason, fd);
+			rc = soft_reg_fallback_diag_send(&chan, sc->token, reason, diag, fd);
 	}
 	pthread_mutex_unlock(&ctl_mu);
 	if (rc)

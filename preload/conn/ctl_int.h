@@ -59,5 +59,23 @@ void ctl_wait_replies(bool exec_only);
 void ctl_pend_drop_all(void);
 /* The daemon died or dropped us: requests given up, chan_gone(). */
 void ctl_daemon_gone(void);
+/* The replies that came, without waiting, each to its request's owner. */
+void ctl_replies_locked(void);
+
+/* ---- ctl_negotiate.c: connections between hosts negotiate SMC-R, with ctl_mu held ---- */
+/* A PAIR reply of ASKING for sc: its negotiation starts, with the caller's reference. */
+void ctl_neg_start(struct sconn *sc, const struct soft_pair_reply *r);
+/* A CLC reply (or its error). */
+void ctl_neg_reply(const struct soft_pair_reply *r);
+/* Every negotiation ends on TCP: the daemon went. */
+void ctl_neg_drop_all(void);
+/* Without the lock: CLC questions are out, their replies due. */
+bool ctl_neg_due(void);
+/* The control thread runs (started once), woken: false if it cannot start. */
+bool ctl_thread_wake(void);
+/* In a forked child: none of the parent's negotiations or its thread. */
+void ctl_neg_after_fork_child(void);
+/* PAIR or CLC replies are due (ctl.c). */
+bool ctl_replies_due(void);
 
 #endif

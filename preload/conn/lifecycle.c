@@ -92,6 +92,23 @@ bool sconn_attach(struct sconn *sc, unsigned kind, int shm_fd, int side, bool in
 	return ok;
 }
 
+bool sconn_attach_transport(struct sconn *sc, const struct transport *t)
+{
+	bool ok = false;
+
+	pthread_mutex_lock(&sc->lock);
+	if (atomic_load(&sc->state) == SC_ASKED && !ctl_decline_reason(sc)) {
+		sc->tp = *t;
+		TP(sc, holders_first);
+		sc->daemon_epoch = ctl_epoch();
+		atomic_store_explicit(&sc->state, SC_MAPPED, memory_order_seq_cst);
+		preload_dbg("libsmc-preload: connected by %s\n", t->ops->name);
+		ok = true;
+	}
+	pthread_mutex_unlock(&sc->lock);
+	return ok;
+}
+
 /*
  * A reader of the plain path increments plain_rx before it loads the state
  * and the state became MAPPED before this load (both seq_cst): either it saw

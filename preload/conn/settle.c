@@ -166,6 +166,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	ctl_pend_drop_all();
+	ctl_neg_after_fork_child();
 	chan_after_fork_child();
 	bell_after_fork_child();
 	ctl_after_fork_child();

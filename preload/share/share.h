@@ -31,8 +31,6 @@ void ctl_adopt(int fd, struct sconn *sc);
 
 /* setsockopt(SO_ZEROCOPY) on a connection of ours (lifecycle.c). */
 int soft_zerocopy(int fd, struct sconn *sc, const void *val, socklen_t len);
-/* Why sc must stay TCP (SMC_CLC_DECL_*), 0 when it may pair (ctl.c). */
-uint32_t ctl_decline_reason(const struct sconn *sc);
 
 /* ---- exec.c ---- */
 /* execve() with the hand-over of this image's connections. */

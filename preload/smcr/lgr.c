@@ -43,6 +43,13 @@ int smcr_lgr_new(bool server, struct smcr_lgr **out)
 	return 0;
 }
 
+void smcr_lgr_hold(struct smcr_lgr *g)
+{
+	pthread_mutex_lock(&g->mu);
+	g->refs++;
+	pthread_mutex_unlock(&g->mu);
+}
+
 void smcr_lgr_put(struct smcr_lgr *g)
 {
 	pthread_mutex_lock(&g->mu);

@@ -48,6 +48,8 @@ struct smcr_lgr;
 
 /* server: the end that confirms and adds links (as the kernel's server does). */
 int smcr_lgr_new(bool server, struct smcr_lgr **out);
+/* Another reference for the caller. */
+void smcr_lgr_hold(struct smcr_lgr *g);
 /* Drops the caller's reference; the progress thread frees the group with its last one. */
 void smcr_lgr_put(struct smcr_lgr *g);
 

@@ -8,6 +8,8 @@ const struct transport_ops *transport_of_kind(unsigned kind)
 	switch (kind) {
 	case SMC_SOFT_TRANSPORT_RING:
 		return &transport_ring;
+	case SMC_SOFT_TRANSPORT_RDMA:
+		return &transport_rdma;
 	}
 	return NULL;
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -165,6 +166,34 @@ struct smcr_sock;
  * the peer.  0 or -EINVAL.
  */
 int transport_rdma_bind(struct transport *t, struct smcr_sock *s, uint32_t peer_rmb_size);
+
+/*
+ * Soft SMC-R's set-up of one connection from its CLC messages
+ * (rdma_clc.c, doc/soft-roce.md section 2.2), on RDMA device ibdev's port
+ * for the connection's own IPv4 address local.  Messages go into msg (at
+ * most size bytes): the functions that make one return its length, the
+ * others 0; -errno when the set-up failed (the caller declines).
+ *   client: rdma_neg_propose (PROPOSAL), rdma_neg_accepted (the server's
+ *           ACCEPT in, our CONFIRM out), rdma_neg_confirm_link once the
+ *           CONFIRM is on its way (waits for the first link's CONFIRM LINK);
+ *   server: rdma_neg_answer (PROPOSAL in, ACCEPT out), rdma_neg_confirmed
+ *           (the client's CONFIRM: the first link confirmed, waiting);
+ *   both:   rdma_neg_bind (the connection into t), rdma_neg_free.
+ */
+struct rdma_neg;
+int rdma_neg_propose(const char *ibdev, uint8_t port, struct in_addr local, struct rdma_neg **out,
+		     uint8_t *msg, size_t size);
+int rdma_neg_answer(const char *ibdev, uint8_t port, struct in_addr local, const uint8_t *proposal,
+		    size_t len, struct rdma_neg **out, uint8_t *msg, size_t size);
+int rdma_neg_accepted(struct rdma_neg *n, const uint8_t *accept, size_t len, uint8_t *msg, size_t size);
+int rdma_neg_confirmed(struct rdma_neg *n, const uint8_t *confirm, size_t len);
+int rdma_neg_confirm_link(struct rdma_neg *n);
+int rdma_neg_bind(struct rdma_neg *n, struct transport *t);
+void rdma_neg_free(struct rdma_neg *n);
+/* A DECLINE of ours with reason (SMC_CLC_DECL_*) into msg: its length. */
+int rdma_clc_decline(uint32_t reason, uint8_t *msg, size_t size);
+/* Whether msg is a DECLINE: 1 with its reason, 0 if not, -EPROTO for a bad one. */
+int rdma_clc_declined(const uint8_t *msg, size_t len, uint32_t *reason);
 /* The transport of a kind the daemon offers (SMC_SOFT_TRANSPORT_*), NULL if none here. */
 const struct transport_ops *transport_of_kind(unsigned kind);
 

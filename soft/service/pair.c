@@ -133,7 +133,7 @@ static void leave_late(struct soft_state *st, struct soft_sock *s, uint32_t reas
 	s->has_conn = s->has_lgr = s->has_dmb = false;
 }
 
-void soft_pair_fall_back(struct soft_state *st, struct soft_sock *s, uint32_t reason)
+void soft_pair_fall_back(struct soft_state *st, struct soft_sock *s, uint32_t reason, uint32_t diag)
 {
 	struct soft_sock *peer = s->region ? s->region->end[!s->side] : NULL;
 
@@ -142,7 +142,7 @@ void soft_pair_fall_back(struct soft_state *st, struct soft_sock *s, uint32_t re
 	if (s->pair_status == SOFT_PAIR_ASKING || s->pair_status == SOFT_PAIR_NEGOTIATE) {
 		/* what the peer host's daemon hears from now on */
 		s->ask.verdict = reason;
-		soft_pair_decline(st, s, reason, 0);
+		soft_pair_decline(st, s, reason, diag);
 		return;
 	}
 	leave_late(st, s, reason, 0);

@@ -28,6 +28,7 @@ struct reg_attrs {
 	uint8_t state;
 	uint32_t pair_seq;
 	uint32_t reason;         /* 0: none */
+	uint32_t diag;           /* FALLBACK: the peer's code with PEERDECL, 0 none */
 };
 
 /* Attributes of fixed size must have exactly it, as a strict policy demands. */
@@ -65,6 +66,11 @@ static int parse_attrs(struct soft_req *r, struct reg_attrs *a)
 		if (mnl_attr_get_payload_len(tb[SMC_SOFT_A_REASON]) != sizeof(uint32_t))
 			return -EINVAL;
 		memcpy(&a->reason, mnl_attr_get_payload(tb[SMC_SOFT_A_REASON]), sizeof(a->reason));
+	}
+	if (tb[SMC_SOFT_A_PEER_DIAGNOSIS]) {
+		if (mnl_attr_get_payload_len(tb[SMC_SOFT_A_PEER_DIAGNOSIS]) != sizeof(uint32_t))
+			return -EINVAL;
+		memcpy(&a->diag, mnl_attr_get_payload(tb[SMC_SOFT_A_PEER_DIAGNOSIS]), sizeof(a->diag));
 	}
 	return 0;
 }
@@ -345,7 +351,7 @@ static int sock_fallback(struct soft_req *r)
 		r->ext_ack = "not a PAIR registration";
 		return -EINVAL;
 	}
-	soft_pair_fall_back(r->st, s, a.reason);
+	soft_pair_fall_back(r->st, s, a.reason, a.diag);
 	return 0;
 }
 

@@ -37,8 +37,12 @@ int soft_sock_info(struct soft_req *r);
 void soft_pair_end(struct soft_state *st, struct soft_sock *s);
 /* DECLINED with reason (peer_diagnosis diag), counted as a fallback, its region left. */
 void soft_pair_decline(struct soft_state *st, struct soft_sock *s, uint32_t reason, uint32_t diag);
-/* TCP for good with reason, and its peer with PEERDECL (FALLBACK); one DECLINED stays. */
-void soft_pair_fall_back(struct soft_state *st, struct soft_sock *s, uint32_t reason);
+/*
+ * TCP for good with reason, and its peer with PEERDECL (FALLBACK); one
+ * DECLINED stays.  diag: the peer's code, for an end between hosts whose
+ * library heard the peer's DECLINE (reason PEERDECL).
+ */
+void soft_pair_fall_back(struct soft_state *st, struct soft_sock *s, uint32_t reason, uint32_t diag);
 /* The conninfo of a registration, with the live cursors when it is paired. */
 void soft_pair_conninfo(const struct soft_sock *s, struct soft_conninfo *ci);
 

@@ -9,7 +9,8 @@
  *
  * Registers its end with PAIR as able to carry SMC-R (SMC_SOFT_A_TRANSPORTS)
  * and prints what it learns, one line each: "pair ASKING", "negotiate DEV
- * PORT role R", "got N: TEXT" for the peer's messages, "seen N" once the
+ * PORT role R", "got N: TEXT" for the peer's messages ("got N: CLC type T"
+ * for a real CLC message, a library's DECLINE), "seen N" once the
  * peer's daemon keeps N of ours, "declined 0xREASON 0xDIAG".  The client
  * sends its first message at once, each next one after one more of the
  * peer's; the server each of its messages after one more of the client's.
@@ -173,8 +174,14 @@ int main(int argc, char **argv)
 			printf("negotiate %s %u role %u\n", r.ibdev, r.ibport, r.role);
 		}
 		if (r.clc_len && r.clc_index == taken + 1) {
+			static const uint8_t eyecatcher[4] = { 0xe2, 0xd4, 0xc3, 0xd9 };
+
 			taken++;
-			printf("got %d: %.*s\n", taken, (int)r.clc_len, (const char *)r.clc);
+			/* a real CLC message (a library's DECLINE): its type */
+			if (r.clc_len > 4 && !memcmp(r.clc, eyecatcher, 4))
+				printf("got %d: CLC type %u\n", taken, r.clc[4]);
+			else
+				printf("got %d: %.*s\n", taken, (int)r.clc_len, (const char *)r.clc);
 		}
 		if (r.clc_seen > seen) {
 			seen = r.clc_seen;

@@ -1,0 +1,535 @@
+/*
+ * Connections between hosts negotiate soft SMC-R (doc/soft-roce.md section
+ * 2.2): once both daemons found both ends able to (a PAIR reply of ASKING),
+ * the two libraries exchange the CLC messages through their daemons
+ * (SMC_SOFT_CMD_CLC) and set the connection up over RDMA
+ * (transport/rdma_clc.c).  One thread per process (the control thread,
+ * started by the process's first PAIR) reads the daemon's replies while
+ * any are due and does it for every such connection, so that a program
+ * that is asleep in a call, or makes none, is not needed:
+ * the connection goes on over TCP meanwhile, and cuts over like a ring once
+ * its transport is attached.  Anything that fails leaves it on TCP with the
+ * kernel's codes, told to the daemon and, when it is ours, to the peer in a
+ * DECLINE.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "ctl_int.h"
+#include "smcr.h"
+
+#define NEG_POLL_NS      (3 * 1000 * 1000)      /* a CLC question again */
+#define NEG_MS           10000                  /* the whole negotiation, at most */
+#define NEG_DECLINE_MS   2000                   /* our DECLINE kept by the peer's daemon */
+#define DECL_NOSMCDEV    0x03030000u
+#define DECL_PEERNOSMC   0x03010000u
+#define DECL_TIMEOUT_CL  0x02010000u
+#define DECL_PEERDECL    0x05000000u
+#define DECL_CNFERR      0x03000000u
+#define DECL_SYNCERR     0x04000000u
+#define DECL_INTERR      0x09990000u
+
+enum neg_step {
+	NEG_WAIT,        /* for the daemons, or the peer's next message */
+	NEG_LINK,        /* the client's CONFIRM is kept: confirm the link (may wait) */
+	NEG_DECLINING,   /* our DECLINE goes out: then TCP with our reason */
+	NEG_DONE,        /* attached, or given up */
+};
+
+struct neg {
+	struct neg *next;
+	struct sconn *sc;        /* a reference */
+	int role;
+	uint64_t token;
+	enum neg_step step;
+	int64_t next_ns, until_ns;
+	/* replies (written under ctl_mu by whoever reads them) */
+	uint32_t seq;            /* CLC question out, 0 none */
+	bool out_in_seq;         /* that question carries our message */
+	bool negotiating;
+	char ibdev[64];
+	uint8_t ibport;
+	uint8_t taken, seen, given;
+	uint8_t in[SMC_SOFT_CLC_MAX];
+	uint16_t in_len;         /* the peer's message number taken, not acted on yet */
+	bool failed;             /* the daemon said DECLINED, or went */
+	uint32_t reason, diag;
+	/* our next message, until the daemon took it */
+	uint8_t out[SMC_SOFT_CLC_MAX];
+	uint16_t out_len;
+	/* the set-up, the negotiator's own */
+	struct rdma_neg *rn;
+	uint32_t our_reason;     /* NEG_DECLINING: the code we fall back with */
+};
+
+static struct neg *negs;                 /* ctl_mu */
+static _Atomic size_t nclc_hint;         /* CLC questions out */
+static size_t nclc;
+static pthread_cond_t neg_cv = PTHREAD_COND_INITIALIZER;
+static bool started;
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+bool ctl_neg_due(void)
+{
+	return atomic_load_explicit(&nclc_hint, memory_order_relaxed) != 0;
+}
+
+static void clc_out(size_t delta_in, size_t delta_out)
+{
+	nclc = nclc + delta_in - delta_out;
+	atomic_store(&nclc_hint, nclc);
+}
+
+static void *negotiator(void *arg);
+
+void ctl_neg_start(struct sconn *sc, const struct soft_pair_reply *r)
+{
+	struct neg *n = calloc(1, sizeof(*n));
+
+	if (!n) {
+		conn_stay_tcp(sc);
+		sconn_put(sc);
+		return;
+	}
+	n->sc = sc;
+	n->role = sc->role == 1 ? 1 : 0;
+	n->token = r->token;
+	n->until_ns = now_ns() + (int64_t)NEG_MS * 1000000;
+	/* the daemon lists it until it is decided: a fallback is told as for a pair */
+	sc->daemon_epoch = ctl_epoch();
+	n->next = negs;
+	negs = n;
+	if (!ctl_thread_wake()) {
+		n->failed = true;
+		n->reason = DECL_PEERNOSMC;
+	}
+}
+
+bool ctl_thread_wake(void)
+{
+	/* a vfork() child shares its parent's memory: no thread of its own */
+	if (soft_vfork_child())
+		return false;
+	if (!started) {
+		/* the RDMA layer's way out: the process's real calls, and our bells */
+		struct smcr_env env = { .poll = next.poll, .syscall = next.syscall, .ring = bell_ring };
+		pthread_attr_t a;
+		pthread_t th;
+
+		smcr_env_set(&env);
+		pthread_attr_init(&a);
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		started = !pthread_create(&th, &a, negotiator, NULL);
+		pthread_attr_destroy(&a);
+	}
+	pthread_cond_signal(&neg_cv);
+	return started;
+}
+
+void ctl_neg_after_fork_child(void)
+{
+	/* the parent's negotiations, and its thread, stay the parent's */
+	negs = NULL;
+	nclc = 0;
+	atomic_store(&nclc_hint, 0);
+	started = false;
+	pthread_cond_init(&neg_cv, NULL);
+}
+
+void ctl_neg_reply(const struct soft_pair_reply *r)
+{
+	struct neg *n;
+
+	for (n = negs; n && n->seq != r->seq; n = n->next) {
+	}
+	if (!n)
+		return;
+	n->seq = 0;
+	clc_out(0, 1);
+	if (r->error == -EBUSY)
+		return;                 /* our last message is not kept yet: the same again */
+	if (r->error || r->token != n->token) {
+		n->failed = true;
+		n->reason = DECL_PEERNOSMC;
+		return;
+	}
+	if (n->out_in_seq) {
+		n->out_in_seq = false;
+		n->out_len = 0;
+		n->given++;
+	}
+	n->seen = r->clc_seen;
+	if (r->status == SMC_SOFT_PAIR_DECLINED) {
+		n->failed = true;
+		n->reason = r->reason;
+		n->diag = r->peer_diagnosis;
+		return;
+	}
+	if (r->status != SMC_SOFT_PAIR_NEGOTIATE)
+		return;
+	if (!n->negotiating) {
+		n->negotiating = true;
+		memcpy(n->ibdev, r->ibdev, sizeof(n->ibdev));
+		n->ibport = r->ibport;
+	}
+	if (r->clc_len && r->clc_index == n->taken + 1 && !n->in_len) {
+		memcpy(n->in, r->clc, r->clc_len);
+		n->in_len = r->clc_len;
+		n->taken++;
+		n->next_ns = 0;         /* act on it at once */
+	}
+}
+
+void ctl_neg_drop_all(void)
+{
+	for (struct neg *n = negs; n; n = n->next) {
+		n->failed = true;
+		n->reason = DECL_PEERNOSMC;
+		n->seq = 0;
+	}
+	clc_out(0, nclc);
+}
+
+/* With ctl_mu held: the question to the daemon, carrying our message if one waits. */
+static void ask(struct neg *n)
+{
+	bool carry = n->out_len && n->seen == n->given;
+	long seq = soft_reg_clc_send(&chan, n->token, carry ? n->out : NULL, carry ? n->out_len : 0,
+				     n->taken);
+
+	if (seq <= 0) {
+		if (seq != -EAGAIN) {
+			n->failed = true;
+			n->reason = DECL_PEERNOSMC;
+		}
+		return;
+	}
+	n->seq = (uint32_t)seq;
+	n->out_in_seq = carry;
+	clc_out(1, 0);
+}
+
+/* The sockets' local address of sc: IPv4 (or IPv4-mapped) only, for now. */
+struct find_local {
+	struct sconn *sc;
+	bool found;
+	struct in_addr a;
+};
+
+static void local_of(int fd, struct sconn *sc, void *arg)
+{
+	struct find_local *f = arg;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (sc != f->sc || f->found || getsockname(fd, (struct sockaddr *)&ss, &len))
+		return;
+	if (ss.ss_family == AF_INET) {
+		f->a = ((struct sockaddr_in *)&ss)->sin_addr;
+		f->found = true;
+	} else if (ss.ss_family == AF_INET6 &&
+		   IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&ss)->sin6_addr)) {
+		memcpy(&f->a, ((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr + 12, 4);
+		f->found = true;
+	}
+}
+
+/*
+ * What the negotiator works on without ctl_mu: a copy of n's state taken
+ * under it, and what comes out, applied under it again (apply()).
+ */
+struct act {
+	int role;
+	char ibdev[64];
+	uint8_t ibport;
+	enum neg_step step;
+	uint8_t taken, given;
+	uint8_t in[SMC_SOFT_CLC_MAX];
+	uint16_t in_len;
+	struct rdma_neg *rn;
+	struct sconn *sc;
+	/* out */
+	uint8_t out[SMC_SOFT_CLC_MAX];
+	int out_len;
+	uint32_t our_reason;     /* we decline (with a DECLINE when we still may) */
+	bool peer_declined;
+	uint32_t diag;
+};
+
+/* The kernel's codes for what went wrong here. */
+static uint32_t reason_of(int rc)
+{
+	switch (rc) {
+	case -ENODEV:
+	case -ENOSYS:
+		return DECL_NOSMCDEV;           /* no RDMA device or library we can use */
+	case -ETIMEDOUT:
+		return DECL_TIMEOUT_CL;         /* no CONFIRM LINK */
+	case -EPROTO:
+		return DECL_CNFERR;             /* the peer's message is not one we can take */
+	case -ENOLINK:
+		return DECL_SYNCERR;            /* it names a link group we do not have */
+	}
+	return DECL_INTERR;
+}
+
+static void act_fail(struct act *a, int rc)
+{
+	a->our_reason = reason_of(rc);
+}
+
+/*
+ * Without ctl_mu: what the peer's message (or the daemons' agreement) asks
+ * of us.  The set-up's steps may wait for the peer (CONFIRM LINK).
+ */
+static void act(struct act *a)
+{
+	struct find_local f = { .sc = a->sc };
+	uint32_t peer_reason;
+	int rc;
+
+	if (a->step == NEG_LINK) {
+		rc = rdma_neg_confirm_link(a->rn);
+		a->step = NEG_DONE;
+		if (rc)
+			act_fail(a, rc);
+		return;
+	}
+	if (a->in_len) {
+		rc = rdma_clc_declined(a->in, a->in_len, &peer_reason);
+		if (rc) {
+			/* the peer's DECLINE: TCP, listed with its code */
+			a->peer_declined = true;
+			a->diag = rc > 0 ? peer_reason : DECL_INTERR;
+			return;
+		}
+	}
+	fd_for_each(local_of, &f);
+	if (!f.found) {
+		a->our_reason = DECL_NOSMCDEV;
+		return;
+	}
+	if (a->role == 0 && !a->rn) {
+		rc = rdma_neg_propose(a->ibdev, a->ibport, f.a, &a->rn, a->out, sizeof(a->out));
+	} else if (a->role == 0 && a->taken == 1) {
+		rc = rdma_neg_accepted(a->rn, a->in, a->in_len, a->out, sizeof(a->out));
+		a->step = NEG_LINK;     /* once the CONFIRM is kept */
+	} else if (a->role == 1 && a->taken == 1) {
+		rc = rdma_neg_answer(a->ibdev, a->ibport, f.a, a->in, a->in_len, &a->rn, a->out,
+				     sizeof(a->out));
+	} else if (a->role == 1 && a->taken == 2) {
+		rc = rdma_neg_confirmed(a->rn, a->in, a->in_len);
+		a->step = NEG_DONE;
+	} else {
+		rc = -EPROTO;           /* a message we did not expect */
+	}
+	if (rc < 0)
+		act_fail(a, rc);
+	else
+		a->out_len = rc;
+}
+
+static void act_begin(const struct neg *n, struct act *a)
+{
+	memset(a, 0, offsetof(struct act, out));
+	a->role = n->role;
+	memcpy(a->ibdev, n->ibdev, sizeof(a->ibdev));
+	a->ibport = n->ibport;
+	a->step = n->step;
+	a->taken = n->taken;
+	a->given = n->given;
+	a->in_len = n->in_len;
+	memcpy(a->in, n->in, n->in_len);
+	a->rn = n->rn;
+	a->sc = n->sc;
+	a->out_len = 0;
+	a->our_reason = 0;
+	a->peer_declined = false;
+}
+
+/* With ctl_mu held again: what act() found. */
+static void apply(struct neg *n, const struct act *a)
+{
+	n->rn = a->rn;
+	n->in_len = 0;
+	n->step = a->step;
+	if (a->peer_declined) {
+		n->failed = true;
+		n->reason = DECL_PEERDECL;
+		n->diag = a->diag;
+		return;
+	}
+	if (a->our_reason) {
+		uint8_t m[64];
+		int len = rdma_clc_decline(a->our_reason, m, sizeof(m));
+
+		/* the peer hears it, if we may still send, then TCP */
+		n->our_reason = a->our_reason;
+		n->step = NEG_DECLINING;
+		n->out_len = 0;
+		if (len > 0 && n->given < SMC_SOFT_CLC_MSGS && n->step != NEG_DONE) {
+			memcpy(n->out, m, (size_t)len);
+			n->out_len = (uint16_t)len;
+			n->until_ns = now_ns() + (int64_t)NEG_DECLINE_MS * 1000000;
+		} else {
+			n->step = NEG_DONE;
+		}
+		return;
+	}
+	if (a->out_len > 0) {
+		memcpy(n->out, a->out, (size_t)a->out_len);
+		n->out_len = (uint16_t)a->out_len;
+		n->next_ns = 0;
+	}
+}
+
+/* Whether act() has something to do for n now (with ctl_mu held). */
+static bool work_for(const struct neg *n)
+{
+	if (n->failed || n->step == NEG_DONE || n->step == NEG_DECLINING)
+		return false;
+	if (n->step == NEG_LINK)
+		return n->seen == n->given && !n->out_len;
+	if (!n->negotiating || n->out_len)
+		return false;
+	return n->in_len || (n->role == 0 && !n->rn);
+}
+
+/* Without ctl_mu: n is over; its connection attached, or on TCP with its code told. */
+static void finish(struct neg *n)
+{
+	struct transport t;
+	int fd = -1;
+
+	if (!n->failed && !n->our_reason && n->step == NEG_DONE) {
+		if (!rdma_neg_bind(n->rn, &t)) {
+			if (sconn_attach_transport(n->sc, &t)) {
+				rdma_neg_free(n->rn);
+				return;
+			}
+			/* the program made it TCP meanwhile (stdio, sharing): both ends stay */
+			t.ops->stay_tcp(&t);
+			t.ops->close(&t);
+			t.ops->unmap(&t);
+			n->our_reason = ctl_decline_reason(n->sc);
+			if (!n->our_reason)
+				n->our_reason = DECL_PEERNOSMC;
+		} else {
+			n->our_reason = DECL_INTERR;
+		}
+	}
+	rdma_neg_free(n->rn);
+	n->rn = NULL;
+	conn_stay_tcp(n->sc);
+	/* a decline the daemon made itself is listed already */
+	if (n->our_reason)
+		ctl_fall_back(fd, n->sc, n->our_reason);
+	else if (n->failed && n->reason == DECL_PEERDECL)
+		ctl_fall_back_diag(fd, n->sc, n->reason, n->diag);
+}
+
+/* With ctl_mu held: the next negotiation with something to do, taken out of the list when over. */
+static struct neg *next_work(int64_t now, int64_t *wake)
+{
+	for (struct neg **p = &negs; *p; p = &(*p)->next) {
+		struct neg *n = *p;
+		bool over = n->failed || n->step == NEG_DONE ||
+			    (n->step == NEG_DECLINING && (n->seen == n->given && !n->out_len)) ||
+			    now >= n->until_ns;
+
+		if (over && !n->seq) {
+			if (now >= n->until_ns && !n->failed && n->step != NEG_DONE && !n->our_reason)
+				n->our_reason = DECL_PEERNOSMC;
+			if (n->step == NEG_DECLINING && !n->failed)
+				n->step = NEG_DONE;
+			*p = n->next;
+			return n;
+		}
+		if (over)
+			continue;
+		if (work_for(n))
+			return n;
+		if (!n->seq && now >= n->next_ns && chan.fd >= 0) {
+			ask(n);
+			n->next_ns = now + NEG_POLL_NS;
+		}
+		if (!*wake || n->next_ns < *wake)
+			*wake = n->next_ns;
+	}
+	return NULL;
+}
+
+static void *negotiator(void *arg)
+{
+	static struct act work;
+
+	(void)arg;
+	pthread_mutex_lock(&ctl_mu);
+	for (;;) {
+		int64_t now = now_ns(), wake = 0;
+		struct neg *n;
+
+		if (!negs && !ctl_replies_due()) {
+			pthread_cond_wait(&neg_cv, &ctl_mu);
+			continue;
+		}
+		if (chan.fd >= 0)
+			ctl_replies_locked();
+		n = next_work(now, &wake);
+		if (n) {
+			bool in_list = false;
+
+			for (struct neg *m = negs; m; m = m->next)
+				in_list |= m == n;
+			if (in_list) {
+				act_begin(n, &work);
+				pthread_mutex_unlock(&ctl_mu);
+				act(&work);
+				pthread_mutex_lock(&ctl_mu);
+				apply(n, &work);
+			} else {
+				pthread_mutex_unlock(&ctl_mu);
+				finish(n);
+				sconn_put(n->sc);
+				free(n);
+				pthread_mutex_lock(&ctl_mu);
+			}
+			continue;
+		}
+		if (!negs) {
+			/* only replies due (PAIR): sleep until one comes, as a call would find it */
+			struct pollfd p = { .fd = chan.fd, .events = POLLIN };
+
+			pthread_mutex_unlock(&ctl_mu);
+			if (p.fd < 0 || next.poll(&p, 1, 50) < 0)
+				nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
+			pthread_mutex_lock(&ctl_mu);
+			continue;
+		}
+		/* nothing due: sleep until the next question, or a new negotiation */
+		{
+			struct timespec ts;
+			int64_t ns = (wake > now ? wake - now : NEG_POLL_NS);
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ns += ts.tv_nsec;
+			ts.tv_sec += ns / 1000000000;
+			ts.tv_nsec = ns % 1000000000;
+			pthread_cond_timedwait(&neg_cv, &ctl_mu, &ts);
+		}
+	}
+	return NULL;
+}

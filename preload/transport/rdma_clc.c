@@ -1,0 +1,398 @@
+/*
+ * Soft SMC-R's set-up of one connection from its CLC messages
+ * (doc/soft-roce.md sections 2.2 and 4): the client's PROPOSAL, the
+ * server's ACCEPT, the client's CONFIRM, as wire/clc.h encodes them and
+ * Linux's SMC-Rv2 sends them, and what each end makes of them: a link group
+ * with the peer process (the first contact) or the one it has already, a
+ * connection with its RMB on it, the link confirmed, the connection bound
+ * to a transport.  The messages travel through the daemons; nothing here
+ * knows how.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base.h"
+#include "clc.h"
+#include "smc_size.h"
+#include "smcr.h"
+#include "transport.h"
+
+#define RDMA_BUF_SIZE (128u * 1024)     /* each connection's RMB, and its send buffer */
+
+/* Both ends are soft SMC-R: the EID they share (the kernel's servers require one in common). */
+static const uint8_t soft_eid[CLC_EID_LEN] = "SMC-TOOLS-SOFT-SMCR-V1          ";
+
+/* Link groups of this process, one per peer process and role. */
+struct peer_group {
+	struct peer_group *next;
+	uint8_t peer_id[CLC_SYSTEMID_LEN];
+	bool server;
+	struct smcr_lgr *g;      /* the registry's reference */
+};
+
+static pthread_mutex_t groups_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct peer_group *groups;
+static uint8_t our_id[CLC_SYSTEMID_LEN];
+static pid_t our_id_pid;
+
+struct rdma_neg {
+	bool server;
+	char ibdev[64];
+	uint8_t port;
+	uint8_t gid[16];
+	struct smcr_lgr *g;      /* our reference, from the first contact or the registry */
+	bool first_contact;
+	struct smcr_sock *s;
+	struct smcr_sock_peer peer;
+	struct rdma_qp_addr peer_qp;
+	uint8_t peer_id[CLC_SYSTEMID_LEN];
+	bool bound;
+};
+
+/* The peer id of this process: random, new in a child (its parent's groups are not its own). */
+static const uint8_t *process_id(void)
+{
+	pthread_mutex_lock(&groups_mu);
+	if (our_id_pid != getpid()) {
+		if (getrandom(our_id, sizeof(our_id), GRND_NONBLOCK) != (ssize_t)sizeof(our_id)) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			memcpy(our_id, &ts, sizeof(our_id) < sizeof(ts) ? sizeof(our_id) : sizeof(ts));
+		}
+		our_id[0] = 0x53;        /* never all zero */
+		our_id_pid = getpid();
+	}
+	pthread_mutex_unlock(&groups_mu);
+	return our_id;
+}
+
+/* The group with the peer process, with a link up; a reference for the caller, or NULL. */
+static struct smcr_lgr *group_find(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server)
+{
+	struct smcr_lgr *found = NULL;
+
+	pthread_mutex_lock(&groups_mu);
+	for (struct peer_group **p = &groups; *p;) {
+		struct peer_group *e = *p;
+
+		if (!smcr_lgr_links_up(e->g)) {
+			/* no link left: a new connection makes a new group */
+			*p = e->next;
+			smcr_lgr_put(e->g);
+			free(e);
+			continue;
+		}
+		if (!found && e->server == server && !memcmp(e->peer_id, peer_id, CLC_SYSTEMID_LEN)) {
+			found = e->g;
+			smcr_lgr_hold(found);
+		}
+		p = &e->next;
+	}
+	pthread_mutex_unlock(&groups_mu);
+	return found;
+}
+
+static int group_add(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server, struct smcr_lgr *g)
+{
+	struct peer_group *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	memcpy(e->peer_id, peer_id, CLC_SYSTEMID_LEN);
+	e->server = server;
+	e->g = g;
+	smcr_lgr_hold(g);
+	pthread_mutex_lock(&groups_mu);
+	e->next = groups;
+	groups = e;
+	pthread_mutex_unlock(&groups_mu);
+	return 0;
+}
+
+static struct rdma_neg *neg_new(bool server, const char *ibdev, uint8_t port, struct in_addr local)
+{
+	struct rdma_neg *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->server = server;
+	snprintf(n->ibdev, sizeof(n->ibdev), "%s", ibdev);
+	n->port = port;
+	/* SMC-Rv2 over RoCE v2: the GID of the connection's own IPv4 address */
+	n->gid[10] = n->gid[11] = 0xff;
+	memcpy(n->gid + 12, &local, 4);
+	return n;
+}
+
+/* A DECLINE with reason into msg: its length. */
+static int decline_msg(uint32_t reason, uint8_t *msg, size_t size)
+{
+	struct clc_decline d = { .version = CLC_V2, .peer_diagnosis = reason, .os_type = CLC_OS_LINUX };
+
+	memcpy(d.system_id, process_id(), CLC_SYSTEMID_LEN);
+	return clc_decline_encode(&d, msg, size);
+}
+
+int rdma_clc_decline(uint32_t reason, uint8_t *msg, size_t size)
+{
+	return decline_msg(reason, msg, size);
+}
+
+int rdma_clc_declined(const uint8_t *msg, size_t len, uint32_t *reason)
+{
+	struct clc_hdr h;
+	struct clc_decline d;
+
+	if (clc_hdr_peek(msg, len, &h) || h.type != CLC_DECLINE)
+		return 0;
+	if (clc_decline_decode(msg, len, &d) < 0)
+		return -EPROTO;
+	*reason = d.peer_diagnosis;
+	return 1;
+}
+
+/*
+ * Whether our device port has the connection's GID: a client proposes only
+ * what it can carry, as the kernel's proposes only with a device.  A device
+ * that worked is remembered.
+ */
+static bool device_usable(const char *ibdev, uint8_t port, const uint8_t gid[16])
+{
+	static struct { char name[64]; uint8_t port; uint8_t gid[16]; } ok[8];
+	static unsigned nok;
+	struct rdma_dev *d;
+	bool found = false;
+
+	pthread_mutex_lock(&groups_mu);
+	for (unsigned i = 0; i < nok && !found; i++)
+		found = ok[i].port == port && !strcmp(ok[i].name, ibdev) && !memcmp(ok[i].gid, gid, 16);
+	pthread_mutex_unlock(&groups_mu);
+	if (found)
+		return true;
+	if (rdma_dev_open(ibdev, port, gid, &d))
+		return false;
+	rdma_dev_close(d);
+	pthread_mutex_lock(&groups_mu);
+	snprintf(ok[nok % 8].name, sizeof(ok[0].name), "%s", ibdev);
+	ok[nok % 8].port = port;
+	memcpy(ok[nok % 8].gid, gid, 16);
+	nok++;
+	pthread_mutex_unlock(&groups_mu);
+	return true;
+}
+
+int rdma_neg_propose(const char *ibdev, uint8_t port, struct in_addr local, struct rdma_neg **out,
+		     uint8_t *msg, size_t size)
+{
+	struct clc_proposal p = {
+		.version = CLC_V2, .typev1 = CLC_SMC_N, .typev2 = CLC_SMC_R,
+		.eid_cnt = 1, .release = 1, .max_conns = 255, .max_links = SMCR_LINKS_MAX,
+	};
+	struct rdma_neg *n;
+	int len;
+
+	if (rdma_lib_load())
+		return -ENODEV;
+	n = neg_new(false, ibdev, port, local);
+	if (!n)
+		return -ENOMEM;
+	if (!device_usable(ibdev, port, n->gid)) {
+		free(n);
+		return -ENODEV;
+	}
+	memcpy(p.system_id, process_id(), CLC_SYSTEMID_LEN);
+	memcpy(p.gid, n->gid, CLC_GID_LEN);
+	memcpy(p.roce_gid, n->gid, CLC_GID_LEN);
+	memcpy(p.eid[0], soft_eid, CLC_EID_LEN);
+	len = clc_proposal_encode(&p, msg, size);
+	if (len < 0) {
+		free(n);
+		return len;
+	}
+	*out = n;
+	return len;
+}
+
+/* Our ACCEPT or CONFIRM: our connection's link and RMB. */
+static int accept_msg(struct rdma_neg *n, uint8_t type, uint8_t mtu, uint8_t *msg, size_t size)
+{
+	struct smcr_sock_local l;
+	struct clc_smcr_accept a;
+
+	smcr_sock_local(n->s, &l);
+	memset(&a, 0, sizeof(a));
+	a.type = type;
+	a.version = CLC_V2;
+	a.first_contact = n->first_contact;
+	memcpy(a.system_id, process_id(), CLC_SYSTEMID_LEN);
+	memcpy(a.gid, l.qp.gid, CLC_GID_LEN);
+	a.qpn = l.qp.qpn;
+	a.psn = l.qp.psn;
+	a.qp_mtu = mtu;
+	a.rmb_rkey = l.rkey;
+	a.rmbe_idx = 1;
+	a.rmbe_alert_token = l.token;
+	a.rmbe_size = smc_size_code(l.rmb_size, SMC_SIZE_CODE_SMCR);
+	a.rmb_addr = l.rmb_addr;
+	memcpy(a.eid, soft_eid, CLC_EID_LEN);
+	a.fce.v2_direct = true;
+	a.fce.os_type = CLC_OS_LINUX;
+	a.fce.release = 1;
+	memset(a.fce.hostname, ' ', CLC_HOSTNAME_LEN);
+	if (!gethostname((char *)a.fce.hostname, CLC_HOSTNAME_LEN - 1))
+		a.fce.hostname[strnlen((char *)a.fce.hostname, CLC_HOSTNAME_LEN)] = ' ';
+	a.fce.max_conns = 255;
+	a.fce.max_links = SMCR_LINKS_MAX;
+	return clc_smcr_accept_encode(&a, msg, size);
+}
+
+/* The peer's ACCEPT or CONFIRM: its link and RMB. */
+static int take_accept(struct rdma_neg *n, const uint8_t *msg, size_t len, uint8_t type)
+{
+	struct clc_smcr_accept a;
+
+	if (clc_smcr_accept_decode(msg, len, &a) < 0 || a.type != type || a.version < CLC_V2 ||
+	    memcmp(a.eid, soft_eid, CLC_EID_LEN))
+		return -EPROTO;
+	n->peer_qp.qpn = a.qpn;
+	n->peer_qp.psn = a.psn;
+	n->peer_qp.mtu = a.qp_mtu;
+	memcpy(n->peer_qp.gid, a.gid, 16);
+	n->peer = (struct smcr_sock_peer){ .rkey = a.rmb_rkey, .rmb_addr = a.rmb_addr,
+					   .rmb_size = smc_code_size(a.rmbe_size),
+					   .token = a.rmbe_alert_token };
+	memcpy(n->peer_id, a.system_id, CLC_SYSTEMID_LEN);
+	n->first_contact = a.first_contact;
+	return 0;
+}
+
+/* A new group of ours with one link on our device: the first contact. */
+static int first_link(struct rdma_neg *n)
+{
+	int rc = smcr_lgr_new(n->server, &n->g);
+
+	if (rc)
+		return rc;
+	rc = smcr_link_open(n->g, n->ibdev, n->gid);
+	return rc < 0 ? rc : 0;
+}
+
+int rdma_neg_answer(const char *ibdev, uint8_t port, struct in_addr local, const uint8_t *proposal,
+		    size_t len, struct rdma_neg **out, uint8_t *msg, size_t size)
+{
+	struct clc_proposal p;
+	struct rdma_neg *n;
+	struct rdma_qp_addr me;
+	int rc;
+
+	if (clc_proposal_decode(proposal, len, &p) < 0)
+		return -EPROTO;
+	if (p.typev2 != CLC_SMC_R && p.typev2 != CLC_SMC_B)
+		return -EPROTO;
+	if (!p.eid_cnt || memcmp(p.eid[0], soft_eid, CLC_EID_LEN))
+		return -EPROTO;
+	if (rdma_lib_load())
+		return -ENODEV;
+	n = neg_new(true, ibdev, port, local);
+	if (!n)
+		return -ENOMEM;
+	memcpy(n->peer_id, p.system_id, CLC_SYSTEMID_LEN);
+	n->g = group_find(p.system_id, true);
+	n->first_contact = !n->g;
+	rc = n->first_contact ? first_link(n) : 0;
+	if (!rc)
+		rc = smcr_sock_new(n->g, NULL, RDMA_BUF_SIZE, RDMA_BUF_SIZE, &n->s);
+	if (!rc) {
+		smcr_link_local(n->g, 0, &me);
+		rc = accept_msg(n, CLC_ACCEPT, me.mtu, msg, size);
+	}
+	if (rc < 0) {
+		rdma_neg_free(n);
+		return rc;
+	}
+	*out = n;
+	return rc;
+}
+
+int rdma_neg_accepted(struct rdma_neg *n, const uint8_t *accept, size_t len, uint8_t *msg, size_t size)
+{
+	struct rdma_qp_addr me;
+	int rc = take_accept(n, accept, len, CLC_ACCEPT);
+
+	if (rc)
+		return rc;
+	if (!n->first_contact)
+		n->g = group_find(n->peer_id, false);
+	/* the server says it has a group with us that we do not have: out of sync */
+	if (!n->first_contact && !n->g)
+		return -ENOLINK;
+	if (n->first_contact) {
+		rc = first_link(n);
+		if (!rc)
+			rc = smcr_link_connect(n->g, 0, &n->peer_qp);
+	}
+	if (!rc)
+		rc = smcr_sock_new(n->g, &n->peer_qp, RDMA_BUF_SIZE, RDMA_BUF_SIZE, &n->s);
+	if (rc)
+		return rc;
+	smcr_link_local(n->g, 0, &me);
+	return accept_msg(n, CLC_CONFIRM, me.mtu < n->peer_qp.mtu ? me.mtu : n->peer_qp.mtu, msg, size);
+}
+
+int rdma_neg_confirmed(struct rdma_neg *n, const uint8_t *confirm, size_t len)
+{
+	bool first = n->first_contact;
+	int rc = take_accept(n, confirm, len, CLC_CONFIRM);
+
+	if (rc)
+		return rc;
+	n->first_contact = first;       /* ours decides, not the client's echo of it */
+	if (n->first_contact) {
+		rc = smcr_link_connect(n->g, 0, &n->peer_qp);
+		if (!rc)
+			rc = smcr_link_confirm(n->g, 0, 1);
+		if (!rc)
+			rc = group_add(n->peer_id, true, n->g);
+	}
+	return rc ? rc : smcr_sock_connect(n->s, &n->peer);
+}
+
+int rdma_neg_confirm_link(struct rdma_neg *n)
+{
+	int rc = 0;
+
+	if (n->first_contact) {
+		rc = smcr_link_confirm(n->g, 0, 1);
+		if (!rc)
+			rc = group_add(n->peer_id, false, n->g);
+	}
+	return rc ? rc : smcr_sock_connect(n->s, &n->peer);
+}
+
+int rdma_neg_bind(struct rdma_neg *n, struct transport *t)
+{
+	int rc = transport_rdma_bind(t, n->s, n->peer.rmb_size);
+
+	if (!rc)
+		n->bound = true;        /* the transport owns the connection now */
+	return rc;
+}
+
+void rdma_neg_free(struct rdma_neg *n)
+{
+	if (!n)
+		return;
+	/* the peer may know its rkey already: freed once it cannot write */
+	if (n->s && !n->bound)
+		smcr_sock_release(n->s);
+	if (n->g)
+		smcr_lgr_put(n->g);
+	free(n);
+}
