@@ -290,7 +290,8 @@ enum {
  * SMC_SOFT_CMD_CLC: an end whose peer is on another host, after a PAIR
  * reply of ASKING (doc/soft-roce.md section 2.2).  Request: TOKEN, with
  * CLC to send our next CLC message, CLC_INDEX the peer's messages the
- * library took so far.  Reply: TOKEN, PAIR_STATUS; ASKING: ask again
+ * library took so far, PAIR_STATUS PAIRED once its end runs over RDMA (the
+ * daemon lists it as SMC-R).  Reply: TOKEN, PAIR_STATUS; ASKING: ask again
  * later; DECLINED: REASON, PEER_DIAGNOSIS; NEGOTIATE: ROLE, IBDEV, IBPORT,
  * CLC_SEEN, and with CLC and CLC_INDEX the peer's next message, if it came.
  */

@@ -457,6 +457,22 @@ long soft_reg_clc_send(struct soft_reg_conn *c, uint64_t token, const void *clc,
 	return send_async(c, &r, -1);
 }
 
+long soft_reg_clc_connected_send(struct soft_reg_conn *c, uint64_t token)
+{
+	uint8_t paired = SMC_SOFT_PAIR_PAIRED;
+	struct req r;
+
+	if (c->fd < 0)
+		return -EBADF;
+	if (!token)
+		return -EINVAL;
+	req_init(&r, c->family, 0, SMC_SOFT_CMD_CLC);
+	req_attr(&r, SMC_SOFT_A_TOKEN, &token, sizeof(token));
+	req_attr(&r, SMC_SOFT_A_PAIR_STATUS, &paired, sizeof(paired));
+	r.u.nlh.nlmsg_pid = SOFT_REG_PORT_CLC;
+	return send_async(c, &r, -1);
+}
+
 long soft_reg_info_send(struct soft_reg_conn *c, int fd)
 {
 	struct req r;
@@ -694,6 +710,7 @@ static int parse_clc(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
 	switch (r->status) {
 	case SMC_SOFT_PAIR_ASKING:
 	case SMC_SOFT_PAIR_DECLINED:
+	case SMC_SOFT_PAIR_PAIRED:
 		return 0;
 	case SMC_SOFT_PAIR_NEGOTIATE:
 		return r->ibdev[0] && r->ibport && r->role <= 1 ? 0 : -EBADMSG;

@@ -100,6 +100,8 @@ long soft_reg_info_send(struct soft_reg_conn *c, int fd);
  */
 long soft_reg_clc_send(struct soft_reg_conn *c, uint64_t token, const void *clc, size_t len,
 		       uint8_t taken);
+/* CLC saying our end runs over RDMA now: the daemon lists it as SMC-R.  seq or -errno. */
+long soft_reg_clc_connected_send(struct soft_reg_conn *c, uint64_t token);
 
 /* SOCK_DEL without NLM_F_ACK: no answer unless it fails (then ignored). */
 /* sock (-1: none) proves a holder that did not register it may end it. */

@@ -418,6 +418,11 @@ static void finish(struct neg *n)
 		if (!rdma_neg_bind(n->rn, &t)) {
 			if (sconn_attach_transport(n->sc, &t)) {
 				rdma_neg_free(n->rn);
+				/* the daemon lists it as SMC-R from now on */
+				pthread_mutex_lock(&ctl_mu);
+				if (chan.fd >= 0)
+					soft_reg_clc_connected_send(&chan, n->token);
+				pthread_mutex_unlock(&ctl_mu);
 				return;
 			}
 			/* the program made it TCP meanwhile (stdio, sharing): both ends stay */

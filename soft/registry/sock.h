@@ -82,6 +82,8 @@ struct soft_ask {
 /* pair_status while the peer host's daemon is asked, and once both ends negotiate */
 #define SOFT_PAIR_ASKING    SMC_SOFT_PAIR_ASKING
 #define SOFT_PAIR_NEGOTIATE SMC_SOFT_PAIR_NEGOTIATE
+/* both libraries connected it over RDMA (soft SMC-R): listed as SMCR */
+#define SOFT_PAIR_RDMA      6
 
 struct soft_sock {
 	struct soft_sock *next, **pprev;        /* the namespace's list */

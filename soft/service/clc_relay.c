@@ -18,6 +18,8 @@
 #include <string.h>
 #include <libmnl/libmnl.h>
 
+#include "smc_uapi.h"
+
 #define CLC_AGAIN_MS 250        /* a message not kept yet, sent again; then CLC_AGAIN_MS * 4 */
 #define CLC_SENDS    3
 #define CLC_MS       2000       /* not kept by then: the connection stays TCP */
@@ -165,6 +167,7 @@ struct clc_attrs {
 	const void *clc;
 	size_t clc_len;
 	uint8_t taken;
+	bool connected;          /* PAIR_STATUS PAIRED: our library's end runs over RDMA */
 };
 
 static int parse(struct soft_req *r, struct clc_attrs *a)
@@ -187,6 +190,14 @@ static int parse(struct soft_req *r, struct clc_attrs *a)
 			return -EINVAL;
 		}
 	}
+	if (tb[SMC_SOFT_A_PAIR_STATUS]) {
+		if (mnl_attr_get_payload_len(tb[SMC_SOFT_A_PAIR_STATUS]) != 1 ||
+		    *(const uint8_t *)mnl_attr_get_payload(tb[SMC_SOFT_A_PAIR_STATUS]) != SMC_SOFT_PAIR_PAIRED) {
+			r->ext_ack = "PAIR_STATUS is PAIRED or absent";
+			return -EINVAL;
+		}
+		a->connected = true;
+	}
 	if (tb[SMC_SOFT_A_CLC_INDEX]) {
 		if (mnl_attr_get_payload_len(tb[SMC_SOFT_A_CLC_INDEX]) != 1)
 			return -EINVAL;
@@ -207,7 +218,9 @@ static int reply(struct soft_req *r, const struct soft_sock *s, uint8_t taken)
 	if (!nlh)
 		return -ENOMEM;
 	mnl_attr_put_u64(nlh, SMC_SOFT_A_TOKEN, s->token);
-	if (s->pair_status == SOFT_PAIR_NEGOTIATE) {
+	if (s->pair_status == SOFT_PAIR_RDMA) {
+		mnl_attr_put_u8(nlh, SMC_SOFT_A_PAIR_STATUS, SMC_SOFT_PAIR_PAIRED);
+	} else if (s->pair_status == SOFT_PAIR_NEGOTIATE) {
 		mnl_attr_put_u8(nlh, SMC_SOFT_A_PAIR_STATUS, SMC_SOFT_PAIR_NEGOTIATE);
 		mnl_attr_put_u8(nlh, SMC_SOFT_A_ROLE, s->role);
 		mnl_attr_put_strz(nlh, SMC_SOFT_A_IBDEV, c->ibdev);
@@ -256,6 +269,15 @@ int soft_clc(struct soft_req *r)
 			r->ext_ack = "an end sends two CLC messages";
 		if (rc)
 			return rc;
+	}
+	if (a.connected) {
+		if (s->pair_status != SOFT_PAIR_NEGOTIATE) {
+			r->ext_ack = "the ends do not negotiate";
+			return -EINVAL;
+		}
+		soft_peer_unlink(s);
+		s->pair_status = SOFT_PAIR_RDMA;
+		s->mode = SMC_DIAG_MODE_SMCR;
 	}
 	return reply(r, s, a.taken);
 }

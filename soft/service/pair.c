@@ -139,7 +139,8 @@ void soft_pair_fall_back(struct soft_state *st, struct soft_sock *s, uint32_t re
 
 	if (s->pair_status == SMC_SOFT_PAIR_DECLINED)
 		return;
-	if (s->pair_status == SOFT_PAIR_ASKING || s->pair_status == SOFT_PAIR_NEGOTIATE) {
+	if (s->pair_status == SOFT_PAIR_ASKING || s->pair_status == SOFT_PAIR_NEGOTIATE ||
+	    s->pair_status == SOFT_PAIR_RDMA) {
 		/* what the peer host's daemon hears from now on */
 		s->ask.verdict = reason;
 		soft_pair_decline(st, s, reason, diag);

@@ -2,9 +2,12 @@
  * smc_run so that the preload library moves it onto AF_SMC.
  *
  *   tcpecho server PORT           accept one connection, echo until EOF
- *   tcpecho client IP PORT HOLD   send BYTES of a pattern, check the echo,
- *                                 print "ECHO OK <n>", keep the connection
- *                                 HOLD seconds, close.
+ *   tcpecho client IP PORT HOLD [BYTES [PAUSE]]
+ *                                 send BYTES (256 KiB) of a pattern, check
+ *                                 the echo, print "ECHO OK <n>", keep the
+ *                                 connection HOLD seconds, close; with
+ *                                 PAUSE, the first 4 KiB echoed, then PAUSE
+ *                                 seconds asleep before the rest.
  * Built dynamically: LD_PRELOAD only works for dynamic programs. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,6 +18,7 @@
 #include <unistd.h>
 
 #define BYTES (256 * 1024)
+#define WINDOW 65536    /* sent and not echoed yet, at most */
 
 static unsigned char pat(size_t i) { return (unsigned char)(i * 7 + i / 251); }
 
@@ -53,8 +57,9 @@ int main(int argc, char **argv)
 		printf("SERVER EOF\n");
 		return 0;
 	}
-	if (argc == 5 && !strcmp(argv[1], "client")) {
-		size_t sent = 0, got = 0;
+	if (argc >= 5 && argc <= 7 && !strcmp(argv[1], "client")) {
+		size_t sent = 0, got = 0, total = argc >= 6 ? strtoul(argv[5], NULL, 0) : BYTES;
+		unsigned pause = argc == 7 ? (unsigned)atoi(argv[6]) : 0;
 		int bad = 0;
 
 		sa.sin_port = htons(atoi(argv[3]));
@@ -64,9 +69,15 @@ int main(int argc, char **argv)
 			perror("tcpecho: connect");
 			return 1;
 		}
-		while (got < BYTES) {
-			if (sent < BYTES) {
-				size_t k = BYTES - sent < 4096 ? BYTES - sent : 4096;
+		printf("CONNECTED\n");
+		fflush(stdout);
+		while (got < total) {
+			if (pause && got >= 4096) {
+				sleep(pause);
+				pause = 0;
+			}
+			if (sent < total && sent - got < WINDOW && (!pause || sent < 4096)) {
+				size_t k = total - sent < 4096 ? total - sent : 4096;
 				unsigned char out[4096];
 
 				for (size_t i = 0; i < k; i++)
@@ -77,7 +88,7 @@ int main(int argc, char **argv)
 				}
 				sent += k;
 			}
-			if (sent - got >= 16384 || sent == BYTES) {
+			if (sent - got >= WINDOW || sent == total || (pause && sent >= 4096)) {
 				ssize_t n = read(fd, buf, sizeof(buf));
 
 				if (n <= 0) {
@@ -100,6 +111,6 @@ int main(int argc, char **argv)
 		close(fd);
 		return 0;
 	}
-	fprintf(stderr, "usage: tcpecho server PORT | client IP PORT HOLD\n");
+	fprintf(stderr, "usage: tcpecho server PORT | client IP PORT HOLD [BYTES [PAUSE]]\n");
 	return 2;
 }

@@ -17,17 +17,21 @@ check() {
 	fi
 	NORM=
 }
-# echo_client PORT HOLD: tcpecho client under smc_run against $VMPEER, tried
-# again until the server answers (it may still be starting); output in
-# /tmp/echo.out, its pid in EPID.
+# echo_client PORT HOLD [BYTES [PAUSE]]: tcpecho client under smc_run against $VMPEER, tried
+# again until the server answers (it may still be starting), then waited
+# for until it printed its echo; output in /tmp/echo.out, its pid in EPID.
 echo_client() {
 	i=0
 	while [ $i -lt 30 ]; do
-		smc_run tcpecho client "$VMPEER" "$1" "$2" > /tmp/echo.out 2>&1 &
+		smc_run tcpecho client "$VMPEER" "$1" "$2" ${3:-} ${4:-} > /tmp/echo.out 2>&1 &
 		EPID=$!
-		j=0; while ! grep -q -e ECHO -e tcpecho: /tmp/echo.out && [ $j -lt 300 ]; do sleep 0.1; j=$((j + 1)); done
-		grep -q ECHO /tmp/echo.out && break
+		j=0; while ! grep -q -e CONNECTED -e tcpecho: /tmp/echo.out && [ $j -lt 300 ]; do sleep 0.1; j=$((j + 1)); done
+		grep -q CONNECTED /tmp/echo.out && break
 		wait $EPID; sleep 1; i=$((i + 1))
+	done
+	# connected: its echo, however long the bytes take
+	j=0; while ! grep -q -e ECHO -e tcpecho: /tmp/echo.out && kill -0 $EPID 2>/dev/null && [ $j -lt 1800 ]; do
+		sleep 0.1; j=$((j + 1))
 	done
 }
 # ok NAME CMD...: PASS when CMD succeeds.

@@ -1,16 +1,16 @@
 #!/bin/sh
 # Scenario 4: two VMs (vmrole=server / client) without kernel SMC, each with
 # rxe and its own smc_softd: an unmodified TCP echo program under smc_run
-# on both.  The daemons ask each other on the control port (doc/soft-roce.md
-# section 2); until a transport carries a connection between hosts, it
-# stays TCP with the kernel's codes: 0x03030000 at the client (no SMC device
-# it can use), 0x05000000/0x03030000 at the server (the peer declined).
-# Every byte must arrive, with no hang, no ring in either daemon and nothing
-# left after; the guest's verbs see rxe0.
+# on both.  The daemons ask each other on the control port, the libraries
+# negotiate SMC-R through them (doc/soft-roce.md section 2.2) and the
+# connection cuts over to RDMA: both daemons list it as SMCR, rxe carried
+# the bytes (its packet counters), every byte arrives, no hang, no ring in
+# either daemon and nothing left after; the guest's verbs see rxe0.
 SCEN=s4-$VMROLE
 . /tests/lib.sh
-export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control
+export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control SMC_DEBUG=1
 PORT=5000
+BYTES=67108864
 
 # smcss -a into /tmp/ss.txt once the connection's row is decided (not INIT),
 # and the daemon's descriptors meanwhile into /tmp/fds.txt.
@@ -18,7 +18,7 @@ decided_row() {
 	i=0
 	while [ $i -lt 100 ]; do
 		smcss -a > /tmp/ss.txt 2>&1
-		grep -q "^ACTIVE .*:$PORT .* TCP 0x" /tmp/ss.txt && break
+		grep -q -e "^ACTIVE .*:$PORT .* TCP 0x" -e "^ACTIVE .*:$PORT .* SMCR" /tmp/ss.txt && break
 		sleep 0.1; i=$((i + 1))
 	done
 	ls -l /proc/$SOFTD/fd > /tmp/fds.txt 2>&1
@@ -45,14 +45,26 @@ if [ "$VMROLE" = server ]; then
 	i=0; while ! grep -q ACCEPTED /tmp/echo.out && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 	ok echo-accepted grep -q ACCEPTED /tmp/echo.out
 	decided_row
-	grepcheck smcss-server-declined "^ACTIVE .*:$PORT .* TCP 0x05000000/0x03030000" /tmp/ss.txt
-	i=0; while ! grep -q 'SERVER EOF' /tmp/echo.out && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	grepcheck smcss-server-smcr "^ACTIVE .*:$PORT .* SMCR" /tmp/ss.txt
+	i=0; while ! grep -q 'SERVER EOF' /tmp/echo.out && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
 	grepcheck echo-server-eof 'SERVER EOF' /tmp/echo.out
+	grepcheck server-connected-by-rdma 'connected by rdma' /tmp/echo.out
 else
-	echo_client $PORT 12
+	# a first echo, then 3 s asleep (the libraries negotiate meanwhile), then the rest
+	echo_client $PORT 12 $BYTES 3
 	decided_row
-	grepcheck smcss-client-nosmcdev "^ACTIVE .*:$PORT .* TCP 0x03030000" /tmp/ss.txt
-	grepcheck echo-data 'ECHO OK 262144' /tmp/echo.out
+	grepcheck smcss-client-smcr "^ACTIVE .*:$PORT .* SMCR" /tmp/ss.txt
+	j=0; while ! grep -q 'ECHO' /tmp/echo.out && [ $j -lt 1200 ]; do sleep 0.1; j=$((j + 1)); done
+	grepcheck echo-data "ECHO OK $BYTES" /tmp/echo.out
+	grepcheck client-connected-by-rdma 'connected by rdma' /tmp/echo.out
+	# rxe carried the bytes: at least one packet per KiB each way
+	rdma statistic show link rxe0/1 > /tmp/rxe.txt 2>&1
+	sent=$(sed -n 's/.* sent_pkts \([0-9]*\).*/\1/p' /tmp/rxe.txt)
+	if [ "${sent:-0}" -ge $((BYTES / 1024)) ]; then
+		echo "PASS $SCEN/rxe-carried-the-bytes"
+	else
+		echo "FAIL $SCEN/rxe-carried-the-bytes: ${sent:-no} packets sent"; sed 's/^/  > /' /tmp/rxe.txt
+	fi
 	wait $EPID
 	ok echo-client-exit test $? = 0
 fi
