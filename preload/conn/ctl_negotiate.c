@@ -520,7 +520,7 @@ static void *negotiator(void *arg)
 
 			pthread_mutex_unlock(&ctl_mu);
 			if (p.fd < 0 || next.poll(&p, 1, 50) < 0)
-				nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
+				next.poll(NULL, 0, 20);    /* not nanosleep(): its hook is ours */
 			pthread_mutex_lock(&ctl_mu);
 			continue;
 		}
