@@ -487,7 +487,8 @@ static void *negotiator(void *arg)
 		int64_t now = now_ns(), wake = 0;
 		struct neg *n;
 
-		if (!negs && !ctl_replies_due()) {
+		/* a seccomp sandbox may kill the process for the calls below: wait only */
+		if ((!negs && !ctl_replies_due()) || soft_sandboxed()) {
 			pthread_cond_wait(&neg_cv, &ctl_mu);
 			continue;
 		}

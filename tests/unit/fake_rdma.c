@@ -350,6 +350,15 @@ int rdma_qp_describe(const struct rdma_qp *q, char *buf, size_t size)
 			(unsigned long long)q->done);
 }
 
+void fake_rdma_gid(uint8_t gid[16], uint8_t net, uint8_t host)
+{
+	memset(gid, 0, 16);
+	gid[10] = gid[11] = 0xff;
+	gid[12] = 10;
+	gid[13] = net;
+	gid[15] = host;
+}
+
 void fake_rdma_port_down(const char *name)
 {
 	pthread_mutex_lock(&mu);

@@ -4,6 +4,10 @@
 
 /* Device name's port goes down: a port event, and its queue pairs break. */
 void fake_rdma_port_down(const char *name);
+#include <stdint.h>
+
+/* The RoCE v2 GID of 10.net.0.host (::ffff:10.net.0.host): the fake routes by GID and queue pair. */
+void fake_rdma_gid(uint8_t gid[16], uint8_t net, uint8_t host);
 /* Writes and messages carried so far. */
 extern long fake_rdma_writes, fake_rdma_msgs;
 

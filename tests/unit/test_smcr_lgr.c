@@ -39,15 +39,6 @@ struct pair_conn {
 static struct side srv = { .dev = { "fs0", "soft1" } }, cli = { .dev = { "fc0", "soft2" } };
 static struct pair_conn pc[NCONN];
 
-static void gid(uint8_t g[16], uint8_t host, uint8_t net)
-{
-	memset(g, 0, 16);
-	g[10] = g[11] = 0xff;
-	g[12] = 10;
-	g[13] = net;
-	g[15] = host;
-}
-
 static uint8_t pat(int conn, int dir, uint64_t pos)
 {
 	return (uint8_t)((pos * 2654435761u >> 7) + (uint64_t)conn * 31u + (uint64_t)dir * 97u);
@@ -137,8 +128,8 @@ static void groups_up(void)
 
 	smcr_env_set(&env);
 	for (int i = 0; i < 2; i++) {
-		gid(srv.gid[i], 1, (uint8_t)i);
-		gid(cli.gid[i], 2, (uint8_t)i);
+		fake_rdma_gid(srv.gid[i], (uint8_t)i, 1);
+		fake_rdma_gid(cli.gid[i], (uint8_t)i, 2);
 	}
 	CHECK_INT(smcr_lgr_new(true, &srv.g), 0);
 	CHECK_INT(smcr_lgr_new(false, &cli.g), 0);

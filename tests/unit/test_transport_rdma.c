@@ -37,16 +37,6 @@ static bool ring(uint32_t bell)
 	return true;
 }
 
-/* Every test's devices on a network of their own: the fake routes by GID and queue pair number. */
-static void gid_of(uint8_t g[16], uint8_t net, uint8_t host)
-{
-	memset(g, 0, 16);
-	g[10] = g[11] = 0xff;
-	g[12] = 10;
-	g[13] = net;
-	g[15] = host;
-}
-
 struct confirm_job {
 	struct end *e;
 	const struct smcr_sock_peer *peer;
@@ -81,8 +71,9 @@ static void pair_up(struct end *srv, struct end *cli, uint8_t net)
 	pthread_t th;
 
 	smcr_env_set(&env);
-	gid_of(gs, net, 1);
-	gid_of(gc, net, 2);
+	/* every test's devices on a network of their own */
+	fake_rdma_gid(gs, net, 1);
+	fake_rdma_gid(gc, net, 2);
 	CHECK_INT(smcr_lgr_new(true, &srv->g), 0);
 	CHECK_INT(smcr_lgr_new(false, &cli->g), 0);
 	CHECK_INT(smcr_link_open(srv->g, srv->dev, gs), 0);
