@@ -886,6 +886,54 @@ static size_t peek_past_fence(struct sconn *sc, const struct iovec *iov, int cnt
 }
 
 /*
+ * A blocking read before the fence on a transport without TCP doorbells
+ * (soft SMC-R): the producer's fence comes on the transport, so the reader
+ * does not sleep in the TCP stream alone but in poll() on the socket and
+ * its bell, which the transport rings when the peer's words change.  0
+ * when TCP has bytes, the fence is known or the time is up for this round
+ * (the caller looks again); -EAGAIN at SO_RCVTIMEO's end; -EINTR.
+ */
+#define FENCE_WAIT_MS 250
+
+static int wait_tcp_or_fence(int fd, struct sconn *sc, int64_t *deadline)
+{
+	struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
+	int timeout = FENCE_WAIT_MS, rc;
+	uint64_t left;
+	uint32_t bell;
+	bool ready;
+
+	if (!*deadline) {
+		int ms = rcvtimeo_ms(fd, sc);
+
+		*deadline = ms ? soft_now_ns() / 1000000 + ms : -1;
+	}
+	if (*deadline > 0) {
+		int64_t rest = *deadline - soft_now_ns() / 1000000;
+
+		if (rest <= 0)
+			return -EAGAIN;
+		if (rest < timeout)
+			timeout = (int)rest;
+	}
+	bell = bell_wait_begin(&p[1].fd);
+	if (bell == TP_BELL_TCP) {
+		bell_wanted();
+		timeout = timeout < 10 ? timeout : 10;    /* no bell yet: look again soon */
+	}
+	ready = TP(sc, rx_sleep_begin, NULL, bell) && bell != TP_BELL_TCP;
+	if (!ready && !conn_rx_fence_left(sc, &left))
+		rc = next.poll(p, p[1].fd >= 0 ? 2 : 1, timeout);
+	else
+		rc = 0;
+	TP(sc, rx_sleep_end);
+	bell_wait_end(p[1].fd, rc > 0 && (p[1].revents & POLLIN));
+	if (rc < 0 && errno == EINTR && (*deadline > 0 || !handlers_restart()))
+		return -EINTR;
+	return 0;
+}
+
+/*
  * Before the fence: the TCP stream, clipped at the fence once it is known
  * (bytes after it are doorbells).  >0 bytes, 0 cut over now (read the ring),
  * -1 with errno, or -2 at end of stream.
@@ -899,7 +947,7 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 	uint64_t left;
 	ssize_t n;
 	size_t keep;
-	int w;
+	int w, rc;
 
 	/* held by several processes (fork, spawn): the others read some of it */
 	conn_rx_count_shared(fd, sc);
@@ -924,7 +972,26 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 			want = (size_t)left;
 	}
 	w = iov_window(iov, cnt, skip, want, win, IOV_CHUNK);
-	n = tcp_recvv(fd, win, w, flags & (MSG_PEEK | MSG_DONTWAIT));
+	if (!known && !sc->tp.ops->tcp_doorbells && !(flags & MSG_DONTWAIT) &&
+	    !nonblocking(fd, sc, flags)) {
+		int64_t deadline = 0;
+
+		/* no doorbell will wake a reader asleep in TCP: wait for either */
+		for (;;) {
+			n = tcp_recvv(fd, win, w, (flags & MSG_PEEK) | MSG_DONTWAIT);
+			if (n >= 0 || errno != EAGAIN || conn_rx_fence_left(sc, &left))
+				break;
+			rc = wait_tcp_or_fence(fd, sc, &deadline);
+			if (rc) {
+				errno = -rc;
+				return -1;
+			}
+		}
+		if (n < 0 && errno == EAGAIN && conn_rx_fence_left(sc, &left))
+			return 0;       /* the fence came: the caller looks again */
+	} else {
+		n = tcp_recvv(fd, win, w, flags & (MSG_PEEK | MSG_DONTWAIT));
+	}
 	if (n < 0) {
 		kernel_reset_news(sc, n, errno);
 		return -1;

@@ -46,6 +46,12 @@ struct tp_cdc {
 
 struct transport_ops {
 	const char *name;
+	/*
+	 * The producer rings a doorbell byte over TCP once it has cut over,
+	 * for a reader asleep in the TCP stream (rx_want_bell): the ring does;
+	 * without, such a reader waits for the fence on the transport itself.
+	 */
+	bool tcp_doorbells;
 	/* Map what the daemon's reply brought (fd) as end side; 0 or -errno. */
 	int (*map)(struct transport *t, int fd, int side);
 	void (*unmap)(struct transport *t);

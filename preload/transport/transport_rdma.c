@@ -462,6 +462,7 @@ static uint32_t rdma_rx_size(struct transport *t)
 
 const struct transport_ops transport_rdma = {
 	.name = "rdma",
+	.tcp_doorbells = false,
 	.map = rdma_map,
 	.unmap = rdma_unmap,
 	.produce = rdma_produce,

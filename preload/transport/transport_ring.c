@@ -300,6 +300,7 @@ static uint32_t ring_rx_size(struct transport *t)
 
 const struct transport_ops transport_ring = {
 	.name = "ring",
+	.tcp_doorbells = true,
 	.map = ring_map,
 	.unmap = ring_unmap,
 	.produce = ring_produce,

@@ -10,7 +10,7 @@ SCEN=s4-$VMROLE
 . /tests/lib.sh
 export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control SMC_DEBUG=1
 PORT=5000
-BYTES=67108864
+BYTES=134217728
 
 # smcss -a into /tmp/ss.txt once the connection's row is decided (not INIT),
 # and the daemon's descriptors meanwhile into /tmp/fds.txt.
@@ -51,7 +51,9 @@ if [ "$VMROLE" = server ]; then
 	grepcheck server-connected-by-rdma 'connected by rdma' /tmp/echo.out
 else
 	# a first echo, then 3 s asleep (the libraries negotiate meanwhile), then the rest
+	t0=$(date +%s)
 	echo_client $PORT 12 $BYTES 3
+	echo "INFO $SCEN/echo: $BYTES bytes each way in $(($(date +%s) - t0 - 3)) s after the pause"
 	decided_row
 	grepcheck smcss-client-smcr "^ACTIVE .*:$PORT .* SMCR" /tmp/ss.txt
 	j=0; while ! grep -q 'ECHO' /tmp/echo.out && [ $j -lt 1200 ]; do sleep 0.1; j=$((j + 1)); done
