@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,14 +127,19 @@ bool ctl_thread_wake(void)
 	if (!started) {
 		/* the RDMA layer's way out: the process's real calls, and our bells */
 		struct smcr_env env = { .poll = next.poll, .syscall = next.syscall, .ring = bell_ring };
+		sigset_t all, old;
 		pthread_attr_t a;
 		pthread_t th;
 
 		smcr_env_set(&env);
+		/* the program's signals are for its own threads, never this one */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
 		pthread_attr_init(&a);
 		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 		started = !pthread_create(&th, &a, negotiator, NULL);
 		pthread_attr_destroy(&a);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	pthread_cond_signal(&neg_cv);
 	return started;
@@ -147,6 +153,8 @@ void ctl_neg_after_fork_child(void)
 	atomic_store(&nclc_hint, 0);
 	started = false;
 	pthread_cond_init(&neg_cv, NULL);
+	smcr_after_fork_child();
+	rdma_clc_after_fork_child();
 }
 
 void ctl_neg_reply(const struct soft_pair_reply *r)

@@ -7,6 +7,7 @@
  * messages, fails links over, and wakes the connections' sleepers.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -282,6 +283,15 @@ static void *progress(void *arg)
 	return NULL;
 }
 
+void smcr_after_fork_child(void)
+{
+	/* the parent's groups and thread stay the parent's: queue pairs do not cross fork() */
+	pthread_mutex_init(&eng_mu, NULL);
+	groups = NULL;
+	started = false;
+	wake_fd = -1;
+}
+
 int smcr_engine_add(struct smcr_lgr *g)
 {
 	int rc = 0;
@@ -296,10 +306,16 @@ int smcr_engine_add(struct smcr_lgr *g)
 		if (wake_fd < 0) {
 			rc = -errno;
 		} else {
+			sigset_t all, old;
+
+			/* the program's signals are for its own threads, never this one */
+			sigfillset(&all);
+			pthread_sigmask(SIG_SETMASK, &all, &old);
 			pthread_attr_init(&a);
 			pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 			rc = -pthread_create(&th, &a, progress, NULL);
 			pthread_attr_destroy(&a);
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
 		}
 		started = !rc;
 	}

@@ -42,6 +42,8 @@ struct smcr_env {
 	bool (*ring)(uint32_t bell);
 };
 void smcr_env_set(const struct smcr_env *env);
+/* In a forked child: none of the parent's groups, and no progress thread until a group of its own. */
+void smcr_after_fork_child(void);
 
 /* ---- lgr.c: a link group and its links ---- */
 struct smcr_lgr;

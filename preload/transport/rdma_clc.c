@@ -74,6 +74,13 @@ static const uint8_t *process_id(void)
 }
 
 /* The group with the peer process, with a link up; a reference for the caller, or NULL. */
+void rdma_clc_after_fork_child(void)
+{
+	/* the parent's groups are not ours: their queue pairs stay with it */
+	pthread_mutex_init(&groups_mu, NULL);
+	groups = NULL;
+}
+
 static struct smcr_lgr *group_find(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server)
 {
 	struct smcr_lgr *found = NULL;

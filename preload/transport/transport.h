@@ -196,6 +196,8 @@ int rdma_neg_confirmed(struct rdma_neg *n, const uint8_t *confirm, size_t len);
 int rdma_neg_confirm_link(struct rdma_neg *n);
 int rdma_neg_bind(struct rdma_neg *n, struct transport *t);
 void rdma_neg_free(struct rdma_neg *n);
+/* In a forked child: none of the parent's link groups. */
+void rdma_clc_after_fork_child(void);
 /* A DECLINE of ours with reason (SMC_CLC_DECL_*) into msg: its length. */
 int rdma_clc_decline(uint32_t reason, uint8_t *msg, size_t size);
 /* Whether msg is a DECLINE: 1 with its reason, 0 if not, -EPROTO for a bad one. */
