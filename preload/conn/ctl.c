@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "conn.h"
 #include "ctl_int.h"
@@ -63,7 +66,38 @@ void ctl_daemon_gone(void)
 	chan_gone();
 }
 
-static bool pend_add(uint32_t seq, struct sconn *sc)
+/*
+ * Whether the connection on fd may lead to another host: only then can its
+ * pairing become a negotiation that needs the control thread before the
+ * program's next call.  A loopback peer, or one at our own address, is
+ * this host's (and so a ring's).
+ */
+static bool peer_may_be_remote(int fd)
+{
+	struct sockaddr_storage peer, self;
+	socklen_t plen = sizeof(peer), slen = sizeof(self);
+
+	if (getpeername(fd, (struct sockaddr *)&peer, &plen) ||
+	    getsockname(fd, (struct sockaddr *)&self, &slen) || peer.ss_family != self.ss_family)
+		return true;
+	if (peer.ss_family == AF_INET) {
+		const struct in_addr *p = &((struct sockaddr_in *)&peer)->sin_addr;
+		const struct in_addr *s = &((struct sockaddr_in *)&self)->sin_addr;
+
+		return (ntohl(p->s_addr) >> 24) != 127 && p->s_addr != s->s_addr;
+	}
+	if (peer.ss_family == AF_INET6) {
+		const struct in6_addr *p = &((struct sockaddr_in6 *)&peer)->sin6_addr;
+		const struct in6_addr *s = &((struct sockaddr_in6 *)&self)->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(p) && p->s6_addr[12] == 127)
+			return false;
+		return !IN6_IS_ADDR_LOOPBACK(p) && memcmp(p, s, sizeof(*p));
+	}
+	return true;
+}
+
+static bool pend_add(uint32_t seq, struct sconn *sc, bool remote)
 {
 	if (npend == cap) {
 		size_t ncap = cap ? cap * 2 : 16;
@@ -80,8 +114,10 @@ static bool pend_add(uint32_t seq, struct sconn *sc)
 	pend[npend].exec = false;
 	npend++;
 	atomic_store(&npend_hint, npend);
-	/* its reply is read even if the program makes no call again */
-	ctl_thread_wake();
+	/* a reply that may start a negotiation is read even if the program
+	 * makes no call again; a local one at its next call, as ever */
+	if (remote)
+		ctl_thread_wake();
 	return true;
 }
 
@@ -156,7 +192,7 @@ void ctl_pair_locked(int fd, struct sconn *sc)
 		ctl_daemon_gone();
 	} else {
 		sc->seq = (uint32_t)seq;
-		if (!pend_add(sc->seq, sc))
+		if (!pend_add(sc->seq, sc, peer_may_be_remote(fd)))
 			conn_stay_tcp(sc);
 	}
 }
@@ -467,14 +503,14 @@ void ctl_exec_resume(int fd, struct sconn *sc, int state, uint32_t seq)
 	conn_asked_again(sc);
 	if (state == SC_MAPPED) {
 		s = soft_reg_info_send(&chan, fd);
-		if (s > 0 && pend_add((uint32_t)s, sc)) {
+		if (s > 0 && pend_add((uint32_t)s, sc, false)) {
 			sc->seq = (uint32_t)s;
 			pend[npend - 1].exec = true;
 			exec_waiting++;
 		} else {
 			conn_stay_tcp(sc);
 		}
-	} else if (!pend_add(seq, sc)) {
+	} else if (!pend_add(seq, sc, peer_may_be_remote(fd))) {
 		conn_stay_tcp(sc);
 	} else {
 		sc->seq = seq;
@@ -539,7 +575,7 @@ void ctl_adopt(int fd, struct sconn *sc)
 	conn_asked_again(sc);
 	if (!soft_sandboxed() && chan_daemon_there() && chan_open())
 		seq = soft_reg_info_send(&chan, fd);
-	if (seq > 0 && pend_add((uint32_t)seq, sc)) {
+	if (seq > 0 && pend_add((uint32_t)seq, sc, false)) {
 		sc->seq = (uint32_t)seq;
 		pend[npend - 1].exec = true;
 		exec_waiting++;

@@ -124,6 +124,35 @@ assert_smcd_seen() { # $1 = port, $2 = pid (optional)
 	grep -qx "large ok" "$BATS_TEST_TMPDIR/client.out"
 }
 
+# A connection within this host (loopback, or to our own address) pairs on a
+# ring and needs no control thread: a single-threaded program stays so (a
+# thread makes its fork, malloc and locks dearer; scp lost a seventh of its
+# gain to one).  Its ends hold the round trips until killed.
+@test "soft: a pairing within the host leaves a single-threaded program one thread" {
+	local out="$BATS_TEST_TMPDIR/local.out" threads
+	start_server "$out" "$RUN" python3 -c '
+import socket, time
+ls = socket.socket()
+ls.bind(("127.0.0.1", 0))
+ls.listen(1)
+print("port", ls.getsockname()[1], flush=True)
+c = socket.create_connection(ls.getsockname())
+s, _ = ls.accept()
+while True:
+    c.sendall(b"x" * 1000)
+    got = 0
+    while got < 1000:
+        got += len(s.recv(1000 - got))
+    s.sendall(b"y")
+    c.recv(1)
+    time.sleep(0.01)
+'
+	assert_smcd_seen "$PORT" "$SERVER_PID"
+	sleep 0.3
+	threads=$(awk '$1 == "Threads:" { print $2 }' "/proc/$SERVER_PID/status")
+	[ "$threads" = 1 ] || { echo "threads: $threads"; cat "$out"; return 1; }
+}
+
 @test "sockcheck: every case has a test under smc_run in this file" {
 	run "$SC" list
 	[ "$status" -eq 0 ]
