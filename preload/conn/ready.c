@@ -58,7 +58,11 @@ bool soft_arm(int fd, struct sconn *sc, unsigned want, uint32_t bell)
 			if (conn_rx_cut_before_wait(fd, sc))
 				ready = true;
 		}
-		if (atomic_load(&sc->rx_cut)) {
+		/*
+		 * A transport whose producer rings no doorbell over TCP tells
+		 * its fence itself: it rings our bell before the cut-over too.
+		 */
+		if (atomic_load(&sc->rx_cut) || !sc->tp.ops->tcp_doorbells) {
 			ready |= TP(sc, rx_sleep_begin, &wake, bell);
 			if (wake)
 				soft_ring_bell(fd, sc, wake);
@@ -66,7 +70,8 @@ bool soft_arm(int fd, struct sconn *sc, unsigned want, uint32_t bell)
 	}
 	if ((want & POLLOUT) && atomic_load(&sc->tx_cut))
 		ready |= TP(sc, tx_sleep_begin, 1, bell);
-	if (bell == TP_BELL_TCP && (atomic_load(&sc->rx_cut) || atomic_load(&sc->tx_cut)))
+	if (bell == TP_BELL_TCP &&
+	    (atomic_load(&sc->rx_cut) || atomic_load(&sc->tx_cut) || !sc->tp.ops->tcp_doorbells))
 		bell_wanted();
 	return ready;
 }

@@ -5,7 +5,8 @@
  *
  *   sockcheck server PORT CASE         listen on 127.0.0.1:PORT (0: any port,
  *                                      printed as "port N" on stdout, or
- *                                      written to fd $SOCKCHECK_READY_FD)
+ *                                      written to fd $SOCKCHECK_READY_FD);
+ *                                      $SOCKCHECK_BIND: another IPv4 address
  *   sockcheck client HOST PORT CASE    connect and run the client's half
  *   sockcheck pair CASE [WRAPPER...]   start both ends as separate processes,
  *                                      each as WRAPPER... sockcheck server|client
@@ -13,7 +14,9 @@
  *
  * Each end exchanges data with a known pattern, checks every byte, and
  * prints one line: "CASE ok" (exit 0) or "CASE: ROLE: what failed: why"
- * (exit 1).  A watchdog ($SOCKCHECK_TIMEOUT seconds, default 60) turns any
+ * (exit 1).  A client tries a refused connect again for
+ * $SOCKCHECK_CONNECT_RETRY seconds (default 0), for a server on another
+ * host that may not listen yet.  A watchdog ($SOCKCHECK_TIMEOUT seconds, default 60) turns any
  * hang into a failure line (exit 3).
  */
 #include <errno.h>
@@ -4123,10 +4126,13 @@ static int run_server(const char *port, const struct scase *c, int *fd)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	const char *bind_to = getenv("SOCKCHECK_BIND");
 	int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0);
 
 	if (lfd < 0)
 		return fail_errno("socket");
+	if (bind_to && *bind_to && inet_pton(AF_INET, bind_to, &a.sin_addr) != 1)
+		return fail("SOCKCHECK_BIND: not an IPv4 address: %s", bind_to);
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if ((c->flags & F_SMALLBUF) && small_bufs(lfd))
 		return -1;
@@ -4150,6 +4156,8 @@ static int run_server(const char *port, const struct scase *c, int *fd)
 static int run_client(const char *host, const char *port, const struct scase *c, int *fd)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)) };
+	const char *retry;
+	int tries;
 
 	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
 		return fail("%s: not an IPv4 address", host);
@@ -4176,20 +4184,28 @@ static int run_client(const char *host, const char *port, const struct scase *c,
 		}
 		close(g_pass[1]);
 	}
-	*fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (*fd < 0)
-		return fail_errno("socket");
-	if ((c->flags & F_SMALLBUF) && small_bufs(*fd))
-		return -1;
-	if (c->flags & F_ZEROCOPY) {
-		static const int one = 1;
+	retry = getenv("SOCKCHECK_CONNECT_RETRY");
+	tries = retry && *retry ? atoi(retry) * 5 : 0;
+	for (;;) {
+		*fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (*fd < 0)
+			return fail_errno("socket");
+		if ((c->flags & F_SMALLBUF) && small_bufs(*fd))
+			return -1;
+		if (c->flags & F_ZEROCOPY) {
+			static const int one = 1;
 
-		if (setsockopt(*fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) < 0)
-			return fail_errno("setsockopt SO_ZEROCOPY");
+			if (setsockopt(*fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) < 0)
+				return fail_errno("setsockopt SO_ZEROCOPY");
+		}
+		g_doing = "connecting";
+		if (connect(*fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+			break;
+		if ((errno != ECONNREFUSED && errno != EHOSTUNREACH) || tries-- <= 0)
+			return fail_errno("connect");
+		close(*fd);
+		usleep(200000);
 	}
-	g_doing = "connecting";
-	if (connect(*fd, (struct sockaddr *)&a, sizeof(a)) < 0)
-		return fail_errno("connect");
 	g_doing = "running the case";
 	return c->client(fd);
 }

@@ -104,6 +104,9 @@ cc -O2 -Wall -static -o "$STAGE/usr/bin/smc_sock" "$HERE/smc_sock.c"
 cc -O2 -Wall -static -o "$STAGE/usr/bin/nldump" "$HERE/nldump.c"
 cc -O2 -Wall -o "$STAGE/usr/bin/tcpecho" "$HERE/tcpecho.c"
 copy_libs "$STAGE/usr/bin/tcpecho"
+# The socket-semantics cases (s8), dynamic, for smc_run.
+cc -O2 -Wall -std=gnu11 -D_GNU_SOURCE -o "$STAGE/usr/bin/sockcheck" "$HERE/../progs/sockcheck.c" -ldl
+copy_libs "$STAGE/usr/bin/sockcheck"
 # soft SMC-R's building blocks between two hosts (s5): the preload's rdma/
 # layer and the wire formats, with libibverbs opened at run time.
 ROOT=$(cd "$HERE/../.." && pwd)

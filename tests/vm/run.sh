@@ -3,13 +3,14 @@
 # under QEMU and run the tools against it. Prints PASS/FAIL per check and a
 # last line "N passed, N failed"; exits non-zero on any failure or timeout.
 #
-#   tests/vm/run.sh [s1] [s2] [s3] [s4] [s5] [s6] [s7]   scenarios (default: s1 s2 s3)
+#   tests/vm/run.sh [s1] [s2] [s3] [s4] [s5] [s6] [s7] [s8]   scenarios (default: s1 s2 s3)
 #
 # VM_SUITE=trixie-backports takes that suite's kernel instead (the newest
 # Debian serves, with no SMC at all: only s3 to s7, the soft backend, apply).
 # Environment: VMDIR (build/vm), BUILD (the `make` build dir, default .),
 # VM_TIMEOUT (seconds per VM, 60), VM_ACCEL (tcg|kvm; default probed once),
 # RECORD=1 writes missing expected outputs of s1 from the guest's output.
+# VM_CASES=A,B,...: only these sockcheck cases in s8 (default: all).
 # RECORD_FIXTURES=1 has each guest record the raw netlink replies of every
 # query and the tools' text beside them (guest/lib.sh fixtures) and writes
 # them to tests/fixtures/kernel-6.12/<scenario>/ (tests/unit/test_kernel_fixtures.c).
@@ -47,6 +48,7 @@ qemu() {
 
 VMRECORD=
 [ "${RECORD_FIXTURES:-0}" = 1 ] && VMRECORD="vmrecord=1 "
+[ -z "${VM_CASES:-}" ] || VMRECORD="${VMRECORD}vmcases=$VM_CASES "
 FIXDIR=tests/fixtures/kernel-6.12
 
 # fixtures NAME: extract the base64 blocks "=== fixture DIR/FILE" of a VM's
@@ -156,6 +158,13 @@ for s in $SCENARIOS; do
 		t=$VM_TIMEOUT
 		[ "$VM_TIMEOUT" -ge 240 ] || VM_TIMEOUT=240
 		two_vms "$s" 2
+		VM_TIMEOUT=$t
+		;;
+	s8)
+		# every sockcheck case, one after the other, each with its negotiation
+		t=$VM_TIMEOUT
+		[ "$VM_TIMEOUT" -ge 900 ] || VM_TIMEOUT=900
+		two_vms "$s"
 		VM_TIMEOUT=$t
 		;;
 	*) echo "FAIL $s: unknown scenario" >>"$RESULTS" ;;
