@@ -183,7 +183,7 @@ $(O)/smc_run: smc_run.sh lib/version.h
 
 # ---- tests -------------------------------------------------------------
 # The link groups of preload/smcr/ over a fake of preload/rdma/ (tests/unit/fake_rdma.c).
-SMCR_LAYER_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(wildcard preload/smcr/*.c) preload/transport/transport_rdma.c \
+SMCR_LAYER_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(wildcard preload/smcr/*.c) preload/rdma/fds.c preload/transport/transport_rdma.c \
 	preload/transport/rdma_clc.c)
 $(OBJ)/tests/unit/test_smcr_lgr.o $(OBJ)/tests/unit/fake_rdma.o: ALL_CFLAGS += -Ipreload/rdma -Ipreload/smcr
 $(OBJ)/tests/unit/test_transport_rdma.o $(OBJ)/tests/unit/test_rdma_clc.o: ALL_CFLAGS += $(PRELOAD_I_transport)

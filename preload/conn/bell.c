@@ -222,6 +222,23 @@ bool bell_ring(uint32_t id)
 	return false;
 }
 
+bool bell_ring_own(uint32_t id)
+{
+	static const uint64_t one = 1;
+	bool rung = false;
+
+	if (id <= TP_BELL_TCP)
+		return false;
+	for (unsigned i = 0; i < SOFT_BELL_SLOTS && !rung; i++) {
+		if (atomic_load_explicit(&own[i].id, memory_order_acquire) != id)
+			continue;
+		pthread_mutex_lock(&own_mu);
+		rung = own[i].fd >= 0 && next.write(own[i].fd, &one, sizeof(one)) == sizeof(one);
+		pthread_mutex_unlock(&own_mu);
+	}
+	return rung;
+}
+
 void bell_reply(const struct soft_pair_reply *r)
 {
 	struct peer_bell *p;

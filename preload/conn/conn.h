@@ -162,6 +162,13 @@ void ctl_poll(void);
 void ctl_before_sleep(void);
 /* Either is still due: a wait that can be cut looks again soon. */
 bool ctl_backlog(void);
+/*
+ * A pairing of this process may still cut over to RDMA, whose producer
+ * rings no doorbell over TCP: a wait in the kernel on such a connection's
+ * socket would not see it, so waits look again every SETTLE_LOOK_MS.
+ */
+bool ctl_rdma_settling(void);
+#define SETTLE_LOOK_MS 20
 /* Socket fd of sc is closed here; last: no other process holds it, the
  * daemon's registration goes. */
 void ctl_forget(int fd, struct sconn *sc, bool last);
@@ -196,6 +203,11 @@ void bell_wanted(void);
 void bell_wait_end(int efd, bool rang);
 /* Wake the sleeper of bell id with its eventfd; false: ring over TCP. */
 bool bell_ring(uint32_t id);
+/*
+ * The same for a bell of this process's own, as our RDMA progress thread
+ * wakes our sleepers: its eventfd at once, never the daemon's way.
+ */
+bool bell_ring_own(uint32_t id);
 void bell_reply(const struct soft_pair_reply *r);
 void bell_fds_closed(unsigned first, unsigned last);
 void bell_after_fork_child(void);

@@ -26,11 +26,37 @@ struct pending {
 	uint32_t seq;
 	struct sconn *sc;          /* holds a reference */
 	bool exec;                 /* a SOCK_INFO after execve */
+	bool remote;               /* its peer may be on another host */
 };
 
 static struct pending *pend;
 static size_t npend, cap;
 static _Atomic size_t npend_hint;
+static _Atomic size_t npend_remote_hint;   /* of them with remote */
+
+/* With ctl_mu held, after npend changed. */
+static void pend_counted(void)
+{
+	size_t r = 0;
+
+	for (size_t i = 0; i < npend; i++)
+		r += pend[i].remote;
+	atomic_store(&npend_hint, npend);
+	atomic_store(&npend_remote_hint, r);
+}
+
+bool ctl_rdma_settling(void)
+{
+	return atomic_load_explicit(&npend_remote_hint, memory_order_relaxed) || ctl_neg_running();
+}
+
+void ctl_pend_after_fork_child(void)
+{
+	/* the parent's requests are answered to the parent */
+	for (size_t i = 0; i < npend; i++)
+		pend[i].remote = false;
+	atomic_store(&npend_remote_hint, 0);
+}
 /*
  * Replies still due to PAIRs whose socket closed first (pend_orphan): read
  * and let go at the next look, or a process that asks nothing more would
@@ -50,7 +76,7 @@ void ctl_pend_drop_all(void)
 		sconn_put(pend[i].sc);
 	}
 	npend = 0;
-	atomic_store(&npend_hint, 0);
+	pend_counted();
 	norphan = 0;
 	atomic_store(&norphan_hint, 0);
 }
@@ -112,8 +138,9 @@ static bool pend_add(uint32_t seq, struct sconn *sc, bool remote)
 	pend[npend].seq = seq;
 	pend[npend].sc = sc;
 	pend[npend].exec = false;
+	pend[npend].remote = remote;
 	npend++;
-	atomic_store(&npend_hint, npend);
+	pend_counted();
 	/* a reply that may start a negotiation is read even if the program
 	 * makes no call again; a local one at its next call, as ever */
 	if (remote)
@@ -136,7 +163,7 @@ static struct sconn *pend_take(uint32_t seq, bool *exec)
 			if (pend[i].exec)
 				exec_waiting--;
 			pend[i] = pend[--npend];
-			atomic_store(&npend_hint, npend);
+			pend_counted();
 			return sc;
 		}
 	return NULL;

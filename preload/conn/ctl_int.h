@@ -71,6 +71,10 @@ void ctl_neg_reply(const struct soft_pair_reply *r);
 void ctl_neg_drop_all(void);
 /* Without the lock: CLC questions are out, their replies due. */
 bool ctl_neg_due(void);
+/* Negotiations of this process not over yet. */
+bool ctl_neg_running(void);
+/* In a forked child: the parent's requests are not counted as ours. */
+void ctl_pend_after_fork_child(void);
 /* The control thread runs (started once), woken: false if it cannot start. */
 bool ctl_thread_wake(void);
 /* In a forked child: none of the parent's negotiations or its thread. */

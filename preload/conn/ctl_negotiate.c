@@ -70,6 +70,12 @@ struct neg {
 };
 
 static struct neg *negs;                 /* ctl_mu */
+static _Atomic unsigned nnegs_hint;        /* how many */
+
+bool ctl_neg_running(void)
+{
+	return atomic_load_explicit(&nnegs_hint, memory_order_relaxed) != 0;
+}
 static _Atomic size_t nclc_hint;         /* CLC questions out */
 static size_t nclc;
 static pthread_cond_t neg_cv = PTHREAD_COND_INITIALIZER;
@@ -113,6 +119,7 @@ void ctl_neg_start(struct sconn *sc, const struct soft_pair_reply *r)
 	sc->daemon_epoch = ctl_epoch();
 	n->next = negs;
 	negs = n;
+	atomic_fetch_add(&nnegs_hint, 1);
 	if (!ctl_thread_wake()) {
 		n->failed = true;
 		n->reason = DECL_PEERNOSMC;
@@ -126,7 +133,7 @@ bool ctl_thread_wake(void)
 		return false;
 	if (!started) {
 		/* the RDMA layer's way out: the process's real calls, and our bells */
-		struct smcr_env env = { .poll = next.poll, .syscall = next.syscall, .ring = bell_ring };
+		struct smcr_env env = { .poll = next.poll, .syscall = next.syscall, .ring = bell_ring_own };
 		sigset_t all, old;
 		pthread_attr_t a;
 		pthread_t th;
@@ -149,6 +156,8 @@ void ctl_neg_after_fork_child(void)
 {
 	/* the parent's negotiations, and its thread, stay the parent's */
 	negs = NULL;
+	atomic_store(&nnegs_hint, 0);
+	ctl_pend_after_fork_child();
 	nclc = 0;
 	atomic_store(&nclc_hint, 0);
 	started = false;
@@ -469,6 +478,7 @@ static struct neg *next_work(int64_t now, int64_t *wake)
 			if (n->step == NEG_DECLINING && !n->failed)
 				n->step = NEG_DONE;
 			*p = n->next;
+			atomic_fetch_sub(&nnegs_hint, 1);
 			return n;
 		}
 		if (over)

@@ -225,6 +225,34 @@ static void bells_read(int fd, struct sconn *sc, size_t n)
 		conn_foreign_bytes(fd, sc);
 }
 
+/*
+ * The peer's FIN came over TCP.  A ring's producer closes it after its last
+ * byte is there; an RDMA peer's last bytes and its CLOSED travel beside TCP
+ * and may come after the FIN: they are waited for, bounded (a peer that
+ * died sends none).
+ */
+#define FIN_GRACE_NS 1000000000LL
+
+static void fin_grace(struct sconn *sc)
+{
+	int64_t end;
+
+	if (!sconn_mapped(sc) || sc->tp.ops->tcp_doorbells)
+		return;
+	end = soft_now_ns() + FIN_GRACE_NS;
+	while (!(TP(sc, peer_state) & TP_PS_ENDED) && soft_now_ns() < end) {
+		struct timespec ts = { 0, 5000000 };
+
+		TP(sc, rx_wait, &ts);
+	}
+}
+
+static void tcp_fin_seen(struct sconn *sc)
+{
+	fin_grace(sc);
+	atomic_store(&sc->rx_eof, true);
+}
+
 /* With rx_lock held and rx cut over: read the doorbells that wait. */
 static void drain_locked(int fd, struct sconn *sc)
 {
@@ -237,7 +265,7 @@ static void drain_locked(int fd, struct sconn *sc)
 			bells_read(fd, sc, (size_t)n);
 	} while (n == (ssize_t)sizeof(buf));
 	if (n == 0)
-		atomic_store(&sc->rx_eof, true);
+		tcp_fin_seen(sc);
 	else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 		atomic_store(&sc->rx_err, errno);
 }
@@ -357,7 +385,7 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 	} else if (!tx_space(sc)) {
 		/* the application's own unread bytes make the socket readable */
 		if (sys_peek_eof(fd))
-			atomic_store(&sc->rx_eof, true);
+			tcp_fin_seen(sc);
 		else
 			sys_yield();
 	}
@@ -398,7 +426,7 @@ bool soft_tx_peer_check(int fd, struct sconn *sc, short kernel)
 			if (!atomic_load(&sc->rx_eof))
 				soft_drain(fd, sc);
 		} else if (sys_peek_eof(fd))
-			atomic_store(&sc->rx_eof, true);
+			tcp_fin_seen(sc);
 	}
 	if (atomic_load(&sc->rx_eof) && !tx_space(sc))
 		soft_ring_bell(fd, sc, TP_BELL_TCP);
@@ -858,7 +886,7 @@ static int wait_data(int fd, struct sconn *sc)
 		return 0;
 	}
 	if (n == 0) {
-		atomic_store(&sc->rx_eof, true);
+		tcp_fin_seen(sc);
 		return 0;
 	}
 	if (errno == ECONNRESET || errno == ETIMEDOUT)
@@ -996,6 +1024,8 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 		kernel_reset_news(sc, n, errno);
 		return -1;
 	}
+	if (n == 0)
+		fin_grace(sc);          /* the fence and bytes after it may still come */
 	known = conn_rx_fence_left(sc, &left);
 	if (n == 0) {
 		if (!known)
@@ -1166,6 +1196,30 @@ static int wait_for_offer(int fd, struct sconn *sc, int flags)
 	}
 }
 
+/*
+ * A blocking receive on a connection being paired while a pairing of ours
+ * may still cut over to RDMA (ctl_rdma_settling()): the kernel's receive
+ * would sleep through the cut-over, whose producer rings no doorbell over
+ * TCP, so it waits for TCP bytes in steps first.  True once the connection
+ * is mapped (the caller goes on there); false: the receive itself tells.
+ */
+static bool wait_settling(int fd, struct sconn *sc, int flags)
+{
+	if ((flags & MSG_DONTWAIT) || nonblocking(fd, sc, flags) || rcvtimeo_ms(fd, sc))
+		return false;
+	while (atomic_load(&sc->state) == SC_ASKED && ctl_rdma_settling()) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (next.poll(&p, 1, SETTLE_LOOK_MS) != 0)
+			return false;
+		ctl_poll();
+	}
+	return sconn_mapped(sc);
+}
+
+/* The receive's result when the connection was mapped while it waited (soft_recv goes on there). */
+#define PLAIN_NOW_MAPPED (-2)
+
 static ssize_t plain_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 			  int flags, int st, struct msghdr *mh)
 {
@@ -1181,6 +1235,10 @@ static ssize_t plain_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 			errno = -w;
 			return -1;
 		}
+	}
+	if (wait_settling(fd, sc, flags)) {
+		atomic_fetch_sub(&sc->plain_rx, 1);
+		return PLAIN_NOW_MAPPED;
 	}
 	r = mh ? next.recvmsg(fd, mh, flags) : tcp_recvv(fd, iov, iovcnt, flags);
 	saved = errno;
@@ -1261,9 +1319,13 @@ ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 	if (!sconn_mapped(sc)) {
 		atomic_fetch_add_explicit(&sc->plain_rx, 1, memory_order_seq_cst);
 		st = current_state(sc);
-		if (st != SC_MAPPED)
-			return plain_recv(fd, sc, iov, iovcnt, flags, st, mh);
-		atomic_fetch_sub(&sc->plain_rx, 1);
+		if (st != SC_MAPPED) {
+			r = plain_recv(fd, sc, iov, iovcnt, flags, st, mh);
+			if (r != PLAIN_NOW_MAPPED)
+				return r;
+		} else {
+			atomic_fetch_sub(&sc->plain_rx, 1);
+		}
 	}
 	sconn_attach_late(sc);
 	if (flags & MSG_OOB) {

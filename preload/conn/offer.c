@@ -12,7 +12,8 @@
  *     accept, pause, sleep, waitpid, sigsuspend, ...): everything that
  *     would come due meanwhile.
  * Offering is ctl_offer(); sharing a connection (fork, spawn, SCM_RIGHTS)
- * pairs it at once as before, whatever its time.
+ * pairs it at once as before, whatever its time.  While a pairing may still
+ * cut over to RDMA, the same waits are cut every SETTLE_LOOK_MS (conn.h).
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -130,7 +131,7 @@ void offer_before_sleep(int64_t timeout_ns)
  * due now and returns how long to wait first; *cut when that is less than
  * asked for, a connection's offer coming due at its end.
  */
-static int64_t wait_step(int64_t timeout_ns, bool *cut)
+static int64_t offer_step(int64_t timeout_ns, bool *cut)
 {
 	int64_t d = atomic_load_explicit(&due, memory_order_relaxed), now;
 
@@ -148,6 +149,19 @@ static int64_t wait_step(int64_t timeout_ns, bool *cut)
 		return timeout_ns;
 	*cut = true;
 	return d - now;
+}
+
+/* The same, and cut every SETTLE_LOOK_MS while a pairing may move to RDMA (conn.h). */
+static int64_t wait_step(int64_t timeout_ns, bool *cut)
+{
+	const int64_t look = (int64_t)SETTLE_LOOK_MS * 1000000;
+	int64_t step = offer_step(timeout_ns, cut);
+
+	if (step != 0 && (step < 0 || step > look) && ctl_rdma_settling()) {
+		*cut = true;
+		step = look;
+	}
+	return step;
 }
 
 int offer_wait(int (*fn)(void *arg, int64_t timeout_ns), void *arg, int64_t timeout_ns)

@@ -221,6 +221,11 @@ struct ewait {
 	struct ep_set *s;
 	struct epoll_event *ev;
 	int max;
+	/*
+	 * An armed entry cannot be woken by this wait: no bell of ours yet,
+	 * and its transport rings none over TCP.  The wait looks again soon.
+	 */
+	bool blind;
 };
 
 /*
@@ -344,6 +349,8 @@ static bool arm_all(struct ewait *w, bool arm, uint32_t bell)
 
 		if (!sc)
 			continue;
+		if (arm && bell == TP_BELL_TCP && !sc->tp.ops->tcp_doorbells)
+			w->blind = true;
 		if (arm && !w->s->e[i].disarmed) {
 			struct ep_entry *e = &w->s->e[i];
 			unsigned mode;
@@ -540,6 +547,9 @@ static int soft_epoll_wait(struct ewait *w, int64_t timeout_ns, const sigset_t *
 		/* replies or ends of registrations due: look again within DEL_RETRY_NS */
 		if (ctl_backlog() && (left < 0 || left > DEL_RETRY_NS))
 			left = DEL_RETRY_NS;
+		if (w->blind && (left < 0 || left > (int64_t)SETTLE_LOOK_MS * 1000000))
+			left = (int64_t)SETTLE_LOOK_MS * 1000000;
+		w->blind = false;
 		r = efd >= 0 ? bell_wait(w, efd, &rang, left, mask) : kernel_wait(w, 0, left, mask);
 		arm_all(w, false, bell);
 		bell_wait_end(efd, rang);

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 
 #include "hooks.h"
+#include "rdma.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -125,6 +126,9 @@ EXPORT int close(int fd)
 		child_fds_close(child_fds_vfork(), fd);
 		return next.close(fd);
 	}
+	/* one of our RDMA resources' (rdma_fd_keep()): it stays open, the call succeeds */
+	if (fd >= 0 && !vfork_child && rdma_fds_kept_in((unsigned)fd, (unsigned)fd, &(int){ 0 }, 1))
+		return 0;
 	if (atomic_load_explicit(&fd_tracked, memory_order_relaxed))
 		fd_untrack(fd);
 	soft_epoll_closed(fd);
@@ -133,6 +137,33 @@ EXPORT int close(int fd)
 		ctl_fds_closed((unsigned)fd, (unsigned)fd);
 	}
 	return next.close(fd);
+}
+
+static int raw_close_range(unsigned first, unsigned last, int flags)
+{
+	if (!next.close_range)
+		return (int)next.syscall(SYS_close_range, first, last, flags);
+	return next.close_range(first, last, flags);
+}
+
+/*
+ * close_range(2) over [first, last] but for the descriptors of our RDMA
+ * resources (rdma_fd_keep()), which stay open: the ranges between them.
+ */
+static int close_range_around(unsigned first, unsigned last, int flags)
+{
+	int kept[64], rc = 0;
+	unsigned n = soft_vfork_child() ? 0 : rdma_fds_kept_in(first, last, kept, 64);
+	unsigned long from = first;
+
+	for (unsigned i = 0; i < n; i++) {
+		if ((unsigned long)kept[i] > from && raw_close_range((unsigned)from, (unsigned)kept[i] - 1, flags))
+			rc = -1;
+		from = (unsigned long)kept[i] + 1;
+	}
+	if (from <= last && raw_close_range((unsigned)from, last, flags))
+		rc = -1;
+	return rc;
 }
 
 /*
@@ -170,9 +201,9 @@ EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 	PRELOAD_INIT();
 	if (first <= last && !(flags & CLOSE_RANGE_CLOEXEC))
 		soft_fds_closing(first, last);
-	if (!next.close_range)
-		return (int)next.syscall(SYS_close_range, first, last, flags);
-	return next.close_range(first, last, flags);
+	if (first > last)
+		return raw_close_range(first, last, flags);
+	return close_range_around(first, last, flags);
 }
 
 EXPORT void closefrom(int lowfd)
@@ -181,7 +212,9 @@ EXPORT void closefrom(int lowfd)
 	if (lowfd < 0)
 		lowfd = 0;
 	soft_fds_closing((unsigned)lowfd, ~0U);
-	if (next.closefrom)
+	if (!soft_vfork_child() && rdma_fds_kept_in((unsigned)lowfd, ~0U, &(int){ 0 }, 1))
+		close_range_around((unsigned)lowfd, ~0U, 0);
+	else if (next.closefrom)
 		next.closefrom(lowfd);
 	else
 		next.syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0);

@@ -199,6 +199,18 @@ int rdma_qp_describe(const struct rdma_qp *qp, char *buf, size_t size);
 /* After rdma_qp_fd() was readable: takes the channel's event.  0 or -errno. */
 int rdma_qp_woken(struct rdma_qp *qp);
 
+/*
+ * Descriptors of the process's RDMA resources (fds.c), which the program's
+ * close-everything loops must leave open: kept from their making to their
+ * end.  rdma_fds_kept_in() fills out with those in [first, last], in order
+ * (at most max): their count.
+ */
+void rdma_fd_keep(int fd);
+void rdma_fd_drop(int fd);
+unsigned rdma_fds_kept_in(unsigned first, unsigned last, int *out, unsigned max);
+/* In a forked child: none (the parent's are no use to it). */
+void rdma_fds_after_fork_child(void);
+
 #pragma GCC visibility pop
 
 #endif

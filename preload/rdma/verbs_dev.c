@@ -95,6 +95,8 @@ int rdma_dev_open(const char *name, uint8_t port, const uint8_t gid[16], struct 
 		free(d);
 		return rc;
 	}
+	rdma_fd_keep(d->ctx->cmd_fd);
+	rdma_fd_keep(d->ctx->async_fd);
 	*out = d;
 	return 0;
 }
@@ -104,6 +106,8 @@ void rdma_dev_close(struct rdma_dev *d)
 	if (!d)
 		return;
 	rdma_v.dealloc_pd(d->pd);
+	rdma_fd_drop(d->ctx->cmd_fd);
+	rdma_fd_drop(d->ctx->async_fd);
 	rdma_v.close_device(d->ctx);
 	free(d);
 }

@@ -111,6 +111,7 @@ static int setup(struct rdma_qp *q)
 	q->ch = rdma_v.create_comp_channel(ctx);
 	if (!q->ch)
 		return errno ? -errno : -ENOMEM;
+	rdma_fd_keep(q->ch->fd);
 	q->cq = rdma_v.create_cq(ctx, cqe, q, q->ch, 0);
 	if (!q->cq)
 		return errno ? -errno : -ENOMEM;
@@ -160,8 +161,10 @@ void rdma_qp_destroy(struct rdma_qp *q)
 		rdma_v.destroy_qp(q->qp);
 	if (q->cq)
 		rdma_v.destroy_cq(q->cq);
-	if (q->ch)
+	if (q->ch) {
+		rdma_fd_drop(q->ch->fd);
 		rdma_v.destroy_comp_channel(q->ch);
+	}
 	rdma_mr_dereg(&q->slots_mr);
 	free(q->slots);
 	free(q->posts);

@@ -39,12 +39,14 @@ void smcr_engine_kick(void)
 
 void smcr_sock_wake(struct smcr_sock *s, bool rx)
 {
-	uint32_t bell = atomic_exchange(&s->bell[rx], 0);
-
 	atomic_fetch_add(&s->seq[rx], 1);
 	smcr_env.syscall(SYS_futex, &s->seq[rx], FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
-	if (bell && smcr_env.ring)
-		smcr_env.ring(bell);
+	for (int i = 0; i < SMCR_BELLS; i++) {
+		uint32_t bell = atomic_load(&s->bell[rx][i]) ? atomic_exchange(&s->bell[rx][i], 0) : 0;
+
+		if (bell && smcr_env.ring)
+			smcr_env.ring(bell);
+	}
 }
 
 /* One completion of link li, or a message of the peer over it. */
@@ -290,6 +292,7 @@ void smcr_after_fork_child(void)
 	groups = NULL;
 	started = false;
 	wake_fd = -1;
+	rdma_fds_after_fork_child();
 }
 
 int smcr_engine_add(struct smcr_lgr *g)
@@ -301,8 +304,8 @@ int smcr_engine_add(struct smcr_lgr *g)
 		pthread_t th;
 		pthread_attr_t a;
 
-		if (wake_fd < 0)
-			wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (wake_fd < 0 && (wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) >= 0)
+			rdma_fd_keep(wake_fd);
 		if (wake_fd < 0) {
 			rc = -errno;
 		} else {

@@ -157,7 +157,11 @@ uint32_t smcr_sock_seq(struct smcr_sock *s, bool rx);
 int smcr_sock_wait(struct smcr_sock *s, bool rx, uint32_t seq, const struct timespec *timeout);
 /* The connection's positions and state in one line, for a report: snprintf's count. */
 int smcr_sock_describe(struct smcr_sock *s, char *buf, size_t size);
-/* A poll-style sleeper's bell (env.ring), rung once at the next change of that direction; 0: none. */
+/*
+ * A poll-style sleeper's bell (env.ring), rung once at the next change of
+ * that direction, beside the bells of other threads asleep on it; 0 does
+ * nothing.  A bell left after its sleeper woke costs one spurious wake-up.
+ */
 void smcr_sock_bell(struct smcr_sock *s, bool rx, uint32_t bell);
 
 #pragma GCC visibility pop

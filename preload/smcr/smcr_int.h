@@ -9,6 +9,9 @@
 #include <stdatomic.h>
 
 #include "smcr.h"
+
+/* Bells of threads asleep on one direction at once (the process has as many). */
+#define SMCR_BELLS 8
 #include "smcr_conn.h"
 #include "smcr_llc.h"
 
@@ -79,7 +82,8 @@ struct smcr_sock {
 	uint8_t early[SMCR_CDC_LEN];   /* the peer's last CDC before we started */
 	uint32_t early_len;
 	_Atomic uint32_t seq[2];   /* futex words: [0] room came, [1] data or state came */
-	_Atomic uint32_t bell[2];  /* a sleeper's bell to ring once, 0: none */
+	/* sleepers' bells to ring once each, 0: a free slot (one per waiting thread) */
+	_Atomic uint32_t bell[2][SMCR_BELLS];
 };
 
 /* engine.c */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/futex.h>
 
@@ -110,10 +111,21 @@ static uint32_t new_token(struct smcr_lgr *g)
 	return t;
 }
 
-static void *map(uint32_t size)
+/*
+ * A buffer of the connection, named in /proc/PID/maps (memfd:smc-rmb,
+ * memfd:smc-sndbuf) as soft SMC-D's regions are (smc-dmb).
+ */
+static void *map(const char *name, uint32_t size)
 {
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd = memfd_create(name, MFD_CLOEXEC);
+	void *p = MAP_FAILED;
 
+	if (fd >= 0 && ftruncate(fd, size) == 0)
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		smcr_env.syscall(SYS_close, fd);    /* not the preload's close() */
+	if (p == MAP_FAILED)
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
@@ -135,8 +147,8 @@ int smcr_sock_new(struct smcr_lgr *g, const struct rdma_qp_addr *peer, uint32_t 
 	s->g = g;
 	s->rmb_size = rmb_size;
 	s->snd_size = snd_size;
-	s->rmb = map(rmb_size);
-	s->snd = map(snd_size);
+	s->rmb = map("smc-rmb", rmb_size);
+	s->snd = map("smc-sndbuf", snd_size);
 	if (!s->rmb || !s->snd)
 		rc = -ENOMEM;
 	pthread_mutex_lock(&g->mu);
@@ -552,7 +564,21 @@ int smcr_sock_wait(struct smcr_sock *s, bool rx, uint32_t seq, const struct time
 
 void smcr_sock_bell(struct smcr_sock *s, bool rx, uint32_t bell)
 {
-	atomic_store(&s->bell[rx], bell);
+	_Atomic uint32_t *slot = s->bell[rx];
+
+	if (!bell)
+		return;
+	for (int i = 0; i < SMCR_BELLS; i++)
+		if (atomic_load(&slot[i]) == bell)
+			return;
+	for (int i = 0; i < SMCR_BELLS; i++) {
+		uint32_t none = 0;
+
+		if (atomic_compare_exchange_strong(&slot[i], &none, bell))
+			return;
+	}
+	/* more sleepers than a process has bells: one of them had gone */
+	atomic_store(&slot[bell % SMCR_BELLS], bell);
 }
 
 int smcr_sock_describe(struct smcr_sock *s, char *buf, size_t size)

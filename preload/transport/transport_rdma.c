@@ -125,6 +125,11 @@ static ssize_t rdma_consume(struct transport *t, const struct iovec *iov, int cn
 		want += iov[i].iov_len;
 	if (!want)
 		return 0;
+	/*
+	 * The state first: the peer ends its writing after its last byte's
+	 * CDC, so an end seen before a read that found nothing leaves nothing.
+	 */
+	ps = rdma_peer_state(t);
 	n = smcr_sock_recv(SOCK(t), iov, cnt, flags & TP_PEEK);
 	if (n > 0) {
 		if (!(flags & TP_PEEK))
@@ -133,10 +138,8 @@ static ssize_t rdma_consume(struct transport *t, const struct iovec *iov, int cn
 	}
 	if (n < 0)
 		return n;
-	ps = rdma_peer_state(t);
 	if (ps & TP_PS_ABORT)
 		return -ECONNRESET;
-	/* the peer ends its writing after its last byte's CDC: nothing is left */
 	if (ps & (TP_PS_DONE_WRITING | TP_PS_CLOSED))
 		return 0;
 	return -EAGAIN;
@@ -218,7 +221,8 @@ static bool rdma_rx_sleep_begin(struct transport *t, uint32_t *wake, uint32_t be
 
 static void rdma_rx_sleep_end(struct transport *t)
 {
-	smcr_sock_bell(SOCK(t), true, 0);
+	/* the bell stays: another thread's may be beside it (smcr_sock_bell()) */
+	(void)t;
 }
 
 static int rdma_rx_wait(struct transport *t, const struct timespec *timeout)
@@ -241,7 +245,8 @@ static bool rdma_tx_sleep_begin(struct transport *t, size_t want, uint32_t bell)
 
 static void rdma_tx_sleep_end(struct transport *t)
 {
-	smcr_sock_bell(SOCK(t), false, 0);
+	/* the bell stays: another thread's may be beside it (smcr_sock_bell()) */
+	(void)t;
 }
 
 /* The peer's fence CDC wakes our readers itself. */

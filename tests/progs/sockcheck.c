@@ -2002,7 +2002,10 @@ static int uring_c(int *fd)
 	return recv_tok(*fd, 'k');
 }
 
-/* Whether the process maps a ring region (the connection is on shared memory). */
+/*
+ * Whether the process maps a ring region or an RMB (the connection is on
+ * shared memory, soft SMC-D, or on RDMA, soft SMC-R).
+ */
 static bool region_mapped(void)
 {
 	char line[512];
@@ -2010,7 +2013,7 @@ static bool region_mapped(void)
 	FILE *f = fopen("/proc/self/maps", "r");
 
 	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, "smc-dmb") != NULL;
+		found = strstr(line, "smc-dmb") != NULL || strstr(line, "smc-rmb") != NULL;
 	if (f)
 		fclose(f);
 	return found;

@@ -40,7 +40,7 @@ for c in $cases; do
 	else
 		echo "FAIL $SCEN/$c"
 		sed 's/^/  > /' /tmp/case.out
-		grep -v '^libsmc-preload: .*\(pair\|negotiat\)' /tmp/case.err | tail -n 5 | sed 's/^/  ! /'
+		grep -v "^libsmc-preload: .*\(pair\|negotiat\)" /tmp/case.err | tail -n 8 | sed 's/^/  ! /'
 	fi
 done
 echo "INFO $SCEN/cases: $n cases in $(($(date +%s) - t0)) s, $rdma of them over RDMA"
