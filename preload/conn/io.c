@@ -233,24 +233,31 @@ static void bells_read(int fd, struct sconn *sc, size_t n)
  */
 #define FIN_GRACE_NS 1000000000LL
 
-static void fin_grace(struct sconn *sc)
+/* True when the stream may end here: the peer said so, or nothing came in time. */
+static bool fin_grace(struct sconn *sc)
 {
 	int64_t end;
 
 	if (!sconn_mapped(sc) || sc->tp.ops->tcp_doorbells)
-		return;
+		return true;
 	end = soft_now_ns() + FIN_GRACE_NS;
-	while (!(TP(sc, peer_state) & TP_PS_ENDED) && soft_now_ns() < end) {
+	while (!(TP(sc, peer_state) & TP_PS_ENDED)) {
 		struct timespec ts = { 0, 5000000 };
 
+		/* bytes first: the reader takes them, the FIN stays for later */
+		if (TP(sc, readable) > 0)
+			return false;
+		if (soft_now_ns() >= end)
+			return true;
 		TP(sc, rx_wait, &ts);
 	}
+	return true;
 }
 
 static void tcp_fin_seen(struct sconn *sc)
 {
-	fin_grace(sc);
-	atomic_store(&sc->rx_eof, true);
+	if (fin_grace(sc))
+		atomic_store(&sc->rx_eof, true);
 }
 
 /* With rx_lock held and rx cut over: read the doorbells that wait. */
@@ -971,7 +978,7 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 {
 	const size_t asked = want;
 	struct iovec win[IOV_CHUNK];
-	bool peek = flags & MSG_PEEK, known;
+	bool peek = flags & MSG_PEEK, known, may_end;
 	uint64_t left;
 	ssize_t n;
 	size_t keep;
@@ -1024,8 +1031,8 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 		kernel_reset_news(sc, n, errno);
 		return -1;
 	}
-	if (n == 0)
-		fin_grace(sc);          /* the fence and bytes after it may still come */
+	/* the fence and bytes after it may still come */
+	may_end = n != 0 || fin_grace(sc);
 	known = conn_rx_fence_left(sc, &left);
 	if (n == 0) {
 		if (!known)
@@ -1044,7 +1051,8 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 			errno = ECONNRESET;
 			return -1;
 		}
-		atomic_store(&sc->rx_eof, true);
+		if (may_end)
+			atomic_store(&sc->rx_eof, true);
 		sconn_rx_cut_set(fd, sc);
 		return 0;
 	}

@@ -310,8 +310,8 @@ void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, 
 			ctl_forget(fd, sc, last);
 		return;
 	}
-	preload_err("libsmc-preload: exec of %s: fd %d is on shared memory and %s: "
-		    "the connection is reset\n", image, fd, why);
+	preload_err("libsmc-preload: exec of %s: fd %d is on %s and %s: "
+		    "the connection is reset\n", image, fd, sc->tp.ops->medium, why);
 	conn_reset(fd, sc);
 }
 
@@ -411,12 +411,17 @@ static void exit_let_go(int fd, struct sconn *sc, void *arg)
 /*
  * The kernel closes the sockets after us.  The rings hear it first, as from
  * close(), and a connection another process holds too (fork, posix_spawn)
- * stays open for it.
+ * stays open for it.  Then the bytes that end with the process (soft
+ * SMC-R's send buffers, closed connections' too) go to their peers first,
+ * as a TCP socket's would go on after it.
  */
 void sconn_process_exit(void)
 {
-	if (atomic_load(&fd_tracked) && !soft_vfork_child())
+	if (soft_vfork_child())
+		return;
+	if (atomic_load(&fd_tracked))
 		fd_for_each(exit_let_go, NULL);
+	transport_linger_all();
 }
 
 void sconn_free(struct sconn *sc)
@@ -478,6 +483,11 @@ static void child_holds(int fd, struct sconn *sc, void *arg)
 	/* not paired before the fork: the parent's to decline (conn_shared) */
 	if (atomic_load(&sc->decline))
 		conn_stay_tcp_if_new(sc);
+	if (sconn_mapped(sc) && transport_after_fork_child(&sc->tp, (int)getppid())) {
+		/* another process's (rdma_elsewhere.c): every call meets the reset */
+		atomic_store(&sc->tx_cut, true);
+		atomic_store(&sc->rx_cut, true);
+	}
 }
 
 void conn_shared(struct sconn *sc)

@@ -96,6 +96,17 @@ static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 		sconn_unseen(fd, sc, b->image, b->unseen, !b->spawn);
 		return;
 	}
+	/*
+	 * Its queue pairs stay with this image: TCP for good if nothing cut
+	 * over, else a reset, when the new image is handed it (an exec, or a
+	 * spawn that names it); a spawn that merely inherits it, or another
+	 * process's end, is left to its holder.
+	 */
+	if (st == SC_MAPPED && sc->tp.ops->one_process) {
+		if (!sc->tp.ops->not_ours && (!b->spawn || (b->child && child_fds_has(b->child, fd))))
+			sconn_unseen(fd, sc, b->image, "a new image cannot take it over yet", !b->spawn);
+		return;
+	}
 	if (!b->s)
 		return;
 	/* fallen back (stdio, io_uring): plain TCP for the new image, no part in the region */

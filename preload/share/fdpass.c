@@ -126,7 +126,7 @@ static void prepare_one(int fd, void *arg)
 		sconn_put(sc);
 		return;
 	}
-	if (!j->receiver) {
+	if (!j->receiver || sc->tp.ops->one_process) {
 		/* it goes as TCP for good if no direction has cut over */
 		if (!sconn_fall_back(fd, sc, SMC_SOFT_DECL_UNSEEN))
 			j->refused = true;

@@ -285,6 +285,47 @@ static void *progress(void *arg)
 	return NULL;
 }
 
+/* Whether every connection gave the peer all of its bytes; *progress moves while it takes them. */
+static bool all_sent(uint64_t *progress)
+{
+	bool done = true;
+
+	*progress = 0;
+	pthread_mutex_lock(&eng_mu);
+	for (struct smcr_lgr *g = groups; g; g = g->next) {
+		pthread_mutex_lock(&g->mu);
+		for (struct smcr_sock *s = g->socks; s; s = s->next) {
+			const struct smcr_conn *c = &s->c;
+
+			if (s->live && !c->err &&
+			    (c->tx_sent != c->tx_prep || c->tx_fin != c->tx_prep || c->cdc_due))
+				done = false;
+			*progress += c->tx_fin + c->peer_cons;
+		}
+		pthread_mutex_unlock(&g->mu);
+	}
+	pthread_mutex_unlock(&eng_mu);
+	return done;
+}
+
+void smcr_linger_all(int64_t idle_ns)
+{
+	int64_t idle = 0;
+	uint64_t before = 0, progress;
+
+	while (!all_sent(&progress)) {
+		struct timespec ts = { 0, 20000000 };
+
+		if (progress != before) {
+			before = progress;
+			idle = 0;
+		} else if ((idle += ts.tv_nsec) > idle_ns) {
+			return;
+		}
+		nanosleep(&ts, NULL);
+	}
+}
+
 void smcr_after_fork_child(void)
 {
 	/* the parent's groups and thread stay the parent's: queue pairs do not cross fork() */

@@ -155,6 +155,12 @@ uint8_t smcr_sock_own_state(struct smcr_sock *s);
  */
 uint32_t smcr_sock_seq(struct smcr_sock *s, bool rx);
 int smcr_sock_wait(struct smcr_sock *s, bool rx, uint32_t seq, const struct timespec *timeout);
+/*
+ * The process ends: wait while its connections (released ones too) still
+ * have bytes for their peers or a last CDC on its way, giving up after
+ * idle_ns without progress.  Those bytes end with the process.
+ */
+void smcr_linger_all(int64_t idle_ns);
 /* The connection's positions and state in one line, for a report: snprintf's count. */
 int smcr_sock_describe(struct smcr_sock *s, char *buf, size_t size);
 /*

@@ -52,6 +52,13 @@ struct transport_ops {
 	 * without, such a reader waits for the fence on the transport itself.
 	 */
 	bool tcp_doorbells;
+	/*
+	 * Only the process that set the end up can use it (queue pairs do not
+	 * cross fork, SCM_RIGHTS or execve): another process's copy is reset.
+	 */
+	bool one_process;
+	bool not_ours;             /* such an end, another process's (rdma_elsewhere.c) */
+	const char *medium;        /* where the bytes are, for messages: "shared memory" */
 	/* Map what the daemon's reply brought (fd) as end side; 0 or -errno. */
 	int (*map)(struct transport *t, int fd, int side);
 	void (*unmap)(struct transport *t);
@@ -202,6 +209,18 @@ void rdma_clc_after_fork_child(void);
 int rdma_clc_decline(uint32_t reason, uint8_t *msg, size_t size);
 /* Whether msg is a DECLINE: 1 with its reason, 0 if not, -EPROTO for a bad one. */
 int rdma_clc_declined(const uint8_t *msg, size_t len, uint32_t *reason);
+/*
+ * In a forked child, for its copy of a mapped t: a transport whose state
+ * does not cross fork (soft SMC-R's queue pairs) becomes process parent's,
+ * reset here on use (rdma_elsewhere.c): true; a ring's stays shared.
+ */
+bool transport_after_fork_child(struct transport *t, int parent);
+/*
+ * The process ends: its soft SMC-R connections, closed or not, give their
+ * peers the bytes still in their send buffers first (a ring's bytes outlive
+ * the process; these would not), giving up after 5 s without progress.
+ */
+void transport_linger_all(void);
 /* The transport of a kind the daemon offers (SMC_SOFT_TRANSPORT_*), NULL if none here. */
 const struct transport_ops *transport_of_kind(unsigned kind);
 

@@ -290,6 +290,15 @@ static void rdma_wait_bells(struct transport *t)
 	(void)t;
 }
 
+/* How long the peer may take nothing of ours before an ending process gives up on it. */
+#define LINGER_IDLE_NS (5 * 1000000000LL)
+
+void transport_linger_all(void)
+{
+	if (smcr_socks())
+		smcr_linger_all(LINGER_IDLE_NS);
+}
+
 static uint64_t rdma_rx_mark(struct transport *t)
 {
 	return smcr_sock_seq(SOCK(t), true);
@@ -377,14 +386,11 @@ static void rdma_rx_cut_mark(struct transport *t)
 	END(t)->rx_cut = true;
 }
 
+/* Another process never holds this end (rdma_elsewhere.c): the count stays ours alone. */
 static uint32_t rdma_holders_add(struct transport *t, int delta)
 {
-	uint32_t before = END(t)->holders;
-
-	END(t)->holders = (uint32_t)((int64_t)before + delta);
-	if (delta)
-		END(t)->hold_gen++;
-	return before;
+	(void)delta;
+	return END(t)->holders;
 }
 
 static uint32_t rdma_holders(struct transport *t)
@@ -468,6 +474,8 @@ static uint32_t rdma_rx_size(struct transport *t)
 const struct transport_ops transport_rdma = {
 	.name = "rdma",
 	.tcp_doorbells = false,
+	.one_process = true,
+	.medium = "RDMA",
 	.map = rdma_map,
 	.unmap = rdma_unmap,
 	.produce = rdma_produce,

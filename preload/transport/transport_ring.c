@@ -301,6 +301,8 @@ static uint32_t ring_rx_size(struct transport *t)
 const struct transport_ops transport_ring = {
 	.name = "ring",
 	.tcp_doorbells = true,
+	.one_process = false,
+	.medium = "shared memory",
 	.map = ring_map,
 	.unmap = ring_unmap,
 	.produce = ring_produce,

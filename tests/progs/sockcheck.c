@@ -16,7 +16,7 @@
  * prints one line: "CASE ok" (exit 0) or "CASE: ROLE: what failed: why"
  * (exit 1).  A client tries a refused connect again for
  * $SOCKCHECK_CONNECT_RETRY seconds (default 0), for a server on another
- * host that may not listen yet.  A watchdog ($SOCKCHECK_TIMEOUT seconds, default 60) turns any
+ * host that may not listen yet.  $SOCKCHECK_SETTLE: see settle().  A watchdog ($SOCKCHECK_TIMEOUT seconds, default 60) turns any
  * hang into a failure line (exit 3).
  */
 #include <errno.h>
@@ -2047,6 +2047,29 @@ static int uring_late_s(int *fd)
 	if (wait_region(*fd) || uring_setup(&g_uring) || send_tok(*fd, 'u'))
 		return -1;
 	return uring_recv_pat(*fd, 56);
+}
+
+/*
+ * With $SOCKCHECK_SETTLE (seconds): before the case, wait that long at
+ * most for the connection to come on shared memory or RDMA, so that the
+ * case runs there from its first byte (a case whose connection stays TCP
+ * just starts later).
+ */
+static void settle(int fd)
+{
+	const char *v = getenv("SOCKCHECK_SETTLE");
+	int tries = v && *v ? atoi(v) * 100 : 0;
+	char c;
+
+	if (tries <= 0 || !getenv("LD_PRELOAD"))
+		return;
+	g_doing = "settling";
+	while (tries-- > 0 && !region_mapped()) {
+		/* an empty read offers the connection, and collects the answers */
+		if (recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) >= 0)
+			return;
+		msleep(10);
+	}
 }
 
 /* Runs $SOCKCHECK_PROBE (smcss), if set, while fd's connection is open. */
@@ -4152,6 +4175,7 @@ static int run_server(const char *port, const struct scase *c, int *fd)
 	if (*fd < 0)
 		return fail_errno("accept");
 	close(lfd);
+	settle(*fd);
 	g_doing = "running the case";
 	return c->server(fd);
 }
@@ -4209,6 +4233,7 @@ static int run_client(const char *host, const char *port, const struct scase *c,
 		close(*fd);
 		usleep(200000);
 	}
+	settle(*fd);
 	g_doing = "running the case";
 	return c->client(fd);
 }
