@@ -24,20 +24,9 @@ decided_row() {
 	ls -l /proc/$SOFTD/fd > /tmp/fds.txt 2>&1
 }
 
-grepcheck() {
-	if grep -q -e "$2" "$3"; then echo "PASS $SCEN/$1"; else echo "FAIL $SCEN/$1: no line matching '$2'"; sed 's/^/  > /' "$3"; fi
-}
-
-smc_softd -f -s "$SMC_SOFT_SOCKET" > /tmp/softd.log 2>&1 &
-SOFTD=$!
-i=0; while [ ! -S "$SMC_SOFT_SOCKET" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-ok softd-started test -S "$SMC_SOFT_SOCKET"
-ok rdma-link-add rdma link add rxe0 type rxe netdev eth0
-ok pnet-add smc_pnet -a NET1 -I eth0 -D rxe0 -P 1
+soft_rdma_host
 ibv_devinfo -d rxe0 > /tmp/verbs.txt 2>&1
 grepcheck verbs-port-active 'state:.*PORT_ACTIVE' /tmp/verbs.txt
-i=0; while ! ping -c 1 -W 1 "$VMPEER" >/dev/null 2>&1 && [ $i -lt 20 ]; do i=$((i + 1)); done
-ok ping-peer ping -c 1 -W 2 "$VMPEER"
 
 if [ "$VMROLE" = server ]; then
 	smc_run tcpecho server $PORT > /tmp/echo.out 2>&1 &
