@@ -118,6 +118,7 @@ static ssize_t rdma_consume(struct transport *t, const struct iovec *iov, int cn
 {
 	size_t want = 0;
 	unsigned ps;
+	bool lost;
 	ssize_t n;
 
 	no_wake(wake);
@@ -128,20 +129,27 @@ static ssize_t rdma_consume(struct transport *t, const struct iovec *iov, int cn
 	/*
 	 * The state first: the peer ends its writing after its last byte's
 	 * CDC, so an end seen before a read that found nothing leaves nothing.
+	 * The peer's own words before the link's fate: an orderly end the peer
+	 * said is the end of the stream even if its process (and our link to
+	 * it) went afterwards, as TCP's FIN is read before a later reset.
 	 */
-	ps = rdma_peer_state(t);
+	ps = smcr_sock_peer_state(SOCK(t)) & TP_PS_ENDED;
+	lost = smcr_sock_error(SOCK(t)) == -ECONNRESET;
 	n = smcr_sock_recv(SOCK(t), iov, cnt, flags & TP_PEEK);
 	if (n > 0) {
 		if (!(flags & TP_PEEK))
 			END(t)->rx_pos += (uint64_t)n;
 		return n;
 	}
-	if (n < 0)
+	/* bytes the link's loss left unread are not an orderly end: the reset */
+	if (n < 0 && (!lost || smcr_sock_readable(SOCK(t)) > 0))
 		return n;
 	if (ps & TP_PS_ABORT)
 		return -ECONNRESET;
 	if (ps & (TP_PS_DONE_WRITING | TP_PS_CLOSED))
 		return 0;
+	if (lost)
+		return -ECONNRESET;
 	return -EAGAIN;
 }
 
