@@ -255,6 +255,9 @@ enum {
 	SMC_SOFT_A_CLC_SEEN,        /* 37: u8 our messages the peer's daemon has */
 	SMC_SOFT_A_IBDEV,           /* 38: string, the RDMA device for the connection's interface */
 	SMC_SOFT_A_IBPORT,          /* 39: u8 its port */
+	SMC_SOFT_A_IBDEV2,          /* 40: string, a second device port in the same PNET, for a second link */
+	SMC_SOFT_A_IBPORT2,         /* 41: u8 its port */
+	SMC_SOFT_A_GID2,            /* 42: binary, 16 bytes: its RoCE v2 GID */
 	__SMC_SOFT_A_MAX,
 };
 #define SMC_SOFT_A_MAX (__SMC_SOFT_A_MAX - 1)
@@ -293,7 +296,9 @@ enum {
  * library took so far, PAIR_STATUS PAIRED once its end runs over RDMA (the
  * daemon lists it as SMC-R).  Reply: TOKEN, PAIR_STATUS; ASKING: ask again
  * later; DECLINED: REASON, PEER_DIAGNOSIS; NEGOTIATE: ROLE, IBDEV, IBPORT,
- * CLC_SEEN, and with CLC and CLC_INDEX the peer's next message, if it came.
+ * CLC_SEEN, and with CLC and CLC_INDEX the peer's next message, if it came;
+ * with IBDEV2, IBPORT2 and GID2 the port a second link of the connection's
+ * link group may use (doc/soft-roce.md section 5).
  */
 #define SMC_SOFT_CLC_MAX        1024
 #define SMC_SOFT_CLC_MSGS       2   /* CLC messages of one end: PROPOSAL, CONFIRM; ACCEPT, DECLINE */

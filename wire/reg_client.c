@@ -665,6 +665,15 @@ static int parse_pair(const struct nlmsghdr *nlh, struct soft_pair_reply *r, int
 	return 0;
 }
 
+/* A name with its NUL, no longer than the field. */
+static int get_name(const char *p, size_t len, char *name, size_t size)
+{
+	if (!len || len > size || p[len - 1] || strlen(p) != len - 1)
+		return -EBADMSG;
+	memcpy(name, p, len);
+	return 0;
+}
+
 static int clc_attr(const struct nlattr *a, void *arg)
 {
 	struct soft_pair_reply *r = arg;
@@ -678,14 +687,14 @@ static int clc_attr(const struct nlattr *a, void *arg)
 	case SMC_SOFT_A_REASON:         return get_fixed(a, &r->reason, 4);
 	case SMC_SOFT_A_PEER_DIAGNOSIS: return get_fixed(a, &r->peer_diagnosis, 4);
 	case SMC_SOFT_A_IBPORT:         return get_fixed(a, &r->ibport, 1);
+	case SMC_SOFT_A_IBPORT2:        return get_fixed(a, &r->ibport2, 1);
+	case SMC_SOFT_A_GID2:           return get_fixed(a, r->gid2, 16);
 	case SMC_SOFT_A_CLC_SEEN:       return get_fixed(a, &r->clc_seen, 1);
 	case SMC_SOFT_A_CLC_INDEX:      return get_fixed(a, &r->clc_index, 1);
 	case SMC_SOFT_A_IBDEV:
-		/* a name with its NUL, no longer than the field */
-		if (!len || len > sizeof(r->ibdev) || p[len - 1] || strlen(p) != len - 1)
-			return -EBADMSG;
-		memcpy(r->ibdev, p, len);
-		return 0;
+		return get_name(p, len, r->ibdev, sizeof(r->ibdev));
+	case SMC_SOFT_A_IBDEV2:
+		return get_name(p, len, r->ibdev2, sizeof(r->ibdev2));
 	case SMC_SOFT_A_CLC:
 		if (!len || len > sizeof(r->clc))
 			return -EBADMSG;
@@ -713,6 +722,8 @@ static int parse_clc(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
 	case SMC_SOFT_PAIR_PAIRED:
 		return 0;
 	case SMC_SOFT_PAIR_NEGOTIATE:
+		if (!!r->ibdev2[0] != !!r->ibport2)
+			return -EBADMSG;
 		return r->ibdev[0] && r->ibport && r->role <= 1 ? 0 : -EBADMSG;
 	}
 	return -EBADMSG;

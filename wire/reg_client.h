@@ -145,6 +145,9 @@ struct soft_pair_reply {
 	/* CLC replies: status ASKING, NEGOTIATE (these set) or DECLINED */
 	char ibdev[64];          /* the RDMA device for the connection's interface */
 	uint8_t ibport;
+	char ibdev2[64];         /* a second port for a second link ("" none) */
+	uint8_t ibport2;
+	uint8_t gid2[16];
 	uint8_t clc_seen;        /* our messages the peer's daemon keeps */
 	uint8_t clc_index;       /* with clc: which of the peer's messages (from 1) */
 	uint16_t clc_len;

@@ -54,8 +54,7 @@ struct neg {
 	uint32_t seq;            /* CLC question out, 0 none */
 	bool out_in_seq;         /* that question carries our message */
 	bool negotiating;
-	char ibdev[64];
-	uint8_t ibport;
+	struct rdma_ports ports;
 	uint8_t taken, seen, given;
 	uint8_t in[SMC_SOFT_CLC_MAX];
 	uint16_t in_len;         /* the peer's message number taken, not acted on yet */
@@ -199,8 +198,13 @@ void ctl_neg_reply(const struct soft_pair_reply *r)
 		return;
 	if (!n->negotiating) {
 		n->negotiating = true;
-		memcpy(n->ibdev, r->ibdev, sizeof(n->ibdev));
-		n->ibport = r->ibport;
+		memcpy(n->ports.dev, r->ibdev, sizeof(n->ports.dev));
+		n->ports.port = r->ibport;
+		if (r->ibport2) {
+			memcpy(n->ports.alt_dev, r->ibdev2, sizeof(n->ports.alt_dev));
+			n->ports.alt_port = r->ibport2;
+			memcpy(n->ports.alt_gid, r->gid2, sizeof(n->ports.alt_gid));
+		}
 	}
 	if (r->clc_len && r->clc_index == n->taken + 1 && !n->in_len) {
 		memcpy(n->in, r->clc, r->clc_len);
@@ -270,8 +274,7 @@ static void local_of(int fd, struct sconn *sc, void *arg)
  */
 struct act {
 	int role;
-	char ibdev[64];
-	uint8_t ibport;
+	struct rdma_ports ports;
 	enum neg_step step;
 	uint8_t taken, given;
 	uint8_t in[SMC_SOFT_CLC_MAX];
@@ -340,12 +343,12 @@ static void act(struct act *a)
 		return;
 	}
 	if (a->role == 0 && !a->rn) {
-		rc = rdma_neg_propose(a->ibdev, a->ibport, f.a, &a->rn, a->out, sizeof(a->out));
+		rc = rdma_neg_propose(&a->ports, f.a, &a->rn, a->out, sizeof(a->out));
 	} else if (a->role == 0 && a->taken == 1) {
 		rc = rdma_neg_accepted(a->rn, a->in, a->in_len, a->out, sizeof(a->out));
 		a->step = NEG_LINK;     /* once the CONFIRM is kept */
 	} else if (a->role == 1 && a->taken == 1) {
-		rc = rdma_neg_answer(a->ibdev, a->ibport, f.a, a->in, a->in_len, &a->rn, a->out,
+		rc = rdma_neg_answer(&a->ports, f.a, a->in, a->in_len, &a->rn, a->out,
 				     sizeof(a->out));
 	} else if (a->role == 1 && a->taken == 2) {
 		rc = rdma_neg_confirmed(a->rn, a->in, a->in_len);
@@ -363,8 +366,7 @@ static void act_begin(const struct neg *n, struct act *a)
 {
 	memset(a, 0, offsetof(struct act, out));
 	a->role = n->role;
-	memcpy(a->ibdev, n->ibdev, sizeof(a->ibdev));
-	a->ibport = n->ibport;
+	a->ports = n->ports;
 	a->step = n->step;
 	a->taken = n->taken;
 	a->given = n->given;

@@ -336,31 +336,33 @@ void smcr_after_fork_child(void)
 	rdma_fds_after_fork_child();
 }
 
+int smcr_thread_start(void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	pthread_attr_t a;
+	pthread_t th;
+	int rc;
+
+	/* the program's signals are for its own threads, never the layer's */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	rc = -pthread_create(&th, &a, fn, arg);
+	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 int smcr_engine_add(struct smcr_lgr *g)
 {
 	int rc = 0;
 
 	pthread_mutex_lock(&eng_mu);
 	if (!started) {
-		pthread_t th;
-		pthread_attr_t a;
-
 		if (wake_fd < 0 && (wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) >= 0)
 			rdma_fd_keep(wake_fd);
-		if (wake_fd < 0) {
-			rc = -errno;
-		} else {
-			sigset_t all, old;
-
-			/* the program's signals are for its own threads, never this one */
-			sigfillset(&all);
-			pthread_sigmask(SIG_SETMASK, &all, &old);
-			pthread_attr_init(&a);
-			pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-			rc = -pthread_create(&th, &a, progress, NULL);
-			pthread_attr_destroy(&a);
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
-		}
+		rc = wake_fd < 0 ? -errno : smcr_thread_start(progress, NULL);
 		started = !rc;
 	}
 	if (!rc) {

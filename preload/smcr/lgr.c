@@ -70,13 +70,13 @@ void smcr_lgr_free(struct smcr_lgr *g)
 	free(g);
 }
 
-int smcr_link_open(struct smcr_lgr *g, const char *dev, const uint8_t gid[16])
+int smcr_link_open(struct smcr_lgr *g, const char *dev, uint8_t port, const uint8_t gid[16])
 {
 	struct smcr_link l = { 0 };
 	struct rdma_qp_size size;
 	int rc, li;
 
-	rc = rdma_dev_open(dev, 1, gid, &l.dev);
+	rc = rdma_dev_open(dev, port, gid, &l.dev);
 	if (rc)
 		return rc;
 	size = link_size;
@@ -159,7 +159,7 @@ struct smcr_sock *smcr_lgr_sock_of_token(struct smcr_lgr *g, uint32_t token)
 int smcr_link_of_num(struct smcr_lgr *g, uint8_t num)
 {
 	for (unsigned li = 0; li < g->nlinks; li++)
-		if (g->link[li].up && g->link[li].num == num)
+		if ((g->link[li].up || g->link[li].connected) && !g->link[li].dead && g->link[li].num == num)
 			return (int)li;
 	return -1;
 }

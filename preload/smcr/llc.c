@@ -13,7 +13,6 @@
 #include "smcr_int.h"
 
 /* The kernel's CLC and LLC waits are of this order. */
-#define LLC_WAIT_MS 6000
 
 static const uint8_t link_uid[SMCR_LGR_ID_SIZE] = { 0x53, 0x4d, 0x43, 0x52 };
 
@@ -318,6 +317,8 @@ static int add_link_locked(struct smcr_lgr *g, int li, uint8_t num, const uint8_
 	rc = smcr_llc_wait(g, is, &w, m, LLC_WAIT_MS);
 	if (rc)
 		return rc;
+	if (!g->server && (m->hd.flags & SMCR_LLC_FLAG_ADD_LNK_REJ))
+		return -ECONNREFUSED;   /* the server has no port for our second GID */
 	if ((m->hd.flags & SMCR_LLC_FLAG_ADD_LNK_REJ) || !m->add_link.has_ext || m->add_link.link_num != num ||
 	    (g->server && memcmp(m->add_link.sender_gid, peer_gid, 16)) ||
 	    (!g->server && memcmp(m->add_link.client_target_gid, own.gid, 16)))
@@ -329,11 +330,31 @@ static int add_link_locked(struct smcr_lgr *g, int li, uint8_t num, const uint8_
 		return rc;
 	g->link[li].peer = peer;
 	g->link[li].connected = true;
+	/* named from now on: the peer's CONFIRM RKEY for it may come before its CONFIRM LINK is done */
+	g->link[li].num = num;
 	if (!g->server) {
 		rc = add_link_msg(g, li, o, num, peer.gid, true, m);
 		if (!rc)
 			rc = smcr_llc_send(g, o, m);
 	}
+	return rc;
+}
+
+int smcr_link_refuse(struct smcr_lgr *g, uint8_t num)
+{
+	struct smcr_llc_msg m = { 0 };
+	int o, rc;
+
+	m.hd.type = SMCR_LLC_ADD_LINK;
+	m.hd.version = SMCR_LLC_VERSION_V2;
+	m.hd.flags = SMCR_LLC_FLAG_ADD_LNK_REJ;
+	m.add_link.link_num = num;
+	m.add_link.has_ext = true;
+	m.add_link.v2_direct = true;
+	pthread_mutex_lock(&g->mu);
+	o = carrier(g, -1);
+	rc = o < 0 ? -ENOLINK : smcr_llc_send(g, o, &m);
+	pthread_mutex_unlock(&g->mu);
 	return rc;
 }
 

@@ -56,11 +56,11 @@ void smcr_lgr_hold(struct smcr_lgr *g);
 void smcr_lgr_put(struct smcr_lgr *g);
 
 /*
- * A link's local end on device dev's port 1 with the RoCE v2 GID gid: its
+ * A link's local end on device dev's port with the RoCE v2 GID gid: its
  * index in the group (>= 0) or -errno.  The RMBs and send buffers of the
  * group's connections are registered with the new device.
  */
-int smcr_link_open(struct smcr_lgr *g, const char *dev, const uint8_t gid[16]);
+int smcr_link_open(struct smcr_lgr *g, const char *dev, uint8_t port, const uint8_t gid[16]);
 void smcr_link_local(struct smcr_lgr *g, int li, struct rdma_qp_addr *a);
 /* Connects link li to the peer's queue pair. */
 int smcr_link_connect(struct smcr_lgr *g, int li, const struct rdma_qp_addr *peer);
@@ -73,6 +73,15 @@ int smcr_link_confirm(struct smcr_lgr *g, int li, uint8_t num);
  * li and confirm it (number num).  0 or -errno.
  */
 int smcr_link_add(struct smcr_lgr *g, int li, uint8_t num, const uint8_t peer_gid[16]);
+/*
+ * After the first contact's connection started: the group's second link in
+ * the background (grow.c), li the link the caller opened for it (-1: none).
+ * The server offers li to the client's GID peer_gid, or with li -1 rejects
+ * it (peer_gid NULL: the client named none, nothing happens); the client
+ * (peer_gid NULL) waits for the server's ADD LINK for li.  Connections that
+ * start meanwhile wait until the link is up or given up.  0 or -errno.
+ */
+int smcr_lgr_grow(struct smcr_lgr *g, int li, const uint8_t peer_gid[16]);
 /* The group's links in one line each, for a report (cut at size): the length written. */
 int smcr_lgr_describe(struct smcr_lgr *g, char *buf, size_t size);
 /* Live links of the group, and failovers so far. */
@@ -161,6 +170,8 @@ int smcr_sock_wait(struct smcr_sock *s, bool rx, uint32_t seq, const struct time
  * idle_ns without progress.  Those bytes end with the process.
  */
 void smcr_linger_all(int64_t idle_ns);
+/* The group the connection belongs to (no reference of its own). */
+struct smcr_lgr *smcr_sock_lgr(struct smcr_sock *s);
 /* The connection's positions and state in one line, for a report: snprintf's count. */
 int smcr_sock_describe(struct smcr_sock *s, char *buf, size_t size);
 /*

@@ -17,6 +17,9 @@
 
 #pragma GCC visibility push(hidden)
 
+/* How long an LLC exchange waits for the peer's message. */
+#define LLC_WAIT_MS 6000
+
 /* LLC messages kept for a caller that waits for one (smcr_llc_wait()). */
 #define SMCR_INBOX 8
 
@@ -46,6 +49,7 @@ struct smcr_lgr {
 	int refs;               /* the caller's and each connection's */
 	struct smcr_link link[SMCR_LINKS_MAX];
 	unsigned nlinks;
+	bool adding;            /* a link is being added (smcr_lgr_grow): connections wait to start */
 	unsigned failovers;
 	unsigned assigned;      /* connections given a link so far (round robin) */
 	uint32_t next_token;
@@ -88,6 +92,8 @@ struct smcr_sock {
 
 /* engine.c */
 extern struct smcr_env smcr_env;
+/* A detached thread of the layer's, the program's signals blocked in it.  0 or -errno. */
+int smcr_thread_start(void *(*fn)(void *), void *arg);
 /* Adds g to the progress thread's groups (starting it once). 0 or -errno. */
 int smcr_engine_add(struct smcr_lgr *g);
 /* The group's links changed: the progress thread looks again. */
@@ -106,6 +112,9 @@ struct smcr_sock *smcr_lgr_sock_of_token(struct smcr_lgr *g, uint32_t token);
 void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer);
 int smcr_link_of_num(struct smcr_lgr *g, uint8_t num);
 void smcr_lgr_free(struct smcr_lgr *g);
+
+/* llc.c: the server's answer to a client's second GID when it has no port for it (ADD LINK, rejected). */
+int smcr_link_refuse(struct smcr_lgr *g, uint8_t num);
 
 /* llc.c, with g->mu held */
 int smcr_llc_send(struct smcr_lgr *g, int li, const struct smcr_llc_msg *m);

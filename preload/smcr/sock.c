@@ -276,6 +276,28 @@ static int peer_rkeys(struct smcr_sock *s)
 	return 0;
 }
 
+/*
+ * A link being added: its ADD LINK named the rkeys of the connections that
+ * had started, so a connection waits until the link is up (its CONFIRM
+ * RKEY then names it) or given up.
+ */
+static int adding_over(struct smcr_lgr *g)
+{
+	struct timespec end;
+
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += 2 * LLC_WAIT_MS / 1000;
+	while (g->adding)
+		if (pthread_cond_timedwait(&g->cv, &g->mu, &end) == ETIMEDOUT)
+			return -ETIMEDOUT;
+	return 0;
+}
+
+struct smcr_lgr *smcr_sock_lgr(struct smcr_sock *s)
+{
+	return s->g;
+}
+
 int smcr_sock_connect(struct smcr_sock *s, const struct smcr_sock_peer *p)
 {
 	struct smcr_lgr *g = s->g;
@@ -285,7 +307,9 @@ int smcr_sock_connect(struct smcr_sock *s, const struct smcr_sock_peer *p)
 	s->peer_rkey[s->li] = p->rkey;
 	s->peer_rkey_ok[s->li] = true;
 	s->peer_rmb_addr = p->rmb_addr;
-	rc = confirm_rkey(s);
+	rc = adding_over(g);
+	if (!rc)
+		rc = confirm_rkey(s);
 	if (!rc)
 		rc = peer_rkeys(s);
 	if (!rc) {

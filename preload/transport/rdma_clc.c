@@ -43,9 +43,11 @@ static pid_t our_id_pid;
 
 struct rdma_neg {
 	bool server;
-	char ibdev[64];
-	uint8_t port;
+	struct rdma_ports ports;
 	uint8_t gid[16];
+	int alt_li;              /* the first contact's second link, opened: -1 none */
+	bool peer_alt;           /* the client's CONFIRM named a second GID */
+	uint8_t peer_alt_gid[16];
 	struct smcr_lgr *g;      /* our reference, from the first contact or the registry */
 	bool first_contact;
 	struct smcr_sock *s;
@@ -76,9 +78,14 @@ static const uint8_t *process_id(void)
 /* The group with the peer process, with a link up; a reference for the caller, or NULL. */
 void rdma_clc_after_fork_child(void)
 {
-	/* the parent's groups are not ours: their queue pairs stay with it */
+	/* the parent's groups are not ours: their queue pairs stay with it (smcr_after_fork_child()) */
 	pthread_mutex_init(&groups_mu, NULL);
-	groups = NULL;
+	while (groups) {
+		struct peer_group *e = groups;
+
+		groups = e->next;
+		free(e);
+	}
 }
 
 static struct smcr_lgr *group_find(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server)
@@ -123,15 +130,15 @@ static int group_add(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server, struc
 	return 0;
 }
 
-static struct rdma_neg *neg_new(bool server, const char *ibdev, uint8_t port, struct in_addr local)
+static struct rdma_neg *neg_new(bool server, const struct rdma_ports *ports, struct in_addr local)
 {
 	struct rdma_neg *n = calloc(1, sizeof(*n));
 
 	if (!n)
 		return NULL;
 	n->server = server;
-	snprintf(n->ibdev, sizeof(n->ibdev), "%s", ibdev);
-	n->port = port;
+	n->ports = *ports;
+	n->alt_li = -1;
 	/* SMC-Rv2 over RoCE v2: the GID of the connection's own IPv4 address */
 	n->gid[10] = n->gid[11] = 0xff;
 	memcpy(n->gid + 12, &local, 4);
@@ -195,7 +202,7 @@ static bool device_usable(const char *ibdev, uint8_t port, const uint8_t gid[16]
 	return true;
 }
 
-int rdma_neg_propose(const char *ibdev, uint8_t port, struct in_addr local, struct rdma_neg **out,
+int rdma_neg_propose(const struct rdma_ports *ports, struct in_addr local, struct rdma_neg **out,
 		     uint8_t *msg, size_t size)
 {
 	struct clc_proposal p = {
@@ -207,10 +214,10 @@ int rdma_neg_propose(const char *ibdev, uint8_t port, struct in_addr local, stru
 
 	if (rdma_lib_load())
 		return -ENODEV;
-	n = neg_new(false, ibdev, port, local);
+	n = neg_new(false, ports, local);
 	if (!n)
 		return -ENOMEM;
-	if (!device_usable(ibdev, port, n->gid)) {
+	if (!device_usable(ports->dev, ports->port, n->gid)) {
 		free(n);
 		return -ENODEV;
 	}
@@ -257,6 +264,12 @@ static int accept_msg(struct rdma_neg *n, uint8_t type, uint8_t mtu, uint8_t *ms
 		a.fce.hostname[strnlen((char *)a.fce.hostname, CLC_HOSTNAME_LEN)] = ' ';
 	a.fce.max_conns = 255;
 	a.fce.max_links = SMCR_LINKS_MAX;
+	if (type == CLC_CONFIRM && n->first_contact) {
+		/* our GIDs, as the kernel's client lists them: the link's, then a second link's */
+		memcpy(a.gids[a.gid_cnt++], l.qp.gid, CLC_GID_LEN);
+		if (n->alt_li >= 0)
+			memcpy(a.gids[a.gid_cnt++], n->ports.alt_gid, CLC_GID_LEN);
+	}
 	return clc_smcr_accept_encode(&a, msg, size);
 }
 
@@ -277,6 +290,12 @@ static int take_accept(struct rdma_neg *n, const uint8_t *msg, size_t len, uint8
 					   .token = a.rmbe_alert_token };
 	memcpy(n->peer_id, a.system_id, CLC_SYSTEMID_LEN);
 	n->first_contact = a.first_contact;
+	for (unsigned i = 0; type == CLC_CONFIRM && i < a.gid_cnt && !n->peer_alt; i++) {
+		if (memcmp(a.gids[i], a.gid, CLC_GID_LEN)) {
+			n->peer_alt = true;
+			memcpy(n->peer_alt_gid, a.gids[i], CLC_GID_LEN);
+		}
+	}
 	return 0;
 }
 
@@ -287,11 +306,23 @@ static int first_link(struct rdma_neg *n)
 
 	if (rc)
 		return rc;
-	rc = smcr_link_open(n->g, n->ibdev, n->gid);
+	rc = smcr_link_open(n->g, n->ports.dev, n->ports.port, n->gid);
 	return rc < 0 ? rc : 0;
 }
 
-int rdma_neg_answer(const char *ibdev, uint8_t port, struct in_addr local, const uint8_t *proposal,
+/* The first contact's second link on the daemon's other port, if it names one and it opens. */
+static void second_link_open(struct rdma_neg *n)
+{
+	int li;
+
+	if (!n->ports.alt_port)
+		return;
+	/* a port that does not open leaves the group one link, as a server without one does */
+	li = smcr_link_open(n->g, n->ports.alt_dev, n->ports.alt_port, n->ports.alt_gid);
+	n->alt_li = li < 0 ? -1 : li;
+}
+
+int rdma_neg_answer(const struct rdma_ports *ports, struct in_addr local, const uint8_t *proposal,
 		    size_t len, struct rdma_neg **out, uint8_t *msg, size_t size)
 {
 	struct clc_proposal p;
@@ -307,7 +338,7 @@ int rdma_neg_answer(const char *ibdev, uint8_t port, struct in_addr local, const
 		return -EPROTO;
 	if (rdma_lib_load())
 		return -ENODEV;
-	n = neg_new(true, ibdev, port, local);
+	n = neg_new(true, ports, local);
 	if (!n)
 		return -ENOMEM;
 	memcpy(n->peer_id, p.system_id, CLC_SYSTEMID_LEN);
@@ -344,6 +375,8 @@ int rdma_neg_accepted(struct rdma_neg *n, const uint8_t *accept, size_t len, uin
 		rc = first_link(n);
 		if (!rc)
 			rc = smcr_link_connect(n->g, 0, &n->peer_qp);
+		if (!rc)
+			second_link_open(n);
 	}
 	if (!rc)
 		rc = smcr_sock_new(n->g, &n->peer_qp, RDMA_BUF_SIZE, RDMA_BUF_SIZE, &n->s);
@@ -351,6 +384,13 @@ int rdma_neg_accepted(struct rdma_neg *n, const uint8_t *accept, size_t len, uin
 		return rc;
 	smcr_link_local(n->g, 0, &me);
 	return accept_msg(n, CLC_CONFIRM, me.mtu < n->peer_qp.mtu ? me.mtu : n->peer_qp.mtu, msg, size);
+}
+
+/* The group's second link in the background; the connection runs on the first meanwhile. */
+static void grow(struct rdma_neg *n, const uint8_t *peer_gid)
+{
+	/* a thread that does not start leaves the group one link */
+	(void)smcr_lgr_grow(n->g, n->alt_li, peer_gid);
 }
 
 int rdma_neg_confirmed(struct rdma_neg *n, const uint8_t *confirm, size_t len)
@@ -368,7 +408,14 @@ int rdma_neg_confirmed(struct rdma_neg *n, const uint8_t *confirm, size_t len)
 		if (!rc)
 			rc = group_add(n->peer_id, true, n->g);
 	}
-	return rc ? rc : smcr_sock_connect(n->s, &n->peer);
+	if (!rc)
+		rc = smcr_sock_connect(n->s, &n->peer);
+	if (!rc && n->first_contact && n->peer_alt) {
+		/* a port of ours for the client's second GID, or a refusal: it waits for either */
+		second_link_open(n);
+		grow(n, n->peer_alt_gid);
+	}
+	return rc;
 }
 
 int rdma_neg_confirm_link(struct rdma_neg *n)
@@ -380,7 +427,11 @@ int rdma_neg_confirm_link(struct rdma_neg *n)
 		if (!rc)
 			rc = group_add(n->peer_id, false, n->g);
 	}
-	return rc ? rc : smcr_sock_connect(n->s, &n->peer);
+	if (!rc)
+		rc = smcr_sock_connect(n->s, &n->peer);
+	if (!rc && n->first_contact)
+		grow(n, NULL);
+	return rc;
 }
 
 int rdma_neg_bind(struct rdma_neg *n, struct transport *t)

@@ -179,10 +179,12 @@ struct smcr_sock;
  * the peer.  0 or -EINVAL.
  */
 int transport_rdma_bind(struct transport *t, struct smcr_sock *s, uint32_t peer_rmb_size);
+/* The links of t's link group in one line each (smcr_lgr_describe()): the length written. */
+int transport_rdma_links(struct transport *t, char *buf, size_t size);
 
 /*
  * Soft SMC-R's set-up of one connection from its CLC messages
- * (rdma_clc.c, doc/soft-roce.md section 2.2), on RDMA device ibdev's port
+ * (rdma_clc.c, doc/soft-roce.md section 2.2), on the daemon's device ports
  * for the connection's own IPv4 address local.  Messages go into msg (at
  * most size bytes): the functions that make one return its length, the
  * others 0; -errno when the set-up failed (the caller declines).
@@ -194,9 +196,21 @@ int transport_rdma_bind(struct transport *t, struct smcr_sock *s, uint32_t peer_
  *   both:   rdma_neg_bind (the connection into t), rdma_neg_free.
  */
 struct rdma_neg;
-int rdma_neg_propose(const char *ibdev, uint8_t port, struct in_addr local, struct rdma_neg **out,
+/*
+ * The device ports the daemon names for a connection: its interface's,
+ * and another in the same PNET for the link group's second link (alt_port
+ * 0: none), with that port's RoCE v2 GID.
+ */
+struct rdma_ports {
+	char dev[64];
+	uint8_t port;
+	char alt_dev[64];
+	uint8_t alt_port;
+	uint8_t alt_gid[16];
+};
+int rdma_neg_propose(const struct rdma_ports *ports, struct in_addr local, struct rdma_neg **out,
 		     uint8_t *msg, size_t size);
-int rdma_neg_answer(const char *ibdev, uint8_t port, struct in_addr local, const uint8_t *proposal,
+int rdma_neg_answer(const struct rdma_ports *ports, struct in_addr local, const uint8_t *proposal,
 		    size_t len, struct rdma_neg **out, uint8_t *msg, size_t size);
 int rdma_neg_accepted(struct rdma_neg *n, const uint8_t *accept, size_t len, uint8_t *msg, size_t size);
 int rdma_neg_confirmed(struct rdma_neg *n, const uint8_t *confirm, size_t len);

@@ -550,3 +550,8 @@ int transport_rdma_bind(struct transport *t, struct smcr_sock *s, uint32_t peer_
 	t->ops = &transport_rdma;
 	return 0;
 }
+
+int transport_rdma_links(struct transport *t, char *buf, size_t size)
+{
+	return smcr_lgr_describe(smcr_sock_lgr(SOCK(t)), buf, size);
+}

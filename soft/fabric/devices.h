@@ -128,6 +128,16 @@ struct soft_ns;
 const struct soft_dev *soft_dev_roce_for_if(const struct soft_state *st, const struct soft_ns *ns,
 					    const char *ifname, int *port);
 /*
+ * Another port for a second link of a link group that runs over device
+ * known's port known_port on interface ifname, as smc_pnet_find_alt_roce()
+ * finds one: a host device port other than that one, in the interface's
+ * PNET (an interface without a PNET ID has none), active, with a RoCE v2
+ * GID (SMC-Rv2).  NULL: none.
+ */
+const struct soft_dev *soft_dev_roce_alt(const struct soft_state *st, const struct soft_ns *ns,
+					 const char *ifname, const struct soft_dev *known, int known_port,
+					 int *port);
+/*
  * Port state as GET_DEV_SMCR reports it (smc_ib_port_active): 1 when a host
  * device's port is ACTIVE, or an emulated device's interface is up.
  */

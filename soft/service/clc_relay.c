@@ -30,6 +30,10 @@ _Static_assert(SMC_SOFT_CLC_MAX == SOFT_PEER_CLC_MAX && SMC_SOFT_CLC_MSGS == SOF
 struct soft_clc_relay {
 	char ibdev[SOFT_IBNAME_MAX];
 	uint8_t ibport;
+	/* a second port in the same PNET for a second link, ibport2 0: none */
+	char ibdev2[SOFT_IBNAME_MAX];
+	uint8_t ibport2;
+	uint8_t gid2[SOFT_GID_SIZE];
 	/* ours: the last given, sent until kept */
 	uint8_t tx[SOFT_PEER_CLC_MAX];
 	uint16_t tx_len;
@@ -43,14 +47,20 @@ struct soft_clc_relay {
 	uint16_t rx_len[SOFT_PEER_CLC_INDEX_MAX];
 };
 
-int soft_clc_relay_new(struct soft_sock *s, const char *ibdev, uint8_t ibport)
+int soft_clc_relay_new(struct soft_sock *s, const struct soft_dev *dev, int port, const struct soft_dev *alt,
+		       int alt_port)
 {
 	struct soft_clc_relay *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return -ENOMEM;
-	snprintf(c->ibdev, sizeof(c->ibdev), "%s", ibdev);
-	c->ibport = ibport;
+	snprintf(c->ibdev, sizeof(c->ibdev), "%s", dev->name);
+	c->ibport = (uint8_t)port;
+	if (alt) {
+		snprintf(c->ibdev2, sizeof(c->ibdev2), "%s", alt->name);
+		c->ibport2 = (uint8_t)alt_port;
+		memcpy(c->gid2, alt->gid_v2[alt_port - 1], SOFT_GID_SIZE);
+	}
 	free(s->ask.clc);
 	s->ask.clc = c;
 	return 0;
@@ -225,6 +235,11 @@ static int reply(struct soft_req *r, const struct soft_sock *s, uint8_t taken)
 		mnl_attr_put_u8(nlh, SMC_SOFT_A_ROLE, s->role);
 		mnl_attr_put_strz(nlh, SMC_SOFT_A_IBDEV, c->ibdev);
 		mnl_attr_put_u8(nlh, SMC_SOFT_A_IBPORT, c->ibport);
+		if (c->ibport2) {
+			mnl_attr_put_strz(nlh, SMC_SOFT_A_IBDEV2, c->ibdev2);
+			mnl_attr_put_u8(nlh, SMC_SOFT_A_IBPORT2, c->ibport2);
+			mnl_attr_put(nlh, SMC_SOFT_A_GID2, SOFT_GID_SIZE, c->gid2);
+		}
 		mnl_attr_put_u8(nlh, SMC_SOFT_A_CLC_SEEN, c->tx_seen);
 		if (taken < SOFT_PEER_CLC_INDEX_MAX && c->rx_len[taken]) {
 			mnl_attr_put_u8(nlh, SMC_SOFT_A_CLC_INDEX, (uint8_t)(taken + 1));

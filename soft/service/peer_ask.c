@@ -331,8 +331,13 @@ int soft_peer_ask_begin(struct soft_state *st, const struct soft_ns *ns, struct 
 	early_came = memo_take(a, s, now, &early);
 	dev = roce_for(st, a, ns, ifname, now, &port);
 	/* an end that can negotiate keeps its device for it */
-	if (dev && !verdict && soft_clc_relay_new(s, dev->name, (uint8_t)port))
-		s->ask.verdict = SOFT_DECL_INTERR;
+	if (dev && !verdict) {
+		int alt_port = 0;
+		const struct soft_dev *alt = soft_dev_roce_alt(st, ns, ifname, dev, port, &alt_port);
+
+		if (soft_clc_relay_new(s, dev, port, alt, alt_port))
+			s->ask.verdict = SOFT_DECL_INTERR;
+	}
 	if (!dev && !s->ask.verdict)
 		s->ask.verdict = SOFT_DECL_NOSMCDEV;
 	if (!early_came && !dev) {

@@ -76,8 +76,13 @@ int64_t soft_peer_tick(struct soft_state *st, int64_t now);
 void soft_peer_free(struct soft_state *st);
 
 /* clc_relay.c: the CLC messages of a negotiating end (doc/soft-roce.md section 2.2) */
-/* s may negotiate over RDMA device ibdev's port: its relay.  0 or -ENOMEM. */
-int soft_clc_relay_new(struct soft_sock *s, const char *ibdev, uint8_t ibport);
+/*
+ * s may negotiate over RDMA device dev's port, and add a second link on
+ * alt's alt_port (alt NULL: none): its relay.  0 or -ENOMEM.
+ */
+struct soft_dev;
+int soft_clc_relay_new(struct soft_sock *s, const struct soft_dev *dev, int port, const struct soft_dev *alt,
+		       int alt_port);
 /* CLC or CLC_SEEN from the peer's daemon for s. */
 void soft_clc_input(struct soft_state *st, struct soft_sock *s, const struct soft_peer_msg *m);
 /* Our message sent again, or given up: when to call again (ms), 0 when nothing is due. */

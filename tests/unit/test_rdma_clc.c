@@ -43,17 +43,20 @@ static struct in_addr addr(const char *s)
 	return a;
 }
 
-/* One connection set up as the two libraries do it, its CLC messages handed over directly. */
-static void set_up(struct conn_ends *e, bool *first_contact)
+static const struct rdma_ports cli_ports = { .dev = "fcl0", .port = 1 }, srv_ports = { .dev = "fsv0", .port = 1 };
+
+/* One connection set up as the two libraries do it on these ports, its CLC messages handed over directly. */
+static void set_up_on(struct conn_ends *e, bool *first_contact, const struct rdma_ports *cp,
+		      const struct rdma_ports *sp, const char *cli_addr, const char *srv_addr)
 {
 	uint8_t prop[CLC_PROPOSAL_MAX], acc[512];
 	struct clc_smcr_accept a;
 	int lp, la;
 	pthread_t th;
 
-	lp = rdma_neg_propose("fcl0", 1, addr("10.30.0.1"), &e->cli, prop, sizeof(prop));
+	lp = rdma_neg_propose(cp, addr(cli_addr), &e->cli, prop, sizeof(prop));
 	CHECK(lp > 0);
-	la = rdma_neg_answer("fsv0", 1, addr("10.30.0.2"), prop, (size_t)lp, &e->srv, acc, sizeof(acc));
+	la = rdma_neg_answer(sp, addr(srv_addr), prop, (size_t)lp, &e->srv, acc, sizeof(acc));
 	CHECK(la > 0);
 	CHECK_INT(clc_smcr_accept_decode(acc, (size_t)la, &a) > 0, 1);
 	*first_contact = a.first_contact;
@@ -68,6 +71,11 @@ static void set_up(struct conn_ends *e, bool *first_contact)
 	CHECK_INT(rdma_neg_bind(e->srv, &e->ts), 0);
 	rdma_neg_free(e->cli);
 	rdma_neg_free(e->srv);
+}
+
+static void set_up(struct conn_ends *e, bool *first_contact)
+{
+	set_up_on(e, first_contact, &cli_ports, &srv_ports, "10.30.0.1", "10.30.0.2");
 }
 
 static void bytes_across(struct transport *from, struct transport *to, const char *text)
@@ -141,7 +149,93 @@ TEST(rdma_clc_declines)
 	CHECK(len > 0);
 	CHECK_INT(rdma_clc_declined(prop, (size_t)len, &reason), 0);
 	/* a proposal without our EID, or truncated: the server cannot answer it */
-	CHECK_INT(rdma_neg_answer("fsv0", 1, addr("10.30.0.2"), prop, (size_t)len, &n, m, sizeof(m)), -EPROTO);
-	CHECK_INT(rdma_neg_answer("fsv0", 1, addr("10.30.0.2"), prop, 10, &n, m, sizeof(m)), -EPROTO);
+	CHECK_INT(rdma_neg_answer(&srv_ports, addr("10.30.0.2"), prop, (size_t)len, &n, m, sizeof(m)), -EPROTO);
+	CHECK_INT(rdma_neg_answer(&srv_ports, addr("10.30.0.2"), prop, 10, &n, m, sizeof(m)), -EPROTO);
 	CHECK(n == NULL);
+}
+
+static void close_ends(struct conn_ends *e)
+{
+	e->tc.ops->close(&e->tc);
+	e->ts.ops->close(&e->ts);
+	e->tc.ops->unmap(&e->tc);
+	e->ts.ops->unmap(&e->ts);
+}
+
+/* Waits until the link group of transport t says what want says (its links in smcr_lgr_describe()'s words). */
+static bool links_are(struct transport *t, const char *want)
+{
+	char buf[512];
+
+	for (int i = 0; i < 1500; i++) {
+		transport_rdma_links(t, buf, sizeof(buf));
+		if (strstr(buf, want))
+			return true;
+		usleep(2000);
+	}
+	unit_fail(__FILE__, __LINE__, "links: want \"%s\" in:\n%s", want, buf);
+	return false;
+}
+
+TEST(rdma_clc_second_link_carries_the_connection_when_the_first_fails)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
+	struct rdma_ports cp = { .dev = "fcl2", .port = 1, .alt_dev = "fcl3", .alt_port = 1 };
+	struct rdma_ports sp = { .dev = "fsv2", .port = 1, .alt_dev = "fsv3", .alt_port = 1 };
+	struct conn_ends one, two;
+	bool fc1 = false, fc2 = true;
+
+	smcr_env_set(&env);
+	rdma_clc_after_fork_child();    /* a new process as far as the groups go: a first contact */
+	fake_rdma_gid(cp.alt_gid, 41, 1);
+	fake_rdma_gid(sp.alt_gid, 41, 2);
+	memset(&one, 0, sizeof(one));
+	memset(&two, 0, sizeof(two));
+	set_up_on(&one, &fc1, &cp, &sp, "10.40.0.1", "10.40.0.2");
+	CHECK(fc1);
+	/* the client named its second GID, the server added a link to it in the background */
+	CHECK(links_are(&one.ts, "link 1 (number 2) connected up"));
+	CHECK(links_are(&one.tc, "link 1 (number 2) connected up"));
+	set_up_on(&two, &fc2, &cp, &sp, "10.40.0.1", "10.40.0.2");
+	CHECK(!fc2);
+	bytes_across(&one.tc, &one.ts, "before");
+	bytes_across(&two.ts, &two.tc, "before, second");
+	/* the first link's device goes: both connections go on over the second */
+	fake_rdma_port_down("fsv2");
+	CHECK(links_are(&one.ts, "link 0 (number 1) connected up dead"));
+	bytes_across(&one.tc, &one.ts, "after the failover");
+	bytes_across(&one.ts, &one.tc, "and back");
+	bytes_across(&two.tc, &two.ts, "after, second");
+	close_ends(&one);
+	close_ends(&two);
+	for (int i = 0; i < 500 && smcr_socks(); i++)
+		usleep(2000);
+	CHECK_INT(smcr_socks(), 0);
+}
+
+TEST(rdma_clc_second_gid_without_a_port_for_it_is_refused)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
+	struct rdma_ports cp = { .dev = "fcl4", .port = 1, .alt_dev = "fcl5", .alt_port = 1 };
+	struct rdma_ports sp = { .dev = "fsv4", .port = 1 };
+	struct conn_ends one, two;
+	bool fc1 = false, fc2 = true;
+
+	smcr_env_set(&env);
+	rdma_clc_after_fork_child();
+	fake_rdma_gid(cp.alt_gid, 51, 1);
+	memset(&one, 0, sizeof(one));
+	memset(&two, 0, sizeof(two));
+	set_up_on(&one, &fc1, &cp, &sp, "10.50.0.1", "10.50.0.2");
+	CHECK(fc1);
+	/* the server has no second port: it says so, and the client's spare link is given up */
+	CHECK(links_are(&one.tc, "link 1 (number 0) dead"));
+	set_up_on(&two, &fc2, &cp, &sp, "10.50.0.1", "10.50.0.2");
+	CHECK(!fc2);
+	bytes_across(&two.tc, &two.ts, "one link");
+	close_ends(&one);
+	close_ends(&two);
+	for (int i = 0; i < 500 && smcr_socks(); i++)
+		usleep(2000);
+	CHECK_INT(smcr_socks(), 0);
 }

@@ -135,8 +135,8 @@ static void groups_up(void)
 	CHECK_INT(smcr_lgr_new(true, &srv.g), 0);
 	CHECK_INT(smcr_lgr_new(false, &cli.g), 0);
 	for (int i = 0; i < 2; i++) {
-		CHECK_INT(smcr_link_open(srv.g, srv.dev[i], srv.gid[i]), i);
-		CHECK_INT(smcr_link_open(cli.g, cli.dev[i], cli.gid[i]), i);
+		CHECK_INT(smcr_link_open(srv.g, srv.dev[i], 1, srv.gid[i]), i);
+		CHECK_INT(smcr_link_open(cli.g, cli.dev[i], 1, cli.gid[i]), i);
 	}
 	/* the first link, as the first connection's CLC connects it */
 	smcr_link_local(srv.g, 0, &a_s);

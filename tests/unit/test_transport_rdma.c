@@ -76,8 +76,8 @@ static void pair_up(struct end *srv, struct end *cli, uint8_t net)
 	fake_rdma_gid(gc, net, 2);
 	CHECK_INT(smcr_lgr_new(true, &srv->g), 0);
 	CHECK_INT(smcr_lgr_new(false, &cli->g), 0);
-	CHECK_INT(smcr_link_open(srv->g, srv->dev, gs), 0);
-	CHECK_INT(smcr_link_open(cli->g, cli->dev, gc), 0);
+	CHECK_INT(smcr_link_open(srv->g, srv->dev, 1, gs), 0);
+	CHECK_INT(smcr_link_open(cli->g, cli->dev, 1, gc), 0);
 	smcr_link_local(srv->g, 0, &a_s);
 	smcr_link_local(cli->g, 0, &a_c);
 	CHECK_INT(smcr_link_connect(srv->g, 0, &a_c), 0);

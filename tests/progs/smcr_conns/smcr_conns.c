@@ -393,13 +393,13 @@ static void open_links(int fd, const char *dev, const char *dev2, const char *ad
 		die("link group: %s%s%s", strerror(-rc), rc == -ENOSYS ? ": " : "",
 		    rc == -ENOSYS ? rdma_lib_error() : "");
 	local_gid(fd, gid);
-	rc = smcr_link_open(lgr, dev, gid);
+	rc = smcr_link_open(lgr, dev, 1, gid);
 	if (rc < 0)
 		die("device %s: %s", dev, strerror(-rc));
 	if (inet_pton(AF_INET, addr2, &a) != 1)
 		die("%s: not an IPv4 address", addr2);
 	smcr_gid_of(a, gid);
-	rc = smcr_link_open(lgr, dev2, gid);
+	rc = smcr_link_open(lgr, dev2, 1, gid);
 	if (rc < 0)
 		die("device %s: %s", dev2, strerror(-rc));
 }
