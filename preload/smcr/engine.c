@@ -7,6 +7,8 @@
  * messages, fails links over, and wakes the connections' sleepers.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,19 @@ static bool started;
 void smcr_env_set(const struct smcr_env *env)
 {
 	smcr_env = *env;
+}
+
+void smcr_log(const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+
+	if (!smcr_env.log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	smcr_env.log("%s", line);
 }
 
 void smcr_engine_kick(void)

@@ -30,6 +30,11 @@ static void *grow_run(void *arg)
 		rc = smcr_link_refuse(g, SECOND_LINK_NUM);
 	else
 		rc = smcr_link_add(g, w->li, SECOND_LINK_NUM, w->offer ? w->peer_gid : NULL);
+	if (rc)
+		smcr_log("libsmc-preload: soft SMC-R: the link group's second link: %s: it has one link\n",
+			 rc == -ECONNREFUSED ? "the server has no port for it" : strerror(-rc));
+	else if (w->li >= 0)
+		smcr_log("libsmc-preload: soft SMC-R: the link group's second link is up\n");
 	pthread_mutex_lock(&g->mu);
 	/* a link not confirmed carries nothing: no connection moves to it */
 	if (rc && w->li >= 0 && !g->link[w->li].up)

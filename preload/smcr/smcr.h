@@ -33,15 +33,19 @@
 /*
  * What the layer calls outside itself, given once before any group: the
  * process's real poll() and syscall() (inside the preload, those behind
- * its hooks), and how to wake a sleeper's bell (NULL: sleepers use the
- * futex words only).
+ * its hooks), how to wake a sleeper's bell (NULL: sleepers use the futex
+ * words only), and its debug log.
  */
 struct smcr_env {
 	int (*poll)(struct pollfd *fds, nfds_t n, int ms);
 	long (*syscall)(long nr, ...);
 	bool (*ring)(uint32_t bell);
+	/* a line for the debug log (NULL: none) */
+	void (*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 };
 void smcr_env_set(const struct smcr_env *env);
+/* A line for the debug log through env.log, if there is one. */
+void smcr_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* In a forked child: none of the parent's groups, and no progress thread until a group of its own. */
 void smcr_after_fork_child(void);
 
@@ -111,8 +115,8 @@ struct smcr_sock_peer {
 /*
  * A connection with an RMB of rmb_size and a send buffer of snd_size,
  * registered on every link.  Its link: the server's choice (peer NULL),
- * in turn among the live links; the client's is the one to the queue pair
- * the server's ACCEPT named (peer: its GID and number).
+ * the live link that carries fewest connections; the client's is the one
+ * to the queue pair the server's ACCEPT named (peer: its GID and number).
  */
 int smcr_sock_new(struct smcr_lgr *g, const struct rdma_qp_addr *peer, uint32_t rmb_size, uint32_t snd_size,
 		  struct smcr_sock **out);
@@ -142,6 +146,18 @@ unsigned smcr_socks(void);
 ssize_t smcr_sock_send(struct smcr_sock *s, const struct iovec *iov, int cnt);
 /* Non-blocking: the count, 0 when nothing is there, or the connection's error. */
 ssize_t smcr_sock_recv(struct smcr_sock *s, const struct iovec *iov, int cnt, bool peek);
+/*
+ * smcr_sock_recv() under the same lock as what a reader decides with: the
+ * peer's CDC_CF_* flags and the sticky error as they were before the read,
+ * and the bytes still readable after it.
+ */
+struct smcr_recv_seen {
+	uint8_t peer_state;
+	int error;
+	long left;
+};
+ssize_t smcr_sock_recv_seen(struct smcr_sock *s, const struct iovec *iov, int cnt, bool peek,
+			   struct smcr_recv_seen *seen);
 long smcr_sock_readable(struct smcr_sock *s);
 long smcr_sock_space(struct smcr_sock *s);
 long smcr_sock_unread(struct smcr_sock *s);

@@ -51,7 +51,6 @@ struct smcr_lgr {
 	unsigned nlinks;
 	bool adding;            /* a link is being added (smcr_lgr_grow): connections wait to start */
 	unsigned failovers;
-	unsigned assigned;      /* connections given a link so far (round robin) */
 	uint32_t next_token;
 	uint32_t write_max;     /* the largest write a link of the group takes, 0: any */
 	struct smcr_sock *socks;

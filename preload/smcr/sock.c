@@ -74,10 +74,29 @@ static void unreg(struct smcr_sock *s)
 	}
 }
 
+/* Of the links up, the one fewest of the group's connections use (the kernel's choice); the first on a tie. */
+static int least_used(const struct smcr_lgr *g, const int *up, int n)
+{
+	unsigned best_uses = ~0u;
+	int best = up[0];
+
+	for (int i = 0; i < n; i++) {
+		unsigned uses = 0;
+
+		for (const struct smcr_sock *s = g->socks; s; s = s->next)
+			uses += s->li == up[i] && !s->released;
+		if (uses < best_uses) {
+			best_uses = uses;
+			best = up[i];
+		}
+	}
+	return best;
+}
+
 /*
- * The link a new connection uses: the server's choice in turn among live
- * links; the client's is the server's, by its queue pair's GID and number
- * (two devices number their queue pairs alike).
+ * The link a new connection uses: the server's choice, the live link that
+ * carries fewest connections; the client's is the server's, by its queue
+ * pair's GID and number (two devices number their queue pairs alike).
  */
 static int pick_link(struct smcr_lgr *g, const struct rdma_qp_addr *peer)
 {
@@ -96,7 +115,7 @@ static int pick_link(struct smcr_lgr *g, const struct rdma_qp_addr *peer)
 	if (peer)
 		return -ENOLINK;
 	if (n)
-		return up[g->assigned++ % (unsigned)n];
+		return least_used(g, up, n);
 	/* the first contact: the group's first link, before it is confirmed */
 	return g->nlinks && !g->link[0].dead ? 0 : -ENOLINK;
 }
@@ -465,6 +484,23 @@ ssize_t smcr_sock_recv(struct smcr_sock *s, const struct iovec *iov, int cnt, bo
 
 	pthread_mutex_lock(&s->g->mu);
 	n = s->live ? smcr_conn_recv(&s->c, iov, cnt, peek) : -ENOTCONN;
+	pthread_mutex_unlock(&s->g->mu);
+	return n;
+}
+
+ssize_t smcr_sock_recv_seen(struct smcr_sock *s, const struct iovec *iov, int cnt, bool peek,
+			   struct smcr_recv_seen *seen)
+{
+	ssize_t n = -ENOTCONN;
+
+	memset(seen, 0, sizeof(*seen));
+	pthread_mutex_lock(&s->g->mu);
+	if (s->live) {
+		seen->peer_state = smcr_conn_peer_state(&s->c);
+		seen->error = smcr_conn_error(&s->c);
+		n = smcr_conn_recv(&s->c, iov, cnt, peek);
+		seen->left = (long)smcr_conn_readable(&s->c);
+	}
 	pthread_mutex_unlock(&s->g->mu);
 	return n;
 }

@@ -307,6 +307,9 @@ static int first_link(struct rdma_neg *n)
 	if (rc)
 		return rc;
 	rc = smcr_link_open(n->g, n->ports.dev, n->ports.port, n->gid);
+	smcr_log("libsmc-preload: soft SMC-R: a new link group (%s) on %s port %u%s%s\n",
+		 n->server ? "server" : "client", n->ports.dev, n->ports.port,
+		 n->ports.alt_port ? ", a second port " : "", n->ports.alt_port ? n->ports.alt_dev : "");
 	return rc < 0 ? rc : 0;
 }
 
@@ -319,6 +322,9 @@ static void second_link_open(struct rdma_neg *n)
 		return;
 	/* a port that does not open leaves the group one link, as a server without one does */
 	li = smcr_link_open(n->g, n->ports.alt_dev, n->ports.alt_port, n->ports.alt_gid);
+	if (li < 0)
+		smcr_log("libsmc-preload: soft SMC-R: a second link on %s port %u: %s\n", n->ports.alt_dev,
+			 n->ports.alt_port, strerror(-li));
 	n->alt_li = li < 0 ? -1 : li;
 }
 
@@ -389,8 +395,10 @@ int rdma_neg_accepted(struct rdma_neg *n, const uint8_t *accept, size_t len, uin
 /* The group's second link in the background; the connection runs on the first meanwhile. */
 static void grow(struct rdma_neg *n, const uint8_t *peer_gid)
 {
-	/* a thread that does not start leaves the group one link */
-	(void)smcr_lgr_grow(n->g, n->alt_li, peer_gid);
+	int rc = smcr_lgr_grow(n->g, n->alt_li, peer_gid);
+
+	if (rc)
+		smcr_log("libsmc-preload: soft SMC-R: the link group's second link: %s\n", strerror(-rc));
 }
 
 int rdma_neg_confirmed(struct rdma_neg *n, const uint8_t *confirm, size_t len)

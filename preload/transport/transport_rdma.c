@@ -116,6 +116,7 @@ static ssize_t rdma_produce_file(struct transport *t, int fd, off_t off, size_t 
 static ssize_t rdma_consume(struct transport *t, const struct iovec *iov, int cnt, unsigned flags,
 			    uint32_t *wake)
 {
+	struct smcr_recv_seen seen;
 	size_t want = 0;
 	unsigned ps;
 	bool lost;
@@ -132,17 +133,18 @@ static ssize_t rdma_consume(struct transport *t, const struct iovec *iov, int cn
 	 * The peer's own words before the link's fate: an orderly end the peer
 	 * said is the end of the stream even if its process (and our link to
 	 * it) went afterwards, as TCP's FIN is read before a later reset.
+	 * One lock for all of it: this is every read's path.
 	 */
-	ps = smcr_sock_peer_state(SOCK(t)) & TP_PS_ENDED;
-	lost = smcr_sock_error(SOCK(t)) == -ECONNRESET;
-	n = smcr_sock_recv(SOCK(t), iov, cnt, flags & TP_PEEK);
+	n = smcr_sock_recv_seen(SOCK(t), iov, cnt, flags & TP_PEEK, &seen);
+	ps = seen.peer_state & TP_PS_ENDED;
+	lost = seen.error == -ECONNRESET;
 	if (n > 0) {
 		if (!(flags & TP_PEEK))
 			END(t)->rx_pos += (uint64_t)n;
 		return n;
 	}
 	/* bytes the link's loss left unread are not an orderly end: the reset */
-	if (n < 0 && (!lost || smcr_sock_readable(SOCK(t)) > 0))
+	if (n < 0 && (!lost || seen.left > 0))
 		return n;
 	if (ps & TP_PS_ABORT)
 		return -ECONNRESET;

@@ -39,15 +39,23 @@ setup() {
 	mkdir "$T/nosys"
 }
 
-# rxe0 on interface $2 (as rdma link add rxe0 type rxe netdev $2 makes it), below $1.
+# rxe0 (or ${3:-rxe0}) on interface $2 (as rdma link add rxe0 type rxe netdev
+# $2 makes it), below $1; with $4 (an IPv4 address) its RoCE v2 GID of it.
 make_sysfs() {
-	local rxe="$1/devices/virtual/infiniband/rxe0"
-	mkdir -p "$rxe/ports/1/gid_attrs/ndevs" "$1/class/infiniband"
+	local name=${3:-rxe0}
+	local rxe="$1/devices/virtual/infiniband/$name"
+	mkdir -p "$rxe/ports/1/gid_attrs/ndevs" "$rxe/ports/1/gid_attrs/types" "$rxe/ports/1/gids" \
+		"$1/class/infiniband"
 	echo "1: CA" >"$rxe/node_type"
 	echo "$2" >"$rxe/parent"
 	echo "4: ACTIVE" >"$rxe/ports/1/state"
 	echo "$2" >"$rxe/ports/1/gid_attrs/ndevs/0"
-	ln -s ../../devices/virtual/infiniband/rxe0 "$1/class/infiniband/rxe0"
+	if [ -n "${4:-}" ]; then
+		echo "RoCE v2" >"$rxe/ports/1/gid_attrs/types/1"
+		echo "$2" >"$rxe/ports/1/gid_attrs/ndevs/1"
+		printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' ${4//./ } >"$rxe/ports/1/gids/1"
+	fi
+	ln -s "../../devices/virtual/infiniband/$name" "$1/class/infiniband/$name"
 }
 
 teardown() {
@@ -356,4 +364,49 @@ relay_says() {
 	relay_says A '^declined'
 	grep -qx "declined 0x03010000 0x00000000" "$T/relay.A"
 	! grep -q '^seen' "$T/relay.A"
+}
+
+# Host A's second device rxe1 on a second interface (hd$$, 10.217.0.1).
+second_port_on_A() {
+	ip -n "$HA" link add "hd$$" type veth peer name "he$$"
+	ip -n "$HA" addr add 10.217.0.1/24 dev "hd$$"
+	ip -n "$HA" link set "hd$$" up
+	make_sysfs "$T/sysA" "hd$$" rxe1 10.217.0.1
+}
+
+# Both daemons, with both of A's interfaces and devices in PNET NET1.
+daemons_with_NET1_on_A() {
+	local a
+	host_daemon A
+	host_daemon B
+	for a in "-a NET1 -I ha$$" "-a NET1 -I hd$$" "-a NET1 -D rxe0" "-a NET1 -D rxe1"; do
+		(on A "$SMC_BIN/smc_pnet" $a) || return 1
+	done
+}
+
+@test "a second device port in the connection's PNET: each daemon names it for the link group's second link" {
+	# host A: rxe1 on a second interface, both interfaces and both devices in NET1
+	second_port_on_A
+	daemons_with_NET1_on_A
+	relay B server 7501 ACCEPT
+	relay_says B listening
+	relay A client "$SRV" 7501 PROPOSAL CONFIRM
+	relay_says A '^done' && relay_says B '^done'
+	run cat "$T/relay.A"
+	[ "${lines[1]}" = "negotiate rxe0 1 role 0 second rxe1 1 ::ffff:10.217.0.1" ]
+	# B has no PNET IDs: its interface's device alone, no second port
+	run cat "$T/relay.B"
+	[ "${lines[2]}" = "negotiate rxe0 1 role 1" ]
+}
+
+@test "a second device port in the PNET that is not active is not named" {
+	second_port_on_A
+	echo "1: DOWN" >"$T/sysA/devices/virtual/infiniband/rxe1/ports/1/state"
+	daemons_with_NET1_on_A
+	relay B server 7501 ACCEPT
+	relay_says B listening
+	relay A client "$SRV" 7501 PROPOSAL CONFIRM
+	relay_says A '^done'
+	run cat "$T/relay.A"
+	[ "${lines[1]}" = "negotiate rxe0 1 role 0" ]
 }

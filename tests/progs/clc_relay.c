@@ -171,7 +171,12 @@ int main(int argc, char **argv)
 		}
 		if (r.status == SMC_SOFT_PAIR_NEGOTIATE && !negotiating) {
 			negotiating = true;
-			printf("negotiate %s %u role %u\n", r.ibdev, r.ibport, r.role);
+			char gid[INET6_ADDRSTRLEN] = "";
+
+			printf("negotiate %s %u role %u", r.ibdev, r.ibport, r.role);
+			if (r.ibport2 && inet_ntop(AF_INET6, r.gid2, gid, sizeof(gid)))
+				printf(" second %s %u %s", r.ibdev2, r.ibport2, gid);
+			printf("\n");
 		}
 		if (r.clc_len && r.clc_index == taken + 1) {
 			static const uint8_t eyecatcher[4] = { 0xe2, 0xd4, 0xc3, 0xd9 };

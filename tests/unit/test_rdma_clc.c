@@ -92,6 +92,22 @@ static void bytes_across(struct transport *from, struct transport *to, const cha
 	CHECK(!strcmp(buf, text));
 }
 
+/* Both connections closed at both ends: every connection of the layer freed. */
+static void close_both(struct conn_ends *one, struct conn_ends *two)
+{
+	for (int i = 0; i < 2; i++) {
+		struct conn_ends *e = i ? two : one;
+
+		e->tc.ops->close(&e->tc);
+		e->ts.ops->close(&e->ts);
+		e->tc.ops->unmap(&e->tc);
+		e->ts.ops->unmap(&e->ts);
+	}
+	for (int i = 0; i < 500 && smcr_socks(); i++)
+		usleep(2000);
+	CHECK_INT(smcr_socks(), 0);
+}
+
 static bool ring(uint32_t bell)
 {
 	(void)bell;
@@ -116,17 +132,7 @@ TEST(rdma_clc_first_contact_then_a_second_connection)
 	CHECK(!fc2);
 	bytes_across(&two.tc, &two.ts, "second connection");
 	bytes_across(&one.ts, &one.tc, "first still there");
-	for (int i = 0; i < 2; i++) {
-		struct conn_ends *e = i ? &two : &one;
-
-		e->tc.ops->close(&e->tc);
-		e->ts.ops->close(&e->ts);
-		e->tc.ops->unmap(&e->tc);
-		e->ts.ops->unmap(&e->ts);
-	}
-	for (int i = 0; i < 500 && smcr_socks(); i++)
-		usleep(2000);
-	CHECK_INT(smcr_socks(), 0);
+	close_both(&one, &two);
 }
 
 TEST(rdma_clc_declines)
@@ -152,14 +158,6 @@ TEST(rdma_clc_declines)
 	CHECK_INT(rdma_neg_answer(&srv_ports, addr("10.30.0.2"), prop, (size_t)len, &n, m, sizeof(m)), -EPROTO);
 	CHECK_INT(rdma_neg_answer(&srv_ports, addr("10.30.0.2"), prop, 10, &n, m, sizeof(m)), -EPROTO);
 	CHECK(n == NULL);
-}
-
-static void close_ends(struct conn_ends *e)
-{
-	e->tc.ops->close(&e->tc);
-	e->ts.ops->close(&e->ts);
-	e->tc.ops->unmap(&e->tc);
-	e->ts.ops->unmap(&e->ts);
 }
 
 /* Waits until the link group of transport t says what want says (its links in smcr_lgr_describe()'s words). */
@@ -206,11 +204,7 @@ TEST(rdma_clc_second_link_carries_the_connection_when_the_first_fails)
 	bytes_across(&one.tc, &one.ts, "after the failover");
 	bytes_across(&one.ts, &one.tc, "and back");
 	bytes_across(&two.tc, &two.ts, "after, second");
-	close_ends(&one);
-	close_ends(&two);
-	for (int i = 0; i < 500 && smcr_socks(); i++)
-		usleep(2000);
-	CHECK_INT(smcr_socks(), 0);
+	close_both(&one, &two);
 }
 
 TEST(rdma_clc_second_gid_without_a_port_for_it_is_refused)
@@ -233,9 +227,5 @@ TEST(rdma_clc_second_gid_without_a_port_for_it_is_refused)
 	set_up_on(&two, &fc2, &cp, &sp, "10.50.0.1", "10.50.0.2");
 	CHECK(!fc2);
 	bytes_across(&two.tc, &two.ts, "one link");
-	close_ends(&one);
-	close_ends(&two);
-	for (int i = 0; i < 500 && smcr_socks(); i++)
-		usleep(2000);
-	CHECK_INT(smcr_socks(), 0);
+	close_both(&one, &two);
 }

@@ -4,7 +4,7 @@
 set -eu
 need=
 for p in qemu-system-x86 busybox-static cpio kmod iproute2 xz-utils gcc libc6-dev bash \
-	libibverbs1 ibverbs-providers ibverbs-utils; do
+	libibverbs1 ibverbs-providers ibverbs-utils socat; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q ' installed$' || need="$need $p"
 done
 [ -z "$need" ] && exit 0

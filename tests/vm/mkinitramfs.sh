@@ -104,6 +104,11 @@ cc -O2 -Wall -static -o "$STAGE/usr/bin/smc_sock" "$HERE/smc_sock.c"
 cc -O2 -Wall -static -o "$STAGE/usr/bin/nldump" "$HERE/nldump.c"
 cc -O2 -Wall -o "$STAGE/usr/bin/tcpecho" "$HERE/tcpecho.c"
 copy_libs "$STAGE/usr/bin/tcpecho"
+# an unmodified program for soft SMC-R (s9), where the host has it (deps.sh installs it)
+if command -v socat >/dev/null; then
+	cp "$(command -v socat)" "$STAGE/usr/bin/socat"
+	copy_libs "$STAGE/usr/bin/socat"
+fi
 # The socket-semantics cases (s8), dynamic, for smc_run.
 cc -O2 -Wall -std=gnu11 -D_GNU_SOURCE -o "$STAGE/usr/bin/sockcheck" "$HERE/../progs/sockcheck.c" -ldl
 copy_libs "$STAGE/usr/bin/sockcheck"

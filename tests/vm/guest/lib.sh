@@ -76,13 +76,17 @@ fixtures() {
 grepcheck() {
 	if grep -q -e "$2" "$3"; then echo "PASS $SCEN/$1"; else echo "FAIL $SCEN/$1: no line matching '$2'"; sed 's/^/  > /' "$3"; fi
 }
-# soft_rdma_host: this VM's smc_softd on $SMC_SOFT_SOCKET (SOFTD its pid),
-# rxe0 on eth0 in PNET NET1, and the peer answering pings (s4, s8).
-soft_rdma_host() {
+# soft_daemon: this VM's smc_softd on $SMC_SOFT_SOCKET (SOFTD its pid).
+soft_daemon() {
 	smc_softd -f -s "$SMC_SOFT_SOCKET" > /tmp/softd.log 2>&1 &
 	SOFTD=$!
 	i=0; while [ ! -S "$SMC_SOFT_SOCKET" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	ok softd-started test -S "$SMC_SOFT_SOCKET"
+}
+# soft_rdma_host: this VM's smc_softd on $SMC_SOFT_SOCKET (SOFTD its pid),
+# rxe0 on eth0 in PNET NET1, and the peer answering pings (s4, s8).
+soft_rdma_host() {
+	soft_daemon
 	ok rdma-link-add rdma link add rxe0 type rxe netdev eth0
 	ok pnet-add smc_pnet -a NET1 -I eth0 -D rxe0 -P 1
 	i=0; while ! ping -c 1 -W 1 "$VMPEER" >/dev/null 2>&1 && [ $i -lt 20 ]; do i=$((i + 1)); done

@@ -1,0 +1,113 @@
+#!/bin/sh
+# Scenario 9: soft SMC-R's link groups with two links for unmodified
+# programs (doc/soft-roce.md section 5).  Two VMs without kernel SMC joined
+# by two networks, an rxe device on each, both interfaces and both devices
+# in PNET NET1, a daemon each.  socat under smc_run sends MIB MiB of random
+# bytes to socat under smc_run; sha256 of what went in and what came out.
+# The connection makes the link group (first contact) on rxe0, the daemons
+# name the second port and the server adds the second link on rxe1 (LLC
+# ADD LINK).  Then the client's eth0 goes down: the connection goes on over
+# the second link, every byte once.  Then a second connection, and the
+# server's daemon is killed in the middle of it: the data path needs no
+# daemon, its bytes arrive too.
+SCEN=s9-$VMROLE
+. /tests/lib.sh
+export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control SMC_DEBUG=1
+MIB=200
+SUMS=5300               # the server's sums to the client (plain TCP, busybox nc)
+KILL=5301               # the client tells the server to kill its daemon
+
+soft_daemon
+rxe_two_networks
+ok pnet-first smc_pnet -a NET1 -I eth0 -D rxe0 -P 1
+ok pnet-second smc_pnet -a NET1 -I eth1 -D rxe1 -P 1
+ok socat-there command -v socat
+
+# sent_pkts DEV: rxe's packets sent on DEV's port 1 so far.
+sent_pkts() {
+	rdma statistic show link "$1/1" 2>/dev/null | sed -n 's/.* sent_pkts \([0-9]*\).*/\1/p'
+}
+
+# wait_for COUNT CMD...: until CMD succeeds, at most COUNT tenths of a second.
+wait_for() {
+	n=$1; shift
+	i=0; while ! "$@" >/dev/null 2>&1 && [ $i -lt "$n" ]; do sleep 0.1; i=$((i + 1)); done
+	"$@" >/dev/null 2>&1
+}
+
+if [ "$VMROLE" = server ]; then
+	for p in 5200 5201; do
+		(smc_run socat -u TCP-LISTEN:$p,reuseaddr STDOUT 2>/tmp/socat$p.err | sha256sum > /tmp/got$p.sum) &
+	done
+	# the client's word: kill this host's daemon while the second connection runs
+	(nc -l -p $KILL > /tmp/kill.word; kill -9 $SOFTD; echo killed >> /tmp/kill.word) &
+	wait_for 600 sh -c 'smcss -a | grep -q "^ACTIVE .*:5200 .* SMCR"'
+	smcss -a > /tmp/ss1.txt 2>&1
+	grepcheck first-conn-smcr '^ACTIVE .*:5200 .* SMCR' /tmp/ss1.txt
+	for p in 5200 5201; do
+		wait_for 3000 test -s /tmp/got$p.sum
+	done
+	grepcheck daemon-killed killed /tmp/kill.word
+	# what came, to the client
+	for p in 5200 5201; do
+		printf '%s %s\n' "$p" "$(cut -d' ' -f1 /tmp/got$p.sum)"
+	done > /tmp/sums
+	sed 's/^/  sum /' /tmp/sums
+	i=0; while ! nc "$VMPEER" $SUMS < /tmp/sums && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+	grepcheck server-second-link 'second link is up' /tmp/socat5200.err
+	for p in 5200 5201; do
+		ok socat-$p-no-error sh -c "! grep -q ' socat\[[0-9]*\] E ' /tmp/socat$p.err"
+		grep -a -e 'soft SMC-R' -e ' E ' /tmp/socat$p.err | sed 's/^/  > /'
+	done
+else
+	nc -l -p $SUMS > /tmp/peer.sums &
+	NCPID=$!
+	# send PORT: MIB MiB of random bytes to the server's PORT, their sum in /tmp/sentPORT.sum
+	send() {
+		rm -f /tmp/f$1
+		mkfifo /tmp/f$1
+		sha256sum < /tmp/f$1 > /tmp/sent$1.sum &
+		# the listener may not be there yet: socat tries again
+		(dd if=/dev/urandom bs=1048576 count=$MIB 2>/dev/null | tee /tmp/f$1 |
+			smc_run socat -u STDIN TCP:$VMPEER:$1,retry=100,interval=0.2 2>/tmp/socat$1.err
+			echo "rc=$?" > /tmp/sent$1.rc) &
+	}
+	t0=$(date +%s)
+	send 5200
+	wait_for 600 sh -c 'smcss -a | grep -q "^ACTIVE .*:5200 .* SMCR"'
+	smcss -a > /tmp/ss1.txt 2>&1
+	grepcheck first-conn-smcr '^ACTIVE .*:5200 .* SMCR' /tmp/ss1.txt
+	# the group's second link comes up beside the connection's
+	wait_for 300 grep -q 'second link is up' /tmp/socat5200.err
+	grepcheck second-link-up 'second link is up' /tmp/socat5200.err
+	# the connection's own link goes: its interface down (TCP waits meanwhile)
+	before=$(sent_pkts rxe1)
+	echo "INFO $SCEN/packets: rxe0 $(sent_pkts rxe0), rxe1 ${before:-0} after $(($(date +%s) - t0)) s"
+	ip link set eth0 down
+	echo "INFO $SCEN/failover: eth0 down after $(($(date +%s) - t0)) s"
+	wait_for 3000 test -s /tmp/sent5200.rc
+	echo "INFO $SCEN/packets: rxe0 $(sent_pkts rxe0), rxe1 $(sent_pkts rxe1) after $(($(date +%s) - t0)) s"
+	ok second-link-took-over sh -c "[ $(sent_pkts rxe1) -gt $((${before:-0} + 4096)) ]"
+	ip link set eth0 up
+	i=0; while ! ping -c 1 -W 1 "$VMPEER" >/dev/null 2>&1 && [ $i -lt 20 ]; do i=$((i + 1)); done
+	# the second connection: the server's daemon goes in its middle
+	send 5201
+	wait_for 600 sh -c 'smcss -a | grep -q "^ACTIVE .*:5201 .* SMCR"'
+	smcss -a > /tmp/ss2.txt 2>&1
+	grepcheck second-conn-smcr '^ACTIVE .*:5201 .* SMCR' /tmp/ss2.txt
+	sleep 2
+	echo kill | nc "$VMPEER" $KILL
+	wait_for 3000 test -s /tmp/sent5201.rc
+	echo "INFO $SCEN/transfers: 2 x $MIB MiB in $(($(date +%s) - t0)) s"
+	wait_for 600 test -s /tmp/peer.sums
+	wait $NCPID
+	sed 's/^/  peer sum /' /tmp/peer.sums
+	for p in 5200 5201; do
+		grepcheck socat-$p-exit '^rc=0$' /tmp/sent$p.rc
+		grep -a -e 'soft SMC-R' -e ' E ' /tmp/socat$p.err | sed 's/^/  > /'
+		want=$(cut -d' ' -f1 /tmp/sent$p.sum)
+		ok bytes-$p-intact grep -qx "$p $want" /tmp/peer.sums
+	done
+fi
+kill $SOFTD 2>/dev/null
+wait $SOFTD 2>/dev/null
