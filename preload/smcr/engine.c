@@ -125,10 +125,20 @@ static void drain(struct smcr_lgr *g)
 
 static void device_event(struct smcr_lgr *g, int li)
 {
-	enum rdma_dev_event ev = rdma_dev_event(g->link[li].dev);
+	struct smcr_link *l = &g->link[li];
+	enum rdma_dev_event ev = rdma_dev_event(l->dev);
 
+	if (ev == RDMA_DEV_FATAL)
+		l->dev_gone = true;
 	if (ev == RDMA_DEV_PORT_DOWN || ev == RDMA_DEV_FATAL)
 		smcr_link_fail(g, li, false);
+	/* a failed link's port is back: the server adds it again, the client asks it to */
+	if (ev == RDMA_DEV_PORT_UP && l->dead && !l->dev_gone) {
+		if (g->server)
+			smcr_lgr_relink(g, li, 0);
+		else
+			smcr_link_request(g, li);
+	}
 }
 
 /*
@@ -195,6 +205,7 @@ static bool watchdog(struct smcr_lgr *g)
 struct watch {
 	struct smcr_lgr *g;
 	int li;
+	unsigned gen;           /* the link's queue pair when the set was made */
 	bool dev;
 };
 
@@ -211,11 +222,12 @@ static int watch_set(struct pollfd *pfd, struct watch *w, bool *now)
 
 			if (rdma_qp_arm(l->qp))
 				*now = true;
-			w[n] = (struct watch){ g, (int)li, false };
+			w[n] = (struct watch){ g, (int)li, l->gen, false };
 			pfd[n++] = (struct pollfd){ .fd = rdma_qp_fd(l->qp), .events = POLLIN };
-			if (l->dead)
+			/* a failed link's device too: its port may come back */
+			if (l->dev_gone)
 				continue;
-			w[n] = (struct watch){ g, (int)li, true };
+			w[n] = (struct watch){ g, (int)li, l->gen, true };
 			pfd[n++] = (struct pollfd){ .fd = rdma_dev_event_fd(l->dev), .events = POLLIN };
 		}
 		pthread_mutex_unlock(&g->mu);
@@ -272,7 +284,8 @@ static void *progress(void *arg)
 			struct smcr_lgr *g = w[i].g;
 
 			pthread_mutex_lock(&g->mu);
-			if (pfd[i].revents & POLLIN) {
+			/* a queue pair replaced meanwhile (grow.c) has no event of the one polled */
+			if ((pfd[i].revents & POLLIN) && w[i].gen == g->link[w[i].li].gen) {
 				if (w[i].dev)
 					device_event(g, w[i].li);
 				else

@@ -106,6 +106,56 @@ int smcr_link_open(struct smcr_lgr *g, const char *dev, uint8_t port, const uint
 	return rc ? rc : li;
 }
 
+int smcr_link_reopen(struct smcr_lgr *g, int li)
+{
+	struct smcr_link *l = &g->link[li];
+	struct rdma_qp_size size = link_size;
+	struct rdma_qp *q, *old;
+	int rc;
+
+	pthread_mutex_lock(&g->mu);
+	rc = !l->dead || l->dev_gone ? -ENODEV : 0;
+	pthread_mutex_unlock(&g->mu);
+	if (rc)
+		return rc;
+	if (rdma_dev_port(l->dev)->soft)
+		size.max_inflight = RDMA_SOFT_INFLIGHT;
+	/* the device and the connections' registrations on it stay: only the queue pair is new */
+	rc = rdma_qp_create(l->dev, &size, &q);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&g->mu);
+	old = l->qp;
+	l->qp = q;
+	l->gen++;
+	l->connected = l->up = l->dead = false;
+	l->num = 0;
+	l->seen_done = 0;
+	l->since_ns = l->kicked_ns = 0;
+	for (struct smcr_sock *s = g->socks; s; s = s->next)
+		s->peer_rkey_ok[li] = false;
+	pthread_mutex_unlock(&g->mu);
+	/* the progress thread may still poll its channel: it looks again at the new one */
+	rdma_qp_destroy(old);
+	smcr_engine_kick();
+	return 0;
+}
+
+int smcr_link_of_gid(struct smcr_lgr *g, const uint8_t gid[16], bool dead)
+{
+	for (unsigned li = 0; li < g->nlinks; li++) {
+		const struct smcr_link *l = &g->link[li];
+		struct rdma_qp_addr a;
+
+		if (dead ? !l->dead || l->dev_gone : l->dead || l->connected)
+			continue;
+		rdma_qp_local(g->link[li].qp, &a);
+		if (!memcmp(a.gid, gid, 16))
+			return (int)li;
+	}
+	return -1;
+}
+
 void smcr_link_local(struct smcr_lgr *g, int li, struct rdma_qp_addr *a)
 {
 	pthread_mutex_lock(&g->mu);

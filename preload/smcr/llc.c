@@ -109,6 +109,73 @@ static int confirm_rkey(struct smcr_lgr *g, int li, const struct smcr_llc_confir
 	return 0;
 }
 
+/* A live link other than li to carry the exchange. */
+static int carrier(struct smcr_lgr *g, int li)
+{
+	for (unsigned o = 0; o < g->nlinks; o++)
+		if ((int)o != li && g->link[o].up && !g->link[o].dead)
+			return (int)o;
+	return -1;
+}
+
+/* The server: the client asks for a link of the group again: its dead one to a GID the client names. */
+static void relink_asked(struct smcr_lgr *g, const struct smcr_llc_req_add_link *r)
+{
+	for (unsigned li = 0; li < g->nlinks; li++) {
+		const struct smcr_link *l = &g->link[li];
+
+		for (unsigned k = 0; k < r->gid_cnt; k++) {
+			if (l->dead && !l->dev_gone && !memcmp(l->peer.gid, r->gid[k], 16)) {
+				smcr_lgr_relink(g, (int)li, 0);
+				return;
+			}
+		}
+	}
+}
+
+/*
+ * The client: the server offers a link again: true when our dead link to
+ * its target GID takes it (the offer is kept for it), else it is rejected.
+ */
+static bool relink_offered(struct smcr_lgr *g, const struct smcr_llc_add_link *a)
+{
+	int li = smcr_link_of_gid(g, a->client_target_gid, true);
+	struct smcr_llc_msg m = { 0 };
+	int o;
+
+	if (li >= 0) {
+		smcr_lgr_relink(g, li, a->link_num);
+		return true;
+	}
+	/* nothing here for it: the server stops waiting */
+	m.hd.type = SMCR_LLC_ADD_LINK;
+	m.hd.version = SMCR_LLC_VERSION_V2;
+	m.hd.flags = SMCR_LLC_FLAG_RESP | SMCR_LLC_FLAG_ADD_LNK_REJ;
+	m.add_link.link_num = a->link_num;
+	m.add_link.has_ext = true;
+	m.add_link.v2_direct = true;
+	o = carrier(g, -1);
+	if (o >= 0)
+		smcr_llc_send(g, o, &m);
+	return false;
+}
+
+int smcr_link_request(struct smcr_lgr *g, int li)
+{
+	struct smcr_llc_msg m = { 0 };
+	struct rdma_qp_addr a;
+	int o = carrier(g, li);
+
+	if (o < 0)
+		return -ENOLINK;
+	rdma_qp_local(g->link[li].qp, &a);
+	m.hd.type = SMCR_LLC_REQ_ADD_LINK;
+	m.hd.version = SMCR_LLC_VERSION_V2;
+	m.req_add_link.gid_cnt = 1;
+	memcpy(m.req_add_link.gid[0], a.gid, 16);
+	return smcr_llc_send(g, o, &m);
+}
+
 void smcr_llc_in(struct smcr_lgr *g, int li, const uint8_t *msg, uint32_t len)
 {
 	struct smcr_llc_msg m;
@@ -140,6 +207,15 @@ void smcr_llc_in(struct smcr_lgr *g, int li, const uint8_t *msg, uint32_t len)
 		smcr_llc_send(g, li, &m);
 		/* for a connection that does not know its peer yet (smcr_sock_connect()) */
 		if (found == 0)
+			keep(g, li, msg, len);
+	} else if (m.hd.type == SMCR_LLC_REQ_ADD_LINK && !resp) {
+		/* the client's device is back: the server adds its dead link again */
+		if (g->server)
+			relink_asked(g, &m.req_add_link);
+	} else if (m.hd.type == SMCR_LLC_ADD_LINK && !resp && !g->server && !g->adding &&
+		   smcr_link_of_gid(g, m.add_link.client_target_gid, false) < 0) {
+		/* an ADD LINK for no end awaiting one: the server adds a link of ours again */
+		if (relink_offered(g, &m.add_link))
 			keep(g, li, msg, len);
 	} else if (m.hd.type != SMCR_LLC_DELETE_LINK) {
 		keep(g, li, msg, len);
@@ -228,6 +304,8 @@ int smcr_link_confirm(struct smcr_lgr *g, int li, uint8_t num)
 	if (!rc) {
 		g->link[li].num = num;
 		g->link[li].up = true;
+		if (num > g->last_num)
+			g->last_num = num;
 	}
 	pthread_mutex_unlock(&g->mu);
 	return rc;
@@ -235,14 +313,6 @@ int smcr_link_confirm(struct smcr_lgr *g, int li, uint8_t num)
 
 /* ---- ADD LINK ---- */
 
-/* A live link other than li to carry the exchange. */
-static int carrier(struct smcr_lgr *g, int li)
-{
-	for (unsigned o = 0; o < g->nlinks; o++)
-		if ((int)o != li && g->link[o].up && !g->link[o].dead)
-			return (int)o;
-	return -1;
-}
 
 /* Our ADD LINK (or its answer) for link li over link o, with every started connection's rkeys. */
 static int add_link_msg(struct smcr_lgr *g, int li, int o, uint8_t num, const uint8_t target[16], bool resp,
@@ -332,6 +402,8 @@ static int add_link_locked(struct smcr_lgr *g, int li, uint8_t num, const uint8_
 	g->link[li].connected = true;
 	/* named from now on: the peer's CONFIRM RKEY for it may come before its CONFIRM LINK is done */
 	g->link[li].num = num;
+	if (num > g->last_num)
+		g->last_num = num;
 	if (!g->server) {
 		rc = add_link_msg(g, li, o, num, peer.gid, true, m);
 		if (!rc)

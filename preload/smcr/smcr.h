@@ -6,7 +6,8 @@
  * buffer, wire/smcr_conn.h's data path), the LLC messages that confirm and
  * add links, exchange rkeys and delete links, and one progress thread that
  * takes every completion, feeds the connections, fails them over to
- * another link of their group, and wakes their sleepers.
+ * another link of their group, adds a failed link again when its port
+ * comes back, and wakes their sleepers.
  *
  * The application's threads post their own RDMA WRITEs and CDCs; one mutex
  * per group serialises them with the progress thread.  Nothing here knows

@@ -30,7 +30,9 @@ struct smcr_link {
 	uint8_t num;            /* the LLC link number, once confirmed */
 	bool connected;         /* to the peer's queue pair */
 	bool up;                /* confirmed: connections may use it */
-	bool dead;              /* failed; its queue pair stays until the group goes */
+	bool dead;              /* failed; its queue pair stays until the link is added again or the group goes */
+	bool dev_gone;          /* its device is gone (fatal): it cannot come back */
+	unsigned gen;           /* a new queue pair each time the link is added again */
 	/* the watchdog (engine.c): completions last seen, since when, the last kick */
 	uint64_t seen_done;
 	int64_t since_ns, kicked_ns;
@@ -49,7 +51,8 @@ struct smcr_lgr {
 	int refs;               /* the caller's and each connection's */
 	struct smcr_link link[SMCR_LINKS_MAX];
 	unsigned nlinks;
-	bool adding;            /* a link is being added (smcr_lgr_grow): connections wait to start */
+	bool adding;            /* a link is being added (grow.c): connections wait to start */
+	uint8_t last_num;       /* the highest link number so far */
 	unsigned failovers;
 	uint32_t next_token;
 	uint32_t write_max;     /* the largest write a link of the group takes, 0: any */
@@ -114,6 +117,25 @@ void smcr_lgr_free(struct smcr_lgr *g);
 
 /* llc.c: the server's answer to a client's second GID when it has no port for it (ADD LINK, rejected). */
 int smcr_link_refuse(struct smcr_lgr *g, uint8_t num);
+
+/* lgr.c: a dead link's new queue pair on its device, the old one gone.  0 or -errno. */
+int smcr_link_reopen(struct smcr_lgr *g, int li);
+
+/*
+ * grow.c, with g->mu held: dead link li's device is back (port up, or the
+ * peer asked for it with REQ ADD LINK): the server adds it again, to the
+ * peer's GID it had; the client, asked by the server's ADD LINK for num,
+ * answers on li.  Nothing when a link is being added already.
+ */
+void smcr_lgr_relink(struct smcr_lgr *g, int li, uint8_t num);
+/* llc.c, with g->mu held: the client's device for dead link li is back: it asks the server with REQ ADD LINK. */
+int smcr_link_request(struct smcr_lgr *g, int li);
+/*
+ * The link whose own GID is gid: a dead one whose device is there (dead),
+ * or one opened and not connected yet (a second link's end awaiting its
+ * ADD LINK); its index, or -1.
+ */
+int smcr_link_of_gid(struct smcr_lgr *g, const uint8_t gid[16], bool dead);
 
 /* llc.c, with g->mu held */
 int smcr_llc_send(struct smcr_lgr *g, int li, const struct smcr_llc_msg *m);

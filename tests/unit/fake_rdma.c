@@ -28,7 +28,8 @@ struct rdma_dev {
 	char name[16];
 	struct rdma_port port;
 	int evfd;
-	bool down, event_due;
+	bool down;
+	enum rdma_dev_event due;        /* the event its descriptor announced */
 	uint32_t next_qpn;
 };
 
@@ -127,15 +128,15 @@ int rdma_dev_event_fd(const struct rdma_dev *d)
 enum rdma_dev_event rdma_dev_event(struct rdma_dev *d)
 {
 	eventfd_t v;
-	bool due;
+	enum rdma_dev_event due;
 
 	if (eventfd_read(d->evfd, &v) < 0)
 		return RDMA_DEV_NONE;
 	pthread_mutex_lock(&mu);
-	due = d->event_due;
-	d->event_due = false;
+	due = d->due;
+	d->due = RDMA_DEV_NONE;
 	pthread_mutex_unlock(&mu);
-	return due ? RDMA_DEV_PORT_DOWN : RDMA_DEV_NONE;
+	return due;
 }
 
 int rdma_mr_reg(struct rdma_dev *d, void *addr, size_t len, bool remote_write, struct rdma_mr *mr)
@@ -365,7 +366,7 @@ void fake_rdma_port_down(const char *name)
 	for (int i = 0; i < MAX_OBJS; i++)
 		if (devs[i] && !strcmp(devs[i]->name, name)) {
 			devs[i]->down = true;
-			devs[i]->event_due = true;
+			devs[i]->due = RDMA_DEV_PORT_DOWN;
 			eventfd_write(devs[i]->evfd, 1);
 		}
 	/* the queue pairs talking to it give up, as RC does once its retries ran out */
@@ -373,6 +374,18 @@ void fake_rdma_port_down(const char *name)
 		if (qps[i] && qps[i]->peer && qps[i]->peer->d->down && !qps[i]->error) {
 			qps[i]->error = true;
 			push(qps[i], &(struct rdma_event){ .kind = RDMA_EV_ERROR, .status = 12 });
+		}
+	pthread_mutex_unlock(&mu);
+}
+
+void fake_rdma_port_up(const char *name)
+{
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < MAX_OBJS; i++)
+		if (devs[i] && !strcmp(devs[i]->name, name)) {
+			devs[i]->down = false;
+			devs[i]->due = RDMA_DEV_PORT_UP;
+			eventfd_write(devs[i]->evfd, 1);
 		}
 	pthread_mutex_unlock(&mu);
 }

@@ -4,6 +4,8 @@
 
 /* Device name's port goes down: a port event, and its queue pairs break. */
 void fake_rdma_port_down(const char *name);
+/* Its port is back: a port event; queue pairs broken meanwhile stay broken. */
+void fake_rdma_port_up(const char *name);
 #include <stdint.h>
 
 /* The RoCE v2 GID of 10.net.0.host (::ffff:10.net.0.host): the fake routes by GID and queue pair. */

@@ -175,7 +175,7 @@ static bool links_are(struct transport *t, const char *want)
 	return false;
 }
 
-TEST(rdma_clc_second_link_carries_the_connection_when_the_first_fails)
+TEST(rdma_clc_second_link_carries_the_connection_when_the_first_fails_and_links_come_back)
 {
 	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
 	struct rdma_ports cp = { .dev = "fcl2", .port = 1, .alt_dev = "fcl3", .alt_port = 1 };
@@ -204,6 +204,19 @@ TEST(rdma_clc_second_link_carries_the_connection_when_the_first_fails)
 	bytes_across(&one.tc, &one.ts, "after the failover");
 	bytes_across(&one.ts, &one.tc, "and back");
 	bytes_across(&two.tc, &two.ts, "after, second");
+	/* the device comes back: the server adds the link again, under a new number */
+	fake_rdma_port_up("fsv2");
+	CHECK(links_are(&one.ts, "link 0 (number 3) connected up:"));
+	CHECK(links_are(&one.tc, "link 0 (number 3) connected up:"));
+	/* and the other goes: the connections move back to the link that came back */
+	fake_rdma_port_down("fcl3");
+	CHECK(links_are(&one.ts, "link 1 (number 2) connected up dead"));
+	bytes_across(&one.tc, &one.ts, "over the link that came back");
+	bytes_across(&two.ts, &two.tc, "over it too");
+	/* the client's port comes back: it asks, the server adds it again */
+	fake_rdma_port_up("fcl3");
+	CHECK(links_are(&one.ts, "link 1 (number 4) connected up:"));
+	CHECK(links_are(&one.tc, "link 1 (number 4) connected up:"));
 	close_both(&one, &two);
 }
 

@@ -7,7 +7,9 @@
 # The connection makes the link group (first contact) on rxe0, the daemons
 # name the second port and the server adds the second link on rxe1 (LLC
 # ADD LINK).  Then the client's eth0 goes down: the connection goes on over
-# the second link, every byte once.  Then a second connection, and the
+# the second link, every byte once.  eth0 comes back: the client asks (LLC
+# REQ ADD LINK) and the server adds the link again; eth1 goes down: the
+# connection goes back to the first link.  Then a second connection, and the
 # server's daemon is killed in the middle of it: the data path needs no
 # daemon, its bytes arrive too.
 SCEN=s9-$VMROLE
@@ -64,16 +66,18 @@ else
 	NCPID=$!
 	# send PORT: MIB MiB of random bytes to the server's PORT, their sum in /tmp/sentPORT.sum
 	send() {
+		mib=${2:-$MIB}
 		rm -f /tmp/f$1
 		mkfifo /tmp/f$1
 		sha256sum < /tmp/f$1 > /tmp/sent$1.sum &
 		# the listener may not be there yet: socat tries again
-		(dd if=/dev/urandom bs=1048576 count=$MIB 2>/dev/null | tee /tmp/f$1 |
+		(dd if=/dev/urandom bs=1048576 count=$mib 2>/dev/null | tee /tmp/f$1 |
 			smc_run socat -u STDIN TCP:$VMPEER:$1,retry=100,interval=0.2 2>/tmp/socat$1.err
 			echo "rc=$?" > /tmp/sent$1.rc) &
 	}
 	t0=$(date +%s)
-	send 5200
+	# long enough for a failover, the link's return and a failover back
+	send 5200 $((MIB * 3))
 	wait_for 600 sh -c 'smcss -a | grep -q "^ACTIVE .*:5200 .* SMCR"'
 	smcss -a > /tmp/ss1.txt 2>&1
 	grepcheck first-conn-smcr '^ACTIVE .*:5200 .* SMCR' /tmp/ss1.txt
@@ -85,10 +89,21 @@ else
 	echo "INFO $SCEN/packets: rxe0 $(sent_pkts rxe0), rxe1 ${before:-0} after $(($(date +%s) - t0)) s"
 	ip link set eth0 down
 	echo "INFO $SCEN/failover: eth0 down after $(($(date +%s) - t0)) s"
-	wait_for 3000 test -s /tmp/sent5200.rc
+	wait_for 600 sh -c "[ \$(rdma statistic show link rxe1/1 | sed -n 's/.* sent_pkts \([0-9]*\).*/\1/p') -gt $((${before:-0} + 4096)) ]"
 	echo "INFO $SCEN/packets: rxe0 $(sent_pkts rxe0), rxe1 $(sent_pkts rxe1) after $(($(date +%s) - t0)) s"
 	ok second-link-took-over sh -c "[ $(sent_pkts rxe1) -gt $((${before:-0} + 4096)) ]"
+	# the interface comes back: the client asks, the server adds the link again
 	ip link set eth0 up
+	wait_for 300 grep -q 'failed link is up' /tmp/socat5200.err
+	grepcheck first-link-back 'failed link is up' /tmp/socat5200.err
+	# and the second link's interface goes: the connection moves back to the first
+	before=$(sent_pkts rxe0)
+	ip link set eth1 down
+	echo "INFO $SCEN/failover: eth1 down after $(($(date +%s) - t0)) s"
+	wait_for 3000 test -s /tmp/sent5200.rc
+	echo "INFO $SCEN/packets: rxe0 $(sent_pkts rxe0), rxe1 $(sent_pkts rxe1) after $(($(date +%s) - t0)) s"
+	ok back-on-the-first-link sh -c "[ $(sent_pkts rxe0) -gt $((${before:-0} + 4096)) ]"
+	ip link set eth1 up
 	i=0; while ! ping -c 1 -W 1 "$VMPEER" >/dev/null 2>&1 && [ $i -lt 20 ]; do i=$((i + 1)); done
 	# the second connection: the server's daemon goes in its middle
 	send 5201
@@ -98,7 +113,7 @@ else
 	sleep 2
 	echo kill | nc "$VMPEER" $KILL
 	wait_for 3000 test -s /tmp/sent5201.rc
-	echo "INFO $SCEN/transfers: 2 x $MIB MiB in $(($(date +%s) - t0)) s"
+	echo "INFO $SCEN/transfers: $((MIB * 4)) MiB in $(($(date +%s) - t0)) s"
 	wait_for 600 test -s /tmp/peer.sums
 	wait $NCPID
 	sed 's/^/  peer sum /' /tmp/peer.sums
