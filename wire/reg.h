@@ -205,6 +205,7 @@ enum {
 	SMC_SOFT_CMD_BELL,          /* 9 */
 	SMC_SOFT_CMD_FALLBACK,      /* 10 */
 	SMC_SOFT_CMD_CLC,           /* 11: an end between hosts negotiates (doc/soft-roce.md 2.2) */
+	SMC_SOFT_CMD_LGR,           /* 12: a process's soft SMC-R link group, for the listings */
 	__SMC_SOFT_CMD_MAX,
 };
 #define SMC_SOFT_CMD_MAX (__SMC_SOFT_CMD_MAX - 1)
@@ -258,6 +259,11 @@ enum {
 	SMC_SOFT_A_IBDEV2,          /* 40: string, a second device port in the same PNET, for a second link */
 	SMC_SOFT_A_IBPORT2,         /* 41: u8 its port */
 	SMC_SOFT_A_GID2,            /* 42: binary, 16 bytes: its RoCE v2 GID */
+	SMC_SOFT_A_LGR_KEY,         /* 43: u32 a link group of the process, never 0 */
+	SMC_SOFT_A_LINK_ID,         /* 44: u8 the LLC number of the link a connection uses */
+	SMC_SOFT_A_PEER_HOST,       /* 45: string, at most 32 characters: the peer's host name */
+	SMC_SOFT_A_LGR_CONNS,       /* 46: u32 the group's connections */
+	SMC_SOFT_A_LINK,            /* 47: struct smc_soft_link, once per link that is up */
 	__SMC_SOFT_A_MAX,
 };
 #define SMC_SOFT_A_MAX (__SMC_SOFT_A_MAX - 1)
@@ -300,6 +306,25 @@ enum {
  * with IBDEV2, IBPORT2 and GID2 the port a second link of the connection's
  * link group may use (doc/soft-roce.md section 5).
  */
+/*
+ * SMC_SOFT_CMD_LGR: one of the process's soft SMC-R link groups as it is
+ * now, for the kernel's listings (GET_LGR_SMCR, GET_LINK_SMCR, smc_diag's
+ * LGRINFO; doc/soft-roce.md section 6).  Request: LGR_KEY, ROLE,
+ * PEER_HOST, LGR_CONNS and a LINK per link up; with no LINK the group is
+ * gone.  No reply but an error.  The daemon forgets a process's groups
+ * with its connection.  CLC with PAIR_STATUS PAIRED names the connection's
+ * group and link with LGR_KEY and LINK_ID.
+ */
+struct smc_soft_link {
+	uint8_t link_id;            /* the LLC link number, never 0 */
+	uint8_t ibport;
+	uint16_t reserved;
+	uint32_t conns;
+	char ibdev[64];             /* NUL-terminated */
+	uint8_t gid[16];
+	uint8_t peer_gid[16];
+};
+
 #define SMC_SOFT_CLC_MAX        1024
 #define SMC_SOFT_CLC_MSGS       2   /* CLC messages of one end: PROPOSAL, CONFIRM; ACCEPT, DECLINE */
 

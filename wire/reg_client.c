@@ -457,7 +457,7 @@ long soft_reg_clc_send(struct soft_reg_conn *c, uint64_t token, const void *clc,
 	return send_async(c, &r, -1);
 }
 
-long soft_reg_clc_connected_send(struct soft_reg_conn *c, uint64_t token)
+long soft_reg_clc_connected_send(struct soft_reg_conn *c, uint64_t token, uint32_t key, uint8_t link_id)
 {
 	uint8_t paired = SMC_SOFT_PAIR_PAIRED;
 	struct req r;
@@ -469,8 +469,35 @@ long soft_reg_clc_connected_send(struct soft_reg_conn *c, uint64_t token)
 	req_init(&r, c->family, 0, SMC_SOFT_CMD_CLC);
 	req_attr(&r, SMC_SOFT_A_TOKEN, &token, sizeof(token));
 	req_attr(&r, SMC_SOFT_A_PAIR_STATUS, &paired, sizeof(paired));
+	if (key && link_id) {
+		req_attr(&r, SMC_SOFT_A_LGR_KEY, &key, sizeof(key));
+		req_attr(&r, SMC_SOFT_A_LINK_ID, &link_id, sizeof(link_id));
+	}
 	r.u.nlh.nlmsg_pid = SOFT_REG_PORT_CLC;
 	return send_async(c, &r, -1);
+}
+
+long soft_reg_lgr_send(struct soft_reg_conn *c, uint32_t key, uint8_t role, const char *peer_host,
+		       uint32_t conns, const struct smc_soft_link *links, unsigned n)
+{
+	char host[33];
+	struct req r;
+
+	if (c->fd < 0)
+		return -EBADF;
+	if (!key || n > 2)
+		return -EINVAL;
+	snprintf(host, sizeof(host), "%s", peer_host ? peer_host : "");
+	req_init(&r, c->family, 0, SMC_SOFT_CMD_LGR);
+	req_attr(&r, SMC_SOFT_A_LGR_KEY, &key, sizeof(key));
+	req_attr(&r, SMC_SOFT_A_ROLE, &role, sizeof(role));
+	req_attr(&r, SMC_SOFT_A_PEER_HOST, host, strlen(host) + 1);
+	req_attr(&r, SMC_SOFT_A_LGR_CONNS, &conns, sizeof(conns));
+	for (unsigned i = 0; i < n; i++)
+		req_attr(&r, SMC_SOFT_A_LINK, &links[i], sizeof(links[i]));
+	/* as SOCK_DEL's: an error, if any, is skipped by soft_reg_pair_poll() */
+	r.u.nlh.nlmsg_pid = SOFT_REG_PORT_DEL;
+	return send_req_flags(c, &r, -1, MSG_DONTWAIT);
 }
 
 long soft_reg_info_send(struct soft_reg_conn *c, int fd)

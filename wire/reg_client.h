@@ -100,8 +100,18 @@ long soft_reg_info_send(struct soft_reg_conn *c, int fd);
  */
 long soft_reg_clc_send(struct soft_reg_conn *c, uint64_t token, const void *clc, size_t len,
 		       uint8_t taken);
-/* CLC saying our end runs over RDMA now: the daemon lists it as SMC-R.  seq or -errno. */
-long soft_reg_clc_connected_send(struct soft_reg_conn *c, uint64_t token);
+/*
+ * CLC saying our end runs over RDMA now, in link group key on link number
+ * link_id: the daemon lists it as SMC-R.  seq or -errno.
+ */
+long soft_reg_clc_connected_send(struct soft_reg_conn *c, uint64_t token, uint32_t key, uint8_t link_id);
+/*
+ * LGR: link group key as it is now (role 0 client, 1 server), with its n
+ * links up; n 0: it is gone.  Asynchronous, without a reply but an error.
+ * 0 or -errno.
+ */
+long soft_reg_lgr_send(struct soft_reg_conn *c, uint32_t key, uint8_t role, const char *peer_host,
+		       uint32_t conns, const struct smc_soft_link *links, unsigned n);
 
 /* SOCK_DEL without NLM_F_ACK: no answer unless it fails (then ignored). */
 /* sock (-1: none) proves a holder that did not register it may end it. */

@@ -50,6 +50,13 @@ bool chan_bells_due(void);
 /* A BELL reply was read. */
 void chan_bell_taken(void);
 
+/* ---- lgr_report.c, with ctl_mu held ---- */
+/* The process's soft SMC-R link groups to the daemon, if any changed since. */
+void ctl_lgr_report(void);
+/* Some are told: a change may come without anything to wake the negotiator. */
+bool ctl_lgr_told(void);
+void ctl_lgr_after_fork_child(void);
+
 /* ---- ctl.c, each with ctl_mu held ---- */
 /* PAIR sc (socket fd) if it is still NEW. */
 void ctl_pair_locked(int fd, struct sconn *sc);

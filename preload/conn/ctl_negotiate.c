@@ -26,6 +26,7 @@
 #include "smcr.h"
 
 #define NEG_POLL_NS      (3 * 1000 * 1000)      /* a CLC question again */
+#define LGR_LOOK_NS      (1000 * 1000 * 1000)   /* told link groups looked at again */
 #define NEG_MS           10000                  /* the whole negotiation, at most */
 #define NEG_DECLINE_MS   2000                   /* our DECLINE kept by the peer's daemon */
 #define DECL_NOSMCDEV    0x03030000u
@@ -164,6 +165,7 @@ void ctl_neg_after_fork_child(void)
 	pthread_cond_init(&neg_cv, NULL);
 	smcr_after_fork_child();
 	rdma_clc_after_fork_child();
+	ctl_lgr_after_fork_child();
 }
 
 void ctl_neg_reply(const struct soft_pair_reply *r)
@@ -436,12 +438,17 @@ static void finish(struct neg *n)
 
 	if (!n->failed && !n->our_reason && n->step == NEG_DONE) {
 		if (!rdma_neg_bind(n->rn, &t)) {
+			uint32_t key;
+			uint8_t link;
+
+			transport_rdma_where(&t, &key, &link);
 			if (sconn_attach_transport(n->sc, &t)) {
 				rdma_neg_free(n->rn);
-				/* the daemon lists it as SMC-R from now on */
+				/* the daemon lists it as SMC-R from now on, its group first */
 				pthread_mutex_lock(&ctl_mu);
+				ctl_lgr_report();
 				if (chan.fd >= 0)
-					soft_reg_clc_connected_send(&chan, n->token);
+					soft_reg_clc_connected_send(&chan, n->token, key, link);
 				pthread_mutex_unlock(&ctl_mu);
 				return;
 			}
@@ -498,6 +505,18 @@ static struct neg *next_work(int64_t now, int64_t *wake)
 	return NULL;
 }
 
+/* On neg_cv (ctl_mu held) for at most ns. */
+static void timed_wait(int64_t ns)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ns += ts.tv_nsec;
+	ts.tv_sec += ns / 1000000000;
+	ts.tv_nsec = ns % 1000000000;
+	pthread_cond_timedwait(&neg_cv, &ctl_mu, &ts);
+}
+
 static void *negotiator(void *arg)
 {
 	static struct act work;
@@ -509,12 +528,22 @@ static void *negotiator(void *arg)
 		struct neg *n;
 
 		/* a seccomp sandbox may kill the process for the calls below: wait only */
-		if ((!negs && !ctl_replies_due()) || soft_sandboxed()) {
+		if (soft_sandboxed()) {
 			pthread_cond_wait(&neg_cv, &ctl_mu);
+			continue;
+		}
+		ctl_lgr_report();
+		if (!negs && !ctl_replies_due()) {
+			/* told link groups change without a call: look again now and then */
+			if (ctl_lgr_told())
+				timed_wait(LGR_LOOK_NS);
+			else
+				pthread_cond_wait(&neg_cv, &ctl_mu);
 			continue;
 		}
 		if (chan.fd >= 0)
 			ctl_replies_locked();
+		ctl_lgr_report();
 		n = next_work(now, &wake);
 		if (n) {
 			bool in_list = false;
@@ -547,16 +576,7 @@ static void *negotiator(void *arg)
 			continue;
 		}
 		/* nothing due: sleep until the next question, or a new negotiation */
-		{
-			struct timespec ts;
-			int64_t ns = (wake > now ? wake - now : NEG_POLL_NS);
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ns += ts.tv_nsec;
-			ts.tv_sec += ns / 1000000000;
-			ts.tv_nsec = ns % 1000000000;
-			pthread_cond_timedwait(&neg_cv, &ctl_mu, &ts);
-		}
+		timed_wait(wake > now ? wake - now : NEG_POLL_NS);
 	}
 	return NULL;
 }

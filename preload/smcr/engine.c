@@ -44,6 +44,62 @@ void smcr_log(const char *fmt, ...)
 	smcr_env.log("%s", line);
 }
 
+static _Atomic unsigned view_gen;
+
+void smcr_view_changed(void)
+{
+	atomic_fetch_add(&view_gen, 1);
+}
+
+unsigned smcr_lgr_changes(void)
+{
+	return atomic_load(&view_gen);
+}
+
+/* One group's view (g->mu held). */
+static void view_of(const struct smcr_lgr *g, struct smcr_lgr_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->key = g->key;
+	v->server = g->server;
+	memcpy(v->peer_host, g->peer_host, sizeof(v->peer_host));
+	for (unsigned li = 0; li < g->nlinks; li++) {
+		const struct smcr_link *l = &g->link[li];
+		struct smcr_link_view *lv = &v->link[v->nlinks];
+		struct rdma_qp_addr a;
+
+		if (!l->up || l->dead)
+			continue;
+		lv->num = l->num;
+		memcpy(lv->dev, l->dev_name, sizeof(lv->dev));
+		lv->port = l->port;
+		rdma_qp_local(l->qp, &a);
+		memcpy(lv->gid, a.gid, 16);
+		memcpy(lv->peer_gid, l->peer.gid, 16);
+		for (const struct smcr_sock *s = g->socks; s; s = s->next)
+			lv->conns += s->live && !s->released && s->li == (int)li;
+		v->nlinks++;
+	}
+	for (const struct smcr_sock *s = g->socks; s; s = s->next)
+		v->conns += s->live && !s->released;
+}
+
+int smcr_lgr_views(struct smcr_lgr_view *v, int max)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&eng_mu);
+	for (struct smcr_lgr *g = groups; g && n < max; g = g->next) {
+		pthread_mutex_lock(&g->mu);
+		/* a group nobody holds is on its way out */
+		if (g->refs > 0)
+			view_of(g, &v[n++]);
+		pthread_mutex_unlock(&g->mu);
+	}
+	pthread_mutex_unlock(&eng_mu);
+	return n;
+}
+
 void smcr_engine_kick(void)
 {
 	/* eventfd_write(), not write(): the library's own calls stay off its hooks */

@@ -14,6 +14,17 @@
 /* Queue pairs of a link: work requests in flight for all its connections, the peer's message slots. */
 static const struct rdma_qp_size link_size = { .send_wr = 64, .recv_slots = 64, .msg_size = 128 };
 
+/* Keys name groups within the process: a count, never 0. */
+static uint32_t next_key(void)
+{
+	static _Atomic uint32_t keys;
+	uint32_t k;
+
+	while (!(k = atomic_fetch_add(&keys, 1) + 1)) {
+	}
+	return k;
+}
+
 int smcr_lgr_new(bool server, struct smcr_lgr **out)
 {
 	struct smcr_lgr *g = calloc(1, sizeof(*g));
@@ -29,6 +40,7 @@ int smcr_lgr_new(bool server, struct smcr_lgr **out)
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->cv, NULL);
 	g->server = server;
+	g->key = next_key();
 	g->refs = 1;
 	if (getrandom(&g->next_token, sizeof(g->next_token), 0) != sizeof(g->next_token))
 		g->next_token = 0x5e000000u;
@@ -95,6 +107,8 @@ int smcr_link_open(struct smcr_lgr *g, const char *dev, uint8_t port, const uint
 		return -EMLINK;
 	}
 	li = (int)g->nlinks;
+	snprintf(l.dev_name, sizeof(l.dev_name), "%s", dev);
+	l.port = port;
 	if (size.max_inflight && (!g->write_max || g->write_max > size.max_inflight / 2))
 		g->write_max = size.max_inflight / 2;
 	g->link[li] = l;
@@ -188,6 +202,13 @@ unsigned smcr_lgr_links_up(struct smcr_lgr *g)
 	return n;
 }
 
+void smcr_lgr_set_peer_host(struct smcr_lgr *g, const char *host)
+{
+	pthread_mutex_lock(&g->mu);
+	snprintf(g->peer_host, sizeof(g->peer_host), "%s", host);
+	pthread_mutex_unlock(&g->mu);
+}
+
 unsigned smcr_lgr_failovers(struct smcr_lgr *g)
 {
 	unsigned n;
@@ -234,6 +255,7 @@ void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 	if (!l->up)
 		return;
 	g->failovers++;
+	smcr_view_changed();
 	for (struct smcr_sock *s = g->socks; s; s = s->next) {
 		int to;
 

@@ -304,6 +304,7 @@ int smcr_link_confirm(struct smcr_lgr *g, int li, uint8_t num)
 	if (!rc) {
 		g->link[li].num = num;
 		g->link[li].up = true;
+		smcr_view_changed();
 		if (num > g->last_num)
 			g->last_num = num;
 	}

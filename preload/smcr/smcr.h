@@ -89,6 +89,30 @@ int smcr_link_add(struct smcr_lgr *g, int li, uint8_t num, const uint8_t peer_gi
 int smcr_lgr_grow(struct smcr_lgr *g, int li, const uint8_t peer_gid[16]);
 /* The group's links in one line each, for a report (cut at size): the length written. */
 int smcr_lgr_describe(struct smcr_lgr *g, char *buf, size_t size);
+/* The peer's host name for the listings (at most 32 characters are kept). */
+void smcr_lgr_set_peer_host(struct smcr_lgr *g, const char *host);
+
+/* A link group as the listings show it: its links that are up. */
+struct smcr_link_view {
+	uint8_t num;            /* the LLC link number */
+	char dev[64];
+	uint8_t port;
+	uint8_t gid[16], peer_gid[16];
+	unsigned conns;
+};
+struct smcr_lgr_view {
+	uint32_t key;           /* names the group within the process, never 0 */
+	bool server;
+	char peer_host[33];
+	unsigned conns;
+	unsigned nlinks;
+	struct smcr_link_view link[SMCR_LINKS_MAX];
+};
+/* The process's link groups, at most max of them: how many. */
+int smcr_lgr_views(struct smcr_lgr_view *v, int max);
+/* A count that moves whenever a view would change (a link up or down, a connection started or gone). */
+unsigned smcr_lgr_changes(void);
+
 /* Live links of the group, and failovers so far. */
 unsigned smcr_lgr_links_up(struct smcr_lgr *g);
 unsigned smcr_lgr_failovers(struct smcr_lgr *g);
@@ -187,6 +211,8 @@ int smcr_sock_wait(struct smcr_sock *s, bool rx, uint32_t seq, const struct time
  * idle_ns without progress.  Those bytes end with the process.
  */
 void smcr_linger_all(int64_t idle_ns);
+/* The key of s's group and the number of the link s uses now. */
+void smcr_sock_where(struct smcr_sock *s, uint32_t *key, uint8_t *num);
 /* The group the connection belongs to (no reference of its own). */
 struct smcr_lgr *smcr_sock_lgr(struct smcr_sock *s);
 /* The connection's positions and state in one line, for a report: snprintf's count. */

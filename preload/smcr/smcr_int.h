@@ -25,6 +25,8 @@
 
 struct smcr_link {
 	struct rdma_dev *dev;
+	char dev_name[64];      /* as the caller named it, for the listings */
+	uint8_t port;
 	struct rdma_qp *qp;
 	struct rdma_qp_addr peer;
 	uint8_t num;            /* the LLC link number, once confirmed */
@@ -48,6 +50,8 @@ struct smcr_lgr {
 	pthread_mutex_t mu;     /* everything below, and every connection's data path */
 	pthread_cond_t cv;      /* the inbox got a message, a link or rkey changed */
 	bool server;
+	uint32_t key;           /* names it within the process (smcr_lgr_view) */
+	char peer_host[33];     /* the peer's host name, as its CLC message said */
 	int refs;               /* the caller's and each connection's */
 	struct smcr_link link[SMCR_LINKS_MAX];
 	unsigned nlinks;
@@ -94,6 +98,8 @@ struct smcr_sock {
 
 /* engine.c */
 extern struct smcr_env smcr_env;
+/* A group's view changed (a link up or down, a connection started or gone): smcr_lgr_changes(). */
+void smcr_view_changed(void);
 /* A detached thread of the layer's, the program's signals blocked in it.  0 or -errno. */
 int smcr_thread_start(void *(*fn)(void *), void *arg);
 /* Adds g to the progress thread's groups (starting it once). 0 or -errno. */

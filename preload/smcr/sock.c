@@ -312,6 +312,14 @@ static int adding_over(struct smcr_lgr *g)
 	return 0;
 }
 
+void smcr_sock_where(struct smcr_sock *s, uint32_t *key, uint8_t *num)
+{
+	pthread_mutex_lock(&s->g->mu);
+	*key = s->g->key;
+	*num = s->g->link[s->li].num;
+	pthread_mutex_unlock(&s->g->mu);
+}
+
 struct smcr_lgr *smcr_sock_lgr(struct smcr_sock *s)
 {
 	return s->g;
@@ -339,6 +347,7 @@ int smcr_sock_connect(struct smcr_sock *s, const struct smcr_sock_peer *p)
 	}
 	if (!rc) {
 		s->live = true;
+		smcr_view_changed();
 		if (s->early_len)
 			smcr_sock_rx(s, s->early, s->early_len);
 	}
@@ -362,6 +371,7 @@ static void destroy(struct smcr_sock *s)
 	struct smcr_lgr *g = s->g;
 
 	atomic_fetch_sub(&socks, 1);
+	smcr_view_changed();
 	munmap(s->rmb, s->rmb_size);
 	munmap(s->snd, s->snd_size);
 	free(s);
@@ -397,6 +407,7 @@ void smcr_sock_release(struct smcr_sock *s)
 	else
 		s->released = true;
 	pthread_mutex_unlock(&s->g->mu);
+	smcr_view_changed();
 	if (now)
 		destroy(s);
 	else

@@ -46,6 +46,7 @@ struct rdma_neg {
 	struct rdma_ports ports;
 	uint8_t gid[16];
 	int alt_li;              /* the first contact's second link, opened: -1 none */
+	char peer_host[CLC_HOSTNAME_LEN + 1];
 	bool peer_alt;           /* the client's CONFIRM named a second GID */
 	uint8_t peer_alt_gid[16];
 	struct smcr_lgr *g;      /* our reference, from the first contact or the registry */
@@ -289,6 +290,11 @@ static int take_accept(struct rdma_neg *n, const uint8_t *msg, size_t len, uint8
 					   .rmb_size = smc_code_size(a.rmbe_size),
 					   .token = a.rmbe_alert_token };
 	memcpy(n->peer_id, a.system_id, CLC_SYSTEMID_LEN);
+	memcpy(n->peer_host, a.fce.hostname, CLC_HOSTNAME_LEN);
+	n->peer_host[CLC_HOSTNAME_LEN] = 0;
+	/* blank-padded on the wire */
+	for (int i = CLC_HOSTNAME_LEN - 1; i >= 0 && (n->peer_host[i] == ' ' || !n->peer_host[i]); i--)
+		n->peer_host[i] = 0;
 	n->first_contact = a.first_contact;
 	for (unsigned i = 0; type == CLC_CONFIRM && i < a.gid_cnt && !n->peer_alt; i++) {
 		if (memcmp(a.gids[i], a.gid, CLC_GID_LEN)) {
@@ -415,6 +421,8 @@ int rdma_neg_confirmed(struct rdma_neg *n, const uint8_t *confirm, size_t len)
 			rc = smcr_link_confirm(n->g, 0, 1);
 		if (!rc)
 			rc = group_add(n->peer_id, true, n->g);
+		if (!rc)
+			smcr_lgr_set_peer_host(n->g, n->peer_host);
 	}
 	if (!rc)
 		rc = smcr_sock_connect(n->s, &n->peer);
@@ -434,6 +442,8 @@ int rdma_neg_confirm_link(struct rdma_neg *n)
 		rc = smcr_link_confirm(n->g, 0, 1);
 		if (!rc)
 			rc = group_add(n->peer_id, false, n->g);
+		if (!rc)
+			smcr_lgr_set_peer_host(n->g, n->peer_host);
 	}
 	if (!rc)
 		rc = smcr_sock_connect(n->s, &n->peer);

@@ -179,6 +179,8 @@ struct smcr_sock;
  * the peer.  0 or -EINVAL.
  */
 int transport_rdma_bind(struct transport *t, struct smcr_sock *s, uint32_t peer_rmb_size);
+/* The key of t's link group and the number of the link it uses (smcr_sock_where()). */
+void transport_rdma_where(struct transport *t, uint32_t *key, uint8_t *link);
 /* The links of t's link group in one line each (smcr_lgr_describe()): the length written. */
 int transport_rdma_links(struct transport *t, char *buf, size_t size);
 

@@ -557,3 +557,8 @@ int transport_rdma_links(struct transport *t, char *buf, size_t size)
 {
 	return smcr_lgr_describe(smcr_sock_lgr(SOCK(t)), buf, size);
 }
+
+void transport_rdma_where(struct transport *t, uint32_t *key, uint8_t *link)
+{
+	smcr_sock_where(SOCK(t), key, link);
+}

@@ -59,6 +59,9 @@ struct soft_lgr {
 	struct soft_dev *dev;
 	uint64_t peer_gid, peer_gid_ext;
 	uint64_t netns[2];               /* the namespaces of its paired sockets (pair.c) */
+	/* soft SMC-R: a process's group as it told it (service/lgr_report.c) */
+	uint64_t owner;                  /* its control connection */
+	uint32_t key;
 };
 
 /*

@@ -131,8 +131,15 @@ static int put_sock(struct soft_req *r, const struct soft_sock *s, uint8_t ext)
 		soft_pair_conninfo(s, &ci);
 		put_conninfo(nlh, &ci);
 	}
-	if ((ext & EXT_BIT(SMC_DIAG_LGRINFO)) && s->has_lgr)
+	if ((ext & EXT_BIT(SMC_DIAG_LGRINFO)) && s->has_lgr) {
 		put_lgrinfo(nlh, &s->lgr);
+	} else if (ext & EXT_BIT(SMC_DIAG_LGRINFO)) {
+		struct soft_lgrinfo li;
+
+		/* soft SMC-R: its link as its process told it */
+		if (soft_lgr_info_of(r->st, s, &li))
+			put_lgrinfo(nlh, &li);
+	}
 	if ((ext & EXT_BIT(SMC_DIAG_DMBINFO)) && s->has_dmb)
 		put_dmbinfo(nlh, &s->dmb);
 	soft_msg_end(r->out, nlh);

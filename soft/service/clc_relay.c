@@ -178,6 +178,8 @@ struct clc_attrs {
 	size_t clc_len;
 	uint8_t taken;
 	bool connected;          /* PAIR_STATUS PAIRED: our library's end runs over RDMA */
+	uint32_t lgr_key;        /* with it: its link group and link (lgr_report.c) */
+	uint8_t link_id;
 };
 
 static int parse(struct soft_req *r, struct clc_attrs *a)
@@ -207,6 +209,15 @@ static int parse(struct soft_req *r, struct clc_attrs *a)
 			return -EINVAL;
 		}
 		a->connected = true;
+	}
+	if (tb[SMC_SOFT_A_LGR_KEY] && tb[SMC_SOFT_A_LINK_ID]) {
+		if (mnl_attr_get_payload_len(tb[SMC_SOFT_A_LGR_KEY]) != 4 ||
+		    mnl_attr_get_payload_len(tb[SMC_SOFT_A_LINK_ID]) != 1) {
+			r->ext_ack = "LGR_KEY is a u32, LINK_ID a u8";
+			return -EINVAL;
+		}
+		memcpy(&a->lgr_key, mnl_attr_get_payload(tb[SMC_SOFT_A_LGR_KEY]), 4);
+		a->link_id = *(const uint8_t *)mnl_attr_get_payload(tb[SMC_SOFT_A_LINK_ID]);
 	}
 	if (tb[SMC_SOFT_A_CLC_INDEX]) {
 		if (mnl_attr_get_payload_len(tb[SMC_SOFT_A_CLC_INDEX]) != 1)
@@ -293,6 +304,8 @@ int soft_clc(struct soft_req *r)
 		soft_peer_unlink(s);
 		s->pair_status = SOFT_PAIR_RDMA;
 		s->mode = SMC_DIAG_MODE_SMCR;
+		s->lgr_key = a.lgr_key;
+		s->lgr_link = a.link_id;
 	}
 	return reply(r, s, a.taken);
 }

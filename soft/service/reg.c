@@ -376,6 +376,7 @@ static const struct soft_op reg_ops[] = {
 	{ .cmd = SMC_SOFT_CMD_BELL, .doit = soft_bell },
 	{ .cmd = SMC_SOFT_CMD_FALLBACK, .doit = sock_fallback },
 	{ .cmd = SMC_SOFT_CMD_CLC, .doit = soft_clc },
+	{ .cmd = SMC_SOFT_CMD_LGR, .doit = soft_lgr_report },
 };
 
 const struct soft_family soft_reg_family = {
@@ -398,6 +399,7 @@ void soft_conn_gone(struct soft_state *st, uint64_t conn_id)
 	soft_bells_conn_gone(st, conn_id);
 	proc_socks_gone(st, conn_id);
 	soft_dump_conn_gone(st, conn_id);
+	soft_lgr_owner_gone(st, conn_id);
 }
 
 void soft_socks_free(struct soft_ns *ns)

@@ -101,6 +101,15 @@ bool soft_clc_failed(const struct soft_sock *s);
 /* SMC_SOFT_CMD_CLC */
 int soft_clc(struct soft_req *r);
 
+/* ---- lgr_report.c: the processes' soft SMC-R link groups, for the listings ---- */
+/* SMC_SOFT_CMD_LGR. */
+int soft_lgr_report(struct soft_req *r);
+/* A control connection went: its process's groups go. */
+void soft_lgr_owner_gone(struct soft_state *st, uint64_t owner);
+/* s's link (smc_diag's LGRINFO) from its process's group: false when it has none. */
+struct soft_lgrinfo;
+bool soft_lgr_info_of(const struct soft_state *st, const struct soft_sock *s, struct soft_lgrinfo *li);
+
 /* pstats_att.c */
 int soft_stats_attach(struct soft_req *r);
 /* The process's count of new TCP sockets (pstats.h sock_gen); false if not attached. */

@@ -420,3 +420,61 @@ NET1 n/a rxe0 1" ]
 	run --separate-stderr nocapA smcr device ibdev rxe0
 	[[ "$output" == *"*NET1            " ]]
 }
+
+# A process's soft SMC-R link group as the preload tells it (soft_client lgr):
+# started with $@, its output in $BATS_TEST_TMPDIR/lgr.out, held until lgr_end.
+lgr_hold() {
+	rm -f "$BATS_TEST_TMPDIR/lgr.in"
+	mkfifo "$BATS_TEST_TMPDIR/lgr.in"
+	inA env SMC_SOFT_SOCKET="$SMC_SOFT_SOCKET" "$SMC_BIN/tests/soft_client" "$@" \
+		<"$BATS_TEST_TMPDIR/lgr.in" >"$BATS_TEST_TMPDIR/lgr.out" 2>&1 &
+	LGR_PID=$!
+	exec 8>"$BATS_TEST_TMPDIR/lgr.in"
+	for _ in $(seq 100); do
+		grep -q '^ready' "$BATS_TEST_TMPDIR/lgr.out" && return 0
+		sleep 0.05
+	done
+	cat "$BATS_TEST_TMPDIR/lgr.out" >&2
+	return 1
+}
+
+lgr_end() {
+	exec 8>&-
+	wait "$LGR_PID"
+}
+
+@test "soft: a process's SMC-R link group in smcr linkgroup and link-show, gone with the process" {
+	inA smc_pnet -a NET1 -D rxe0
+	lgr_hold lgr 7 1 peerhost 1:rxe0:1:2:10.1.0.1:10.1.0.2
+	grep -qx 'lgr 7' "$BATS_TEST_TMPDIR/lgr.out"
+	run --separate-stderr inA smcr linkgroup
+	[ "$status" -eq 0 ]
+	[ "$(sed 's/ *$//' <<<"$output")" = "LG-ID    LG-Role  LG-Type  VLAN  #Conns  PNET-ID
+00000100 SERV     SINGLE      0       2  NET1" ]
+	run --separate-stderr inA smcr -d linkgroup
+	[[ "$output" == *"Peer-Host: peerhost"* ]]
+	[[ "$output" == *"EID      : SMC-TOOLS-SOFT-SMCR-V1"* ]]
+	[[ "$output" == *"RMB      : 262144 B"* ]]
+	run --separate-stderr inA smcr linkgroup link-show
+	[[ "${lines[1]}" =~ \ SERV\ +SINGLE\ +sa0\ +LINK_ACTIVE\ +2\ *$ ]]
+	# the device counts the link, and is critical for a group of one link
+	run --separate-stderr inA smcr device ibdev rxe0
+	[[ "${lines[1]}" =~ ^sa0\ +rxe0\ +1\ +ACTIVE\ .*Yes\ +1\ +\*NET1 ]]
+	lgr_end
+	run --separate-stderr inA smcr linkgroup
+	[ "$status" -eq 0 ]
+	[[ "$output" != *SERV* ]]
+}
+
+@test "soft: a link group told again with two links is SYMMETRIC; told gone, it goes" {
+	lgr_hold lgr 9 0 other 1:rxe0:1:1:10.1.0.1:10.1.0.2,2:rxe0:1:1:10.2.0.1:10.2.0.2 lgr 9 0 other -
+	run --separate-stderr inA smcr linkgroup
+	[[ "$output" != *CLNT* ]]
+	lgr_end
+	lgr_hold lgr 9 0 other 1:rxe0:1:1:10.1.0.1:10.1.0.2,2:rxe0:1:1:10.2.0.1:10.2.0.2
+	run --separate-stderr inA smcr -d linkgroup link-show
+	[ "$status" -eq 0 ]
+	# two links, 1 and 2, each with its connection
+	[ "$(grep -Ec 'CLNT +SYM +sa0 +LINK_ACTIVE +1 ' <<<"$output")" -eq 2 ]
+	lgr_end
+}

@@ -22,6 +22,10 @@
  *                             forked holder that exits), sent behind a reply
  *                             that connection leaves unread before it closes;
  *                             prints "deleted elsewhere N"
+ *     lgr KEY ROLE HOST LINKS a soft SMC-R link group of this process as the
+ *                             preload tells it (LGR): LINKS is "-" (gone) or
+ *                             ID:DEV:PORT:CONNS:IPV4:PEER-IPV4[,...], the
+ *                             GIDs ::ffff:IPV4; prints "lgr KEY" or "lgr: ERRNO"
  *     -n  exit without deregistering (the daemon drops them with the connection)
  *     -s  wait for a signal only (stdin is not read)
  *
@@ -315,6 +319,44 @@ static void do_del_elsewhere(void)
 	n_regs = 0;
 }
 
+static void do_lgr(char **w)
+{
+	struct smc_soft_link l[2];
+	uint32_t conns = 0;
+	unsigned n = 0;
+	char spec[512], *save = NULL;
+	long rc;
+
+	memset(l, 0, sizeof(l));
+	snprintf(spec, sizeof(spec), "%s", w[3]);
+	for (char *t = strcmp(spec, "-") ? strtok_r(spec, ",", &save) : NULL; t && n < 2;
+	     t = strtok_r(NULL, ",", &save), n++) {
+		char dev[64], ip[16], peer[16];
+		unsigned id, port, c;
+
+		if (sscanf(t, "%u:%63[^:]:%u:%u:%15[^:]:%15s", &id, dev, &port, &c, ip, peer) != 6) {
+			fprintf(stderr, "soft_client: a link is ID:DEV:PORT:CONNS:IPV4:PEER-IPV4\n");
+			exit(2);
+		}
+		l[n].link_id = (uint8_t)id;
+		l[n].ibport = (uint8_t)port;
+		l[n].conns = c;
+		conns += c;
+		snprintf(l[n].ibdev, sizeof(l[n].ibdev), "%s", dev);
+		l[n].gid[10] = l[n].gid[11] = l[n].peer_gid[10] = l[n].peer_gid[11] = 0xff;
+		if (inet_pton(AF_INET, ip, l[n].gid + 12) != 1 || inet_pton(AF_INET, peer, l[n].peer_gid + 12) != 1) {
+			fprintf(stderr, "soft_client: bad IPv4 address in %s\n", t);
+			exit(2);
+		}
+	}
+	rc = soft_reg_lgr_send(&conn, (uint32_t)strtoul(w[0], NULL, 10), (uint8_t)atoi(w[1]), w[2], conns, l, n);
+	/* no reply but an error: a SOCK_INFO round trip shows one, if any, came first */
+	if (rc < 0)
+		printf("lgr: %s\n", strerror((int)-rc));
+	else
+		printf("lgr %s\n", w[0]);
+}
+
 static uint16_t port_arg(const char *s)
 {
 	char *end;
@@ -345,6 +387,9 @@ static void run(char **argv)
 			do_bell(!strcmp(w, "bell-pipe"), 0);
 		} else if (!strcmp(w, "bell-slot") && argv[1]) {
 			do_bell(false, (unsigned)strtoul(*++argv, NULL, 10));
+		} else if (!strcmp(w, "lgr") && argv[1] && argv[2] && argv[3] && argv[4]) {
+			do_lgr(argv + 1);
+			argv += 4;
 		} else if (!strcmp(w, "del-elsewhere")) {
 			do_del_elsewhere();
 		} else if (!strcmp(w, "bell-get") && argv[1]) {
