@@ -46,9 +46,18 @@ if [ "$VMROLE" = server ]; then
 	wait_for 600 sh -c 'smcss -a | grep -q "^ACTIVE .*:5200 .* SMCR"'
 	smcss -a > /tmp/ss1.txt 2>&1
 	grepcheck first-conn-smcr '^ACTIVE .*:5200 .* SMCR' /tmp/ss1.txt
-	for p in 5200 5201; do
-		wait_for 3000 test -s /tmp/got$p.sum
-	done
+	wait_for 300 sh -c '[ $(smcr linkgroup link-show | grep -c LINK_ACTIVE) -eq 2 ]'
+	smcr linkgroup link-show > /tmp/lg.txt 2>&1
+	sed 's/^/  | /' /tmp/lg.txt
+	ok linkgroup-two-links sh -c '[ $(grep -c "SERV .*SYM .*LINK_ACTIVE" /tmp/lg.txt) -eq 2 ]'
+	# the first connection's process goes: its group with it (the second makes its own)
+	lgid=$(sed -n 's/^\([0-9a-f]\{8\}\) SERV .*/\1/p' /tmp/lg.txt | head -n 1)
+	wait_for 3000 test -s /tmp/got5200.sum
+	wait_for 50 sh -c "! smcr linkgroup | grep -q '^$lgid '"
+	smcr linkgroup > /tmp/lg-after.txt 2>&1
+	echo "rc=$?" >> /tmp/lg-after.txt
+	ok first-linkgroup-gone sh -c "[ -n '$lgid' ] && ! grep -q '^$lgid ' /tmp/lg-after.txt && grep -qx rc=0 /tmp/lg-after.txt"
+	wait_for 3000 test -s /tmp/got5201.sum
 	grepcheck daemon-killed killed /tmp/kill.word
 	# what came, to the client
 	for p in 5200 5201; do
@@ -84,6 +93,13 @@ else
 	# the group's second link comes up beside the connection's
 	wait_for 300 grep -q 'second link is up' /tmp/socat5200.err
 	grepcheck second-link-up 'second link is up' /tmp/socat5200.err
+	# the listings show the group with both links, the connection on one (told within a second)
+	wait_for 30 sh -c '[ $(smcr linkgroup link-show | grep -c LINK_ACTIVE) -eq 2 ]'
+	smcr -d linkgroup > /tmp/lg.txt 2>&1; smcr -d linkgroup link-show >> /tmp/lg.txt 2>&1
+	smcss -R > /tmp/ssr.txt 2>&1
+	sed 's/^/  | /' /tmp/lg.txt /tmp/ssr.txt
+	ok linkgroup-two-links sh -c '[ $(grep -c "CLNT .*SYM .*LINK_ACTIVE" /tmp/lg.txt) -eq 2 ]'
+	grepcheck smcss-R-link ':5200 .*SMCR.* rxe0 ' /tmp/ssr.txt
 	# the connection's own link goes: its interface down (TCP waits meanwhile)
 	before=$(sent_pkts rxe1)
 	echo "INFO $SCEN/packets: rxe0 $(sent_pkts rxe0), rxe1 ${before:-0} after $(($(date +%s) - t0)) s"
@@ -92,6 +108,12 @@ else
 	wait_for 600 sh -c "[ \$(rdma statistic show link rxe1/1 | sed -n 's/.* sent_pkts \([0-9]*\).*/\1/p') -gt $((${before:-0} + 4096)) ]"
 	echo "INFO $SCEN/packets: rxe0 $(sent_pkts rxe0), rxe1 $(sent_pkts rxe1) after $(($(date +%s) - t0)) s"
 	ok second-link-took-over sh -c "[ $(sent_pkts rxe1) -gt $((${before:-0} + 4096)) ]"
+	# one link left in the listings, the connection on it
+	wait_for 30 sh -c '[ $(smcr linkgroup link-show | grep -c LINK_ACTIVE) -eq 1 ]'
+	smcr linkgroup link-show > /tmp/lg1.txt 2>&1; smcss -R > /tmp/ssr1.txt 2>&1
+	sed 's/^/  | /' /tmp/lg1.txt /tmp/ssr1.txt
+	ok linkgroup-one-link sh -c '[ $(grep -c "CLNT .*SINGLE .*eth1 .*LINK_ACTIVE" /tmp/lg1.txt) -eq 1 ]'
+	grepcheck smcss-R-moved ':5200 .*SMCR.* rxe1 ' /tmp/ssr1.txt
 	# the interface comes back: the client asks, the server adds the link again
 	ip link set eth0 up
 	wait_for 300 grep -q 'failed link is up' /tmp/socat5200.err
