@@ -2,9 +2,11 @@
  * Per-process counters of the soft data path, in a memfd the process writes
  * and the daemon reads (SMC_SOFT STATS_ATTACH, reg.h); of its own, the
  * daemon writes only the dump's control line and ring cursor.  The process
- * counts with relaxed atomic adds and sends no message per I/O; the daemon
- * adds the counters of every attached process into the SMC-D part of
- * GET_STATS (soft/base/stats.h), so `smcd stats` shows live figures.
+ * counts with relaxed atomic adds and sends no message per I/O, soft
+ * SMC-R's connections apart from soft SMC-D's; the daemon adds the
+ * counters of every attached process into the SMC-R and SMC-D parts of
+ * GET_STATS (soft/base/stats.h), so `smcr stats` and `smcd stats` show
+ * live figures.
  *
  * The daemon trusts nothing here but the size it checked: a process can only
  * make its own numbers wrong, or its own dump records (checked like any
@@ -18,7 +20,7 @@
 #include <stdint.h>
 
 #define SOFT_PSTATS_MAGIC   0x315453504d53ULL  /* "SMPST1" little-endian */
-#define SOFT_PSTATS_VERSION 3u
+#define SOFT_PSTATS_VERSION 4u
 #define SOFT_PSTATS_BUCKETS 9                  /* as soft/base/stats.h: 8K .. 1024K, more */
 
 struct soft_pstats_rmb {
@@ -26,17 +28,26 @@ struct soft_pstats_rmb {
 	_Atomic uint64_t buf_full_cnt;          /* our buffer was full */
 };
 
+/* One SMC type's share: the counters the kernel keeps per type (SMC_NLA_STATS_T_*). */
+struct soft_pstats_io {
+	/* payload-size histograms of send and receive calls that moved bytes */
+	_Atomic uint64_t tx_pd[SOFT_PSTATS_BUCKETS];
+	_Atomic uint64_t rx_pd[SOFT_PSTATS_BUCKETS];
+	struct soft_pstats_rmb rmb_tx;          /* send side: the peer's buffer full */
+	struct soft_pstats_rmb rmb_rx;          /* receive side: our buffer was full */
+	_Atomic uint64_t tx_bytes, rx_bytes;     /* bytes through the rings or RMBs */
+	_Atomic uint64_t tx_cnt, rx_cnt;         /* send and receive calls */
+};
+
+/* io[]'s index, as the kernel's SMC_TYPE_R and SMC_TYPE_D */
+#define SOFT_PSTATS_R 0
+#define SOFT_PSTATS_D 1
+
 struct soft_pstats {
 	uint64_t magic;                          /* SOFT_PSTATS_MAGIC */
 	uint32_t version;                        /* SOFT_PSTATS_VERSION */
 	uint32_t size;                           /* sizeof(struct soft_pstats) */
-	/* payload-size histograms of send and receive calls that moved bytes */
-	_Atomic uint64_t tx_pd[SOFT_PSTATS_BUCKETS];
-	_Atomic uint64_t rx_pd[SOFT_PSTATS_BUCKETS];
-	struct soft_pstats_rmb rmb_tx;          /* send side: peer DMB full */
-	struct soft_pstats_rmb rmb_rx;          /* receive side: own DMB was full */
-	_Atomic uint64_t tx_bytes, rx_bytes;     /* bytes through the rings */
-	_Atomic uint64_t tx_cnt, rx_cnt;         /* send and receive calls */
+	struct soft_pstats_io io[2];             /* soft SMC-R's connections, soft SMC-D's */
 	/* soft-only diagnostics (not in the kernel's layout) */
 	_Atomic uint64_t spins, sleeps;          /* waits that spun, waits that slept */
 	_Atomic uint64_t doorbells_tx, doorbells_rx;

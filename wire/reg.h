@@ -315,6 +315,9 @@ enum {
  * with its connection.  CLC with PAIR_STATUS PAIRED names the connection's
  * group and link with LGR_KEY and LINK_ID.
  */
+/* Each soft SMC-R connection's RMB and send buffer: the daemon counts them so. */
+#define SMC_SOFT_SMCR_BUF (128u * 1024)
+
 struct smc_soft_link {
 	uint8_t link_id;            /* the LLC link number, never 0 */
 	uint8_t ibport;

@@ -161,19 +161,29 @@ static inline void bump(_Atomic uint64_t *c, uint64_t n)
 			      memory_order_relaxed);
 }
 
-static void count(bool tx, size_t want, ssize_t rc)
+/* The counters of sc's SMC type: soft SMC-R's or soft SMC-D's. */
+static struct soft_pstats_io *io_of(struct sconn *sc)
 {
+	const struct transport_ops *ops = sc->tp.ops;   /* NULL until mapped */
+
+	return &pstats->io[ops && ops->smcr ? SOFT_PSTATS_R : SOFT_PSTATS_D];
+}
+
+static void count(struct sconn *sc, bool tx, size_t want, ssize_t rc)
+{
+	struct soft_pstats_io *io = io_of(sc);
+
 	if (tx) {
-		bump(&pstats->tx_cnt, 1);
+		bump(&io->tx_cnt, 1);
 		if (rc > 0) {
-			bump(&pstats->tx_bytes, (uint64_t)rc);
-			bump(&pstats->tx_pd[bucket(want)], 1);
+			bump(&io->tx_bytes, (uint64_t)rc);
+			bump(&io->tx_pd[bucket(want)], 1);
 		}
 	} else {
-		bump(&pstats->rx_cnt, 1);
+		bump(&io->rx_cnt, 1);
 		if (rc > 0) {
-			bump(&pstats->rx_bytes, (uint64_t)rc);
-			bump(&pstats->rx_pd[bucket((size_t)rc)], 1);
+			bump(&io->rx_bytes, (uint64_t)rc);
+			bump(&io->rx_pd[bucket((size_t)rc)], 1);
 		}
 	}
 }
@@ -574,7 +584,7 @@ static ssize_t ring_send(int fd, struct sconn *sc, const struct send_src *src, i
 			return done ? (ssize_t)done
 				    : send_fail(0, reset_news(sc, EPIPE), flags);
 		if (!full_noted) {
-			atomic_fetch_add_explicit(&pstats->rmb_tx.buf_full_peer_cnt, 1,
+			atomic_fetch_add_explicit(&io_of(sc)->rmb_tx.buf_full_peer_cnt, 1,
 						  memory_order_relaxed);
 			full_noted = true;
 			/* the produce said write-blocked */
@@ -700,7 +710,7 @@ static ssize_t mapped_send(int fd, struct sconn *sc, const struct send_src *src,
 	}
 	r = total ? ring_send(fd, sc, src, flags, total) : 0;
 	sc_unlock(&sc->tx_lock);
-	count(true, total, r);
+	count(sc, true, total, r);
 	return r;
 }
 
@@ -1354,7 +1364,7 @@ ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 		r = peek_all(fd, sc, iov, iovcnt, flags, total, r);
 	/* what the ring carried, as the kernel counts SMC's data: not the TCP bytes before the fence */
 	if (!(flags & MSG_PEEK) && (ring || atomic_load(&sc->rx_cut)))
-		count(false, total, ring ? (ssize_t)ring : r > 0 ? 0 : r);
+		count(sc, false, total, ring ? (ssize_t)ring : r > 0 ? 0 : r);
 	return r;
 }
 

@@ -19,11 +19,12 @@
 
 #include "base.h"
 #include "clc.h"
+#include "reg.h"
 #include "smc_size.h"
 #include "smcr.h"
 #include "transport.h"
 
-#define RDMA_BUF_SIZE (128u * 1024)     /* each connection's RMB, and its send buffer */
+#define RDMA_BUF_SIZE SMC_SOFT_SMCR_BUF   /* each connection's RMB, and its send buffer */
 
 /* Both ends are soft SMC-R: the EID they share (the kernel's servers require one in common). */
 static const uint8_t soft_eid[CLC_EID_LEN] = "SMC-TOOLS-SOFT-SMCR-V1          ";

@@ -195,6 +195,7 @@ static const struct transport_ops rdma_elsewhere = {
 	.name = "rdma-elsewhere",
 	.tcp_doorbells = false,
 	.one_process = true,
+	.smcr = true,
 	.not_ours = true,
 	.medium = "RDMA",
 	.map = e_map,

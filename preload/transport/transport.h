@@ -57,6 +57,8 @@ struct transport_ops {
 	 * cross fork, SCM_RIGHTS or execve): another process's copy is reset.
 	 */
 	bool one_process;
+	/* the kernel's SMC-R statistics count its bytes, else SMC-D's */
+	bool smcr;
 	bool not_ours;             /* such an end, another process's (rdma_elsewhere.c) */
 	const char *medium;        /* where the bytes are, for messages: "shared memory" */
 	/* Map what the daemon's reply brought (fd) as end side; 0 or -errno. */

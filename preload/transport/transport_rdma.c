@@ -485,6 +485,7 @@ const struct transport_ops transport_rdma = {
 	.name = "rdma",
 	.tcp_doorbells = false,
 	.one_process = true,
+	.smcr = true,
 	.medium = "RDMA",
 	.map = rdma_map,
 	.unmap = rdma_unmap,

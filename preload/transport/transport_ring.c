@@ -302,6 +302,7 @@ const struct transport_ops transport_ring = {
 	.name = "ring",
 	.tcp_doorbells = true,
 	.one_process = false,
+	.smcr = false,
 	.medium = "shared memory",
 	.map = ring_map,
 	.unmap = ring_unmap,

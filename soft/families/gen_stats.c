@@ -81,7 +81,7 @@ int soft_gen_stats(struct soft_req *r)
 	if (!s)
 		return -ENOMEM;
 	*s = *live;
-	soft_pstats_sum(r->st, r->ns->netns, &s->smc[SOFT_TECH_D]);
+	soft_pstats_sum(r->st, r->ns->netns, s);
 	nest = mnl_attr_nest_start(nlh, SMC_GEN_STATS);
 	put_tech(nlh, SMC_NLA_STATS_SMCD_TECH, &s->smc[SOFT_TECH_D]);
 	put_tech(nlh, SMC_NLA_STATS_SMCR_TECH, &s->smc[SOFT_TECH_R]);

@@ -11,6 +11,7 @@
 #include "devices.h"
 #include "peer_msg.h"
 #include "regidx.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -267,6 +268,16 @@ static int reply(struct soft_req *r, const struct soft_sock *s, uint8_t taken)
 	return r->out->failed ? -ENOMEM : 0;
 }
 
+/* An SMC-R connection in the namespace's statistics, with its buffers. */
+static void count_connected(struct soft_ns *ns, const struct soft_sock *s)
+{
+	soft_stats_conn(ns, false, s->role == 1, true);
+	for (int tx = 0; tx < 2; tx++) {
+		soft_stats_rmb(ns, false, tx, SOFT_RMB_ALLOC);
+		soft_stats_rmb_size(ns, false, tx, SMC_SOFT_SMCR_BUF);
+	}
+}
+
 int soft_clc(struct soft_req *r)
 {
 	struct clc_attrs a;
@@ -306,6 +317,7 @@ int soft_clc(struct soft_req *r)
 		s->mode = SMC_DIAG_MODE_SMCR;
 		s->lgr_key = a.lgr_key;
 		s->lgr_link = a.link_id;
+		count_connected(r->ns, s);
 	}
 	return reply(r, s, a.taken);
 }

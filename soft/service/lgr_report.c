@@ -19,7 +19,6 @@
 #include "smc_uapi.h"
 
 #define SOFT_SMCR_EID "SMC-TOOLS-SOFT-SMCR-V1"     /* the EID the libraries negotiate */
-#define SOFT_SMCR_BUF (128u * 1024)                /* each connection's RMB and send buffer */
 
 struct lgr_attrs {
 	uint32_t key, conns;
@@ -118,7 +117,7 @@ static void fill(struct soft_state *st, struct soft_lgr *g, const struct lgr_att
 	g->direct = 1;
 	g->max_conns = 255;
 	g->max_links = 2;
-	g->sndbuf_alloc = g->rmb_alloc = (uint64_t)la->conns * SOFT_SMCR_BUF;
+	g->sndbuf_alloc = g->rmb_alloc = (uint64_t)la->conns * SMC_SOFT_SMCR_BUF;
 	memset(g->lnk, 0, sizeof(g->lnk));
 	g->pnetid[0] = 0;
 	for (unsigned i = 0; i < la->nlinks; i++) {

@@ -119,7 +119,7 @@ static uint64_t rd(const _Atomic uint64_t *v)
 	return atomic_load_explicit((_Atomic uint64_t *)v, memory_order_relaxed);
 }
 
-static void add(struct soft_stats_tech *t, const struct soft_pstats *p)
+static void add(struct soft_stats_tech *t, const struct soft_pstats_io *p)
 {
 	for (int i = 0; i < SOFT_PSTATS_BUCKETS && i < SOFT_STATS_BUCKETS; i++) {
 		t->tx_pd.buf[i] += rd(&p->tx_pd[i]);
@@ -135,11 +135,18 @@ static void add(struct soft_stats_tech *t, const struct soft_pstats *p)
 	t->rx_cnt += rd(&p->rx_cnt);
 }
 
-void soft_pstats_sum(const struct soft_state *st, uint64_t netns, struct soft_stats_tech *t)
+/* A process's counters into the statistics of both SMC types. */
+static void add_both(struct soft_stats *s, const struct soft_pstats *p)
+{
+	add(&s->smc[SOFT_TECH_R], &p->io[SOFT_PSTATS_R]);
+	add(&s->smc[SOFT_TECH_D], &p->io[SOFT_PSTATS_D]);
+}
+
+void soft_pstats_sum(const struct soft_state *st, uint64_t netns, struct soft_stats *s)
 {
 	for (const struct soft_pstats_att *a = st->pstats; a; a = a->next)
 		if (a->netns == netns)
-			add(t, stats_of(a));
+			add_both(s, stats_of(a));
 }
 
 static void detach(struct soft_pstats_att **pp)
@@ -173,7 +180,7 @@ void soft_pstats_conn_gone(struct soft_state *st, uint64_t conn_id)
 	ns = soft_ns_get(st, (*pp)->netns);
 	s = ns ? soft_stats_get(ns) : NULL;
 	if (s)
-		add(&s->smc[SOFT_TECH_D], stats_of(*pp));
+		add_both(s, stats_of(*pp));
 	detach(pp);
 }
 

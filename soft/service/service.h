@@ -116,9 +116,9 @@ int soft_stats_attach(struct soft_req *r);
 bool soft_pstats_sock_gen(const struct soft_state *st, uint64_t conn_id, uint64_t *gen);
 /* The connection closed: its counters stay counted in its namespace. */
 void soft_pstats_conn_gone(struct soft_state *st, uint64_t conn_id);
-/* Add the live counters of the processes of namespace netns into t (SMC-D). */
-struct soft_stats_tech;
-void soft_pstats_sum(const struct soft_state *st, uint64_t netns, struct soft_stats_tech *t);
+/* Add the live counters of the processes of namespace netns into s (their SMC-R and SMC-D parts). */
+struct soft_stats;
+void soft_pstats_sum(const struct soft_state *st, uint64_t netns, struct soft_stats *s);
 
 /* bells.c */
 int soft_bell(struct soft_req *r);

@@ -479,9 +479,10 @@ static int pstats_fd(uint32_t version, bool seal, size_t size)
 		p->magic = SOFT_PSTATS_MAGIC;
 		p->version = version;
 		p->size = sizeof(*p);
-		atomic_store(&p->tx_bytes, 1000);
-		atomic_store(&p->rx_cnt, 7);
-		atomic_store(&p->rx_pd[2], 7);
+		atomic_store(&p->io[SOFT_PSTATS_D].tx_bytes, 1000);
+		atomic_store(&p->io[SOFT_PSTATS_D].rx_cnt, 7);
+		atomic_store(&p->io[SOFT_PSTATS_D].rx_pd[2], 7);
+		atomic_store(&p->io[SOFT_PSTATS_R].tx_bytes, 300);
 	}
 	munmap(p, size);
 	if (seal)
@@ -515,28 +516,29 @@ TEST(soft_pair_stats_attach)
 	CHECK_INT(attach(&f, pstats_fd(V, true, SOFT_PSTATS_MAP_LEN), V - 1), -EINVAL);
 	CHECK_INT(attach(&f, pstats_fd(V, true, SOFT_PSTATS_MAP_LEN), V), 0);
 	{
-		struct soft_stats_tech live = { 0 };
+		struct soft_stats live = { 0 };
 
 		soft_pstats_sum(&f.st, f.peer.netns, &live);
-		CHECK_INT(live.tx_bytes, 1000);
+		CHECK_INT(live.smc[SOFT_TECH_D].tx_bytes, 1000);
+		CHECK_INT(live.smc[SOFT_TECH_R].tx_bytes, 300);   /* soft SMC-R's apart from SMC-D's */
 		soft_pstats_sum(&f.st, f.peer.netns + 1, &live);
-		CHECK_INT(live.tx_bytes, 1000);       /* another namespace adds nothing */
+		CHECK_INT(live.smc[SOFT_TECH_D].tx_bytes, 1000);       /* another namespace adds nothing */
 	}
 	/* a bad second memfd leaves the first attached */
 	CHECK_INT(attach(&f, pstats_fd(V, true, 64), V), -EINVAL);
 	{
-		struct soft_stats_tech live = { 0 };
+		struct soft_stats live = { 0 };
 
 		soft_pstats_sum(&f.st, f.peer.netns, &live);
-		CHECK_INT(live.tx_bytes, 1000);
+		CHECK_INT(live.smc[SOFT_TECH_D].tx_bytes, 1000);
 	}
 	/* the image after execve: its memfd replaces the first, whose counts stay */
 	CHECK_INT(attach(&f, pstats_fd(V, true, SOFT_PSTATS_MAP_LEN), V), 0);
 	{
-		struct soft_stats_tech live = { 0 };
+		struct soft_stats live = { 0 };
 
 		soft_pstats_sum(&f.st, f.peer.netns, &live);
-		CHECK_INT(live.tx_bytes, 1000);
+		CHECK_INT(live.smc[SOFT_TECH_D].tx_bytes, 1000);
 		st = smcd_stats(&f);
 		CHECK(st && st->tx_bytes == 1000 && st->rx_cnt == 7);
 	}

@@ -255,12 +255,12 @@ static int pstats_memfd(bool seal, void **map)
 	p->magic = SOFT_PSTATS_MAGIC;
 	p->version = SOFT_PSTATS_VERSION;
 	p->size = sizeof(*p);
-	atomic_store(&p->tx_bytes, 12345);
-	atomic_store(&p->tx_cnt, 3);
-	atomic_store(&p->tx_pd[0], 3);
-	atomic_store(&p->rx_bytes, 678);
-	atomic_store(&p->rx_cnt, 2);
-	atomic_store(&p->rx_pd[0], 2);
+	atomic_store(&p->io[SOFT_PSTATS_D].tx_bytes, 12345);
+	atomic_store(&p->io[SOFT_PSTATS_D].tx_cnt, 3);
+	atomic_store(&p->io[SOFT_PSTATS_D].tx_pd[0], 3);
+	atomic_store(&p->io[SOFT_PSTATS_D].rx_bytes, 678);
+	atomic_store(&p->io[SOFT_PSTATS_D].rx_cnt, 2);
+	atomic_store(&p->io[SOFT_PSTATS_D].rx_pd[0], 2);
 	if (map)
 		*map = p;
 	else
