@@ -104,11 +104,13 @@ cc -O2 -Wall -static -o "$STAGE/usr/bin/smc_sock" "$HERE/smc_sock.c"
 cc -O2 -Wall -static -o "$STAGE/usr/bin/nldump" "$HERE/nldump.c"
 cc -O2 -Wall -o "$STAGE/usr/bin/tcpecho" "$HERE/tcpecho.c"
 copy_libs "$STAGE/usr/bin/tcpecho"
-# an unmodified program for soft SMC-R (s9), where the host has it (deps.sh installs it)
-if command -v socat >/dev/null; then
-	cp "$(command -v socat)" "$STAGE/usr/bin/socat"
-	copy_libs "$STAGE/usr/bin/socat"
-fi
+# unmodified programs: socat for soft SMC-R (s9, deps.sh installs it), sockperf
+# for bench/softroce.sh (b1), where the host has them
+for p in socat sockperf; do
+	command -v $p >/dev/null || continue
+	cp "$(command -v $p)" "$STAGE/usr/bin/$p"
+	copy_libs "$STAGE/usr/bin/$p"
+done
 # The socket-semantics cases (s8), dynamic, for smc_run.
 cc -O2 -Wall -std=gnu11 -D_GNU_SOURCE -o "$STAGE/usr/bin/sockcheck" "$HERE/../progs/sockcheck.c" -ldl
 copy_libs "$STAGE/usr/bin/sockcheck"

@@ -168,6 +168,13 @@ for s in $SCENARIOS; do
 		two_vms "$s" 2
 		VM_TIMEOUT=$t
 		;;
+	b1)
+		# bench/softroce.sh: minutes of sockperf runs through one-CPU TCG guests
+		t=$VM_TIMEOUT
+		[ "$VM_TIMEOUT" -ge 1800 ] || VM_TIMEOUT=1800
+		two_vms "$s"
+		VM_TIMEOUT=$t
+		;;
 	s8)
 		# every sockcheck case, one after the other, each with its negotiation
 		t=$VM_TIMEOUT

@@ -125,6 +125,14 @@ else
 	wait_for 3000 test -s /tmp/sent5200.rc
 	echo "INFO $SCEN/packets: rxe0 $(sent_pkts rxe0), rxe1 $(sent_pkts rxe1) after $(($(date +%s) - t0)) s"
 	ok back-on-the-first-link sh -c "[ $(sent_pkts rxe0) -gt $((${before:-0} + 4096)) ]"
+	# smcr stats counts the connection and its bytes as SMC-R's, none as SMC-D's
+	smcr stats > /tmp/stats-r.txt 2>&1; smcd stats > /tmp/stats-d.txt 2>&1
+	sed 's/^/  | /' /tmp/stats-r.txt
+	ok smcr-stats-connection sh -c "awk '/^  SMC connections/ { print \$3 }' /tmp/stats-r.txt | grep -qx 1"
+	# all but what went over TCP before the cut-over, which the kernel does not count either
+	sent_r=$(awk '/^TX Stats/ { t = 1 } t && /Data transmitted/ { print $4; exit }' /tmp/stats-r.txt)
+	ok smcr-stats-bytes sh -c "[ ${sent_r:-0} -le $((MIB * 3 * 1048576)) ] && [ ${sent_r:-0} -ge $((MIB * 3 * 1048576 / 10 * 9)) ]"
+	ok smcd-stats-none sh -c "awk '/^  SMC connections/ { print \$3 }' /tmp/stats-d.txt | grep -qx 0"
 	ip link set eth1 up
 	i=0; while ! ping -c 1 -W 1 "$VMPEER" >/dev/null 2>&1 && [ $i -lt 20 ]; do i=$((i + 1)); done
 	# the second connection: the server's daemon goes in its middle
