@@ -3,14 +3,16 @@
 # against the kernel's own SMC-R over the same rxe devices, and both
 # against TCP, between two VMs of a kernel with SMC (Debian's 6.12).  Real
 # programs nobody tuned for us: sockperf ping-pong (14-byte messages) and
-# sockperf throughput (64 KiB messages), each for B1_SECONDS, in
+# sockperf throughput (65,000-byte messages, its largest), each for B1_SECONDS, in
 # interleaved rounds whose order turns every round.  Each mode has its own
 # sockperf server (tcp: plain, kernel: smc_run on the kernel's SMC, soft:
 # smc_run on smc_softd).  CPU: the busy jiffies of /proc/stat of both
 # guests over each run (the client asks the server's with nc on port 9000),
 # the kernel's rxe work included.  The client prints one line per run:
-#   RESULT MODE TEST ROUND VALUE UNIT CPU_JIFFIES VIA
-# VIA is the connection's mode as smcss saw it mid-run (SMCR, TCP, ...).
+#   RESULT MODE TEST ROUND VALUE UNIT CPU_JIFFIES VIA COUNT
+# VIA is the connection's mode as smcss saw it mid-run (SMCR, TCP, ...);
+# COUNT the round trips (latency) or the run's seconds (throughput); VALUE
+# 0 is a run that failed (its sockperf output follows).
 SCEN=b1-$VMROLE
 . /tests/lib.sh
 ROUNDS=${B1_ROUNDS:-3}
@@ -73,7 +75,7 @@ else
 					run_mode $m sockperf ping-pong --tcp -i "$VMPEER" -p $p -m 14 -t "$SECONDS_RUN" \
 						> /tmp/run.out 2>&1 &
 				else
-					run_mode $m sockperf throughput --tcp -i "$VMPEER" -p $p -m 65536 -t "$SECONDS_RUN" \
+					run_mode $m sockperf throughput --tcp -i "$VMPEER" -p $p -m 65000 -t "$SECONDS_RUN" \
 						> /tmp/run.out 2>&1 &
 				fi
 				spid=$!
@@ -90,8 +92,7 @@ else
 					echo "RESULT $m latency $r ${v:-0} usec $cpu ${via:-none} $n"
 				else
 					v=$(sed -n 's/.*BandWidth is \([0-9.]*\) MBps.*/\1/p' /tmp/run.out | tail -n 1)
-					n=$(sed -n 's/.*SentMessages=\([0-9]*\).*/\1/p' /tmp/run.out | tail -n 1)
-					echo "RESULT $m throughput $r ${v:-0} MBps $cpu ${via:-none} $n"
+					echo "RESULT $m throughput $r ${v:-0} MBps $cpu ${via:-none} $SECONDS_RUN"
 				fi
 				[ -n "$v" ] || sed 's/^/  > /' /tmp/run.out | tail -n 5
 			done

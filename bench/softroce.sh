@@ -1,0 +1,24 @@
+#!/bin/sh
+# bench/softroce.sh: soft SMC-R against the kernel's own SMC-R over the same
+# rxe devices, and both against TCP, between two QEMU guests of Debian's
+# 6.12 kernel (which has SMC): tests/vm/run.sh's scenario b1
+# (tests/vm/guest/b1.sh) runs sockperf ping-pong (14 bytes) and throughput
+# (65,000-byte messages) in interleaved rounds, one sockperf server per mode.
+# Prints the table and writes bench/results/softroce.json (OUT=FILE
+# elsewhere): per mode the median over the rounds, its ratio to TCP and,
+# for soft SMC-R, to the kernel's SMC-R, and the CPU both guests spent.
+# Never part of a test run: TCG guests on a shared machine, minutes long.
+set -eu
+cd "$(dirname "$0")/.."
+OUT=${OUT:-bench/results/softroce.json}
+VMDIR=${VMDIR:-build/vm}
+export VMDIR
+make -s all
+tests/vm/run.sh b1 > "$VMDIR/softroce.txt" 2>&1 || true
+log=$VMDIR/b1-client.log
+grep -a -q '^RESULT ' "$log" 2>/dev/null || {
+	echo "softroce: no RESULT lines in $log (see $VMDIR/softroce.txt)" >&2
+	exit 1
+}
+kernel=$(sed -n 's/.*Linux version \([^ ]*\).*/\1/p' "$log" | tr -d '\r' | head -n 1)
+grep -a '^RESULT ' "$log" | tr -d '\r' | python3 bench/softroce_table.py "$OUT" "${kernel:-unknown}"

@@ -1,0 +1,86 @@
+"""bench/softroce.sh's table: RESULT lines of tests/vm/guest/b1.sh on stdin.
+
+RESULT MODE TEST ROUND VALUE UNIT CPU_JIFFIES VIA COUNT, MODE tcp, kernel
+or soft, TEST latency (usec, COUNT round trips) or throughput (MBps, COUNT
+the run's seconds); VALUE 0 is a run that failed, counted apart.  Medians
+over the rounds that ran; ratios are oriented so that above 1 is better for
+the mode: throughput mode/TCP, latency TCP/mode, CPU TCP/mode (per GB, per
+round trip).  Writes the JSON to argv[1]; argv[2] names the guests' kernel.
+"""
+import json
+import statistics
+import sys
+
+HZ = 100            # USER_HZ: /proc/stat's jiffies
+
+runs = {}
+for line in sys.stdin:
+    f = line.split()
+    if len(f) < 9 or f[0] != "RESULT":
+        continue
+    mode, test, value, cpu, via, count = f[1], f[2], float(f[4]), int(f[6]), f[7], int(f[8])
+    runs.setdefault((mode, test), []).append((value, cpu, via, count))
+
+
+def per_unit(test, value, cpu, count):
+    """CPU of both guests: ms per GB (10^9 bytes) moved, or us per round trip."""
+    if test == "throughput":
+        return cpu * 1000.0 / HZ / (value * count / 1000.0) if value and count else None
+    return cpu * 1e6 / HZ / count if count else None
+
+
+table = {}
+for (mode, test), rs in sorted(runs.items()):
+    ran = [r for r in rs if r[0] > 0]
+    cpu = [c for c in (per_unit(test, r[0], r[1], r[3]) for r in ran) if c is not None]
+    table[(mode, test)] = {
+        "value": statistics.median(r[0] for r in ran) if ran else 0.0,
+        "cpu": statistics.median(cpu) if cpu else None,
+        "via": sorted({r[2] for r in ran}),
+        "rounds": len(ran),
+        "failed_rounds": len(rs) - len(ran),
+    }
+
+rows = []
+for (mode, test), t in sorted(table.items()):
+    tcp, ker = table.get(("tcp", test)), table.get(("kernel", test))
+    better = (lambda a, b: a / b) if test == "throughput" else (lambda a, b: b / a)
+    row = {
+        "name": ("tp_65000B" if test == "throughput" else "pp_14B") + "_" +
+                {"tcp": "tcp", "kernel": "kernel_smcr", "soft": "soft_smcr"}[mode],
+        "mode": mode,
+        "unit": "MB/s" if test == "throughput" else "us (half round trip)",
+        "value": round(t["value"], 3),
+        "rounds": t["rounds"],
+        "failed_rounds": t["failed_rounds"],
+        "via": t["via"],
+        "cpu": round(t["cpu"], 3) if t["cpu"] is not None else None,
+        "cpu_unit": "ms per GB" if test == "throughput" else "us per round trip",
+    }
+    if mode != "tcp" and tcp and t["value"] and tcp["value"]:
+        row["ratio_to_tcp"] = round(better(t["value"], tcp["value"]), 3)
+        if t["cpu"] and tcp["cpu"]:
+            row["cpu_ratio_to_tcp"] = round(tcp["cpu"] / t["cpu"], 3)
+    if mode == "soft" and ker and t["value"] and ker["value"]:
+        row["ratio_to_kernel_smcr"] = round(better(t["value"], ker["value"]), 3)
+        if t["cpu"] and ker["cpu"]:
+            row["cpu_ratio_to_kernel_smcr"] = round(ker["cpu"] / t["cpu"], 3)
+    if mode == "kernel":
+        row["comparison"] = "the kernel's own SMC-R, in the same guests over the same rxe devices"
+    rows.append(row)
+
+with open(sys.argv[1], "w") as fh:
+    json.dump({"kernel": sys.argv[2] if len(sys.argv) > 2 else "unknown",
+               "method": "tests/vm/guest/b1.sh: sockperf between two one-CPU TCG guests, "
+                         "interleaved rounds, medians; CPU of both guests from /proc/stat",
+               "rows": rows}, fh, indent=1)
+    fh.write("\n")
+
+print(f"{'name':22} {'value':>9} {'unit':21} {'vs TCP':>7} {'vs kernel':>9} "
+      f"{'CPU':>9} {'CPU vs TCP':>10} {'CPU vs kernel':>13} rounds")
+for r in rows:
+    cpu = r["cpu"] if r["cpu"] is not None else ""
+    print(f"{r['name']:22} {r['value']:>9} {r['unit']:21} {r.get('ratio_to_tcp', ''):>7} "
+          f"{r.get('ratio_to_kernel_smcr', ''):>9} {cpu:>9} {r.get('cpu_ratio_to_tcp', ''):>10} "
+          f"{r.get('cpu_ratio_to_kernel_smcr', ''):>13} {r['rounds']}"
+          + (f" ({r['failed_rounds']} failed)" if r["failed_rounds"] else ""))
