@@ -1,6 +1,7 @@
 /* The host-wide link group list and the counts the device listings show. */
 #include "lgr.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -148,4 +149,10 @@ void soft_lgrs_free(struct soft_state *st)
 		free(lgr);
 	}
 	st->lgrs = NULL;
+}
+
+void soft_gid_text(char out[40], const uint8_t gid[SOFT_GID_SIZE])
+{
+	for (int i = 0; i < 8; i++)
+		snprintf(out + 5 * i, 6, i < 7 ? "%04x:" : "%04x", (unsigned int)(gid[2 * i] << 8 | gid[2 * i + 1]));
 }

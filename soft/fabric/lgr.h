@@ -93,6 +93,9 @@ uint32_t soft_lgr_links_on(const struct soft_state *st, const struct soft_dev *d
 /* A link of a SINGLE or ASYMMETRIC_LOCAL link group uses dev (IS_CRIT of SMC-R). */
 bool soft_lgr_dev_critical(const struct soft_state *st, const struct soft_dev *dev);
 
+/* smc_gid_be16_convert(): a GID as 8 groups of 4 lower-case hex digits, NUL-terminated. */
+void soft_gid_text(char out[40], const uint8_t gid[SOFT_GID_SIZE]);
+
 /* Free every link group (soft_devs_free calls it). */
 void soft_lgrs_free(struct soft_state *st);
 

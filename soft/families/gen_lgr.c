@@ -74,14 +74,6 @@ static int put_lgr_r(struct soft_req *r, const struct soft_lgr *lgr)
 	return 0;
 }
 
-/* smc_gid_be16_convert(): 8 groups of 4 lower-case hex digits. */
-static void gid_text(char out[40], const uint8_t gid[SOFT_GID_SIZE])
-{
-	for (int i = 0; i < 8; i++)
-		snprintf(out + 5 * i, 6, i < 7 ? "%04x:" : "%04x",
-			 (unsigned int)(gid[2 * i] << 8 | gid[2 * i + 1]));
-}
-
 /* smc_nl_fill_lgr_link() */
 static int put_link(struct soft_req *r, const struct soft_link *l)
 {
@@ -103,9 +95,9 @@ static int put_link(struct soft_req *r, const struct soft_link *l)
 	mnl_attr_put_u32(nlh, SMC_NLA_LINK_UID, uid);
 	memcpy(&uid, l->peer_uid, sizeof(uid));
 	mnl_attr_put_u32(nlh, SMC_NLA_LINK_PEER_UID, uid);
-	gid_text(gid, l->gid);
+	soft_gid_text(gid, l->gid);
 	mnl_attr_put_strz(nlh, SMC_NLA_LINK_GID, gid);
-	gid_text(gid, l->peer_gid);
+	soft_gid_text(gid, l->peer_gid);
 	mnl_attr_put_strz(nlh, SMC_NLA_LINK_PEER_GID, gid);
 	mnl_attr_nest_end(nlh, nest);
 	soft_msg_end(r->out, nlh);

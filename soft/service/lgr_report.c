@@ -178,16 +178,6 @@ void soft_lgr_owner_gone(struct soft_state *st, uint64_t owner)
 	}
 }
 
-/* smc_gid_be16_convert(): 8 groups of 4 lower-case hex digits, in 40 bytes. */
-static void gid_text(char out[40], const uint8_t gid[SOFT_GID_SIZE])
-{
-	char t[41];
-
-	for (int i = 0; i < 8; i++)
-		snprintf(t + 5 * i, 6, i < 7 ? "%04x:" : "%04x", (unsigned)(gid[2 * i] << 8 | gid[2 * i + 1]));
-	memcpy(out, t, 40);
-}
-
 bool soft_lgr_info_of(const struct soft_state *st, const struct soft_sock *s, struct soft_lgrinfo *li)
 {
 	const struct soft_lgr *g = s->lgr_key ? find(st, s->conn_id, s->lgr_key) : NULL;
@@ -207,8 +197,8 @@ bool soft_lgr_info_of(const struct soft_state *st, const struct soft_sock *s, st
 	if (k->dev)
 		memcpy(li->ibname, k->dev->name, sizeof(li->ibname));
 	li->ibport = k->ib_port;
-	gid_text(li->gid, k->gid);
-	gid_text(li->peer_gid, k->peer_gid);
+	soft_gid_text(li->gid, k->gid);
+	soft_gid_text(li->peer_gid, k->peer_gid);
 	li->role = g->role;
 	return true;
 }
