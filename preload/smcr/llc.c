@@ -12,8 +12,6 @@
 
 #include "smcr_int.h"
 
-/* The kernel's CLC and LLC waits are of this order. */
-
 static const uint8_t link_uid[SMCR_LGR_ID_SIZE] = { 0x53, 0x4d, 0x43, 0x52 };
 
 enum smcr_llc_ho smcr_own_ho(void)

@@ -17,7 +17,7 @@
 
 #pragma GCC visibility push(hidden)
 
-/* How long an LLC exchange waits for the peer's message. */
+/* How long an LLC exchange waits for the peer's message (the kernel's CLC and LLC waits are of this order). */
 #define LLC_WAIT_MS 6000
 
 /* LLC messages kept for a caller that waits for one (smcr_llc_wait()). */
