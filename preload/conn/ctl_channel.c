@@ -179,6 +179,8 @@ void chan_lost(void)
 	atomic_store(&said_hello, false);
 	/* no daemon drains our ring any more */
 	pdump_ctl = &pdump_off;
+	/* the next daemon hears of our link groups afresh */
+	ctl_lgr_forget();
 }
 
 /*

@@ -55,7 +55,8 @@ void chan_bell_taken(void);
 void ctl_lgr_report(void);
 /* Some are told: a change may come without anything to wake the negotiator. */
 bool ctl_lgr_told(void);
-void ctl_lgr_after_fork_child(void);
+/* Nothing told (a new daemon connection, or a forked child whose groups are its own). */
+void ctl_lgr_forget(void);
 
 /* ---- ctl.c, each with ctl_mu held ---- */
 /* PAIR sc (socket fd) if it is still NEW. */

@@ -165,7 +165,7 @@ void ctl_neg_after_fork_child(void)
 	pthread_cond_init(&neg_cv, NULL);
 	smcr_after_fork_child();
 	rdma_clc_after_fork_child();
-	ctl_lgr_after_fork_child();
+	ctl_lgr_forget();
 }
 
 void ctl_neg_reply(const struct soft_pair_reply *r)
@@ -543,7 +543,6 @@ static void *negotiator(void *arg)
 		}
 		if (chan.fd >= 0)
 			ctl_replies_locked();
-		ctl_lgr_report();
 		n = next_work(now, &wake);
 		if (n) {
 			bool in_list = false;

@@ -68,9 +68,8 @@ bool ctl_lgr_told(void)
 	return ntold > 0;
 }
 
-void ctl_lgr_after_fork_child(void)
+void ctl_lgr_forget(void)
 {
-	/* the parent's groups are its own: the child tells its own */
 	ntold = 0;
 	told_any = false;
 }
