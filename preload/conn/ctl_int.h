@@ -1,7 +1,9 @@
 /*
- * Between the three files of the control connection: the messenger
- * (ctl_channel.c), the pairing (ctl.c) and new processes (settle.c).
- * Nothing outside them includes this; their entry points are in conn.h.
+ * Between the files of the control connection: the messenger
+ * (ctl_channel.c), the pairing (ctl.c), the negotiation between hosts
+ * (ctl_negotiate.c), new processes (settle.c) and the link groups told
+ * to the daemon (lgr_report.c).  Nothing outside them includes this;
+ * their entry points are in conn.h.
  */
 #ifndef SMC_PRELOAD_CTL_INT_H
 #define SMC_PRELOAD_CTL_INT_H
