@@ -106,14 +106,29 @@ static void pair_up(struct end *srv, struct end *cli, uint8_t net)
 #define OP(e, op, ...) ((e)->t.ops->op(&(e)->t, ##__VA_ARGS__))
 
 /* Waits (bounded) until cond holds, sleeping on e's receive side as a blocking read does. */
+/*
+ * Until cond, at most 10 s: rx_wait returns at once while bytes wait
+ * unread (a state change the test waits for may still be on its way), so
+ * the bound is a time, not a count of waits.
+ */
 #define AWAIT(e, cond)                                                                       \
 	do {                                                                                 \
 		struct timespec to_ = { 0, 20 * 1000 * 1000 };                               \
-		int n_ = 0;                                                                  \
-		while (!(cond) && n_++ < 250)                                                \
-			OP(e, rx_wait, &to_);                                                \
+		long long end_ = mono_ms() + 10000;                                          \
+		while (!(cond) && mono_ms() < end_) {                                        \
+			if (OP(e, rx_wait, &to_) == 0)                                       \
+				usleep(1000);                                                \
+		}                                                                            \
 		CHECK(cond);                                                                 \
 	} while (0)
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
 
 static ssize_t put(struct end *e, const char *s)
 {
