@@ -226,6 +226,19 @@ static void kick(struct smcr_lgr *g, int li)
 	smcr_llc_send(g, li, &m);
 }
 
+/*
+ * A connection on link li has bytes that wait for room in the peer's RMB:
+ * a peer that died leaves no work outstanding to time out, so the link is
+ * watched as if it had some (the TEST LINK tells a live peer from a dead one).
+ */
+static bool link_waits_for_peer(const struct smcr_lgr *g, int li)
+{
+	for (const struct smcr_sock *s = g->socks; s; s = s->next)
+		if (s->li == li && s->live && !s->c.err && s->c.tx_prep != s->c.tx_sent)
+			return true;
+	return false;
+}
+
 /* The group's links with work outstanding: true when one has (the progress thread looks again soon). */
 static bool watchdog(struct smcr_lgr *g)
 {
@@ -235,14 +248,16 @@ static bool watchdog(struct smcr_lgr *g)
 	for (unsigned li = 0; li < g->nlinks; li++) {
 		struct smcr_link *l = &g->link[li];
 		uint64_t posted, done;
+		bool waiting;
 
 		if (l->dead || !l->up)
 			continue;
 		rdma_qp_counts(l->qp, &posted, &done);
-		if (posted == done || done != l->seen_done || !l->since_ns) {
+		waiting = posted != done || link_waits_for_peer(g, (int)li);
+		if (!waiting || done != l->seen_done || !l->since_ns) {
 			l->seen_done = done;
 			l->since_ns = now;
-			pending |= posted != done;
+			pending |= waiting;
 			continue;
 		}
 		pending = true;
