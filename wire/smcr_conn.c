@@ -80,7 +80,7 @@ static int send_cdc(struct smcr_conn *c)
 	return 0;
 }
 
-int smcr_conn_push(struct smcr_conn *c)
+static int push_posts(struct smcr_conn *c)
 {
 	uint64_t len, posted = 0;
 
@@ -113,6 +113,15 @@ int smcr_conn_push(struct smcr_conn *c)
 	if (posted || c->cdc_due)
 		return send_cdc(c);
 	return 0;
+}
+
+int smcr_conn_push(struct smcr_conn *c)
+{
+	int rc = push_posts(c), held = c->ops->flush ? c->ops->flush(c->link) : 0;
+
+	if (held && !rc)
+		rc = fail(c, held);
+	return rc;
 }
 
 uint32_t smcr_conn_space(const struct smcr_conn *c)

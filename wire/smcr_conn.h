@@ -43,6 +43,12 @@ struct smcr_link_ops {
 	int (*write)(void *link, uint32_t off, uint32_t len, uint32_t rmb_off);
 	/* SEND of a CDC message; id comes back through smcr_conn_sent() once it is delivered. */
 	int (*send)(void *link, const uint8_t *msg, size_t len, uint64_t id);
+	/*
+	 * Optional: the link may hold writes back until a send or this call,
+	 * to post them at once (one doorbell); 0, or the error the held ones
+	 * failed with.
+	 */
+	int (*flush)(void *link);
 };
 
 /* What smcr_conn_rx() found new, as bits. */

@@ -164,6 +164,13 @@ int rdma_post_write(struct rdma_qp *qp, const struct rdma_mr *src, size_t off, s
  */
 int rdma_post_msg(struct rdma_qp *qp, const void *msg, size_t len, uint64_t wr_id);
 int rdma_post_ctl(struct rdma_qp *qp, const void *msg, size_t len, uint64_t wr_id);
+/*
+ * Holds the next posts back until rdma_qp_flush() or a control message,
+ * which post them with one doorbell (on rxe, one system call).  Flush:
+ * 0 or -errno (the queue pair is broken).
+ */
+void rdma_qp_hold(struct rdma_qp *qp);
+int rdma_qp_flush(struct rdma_qp *qp);
 /* Work requests posted and completed so far (the difference: outstanding). */
 void rdma_qp_counts(const struct rdma_qp *qp, uint64_t *posted, uint64_t *completed);
 
@@ -189,11 +196,14 @@ struct rdma_event {
 int rdma_qp_poll(struct rdma_qp *qp, struct rdma_event *ev, int max);
 /*
  * Before sleeping on rdma_qp_fd() (with the caller's own poll: inside the
- * preload, the one behind its hooks): asks for the next completion to make
- * it readable.  1: something completed meanwhile, rdma_qp_poll() it
- * instead of sleeping; 0: sleep; -errno.
+ * preload, the one behind its hooks): asks for the next message of the
+ * peer (or error) to make it readable, and with sent for the next
+ * completion of a send of ours as well (which otherwise wakes nobody:
+ * rdma_qp_poll() takes it when it comes to it).  An event asked for stays
+ * asked for until rdma_qp_woken() takes it.  1: something completed
+ * meanwhile, rdma_qp_poll() it instead of sleeping; 0: sleep; -errno.
  */
-int rdma_qp_arm(struct rdma_qp *qp);
+int rdma_qp_arm(struct rdma_qp *qp, bool sent);
 /* Its number and send-queue counts in one line, for a report: snprintf's count. */
 int rdma_qp_describe(const struct rdma_qp *qp, char *buf, size_t size);
 /* After rdma_qp_fd() was readable: takes the channel's event.  0 or -errno. */

@@ -14,7 +14,7 @@
 #include <sys/random.h>
 
 #define RECV_TAG (1ull << 63)
-#define STASH 16
+#define STASH 32
 /* Send-queue slots only control messages may take (rdma_post_ctl()): a stalled link can still be kicked. */
 #define CTL_RESERVE 2
 
@@ -27,8 +27,10 @@ struct posted {
 
 struct rdma_qp {
 	struct rdma_dev *dev;
-	struct ibv_comp_channel *ch;
-	struct ibv_cq *cq;
+	struct ibv_comp_channel *ch;    /* both queues' events */
+	struct ibv_cq *cq;              /* the peer's messages (and every error) */
+	struct ibv_cq *scq;             /* our sends: armed only when asked (rdma_qp_arm()) */
+	bool armed, sarmed;             /* asked for an event not taken yet */
 	struct ibv_qp *qp;
 	struct rdma_mr slots_mr;     /* recv_slots messages, then send_wr of them, of msg_size */
 	uint8_t *slots;
@@ -42,7 +44,12 @@ struct rdma_qp {
 	uint64_t bytes_done;         /* bytes of the completed posts */
 	uint64_t unsig_bytes;        /* bytes posted since the last signaled one */
 	struct posted *posts;
-	struct ibv_wc stash[STASH];  /* completions taken while arming */
+	/* posts held back for one doorbell (rdma_qp_hold()): by sequence number modulo send_wr */
+	struct ibv_send_wr *wrs;
+	struct ibv_sge *sges;
+	struct ibv_send_wr *held_first, *held_last;
+	bool holding;
+	struct ibv_wc stash[STASH];  /* completions taken while arming, of either queue */
 	int nstash, stash_pos;
 };
 
@@ -74,7 +81,7 @@ static int to_init(struct rdma_qp *q)
 static struct ibv_qp *create(struct rdma_qp *q, uint32_t inline_size)
 {
 	struct ibv_qp_init_attr ia = {
-		.send_cq = q->cq,
+		.send_cq = q->scq,
 		.recv_cq = q->cq,
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = 0,
@@ -96,14 +103,14 @@ static struct ibv_qp *create(struct rdma_qp *q, uint32_t inline_size)
 static int setup(struct rdma_qp *q)
 {
 	struct ibv_context *ctx = rdma_dev_ctx(q->dev);
-	int cqe = (int)(q->size.send_wr + q->size.recv_slots);
 	int rc;
-
 	size_t slots = (size_t)q->size.recv_slots + q->size.send_wr;
 
 	q->posts = calloc(q->size.send_wr, sizeof(*q->posts));
+	q->wrs = calloc(q->size.send_wr, sizeof(*q->wrs));
+	q->sges = calloc(q->size.send_wr, sizeof(*q->sges));
 	q->slots = calloc(slots, q->size.msg_size);
-	if (!q->posts || !q->slots)
+	if (!q->posts || !q->wrs || !q->sges || !q->slots)
 		return -ENOMEM;
 	rc = rdma_mr_reg(q->dev, q->slots, slots * q->size.msg_size, false, &q->slots_mr);
 	if (rc)
@@ -112,8 +119,10 @@ static int setup(struct rdma_qp *q)
 	if (!q->ch)
 		return errno ? -errno : -ENOMEM;
 	rdma_fd_keep(q->ch->fd);
-	q->cq = rdma_v.create_cq(ctx, cqe, q, q->ch, 0);
-	if (!q->cq)
+	q->cq = rdma_v.create_cq(ctx, (int)q->size.recv_slots, q, q->ch, 0);
+	if (q->cq)
+		q->scq = rdma_v.create_cq(ctx, (int)q->size.send_wr, q, q->ch, 0);
+	if (!q->cq || !q->scq)
 		return errno ? -errno : -ENOMEM;
 	q->qp = create(q, q->size.msg_size);
 	if (!q->qp)
@@ -161,6 +170,8 @@ void rdma_qp_destroy(struct rdma_qp *q)
 		rdma_v.destroy_qp(q->qp);
 	if (q->cq)
 		rdma_v.destroy_cq(q->cq);
+	if (q->scq)
+		rdma_v.destroy_cq(q->scq);
 	if (q->ch) {
 		rdma_fd_drop(q->ch->fd);
 		rdma_v.destroy_comp_channel(q->ch);
@@ -168,6 +179,8 @@ void rdma_qp_destroy(struct rdma_qp *q)
 	rdma_mr_dereg(&q->slots_mr);
 	free(q->slots);
 	free(q->posts);
+	free(q->wrs);
+	free(q->sges);
 	free(q);
 }
 
@@ -245,27 +258,54 @@ static bool room(const struct rdma_qp *q, bool ctl, size_t len)
  * Posts wr of len bytes as sequence number q->seq; signaled when the
  * caller asks, or the queue needs its slots or its bytes in flight back.
  */
-static int post(struct rdma_qp *q, struct ibv_send_wr *wr, size_t len, uint64_t wr_id, bool report,
-		bool ctl)
+int rdma_qp_flush(struct rdma_qp *q)
 {
-	struct ibv_send_wr *bad;
+	struct ibv_send_wr *first = q->held_first, *bad;
+
+	q->holding = false;
+	if (!first)
+		return 0;
+	q->held_first = q->held_last = NULL;
+	return -ibv_post_send(q->qp, first, &bad);
+}
+
+void rdma_qp_hold(struct rdma_qp *q)
+{
+	q->holding = true;
+}
+
+/*
+ * Posts wr (its one sge: sge) of len bytes as sequence number q->seq, or
+ * holds it until the next flush; signaled when the caller asks, or the
+ * queue needs its slots or its bytes in flight back.
+ */
+static int post(struct rdma_qp *q, const struct ibv_send_wr *wr, const struct ibv_sge *sge, size_t len,
+		uint64_t wr_id, bool report, bool ctl)
+{
+	uint32_t i = (uint32_t)(q->seq % q->size.send_wr);
+	struct ibv_send_wr *w = &q->wrs[i];
 	struct posted *p;
-	int rc;
 
 	if (!room(q, ctl, len))
 		return -ENOBUFS;
+	*w = *wr;
+	q->sges[i] = *sge;
+	w->sg_list = &q->sges[i];
+	w->next = NULL;
 	if (report || q->unsignaled + 1 >= q->size.send_wr / 2 ||
 	    (q->size.max_inflight && q->unsig_bytes + len >= q->size.max_inflight / 2))
-		wr->send_flags |= IBV_SEND_SIGNALED;
-	wr->wr_id = q->seq;
-	p = &q->posts[q->seq % q->size.send_wr];
+		w->send_flags |= IBV_SEND_SIGNALED;
+	w->wr_id = q->seq;
+	p = &q->posts[i];
 	p->wr_id = wr_id;
 	p->reported = report;
 	p->bytes_end = q->bytes_seq + len;
-	rc = ibv_post_send(q->qp, wr, &bad);
-	if (rc)
-		return -rc;
-	if (wr->send_flags & IBV_SEND_SIGNALED) {
+	if (q->held_last)
+		q->held_last->next = w;
+	else
+		q->held_first = w;
+	q->held_last = w;
+	if (w->send_flags & IBV_SEND_SIGNALED) {
 		q->unsignaled = 0;
 		q->unsig_bytes = 0;
 	} else {
@@ -274,7 +314,8 @@ static int post(struct rdma_qp *q, struct ibv_send_wr *wr, size_t len, uint64_t 
 	}
 	q->bytes_seq += len;
 	q->seq++;
-	return 0;
+	/* a control message goes at once, and what was held before it */
+	return q->holding && !ctl ? 0 : rdma_qp_flush(q);
 }
 
 int rdma_post_write(struct rdma_qp *q, const struct rdma_mr *src, size_t off, size_t len,
@@ -294,7 +335,7 @@ int rdma_post_write(struct rdma_qp *q, const struct rdma_mr *src, size_t off, si
 
 	if (off > src->len || len > src->len - off || len > UINT32_MAX)
 		return -EINVAL;
-	return post(q, &wr, len, wr_id, signaled, false);
+	return post(q, &wr, &sge, len, wr_id, signaled, false);
 }
 
 static int post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id, bool ctl)
@@ -306,22 +347,19 @@ static int post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_
 		.opcode = IBV_WR_SEND,
 	};
 
+	/* the send slot of this post's sequence number (free again once it completed): a held post outlives msg */
+	uint8_t *slot = q->slots + ((size_t)q->size.recv_slots + q->seq % q->size.send_wr) * q->size.msg_size;
+
 	if (len > q->size.msg_size)
 		return -EMSGSIZE;
-	if (len <= q->max_inline) {
+	if (!room(q, ctl, len))
+		return -ENOBUFS;
+	memcpy(slot, msg, len);
+	sge.addr = (uintptr_t)slot;
+	sge.lkey = q->slots_mr.lkey;
+	if (len <= q->max_inline)
 		wr.send_flags = IBV_SEND_INLINE;
-	} else {
-		/* the send slot of this post's sequence number: free again once it completed */
-		uint8_t *slot = q->slots + ((size_t)q->size.recv_slots + q->seq % q->size.send_wr) *
-					   q->size.msg_size;
-
-		if (!room(q, ctl, len))
-			return -ENOBUFS;
-		memcpy(slot, msg, len);
-		sge.addr = (uintptr_t)slot;
-		sge.lkey = q->slots_mr.lkey;
-	}
-	return post(q, &wr, len, wr_id, true, ctl);
+	return post(q, &wr, &sge, len, wr_id, true, ctl);
 }
 
 int rdma_post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id)
@@ -388,6 +426,8 @@ int rdma_qp_poll(struct rdma_qp *q, struct rdma_event *ev, int max)
 		} else {
 			int got = ibv_poll_cq(q->cq, 1, &wc);
 
+			if (!got)
+				got = ibv_poll_cq(q->scq, 1, &wc);
 			if (got < 0)
 				return n ? n : -EIO;
 			if (!got)
@@ -399,23 +439,36 @@ int rdma_qp_poll(struct rdma_qp *q, struct rdma_event *ev, int max)
 	return n;
 }
 
-int rdma_qp_arm(struct rdma_qp *q)
+/* Asks cq for its next completion's event; what completed before raises none: into the stash. */
+static int arm_one(struct rdma_qp *q, struct ibv_cq *cq, bool *armed)
 {
-	int rc;
+	int rc = ibv_req_notify_cq(cq, 0), got;
+
+	if (rc)
+		return -rc;
+	*armed = true;
+	if (q->stash_pos == q->nstash)
+		q->stash_pos = q->nstash = 0;
+	got = ibv_poll_cq(cq, STASH - q->nstash, q->stash + q->nstash);
+	if (got < 0)
+		return -EIO;
+	q->nstash += got;
+	return 0;
+}
+
+int rdma_qp_arm(struct rdma_qp *q, bool sent)
+{
+	int rc = 0;
 
 	if (q->stash_pos < q->nstash)
 		return 1;
-	rc = ibv_req_notify_cq(q->cq, 0);
+	if (!q->armed)
+		rc = arm_one(q, q->cq, &q->armed);
+	if (!rc && sent && !q->sarmed)
+		rc = arm_one(q, q->scq, &q->sarmed);
 	if (rc)
-		return -rc;
-	/* what completed before the arm raises no event: take it now */
-	q->stash_pos = 0;
-	q->nstash = ibv_poll_cq(q->cq, STASH, q->stash);
-	if (q->nstash < 0) {
-		q->nstash = 0;
-		return -EIO;
-	}
-	return q->nstash > 0;
+		return rc;
+	return q->stash_pos < q->nstash;
 }
 
 int rdma_qp_woken(struct rdma_qp *q)
@@ -425,6 +478,10 @@ int rdma_qp_woken(struct rdma_qp *q)
 
 	if (rdma_v.get_cq_event(q->ch, &cq, &cq_ctx))
 		return -EIO;
+	if (cq == q->scq)
+		q->sarmed = false;
+	else
+		q->armed = false;
 	rdma_v.ack_cq_events(cq, 1);
 	return 0;
 }

@@ -108,10 +108,11 @@ void smcr_engine_kick(void)
 	}
 }
 
-void smcr_sock_wake(struct smcr_sock *s, bool rx)
+static void wake_now(struct smcr_sock *s, bool rx)
 {
-	atomic_fetch_add(&s->seq[rx], 1);
-	smcr_env.syscall(SYS_futex, &s->seq[rx], FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+	/* a sleeper counted after this load saw the new seq: its FUTEX_WAIT returns at once */
+	if (atomic_load(&s->sleepers[rx]))
+		smcr_env.syscall(SYS_futex, &s->seq[rx], FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
 	for (int i = 0; i < SMCR_BELLS; i++) {
 		uint32_t bell = atomic_load(&s->bell[rx][i]) ? atomic_exchange(&s->bell[rx][i], 0) : 0;
 
@@ -120,10 +121,63 @@ void smcr_sock_wake(struct smcr_sock *s, bool rx)
 	}
 }
 
+/*
+ * The progress thread wakes sleepers once it let go of their group's
+ * mutex: a woken reader that found it held would sleep on it at once, and
+ * wake the progress thread again (two more switches of the CPU per message).
+ */
+#define WAKES_MAX 64
+
+struct wakes {
+	unsigned n;
+	struct { struct smcr_sock *s; bool rx; } w[WAKES_MAX];
+};
+
+static __thread struct wakes *deferred;
+
+void smcr_sock_wake(struct smcr_sock *s, bool rx)
+{
+	struct wakes *d = deferred;
+
+	atomic_fetch_add(&s->seq[rx], 1);
+	if (d) {
+		for (unsigned i = 0; i < d->n; i++)
+			if (d->w[i].s == s && d->w[i].rx == rx)
+				return;
+		if (d->n < WAKES_MAX) {
+			d->w[d->n].s = s;
+			d->w[d->n++].rx = rx;
+			return;
+		}
+	}
+	wake_now(s, rx);
+}
+
+/*
+ * The wakes put off, without any group's mutex but with eng_mu: a
+ * connection its owner frees meanwhile waits for eng_mu first
+ * (smcr_engine_quiesce()), and the progress thread frees none before this.
+ */
+static void wakes_flush(struct wakes *d)
+{
+	for (unsigned i = 0; i < d->n; i++)
+		wake_now(d->w[i].s, d->w[i].rx);
+	d->n = 0;
+}
+
+void smcr_engine_quiesce(void)
+{
+	pthread_mutex_lock(&eng_mu);
+	pthread_mutex_unlock(&eng_mu);
+}
+
 /* One completion of link li, or a message of the peer over it. */
 static void take(struct smcr_lgr *g, int li, const struct rdma_event *ev)
 {
 	if (ev->kind == RDMA_EV_ERROR) {
+		if (!g->link[li].dead)
+			smcr_log("libsmc-preload: soft SMC-R: link %u: a work request failed (status %d)\n",
+				 g->link[li].num, ev->status);
 		smcr_link_fail(g, li, false);
 	} else if (ev->kind == RDMA_EV_SENT) {
 		struct smcr_sock *s = ev->wr_id >> 32 ? smcr_lgr_sock_of_token(g, (uint32_t)(ev->wr_id >> 32))
@@ -261,9 +315,10 @@ static bool watchdog(struct smcr_lgr *g)
 			continue;
 		}
 		pending = true;
-		if (now - l->since_ns >= DEAD_NS)
+		if (now - l->since_ns >= DEAD_NS) {
+			smcr_log("libsmc-preload: soft SMC-R: link %u: nothing completed for 10 s\n", l->num);
 			smcr_link_fail(g, (int)li, false);
-		else if (now - l->since_ns >= KICK_NS && now - l->kicked_ns >= KICK_NS) {
+		} else if (now - l->since_ns >= KICK_NS && now - l->kicked_ns >= KICK_NS) {
 			l->kicked_ns = now;
 			kick(g, (int)li);
 		}
@@ -280,6 +335,34 @@ struct watch {
 	bool dev;
 };
 
+/*
+ * Whether a connection on link li waits for its sends to complete: one
+ * whose send queue was full, or a writer asleep for room.  Otherwise the
+ * completions of our sends wake nobody (drain() takes them as it passes).
+ */
+static bool link_wants_sent(const struct smcr_lgr *g, int li)
+{
+	for (const struct smcr_sock *s = g->socks; s; s = s->next) {
+		if (s->li != li || !s->live)
+			continue;
+		if (s->starved)
+			return true;
+		for (int i = 0; i < SMCR_BELLS; i++)
+			if (atomic_load(&s->bell[0][i]))
+				return true;
+	}
+	return false;
+}
+
+void smcr_link_want_sent(struct smcr_lgr *g, int li)
+{
+	struct smcr_link *l = &g->link[li];
+
+	/* what completed already is taken by the progress thread at once */
+	if (!l->dead && rdma_qp_arm(l->qp, true) > 0)
+		smcr_engine_kick();
+}
+
 /* The poll set: the wake descriptor, then each live link's channel and device. */
 static int watch_set(struct pollfd *pfd, struct watch *w, bool *now)
 {
@@ -291,7 +374,7 @@ static int watch_set(struct pollfd *pfd, struct watch *w, bool *now)
 		for (unsigned li = 0; li < g->nlinks && n + 2 <= POLL_MAX; li++) {
 			struct smcr_link *l = &g->link[li];
 
-			if (rdma_qp_arm(l->qp))
+			if (rdma_qp_arm(l->qp, link_wants_sent(g, (int)li)))
 				*now = true;
 			w[n] = (struct watch){ g, (int)li, l->gen, false };
 			pfd[n++] = (struct pollfd){ .fd = rdma_qp_fd(l->qp), .events = POLLIN };
@@ -325,52 +408,76 @@ static void reap(void)
 	}
 }
 
+/*
+ * The poll set is made again only when something but a completion
+ * happened (a kick, a device event, a timeout, a view that changed): a
+ * completion's wake-up touches no group's mutex after its wakes.
+ */
 static void *progress(void *arg)
 {
 	struct pollfd pfd[POLL_MAX];
 	struct watch w[POLL_MAX];
-	bool pending = false;
+	struct wakes wakes = { 0 };
+	bool pending = false, again = true, now = false;
+	unsigned built = 0;
+	int n = 0;
 
 	(void)arg;
 	for (;;) {
-		bool now = false;
-		int n, r;
+		int r;
 
 		pthread_mutex_lock(&eng_mu);
-		reap();
-		n = watch_set(pfd, w, &now);
+		if (again || built != atomic_load(&view_gen)) {
+			built = atomic_load(&view_gen);
+			now = false;
+			reap();
+			n = watch_set(pfd, w, &now);
+		}
 		pthread_mutex_unlock(&eng_mu);
 		r = smcr_env.poll(pfd, (nfds_t)n, now ? 0 : pending ? WATCH_MS : 1000);
 		if (r < 0 && errno != EINTR)
 			continue;
+		again = r <= 0 || now;
 		if (r > 0 && (pfd[0].revents & POLLIN)) {
 			eventfd_t v;
 
+			again = true;
 			if (eventfd_read(wake_fd, &v) < 0) {
 				/* another reader took it: nothing is lost */
 			}
 		}
 		pthread_mutex_lock(&eng_mu);
-		for (int i = 1; i < n; i++) {
+		deferred = &wakes;
+		for (int i = 1; i < n && r > 0; i++) {
 			struct smcr_lgr *g = w[i].g;
 
+			if (!pfd[i].revents)
+				continue;
 			pthread_mutex_lock(&g->mu);
 			/* a queue pair replaced meanwhile (grow.c) has no event of the one polled */
-			if ((pfd[i].revents & POLLIN) && w[i].gen == g->link[w[i].li].gen) {
-				if (w[i].dev)
+			if (!(pfd[i].revents & POLLIN) || w[i].gen != g->link[w[i].li].gen || w[i].dev) {
+				again = true;
+				if ((pfd[i].revents & POLLIN) && w[i].gen == g->link[w[i].li].gen)
 					device_event(g, w[i].li);
-				else
-					rdma_qp_woken(g->link[w[i].li].qp);
+			} else if (!rdma_qp_woken(g->link[w[i].li].qp)) {
+				/* armed again before the wakes: no sleeper woken finds the mutex held for it */
+				rdma_qp_arm(g->link[w[i].li].qp, link_wants_sent(g, w[i].li));
 			}
 			pthread_mutex_unlock(&g->mu);
 		}
 		pending = false;
 		for (struct smcr_lgr *g = groups; g; g = g->next) {
-			struct smcr_sock *done;
-
 			pthread_mutex_lock(&g->mu);
 			drain(g);
 			pending |= watchdog(g);
+			pthread_mutex_unlock(&g->mu);
+		}
+		deferred = NULL;
+		wakes_flush(&wakes);
+		for (struct smcr_lgr *g = groups; g && smcr_socks_released(); g = g->next) {
+			struct smcr_sock *done;
+
+			pthread_mutex_lock(&g->mu);
 			while ((done = smcr_lgr_take_released(g))) {
 				/* it holds a reference of g: the group outlives it */
 				pthread_mutex_unlock(&g->mu);
@@ -393,6 +500,7 @@ static bool all_sent(uint64_t *progress)
 	pthread_mutex_lock(&eng_mu);
 	for (struct smcr_lgr *g = groups; g; g = g->next) {
 		pthread_mutex_lock(&g->mu);
+		drain(g);       /* our sends' completions wake nobody */
 		for (struct smcr_sock *s = g->socks; s; s = s->next) {
 			const struct smcr_conn *c = &s->c;
 

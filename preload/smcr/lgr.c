@@ -247,6 +247,7 @@ static int other_link(struct smcr_lgr *g, const struct smcr_sock *s, int from)
 void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 {
 	struct smcr_link *l = &g->link[li];
+	unsigned moved = 0, reset = 0;
 	bool told = false;
 
 	if (l->dead)
@@ -264,8 +265,10 @@ void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 		to = other_link(g, s, li);
 		if (to < 0) {
 			smcr_sock_fail(s, -ECONNRESET);
+			reset++;
 			continue;
 		}
+		moved++;
 		s->li = to;
 		if (smcr_conn_switch(&s->c, &s->path[to]))
 			smcr_sock_fail(s, smcr_conn_error(&s->c));
@@ -290,6 +293,8 @@ void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 		m.delete_link.reason = SMCR_LLC_DEL_LOST_PATH;
 		told = !smcr_llc_send(g, (int)o, &m);
 	}
+	smcr_log("libsmc-preload: soft SMC-R: link %u (%s) failed%s: %u connections moved, %u reset\n", l->num,
+		 l->dev_name, by_peer ? " (the peer said so)" : "", moved, reset);
 	pthread_cond_broadcast(&g->cv);
 }
 

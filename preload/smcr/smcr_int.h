@@ -92,6 +92,7 @@ struct smcr_sock {
 	uint8_t early[SMCR_CDC_LEN];   /* the peer's last CDC before we started */
 	uint32_t early_len;
 	_Atomic uint32_t seq[2];   /* futex words: [0] room came, [1] data or state came */
+	_Atomic uint32_t sleepers[2];   /* threads in FUTEX_WAIT on seq[] (none: no wake call) */
 	/* sleepers' bells to ring once each, 0: a free slot (one per waiting thread) */
 	_Atomic uint32_t bell[2][SMCR_BELLS];
 };
@@ -106,9 +107,15 @@ int smcr_thread_start(void *(*fn)(void *), void *arg);
 int smcr_engine_add(struct smcr_lgr *g);
 /* The group's links changed: the progress thread looks again. */
 void smcr_engine_kick(void);
-/* Wake the sleepers of direction rx (or tx) of s. */
+/* With g->mu held: the next completion of link li's sends wakes the progress thread. */
+void smcr_link_want_sent(struct smcr_lgr *g, int li);
+/* Waits until the progress thread woke what it put off: a connection of the caller's may go then. */
+void smcr_engine_quiesce(void);
+/* Wake the sleepers of direction rx (or tx) of s (on the progress thread: once it let go of g->mu). */
 void smcr_sock_wake(struct smcr_sock *s, bool rx);
 
+/* sock.c: whether a connection was released and not freed yet (smcr_lgr_take_released() may find it). */
+bool smcr_socks_released(void);
 /* sock.c: a released connection the peer can no longer write to, unlinked (g->mu held); NULL if none */
 struct smcr_sock *smcr_lgr_take_released(struct smcr_lgr *g);
 /* Frees one that smcr_lgr_take_released() gave, without g->mu. */

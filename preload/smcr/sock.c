@@ -16,6 +16,13 @@
 
 #define LLC_WAIT_MS 6000
 
+/* The send queue of link li is full: its completions are to wake the progress thread, which posts the rest. */
+static void starve(struct smcr_sock *s, int li)
+{
+	s->starved = true;
+	smcr_link_want_sent(s->g, li);
+}
+
 static int path_write(void *link, uint32_t off, uint32_t len, uint32_t rmb_off)
 {
 	struct smcr_path *p = link;
@@ -24,10 +31,12 @@ static int path_write(void *link, uint32_t off, uint32_t len, uint32_t rmb_off)
 
 	if (s->g->link[p->li].dead || !s->peer_rkey_ok[p->li])
 		return -ENOLINK;
+	/* the CDC that follows (or path_flush()) rings for both */
+	rdma_qp_hold(s->g->link[p->li].qp);
 	rc = rdma_post_write(s->g->link[p->li].qp, &s->snd_mr[p->li], off, len, s->peer_rmb_addr + rmb_off,
 			     s->peer_rkey[p->li], 0, false);
 	if (rc == -ENOBUFS)
-		s->starved = true;
+		starve(s, p->li);
 	return rc;
 }
 
@@ -41,11 +50,21 @@ static int path_send(void *link, const uint8_t *msg, size_t len, uint64_t id)
 		return -ENOLINK;
 	rc = rdma_post_msg(s->g->link[p->li].qp, msg, len, SMCR_WR_ID(s->token, id));
 	if (rc == -ENOBUFS)
-		s->starved = true;
+		starve(s, p->li);
+	/* with the writes held before it */
+	if (!rc)
+		rc = rdma_qp_flush(s->g->link[p->li].qp);
 	return rc;
 }
 
-static const struct smcr_link_ops path_ops = { .write = path_write, .send = path_send };
+static int path_flush(void *link)
+{
+	struct smcr_path *p = link;
+
+	return rdma_qp_flush(p->s->g->link[p->li].qp);
+}
+
+static const struct smcr_link_ops path_ops = { .write = path_write, .send = path_send, .flush = path_flush };
 
 int smcr_sock_reg(struct smcr_sock *s, int li)
 {
@@ -383,6 +402,7 @@ void smcr_sock_free(struct smcr_sock *s)
 	pthread_mutex_lock(&s->g->mu);
 	unlink_sock(s);
 	pthread_mutex_unlock(&s->g->mu);
+	smcr_engine_quiesce();
 	destroy(s);
 }
 
@@ -396,22 +416,33 @@ static bool peer_done(const struct smcr_sock *s)
 	return !s->live || s->c.err || (s->c.peer_cflags & (CDC_CF_CLOSED | CDC_CF_ABORT));
 }
 
+static _Atomic unsigned released_socks;
+
+bool smcr_socks_released(void)
+{
+	return atomic_load(&released_socks) > 0;
+}
+
 void smcr_sock_release(struct smcr_sock *s)
 {
 	bool now;
 
 	pthread_mutex_lock(&s->g->mu);
 	now = peer_done(s);
-	if (now)
+	if (now) {
 		unlink_sock(s);
-	else
+	} else {
 		s->released = true;
+		atomic_fetch_add(&released_socks, 1);
+	}
 	pthread_mutex_unlock(&s->g->mu);
 	smcr_view_changed();
-	if (now)
+	if (now) {
+		smcr_engine_quiesce();
 		destroy(s);
-	else
+	} else {
 		smcr_engine_kick();
+	}
 }
 
 struct smcr_sock *smcr_lgr_take_released(struct smcr_lgr *g)
@@ -419,6 +450,7 @@ struct smcr_sock *smcr_lgr_take_released(struct smcr_lgr *g)
 	for (struct smcr_sock *s = g->socks; s; s = s->next) {
 		if (s->released && peer_done(s)) {
 			unlink_sock(s);
+			atomic_fetch_sub(&released_socks, 1);
 			return s;
 		}
 	}
@@ -626,11 +658,27 @@ uint32_t smcr_sock_seq(struct smcr_sock *s, bool rx)
 
 int smcr_sock_wait(struct smcr_sock *s, bool rx, uint32_t seq, const struct timespec *timeout)
 {
-	long r = smcr_env.syscall(SYS_futex, &s->seq[rx], FUTEX_WAIT, seq, timeout, NULL, 0);
+	long r;
+	int err;
 
-	if (r == 0 || errno == EAGAIN)
+	if (!rx)
+		smcr_sock_want_room(s);
+	atomic_fetch_add(&s->sleepers[rx], 1);
+	r = smcr_env.syscall(SYS_futex, &s->seq[rx], FUTEX_WAIT, seq, timeout, NULL, 0);
+	err = errno;
+	atomic_fetch_sub(&s->sleepers[rx], 1);
+	if (r == 0 || err == EAGAIN)
 		return 0;
-	return -errno;
+	return -err;
+}
+
+void smcr_sock_want_room(struct smcr_sock *s)
+{
+	pthread_mutex_lock(&s->g->mu);
+	/* room comes with the peer's CDC, or as our writes complete */
+	if (s->live && s->c.tx_fin < s->c.tx_sent)
+		smcr_link_want_sent(s->g, s->li);
+	pthread_mutex_unlock(&s->g->mu);
 }
 
 void smcr_sock_bell(struct smcr_sock *s, bool rx, uint32_t bell)

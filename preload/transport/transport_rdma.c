@@ -247,6 +247,7 @@ static int rdma_rx_wait(struct transport *t, const struct timespec *timeout)
 
 static bool rdma_tx_sleep_begin(struct transport *t, size_t want, uint32_t bell)
 {
+	smcr_sock_want_room(SOCK(t));
 	if (bell == TP_BELL_TCP)
 		return true;
 	smcr_sock_bell(SOCK(t), false, bell);

@@ -35,6 +35,7 @@ struct flink {
 	int ndone;
 	bool down;
 	bool starved;           /* a post found the queue full: the sender pushes once it has room */
+	int held;               /* the last writes posted, held until a send or a flush (holding) */
 };
 
 struct end {
@@ -51,6 +52,7 @@ struct end {
 static uint64_t rng;
 static long lost_ops;           /* work requests the dead links never executed */
 static uint32_t write_cap;      /* the links' largest write (smcr_conn.write_max), 0: any */
+static bool holding;            /* the links hold writes back until a send or a flush (one doorbell) */
 
 static uint32_t rnd(uint32_t n)
 {
@@ -72,6 +74,13 @@ static int post(struct flink *l, const struct op *o)
 	}
 	l->q[(l->head + l->n) % QCAP] = *o;
 	l->n++;
+	l->held = holding && o->kind == OP_WRITE ? l->held + 1 : 0;
+	return 0;
+}
+
+static int f_flush(void *link)
+{
+	((struct flink *)link)->held = 0;
 	return 0;
 }
 
@@ -94,7 +103,7 @@ static int f_send(void *link, const uint8_t *msg, size_t len, uint64_t id)
 	return post(link, &o);
 }
 
-static const struct smcr_link_ops fops = { .write = f_write, .send = f_send };
+static const struct smcr_link_ops fops = { .write = f_write, .send = f_send, .flush = f_flush };
 
 /* Executes the oldest posted work request: the write reads the send buffer now, as a NIC does. */
 static int deliver(struct flink *l)
@@ -102,8 +111,8 @@ static int deliver(struct flink *l)
 	struct op *o;
 	int rc = 0;
 
-	if (!l->n)
-		return 0;
+	if (l->n == l->held)
+		return 0;       /* nothing posted, or only writes a doorbell never rang for */
 	o = &l->q[l->head];
 	if (o->kind == OP_WRITE) {
 		memcpy(l->to->rmb + o->d_off, l->from->sndbuf + o->s_off, o->len);
@@ -219,7 +228,7 @@ static void kill_link(struct flink *l)
 	for (int i = 0; i < keep; i++)
 		CHECK(deliver(l) >= 0);
 	lost_ops += l->n;
-	l->n = 0;
+	l->n = l->held = 0;
 	l->ndone = (int)rnd((uint32_t)l->ndone + 1);
 	l->down = true;
 }
@@ -297,6 +306,18 @@ TEST(smcr_conn_writes_capped)
 	}
 	write_cap = 0;
 	CHECK(lost_ops > 10);
+}
+
+/* Links that ring once for the writes and the CDC after them: no write may stay held (the streams end). */
+TEST(smcr_conn_writes_held_for_one_doorbell)
+{
+	holding = true;
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		write_cap = seed % 3 ? 512 + (uint32_t)(seed * 577 % 5000) : 0;
+		run(seed * 6151, 180000, 90000, seed % 4 ? 0 : 7 + (long)(seed * 31) % 200);
+	}
+	write_cap = 0;
+	holding = false;
 }
 
 TEST(smcr_conn_one_way_and_empty)

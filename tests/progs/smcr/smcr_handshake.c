@@ -192,7 +192,7 @@ int smcr_handshake_client(int fd, struct smcr_link_end *me, struct smcr_link_end
 int smcr_qp_wait(struct rdma_qp *qp, int ms)
 {
 	struct pollfd pfd = { .fd = rdma_qp_fd(qp), .events = POLLIN };
-	int rc = rdma_qp_arm(qp);
+	int rc = rdma_qp_arm(qp, true);
 
 	if (rc)
 		return rc;

@@ -251,7 +251,7 @@ static void wait_links(struct end *e, int ms)
 	for (int i = 0; i < e->nlinks; i++) {
 		if (e->links[i].dead)
 			continue;
-		if (rdma_qp_arm(e->links[i].qp))
+		if (rdma_qp_arm(e->links[i].qp, true))
 			return;         /* something completed meanwhile */
 		l[n] = &e->links[i];
 		pfd[n++] = (struct pollfd){ .fd = rdma_qp_fd(e->links[i].qp), .events = POLLIN };

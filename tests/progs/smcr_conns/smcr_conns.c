@@ -107,6 +107,16 @@ static void local_gid(int fd, uint8_t gid[16])
 }
 
 /* Sleeps on direction rx of c until its word moved from seq; dies after STALL_S without. */
+/* The layer's debug lines (SMC_DEBUG set), on stderr. */
+static void debug_line(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
 static void sleep_on(struct conn *c, bool rx, uint32_t seq, double *since)
 {
 	struct timespec ts = { 1, 0 };
@@ -406,7 +416,7 @@ static void open_links(int fd, const char *dev, const char *dev2, const char *ad
 
 int main(int argc, char **argv)
 {
-	static const struct smcr_env env = { .poll = poll, .syscall = syscall };
+	struct smcr_env env = { .poll = poll, .syscall = syscall };
 	pthread_t th[2 * CONNS_MAX];
 	const char *dev, *dev2, *addr2;
 	int a, l = -1;
@@ -428,6 +438,8 @@ int main(int argc, char **argv)
 	total = parse_u64(argv[a + 5], "a byte count");
 	if (nconns > CONNS_MAX)
 		die("at most %d connections", CONNS_MAX);
+	if (getenv("SMC_DEBUG"))
+		env.log = debug_line;
 	smcr_env_set(&env);
 	if (server)
 		l = tcp_listen(atoi(argv[2]));

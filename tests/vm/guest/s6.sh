@@ -16,6 +16,7 @@ SCEN=s6-$VMROLE
 . /tests/lib.sh
 PORT=5002
 CONNS=4
+export SMC_DEBUG=1
 BYTES=16777216
 
 rxe_two_networks
