@@ -121,7 +121,7 @@ static int setup(struct rdma_qp *q)
 	rdma_fd_keep(q->ch->fd);
 	q->cq = rdma_v.create_cq(ctx, (int)q->size.recv_slots, q, q->ch, 0);
 	if (q->cq)
-		q->scq = rdma_v.create_cq(ctx, (int)q->size.send_wr, q, q->ch, 0);
+		q->scq = rdma_v.create_cq(ctx, (int)q->size.send_wr, &q->scq, q->ch, 0);
 	if (!q->cq || !q->scq)
 		return errno ? -errno : -ENOMEM;
 	q->qp = create(q, q->size.msg_size);

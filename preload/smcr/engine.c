@@ -185,17 +185,18 @@ static void take(struct smcr_lgr *g, int li, const struct rdma_event *ev)
 
 		if (s)
 			smcr_sock_sent(s, ev->wr_id);
-	} else if (ev->kind == RDMA_EV_MSG && ev->len && ev->msg[0] == SMCR_CDC_TYPE) {
+	} else if (ev->kind == RDMA_EV_MSG) {
 		struct smcr_cdc cdc;
 		struct smcr_sock *s;
 
-		if (smcr_cdc_decode(ev->msg, ev->len, &cdc))
-			return;
-		s = smcr_lgr_sock_of_token(g, cdc.token);
-		if (s)
-			smcr_sock_rx(s, ev->msg, ev->len);
-	} else if (ev->kind == RDMA_EV_MSG) {
-		smcr_llc_in(g, li, ev->msg, ev->len);
+		g->link[li].heard++;
+		if (!ev->len || ev->msg[0] != SMCR_CDC_TYPE) {
+			smcr_llc_in(g, li, ev->msg, ev->len);
+		} else if (!smcr_cdc_decode(ev->msg, ev->len, &cdc)) {
+			s = smcr_lgr_sock_of_token(g, cdc.token);
+			if (s)
+				smcr_sock_rx(s, ev->msg, ev->len);
+		}
 	}
 }
 
@@ -256,10 +257,13 @@ static void device_event(struct smcr_lgr *g, int li)
  * KICK_NS gets an LLC TEST LINK (the kernel's keepalive), whose doorbell
  * and packet restart a send queue that rxe parked (a lost wake-up, a lost
  * last packet that no later one reveals); still none after DEAD_NS, the
- * link has failed.
+ * link has failed.  A link that heard nothing and sent nothing for
+ * KEEPALIVE_NS (the kernel's net.smc.smcr_testlink_time, 30 s) is tested
+ * the same way: a pure receiver of a peer that went silent learns it.
  */
 #define KICK_NS (500 * 1000000LL)
 #define DEAD_NS (10 * 1000000000LL)
+#define KEEPALIVE_NS (30 * 1000000000LL)
 #define WATCH_MS 200
 
 static int64_t now_ns(void)
@@ -307,6 +311,15 @@ static bool watchdog(struct smcr_lgr *g)
 		if (l->dead || !l->up)
 			continue;
 		rdma_qp_counts(l->qp, &posted, &done);
+		if (l->heard != l->seen_heard || done != l->seen_done || !l->alive_ns) {
+			l->seen_heard = l->heard;
+			l->alive_ns = now;
+		} else if (now - l->alive_ns >= KEEPALIVE_NS && posted == done) {
+			l->alive_ns = now;
+			smcr_log("libsmc-preload: soft SMC-R: link %u: nothing heard for 30 s: TEST LINK\n", l->num);
+			kick(g, (int)li);
+			rdma_qp_counts(l->qp, &posted, &done);
+		}
 		waiting = posted != done || link_waits_for_peer(g, (int)li);
 		if (!waiting || done != l->seen_done || !l->since_ns) {
 			l->seen_done = done;
@@ -337,8 +350,11 @@ struct watch {
 
 /*
  * Whether a connection on link li waits for its sends to complete: one
- * whose send queue was full, or a writer asleep for room.  Otherwise the
- * completions of our sends wake nobody (drain() takes them as it passes).
+ * whose send queue was full, or a writer asleep for room (a bell, and
+ * less than half the buffer free: a bell left behind by a sleeper that
+ * woke otherwise does not count).  Otherwise the completions of our sends
+ * wake nobody (drain() takes them as it passes; a writer that goes to
+ * sleep asks for the next one itself, smcr_sock_want_room()).
  */
 static bool link_wants_sent(const struct smcr_lgr *g, int li)
 {
@@ -347,6 +363,8 @@ static bool link_wants_sent(const struct smcr_lgr *g, int li)
 			continue;
 		if (s->starved)
 			return true;
+		if (smcr_conn_space(&s->c) >= s->snd_size / 2)
+			continue;
 		for (int i = 0; i < SMCR_BELLS; i++)
 			if (atomic_load(&s->bell[0][i]))
 				return true;

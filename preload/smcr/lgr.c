@@ -146,6 +146,8 @@ int smcr_link_reopen(struct smcr_lgr *g, int li)
 	l->num = 0;
 	l->seen_done = 0;
 	l->since_ns = l->kicked_ns = 0;
+	l->heard = l->seen_heard = 0;
+	l->alive_ns = 0;
 	for (struct smcr_sock *s = g->socks; s; s = s->next)
 		s->peer_rkey_ok[li] = false;
 	pthread_mutex_unlock(&g->mu);

@@ -38,6 +38,9 @@ struct smcr_link {
 	/* the watchdog (engine.c): completions last seen, since when, the last kick */
 	uint64_t seen_done;
 	int64_t since_ns, kicked_ns;
+	/* the keepalive: the peer's messages so far, and when the link was last heard or tested */
+	uint64_t heard, seen_heard;
+	int64_t alive_ns;
 };
 
 struct smcr_inmsg {

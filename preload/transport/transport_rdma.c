@@ -223,7 +223,8 @@ static bool tx_ready(struct transport *t, size_t want)
 static bool rdma_rx_sleep_begin(struct transport *t, uint32_t *wake, uint32_t bell)
 {
 	no_wake(wake);
-	if (bell == TP_BELL_TCP)
+	/* a bell only for a sleeper: one left behind wakes its thread for nothing */
+	if (bell == TP_BELL_TCP || rx_ready(t))
 		return true;
 	smcr_sock_bell(SOCK(t), true, bell);
 	return rx_ready(t);
@@ -247,6 +248,8 @@ static int rdma_rx_wait(struct transport *t, const struct timespec *timeout)
 
 static bool rdma_tx_sleep_begin(struct transport *t, size_t want, uint32_t bell)
 {
+	if (tx_ready(t, want))
+		return true;
 	smcr_sock_want_room(SOCK(t));
 	if (bell == TP_BELL_TCP)
 		return true;

@@ -4,10 +4,10 @@
 # last line "N passed, N failed" (SKIP lines, a known failure with its
 # reason, count in neither); exits non-zero on any failure or timeout.
 #
-#   tests/vm/run.sh [s1] ... [s9]   scenarios (default: s1 s2 s3)
+#   tests/vm/run.sh [s1] ... [s10]  scenarios (default: s1 s2 s3)
 #
 # VM_SUITE=trixie-backports takes that suite's kernel instead (the newest
-# Debian serves, with no SMC at all: only s3 to s9, the soft backend, apply).
+# Debian serves, with no SMC at all: only s3 to s10, the soft backend, apply).
 # Environment: VMDIR (build/vm), BUILD (the `make` build dir, default .),
 # VM_TIMEOUT (seconds per VM, 60), VM_ACCEL (tcg|kvm; default probed once),
 # RECORD=1 writes missing expected outputs of s1 from the guest's output.
@@ -165,6 +165,13 @@ for s in $SCENARIOS; do
 		# twice 200 MiB with their sums through one-CPU TCG guests
 		t=$VM_TIMEOUT
 		[ "$VM_TIMEOUT" -ge 600 ] || VM_TIMEOUT=600
+		two_vms "$s" 2
+		VM_TIMEOUT=$t
+		;;
+	s10)
+		# a silent peer: 30 s of keepalive, its test and the host that stays up meanwhile
+		t=$VM_TIMEOUT
+		[ "$VM_TIMEOUT" -ge 300 ] || VM_TIMEOUT=300
 		two_vms "$s" 2
 		VM_TIMEOUT=$t
 		;;
