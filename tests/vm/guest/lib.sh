@@ -112,3 +112,9 @@ wait_quarter() {
 	i=0; while ! grep -qs 'a quarter sent' "$1" && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done
 	ok quarter-sent grep -q 'a quarter sent' "$1"
 }
+# wait_for COUNT CMD...: until CMD succeeds, at most COUNT tenths of a second.
+wait_for() {
+	n=$1; shift
+	i=0; while ! "$@" >/dev/null 2>&1 && [ $i -lt "$n" ]; do sleep 0.1; i=$((i + 1)); done
+	"$@" >/dev/null 2>&1
+}

@@ -25,13 +25,6 @@ ok pnet-first smc_pnet -a NET1 -I eth0 -D rxe0 -P 1
 ok pnet-second smc_pnet -a NET1 -I eth1 -D rxe1 -P 1
 ok socat-there command -v socat
 
-# wait_for COUNT CMD...: until CMD succeeds, at most COUNT tenths of a second.
-wait_for() {
-	n=$1; shift
-	i=0; while ! "$@" >/dev/null 2>&1 && [ $i -lt "$n" ]; do sleep 0.1; i=$((i + 1)); done
-	"$@" >/dev/null 2>&1
-}
-
 if [ "$VMROLE" = server ]; then
 	( (head -c $BYTES /dev/zero; sleep 600) | smc_run socat -u STDIN TCP-LISTEN:$PORT,reuseaddr 2>/tmp/socat.err) &
 	nc -l -p $GO > /tmp/go.word

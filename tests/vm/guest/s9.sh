@@ -30,13 +30,6 @@ sent_pkts() {
 	rdma statistic show link "$1/1" 2>/dev/null | sed -n 's/.* sent_pkts \([0-9]*\).*/\1/p'
 }
 
-# wait_for COUNT CMD...: until CMD succeeds, at most COUNT tenths of a second.
-wait_for() {
-	n=$1; shift
-	i=0; while ! "$@" >/dev/null 2>&1 && [ $i -lt "$n" ]; do sleep 0.1; i=$((i + 1)); done
-	"$@" >/dev/null 2>&1
-}
-
 if [ "$VMROLE" = server ]; then
 	for p in 5200 5201; do
 		(smc_run socat -u TCP-LISTEN:$p,reuseaddr STDOUT 2>/tmp/socat$p.err | sha256sum > /tmp/got$p.sum) &
