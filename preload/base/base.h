@@ -127,10 +127,18 @@ struct preload_next {
 	pid_t (*waitpid)(pid_t, int *, int);
 	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
 	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
+	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
 };
 extern struct preload_next next;
 
 void preload_next_init(void);
+
+/* ---- signals.c: SA_RESTART for the library's own waits ---- */
+/* sigaction() as the program calls it. */
+int sig_action(int sig, const struct sigaction *act, struct sigaction *old);
+/* Taken before a wait; after its EINTR, sig_restarts() says whether recv() would go on. */
+unsigned sig_norestart_mark(void);
+bool sig_restarts(unsigned mark);
 
 /* ---- soft_config.c ---- */
 /* SMC_SOFT_URING (uring.c) */

@@ -81,6 +81,7 @@ void preload_next_init(void)
 	RESOLVE(waitpid);
 	RESOLVE(wait4);
 	RESOLVE(waitid);
+	RESOLVE(sigaction);
 	/* glibc 2.35 and later */
 	next.epoll_pwait2 = dlsym(RTLD_NEXT, "epoll_pwait2");
 	/* glibc 2.36 and later */

@@ -67,6 +67,7 @@ struct sconn {
 	_Atomic bool rx_cut;
 	_Atomic unsigned disarms;  /* soft_disarm()s: a quiet epoll entry is one no longer (hook_epoll.c) */
 	_Atomic uint64_t tcp_rx;   /* application bytes read from TCP */
+	_Atomic uint64_t lost_fence; /* 1 + the fence taken when the transport was lost first, or 0 */
 	_Atomic bool rx_eof;       /* the kernel reported FIN */
 	unsigned rx_quiet;         /* empty nonblocking reads that did not look at TCP */
 	_Atomic int rx_err;        /* a reset the kernel reported once */
@@ -268,6 +269,11 @@ void conn_shared(struct sconn *sc);
  * to it); false while the peer has not set its fence.
  */
 bool conn_rx_fence_left(struct sconn *sc, uint64_t *left);
+/*
+ * A transport without doorbells over TCP lost the connection before the
+ * peer's fence: a fence is taken where TCP's bytes end (lifecycle.c).
+ */
+void conn_rx_lost_fence(int fd, struct sconn *sc);
 /* Held by several processes: tcp_rx from the kernel, what all of them read. */
 void conn_rx_count_shared(int fd, struct sconn *sc);
 /*

@@ -165,6 +165,7 @@ static void sconn_init(struct sconn *sc, int role)
 	atomic_store(&sc->rx_cut, false);
 	atomic_store(&sc->tcp_tx, 0);
 	atomic_store(&sc->tcp_rx, 0);
+	atomic_store(&sc->lost_fence, 0);
 	atomic_store(&sc->rx_eof, false);
 	sc->rx_quiet = 0;
 	atomic_store(&sc->rx_err, 0);

@@ -342,6 +342,7 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 	socklen_t len = sizeof(tv);
 	struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
 	int timeout = WAIT_SPACE_MS, rc, err = 0;
+	unsigned mark;
 	uint32_t bell;
 
 	if (soft_spin(sc, tx_space, false))
@@ -374,11 +375,15 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 	if (atomic_load(&sc->rx_eof))
 		/* readable for good: a short nap instead of a spinning poll */
 		timeout = 1;
+	mark = sig_norestart_mark();
 	rc = next.poll(p, p[1].fd >= 0 ? 2 : 1, timeout);
 	TP(sc, tx_sleep_end);
 	if (rc < 0) {
 		err = errno;
 		bell_wait_end(p[1].fd, false);
+		/* a send without SO_SNDTIMEO goes on after a handler with SA_RESTART */
+		if (err == EINTR && *deadline < 0 && sig_restarts(mark))
+			return 0;
 		return -err;
 	}
 	bell_wait_end(p[1].fd, p[1].revents & POLLIN);
@@ -777,34 +782,6 @@ static int rcvtimeo_ms(int fd, struct sconn *sc)
 	return ms;
 }
 
-/* Raised by the faulting thread itself, never while it blocks in a call. */
-static bool fault_signal(int sig)
-{
-	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
-	       sig == SIGTRAP || sig == SIGSYS;
-}
-
-/*
- * Whether the kernel would restart a recv() without timeout after the
- * handler that just ran: the handler is not known, so only if every handler
- * the process has asks for SA_RESTART (fault handlers aside: a sanitizer's
- * SIGSEGV handler interrupts nothing).
- */
-static bool handlers_restart(void)
-{
-	for (int sig = 1; sig < NSIG; sig++) {
-		struct sigaction sa;
-
-		if (sig == SIGKILL || sig == SIGSTOP || fault_signal(sig) ||
-		    sigaction(sig, NULL, &sa))
-			continue;
-		if (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN &&
-		    !(sa.sa_flags & SA_RESTART))
-			return false;
-	}
-	return true;
-}
-
 /*
  * A FIN or RST that came while we slept on the futex: a peer that died
  * wakes no one.  True if the socket had news (now in rx_eof/rx_err).
@@ -840,6 +817,7 @@ static int wait_data_futex(int fd, struct sconn *sc)
 	for (;;) {
 		int64_t ms = FUTEX_SLICE_MS;
 		struct timespec ts;
+		unsigned mark;
 		int r;
 
 		if (timeo) {
@@ -853,11 +831,12 @@ static int wait_data_futex(int fd, struct sconn *sc)
 		ts.tv_sec = (time_t)(ms / 1000);
 		ts.tv_nsec = (long)(ms % 1000) * 1000000;
 		atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
+		mark = sig_norestart_mark();
 		r = TP(sc, rx_wait, &ts);
 		if (r == 0)
 			return 0;
 		if (r == -EINTR) {
-			if (timeo || !handlers_restart())
+			if (timeo || !sig_restarts(mark))
 				return -EINTR;
 			continue;
 		}
@@ -946,6 +925,7 @@ static int wait_tcp_or_fence(int fd, struct sconn *sc, int64_t *deadline)
 	int timeout = FENCE_WAIT_MS, rc;
 	uint64_t left;
 	uint32_t bell;
+	unsigned mark;
 	bool ready;
 
 	if (!*deadline) {
@@ -967,13 +947,14 @@ static int wait_tcp_or_fence(int fd, struct sconn *sc, int64_t *deadline)
 		timeout = timeout < 10 ? timeout : 10;    /* no bell yet: look again soon */
 	}
 	ready = TP(sc, rx_sleep_begin, NULL, bell) && bell != TP_BELL_TCP;
+	mark = sig_norestart_mark();
 	if (!ready && !conn_rx_fence_left(sc, &left))
 		rc = next.poll(p, p[1].fd >= 0 ? 2 : 1, timeout);
 	else
 		rc = 0;
 	TP(sc, rx_sleep_end);
 	bell_wait_end(p[1].fd, rc > 0 && (p[1].revents & POLLIN));
-	if (rc < 0 && errno == EINTR && (*deadline > 0 || !handlers_restart()))
+	if (rc < 0 && errno == EINTR && (*deadline > 0 || !sig_restarts(mark)))
 		return -EINTR;
 	return 0;
 }
@@ -996,6 +977,7 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 
 	/* held by several processes (fork, spawn): the others read some of it */
 	conn_rx_count_shared(fd, sc);
+	conn_rx_lost_fence(fd, sc);
 	known = conn_rx_fence_left(sc, &left);
 	/* or another process holding the connection read up to the fence */
 	if ((known && !left) || TP(sc, rx_cut_seen)) {
@@ -1031,6 +1013,7 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 				errno = -rc;
 				return -1;
 			}
+			conn_rx_lost_fence(fd, sc);
 		}
 		if (n < 0 && errno == EAGAIN && conn_rx_fence_left(sc, &left))
 			return 0;       /* the fence came: the caller looks again */
@@ -1190,6 +1173,7 @@ static int wait_for_offer(int fd, struct sconn *sc, int flags)
 		int64_t now = soft_now_ns(), left = atomic_load(&sc->offer_at) - now;
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		struct timespec ts;
+		unsigned mark;
 		int r;
 
 		if (atomic_load(&sc->state) != SC_NEW)
@@ -1206,10 +1190,11 @@ static int wait_for_offer(int fd, struct sconn *sc, int flags)
 		}
 		ts.tv_sec = (time_t)(left / 1000000000);
 		ts.tv_nsec = (long)(left % 1000000000);
+		mark = sig_norestart_mark();
 		r = next.ppoll(&p, 1, &ts, NULL);
 		if (r > 0 || (r < 0 && errno != EINTR))
 			return 0;      /* the receive itself tells */
-		if (r < 0 && (timeo || !handlers_restart()))
+		if (r < 0 && (timeo || !sig_restarts(mark)))
 			return -EINTR;
 	}
 }

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -161,8 +162,13 @@ bool conn_rx_fence_left(struct sconn *sc, uint64_t *left)
 {
 	uint64_t fence, read;
 
-	if (!TP(sc, rx_fence, &fence))
-		return false;
+	if (!TP(sc, rx_fence, &fence)) {
+		uint64_t lost = atomic_load(&sc->lost_fence);
+
+		if (!lost)
+			return false;
+		fence = lost - 1;
+	}
 	read = atomic_load(&sc->tcp_rx);
 	*left = fence > read ? fence - read : 0;
 	return true;
@@ -193,10 +199,31 @@ static bool rx_fence_reached(int fd, struct sconn *sc)
 	       sys_tcp_read_total(fd, &total) && total >= atomic_load(&sc->tcp_rx) + left;
 }
 
+/*
+ * A transport that rings nothing over TCP lost the connection (soft SMC-R's
+ * last link failed) before the peer said its fence: what TCP has brought is
+ * read, then the reset, as if the fence were there; TCP, which knows
+ * nothing of the loss, would keep a reader waiting for ever.
+ */
+void conn_rx_lost_fence(int fd, struct sconn *sc)
+{
+	uint64_t fence = 0, none = 0;
+	int queued = 0;
+
+	if (sc->tp.ops->tcp_doorbells || atomic_load(&sc->lost_fence) || TP(sc, rx_fence, &fence) ||
+	    !(TP(sc, peer_state) & TP_PS_ABORT))
+		return;
+	if (next.ioctl(fd, FIONREAD, &queued) < 0 || queued < 0)
+		queued = 0;
+	fence = atomic_load(&sc->tcp_rx) + (uint64_t)queued;
+	atomic_compare_exchange_strong(&sc->lost_fence, &none, fence + 1);
+}
+
 bool soft_rx_cut_now(int fd, struct sconn *sc)
 {
 	if (atomic_load_explicit(&sc->rx_cut, memory_order_acquire))
 		return true;
+	conn_rx_lost_fence(fd, sc);
 	/* another process holding the connection (fork, spawn) may have cut it */
 	if (!TP(sc, rx_cut_seen) && (!atomic_load(&sc->attached) || !rx_fence_reached(fd, sc)))
 		return false;

@@ -13,7 +13,8 @@
  *     would come due meanwhile.
  * Offering is ctl_offer(); sharing a connection (fork, spawn, SCM_RIGHTS)
  * pairs it at once as before, whatever its time.  While a pairing may still
- * cut over to RDMA, the same waits are cut every SETTLE_LOOK_MS (conn.h).
+ * cut over to RDMA, the waits that can be cut, select and pselect too, are
+ * cut every SETTLE_LOOK_MS (conn.h).
  */
 #include <fcntl.h>
 #include <stdint.h>

@@ -303,7 +303,10 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 	return ppoll(fds, n, ts, mask);
 }
 
-/* select through poll; -2 when no paired socket is among the sets. */
+/*
+ * select through poll; -2 when no paired socket is among the sets and no
+ * pairing may move to RDMA (then the kernel's select, as it is).
+ */
 static int soft_select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int64_t t,
 		       const sigset_t *mask)
 {
@@ -331,7 +334,14 @@ static int soft_select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int64_t t,
 			n++;
 		}
 	}
-	r = soft_ppoll(p, n, t, mask);
+	if (ctl_rdma_settling()) {
+		/* cut while a pairing may move to RDMA, as poll() is (offer.c) */
+		struct poll_call c = { .fds = p, .n = n, .mask = mask, .ppoll = true };
+
+		r = offer_wait(poll_step, &c, t);
+	} else {
+		r = soft_ppoll(p, n, t, mask);
+	}
 	if (r >= 0) {
 		for (nfds_t i = 0; i < n; i++) {
 			short re = p[i].revents;

@@ -859,6 +859,22 @@ exec wc -c <&3' bash "$port"
 	soft_case eintr
 }
 
+@test "soft: eintr_send: a signal without SA_RESTART interrupts a send on a full connection, with SA_RESTART it waits on" {
+	SOCKCHECK_SETTLE=10 soft_case eintr_send
+}
+
+# The library stands in front of handlers without SA_RESTART to know which
+# one ran (base/signals.c); the program must see nothing of it.
+@test "soft: sigaction() gives the program's handlers and flags back, handlers get their arguments" {
+	run "$SMC_BIN/tests/sigcheck"
+	[ "$status" -eq 0 ]
+	local plain=$output
+	[[ "$plain" == *"with_info ran 1 signo 10 user 1"* ]]
+	run "$RUN" "$SMC_BIN/tests/sigcheck"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$plain" ] || { diff <(echo "$plain") <(echo "$output"); return 1; }
+}
+
 @test "soft: fionread: FIONREAD and SIOCINQ equal the bytes sent and waiting" {
 	soft_case fionread
 }
@@ -916,6 +932,7 @@ exec wc -c <&3' bash "$port"
 
 @test "soft: eintr and rcvtimeo with SMC_SOFT_FUTEX=0 (sleeping in recv on TCP)" {
 	SMC_SOFT_FUTEX=0 soft_case eintr
+	SMC_SOFT_FUTEX=0 SOCKCHECK_SETTLE=10 soft_case eintr_send
 	SMC_SOFT_FUTEX=0 soft_case rcvtimeo
 }
 

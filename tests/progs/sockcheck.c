@@ -3345,6 +3345,126 @@ static int eintr_s(int *fd)
 	return recv_tok(*fd, 'k');
 }
 
+/* send of one byte on a full connection while a thread signals the main thread every 40 ms. */
+static ssize_t send_signalled(int fd, const void *b, int restart, int *err)
+{
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = restart ? SA_RESTART : 0 };
+	pthread_t t;
+	ssize_t r;
+
+	sigaction(SIGUSR1, &sa, NULL);
+	g_main_thread = pthread_self();
+	atomic_store(&g_stop_signaller, 0);
+	g_usr1 = 0;
+	if (pthread_create(&t, NULL, signaller, NULL)) {
+		*err = EAGAIN;
+		return -2;
+	}
+	r = send(fd, b, 1, MSG_NOSIGNAL);
+	*err = errno;
+	atomic_store(&g_stop_signaller, 1);
+	pthread_join(t, NULL);
+	return r;
+}
+
+/*
+ * Fill from *total on until not even one byte goes for 100 ms (the peer's
+ * window shut; a large send may find less room than it wants first).
+ */
+static int fill_shut(int fd, uint64_t seed, uint64_t *total)
+{
+	unsigned char buf[16 * KiB];
+	size_t len = sizeof(buf);
+	int quiet = 0;
+
+	g_doing = "filling the connection";
+	while (quiet < 2) {
+		ssize_t r;
+
+		pat_fill(buf, seed, *total, len);
+		r = send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (len > 1) {
+				len = 1;
+				continue;
+			}
+			quiet++;
+			msleep(50);
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return fail_errno("send while filling");
+		quiet = 0;
+		*total += (uint64_t)r;
+		if (*total > 256 * MiB)
+			return fail("256 MiB sent to a peer that does not read");
+	}
+	return 0;
+}
+
+/*
+ * The client fills the connection, then sends one more byte: a handler
+ * without SA_RESTART interrupts that send (nothing of it was sent), one
+ * with SA_RESTART lets it wait until the server reads (after 1.5 s of quiet).
+ */
+static int eintr_send_c(int *fd)
+{
+	unsigned char b;
+	uint64_t total = 0, got;
+	ssize_t r;
+	int e;
+
+	/* a word each way first: the server reads (its end attaches, our sends cut over) */
+	if (send_tok(*fd, 'g') || recv_tok(*fd, 'r') || fill_shut(*fd, 133, &total))
+		return -1;
+	pat_fill(&b, 133, total, 1);
+	g_doing = "send without SA_RESTART";
+	if ((r = send_signalled(*fd, &b, 0, &e)) != -1 || e != EINTR)
+		return fail("send on a full connection interrupted by a handler without SA_RESTART: "
+			    "%s, want EINTR", r >= 0 ? "sent" : strerror(e));
+	if (fill_shut(*fd, 133, &total))
+		return -1;
+	pat_fill(&b, 133, total, 1);
+	g_doing = "send with SA_RESTART";
+	if ((r = send_signalled(*fd, &b, 1, &e)) != 1)
+		return fail("send with SA_RESTART: returned %zd (%s), want 1", r,
+			    r < 0 ? strerror(e) : "nothing");
+	if (g_usr1 == 0)
+		return fail("SA_RESTART: no signal arrived during the send");
+	total++;
+	if (shutdown(*fd, SHUT_WR) < 0)
+		return fail_errno("shutdown");
+	if (read_all(*fd, &got, sizeof(got), "read of the count"))
+		return -1;
+	if (got != total)
+		return fail("the server received %llu bytes, %llu were sent",
+			    (unsigned long long)got, (unsigned long long)total);
+	return 0;
+}
+
+static int eintr_send_s(int *fd)
+{
+	static unsigned char buf[64 * KiB];
+	uint64_t total = 0;
+	ssize_t r;
+
+	if (recv_tok(*fd, 'g') || send_tok(*fd, 'r'))
+		return -1;
+	if (wait_quiet_ms(*fd, 1500) < 0)	/* the client's first send was interrupted */
+		return -1;
+	g_doing = "reading to EOF";
+	while ((r = read(*fd, buf, sizeof(buf))) > 0) {
+		if (pat_check(buf, 133, total, (size_t)r, "read"))
+			return -1;
+		total += (uint64_t)r;
+	}
+	if (r < 0)
+		return fail_errno("read");
+	return write_all(*fd, &total, sizeof(total), "write of the count");
+}
+
 /* ---- cases: ioctls ------------------------------------------------------- */
 
 static int fionread_c(int *fd)
@@ -4106,6 +4226,7 @@ static const struct scase {
 	{ "rcvlowat", rcvlowat_s, rcvlowat_c, 0 },
 	{ "sndtimeo", sndtimeo_s, sndtimeo_c, F_SMALLBUF },
 	{ "eintr", eintr_s, eintr_c, 0 },
+	{ "eintr_send", eintr_send_s, eintr_send_c, F_SMALLBUF },
 	{ "fionread", fionread_s, fionread_c, 0 },
 	{ "siocoutq", siocoutq_s, siocoutq_c, F_SMALLBUF },
 	{ "peerkill", peerkill_s, peerkill_c, 0 },

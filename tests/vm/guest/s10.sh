@@ -10,8 +10,9 @@
 # port event and no message reaches the client, whose link hears nothing.
 # After 30 s of silence the link sends an LLC TEST LINK, which no one
 # acknowledges: the link fails, as on the kernel's SMC-R, and the
-# connection is reset with it.  (The reader itself is not woken yet: it
-# waits in select() on the TCP socket, doc/soft-roce.md, what is left.)
+# connection is reset with it: the reader, asleep in select(), wakes and
+# its read fails with ECONNRESET (socat -d says so as a warning), while
+# the TCP connection under it would have waited for ever.
 SCEN=s10-$VMROLE
 . /tests/lib.sh
 export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control SMC_DEBUG=1
@@ -36,7 +37,7 @@ if [ "$VMROLE" = server ]; then
 	# the client's links find out in about 35 s; this host stays up (silent) meanwhile
 	sleep 90
 else
-	(smc_run socat -u TCP:$VMPEER:$PORT,retry=100,interval=0.2 STDOUT > /tmp/got.txt 2>/tmp/socat.err
+	(smc_run socat -d -u TCP:$VMPEER:$PORT,retry=100,interval=0.2 STDOUT > /tmp/got.txt 2>/tmp/socat.err
 		echo "rc=$?" > /tmp/socat.rc) &
 	wait_for 600 sh -c "[ \$(wc -c < /tmp/got.txt) -eq $BYTES ]"
 	ok bytes-came sh -c "[ \$(wc -c < /tmp/got.txt) -eq $BYTES ]"
@@ -53,6 +54,9 @@ else
 	grepcheck second-link-deleted 'link 2 (rxe1) failed (the peer said so): 0 connections moved' /tmp/socat.err
 	grepcheck keepalive-test 'link 1: nothing heard for 30 s: TEST LINK' /tmp/socat.err
 	grepcheck silent-link-failed 'link 1 (rxe0) failed: 0 connections moved, 1 reset' /tmp/socat.err
+	wait_for 60 test -s /tmp/socat.rc
+	grepcheck reader-reset 'W read(5, .*): Connection reset by peer' /tmp/socat.err
+	grepcheck reader-ended 'rc=0' /tmp/socat.rc
 	grep -a -e 'soft SMC-R' -e ' E ' /tmp/socat.err | sed 's/^/  > /'
 fi
 kill $SOFTD 2>/dev/null

@@ -20,7 +20,6 @@ soft_rdma_host
 # section 4): skipped with a line that says so, until fixed.
 known() {
 	case $1 in
-	eintr | eintr+settled) echo "a wait on the transport restarts after a signal only when every handler asks for SA_RESTART (the ring waits in the kernel's recv)" ;;
 	epoll_nested | epoll_nested+settled) echo "an epoll set inside another sees no kernel event for RDMA data (the ring's doorbells come over TCP)" ;;
 	fork_writers* | fdpass* | pidfd_getfd*) echo "an end on RDMA is its own process's: another process's copy is reset, SCM_RIGHTS of it refused" ;;
 	fork+settled | exit_unread+settled | fork_early+settled | shared_wait+settled | exec+settled | \
