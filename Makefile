@@ -214,10 +214,11 @@ $(O)/tests/soft_client: tests/progs/soft_client.c wire/reg_client.c lib/soft_soc
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -I. -Ilib -o $@ tests/progs/soft_client.c wire/reg_client.c lib/soft_socket.c
-$(O)/tests/clc_relay: tests/progs/clc_relay.c wire/reg_client.c lib/soft_socket.c $(wildcard wire/*.h lib/*.h)
+CLC_RELAY_SRCS := tests/progs/clc_relay.c wire/reg_client.c lib/soft_socket.c wire/clc.c wire/clc_accept.c wire/clc_proposal.c
+$(O)/tests/clc_relay: $(CLC_RELAY_SRCS) $(wildcard wire/*.h lib/*.h)
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -I. -Ilib -Iwire -o $@ tests/progs/clc_relay.c wire/reg_client.c lib/soft_socket.c
+	$(Q)$(CC) $(WFLAGS) $(CFLAGS) -I. -Ilib -Iwire -o $@ $(CLC_RELAY_SRCS)
 
 # PAIR's test client maps the region too (tests/progs/pair/ keeps it out of
 # the one-file rule above).
@@ -300,7 +301,7 @@ check-kernel:
 # SMC-R device (s3), two hosts with their own daemons (s4), and soft SMC-R's
 # building blocks between two hosts: CLC, a queue pair, RDMA WRITE and CDC (s5).
 check-soft-roce:
-	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3 s4 s5 s6 s7 s8 s9 s10
+	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3 s4 s5 s6 s7 s8 s9 s10 s11
 
 # Random socket operations under smc_run against a private smc_softd
 # (tests/progs/sockfuzz.c, tests/random.sh): replay one seed with every

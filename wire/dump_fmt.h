@@ -37,6 +37,7 @@
 #define SOFT_DUMP_TYPE_DATA  0x04
 
 #define SOFT_DUMP_CLC_LEN    56
+#define SOFT_DUMP_CLC_R_LEN  112    /* an SMC-R CLC record: the CLC body, then its SMC-R part */
 #define SOFT_DUMP_CDC_LEN    16
 #define SOFT_DUMP_DATA_LEN   16     /* before the bytes */
 #define SOFT_DUMP_LOST_LEN   32

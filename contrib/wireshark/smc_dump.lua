@@ -47,6 +47,9 @@ local reasons = {
 	[0x09990003] = "ERR_REGBUF",
 }
 
+-- IB MTU enum of the QP (SMC-R CLC ACCEPT/CONFIRM)
+local mtus = { [1] = "256", [2] = "512", [3] = "1024", [4] = "2048", [5] = "4096" }
+
 local f = {
 	magic = ProtoField.string("smc_dump.magic", "Magic"),
 	version = ProtoField.uint8("smc_dump.version", "Header version"),
@@ -79,6 +82,17 @@ local f = {
 	rmbe_size = ProtoField.uint32("smc_dump.clc.rmbe_size", "Receive buffer (bytes)"),
 	sndbuf_size = ProtoField.uint32("smc_dump.clc.sndbuf_size", "Send buffer (bytes)"),
 	peer_token = ProtoField.uint64("smc_dump.clc.peer_token", "Peer connection token"),
+	-- SMC-R CLC body: the sender's RoCE port and RMB, as its CLC message said them
+	r_system_id = ProtoField.bytes("smc_dump.clc.r.system_id", "Peer id (system id)"),
+	r_gid = ProtoField.ipv6("smc_dump.clc.r.gid", "RoCE GID"),
+	r_mac = ProtoField.ether("smc_dump.clc.r.mac", "MAC"),
+	r_mtu = ProtoField.uint8("smc_dump.clc.r.qp_mtu", "QP MTU", base.DEC, mtus),
+	r_first = ProtoField.uint8("smc_dump.clc.r.first_contact", "First contact", base.DEC, { [0] = "no", [1] = "yes" }),
+	r_qpn = ProtoField.uint32("smc_dump.clc.r.qpn", "QP number", base.HEX),
+	r_rkey = ProtoField.uint32("smc_dump.clc.r.rmb_rkey", "RMB rkey", base.HEX),
+	r_addr = ProtoField.uint64("smc_dump.clc.r.rmb_addr", "RMB address", base.HEX),
+	r_psn = ProtoField.uint32("smc_dump.clc.r.psn", "Initial PSN", base.HEX),
+	r_version = ProtoField.uint8("smc_dump.clc.r.version", "CLC version"),
 	-- CDC body
 	prod_wrap = ProtoField.uint16("smc_dump.cdc.prod_wrap", "Producer wrap"),
 	prod_count = ProtoField.uint32("smc_dump.cdc.prod_count", "Producer count"),
@@ -182,11 +196,28 @@ local function clc(tvb, t)
 	t:add(f.rmbe_size, tvb(40, 4))
 	t:add(f.sndbuf_size, tvb(44, 4))
 	t:add(f.peer_token, tvb(48, 8))
+	local text = ""
+	-- SMC-R: 56 bytes more
+	if tvb(1, 1):uint() == 0 and tvb:len() >= 112 then
+		t:add(f.r_system_id, tvb(56, 8))
+		t:add(f.r_gid, tvb(64, 16))
+		t:add(f.r_mac, tvb(80, 6))
+		t:add(f.r_mtu, tvb(86, 1))
+		t:add(f.r_first, tvb(87, 1))
+		t:add(f.r_qpn, tvb(88, 4))
+		t:add(f.r_rkey, tvb(92, 4))
+		t:add(f.r_addr, tvb(96, 8))
+		t:add(f.r_psn, tvb(104, 4))
+		t:add(f.r_version, tvb(108, 1))
+		if tvb(88, 4):uint() ~= 0 then
+			text = string.format(" qp 0x%06x rkey 0x%08x", tvb(88, 4):uint(), tvb(92, 4):uint())
+		end
+	end
 	local reason = tvb(4, 4):uint()
 	if reason ~= 0 then
-		return string.format(" reason 0x%08x", reason)
+		return text .. string.format(" reason 0x%08x", reason)
 	end
-	return ""
+	return text
 end
 
 local function cdc(tvb, t)

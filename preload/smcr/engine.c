@@ -265,6 +265,8 @@ static void device_event(struct smcr_lgr *g, int li)
 #define DEAD_NS (10 * 1000000000LL)
 #define KEEPALIVE_NS (30 * 1000000000LL)
 #define WATCH_MS 200
+/* How often a link whose device was deleted looks for it again (rdma link add). */
+#define DEV_LOOK_NS (2 * 1000000000LL)
 
 static int64_t now_ns(void)
 {
@@ -297,6 +299,24 @@ static bool link_waits_for_peer(const struct smcr_lgr *g, int li)
 	return false;
 }
 
+/*
+ * A link whose device was deleted, once a device of that name is back with
+ * the link's GID (rdma link add): added again as when its port comes back.
+ */
+static void dev_back(struct smcr_lgr *g, int li)
+{
+	uint8_t num = g->link[li].num;
+
+	if (smcr_link_dev_back(g, li))
+		return;
+	smcr_log("libsmc-preload: soft SMC-R: link %u: its device %s is back\n", num,
+		 g->link[li].dev_name);
+	if (g->server)
+		smcr_lgr_relink(g, li, 0);
+	else
+		smcr_link_request(g, li);
+}
+
 /* The group's links with work outstanding: true when one has (the progress thread looks again soon). */
 static bool watchdog(struct smcr_lgr *g)
 {
@@ -308,6 +328,15 @@ static bool watchdog(struct smcr_lgr *g)
 		uint64_t posted, done;
 		bool waiting;
 
+		if (l->dev_gone && now - l->since_ns >= DEV_LOOK_NS) {
+			l->since_ns = now;
+			dev_back(g, (int)li);
+		}
+		if (l->post_err && !l->dead && l->up) {
+			smcr_log("libsmc-preload: soft SMC-R: link %u: a post failed (%s)\n", l->num,
+				 strerror(-l->post_err));
+			smcr_link_fail(g, (int)li, false);
+		}
 		if (l->dead || !l->up)
 			continue;
 		rdma_qp_counts(l->qp, &posted, &done);
@@ -392,13 +421,14 @@ static int watch_set(struct pollfd *pfd, struct watch *w, bool *now)
 		for (unsigned li = 0; li < g->nlinks && n + 2 <= POLL_MAX; li++) {
 			struct smcr_link *l = &g->link[li];
 
+			/* a device that went: nothing of it to watch (the watchdog looks for its return) */
+			if (l->dev_gone)
+				continue;
 			if (rdma_qp_arm(l->qp, link_wants_sent(g, (int)li)))
 				*now = true;
 			w[n] = (struct watch){ g, (int)li, l->gen, false };
 			pfd[n++] = (struct pollfd){ .fd = rdma_qp_fd(l->qp), .events = POLLIN };
 			/* a failed link's device too: its port may come back */
-			if (l->dev_gone)
-				continue;
 			w[n] = (struct watch){ g, (int)li, l->gen, true };
 			pfd[n++] = (struct pollfd){ .fd = rdma_dev_event_fd(l->dev), .events = POLLIN };
 		}

@@ -143,6 +143,7 @@ int smcr_link_reopen(struct smcr_lgr *g, int li)
 	l->qp = q;
 	l->gen++;
 	l->connected = l->up = l->dead = false;
+	l->post_err = 0;
 	l->num = 0;
 	l->seen_done = 0;
 	l->since_ns = l->kicked_ns = 0;
@@ -154,6 +155,51 @@ int smcr_link_reopen(struct smcr_lgr *g, int li)
 	/* the progress thread may still poll its channel: it looks again at the new one */
 	rdma_qp_destroy(old);
 	smcr_engine_kick();
+	return 0;
+}
+
+int smcr_link_dev_back(struct smcr_lgr *g, int li)
+{
+	struct smcr_link *l = &g->link[li];
+	struct rdma_qp_size size = link_size;
+	struct rdma_dev *d;
+	struct rdma_qp *q;
+	uint8_t gid[16];
+	int rc;
+
+	/* the same port and GID: the interface's address, which the peer knows */
+	memcpy(gid, rdma_dev_port(l->dev)->gid, sizeof(gid));
+	rc = rdma_dev_open(l->dev_name, l->port, gid, &d);
+	if (rc)
+		return rc;
+	if (rdma_dev_port(d)->soft)
+		size.max_inflight = RDMA_SOFT_INFLIGHT;
+	rc = rdma_qp_create(d, &size, &q);
+	if (rc) {
+		rdma_dev_close(d);
+		return rc;
+	}
+	/* the old device's objects go before it does */
+	for (struct smcr_sock *s = g->socks; s; s = s->next)
+		smcr_sock_unreg(s, li);
+	rdma_qp_destroy(l->qp);
+	rdma_dev_close(l->dev);
+	l->dev = d;
+	l->qp = q;
+	l->gen++;
+	l->post_err = 0;
+	l->connected = l->up = false;
+	l->num = 0;
+	l->seen_done = l->heard = l->seen_heard = 0;
+	l->since_ns = l->kicked_ns = l->alive_ns = 0;
+	for (struct smcr_sock *s = g->socks; s && !rc; s = s->next) {
+		s->peer_rkey_ok[li] = false;
+		rc = smcr_sock_reg(s, li);
+	}
+	smcr_view_changed();
+	if (rc)
+		return rc;      /* the device stays gone: the next look opens it again */
+	l->dev_gone = false;
 	return 0;
 }
 

@@ -33,7 +33,8 @@ struct smcr_link {
 	bool connected;         /* to the peer's queue pair */
 	bool up;                /* confirmed: connections may use it */
 	bool dead;              /* failed; its queue pair stays until the link is added again or the group goes */
-	bool dev_gone;          /* its device is gone (fatal): it cannot come back */
+	bool dev_gone;          /* its device is gone (fatal): back only as a new device (smcr_link_dev_back()) */
+	int post_err;           /* a post failed (not for room): the progress thread fails the link */
 	unsigned gen;           /* a new queue pair each time the link is added again */
 	/* the watchdog (engine.c): completions last seen, since when, the last kick */
 	uint64_t seen_done;
@@ -136,6 +137,13 @@ int smcr_link_refuse(struct smcr_lgr *g, uint8_t num);
 
 /* lgr.c: a dead link's new queue pair on its device, the old one gone.  0 or -errno. */
 int smcr_link_reopen(struct smcr_lgr *g, int li);
+/*
+ * A link whose device was deleted (dev_gone): the device opened again by
+ * its name, with a new queue pair and the connections' buffers registered
+ * on it; the link stays dead until it is added again.  0, or -errno while
+ * the device is not back.  g->mu held, by the progress thread.
+ */
+int smcr_link_dev_back(struct smcr_lgr *g, int li);
 
 /*
  * grow.c, with g->mu held: dead link li's device is back (port up, or the
@@ -169,6 +177,8 @@ bool smcr_rkeys_match(const struct smcr_sock *s, const uint32_t key[SMCR_LINKS_M
 
 /* sock.c, with g->mu held */
 int smcr_sock_reg(struct smcr_sock *s, int li);
+/* Its buffers' registrations on link li's device go (that device is going). */
+void smcr_sock_unreg(struct smcr_sock *s, int li);
 /* What the connection's peer sent or what completed: wakes as it says. */
 void smcr_sock_rx(struct smcr_sock *s, const uint8_t *msg, uint32_t len);
 void smcr_sock_sent(struct smcr_sock *s, uint64_t wr_id);

@@ -14,13 +14,28 @@
 
 #include "smcr_int.h"
 
-#define LLC_WAIT_MS 6000
-
 /* The send queue of link li is full: its completions are to wake the progress thread, which posts the rest. */
 static void starve(struct smcr_sock *s, int li)
 {
 	s->starved = true;
 	smcr_link_want_sent(s->g, li);
+}
+
+/*
+ * A post that failed for another reason than room (a device that went, say:
+ * EIO) is the link's failure, not the connection's: the progress thread
+ * fails the link and the connection goes on over another (smcr_conn_switch()
+ * sends again what no delivered CDC covered); meanwhile it waits.
+ */
+static int post_failed(struct smcr_sock *s, int li, int rc)
+{
+	if (rc == 0 || rc == -ENOBUFS)
+		return rc;
+	if (!s->g->link[li].post_err) {
+		s->g->link[li].post_err = rc;
+		smcr_engine_kick();
+	}
+	return -ENOLINK;
 }
 
 static int path_write(void *link, uint32_t off, uint32_t len, uint32_t rmb_off)
@@ -37,7 +52,7 @@ static int path_write(void *link, uint32_t off, uint32_t len, uint32_t rmb_off)
 			     s->peer_rkey[p->li], 0, false);
 	if (rc == -ENOBUFS)
 		starve(s, p->li);
-	return rc;
+	return post_failed(s, p->li, rc);
 }
 
 static int path_send(void *link, const uint8_t *msg, size_t len, uint64_t id)
@@ -54,14 +69,14 @@ static int path_send(void *link, const uint8_t *msg, size_t len, uint64_t id)
 	/* with the writes held before it */
 	if (!rc)
 		rc = rdma_qp_flush(s->g->link[p->li].qp);
-	return rc;
+	return post_failed(s, p->li, rc);
 }
 
 static int path_flush(void *link)
 {
 	struct smcr_path *p = link;
 
-	return rdma_qp_flush(p->s->g->link[p->li].qp);
+	return post_failed(p->s, p->li, rdma_qp_flush(p->s->g->link[p->li].qp));
 }
 
 static const struct smcr_link_ops path_ops = { .write = path_write, .send = path_send, .flush = path_flush };
@@ -82,15 +97,19 @@ int smcr_sock_reg(struct smcr_sock *s, int li)
 	return 0;
 }
 
+void smcr_sock_unreg(struct smcr_sock *s, int li)
+{
+	if (!s->mr_ok[li])
+		return;
+	rdma_mr_dereg(&s->rmb_mr[li]);
+	rdma_mr_dereg(&s->snd_mr[li]);
+	s->mr_ok[li] = false;
+}
+
 static void unreg(struct smcr_sock *s)
 {
-	for (int li = 0; li < SMCR_LINKS_MAX; li++) {
-		if (!s->mr_ok[li])
-			continue;
-		rdma_mr_dereg(&s->rmb_mr[li]);
-		rdma_mr_dereg(&s->snd_mr[li]);
-		s->mr_ok[li] = false;
-	}
+	for (int li = 0; li < SMCR_LINKS_MAX; li++)
+		smcr_sock_unreg(s, li);
 }
 
 /* Of the links up, the one fewest of the group's connections use (the kernel's choice); the first on a tie. */

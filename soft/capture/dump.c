@@ -10,6 +10,8 @@
 #include "lgr.h"
 #include "devices.h"
 #include "reg.h"
+#include "clc.h"
+#include "smc_size.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -172,9 +174,21 @@ int soft_dump_set(struct soft_req *r)
 	return rc;
 }
 
-static bool captures(const struct soft_dump *d, uint64_t netns, uint8_t types)
+/* The mode that takes a record with these header flags: SMC-D's or SMC-R's. */
+static uint8_t mode_of(uint8_t rec_flags)
 {
-	return d->netns == netns && (d->mode & SOFT_DUMP_MODE_SMCD) && (d->types & types);
+	return rec_flags & SOFT_DUMP_F_SMCD ? SOFT_DUMP_MODE_SMCD : SOFT_DUMP_MODE_SMCR;
+}
+
+static bool captures(const struct soft_dump *d, uint64_t netns, uint8_t types, uint8_t modes)
+{
+	return d->netns == netns && (d->mode & modes) && (d->types & types);
+}
+
+/* An end whose negotiation went between hosts: SMC-R's (service/clc_relay.c). */
+static bool smcr_end(const struct soft_sock *s)
+{
+	return s->ask.clc != NULL;
 }
 
 #define IP4_LEN 20
@@ -195,7 +209,9 @@ uint8_t soft_dump_ns_types(const struct soft_state *st, uint64_t netns, uint32_t
 
 	*snaplen = 0;
 	for (const struct soft_dump *d = st->dumps; d; d = d->next) {
-		if (d->ending || !captures(d, netns, ring))
+		/* the processes record every connection's: the records are sorted as they come */
+		if (d->ending ||
+		    !captures(d, netns, ring, SOFT_DUMP_MODE_SMCD | SOFT_DUMP_MODE_SMCR))
 			continue;
 		types |= d->types & ring;
 		if ((d->types & SOFT_DUMP_TYPE_DATA) && data_room(d, false) > *snaplen)
@@ -216,7 +232,7 @@ void soft_dump_rec_of(const struct soft_sock *s, uint8_t type, struct soft_dump_
 {
 	memset(rec, 0, sizeof(*rec));
 	rec->type = type;
-	rec->flags = SOFT_DUMP_F_SMCD;
+	rec->flags = smcr_end(s) ? 0 : SOFT_DUMP_F_SMCD;
 	rec->ts_ns = now_ns();
 	rec->token = s->token;
 	soft_dump_rec_addrs(rec, s->id.family, s->id.src, s->id.dst);
@@ -233,13 +249,13 @@ static void clc_of(const struct soft_state *st, const struct soft_sock *s,
 
 	memset(c, 0, sizeof(*c));
 	c->role = s->role;
-	c->smc_type = 1;
+	c->smc_type = smcr_end(s) ? 0 : 1;
 	c->status = s->pair_status;
 	if (s->pair_status == SMC_SOFT_PAIR_DECLINED) {
 		c->reason = s->fallback_reason;
 		c->peer_diagnosis = s->peer_diagnosis;
 	}
-	c->gid = ism ? ism->gid : 0;
+	c->gid = ism && !smcr_end(s) ? ism->gid : 0;
 	if (g) {
 		c->lgr_id = g->lgr ? soft_lgr_id(g->lgr) : 0;
 		c->dmb_token = g->dmb_token[s->side];
@@ -276,7 +292,7 @@ void soft_dump_send(const struct soft_state *st, uint64_t netns, uint8_t types,
 		    const struct soft_dump_rec *rec, const void *body, size_t body_len)
 {
 	for (const struct soft_dump *d = st->dumps; d; d = d->next)
-		if (captures(d, netns, types))
+		if (captures(d, netns, types, mode_of(rec->flags)))
 			send_rec(d, rec, body, body_len);
 }
 
@@ -291,7 +307,7 @@ void soft_dump_send_data(const struct soft_state *st, uint64_t netns,
 		uint32_t room = data_room(d, rec->flags & SOFT_DUMP_F_IPV6);
 		uint32_t cut = caplen < room ? caplen : room;
 
-		if (!captures(d, netns, SOFT_DUMP_TYPE_DATA))
+		if (!captures(d, netns, SOFT_DUMP_TYPE_DATA, mode_of(rec->flags)))
 			continue;
 		r.flags = (uint8_t)(rec->flags & ~SOFT_DUMP_F_TRUNC);
 		if (cut < len)
@@ -310,7 +326,8 @@ void soft_dump_clc(struct soft_state *st, const struct soft_sock *s, uint8_t typ
 	bool built = false;
 
 	for (const struct soft_dump *d = st->dumps; d; d = d->next) {
-		if (!captures(d, s->id.netns, SOFT_DUMP_TYPE_CLC))
+		if (!captures(d, s->id.netns, SOFT_DUMP_TYPE_CLC,
+			      smcr_end(s) ? SOFT_DUMP_MODE_SMCR : SOFT_DUMP_MODE_SMCD))
 			continue;
 		if (!built) {
 			soft_dump_rec_of(s, type, &rec);
@@ -320,6 +337,83 @@ void soft_dump_clc(struct soft_state *st, const struct soft_sock *s, uint8_t typ
 		}
 		send_rec(d, &rec, body, sizeof(body));
 	}
+}
+
+/* What an SMC-R CLC message says, decoded for its record; false if it does not decode. */
+static bool clc_r_of(const uint8_t *msg, size_t len, struct soft_dump_clc *c, struct soft_dump_clc_r *r)
+{
+	struct clc_hdr h;
+
+	if (clc_hdr_peek(msg, len, &h))
+		return false;
+	r->version = h.version;
+	switch (h.type) {
+	case CLC_PROPOSAL: {
+		struct clc_proposal p;
+
+		if (clc_proposal_decode(msg, len, &p) < 0)
+			return false;
+		c->status = 0;          /* an offer */
+		memcpy(r->system_id, p.system_id, sizeof(r->system_id));
+		memcpy(r->gid, p.gid, sizeof(r->gid));
+		memcpy(r->mac, p.mac, sizeof(r->mac));
+		return true;
+	}
+	case CLC_ACCEPT:
+	case CLC_CONFIRM: {
+		struct clc_smcr_accept a;
+
+		if (h.smcd_eye || clc_smcr_accept_decode(msg, len, &a) < 0)
+			return false;
+		c->status = h.type == CLC_ACCEPT ? SMC_SOFT_PAIR_PENDING : SMC_SOFT_PAIR_PAIRED;
+		c->rmbe_size = smc_code_size(a.rmbe_size);
+		memcpy(r->system_id, a.system_id, sizeof(r->system_id));
+		memcpy(r->gid, a.gid, sizeof(r->gid));
+		memcpy(r->mac, a.mac, sizeof(r->mac));
+		r->qp_mtu = a.qp_mtu;
+		r->first_contact = a.first_contact;
+		r->qpn = a.qpn;
+		r->rmb_rkey = a.rmb_rkey;
+		r->rmb_addr = a.rmb_addr;
+		r->psn = a.psn;
+		return true;
+	}
+	case CLC_DECLINE: {
+		struct clc_decline dc;
+
+		if (clc_decline_decode(msg, len, &dc) < 0)
+			return false;
+		c->status = SMC_SOFT_PAIR_DECLINED;
+		c->reason = dc.peer_diagnosis;
+		memcpy(r->system_id, dc.system_id, sizeof(r->system_id));
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+void soft_dump_clc_msg(struct soft_state *st, const struct soft_sock *s, const uint8_t *msg,
+		       size_t len, bool rx)
+{
+	uint8_t body[SOFT_DUMP_CLC_R_LEN];
+	struct soft_dump_clc_r r;
+	struct soft_dump_rec rec;
+	struct soft_dump_clc c;
+	struct clc_hdr h;
+
+	memset(&c, 0, sizeof(c));
+	memset(&r, 0, sizeof(r));
+	if (clc_hdr_peek(msg, len, &h) || !clc_r_of(msg, len, &c, &r))
+		return;
+
+	/* the sender's role: ours, or with rx the peer's */
+	c.role = rx ? !s->role : s->role;
+	c.smc_type = 0;
+	soft_dump_rec_of(s, h.type, &rec);
+	rec.flags = (uint8_t)((rec.flags & ~SOFT_DUMP_F_SMCD) | (rx ? SOFT_DUMP_F_RX : 0));
+	soft_dump_clc_r_body(&c, &r, body);
+	soft_dump_send(st, s->id.netns, SOFT_DUMP_TYPE_CLC, &rec, body, sizeof(body));
 }
 
 void soft_dump_conn_gone(struct soft_state *st, uint64_t conn_id)

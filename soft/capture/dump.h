@@ -40,6 +40,19 @@ struct soft_dump_clc {
 	uint64_t peer_token;
 };
 
+/* What an SMC-R CLC message says of its sender's RoCE port and RMB (after the CLC body). */
+struct soft_dump_clc_r {
+	uint8_t system_id[8];
+	uint8_t gid[16];
+	uint8_t mac[6];
+	uint8_t qp_mtu;          /* IB MTU enum */
+	uint8_t first_contact;
+	uint32_t qpn, rmb_rkey;
+	uint64_t rmb_addr;
+	uint32_t psn;
+	uint8_t version;         /* of the CLC message */
+};
+
 struct soft_dump_cdc {
 	uint16_t prod_wrap, cons_wrap;
 	uint32_t prod_count, cons_count;
@@ -65,6 +78,9 @@ void soft_dump_rec_addrs(struct soft_dump_rec *r, int family, const uint8_t src[
 ssize_t soft_dump_encode(const struct soft_dump_rec *r, bool legacy, const void *body,
 			 size_t body_len, uint8_t *buf, size_t len);
 void soft_dump_clc_body(const struct soft_dump_clc *c, uint8_t out[SOFT_DUMP_CLC_LEN]);
+/* The body of an SMC-R CLC record: c's, then r's. */
+void soft_dump_clc_r_body(const struct soft_dump_clc *c, const struct soft_dump_clc_r *r,
+			  uint8_t out[SOFT_DUMP_CLC_R_LEN]);
 void soft_dump_cdc_body(const struct soft_dump_cdc *c, uint8_t out[SOFT_DUMP_CDC_LEN]);
 /* The fixed part of a data record; the bytes follow it. */
 void soft_dump_data_body(uint64_t offset, uint32_t len, uint32_t caplen,
@@ -117,6 +133,14 @@ void soft_dump_send_data(const struct soft_state *st, uint64_t netns,
  * namespace.  Callers test st->dumps first: no dump, no call.
  */
 void soft_dump_clc(struct soft_state *st, const struct soft_sock *s, uint8_t type);
+/*
+ * The record of an SMC-R CLC message of s's negotiation between hosts
+ * (msg, as its library gave it, or with rx the peer's as it came), decoded
+ * for the record: to every SMC-R session of s's namespace.  Callers test
+ * st->dumps first.
+ */
+void soft_dump_clc_msg(struct soft_state *st, const struct soft_sock *s, const uint8_t *msg,
+		       size_t len, bool rx);
 /* The control connection's session ends with it. */
 void soft_dump_conn_gone(struct soft_state *st, uint64_t conn_id);
 

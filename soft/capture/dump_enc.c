@@ -135,6 +135,26 @@ void soft_dump_clc_body(const struct soft_dump_clc *c, uint8_t out[SOFT_DUMP_CLC
 	put64(p, c->peer_token);
 }
 
+void soft_dump_clc_r_body(const struct soft_dump_clc *c, const struct soft_dump_clc_r *r,
+			  uint8_t out[SOFT_DUMP_CLC_R_LEN])
+{
+	uint8_t *p = out + SOFT_DUMP_CLC_LEN;
+
+	soft_dump_clc_body(c, out);
+	p = put_bytes(p, r->system_id, sizeof(r->system_id));
+	p = put_bytes(p, r->gid, sizeof(r->gid));
+	p = put_bytes(p, r->mac, sizeof(r->mac));
+	p = put8(p, r->qp_mtu);
+	p = put8(p, r->first_contact);
+	p = put32(p, r->qpn);
+	p = put32(p, r->rmb_rkey);
+	p = put64(p, r->rmb_addr);
+	p = put32(p, r->psn);
+	p = put8(p, r->version);
+	p = put8(p, 0);
+	put16(p, 0);
+}
+
 void soft_dump_cdc_body(const struct soft_dump_cdc *c, uint8_t out[SOFT_DUMP_CDC_LEN])
 {
 	uint8_t *p = out;

@@ -5,13 +5,15 @@
  * to the peer's daemon on the control port under both ends' nonces, again
  * until that daemon says it keeps it, and keeps the peer's messages until
  * its own library takes them.  The daemons neither read nor change the
- * bytes: the libraries check them as the kernel's CLC receiver does.
+ * bytes: the libraries check them as the kernel's CLC receiver does (a
+ * capture decodes them for its records only, soft_dump_clc_msg()).
  */
 #include "service.h"
 #include "devices.h"
 #include "peer_msg.h"
 #include "regidx.h"
 #include "stats.h"
+#include "dump.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -107,6 +109,8 @@ void soft_clc_input(struct soft_state *st, struct soft_sock *s, const struct sof
 	if (!c->rx_len[i]) {
 		memcpy(c->rx[i], m->clc, m->clc_len);
 		c->rx_len[i] = m->clc_len;
+		if (st->dumps)
+			soft_dump_clc_msg(st, s, c->rx[i], c->rx_len[i], true);
 	}
 	send_clc(st, s, SOFT_PEER_CLC_SEEN, m->index);
 }
@@ -145,6 +149,8 @@ int soft_clc_give(struct soft_state *st, struct soft_sock *s, const void *msg, s
 	memcpy(c->tx, msg, len);
 	c->tx_len = (uint16_t)len;
 	c->tx_index++;
+	if (st->dumps)
+		soft_dump_clc_msg(st, s, c->tx, c->tx_len, false);
 	c->sends = 1;
 	c->next_ms = now + CLC_AGAIN_MS;
 	c->deadline_ms = now + CLC_MS;

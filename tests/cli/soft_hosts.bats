@@ -338,6 +338,58 @@ relay_says() {
 	done
 }
 
+# The fields (-e ...) of the records of pcap file $1 that filter $2 selects, decoded by tshark.
+clc_records() {
+	local f=$1 y=$2
+	shift 2
+	tshark -X lua_script:"$SMC_TOP/contrib/wireshark/smc_dump.lua" -r "$f" -Y "$y" -T fields \
+		-E separator=' ' "$@" 2>/dev/null
+}
+
+# smcdump-ex -m smcr on host A during a negotiation with real SMC-R CLC
+# messages (clc_relay's =proposal, =accept, =confirm): A's daemon records
+# A's messages as they go and B's as they come (RX), decoded (SMC-R's part
+# of the CLC body, doc/smc-dump-header.md), and tshark with
+# contrib/wireshark/smc_dump.lua shows them; -m smcd records none of them.
+@test "capture: smcdump-ex -m smcr records the SMC-R CLC messages of a negotiation between hosts" {
+	command -v tcpdump >/dev/null || skip "tcpdump is not installed"
+	command -v tshark >/dev/null || skip "tshark is not installed"
+	local m port=7520
+	host_daemon A
+	host_daemon B
+	for m in smcr smcd; do
+		(on A "$SMC_BIN/smcdump-ex" -m "$m" --param "-Z root -w $T/$m.pcap" 2>"$T/dump.$m" 3>&-) &
+		local dpid=$!
+		for _ in $(seq 200); do
+			grep -q "listening on" "$T/dump.$m" && break
+			sleep 0.05
+		done
+		grep -q "listening on" "$T/dump.$m" || { cat "$T/dump.$m"; return 1; }
+		relay B server "$port" =accept
+		relay_says B listening
+		relay A client "$SRV" "$port" =proposal =confirm
+		relay_says A '^done' && relay_says B '^done'
+		grep -q "got 1: CLC type 2" "$T/relay.A"
+		grep -q "got 2: CLC type 3" "$T/relay.B"
+		sleep 0.3
+		kill -INT "$dpid"
+		wait "$dpid" || true
+		port=$((port + 1))
+	done
+	run clc_records "$T/smcr.pcap" "smc_dump.type < 16" -e smc_dump.type -e smc_dump.flags \
+		-e smc_dump.local_ip -e smc_dump.clc.role -e smc_dump.clc.smc_type \
+		-e smc_dump.clc.status -e smc_dump.clc.r.gid -e smc_dump.clc.r.qpn \
+		-e smc_dump.clc.r.rmb_rkey -e smc_dump.clc.rmbe_size -e smc_dump.clc.r.psn
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf '%s\n' \
+		"1 0x00 $CLI 0 0 0 ::ffff:10.9.0.1 0x00000000 0x00000000 0 0x00000000" \
+		"2 0x01 $CLI 1 0 1 ::ffff:10.9.0.2 0x00000124 0x1234abcd 65536 0x00000777" \
+		"3 0x00 $CLI 0 0 2 ::ffff:10.9.0.1 0x00000123 0x1234abcd 65536 0x00000777")" ]
+	run clc_records "$T/smcd.pcap" "smc_dump.type < 16 && smc_dump.clc.smc_type == 0" -e smc_dump.type
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
 @test "a preloaded server's library declines a PROPOSAL it cannot read: 0x03000000 at both ends" {
 	host_daemon A
 	host_daemon B

@@ -17,7 +17,9 @@
  * Ends with "done" once its messages are kept and it has the peer's (the
  * client one fewer than its own, the server one more: PROPOSAL, ACCEPT,
  * CONFIRM), or after 10 s with "timeout".  An argument @FILE is no message:
- * the next one waits until FILE exists.
+ * the next one waits until FILE exists.  The arguments =proposal, =accept
+ * and =confirm are real SMC-R CLC messages (version 1) with the values of
+ * test_clc() below, for smcdump-ex's records of them.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,7 +32,47 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clc.h"
 #include "reg_client.h"
+
+/*
+ * A real SMC-R CLC message for the arguments =proposal, =accept, =confirm:
+ * the sender's system id 0x0102030405060708 (+ role), GID ::ffff:10.9.0.1
+ * (+ role), MAC 02:00:00:00:00:01 (+ role), and in ACCEPT/CONFIRM queue
+ * pair 0x123 (+ role), rkey 0x1234abcd, RMB 0x7f0000001000, 64 KiB, MTU
+ * 1024, PSN 0x777, first contact.  Else the text itself: its length, 0.
+ */
+static size_t test_clc(const char *arg, int role, uint8_t *buf, size_t size)
+{
+	uint8_t id[CLC_SYSTEMID_LEN] = { 1, 2, 3, 4, 5, 6, 7, (uint8_t)(8 + role) };
+	uint8_t gid[CLC_GID_LEN] = { [10] = 0xff, [11] = 0xff, 10, 9, 0, (uint8_t)(1 + role) };
+	uint8_t mac[CLC_MAC_LEN] = { 2, 0, 0, 0, 0, (uint8_t)(1 + role) };
+	int n = -1;
+
+	if (!strcmp(arg, "=proposal")) {
+		struct clc_proposal p = { .version = CLC_V1, .typev1 = CLC_SMC_R, .typev2 = CLC_SMC_N };
+
+		memcpy(p.system_id, id, sizeof(id));
+		memcpy(p.gid, gid, sizeof(gid));
+		memcpy(p.mac, mac, sizeof(mac));
+		p.ipv4_subnet[0] = 10;
+		p.ipv4_prefix_len = 8;
+		n = clc_proposal_encode(&p, buf, size);
+	} else if (!strcmp(arg, "=accept") || !strcmp(arg, "=confirm")) {
+		struct clc_smcr_accept a = {
+			.type = arg[1] == 'a' ? CLC_ACCEPT : CLC_CONFIRM, .version = CLC_V1,
+			.first_contact = true, .qpn = 0x123u + (uint32_t)role, .rmb_rkey = 0x1234abcd,
+			.rmbe_idx = 1, .rmbe_size = 2, .qp_mtu = 3, .rmb_addr = 0x7f0000001000ull,
+			.psn = 0x777,
+		};
+
+		memcpy(a.system_id, id, sizeof(id));
+		memcpy(a.gid, gid, sizeof(gid));
+		memcpy(a.mac, mac, sizeof(mac));
+		n = clc_smcr_accept_encode(&a, buf, size);
+	}
+	return n > 0 ? (size_t)n : 0;
+}
 
 static const char *status_name(uint8_t s)
 {
@@ -147,12 +189,17 @@ int main(int argc, char **argv)
 	for (until = now_s() + 10; now_s() < until; usleep(5000)) {
 		const char *msg = NULL;
 		uint64_t token = r.token;
+		uint8_t clc[SMC_SOFT_CLC_MAX];
+		size_t len = 0;
 
 		/* our turn: the client before each of the server's, the server after each of the client's */
 		if (negotiating && sent < nmsg && seen == sent && taken >= sent + role &&
 		    (!wait_for[sent] || !access(wait_for[sent], F_OK)))
 			msg = msgs[sent];
-		seq = soft_reg_clc_send(&c, token, msg, msg ? strlen(msg) : 0, (uint8_t)taken);
+		if (msg && !(len = test_clc(msg, role, clc, sizeof(clc))))
+			len = strlen(msg);
+		seq = soft_reg_clc_send(&c, token, msg && msg[0] == '=' ? (const void *)clc : msg,
+					msg ? len : 0, (uint8_t)taken);
 		if (seq < 0 || reply_of(&c, seq, &r)) {
 			fprintf(stderr, "clc_relay: CLC failed\n");
 			return 1;

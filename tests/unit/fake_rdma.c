@@ -7,7 +7,9 @@
  * the completion channel.  A device taken down (fake_rdma_port_down())
  * raises a port event and puts its queue pairs in error: their posts, and
  * their peers' posts to them, complete with an error, as RC does once its
- * retries ran out.  Queue pairs are numbered per device from 17, as rxe
+ * retries ran out; a device deleted (fake_rdma_delete()) raises a fatal
+ * event instead and cannot be opened until it is added again.  Queue pairs
+ * are numbered per device from 17, as rxe
  * numbers them: two devices' queue pairs have the same numbers.
  */
 #include <errno.h>
@@ -29,6 +31,7 @@ struct rdma_dev {
 	struct rdma_port port;
 	int evfd;
 	bool down;
+	bool gone;                      /* deleted: posts fail with EIO, as on a disassociated context */
 	enum rdma_dev_event due;        /* the event its descriptor announced */
 	uint32_t next_qpn;
 };
@@ -86,11 +89,29 @@ static void del_obj(void **tab, void *o)
 			tab[i] = NULL;
 }
 
+/* Devices deleted (fake_rdma_delete()), not to be opened until added again. */
+static char deleted[4][16];
+
+static bool is_deleted(const char *name)
+{
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(deleted[i], name))
+			return true;
+	return false;
+}
+
 int rdma_dev_open(const char *name, uint8_t port, const uint8_t gid[16], struct rdma_dev **out)
 {
-	struct rdma_dev *d = calloc(1, sizeof(*d));
+	struct rdma_dev *d;
 
 	(void)port;
+	pthread_mutex_lock(&mu);
+	if (is_deleted(name)) {
+		pthread_mutex_unlock(&mu);
+		return -ENODEV;
+	}
+	pthread_mutex_unlock(&mu);
+	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	snprintf(d->name, sizeof(d->name), "%s", name);
@@ -258,6 +279,10 @@ int rdma_post_write(struct rdma_qp *q, const struct rdma_mr *src, size_t off, si
 	if (off > src->len || len > src->len - off)
 		return -EINVAL;
 	pthread_mutex_lock(&mu);
+	if (q->d->gone) {
+		pthread_mutex_unlock(&mu);
+		return -EIO;
+	}
 	if (!broken(q)) {
 		struct mr_rec *m = NULL;
 
@@ -297,7 +322,12 @@ static int post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_
 
 int rdma_post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id)
 {
-	return post_msg(q, msg, len, wr_id);
+	bool gone;
+
+	pthread_mutex_lock(&mu);
+	gone = q->d->gone;
+	pthread_mutex_unlock(&mu);
+	return gone ? -EIO : post_msg(q, msg, len, wr_id);
 }
 
 int rdma_post_ctl(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id)
@@ -373,13 +403,13 @@ void fake_rdma_gid(uint8_t gid[16], uint8_t net, uint8_t host)
 	gid[15] = host;
 }
 
-void fake_rdma_port_down(const char *name)
+static void take_down(const char *name, enum rdma_dev_event why)
 {
 	pthread_mutex_lock(&mu);
 	for (int i = 0; i < MAX_OBJS; i++)
 		if (devs[i] && !strcmp(devs[i]->name, name)) {
 			devs[i]->down = true;
-			devs[i]->due = RDMA_DEV_PORT_DOWN;
+			devs[i]->due = why;
 			eventfd_write(devs[i]->evfd, 1);
 		}
 	/* the queue pairs talking to it give up, as RC does once its retries ran out */
@@ -388,6 +418,35 @@ void fake_rdma_port_down(const char *name)
 			qps[i]->error = true;
 			push(qps[i], &(struct rdma_event){ .kind = RDMA_EV_ERROR, .status = 12 });
 		}
+	pthread_mutex_unlock(&mu);
+}
+
+void fake_rdma_port_down(const char *name)
+{
+	take_down(name, RDMA_DEV_PORT_DOWN);
+}
+
+void fake_rdma_delete(const char *name)
+{
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < 4; i++)
+		if (!deleted[i][0]) {
+			snprintf(deleted[i], sizeof(deleted[i]), "%s", name);
+			break;
+		}
+	for (int i = 0; i < MAX_OBJS; i++)
+		if (devs[i] && !strcmp(devs[i]->name, name))
+			devs[i]->gone = true;
+	pthread_mutex_unlock(&mu);
+	take_down(name, RDMA_DEV_FATAL);
+}
+
+void fake_rdma_add(const char *name)
+{
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(deleted[i], name))
+			deleted[i][0] = 0;
 	pthread_mutex_unlock(&mu);
 }
 

@@ -6,6 +6,9 @@
 void fake_rdma_port_down(const char *name);
 /* Its port is back: a port event; queue pairs broken meanwhile stay broken. */
 void fake_rdma_port_up(const char *name);
+/* Device name is deleted (a fatal event, its queue pairs break; no open by that name), then added again. */
+void fake_rdma_delete(const char *name);
+void fake_rdma_add(const char *name);
 #include <stdint.h>
 
 /* The RoCE v2 GID of 10.net.0.host (::ffff:10.net.0.host): the fake routes by GID and queue pair. */

@@ -221,6 +221,49 @@ TEST(rdma_clc_second_link_carries_the_connection_when_the_first_fails_and_links_
 	close_both(&one, &two);
 }
 
+/* A device deleted and added again (rdma link delete/add): opened again by name, its link added again. */
+TEST(rdma_clc_links_return_when_a_deleted_device_is_added_again)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
+	struct rdma_ports cp = { .dev = "fcl4", .port = 1, .alt_dev = "fcl5", .alt_port = 1 };
+	struct rdma_ports sp = { .dev = "fsv4", .port = 1, .alt_dev = "fsv5", .alt_port = 1 };
+	struct conn_ends one, two;
+	bool fc1 = false, fc2 = true;
+
+	smcr_env_set(&env);
+	rdma_clc_after_fork_child();
+	fake_rdma_gid(cp.alt_gid, 43, 1);
+	fake_rdma_gid(sp.alt_gid, 43, 2);
+	memset(&one, 0, sizeof(one));
+	memset(&two, 0, sizeof(two));
+	set_up_on(&one, &fc1, &cp, &sp, "10.42.0.1", "10.42.0.2");
+	CHECK(fc1);
+	CHECK(links_are(&one.ts, "link 1 (number 2) connected up"));
+	CHECK(links_are(&one.tc, "link 1 (number 2) connected up"));
+	set_up_on(&two, &fc2, &cp, &sp, "10.42.0.1", "10.42.0.2");
+	CHECK(!fc2);
+	bytes_across(&one.tc, &one.ts, "before");
+	/*
+	 * The client's first device is deleted: a fatal event, and posts on it
+	 * fail (EIO), at once: the link fails, not the connections, which move.
+	 */
+	fake_rdma_delete("fcl4");
+	bytes_across(&one.tc, &one.ts, "after the delete");
+	CHECK(links_are(&one.tc, "link 0 (number 1) connected up dead"));
+	bytes_across(&two.ts, &two.tc, "after the delete, second");
+	/* a device of that name comes back: opened, registered, asked for; the server adds it */
+	fake_rdma_add("fcl4");
+	CHECK(links_are(&one.tc, "link 0 (number 3) connected up:"));
+	CHECK(links_are(&one.ts, "link 0 (number 3) connected up:"));
+	/* the other link goes: the connections move to the new device's link, with its rkeys */
+	fake_rdma_port_down("fcl5");
+	CHECK(links_are(&one.tc, "link 1 (number 2) connected up dead"));
+	bytes_across(&one.tc, &one.ts, "over the new device");
+	bytes_across(&one.ts, &one.tc, "and back");
+	bytes_across(&two.tc, &two.ts, "over it, second");
+	close_both(&one, &two);
+}
+
 TEST(rdma_clc_second_gid_without_a_port_for_it_is_refused)
 {
 	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };

@@ -115,6 +115,40 @@ TEST(soft_dump_bodies)
 	CHECK_INT(be32(data + 12), 600);
 }
 
+/* An SMC-R CLC record: the CLC body, then its SMC-R part at 56 (doc/smc-dump-header.md 6.1). */
+TEST(soft_dump_smcr_clc_body)
+{
+	struct soft_dump_clc c = { .role = 1, .smc_type = 0, .status = SMC_SOFT_PAIR_PENDING,
+				   .rmbe_size = 65536 };
+	struct soft_dump_clc_r r = {
+		.system_id = { 1, 2, 3, 4, 5, 6, 7, 8 }, .gid = { [10] = 0xff, [11] = 0xff, 10, 9, 0, 2 },
+		.mac = { 2, 0, 0, 0, 0, 2 }, .qp_mtu = 3, .first_contact = 1, .qpn = 0x124,
+		.rmb_rkey = 0x1234abcd, .rmb_addr = 0x7f0000001000ull, .psn = 0x777, .version = 2,
+	};
+	uint8_t b[SOFT_DUMP_CLC_R_LEN];
+
+	CHECK_INT(SOFT_DUMP_CLC_R_LEN, 112);
+	memset(b, 0xee, sizeof(b));
+	soft_dump_clc_r_body(&c, &r, b);
+	CHECK_INT(b[0], 1);
+	CHECK_INT(b[1], 0);
+	CHECK_INT(b[2], SMC_SOFT_PAIR_PENDING);
+	CHECK_INT(be32(b + 40), 65536);
+	CHECK(!memcmp(b + 56, r.system_id, 8));
+	CHECK(!memcmp(b + 64, r.gid, 16));
+	CHECK(!memcmp(b + 80, r.mac, 6));
+	CHECK_INT(b[86], 3);
+	CHECK_INT(b[87], 1);
+	CHECK_INT(be32(b + 88), 0x124);
+	CHECK_INT(be32(b + 92), 0x1234abcd);
+	CHECK_INT(be32(b + 96), 0x7f00);
+	CHECK_INT(be32(b + 100), 0x1000);
+	CHECK_INT(be32(b + 104), 0x777);
+	CHECK_INT(b[108], 2);
+	CHECK_INT(b[109], 0);
+	CHECK_INT(be16(b + 110), 0);
+}
+
 /* The ones' complement sum over a correct header or pseudo-header is 0xffff. */
 static uint16_t csum(const uint8_t *p, size_t n, uint32_t sum)
 {

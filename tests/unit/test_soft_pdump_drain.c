@@ -170,8 +170,8 @@ TEST(soft_pdump_ctl_follows_sessions)
 	session(&f, 51, SOFT_DUMP_MODE_SMCD, SOFT_DUMP_TYPE_CLC | SOFT_DUMP_TYPE_DATA);
 	CHECK_INT(ctl_types(&a), SOFT_DUMP_TYPE_CDC | SOFT_DUMP_TYPE_DATA);
 	CHECK_INT(ctl_snaplen(&a), 1500 - 20 - 8 - 64 - 16);
-	/* SMC-R only sessions ask the processes for nothing */
-	session(&f, 52, SOFT_DUMP_MODE_SMCR, 7);
+	/* an SMC-R session asks the processes too: their soft SMC-R connections' CDC and DATA */
+	session(&f, 52, SOFT_DUMP_MODE_SMCR, SOFT_DUMP_TYPE_CDC);
 	/* a process attaching now gets the capture at once */
 	{
 		struct soft_peer p2 = f.peer;
@@ -183,6 +183,8 @@ TEST(soft_pdump_ctl_follows_sessions)
 	soft_dump_conn_gone(&f.st, 51);
 	CHECK_INT(ctl_types(&a), SOFT_DUMP_TYPE_CDC);
 	soft_dump_conn_gone(&f.st, 50);
+	CHECK_INT(ctl_types(&a), SOFT_DUMP_TYPE_CDC);
+	soft_dump_conn_gone(&f.st, 52);
 	CHECK_INT(ctl_types(&a), 0);
 	CHECK_INT(ctl_types(&b), 0);
 	session(&f, 52, SOFT_DUMP_MODE_SMCR | SOFT_DUMP_MODE_SMCD, 1);

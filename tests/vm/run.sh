@@ -4,10 +4,10 @@
 # last line "N passed, N failed" (SKIP lines, a known failure with its
 # reason, count in neither); exits non-zero on any failure or timeout.
 #
-#   tests/vm/run.sh [s1] ... [s10]  scenarios (default: s1 s2 s3)
+#   tests/vm/run.sh [s1] ... [s11]  scenarios (default: s1 s2 s3)
 #
 # VM_SUITE=trixie-backports takes that suite's kernel instead (the newest
-# Debian serves, with no SMC at all: only s3 to s10, the soft backend, apply).
+# Debian serves, with no SMC at all: only s3 to s11, the soft backend, apply).
 # Environment: VMDIR (build/vm), BUILD (the `make` build dir, default .),
 # VM_TIMEOUT (seconds per VM, 60), VM_ACCEL (tcg|kvm; default probed once),
 # RECORD=1 writes missing expected outputs of s1 from the guest's output.
@@ -161,8 +161,8 @@ for s in $SCENARIOS; do
 		two_vms "$s" 2
 		VM_TIMEOUT=$t
 		;;
-	s9)
-		# twice 200 MiB with their sums through one-CPU TCG guests
+	s9 | s11)
+		# hundreds of MiB with their sums through one-CPU TCG guests
 		t=$VM_TIMEOUT
 		[ "$VM_TIMEOUT" -ge 600 ] || VM_TIMEOUT=600
 		two_vms "$s" 2

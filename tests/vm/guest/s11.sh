@@ -1,0 +1,75 @@
+#!/bin/sh
+# Scenario 11: a soft SMC-R link whose device is deleted and added again
+# (doc/soft-roce.md section 5).  Two VMs without kernel SMC, two networks,
+# rxe0 and rxe1 in PNET NET1 on each, a daemon each.  socat under smc_run
+# sends MIB MiB of random bytes to socat under smc_run over a link group of
+# two links, the connection on rxe0's.  The client deletes rxe0 (rdma link
+# delete): the link fails and the connection goes on over rxe1's.  It adds
+# rxe0 again (rdma link add, the same interface and GID): the process
+# opens the new device, registers its buffers there, and asks the server
+# to add the link again (LLC REQ ADD LINK).  Then eth1 goes down: the
+# connection moves back to the link on the new device, every byte once
+# (sha256 at both ends).
+SCEN=s11-$VMROLE
+. /tests/lib.sh
+export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control SMC_DEBUG=1
+MIB=600
+PORT=5200
+SUMS=5300               # the server's sum to the client (plain TCP, busybox nc)
+
+soft_daemon
+rxe_two_networks
+ok pnet-first smc_pnet -a NET1 -I eth0 -D rxe0 -P 1
+ok pnet-second smc_pnet -a NET1 -I eth1 -D rxe1 -P 1
+ok socat-there command -v socat
+
+if [ "$VMROLE" = server ]; then
+	(smc_run socat -u TCP-LISTEN:$PORT,reuseaddr STDOUT 2>/tmp/socat.err | sha256sum > /tmp/got.sum) &
+	wait_for 6000 test -s /tmp/got.sum
+	cut -d' ' -f1 /tmp/got.sum > /tmp/sum
+	i=0; while ! nc "$VMPEER" $SUMS < /tmp/sum && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+	ok socat-no-error sh -c "! grep -q ' socat\[[0-9]*\] E ' /tmp/socat.err"
+	grep -a -e 'soft SMC-R' -e ' E ' /tmp/socat.err | sed 's/^/  > /'
+else
+	nc -l -p $SUMS > /tmp/peer.sum &
+	NCPID=$!
+	rm -f /tmp/fifo
+	mkfifo /tmp/fifo
+	sha256sum < /tmp/fifo > /tmp/sent.sum &
+	(dd if=/dev/urandom bs=1048576 count=$MIB 2>/dev/null | tee /tmp/fifo |
+		smc_run socat -u STDIN TCP:$VMPEER:$PORT,retry=100,interval=0.2 2>/tmp/socat.err
+		echo "rc=$?" > /tmp/sent.rc) &
+	t0=$(date +%s)
+	wait_for 600 sh -c "smcss -a | grep -q '^ACTIVE .*:$PORT .* SMCR'"
+	wait_for 600 grep -q 'second link is up' /tmp/socat.err
+	grepcheck second-link-up 'second link is up' /tmp/socat.err
+	smcss -R > /tmp/ssr.txt 2>&1
+	grepcheck conn-on-rxe0 ":$PORT .*SMCR.* rxe0 " /tmp/ssr.txt
+	# the connection's device goes
+	timeout 60 rdma link delete rxe0
+	echo "rc=$?" > /tmp/delete.rc
+	echo "INFO $SCEN/delete: rdma link delete rxe0 after $(($(date +%s) - t0)) s: $(cat /tmp/delete.rc)"
+	grepcheck device-deleted '^rc=0$' /tmp/delete.rc
+	wait_for 600 grep -q 'link 1 (rxe0) failed: 1 connections moved' /tmp/socat.err
+	grepcheck moved-to-second 'link 1 (rxe0) failed: 1 connections moved, 0 reset' /tmp/socat.err
+	# and comes back, on the same interface with the same GID
+	ok device-added rdma link add rxe0 type rxe netdev eth0
+	wait_for 600 grep -q 'its device rxe0 is back' /tmp/socat.err
+	grepcheck device-back 'link 1: its device rxe0 is back' /tmp/socat.err
+	wait_for 600 grep -q 'failed link is up' /tmp/socat.err
+	grepcheck link-back 'failed link is up' /tmp/socat.err
+	# the other link's interface goes: the connection moves to the new device's link
+	ip link set eth1 down
+	echo "INFO $SCEN/failover: eth1 down after $(($(date +%s) - t0)) s"
+	wait_for 600 grep -q '(rxe1) failed: 1 connections moved' /tmp/socat.err
+	grepcheck moved-back '(rxe1) failed: 1 connections moved, 0 reset' /tmp/socat.err
+	wait_for 6000 test -s /tmp/sent.rc
+	echo "INFO $SCEN/transfer: $MIB MiB in $(($(date +%s) - t0)) s"
+	grepcheck socat-exit '^rc=0$' /tmp/sent.rc
+	wait_for 600 test -s /tmp/peer.sum
+	wait $NCPID
+	ok bytes-intact grep -qx "$(cut -d' ' -f1 /tmp/sent.sum)" /tmp/peer.sum
+	grep -a -e 'soft SMC-R' -e ' E ' /tmp/socat.err | sed 's/^/  | /'
+fi
+kill $SOFTD 2>/dev/null
+wait $SOFTD 2>/dev/null
