@@ -318,8 +318,11 @@ void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 		}
 		moved++;
 		s->li = to;
-		if (smcr_conn_switch(&s->c, &s->path[to]))
+		if (smcr_conn_switch(&s->c, &s->path[to])) {
+			smcr_log("libsmc-preload: soft SMC-R: connection %u: no move to link %d: %s\n",
+				 s->token, to, strerror(-smcr_conn_error(&s->c)));
 			smcr_sock_fail(s, smcr_conn_error(&s->c));
+		}
 		smcr_sock_wake(s, false);
 		smcr_sock_wake(s, true);
 	}

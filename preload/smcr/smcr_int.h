@@ -92,6 +92,7 @@ struct smcr_sock {
 	struct smcr_conn c;
 	bool live;              /* the data path runs */
 	bool starved;           /* a post found the send queue full */
+	bool err_told;          /* its error is in the debug log */
 	bool released;          /* its owner let go: freed once the peer cannot write (smcr_sock_release) */
 	uint8_t early[SMCR_CDC_LEN];   /* the peer's last CDC before we started */
 	uint32_t early_len;

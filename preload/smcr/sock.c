@@ -481,12 +481,23 @@ void smcr_sock_destroy(struct smcr_sock *s)
 	destroy(s);
 }
 
+/* The connection's error, once, in the debug log: what ended it (g->mu held). */
+static void err_note(struct smcr_sock *s, const char *by)
+{
+	if (!s->c.err || s->err_told)
+		return;
+	s->err_told = true;
+	smcr_log("libsmc-preload: soft SMC-R: connection %u on link %d: %s (%s)\n", s->token, s->li,
+		 strerror(-s->c.err), by);
+}
+
 /* ---- from the progress thread, g->mu held ---- */
 
 void smcr_sock_fail(struct smcr_sock *s, int err)
 {
 	if (!s->c.err)
 		s->c.err = err;
+	err_note(s, "its link group failed it");
 	smcr_sock_wake(s, true);
 	smcr_sock_wake(s, false);
 }
@@ -505,6 +516,7 @@ void smcr_sock_rx(struct smcr_sock *s, const uint8_t *msg, uint32_t len)
 	}
 	rc = smcr_conn_rx(&s->c, msg, len);
 	if (rc < 0) {
+		err_note(s, "a CDC it received");
 		smcr_sock_fail(s, rc);
 		return;
 	}
@@ -522,8 +534,10 @@ void smcr_sock_sent(struct smcr_sock *s, uint64_t wr_id)
 	if (!s->live)
 		return;
 	id = s->c.tx_hi - (uint32_t)((uint32_t)s->c.tx_hi - (uint32_t)wr_id);
-	if (smcr_conn_sent(&s->c, id))
+	if (smcr_conn_sent(&s->c, id)) {
+		err_note(s, "what came after a CDC's delivery");
 		smcr_sock_fail(s, smcr_conn_error(&s->c));
+	}
 	else
 		smcr_sock_wake(s, false);
 }
@@ -536,6 +550,7 @@ ssize_t smcr_sock_send(struct smcr_sock *s, const struct iovec *iov, int cnt)
 
 	pthread_mutex_lock(&s->g->mu);
 	n = s->live ? smcr_conn_send(&s->c, iov, cnt) : -ENOTCONN;
+	err_note(s, "a send");
 	pthread_mutex_unlock(&s->g->mu);
 	return n;
 }

@@ -86,7 +86,7 @@ posix_spawn_file_actions_addclose posix_spawn_file_actions_addclosefrom_np
 posix_spawn_file_actions_addopen posix_spawn_file_actions_destroy posix_spawn_file_actions_init
 pidfd_getfd posix_spawnp ppoll prctl
 pselect read readv recv recvfrom recvmmsg recvmsg select send sendfile sendfile64 sendmmsg sendmsg sendto
-setsockopt shutdown socket splice syscall system write writev
+setsockopt shutdown sigaction socket splice syscall system write writev
 clock_nanosleep nanosleep pause sigsuspend sigtimedwait sigwaitinfo sleep usleep wait wait4 waitid waitpid"
 
 @test "preload: SONAME, only the hooks exported, no sanitizer runtime, no setuid" {

@@ -29,7 +29,7 @@ if [ "$VMROLE" = server ]; then
 	cut -d' ' -f1 /tmp/got.sum > /tmp/sum
 	i=0; while ! nc "$VMPEER" $SUMS < /tmp/sum && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
 	ok socat-no-error sh -c "! grep -q ' socat\[[0-9]*\] E ' /tmp/socat.err"
-	grep -a -e 'soft SMC-R' -e ' E ' /tmp/socat.err | sed 's/^/  > /'
+	grep -a -e 'soft SMC-R' -e ' E ' /tmp/socat.err | sed 's/^/  | /'
 else
 	nc -l -p $SUMS > /tmp/peer.sum &
 	NCPID=$!
