@@ -3225,10 +3225,43 @@ static int rcvlowat_s(int *fd)
 }
 
 /* A blocking write with SO_SNDTIMEO to a peer that does not read. */
+/* The client's end of a fill: shut down, and the server's count of what it read must be total. */
+static int sent_all_counted(int fd, uint64_t total)
+{
+	uint64_t got;
+
+	if (shutdown(fd, SHUT_WR) < 0)
+		return fail_errno("shutdown");
+	if (read_all(fd, &got, sizeof(got), "read of the count"))
+		return -1;
+	if (got != total)
+		return fail("the server received %llu bytes, %llu were sent",
+			    (unsigned long long)got, (unsigned long long)total);
+	return 0;
+}
+
+/* The server's end: pattern seed's bytes checked up to EOF, their count back. */
+static int count_to_eof(int fd, uint64_t seed)
+{
+	static unsigned char buf[64 * KiB];
+	uint64_t total = 0;
+	ssize_t r;
+
+	g_doing = "reading to EOF";
+	while ((r = read(fd, buf, sizeof(buf))) > 0) {
+		if (pat_check(buf, seed, total, (size_t)r, "read"))
+			return -1;
+		total += (uint64_t)r;
+	}
+	if (r < 0)
+		return fail_errno("read");
+	return write_all(fd, &total, sizeof(total), "write of the count");
+}
+
 static int sndtimeo_c(int *fd)
 {
 	static unsigned char buf[64 * KiB];
-	uint64_t total = 0, got;
+	uint64_t total = 0;
 	ssize_t r;
 
 	if (set_timeo(*fd, SO_SNDTIMEO, 100))
@@ -3245,33 +3278,14 @@ static int sndtimeo_c(int *fd)
 		if (total > 256 * MiB)
 			return fail("256 MiB written to a peer that does not read");
 	}
-	if (shutdown(*fd, SHUT_WR) < 0)
-		return fail_errno("shutdown");
-	if (read_all(*fd, &got, sizeof(got), "read of the count"))
-		return -1;
-	if (got != total)
-		return fail("the server received %llu bytes, %llu were written",
-			    (unsigned long long)got, (unsigned long long)total);
-	return 0;
+	return sent_all_counted(*fd, total);
 }
 
 static int sndtimeo_s(int *fd)
 {
-	static unsigned char buf[64 * KiB];
-	uint64_t total = 0;
-	ssize_t r;
-
 	if (wait_quiet_ms(*fd, 800) < 0)	/* longer than the client's timeout */
 		return -1;
-	g_doing = "reading to EOF";
-	while ((r = read(*fd, buf, sizeof(buf))) > 0) {
-		if (pat_check(buf, 131, total, (size_t)r, "read"))
-			return -1;
-		total += (uint64_t)r;
-	}
-	if (r < 0)
-		return fail_errno("read");
-	return write_all(*fd, &total, sizeof(total), "write of the count");
+	return count_to_eof(*fd, 131);
 }
 
 static volatile sig_atomic_t g_usr1;
@@ -3412,7 +3426,7 @@ static int fill_shut(int fd, uint64_t seed, uint64_t *total)
 static int eintr_send_c(int *fd)
 {
 	unsigned char b;
-	uint64_t total = 0, got;
+	uint64_t total = 0;
 	ssize_t r;
 	int e;
 
@@ -3433,36 +3447,16 @@ static int eintr_send_c(int *fd)
 			    r < 0 ? strerror(e) : "nothing");
 	if (g_usr1 == 0)
 		return fail("SA_RESTART: no signal arrived during the send");
-	total++;
-	if (shutdown(*fd, SHUT_WR) < 0)
-		return fail_errno("shutdown");
-	if (read_all(*fd, &got, sizeof(got), "read of the count"))
-		return -1;
-	if (got != total)
-		return fail("the server received %llu bytes, %llu were sent",
-			    (unsigned long long)got, (unsigned long long)total);
-	return 0;
+	return sent_all_counted(*fd, total + 1);
 }
 
 static int eintr_send_s(int *fd)
 {
-	static unsigned char buf[64 * KiB];
-	uint64_t total = 0;
-	ssize_t r;
-
 	if (recv_tok(*fd, 'g') || send_tok(*fd, 'r'))
 		return -1;
 	if (wait_quiet_ms(*fd, 1500) < 0)	/* the client's first send was interrupted */
 		return -1;
-	g_doing = "reading to EOF";
-	while ((r = read(*fd, buf, sizeof(buf))) > 0) {
-		if (pat_check(buf, 133, total, (size_t)r, "read"))
-			return -1;
-		total += (uint64_t)r;
-	}
-	if (r < 0)
-		return fail_errno("read");
-	return write_all(*fd, &total, sizeof(total), "write of the count");
+	return count_to_eof(*fd, 133);
 }
 
 /* ---- cases: ioctls ------------------------------------------------------- */

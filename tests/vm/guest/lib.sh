@@ -107,6 +107,16 @@ rxe_two_networks() {
 	ok ping-peer ping -c 1 -W 2 "$VMPEER"
 	ok ping-peer-second ping -c 1 -W 2 $PEER2
 }
+# soft_two_links_host: this VM's smc_softd, the two networks with an rxe
+# device each, both in PNET NET1 (a link group of two links), and socat
+# (the s9 to s11 scenarios).
+soft_two_links_host() {
+	soft_daemon
+	rxe_two_networks
+	ok pnet-first smc_pnet -a NET1 -I eth0 -D rxe0 -P 1
+	ok pnet-second smc_pnet -a NET1 -I eth1 -D rxe1 -P 1
+	ok socat-there command -v socat
+}
 # wait_quarter FILE: until FILE says a quarter was sent (at most 90 s); PASS quarter-sent.
 wait_quarter() {
 	i=0; while ! grep -qs 'a quarter sent' "$1" && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done

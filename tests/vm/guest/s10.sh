@@ -20,11 +20,7 @@ PORT=5202
 BYTES=4194304
 GO=5302                 # the client's word to the server: go silent
 
-soft_daemon
-rxe_two_networks
-ok pnet-first smc_pnet -a NET1 -I eth0 -D rxe0 -P 1
-ok pnet-second smc_pnet -a NET1 -I eth1 -D rxe1 -P 1
-ok socat-there command -v socat
+soft_two_links_host
 
 if [ "$VMROLE" = server ]; then
 	( (head -c $BYTES /dev/zero; sleep 600) | smc_run socat -u STDIN TCP-LISTEN:$PORT,reuseaddr 2>/tmp/socat.err) &

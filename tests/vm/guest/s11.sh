@@ -17,11 +17,7 @@ MIB=600
 PORT=5200
 SUMS=5300               # the server's sum to the client (plain TCP, busybox nc)
 
-soft_daemon
-rxe_two_networks
-ok pnet-first smc_pnet -a NET1 -I eth0 -D rxe0 -P 1
-ok pnet-second smc_pnet -a NET1 -I eth1 -D rxe1 -P 1
-ok socat-there command -v socat
+soft_two_links_host
 
 if [ "$VMROLE" = server ]; then
 	(smc_run socat -u TCP-LISTEN:$PORT,reuseaddr STDOUT 2>/tmp/socat.err | sha256sum > /tmp/got.sum) &

@@ -19,11 +19,7 @@ MIB=200
 SUMS=5300               # the server's sums to the client (plain TCP, busybox nc)
 KILL=5301               # the client tells the server to kill its daemon
 
-soft_daemon
-rxe_two_networks
-ok pnet-first smc_pnet -a NET1 -I eth0 -D rxe0 -P 1
-ok pnet-second smc_pnet -a NET1 -I eth1 -D rxe1 -P 1
-ok socat-there command -v socat
+soft_two_links_host
 
 # sent_pkts DEV: rxe's packets sent on DEV's port 1 so far.
 sent_pkts() {
