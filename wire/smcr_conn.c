@@ -119,6 +119,12 @@ int smcr_conn_push(struct smcr_conn *c)
 {
 	int rc = push_posts(c), held = c->ops->flush ? c->ops->flush(c->link) : 0;
 
+	/*
+	 * A link that could not ring for what it held is failing: the move
+	 * to another link sends again all that no delivered CDC covers.
+	 */
+	if (held == -ENOLINK)
+		held = 0;
 	if (held && !rc)
 		rc = fail(c, held);
 	return rc;

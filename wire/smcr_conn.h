@@ -45,8 +45,9 @@ struct smcr_link_ops {
 	int (*send)(void *link, const uint8_t *msg, size_t len, uint64_t id);
 	/*
 	 * Optional: the link may hold writes back until a send or this call,
-	 * to post them at once (one doorbell); 0, or the error the held ones
-	 * failed with.
+	 * to post them at once (one doorbell); 0, -ENOLINK (the link is going
+	 * down: the held ones never went, smcr_conn_switch() follows), or the
+	 * error the held ones failed with.
 	 */
 	int (*flush)(void *link);
 };

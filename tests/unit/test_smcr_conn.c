@@ -78,9 +78,14 @@ static int post(struct flink *l, const struct op *o)
 	return 0;
 }
 
+/* A dead link's doorbell fails (the preload's path_flush(): -ENOLINK): what it held never goes. */
 static int f_flush(void *link)
 {
-	((struct flink *)link)->held = 0;
+	struct flink *l = link;
+
+	if (l->down)
+		return -ENOLINK;
+	l->held = 0;
 	return 0;
 }
 
