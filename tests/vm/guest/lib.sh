@@ -117,6 +117,10 @@ soft_two_links_host() {
 	ok pnet-second smc_pnet -a NET1 -I eth1 -D rxe1 -P 1
 	ok socat-there command -v socat
 }
+# sent_pkts DEV: rxe's packets sent on DEV's port 1 so far.
+sent_pkts() {
+	rdma statistic show link "$1/1" 2>/dev/null | sed -n 's/.* sent_pkts \([0-9]*\).*/\1/p'
+}
 # wait_quarter FILE: until FILE says a quarter was sent (at most 90 s); PASS quarter-sent.
 wait_quarter() {
 	i=0; while ! grep -qs 'a quarter sent' "$1" && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done

@@ -13,7 +13,7 @@
 SCEN=s11-$VMROLE
 . /tests/lib.sh
 export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control SMC_DEBUG=1
-MIB=600
+MIB=400
 PORT=5200
 SUMS=5300               # the server's sum to the client (plain TCP, busybox nc)
 
@@ -59,7 +59,19 @@ else
 	echo "INFO $SCEN/failover: eth1 down after $(($(date +%s) - t0)) s"
 	wait_for 600 grep -q '(rxe1) failed: 1 connections moved' /tmp/socat.err
 	grepcheck moved-back '(rxe1) failed: 1 connections moved, 0 reset' /tmp/socat.err
-	wait_for 6000 test -s /tmp/sent.rc
+	# the rest of the transfer; a stall says where it stands
+	i=0 last=0 same=0
+	while [ ! -s /tmp/sent.rc ] && [ $i -lt 120 ]; do
+		sleep 5; i=$((i + 1))
+		now=$(sent_pkts rxe0)
+		if [ "${now:-0}" = "$last" ]; then same=$((same + 1)); else same=0; fi
+		last=${now:-0}
+		if [ $same -eq 12 ]; then
+			echo "INFO $SCEN/stalled: nothing sent on rxe0 for 60 s"
+			sed 's/^/  | /' /tmp/socat.err | tail -n 20
+			smcr -d linkgroup link-show 2>&1 | sed 's/^/  | /'
+		fi
+	done
 	echo "INFO $SCEN/transfer: $MIB MiB in $(($(date +%s) - t0)) s"
 	grepcheck socat-exit '^rc=0$' /tmp/sent.rc
 	wait_for 600 test -s /tmp/peer.sum

@@ -21,11 +21,6 @@ KILL=5301               # the client tells the server to kill its daemon
 
 soft_two_links_host
 
-# sent_pkts DEV: rxe's packets sent on DEV's port 1 so far.
-sent_pkts() {
-	rdma statistic show link "$1/1" 2>/dev/null | sed -n 's/.* sent_pkts \([0-9]*\).*/\1/p'
-}
-
 if [ "$VMROLE" = server ]; then
 	for p in 5200 5201; do
 		(smc_run socat -u TCP-LISTEN:$p,reuseaddr STDOUT 2>/tmp/socat$p.err | sha256sum > /tmp/got$p.sum) &
