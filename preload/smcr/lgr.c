@@ -120,6 +120,22 @@ int smcr_link_open(struct smcr_lgr *g, const char *dev, uint8_t port, const uint
 	return rc ? rc : li;
 }
 
+/* A link starts again on queue pair q: nothing of the old one's state or the peer's rkeys holds. */
+static void link_new_qp(struct smcr_lgr *g, int li, struct rdma_qp *q)
+{
+	struct smcr_link *l = &g->link[li];
+
+	l->qp = q;
+	l->gen++;
+	l->connected = l->up = false;
+	l->post_err = 0;
+	l->num = 0;
+	l->seen_done = l->heard = l->seen_heard = 0;
+	l->since_ns = l->kicked_ns = l->alive_ns = 0;
+	for (struct smcr_sock *s = g->socks; s; s = s->next)
+		s->peer_rkey_ok[li] = false;
+}
+
 int smcr_link_reopen(struct smcr_lgr *g, int li)
 {
 	struct smcr_link *l = &g->link[li];
@@ -140,17 +156,8 @@ int smcr_link_reopen(struct smcr_lgr *g, int li)
 		return rc;
 	pthread_mutex_lock(&g->mu);
 	old = l->qp;
-	l->qp = q;
-	l->gen++;
-	l->connected = l->up = l->dead = false;
-	l->post_err = 0;
-	l->num = 0;
-	l->seen_done = 0;
-	l->since_ns = l->kicked_ns = 0;
-	l->heard = l->seen_heard = 0;
-	l->alive_ns = 0;
-	for (struct smcr_sock *s = g->socks; s; s = s->next)
-		s->peer_rkey_ok[li] = false;
+	link_new_qp(g, li, q);
+	l->dead = false;
 	pthread_mutex_unlock(&g->mu);
 	/* the progress thread may still poll its channel: it looks again at the new one */
 	rdma_qp_destroy(old);
@@ -185,17 +192,9 @@ int smcr_link_dev_back(struct smcr_lgr *g, int li)
 	rdma_qp_destroy(l->qp);
 	rdma_dev_close(l->dev);
 	l->dev = d;
-	l->qp = q;
-	l->gen++;
-	l->post_err = 0;
-	l->connected = l->up = false;
-	l->num = 0;
-	l->seen_done = l->heard = l->seen_heard = 0;
-	l->since_ns = l->kicked_ns = l->alive_ns = 0;
-	for (struct smcr_sock *s = g->socks; s && !rc; s = s->next) {
-		s->peer_rkey_ok[li] = false;
+	link_new_qp(g, li, q);
+	for (struct smcr_sock *s = g->socks; s && !rc; s = s->next)
 		rc = smcr_sock_reg(s, li);
-	}
 	smcr_view_changed();
 	if (rc)
 		return rc;      /* the device stays gone: the next look opens it again */

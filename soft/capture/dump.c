@@ -340,14 +340,11 @@ void soft_dump_clc(struct soft_state *st, const struct soft_sock *s, uint8_t typ
 }
 
 /* What an SMC-R CLC message says, decoded for its record; false if it does not decode. */
-static bool clc_r_of(const uint8_t *msg, size_t len, struct soft_dump_clc *c, struct soft_dump_clc_r *r)
+static bool clc_r_of(const uint8_t *msg, size_t len, const struct clc_hdr *h,
+		     struct soft_dump_clc *c, struct soft_dump_clc_r *r)
 {
-	struct clc_hdr h;
-
-	if (clc_hdr_peek(msg, len, &h))
-		return false;
-	r->version = h.version;
-	switch (h.type) {
+	r->version = h->version;
+	switch (h->type) {
 	case CLC_PROPOSAL: {
 		struct clc_proposal p;
 
@@ -363,9 +360,9 @@ static bool clc_r_of(const uint8_t *msg, size_t len, struct soft_dump_clc *c, st
 	case CLC_CONFIRM: {
 		struct clc_smcr_accept a;
 
-		if (h.smcd_eye || clc_smcr_accept_decode(msg, len, &a) < 0)
+		if (h->smcd_eye || clc_smcr_accept_decode(msg, len, &a) < 0)
 			return false;
-		c->status = h.type == CLC_ACCEPT ? SMC_SOFT_PAIR_PENDING : SMC_SOFT_PAIR_PAIRED;
+		c->status = h->type == CLC_ACCEPT ? SMC_SOFT_PAIR_PENDING : SMC_SOFT_PAIR_PAIRED;
 		c->rmbe_size = smc_code_size(a.rmbe_size);
 		memcpy(r->system_id, a.system_id, sizeof(r->system_id));
 		memcpy(r->gid, a.gid, sizeof(r->gid));
@@ -404,7 +401,7 @@ void soft_dump_clc_msg(struct soft_state *st, const struct soft_sock *s, const u
 
 	memset(&c, 0, sizeof(c));
 	memset(&r, 0, sizeof(r));
-	if (clc_hdr_peek(msg, len, &h) || !clc_r_of(msg, len, &c, &r))
+	if (clc_hdr_peek(msg, len, &h) || !clc_r_of(msg, len, &h, &c, &r))
 		return;
 
 	/* the sender's role: ours, or with rx the peer's */

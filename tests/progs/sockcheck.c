@@ -3305,7 +3305,12 @@ static void *signaller(void *arg)
 }
 
 /* recv while a thread signals the main thread every 40 ms. */
-static ssize_t recv_signalled(int fd, void *b, size_t n, int restart, int *err)
+/*
+ * One blocking call (a MSG_WAITALL recv of n bytes, or a send of one byte
+ * with send set) while another thread sends SIGUSR1 to this one, whose
+ * handler has SA_RESTART or not.
+ */
+static ssize_t call_signalled(int fd, void *b, size_t n, bool send_it, int restart, int *err)
 {
 	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = restart ? SA_RESTART : 0 };
 	pthread_t t;
@@ -3319,7 +3324,7 @@ static ssize_t recv_signalled(int fd, void *b, size_t n, int restart, int *err)
 		*err = EAGAIN;
 		return -2;
 	}
-	r = recv(fd, b, n, MSG_WAITALL);
+	r = send_it ? send(fd, b, n, MSG_NOSIGNAL) : recv(fd, b, n, MSG_WAITALL);
 	*err = errno;
 	atomic_store(&g_stop_signaller, 1);
 	pthread_join(t, NULL);
@@ -3333,13 +3338,13 @@ static int eintr_c(int *fd)
 	int e;
 
 	g_doing = "recv without SA_RESTART";
-	if ((r = recv_signalled(*fd, buf, sizeof(buf), 0, &e)) != -1 || e != EINTR)
+	if ((r = call_signalled(*fd, buf, sizeof(buf), false, 0, &e)) != -1 || e != EINTR)
 		return fail("recv interrupted by a handler without SA_RESTART: %s, want EINTR",
 			    r >= 0 ? "data" : strerror(e));
 	if (send_tok(*fd, 'g'))
 		return -1;
 	g_doing = "recv with SA_RESTART";
-	if ((r = recv_signalled(*fd, buf, sizeof(buf), 1, &e)) != (ssize_t)sizeof(buf))
+	if ((r = call_signalled(*fd, buf, sizeof(buf), false, 1, &e)) != (ssize_t)sizeof(buf))
 		return fail("recv with SA_RESTART: returned %zd (%s), want the data", r,
 			    r < 0 ? strerror(e) : "short");
 	if (g_usr1 == 0)
@@ -3360,27 +3365,6 @@ static int eintr_s(int *fd)
 }
 
 /* send of one byte on a full connection while a thread signals the main thread every 40 ms. */
-static ssize_t send_signalled(int fd, const void *b, int restart, int *err)
-{
-	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = restart ? SA_RESTART : 0 };
-	pthread_t t;
-	ssize_t r;
-
-	sigaction(SIGUSR1, &sa, NULL);
-	g_main_thread = pthread_self();
-	atomic_store(&g_stop_signaller, 0);
-	g_usr1 = 0;
-	if (pthread_create(&t, NULL, signaller, NULL)) {
-		*err = EAGAIN;
-		return -2;
-	}
-	r = send(fd, b, 1, MSG_NOSIGNAL);
-	*err = errno;
-	atomic_store(&g_stop_signaller, 1);
-	pthread_join(t, NULL);
-	return r;
-}
-
 /*
  * Fill from *total on until not even one byte goes for 100 ms (the peer's
  * window shut; a large send may find less room than it wants first).
@@ -3435,14 +3419,14 @@ static int eintr_send_c(int *fd)
 		return -1;
 	pat_fill(&b, 133, total, 1);
 	g_doing = "send without SA_RESTART";
-	if ((r = send_signalled(*fd, &b, 0, &e)) != -1 || e != EINTR)
+	if ((r = call_signalled(*fd, &b, 1, true, 0, &e)) != -1 || e != EINTR)
 		return fail("send on a full connection interrupted by a handler without SA_RESTART: "
 			    "%s, want EINTR", r >= 0 ? "sent" : strerror(e));
 	if (fill_shut(*fd, 133, &total))
 		return -1;
 	pat_fill(&b, 133, total, 1);
 	g_doing = "send with SA_RESTART";
-	if ((r = send_signalled(*fd, &b, 1, &e)) != 1)
+	if ((r = call_signalled(*fd, &b, 1, true, 1, &e)) != 1)
 		return fail("send with SA_RESTART: returned %zd (%s), want 1", r,
 			    r < 0 ? strerror(e) : "nothing");
 	if (g_usr1 == 0)
