@@ -152,6 +152,7 @@ struct soft_config {
 	long ncpus;                /* CPUs online */
 	bool futex;                /* SMC_SOFT_FUTEX: blocking receives sleep on a futex */
 	bool bells;                /* SMC_SOFT_BELL: poll/epoll waits have an eventfd doorbell */
+	bool drive;                /* SMC_SOFT_DRIVE: an RDMA reader takes its link's completions */
 	int uring;                 /* SMC_SOFT_URING: SOFT_URING_* (uring.c) */
 	/* the daemon's socket, resolved at start: programs such as nginx
 	 * clear their environment before they connect anywhere */

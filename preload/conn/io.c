@@ -340,8 +340,11 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 {
 	struct timeval tv = { 0 };
 	socklen_t len = sizeof(tv);
-	struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
+	struct pollfd p[3] = { { .fd = fd, .events = POLLIN }, { .fd = -1, .events = POLLIN },
+			       { .fd = -1, .events = POLLIN } };
 	int timeout = WAIT_SPACE_MS, rc, err = 0;
+	struct tp_drive drive;
+	bool driving;
 	unsigned mark;
 	uint32_t bell;
 
@@ -376,7 +379,14 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 		/* readable for good: a short nap instead of a spinning poll */
 		timeout = 1;
 	mark = sig_norestart_mark();
-	rc = next.poll(p, p[1].fd >= 0 ? 2 : 1, timeout);
+	/* room comes with the peer's CDC or our completions: taken here where they can be */
+	driving = TP(sc, drive_begin, false, bell, &drive);
+	p[2].fd = driving ? drive.fd : -1;
+	rc = next.poll(p, 3, timeout);
+	if (driving) {
+		TP(sc, drive_take, &drive, rc > 0 && p[2].revents);
+		TP(sc, drive_end, &drive);
+	}
 	TP(sc, tx_sleep_end);
 	if (rc < 0) {
 		err = errno;

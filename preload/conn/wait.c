@@ -174,7 +174,8 @@ bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx)
 		return false;
 	mine = (uint32_t)cpu + 1;
 	peer = TP(sc, peer_cpu, rx);
-	if (soft_cpus_crowded() || peer == mine || !soft_cfg.multi_cpu) {
+	/* (the machine's load is looked at only where it decides) */
+	if (!soft_cfg.multi_cpu || peer == mine || soft_cpus_crowded()) {
 		/* a shared core, or all busy: let the peer run once instead of spinning */
 		sys_yield();
 		return cond(sc);

@@ -11,7 +11,7 @@
 
 #include "rdma.h"
 
-#define KEPT_MAX 64
+#define KEPT_MAX 256
 
 static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
 static int kept[KEPT_MAX];

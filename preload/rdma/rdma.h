@@ -59,6 +59,8 @@ struct rdma_verbs {
 	struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 	int (*destroy_qp)(struct ibv_qp *qp);
+	/* the C library's, past the preload's hooks: for the folder's own descriptors */
+	long (*syscall)(long nr, ...);
 };
 extern struct rdma_verbs rdma_v;
 
@@ -146,8 +148,18 @@ void rdma_qp_destroy(struct rdma_qp *qp);
 void rdma_qp_local(const struct rdma_qp *qp, struct rdma_qp_addr *a);
 /* Connects to the peer's end: the path MTU is the smaller of the two. */
 int rdma_qp_connect(struct rdma_qp *qp, const struct rdma_qp_addr *peer);
-/* The completion channel's descriptor: readable once armed (rdma_qp_arm()) and something completed. */
+/*
+ * The descriptor to sleep on: readable once armed (rdma_qp_arm()) and
+ * something completed, unless the channel is lent.
+ */
 int rdma_qp_fd(const struct rdma_qp *qp);
+/*
+ * Lends the completion channel to one thread that sleeps on it itself
+ * (rdma_qp_chan_fd()): rdma_qp_fd() no longer reports it until it is
+ * given back (lend false).  0 or -errno.
+ */
+int rdma_qp_lend(struct rdma_qp *qp, bool lend);
+int rdma_qp_chan_fd(const struct rdma_qp *qp);
 
 /*
  * RDMA WRITE of len bytes at off in src into the peer's raddr (its rkey);
@@ -206,7 +218,7 @@ int rdma_qp_poll(struct rdma_qp *qp, struct rdma_event *ev, int max);
 int rdma_qp_arm(struct rdma_qp *qp, bool sent);
 /* Its number and send-queue counts in one line, for a report: snprintf's count. */
 int rdma_qp_describe(const struct rdma_qp *qp, char *buf, size_t size);
-/* After rdma_qp_fd() was readable: takes the channel's event.  0 or -errno. */
+/* After rdma_qp_fd() was readable: takes the channel's event.  0, -EAGAIN (another took it) or -errno. */
 int rdma_qp_woken(struct rdma_qp *qp);
 
 /*

@@ -52,6 +52,12 @@ static void load(void)
 		load_rc = -ENOSYS;
 		return;
 	}
+	rdma_v.syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	if (!rdma_v.syscall) {
+		snprintf(load_err, sizeof(load_err), "no syscall(): %s", dlerror());
+		load_rc = -ENOSYS;
+		return;
+	}
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
 		*syms[i].slot = dlsym(h, syms[i].name);
 		if (!*syms[i].slot) {

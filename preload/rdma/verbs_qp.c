@@ -8,10 +8,13 @@
 #include "rdma.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 
 #define RECV_TAG (1ull << 63)
 #define STASH 32
@@ -27,7 +30,9 @@ struct posted {
 
 struct rdma_qp {
 	struct rdma_dev *dev;
-	struct ibv_comp_channel *ch;    /* both queues' events */
+	struct ibv_comp_channel *ch;    /* both queues' events; non-blocking */
+	int watch;                      /* an epoll set of ch, unless lent (rdma_qp_lend()) */
+	bool lent;
 	struct ibv_cq *cq;              /* the peer's messages (and every error) */
 	struct ibv_cq *scq;             /* our sends: armed only when asked (rdma_qp_arm()) */
 	bool armed, sarmed;             /* asked for an event not taken yet */
@@ -100,9 +105,18 @@ static struct ibv_qp *create(struct rdma_qp *q, uint32_t inline_size)
 	return qp;
 }
 
+/* Past the preload's epoll_ctl(): the watch set is the library's own. */
+static int watch_ctl(struct rdma_qp *q, int op)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	return (int)rdma_v.syscall(SYS_epoll_ctl, q->watch, op, q->ch->fd, &ev);
+}
+
 static int setup(struct rdma_qp *q)
 {
 	struct ibv_context *ctx = rdma_dev_ctx(q->dev);
+	long flags;
 	int rc;
 	size_t slots = (size_t)q->size.recv_slots + q->size.send_wr;
 
@@ -119,6 +133,16 @@ static int setup(struct rdma_qp *q)
 	if (!q->ch)
 		return errno ? -errno : -ENOMEM;
 	rdma_fd_keep(q->ch->fd);
+	/* two threads may look at the channel: the one that finds it empty must not block */
+	flags = rdma_v.syscall(SYS_fcntl, q->ch->fd, F_GETFL);
+	if (flags < 0 || rdma_v.syscall(SYS_fcntl, q->ch->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return -errno;
+	q->watch = (int)rdma_v.syscall(SYS_epoll_create1, EPOLL_CLOEXEC);
+	if (q->watch < 0)
+		return -errno;
+	rdma_fd_keep(q->watch);
+	if (watch_ctl(q, EPOLL_CTL_ADD))
+		return -errno;
 	q->cq = rdma_v.create_cq(ctx, (int)q->size.recv_slots, q, q->ch, 0);
 	if (q->cq)
 		q->scq = rdma_v.create_cq(ctx, (int)q->size.send_wr, &q->scq, q->ch, 0);
@@ -150,6 +174,7 @@ int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct r
 	if (!q)
 		return -ENOMEM;
 	q->dev = d;
+	q->watch = -1;
 	q->size = *size;
 	if (!q->size.msg_size)
 		q->size.msg_size = RDMA_MSG_SIZE;
@@ -172,6 +197,10 @@ void rdma_qp_destroy(struct rdma_qp *q)
 		rdma_v.destroy_cq(q->cq);
 	if (q->scq)
 		rdma_v.destroy_cq(q->scq);
+	if (q->watch >= 0) {
+		rdma_fd_drop(q->watch);
+		rdma_v.syscall(SYS_close, q->watch);
+	}
 	if (q->ch) {
 		rdma_fd_drop(q->ch->fd);
 		rdma_v.destroy_comp_channel(q->ch);
@@ -238,7 +267,22 @@ int rdma_qp_connect(struct rdma_qp *q, const struct rdma_qp_addr *peer)
 
 int rdma_qp_fd(const struct rdma_qp *q)
 {
+	return q->watch;
+}
+
+int rdma_qp_chan_fd(const struct rdma_qp *q)
+{
 	return q->ch->fd;
+}
+
+int rdma_qp_lend(struct rdma_qp *q, bool lend)
+{
+	if (q->lent == lend)
+		return 0;
+	if (watch_ctl(q, lend ? EPOLL_CTL_DEL : EPOLL_CTL_ADD))
+		return -errno;
+	q->lent = lend;
+	return 0;
 }
 
 /*
@@ -477,7 +521,7 @@ int rdma_qp_woken(struct rdma_qp *q)
 	void *cq_ctx;
 
 	if (rdma_v.get_cq_event(q->ch, &cq, &cq_ctx))
-		return -EIO;
+		return errno == EAGAIN ? -EAGAIN : -EIO;
 	if (cq == q->scq)
 		q->sarmed = false;
 	else

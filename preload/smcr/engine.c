@@ -100,6 +100,13 @@ int smcr_lgr_views(struct smcr_lgr_view *v, int max)
 	return n;
 }
 
+void smcr_drive_bell(struct smcr_lgr *g)
+{
+	if (g->drive_bell >= 0 && eventfd_write(g->drive_bell, 1) < 0) {
+		/* a full counter wakes them as well */
+	}
+}
+
 void smcr_engine_kick(void)
 {
 	/* eventfd_write(), not write(): the library's own calls stay off its hooks */
@@ -108,14 +115,24 @@ void smcr_engine_kick(void)
 	}
 }
 
+/* The connection and direction this thread drives (smcr_engine_drive()): its own wakes ring nothing. */
+static __thread const struct smcr_sock *drive_sock;
+static __thread bool drive_rx;
+static __thread uint32_t drive_own_bell;
+
 static void wake_now(struct smcr_sock *s, bool rx)
 {
 	/* a sleeper counted after this load saw the new seq: its FUTEX_WAIT returns at once */
 	if (atomic_load(&s->sleepers[rx]))
 		smcr_env.syscall(SYS_futex, &s->seq[rx], FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+	if (atomic_load(&s->driving[rx]) && !(s == drive_sock && rx == drive_rx))
+		smcr_drive_bell(s->g);
 	for (int i = 0; i < SMCR_BELLS; i++) {
 		uint32_t bell = atomic_load(&s->bell[rx][i]) ? atomic_exchange(&s->bell[rx][i], 0) : 0;
 
+		/* a driver's own bell: it is awake already */
+		if (bell == drive_own_bell && s == drive_sock && rx == drive_rx)
+			continue;
 		if (bell && smcr_env.ring)
 			smcr_env.ring(bell);
 	}
@@ -362,6 +379,8 @@ static bool watchdog(struct smcr_lgr *g)
 			smcr_link_fail(g, (int)li, false);
 		} else if (now - l->since_ns >= KICK_NS && now - l->kicked_ns >= KICK_NS) {
 			l->kicked_ns = now;
+			smcr_log("libsmc-preload: soft SMC-R: link %u: work outstanding, nothing completed for %lld ms: TEST LINK\n",
+				 l->num, (long long)((now - l->since_ns) / 1000000));
 			kick(g, (int)li);
 		}
 	}
@@ -537,6 +556,135 @@ static void *progress(void *arg)
 		pthread_mutex_unlock(&eng_mu);
 	}
 	return NULL;
+}
+
+/*
+ * A reader that takes its link's completions itself (doc/soft-roce.md
+ * section 4): while it sleeps, the link's channel is lent to it, so that a
+ * message wakes one thread, not the progress thread and then the reader.
+ * What it takes, it takes as the progress thread does (eng_mu, the group's
+ * mutex, wakes put off until both are let go); other connections' news
+ * wake them as usual.  Once it wakes, the channel goes back armed.
+ */
+static bool drivable(const struct smcr_lgr *g, const struct smcr_sock *s)
+{
+	const struct smcr_link *l;
+
+	if (!smcr_env.drive || !s->live || s->released || s->li < 0 || g->drive_bell < 0)
+		return false;
+	l = &g->link[s->li];
+	return l->up && l->connected && !l->dead && !l->dev_gone && !l->driven;
+}
+
+int smcr_drive_begin(struct smcr_sock *s, bool rx, uint32_t bell, struct smcr_drive *d)
+{
+	struct smcr_lgr *g = s->g;
+
+	pthread_mutex_lock(&g->mu);
+	d->li = s->li;
+	if (!drivable(g, s) || rdma_qp_lend(g->link[d->li].qp, true)) {
+		pthread_mutex_unlock(&g->mu);
+		return -EAGAIN;
+	}
+	g->link[d->li].driven = true;
+	d->gen = g->link[d->li].gen;
+	d->fd = rdma_qp_chan_fd(g->link[d->li].qp);
+	d->rx = rx;
+	d->bell = bell;
+	atomic_store(&s->driving[rx], true);
+	pthread_mutex_unlock(&g->mu);
+	return 0;
+}
+
+bool smcr_drive_take(struct smcr_sock *s, const struct smcr_drive *d, bool woken)
+{
+	struct smcr_lgr *g = s->g;
+	struct wakes wakes = { 0 };
+	bool same;
+
+	pthread_mutex_lock(&eng_mu);
+	pthread_mutex_lock(&g->mu);
+	same = g->link[d->li].gen == d->gen && !g->link[d->li].dead && s->live && s->li == d->li;
+	if (same) {
+		struct rdma_qp *q = g->link[d->li].qp;
+
+		deferred = &wakes;
+		if (woken)
+			rdma_qp_woken(q);       /* -EAGAIN: the progress thread took it first */
+		do
+			drain(g);
+		while (!g->link[d->li].dead && rdma_qp_arm(q, link_wants_sent(g, d->li)) > 0);
+		deferred = NULL;
+	}
+	pthread_mutex_unlock(&g->mu);
+	/* this thread's own wakes ring no bell of its own */
+	drive_sock = s;
+	drive_rx = d->rx;
+	drive_own_bell = d->bell;
+	wakes_flush(&wakes);
+	drive_sock = NULL;
+	pthread_mutex_unlock(&eng_mu);
+	return same;
+}
+
+void smcr_drive_end(struct smcr_sock *s, const struct smcr_drive *d)
+{
+	struct smcr_lgr *g = s->g;
+
+	pthread_mutex_lock(&g->mu);
+	atomic_store(&s->driving[d->rx], false);
+	if (g->link[d->li].gen == d->gen) {
+		/* armed (smcr_drive_take()): what completes next wakes the progress thread */
+		rdma_qp_lend(g->link[d->li].qp, false);
+		g->link[d->li].driven = false;
+	}
+	pthread_mutex_unlock(&g->mu);
+}
+
+int smcr_engine_drive(struct smcr_sock *s, bool rx, uint32_t seq, const struct timespec *timeout)
+{
+	int64_t end = timeout ? now_ns() + timeout->tv_sec * 1000000000LL + timeout->tv_nsec : -1;
+	struct pollfd p[2] = { { .events = POLLIN }, { .fd = s->g->drive_bell, .events = POLLIN } };
+	struct smcr_drive d;
+	bool woken = false;
+	int rc;
+
+	if (smcr_drive_begin(s, rx, 0, &d))
+		return -EAGAIN;
+	p[0].fd = d.fd;
+	for (;;) {
+		struct timespec ts, *tsp = NULL;
+
+		if (!smcr_drive_take(s, &d, woken) || atomic_load(&s->seq[rx]) != seq) {
+			rc = 0;
+			break;
+		}
+		if (end >= 0) {
+			int64_t left = end - now_ns();
+
+			if (left <= 0) {
+				rc = -ETIMEDOUT;
+				break;
+			}
+			ts = (struct timespec){ left / 1000000000LL, left % 1000000000LL };
+			tsp = &ts;
+		}
+		/* a replaced queue pair rings the bell before its channel goes (lgr.c) */
+		if (smcr_env.syscall(SYS_ppoll, p, 2, tsp, NULL, 0) < 0) {
+			rc = -errno;
+			break;
+		}
+		woken = p[0].revents != 0;
+		if (p[1].revents) {
+			eventfd_t v;
+
+			if (eventfd_read(s->g->drive_bell, &v) < 0) {
+				/* another driver took it: it looks again as well */
+			}
+		}
+	}
+	smcr_drive_end(s, &d);
+	return rc;
 }
 
 /* Whether every connection gave the peer all of its bytes; *progress moves while it takes them. */

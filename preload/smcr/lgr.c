@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <sys/random.h>
 
 #include "smcr_int.h"
@@ -23,6 +25,14 @@ static uint32_t next_key(void)
 	while (!(k = atomic_fetch_add(&keys, 1) + 1)) {
 	}
 	return k;
+}
+
+static void drive_bell_close(struct smcr_lgr *g)
+{
+	if (g->drive_bell >= 0) {
+		rdma_fd_drop(g->drive_bell);
+		smcr_env.syscall(SYS_close, g->drive_bell);
+	}
 }
 
 int smcr_lgr_new(bool server, struct smcr_lgr **out)
@@ -42,10 +52,13 @@ int smcr_lgr_new(bool server, struct smcr_lgr **out)
 	g->server = server;
 	g->key = next_key();
 	g->refs = 1;
+	g->drive_bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	rdma_fd_keep(g->drive_bell);
 	if (getrandom(&g->next_token, sizeof(g->next_token), 0) != sizeof(g->next_token))
 		g->next_token = 0x5e000000u;
 	rc = smcr_engine_add(g);
 	if (rc) {
+		drive_bell_close(g);
 		pthread_cond_destroy(&g->cv);
 		pthread_mutex_destroy(&g->mu);
 		free(g);
@@ -77,6 +90,7 @@ void smcr_lgr_free(struct smcr_lgr *g)
 		rdma_qp_destroy(g->link[li].qp);
 		rdma_dev_close(g->link[li].dev);
 	}
+	drive_bell_close(g);
 	pthread_cond_destroy(&g->cv);
 	pthread_mutex_destroy(&g->mu);
 	free(g);
@@ -134,6 +148,11 @@ static void link_new_qp(struct smcr_lgr *g, int li, struct rdma_qp *q)
 	l->since_ns = l->kicked_ns = l->alive_ns = 0;
 	for (struct smcr_sock *s = g->socks; s; s = s->next)
 		s->peer_rkey_ok[li] = false;
+	/* a thread asleep on the old channel lets go of it before it goes */
+	if (l->driven) {
+		l->driven = false;
+		smcr_drive_bell(g);
+	}
 }
 
 int smcr_link_reopen(struct smcr_lgr *g, int li)
@@ -300,6 +319,9 @@ void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 	if (l->dead)
 		return;
 	l->dead = true;
+	/* a reader asleep on its channel gives it back and goes on as its connection does */
+	if (l->driven)
+		smcr_drive_bell(g);
 	if (!l->up)
 		return;
 	g->failovers++;

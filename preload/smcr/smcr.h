@@ -41,6 +41,8 @@ struct smcr_env {
 	int (*poll)(struct pollfd *fds, nfds_t n, int ms);
 	long (*syscall)(long nr, ...);
 	bool (*ring)(uint32_t bell);
+	/* a sleeping reader takes its link's completions itself (smcr_engine_drive()) */
+	bool drive;
 	/* a line for the debug log (NULL: none) */
 	void (*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 };
@@ -205,6 +207,27 @@ uint8_t smcr_sock_own_state(struct smcr_sock *s);
  */
 uint32_t smcr_sock_seq(struct smcr_sock *s, bool rx);
 int smcr_sock_wait(struct smcr_sock *s, bool rx, uint32_t seq, const struct timespec *timeout);
+/*
+ * A sleeper that takes its link's completions itself (doc/soft-roce.md
+ * section 4): smcr_drive_begin() lends it the channel d->fd (-EAGAIN: not
+ * now, sleep as usual; bell: its own bell, which its wakes need not ring,
+ * or 0); after each sleep on it, smcr_drive_take() (woken:
+ * d->fd was readable) takes what the group's links completed and wakes
+ * whom it concerns: false once the link changed (stop, end, look again);
+ * smcr_drive_end() gives the channel back.
+ */
+struct smcr_drive {
+	int fd;
+	int li;
+	unsigned gen;
+	uint32_t bell;
+	bool rx;
+};
+int smcr_drive_begin(struct smcr_sock *s, bool rx, uint32_t bell, struct smcr_drive *d);
+bool smcr_drive_take(struct smcr_sock *s, const struct smcr_drive *d, bool woken);
+void smcr_drive_end(struct smcr_sock *s, const struct smcr_drive *d);
+/* smcr_sock_wait()'s sleep with the channel lent; -EAGAIN when it cannot be. */
+int smcr_engine_drive(struct smcr_sock *s, bool rx, uint32_t seq, const struct timespec *timeout);
 /*
  * The process ends: wait while its connections (released ones too) still
  * have bytes for their peers or a last CDC on its way, giving up after

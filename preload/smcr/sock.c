@@ -697,6 +697,8 @@ int smcr_sock_wait(struct smcr_sock *s, bool rx, uint32_t seq, const struct time
 
 	if (!rx)
 		smcr_sock_want_room(s);
+	else if ((r = smcr_engine_drive(s, rx, seq, timeout)) != -EAGAIN)
+		return (int)r;
 	atomic_fetch_add(&s->sleepers[rx], 1);
 	r = smcr_env.syscall(SYS_futex, &s->seq[rx], FUTEX_WAIT, seq, timeout, NULL, 0);
 	err = errno;

@@ -36,6 +36,12 @@ struct transport;
 /* *wake: a doorbell byte over TCP (else the id of the sleeper's bell) */
 #define TP_BELL_TCP        1u
 
+/* A sleeper's own way to its transport's completions (drive_begin()). */
+struct tp_drive {
+	int fd;                      /* to sleep on beside the others (POLLIN) */
+	uint64_t state[3];           /* the transport's */
+};
+
 /* Our end's cursors and flags as a CDC message carries them (for the dump). */
 struct tp_cdc {
 	uint16_t prod_wrap, cons_wrap;
@@ -102,6 +108,17 @@ struct transport_ops {
 	int (*rx_wait)(struct transport *t, const struct timespec *timeout);
 	bool (*tx_sleep_begin)(struct transport *t, size_t want, uint32_t bell);
 	void (*tx_sleep_end)(struct transport *t);
+	/*
+	 * A sleeper that takes the transport's completions itself (soft SMC-R:
+	 * its link's completion channel, lent while it sleeps, so that the
+	 * news wakes one thread, not a progress thread and then it): false
+	 * where there is none now.  bell: the sleeper's own (its wakes need
+	 * not ring it).  After the sleep, drive_take() (woken: d->fd was
+	 * readable), then drive_end().
+	 */
+	bool (*drive_begin)(struct transport *t, bool rx, uint32_t bell, struct tp_drive *d);
+	void (*drive_take)(struct transport *t, const struct tp_drive *d, bool woken);
+	void (*drive_end)(struct transport *t, const struct tp_drive *d);
 	/* Before our receiving cut-over: the producer rings once it has cut. */
 	void (*rx_want_bell)(struct transport *t);
 	/* Whether a sleeper's bell is still asked for (the producer takes it when it rings). */
@@ -239,6 +256,10 @@ bool transport_after_fork_child(struct transport *t, int parent);
  * the process; these would not), giving up after 5 s without progress.
  */
 void transport_linger_all(void);
+/* The drive operations of a transport without any (no_drive.c). */
+bool tp_no_drive_begin(struct transport *t, bool rx, uint32_t bell, struct tp_drive *d);
+void tp_no_drive_take(struct transport *t, const struct tp_drive *d, bool woken);
+void tp_no_drive_end(struct transport *t, const struct tp_drive *d);
 /* The transport of a kind the daemon offers (SMC_SOFT_TRANSPORT_*), NULL if none here. */
 const struct transport_ops *transport_of_kind(unsigned kind);
 

@@ -263,6 +263,35 @@ static void rdma_tx_sleep_end(struct transport *t)
 	(void)t;
 }
 
+_Static_assert(sizeof(struct smcr_drive) <= sizeof(((struct tp_drive *)0)->state), "fits in tp_drive");
+
+static bool rdma_drive_begin(struct transport *t, bool rx, uint32_t bell, struct tp_drive *d)
+{
+	struct smcr_drive sd;
+
+	if (smcr_drive_begin(SOCK(t), rx, bell, &sd))
+		return false;
+	d->fd = sd.fd;
+	memcpy(d->state, &sd, sizeof(sd));
+	return true;
+}
+
+static void rdma_drive_take(struct transport *t, const struct tp_drive *d, bool woken)
+{
+	struct smcr_drive sd;
+
+	memcpy(&sd, d->state, sizeof(sd));
+	smcr_drive_take(SOCK(t), &sd, woken);
+}
+
+static void rdma_drive_end(struct transport *t, const struct tp_drive *d)
+{
+	struct smcr_drive sd;
+
+	memcpy(&sd, d->state, sizeof(sd));
+	smcr_drive_end(SOCK(t), &sd);
+}
+
 /* The peer's fence CDC wakes our readers itself. */
 static void rdma_rx_want_bell(struct transport *t)
 {
@@ -511,6 +540,9 @@ const struct transport_ops transport_rdma = {
 	.rx_wait = rdma_rx_wait,
 	.tx_sleep_begin = rdma_tx_sleep_begin,
 	.tx_sleep_end = rdma_tx_sleep_end,
+	.drive_begin = rdma_drive_begin,
+	.drive_take = rdma_drive_take,
+	.drive_end = rdma_drive_end,
 	.rx_want_bell = rdma_rx_want_bell,
 	.rx_bell_asked = rdma_rx_bell_asked,
 	.bell_begin = rdma_bell_begin,

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -42,6 +43,8 @@ struct rdma_qp {
 	uint32_t qpn;
 	struct rdma_qp_size size;
 	int fd;
+	int watch;              /* an epoll set of fd, unless lent */
+	bool lent;
 	bool error;
 	uint64_t seq, done;
 	struct rdma_event ev[EVQ];
@@ -60,7 +63,7 @@ static struct rdma_dev *devs[MAX_OBJS];
 static struct rdma_qp *qps[MAX_OBJS];
 static struct mr_rec mrs[4 * MAX_OBJS];
 static uint32_t next_key = 0x100;
-long fake_rdma_writes, fake_rdma_msgs;
+long fake_rdma_writes, fake_rdma_msgs, fake_rdma_lends;
 
 int rdma_lib_load(void)
 {
@@ -195,6 +198,8 @@ int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct r
 	q->d = d;
 	q->size = *size;
 	q->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	q->watch = epoll_create1(EPOLL_CLOEXEC);
+	epoll_ctl(q->watch, EPOLL_CTL_ADD, q->fd, &(struct epoll_event){ .events = EPOLLIN });
 	pthread_mutex_lock(&mu);
 	q->qpn = d->next_qpn++;
 	add_obj((void **)qps, q);
@@ -211,6 +216,7 @@ void rdma_qp_destroy(struct rdma_qp *q)
 		if (qps[i] && qps[i]->peer == q)
 			qps[i]->peer = NULL;
 	pthread_mutex_unlock(&mu);
+	close(q->watch);
 	close(q->fd);
 	free(q);
 }
@@ -237,7 +243,24 @@ int rdma_qp_connect(struct rdma_qp *q, const struct rdma_qp_addr *peer)
 
 int rdma_qp_fd(const struct rdma_qp *q)
 {
+	return q->watch;
+}
+
+int rdma_qp_chan_fd(const struct rdma_qp *q)
+{
 	return q->fd;
+}
+
+int rdma_qp_lend(struct rdma_qp *q, bool lend)
+{
+	if (q->lent == lend)
+		return 0;
+	if (epoll_ctl(q->watch, lend ? EPOLL_CTL_DEL : EPOLL_CTL_ADD, q->fd,
+		      &(struct epoll_event){ .events = EPOLLIN }))
+		return -errno;
+	q->lent = lend;
+	fake_rdma_lends += lend;
+	return 0;
 }
 
 /* With mu held. */

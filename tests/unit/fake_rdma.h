@@ -15,5 +15,7 @@ void fake_rdma_add(const char *name);
 void fake_rdma_gid(uint8_t gid[16], uint8_t net, uint8_t host);
 /* Writes and messages carried so far. */
 extern long fake_rdma_writes, fake_rdma_msgs;
+/* Channels lent to a sleeping thread (a reader that took its completions itself). */
+extern long fake_rdma_lends;
 
 #endif

@@ -121,7 +121,7 @@ static bool ring(uint32_t bell)
 
 static void groups_up(void)
 {
-	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring, .drive = true };
 	struct rdma_qp_addr a_s, a_c, c2;
 	uint8_t one = 1;
 	struct job j;
@@ -219,6 +219,44 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A blocking receive's sleep (smcr_sock_wait()), which takes its link's completions itself. */
+struct drive_job {
+	struct smcr_sock *s;
+	uint32_t seq;
+	long ms;
+};
+
+static int drive_wait(void *arg)
+{
+	struct drive_job *d = arg;
+	struct timespec ts = { d->ms / 1000, d->ms % 1000 * 1000000 };
+
+	return smcr_sock_wait(d->s, true, d->seq, &ts);
+}
+
+/* n bytes of connection i's client to server stream, sent and taken as step() would. */
+static void one_message(int i, size_t n)
+{
+	uint8_t buf[256];
+	struct iovec iov = { buf, n };
+
+	for (size_t k = 0; k < n; k++)
+		buf[k] = pat(i, 0, pc[i].sent[0] + k);
+	CHECK_INT(smcr_sock_send(pc[i].cli, &iov, 1), (long)n);
+	pc[i].sent[0] += n;
+}
+
+static void one_message_in(int i, size_t n)
+{
+	uint8_t buf[256];
+	struct iovec iov = { buf, sizeof(buf) };
+
+	CHECK_INT(smcr_sock_recv(pc[i].srv, &iov, 1, false), (long)n);
+	for (size_t k = 0; k < n; k++)
+		CHECK_INT(buf[k], pat(i, 0, pc[i].got[0] + k));
+	pc[i].got[0] += n;
+}
+
 /*
  * Moves data until every connection carried total each way, or every one
  * was reset: the resets seen.  Nothing moving for STALL_S is a hang.
@@ -277,8 +315,42 @@ TEST(smcr_lgr_links_connections_failover_reset)
 	CHECK_INT(run_to(200000), 0);
 	CHECK_INT(atomic_load(&bells_rung), 2);
 	CHECK_INT(atomic_load(&rung_mask), (1u << 7) | (1u << 9));
+	/* a sleeping reader borrows its link's channel: nothing comes, its wait ends, the channel is back */
+	long lends = fake_rdma_lends;
+	struct drive_job dj = { pc[0].srv, 0, 100 };
+	struct job j;
+	pthread_t th;
+	int rc = 0;
+
+	/* (the last cursor updates of run_to() may still come: each ends a wait early) */
+	for (int k = 0; k < 20 && rc != -ETIMEDOUT; k++) {
+		dj.seq = smcr_sock_seq(pc[0].srv, true);
+		rc = drive_wait(&dj);
+	}
+	CHECK_INT(rc, -ETIMEDOUT);
+	CHECK(fake_rdma_lends > lends);
+	/* the peer's message wakes it (it takes the CDC itself) */
+	dj = (struct drive_job){ pc[0].srv, smcr_sock_seq(pc[0].srv, true), 20000 };
+	beside(&j, drive_wait, &dj, &th);
+	usleep(20000);
+	one_message(0, 100);
+	pthread_join(th, NULL);
+	CHECK_INT(j.rc, 0);
+	one_message_in(0, 100);
+	/* a reader asleep on the channel of a link that fails wakes, and its connection moves */
+	for (int i = 0; i < NCONN; i++) {
+		char line[300];
+
+		smcr_sock_describe(pc[i].cli, line, sizeof(line));
+		if (!strncmp(line, "link 1", 6))
+			dj = (struct drive_job){ pc[i].cli, smcr_sock_seq(pc[i].cli, true), 20000 };
+	}
+	beside(&j, drive_wait, &dj, &th);
+	usleep(20000);
 	/* the client's second device goes: its connections go on over the first link */
 	fake_rdma_port_down("soft2");
+	pthread_join(th, NULL);
+	CHECK_INT(j.rc, 0);
 	CHECK_INT(run_to(600000), 0);
 	CHECK_INT(smcr_lgr_links_up(cli.g), 1);
 	for (int i = 0; i < 100 && smcr_lgr_links_up(srv.g) != 1; i++)
