@@ -117,8 +117,9 @@ static bool ring(uint32_t bell)
 
 TEST(rdma_clc_first_contact_then_a_second_connection)
 {
-	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring, .drive = true };
 	struct conn_ends one, two;
+	struct tp_drive d1, d2;
 	bool fc1 = false, fc2 = true;
 
 	smcr_env_set(&env);
@@ -133,6 +134,16 @@ TEST(rdma_clc_first_contact_then_a_second_connection)
 	CHECK(!fc2);
 	bytes_across(&two.tc, &two.ts, "second connection");
 	bytes_across(&one.ts, &one.tc, "first still there");
+	/* a sleeper borrows its link's channel; the other connection's, on the same link, sleeps as before */
+	CHECK(one.tc.ops->drive_begin(&one.tc, false, 0, &d1));
+	CHECK(d1.fd >= 0);
+	CHECK(!two.tc.ops->drive_begin(&two.tc, true, 0, &d2));
+	one.tc.ops->drive_take(&one.tc, &d1, false);
+	one.tc.ops->drive_end(&one.tc, &d1);
+	CHECK(two.tc.ops->drive_begin(&two.tc, true, 0, &d2));
+	two.tc.ops->drive_take(&two.tc, &d2, false);
+	two.tc.ops->drive_end(&two.tc, &d2);
+	bytes_across(&two.tc, &two.ts, "the channel given back");
 	close_both(&one, &two);
 }
 
