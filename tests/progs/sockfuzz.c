@@ -75,6 +75,10 @@
  * receiver that only peeks never causes (seed 345 waited for ever on plain
  * TCP).  So such a call asks for at most PEEK_WAITALL_MAX bytes, and only
  * for those the peer has pushed: sent by a call without MSG_MORE (tx_pushed).
+ * Pushed bytes need not arrive either while the receiver's window is shut
+ * (a queue of small segments nobody drains; seed 373 waited on plain TCP
+ * under load): a call asks for no more than the queue holds, or for one
+ * byte when it holds none (an empty queue's window is open).
  */
 #define PEEK_WAITALL_MAX 32
 #define MAXKIDS 64
@@ -1402,6 +1406,14 @@ static uint64_t peer_pushed(const struct end *e)
 	return pushed > e->p.rx_off ? pushed - e->p.rx_off : 0;
 }
 
+/* Bytes in the receive queue of fd now (FIONREAD), 0 if it cannot say. */
+static size_t queued(int fd)
+{
+	int n = 0;
+
+	return ioctl(fd, FIONREAD, &n) == 0 && n > 0 ? (size_t)n : 0;
+}
+
 /* The call's size, and for a send its bytes in g_tx. */
 static size_t call_size(struct end *e, const struct op *op, int fl)
 {
@@ -1418,6 +1430,8 @@ static size_t call_size(struct end *e, const struct op *op, int fl)
 			n = PEEK_WAITALL_MAX;
 		if ((fl & MSG_PEEK) && n > peer_pushed(e))
 			n = (size_t)peer_pushed(e);
+		if ((fl & MSG_PEEK) && n > 1 && n > queued(e->fd))
+			n = queued(e->fd) ? queued(e->fd) : 1;
 	}
 	if (op->dir == TX && !(op->kind == K_SPLICE_OUT && e->p.tx_inpipe))
 		pat_fill(g_tx, e->seed, e->role, e->p.tx_off, n);
