@@ -100,10 +100,11 @@ int smcr_lgr_views(struct smcr_lgr_view *v, int max)
 	return n;
 }
 
-void smcr_drive_bell(struct smcr_lgr *g)
+void smcr_link_bell(struct smcr_lgr *g, int li)
 {
-	if (g->drive_bell >= 0 && eventfd_write(g->drive_bell, 1) < 0) {
-		/* a full counter wakes them as well */
+	/* the link's bell lives as long as the group */
+	if (g->link[li].bell >= 0 && eventfd_write(g->link[li].bell, 1) < 0) {
+		/* a full counter wakes it as well */
 	}
 }
 
@@ -122,11 +123,13 @@ static __thread uint32_t drive_own_bell;
 
 static void wake_now(struct smcr_sock *s, bool rx)
 {
+	int dl = atomic_load(&s->drive_li[rx]);
+
 	/* a sleeper counted after this load saw the new seq: its FUTEX_WAIT returns at once */
 	if (atomic_load(&s->sleepers[rx]))
 		smcr_env.syscall(SYS_futex, &s->seq[rx], FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
-	if (atomic_load(&s->driving[rx]) && !(s == drive_sock && rx == drive_rx))
-		smcr_drive_bell(s->g);
+	if (dl && !(s == drive_sock && rx == drive_rx))
+		smcr_link_bell(s->g, dl - 1);
 	for (int i = 0; i < SMCR_BELLS; i++) {
 		uint32_t bell = atomic_load(&s->bell[rx][i]) ? atomic_exchange(&s->bell[rx][i], 0) : 0;
 
@@ -443,6 +446,9 @@ static int watch_set(struct pollfd *pfd, struct watch *w, bool *now)
 			/* a device that went: nothing of it to watch (the watchdog looks for its return) */
 			if (l->dev_gone)
 				continue;
+			/* a channel a sleeper could not give back comes back here */
+			if (!l->driven)
+				rdma_qp_lend(l->qp, false);
 			if (rdma_qp_arm(l->qp, link_wants_sent(g, (int)li)))
 				*now = true;
 			w[n] = (struct watch){ g, (int)li, l->gen, false };
@@ -570,10 +576,10 @@ static bool drivable(const struct smcr_lgr *g, const struct smcr_sock *s)
 {
 	const struct smcr_link *l;
 
-	if (!smcr_env.drive || !s->live || s->released || s->li < 0 || g->drive_bell < 0)
+	if (!smcr_env.drive || !s->live || s->released || s->li < 0)
 		return false;
 	l = &g->link[s->li];
-	return l->up && l->connected && !l->dead && !l->dev_gone && !l->driven;
+	return l->bell >= 0 && l->up && l->connected && !l->dead && !l->dev_gone && !l->driven;
 }
 
 int smcr_drive_begin(struct smcr_sock *s, bool rx, uint32_t bell, struct smcr_drive *d)
@@ -591,7 +597,10 @@ int smcr_drive_begin(struct smcr_sock *s, bool rx, uint32_t bell, struct smcr_dr
 	d->fd = rdma_qp_chan_fd(g->link[d->li].qp);
 	d->rx = rx;
 	d->bell = bell;
-	atomic_store(&s->driving[rx], true);
+	d->bell_fd = g->link[d->li].bell;
+	/* a sleeper with a bell of its own is woken by it (wake_now()) */
+	if (!bell)
+		atomic_store(&s->drive_li[rx], d->li + 1);
 	pthread_mutex_unlock(&g->mu);
 	return 0;
 }
@@ -603,6 +612,10 @@ bool smcr_drive_take(struct smcr_sock *s, const struct smcr_drive *d, bool woken
 	bool same;
 
 	pthread_mutex_lock(&eng_mu);
+	/* this thread's own wakes ring no bell of its own, also those made at once (WAKES_MAX) */
+	drive_sock = s;
+	drive_rx = d->rx;
+	drive_own_bell = d->bell;
 	pthread_mutex_lock(&g->mu);
 	same = g->link[d->li].gen == d->gen && !g->link[d->li].dead && s->live && s->li == d->li;
 	if (same) {
@@ -617,13 +630,12 @@ bool smcr_drive_take(struct smcr_sock *s, const struct smcr_drive *d, bool woken
 		deferred = NULL;
 	}
 	pthread_mutex_unlock(&g->mu);
-	/* this thread's own wakes ring no bell of its own */
-	drive_sock = s;
-	drive_rx = d->rx;
-	drive_own_bell = d->bell;
 	wakes_flush(&wakes);
 	drive_sock = NULL;
 	pthread_mutex_unlock(&eng_mu);
+	/* connections released meanwhile are the progress thread's to free */
+	if (smcr_socks_released())
+		smcr_engine_kick();
 	return same;
 }
 
@@ -631,20 +643,25 @@ void smcr_drive_end(struct smcr_sock *s, const struct smcr_drive *d)
 {
 	struct smcr_lgr *g = s->g;
 
+	bool back = true;
+
 	pthread_mutex_lock(&g->mu);
-	atomic_store(&s->driving[d->rx], false);
+	atomic_store(&s->drive_li[d->rx], 0);
 	if (g->link[d->li].gen == d->gen) {
 		/* armed (smcr_drive_take()): what completes next wakes the progress thread */
-		rdma_qp_lend(g->link[d->li].qp, false);
+		back = !rdma_qp_lend(g->link[d->li].qp, false);
 		g->link[d->li].driven = false;
 	}
 	pthread_mutex_unlock(&g->mu);
+	/* not given back: the progress thread's next poll set takes it back */
+	if (!back)
+		smcr_engine_kick();
 }
 
 int smcr_engine_drive(struct smcr_sock *s, bool rx, uint32_t seq, const struct timespec *timeout)
 {
 	int64_t end = timeout ? now_ns() + timeout->tv_sec * 1000000000LL + timeout->tv_nsec : -1;
-	struct pollfd p[2] = { { .events = POLLIN }, { .fd = s->g->drive_bell, .events = POLLIN } };
+	struct pollfd p[2] = { { .events = POLLIN }, { .events = POLLIN } };
 	struct smcr_drive d;
 	bool woken = false;
 	int rc;
@@ -652,6 +669,7 @@ int smcr_engine_drive(struct smcr_sock *s, bool rx, uint32_t seq, const struct t
 	if (smcr_drive_begin(s, rx, 0, &d))
 		return -EAGAIN;
 	p[0].fd = d.fd;
+	p[1].fd = d.bell_fd;
 	for (;;) {
 		struct timespec ts, *tsp = NULL;
 
@@ -669,7 +687,7 @@ int smcr_engine_drive(struct smcr_sock *s, bool rx, uint32_t seq, const struct t
 			ts = (struct timespec){ left / 1000000000LL, left % 1000000000LL };
 			tsp = &ts;
 		}
-		/* a replaced queue pair rings the bell before its channel goes (lgr.c) */
+		/* a failed link or a replaced queue pair rings the link's bell (lgr.c) */
 		if (smcr_env.syscall(SYS_ppoll, p, 2, tsp, NULL, 0) < 0) {
 			rc = -errno;
 			break;
@@ -678,8 +696,8 @@ int smcr_engine_drive(struct smcr_sock *s, bool rx, uint32_t seq, const struct t
 		if (p[1].revents) {
 			eventfd_t v;
 
-			if (eventfd_read(s->g->drive_bell, &v) < 0) {
-				/* another driver took it: it looks again as well */
+			if (eventfd_read(d.bell_fd, &v) < 0) {
+				/* nothing to take: it looks again all the same */
 			}
 		}
 	}

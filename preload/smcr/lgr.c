@@ -27,11 +27,11 @@ static uint32_t next_key(void)
 	return k;
 }
 
-static void drive_bell_close(struct smcr_lgr *g)
+static void bell_close(int fd)
 {
-	if (g->drive_bell >= 0) {
-		rdma_fd_drop(g->drive_bell);
-		smcr_env.syscall(SYS_close, g->drive_bell);
+	if (fd >= 0) {
+		rdma_fd_drop(fd);
+		smcr_env.syscall(SYS_close, fd);
 	}
 }
 
@@ -52,13 +52,10 @@ int smcr_lgr_new(bool server, struct smcr_lgr **out)
 	g->server = server;
 	g->key = next_key();
 	g->refs = 1;
-	g->drive_bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	rdma_fd_keep(g->drive_bell);
 	if (getrandom(&g->next_token, sizeof(g->next_token), 0) != sizeof(g->next_token))
 		g->next_token = 0x5e000000u;
 	rc = smcr_engine_add(g);
 	if (rc) {
-		drive_bell_close(g);
 		pthread_cond_destroy(&g->cv);
 		pthread_mutex_destroy(&g->mu);
 		free(g);
@@ -89,8 +86,8 @@ void smcr_lgr_free(struct smcr_lgr *g)
 	for (unsigned li = 0; li < g->nlinks; li++) {
 		rdma_qp_destroy(g->link[li].qp);
 		rdma_dev_close(g->link[li].dev);
+		bell_close(g->link[li].bell);
 	}
-	drive_bell_close(g);
 	pthread_cond_destroy(&g->cv);
 	pthread_mutex_destroy(&g->mu);
 	free(g);
@@ -113,11 +110,14 @@ int smcr_link_open(struct smcr_lgr *g, const char *dev, uint8_t port, const uint
 		rdma_dev_close(l.dev);
 		return rc;
 	}
+	l.bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	rdma_fd_keep(l.bell);
 	pthread_mutex_lock(&g->mu);
 	if (g->nlinks == SMCR_LINKS_MAX) {
 		pthread_mutex_unlock(&g->mu);
 		rdma_qp_destroy(l.qp);
 		rdma_dev_close(l.dev);
+		bell_close(l.bell);
 		return -EMLINK;
 	}
 	li = (int)g->nlinks;
@@ -151,7 +151,7 @@ static void link_new_qp(struct smcr_lgr *g, int li, struct rdma_qp *q)
 	/* a thread asleep on the old channel lets go of it before it goes */
 	if (l->driven) {
 		l->driven = false;
-		smcr_drive_bell(g);
+		smcr_link_bell(g, li);
 	}
 }
 
@@ -205,6 +205,9 @@ int smcr_link_dev_back(struct smcr_lgr *g, int li)
 		rdma_dev_close(d);
 		return rc;
 	}
+	/* a thread asleep on the old channel lets go of it before it closes */
+	if (l->driven)
+		smcr_link_bell(g, li);
 	/* the old device's objects go before it does */
 	for (struct smcr_sock *s = g->socks; s; s = s->next)
 		smcr_sock_unreg(s, li);
@@ -321,7 +324,7 @@ void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 	l->dead = true;
 	/* a reader asleep on its channel gives it back and goes on as its connection does */
 	if (l->driven)
-		smcr_drive_bell(g);
+		smcr_link_bell(g, li);
 	if (!l->up)
 		return;
 	g->failovers++;

@@ -221,6 +221,7 @@ struct smcr_drive {
 	int li;
 	unsigned gen;
 	uint32_t bell;
+	int bell_fd;            /* the link's: wakes a sleeper without a bell of its own */
 	bool rx;
 };
 int smcr_drive_begin(struct smcr_sock *s, bool rx, uint32_t bell, struct smcr_drive *d);

@@ -35,7 +35,8 @@ struct smcr_link {
 	bool dead;              /* failed; its queue pair stays until the link is added again or the group goes */
 	bool dev_gone;          /* its device is gone (fatal): back only as a new device (smcr_link_dev_back()) */
 	int post_err;           /* a post failed (not for room): the progress thread fails the link */
-	bool driven;            /* its channel is lent to a sleeping reader (smcr_engine_drive()) */
+	bool driven;            /* its channel is lent to a sleeper (smcr_drive_begin()) */
+	int bell;               /* an eventfd that wakes that sleeper to look again */
 	unsigned gen;           /* a new queue pair each time the link is added again */
 	/* the watchdog (engine.c): completions last seen, since when, the last kick */
 	uint64_t seen_done;
@@ -65,7 +66,6 @@ struct smcr_lgr {
 	unsigned failovers;
 	uint32_t next_token;
 	uint32_t write_max;     /* the largest write a link of the group takes, 0: any */
-	int drive_bell;         /* an eventfd: wakes the readers that take completions themselves */
 	struct smcr_sock *socks;
 	struct smcr_inmsg inbox[SMCR_INBOX];
 	unsigned nin;
@@ -100,7 +100,7 @@ struct smcr_sock {
 	uint32_t early_len;
 	_Atomic uint32_t seq[2];   /* futex words: [0] room came, [1] data or state came */
 	_Atomic uint32_t sleepers[2];   /* threads in FUTEX_WAIT on seq[] (none: no wake call) */
-	_Atomic bool driving[2];        /* a thread sleeps on its link's channel (g->drive_bell wakes it) */
+	_Atomic int drive_li[2];        /* 1 + the link whose channel a sleeper borrowed (its bell wakes it), 0 */
 	/* sleepers' bells to ring once each, 0: a free slot (one per waiting thread) */
 	_Atomic uint32_t bell[2][SMCR_BELLS];
 };
@@ -119,8 +119,8 @@ void smcr_engine_kick(void);
 void smcr_link_want_sent(struct smcr_lgr *g, int li);
 /* Waits until the progress thread woke what it put off: a connection of the caller's may go then. */
 void smcr_engine_quiesce(void);
-/* Wakes the threads that sleep on a channel of g's links (smcr_engine_drive()) to look again. */
-void smcr_drive_bell(struct smcr_lgr *g);
+/* Wakes the thread that sleeps on link li's channel (smcr_drive_begin()) to look again. */
+void smcr_link_bell(struct smcr_lgr *g, int li);
 /* Wake the sleepers of direction rx (or tx) of s (on the progress thread: once it let go of g->mu). */
 void smcr_sock_wake(struct smcr_sock *s, bool rx);
 
