@@ -43,6 +43,8 @@ else
 	t0=$(date +%s)
 	echo_client $PORT 12 $BYTES 3
 	echo "INFO $SCEN/echo: $BYTES bytes each way in $(($(date +%s) - t0 - 3)) s after the pause"
+	# not done: what the client said (its library's debug lines among them)
+	grep -q ECHO /tmp/echo.out || sed 's/^/  echo> /' /tmp/echo.out | tail -n 20
 	decided_row
 	grepcheck smcss-client-smcr "^ACTIVE .*:$PORT .* SMCR" /tmp/ss.txt
 	j=0; while ! grep -q 'ECHO' /tmp/echo.out && [ $j -lt 1200 ]; do sleep 0.1; j=$((j + 1)); done
