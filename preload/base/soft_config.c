@@ -13,9 +13,11 @@
  *   SMC_SOFT_FUTEX       1 (default): a blocking receive sleeps on a futex in
  *                        the shared memory; 0: in recv() on the TCP socket,
  *                        woken by doorbell bytes.
- *   SMC_SOFT_DRIVE       1 (default): a blocking receive on a soft SMC-R
+ *   SMC_SOFT_DRIVE       1: a blocking receive or send on a soft SMC-R
  *                        connection takes its link's completions itself;
- *                        0: the progress thread takes them and wakes it.
+ *                        0 (default, until the stall under load that
+ *                        doc/soft-roce.md names is understood): the
+ *                        progress thread takes them and wakes it.
  *   SMC_SOFT_URING       watch (default): io_uring requests through liburing
  *                        are read, other instances keep connections TCP;
  *                        tcp: every instance does; files: instances not
@@ -80,7 +82,7 @@ void soft_config_init(bool enabled)
 	/* the peer's CPU, not our affinity, decides; this only rules out one CPU */
 	soft_cfg.futex = read_number("SMC_SOFT_FUTEX", 1, 0, 1);
 	soft_cfg.bells = read_number("SMC_SOFT_BELL", 1, 0, 1);
-	soft_cfg.drive = read_number("SMC_SOFT_DRIVE", 1, 0, 1);
+	soft_cfg.drive = read_number("SMC_SOFT_DRIVE", 0, 0, 1);
 	soft_cfg.uring = read_uring();
 	soft_cfg.ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	soft_cfg.multi_cpu = soft_cfg.ncpus > 1;
