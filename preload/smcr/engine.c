@@ -576,7 +576,7 @@ static bool drivable(const struct smcr_lgr *g, const struct smcr_sock *s)
 {
 	const struct smcr_link *l;
 
-	if (!smcr_env.drive || !s->live || s->released || s->li < 0)
+	if (!s->live || s->released || s->li < 0)
 		return false;
 	l = &g->link[s->li];
 	return l->bell >= 0 && l->up && l->connected && !l->dead && !l->dev_gone && !l->driven;
@@ -586,6 +586,8 @@ int smcr_drive_begin(struct smcr_sock *s, bool rx, uint32_t bell, struct smcr_dr
 {
 	struct smcr_lgr *g = s->g;
 
+	if (!smcr_env.drive)
+		return -EAGAIN;         /* turned off: no mutex for it */
 	pthread_mutex_lock(&g->mu);
 	d->li = s->li;
 	if (!drivable(g, s) || rdma_qp_lend(g->link[d->li].qp, true)) {
@@ -642,7 +644,6 @@ bool smcr_drive_take(struct smcr_sock *s, const struct smcr_drive *d, bool woken
 void smcr_drive_end(struct smcr_sock *s, const struct smcr_drive *d)
 {
 	struct smcr_lgr *g = s->g;
-
 	bool back = true;
 
 	pthread_mutex_lock(&g->mu);
