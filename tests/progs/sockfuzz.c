@@ -1430,8 +1430,12 @@ static size_t call_size(struct end *e, const struct op *op, int fl)
 			n = PEEK_WAITALL_MAX;
 		if ((fl & MSG_PEEK) && n > peer_pushed(e))
 			n = (size_t)peer_pushed(e);
-		if ((fl & MSG_PEEK) && n > 1 && n > queued(e->fd))
-			n = queued(e->fd) ? queued(e->fd) : 1;
+		if ((fl & MSG_PEEK) && n > 1) {
+			size_t q = queued(e->fd); /* once: more may come meanwhile */
+
+			if (n > q)
+				n = q ? q : 1;
+		}
 	}
 	if (op->dir == TX && !(op->kind == K_SPLICE_OUT && e->p.tx_inpipe))
 		pat_fill(g_tx, e->seed, e->role, e->p.tx_off, n);
