@@ -274,6 +274,11 @@ bool conn_rx_fence_left(struct sconn *sc, uint64_t *left);
  * peer's fence: a fence is taken where TCP's bytes end (lifecycle.c).
  */
 void conn_rx_lost_fence(int fd, struct sconn *sc);
+/*
+ * The same loss seen by a writer still on TCP: its bytes could reach no
+ * reader, so its sends fail with the reset (lifecycle.c).
+ */
+bool conn_tx_lost(struct sconn *sc);
 /* Held by several processes: tcp_rx from the kernel, what all of them read. */
 void conn_rx_count_shared(int fd, struct sconn *sc);
 /*

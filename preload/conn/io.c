@@ -691,6 +691,10 @@ ssize_t soft_send_before_cut(int fd, struct sconn *sc, ssize_t (*op)(void *), vo
 
 	sc_lock(&sc->tx_lock);
 	if (!sconn_tx_try_cut(fd, sc)) {
+		if (conn_tx_lost(sc)) {
+			sc_unlock(&sc->tx_lock);
+			return send_fail(0, reset_news(sc, EPIPE), 0);
+		}
 		r = op(arg);
 		saved = errno;
 		if (r > 0)
@@ -713,6 +717,10 @@ static ssize_t mapped_send(int fd, struct sconn *sc, const struct send_src *src,
 	sconn_attach_late(sc);
 	sc_lock(&sc->tx_lock);
 	if (!sconn_tx_try_cut(fd, sc)) {
+		if (conn_tx_lost(sc)) {
+			sc_unlock(&sc->tx_lock);
+			return send_fail(0, reset_news(sc, EPIPE), flags);
+		}
 		r = src->file >= 0 ? -2 : tcp_sendv(fd, src->iov, src->cnt, flags);
 		if (r > 0)
 			atomic_fetch_add(&sc->tcp_tx, (uint64_t)r);

@@ -219,6 +219,19 @@ void conn_rx_lost_fence(int fd, struct sconn *sc)
 	atomic_compare_exchange_strong(&sc->lost_fence, &none, fence + 1);
 }
 
+/*
+ * The sending side of the same loss: a writer still on TCP (its fence not
+ * said) writes into a stream whose reader resets at its own lost fence
+ * (conn_rx_lost_fence() at the peer), so its bytes would go nowhere.
+ */
+bool conn_tx_lost(struct sconn *sc)
+{
+	uint64_t fence;
+
+	return !sc->tp.ops->tcp_doorbells && !atomic_load(&sc->tx_cut) &&
+	       !TP(sc, tx_fence, &fence) && (TP(sc, peer_state) & TP_PS_ABORT);
+}
+
 bool soft_rx_cut_now(int fd, struct sconn *sc)
 {
 	if (atomic_load_explicit(&sc->rx_cut, memory_order_acquire))
