@@ -520,8 +520,13 @@ int rdma_qp_woken(struct rdma_qp *q)
 	struct ibv_cq *cq;
 	void *cq_ctx;
 
-	if (rdma_v.get_cq_event(q->ch, &cq, &cq_ctx))
-		return errno == EAGAIN ? -EAGAIN : -EIO;
+	if (rdma_v.get_cq_event(q->ch, &cq, &cq_ctx)) {
+		if (errno == EAGAIN)
+			return -EAGAIN;
+		/* whose event it was is unknown: both are asked for again */
+		q->armed = q->sarmed = false;
+		return -EIO;
+	}
 	if (cq == q->scq)
 		q->sarmed = false;
 	else
