@@ -299,11 +299,15 @@ static int64_t now_ns(void)
 static void kick(struct smcr_lgr *g, int li)
 {
 	struct smcr_llc_msg m;
+	int rc;
 
 	memset(&m, 0, sizeof(m));
 	m.hd.type = SMCR_LLC_TEST_LINK;
 	m.hd.version = SMCR_LLC_VERSION_V2;
-	smcr_llc_send(g, li, &m);
+	rc = smcr_llc_send(g, li, &m);
+	if (rc)
+		smcr_log("libsmc-preload: soft SMC-R: link %u: TEST LINK not sent: %s\n", g->link[li].num,
+			 strerror(-rc));
 }
 
 /*
@@ -378,7 +382,10 @@ static bool watchdog(struct smcr_lgr *g)
 		}
 		pending = true;
 		if (now - l->since_ns >= DEAD_NS) {
-			smcr_log("libsmc-preload: soft SMC-R: link %u: nothing completed for 10 s\n", l->num);
+			char qd[96];
+
+			rdma_qp_describe(l->qp, qd, sizeof(qd));
+			smcr_log("libsmc-preload: soft SMC-R: link %u: nothing completed for 10 s (%s)\n", l->num, qd);
 			smcr_link_fail(g, (int)li, false);
 		} else if (now - l->since_ns >= KICK_NS && now - l->kicked_ns >= KICK_NS) {
 			l->kicked_ns = now;
