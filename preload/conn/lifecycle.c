@@ -228,8 +228,9 @@ bool conn_tx_lost(struct sconn *sc)
 {
 	uint64_t fence;
 
+	/* every send before the cut-over asks: the rare answer first */
 	return !sc->tp.ops->tcp_doorbells && !atomic_load(&sc->tx_cut) &&
-	       !TP(sc, tx_fence, &fence) && (TP(sc, peer_state) & TP_PS_ABORT);
+	       (TP(sc, peer_state) & TP_PS_ABORT) && !TP(sc, tx_fence, &fence);
 }
 
 bool soft_rx_cut_now(int fd, struct sconn *sc)
