@@ -126,11 +126,13 @@ static int on_shared_memory(void)
 }
 
 /*
- * One request, one reply, until the client has mapped the region, and five
- * more: both directions have gone through the ring.  0, or the errno of a
- * failed receive.
+ * One request, one reply, until the client has mapped the region (with
+ * both, the server too), and five more: both directions have gone through
+ * the ring.  The client's mapping alone does not say the server took its
+ * pairing: until it does, neither direction cuts over.  0, or the errno of
+ * a failed receive.
  */
-static int ping_until_mapped(int fd, int server)
+static int ping_until_mapped(int fd, int server, int both)
 {
 	unsigned char b[1024];
 	int after = 0, e;
@@ -142,9 +144,11 @@ static int ping_until_mapped(int fd, int server)
 			return e;
 		if ((e = recv_all(fd, b, sizeof(b))))
 			return e > 0 ? e : EPIPE;
-		if (server)
+		if (server) {
+			b[1] = on_shared_memory() ? 'm' : 'p';
 			send_all(fd, b, sizeof(b));
-		if (b[0] == 'm')
+		}
+		if (b[0] == 'm' && (!both || b[1] == 'm'))
 			after++;
 		else if (!server)
 			usleep(2000);
@@ -220,7 +224,7 @@ static void serve_files(int c, int file, int raw)
 	static unsigned char b[REPLY];
 	char req[16];
 
-	if ((errno = ping_until_mapped(c, 1)))
+	if ((errno = ping_until_mapped(c, 1, 0)))
 		die("ping");
 	for (int i = 0; i < ROUNDS; i++) {
 		ssize_t r;
@@ -243,7 +247,7 @@ static void serve_bulk(int c, int late)
 	size_t got = 0;
 
 	if (late) {
-		if ((errno = ping_until_mapped(c, 1)))
+		if ((errno = ping_until_mapped(c, 1, 1)))
 			die("ping");
 		send_all(c, "u", 1);
 	}
@@ -263,7 +267,7 @@ static void serve_bulk(int c, int late)
 	}
 	fill(b, 0, BULK, 3);
 	send_all(c, b, BULK);
-	if (!late && (errno = ping_until_mapped(c, 1)))
+	if (!late && (errno = ping_until_mapped(c, 1, 0)))
 		die("ping");
 	printf("server: request intact\n");
 }
@@ -309,7 +313,7 @@ static int server(const char *mode)
 	} else if (!strcmp(mode, "close_late")) {
 		static unsigned char b[BULK];
 
-		if ((errno = ping_until_mapped(c, 1)))
+		if ((errno = ping_until_mapped(c, 1, 1)))
 			die("ping");
 		fill(b, 0, BULK, 4);
 		send_all(c, b, BULK);
@@ -373,7 +377,7 @@ static int client(const char *port, const char *mode)
 		ssize_t n = 1;
 		char more;
 
-		if ((e = ping_until_mapped(c, 0))) {
+		if ((e = ping_until_mapped(c, 0, 1))) {
 			printf("client: ping: %s\n", strerror(e));
 			return 0;
 		}
@@ -390,7 +394,7 @@ static int client(const char *port, const char *mode)
 	if (!strcmp(mode, "recv_early") || !strcmp(mode, "recv_late")) {
 		/* the server's end is reset once it asks io_uring: anywhere from here */
 		if (!strcmp(mode, "recv_late") &&
-		    ((e = ping_until_mapped(c, 0)) || (e = recv_all(c, b, 1)))) {
+		    ((e = ping_until_mapped(c, 0, 1)) || (e = recv_all(c, b, 1)))) {
 			printf("client: before the request: %s\n", e > 0 ? strerror(e) : "end of stream");
 			return 0;
 		}
@@ -408,14 +412,14 @@ static int client(const char *port, const char *mode)
 			printf("client: the reply came wrong\n");
 			return 1;
 		}
-		if (!strcmp(mode, "recv_early") && (e = ping_until_mapped(c, 0))) {
+		if (!strcmp(mode, "recv_early") && (e = ping_until_mapped(c, 0, 0))) {
 			printf("client: ping: %s\n", strerror(e));
 			return 0;
 		}
 		probe(c);
 		printf("client: reply intact\n");
 	} else {
-		if ((e = ping_until_mapped(c, 0))) {
+		if ((e = ping_until_mapped(c, 0, 0))) {
 			printf("client: ping: %s\n", strerror(e));
 			return 0;
 		}
