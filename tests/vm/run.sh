@@ -138,6 +138,15 @@ two_vms() {
 	rm -f "$sock" "$sock2"
 }
 
+# two_vms_at_least SECS SCEN [NICS]: two_vms with VM_TIMEOUT raised to SECS for it.
+two_vms_at_least() {
+	saved_timeout=$VM_TIMEOUT
+	[ "$VM_TIMEOUT" -ge "$1" ] || VM_TIMEOUT=$1
+	shift
+	two_vms "$@"
+	VM_TIMEOUT=$saved_timeout
+}
+
 for s in $SCENARIOS; do
 	case $s in
 	s1)
@@ -154,45 +163,27 @@ for s in $SCENARIOS; do
 	s2)
 		# boot, rxe, the retried echo and its 12 s hold, then the listings:
 		# 60 s was too short for a client beside other work once (CI)
-		t=$VM_TIMEOUT
-		[ "$VM_TIMEOUT" -ge 120 ] || VM_TIMEOUT=120
-		two_vms "$s"
-		VM_TIMEOUT=$t
+		two_vms_at_least 120 "$s"
 		;;
 	s4 | s5 | s6 | s7)
 		# 128 to 200 MiB through TCG guests beside other work takes its time
-		t=$VM_TIMEOUT
-		[ "$VM_TIMEOUT" -ge 240 ] || VM_TIMEOUT=240
-		two_vms "$s" 2
-		VM_TIMEOUT=$t
+		two_vms_at_least 240 "$s" 2
 		;;
 	s9 | s11)
 		# hundreds of MiB with their sums through one-CPU TCG guests
-		t=$VM_TIMEOUT
-		[ "$VM_TIMEOUT" -ge 600 ] || VM_TIMEOUT=600
-		two_vms "$s" 2
-		VM_TIMEOUT=$t
+		two_vms_at_least 600 "$s" 2
 		;;
 	s10)
 		# a silent peer: 30 s of keepalive, its test and the host that stays up meanwhile
-		t=$VM_TIMEOUT
-		[ "$VM_TIMEOUT" -ge 300 ] || VM_TIMEOUT=300
-		two_vms "$s" 2
-		VM_TIMEOUT=$t
+		two_vms_at_least 300 "$s" 2
 		;;
 	b1)
 		# bench/softroce.sh: minutes of sockperf runs through one-CPU TCG guests
-		t=$VM_TIMEOUT
-		[ "$VM_TIMEOUT" -ge 1800 ] || VM_TIMEOUT=1800
-		two_vms "$s"
-		VM_TIMEOUT=$t
+		two_vms_at_least 1800 "$s"
 		;;
 	s8)
 		# every sockcheck case, one after the other, each with its negotiation
-		t=$VM_TIMEOUT
-		[ "$VM_TIMEOUT" -ge 900 ] || VM_TIMEOUT=900
-		two_vms "$s"
-		VM_TIMEOUT=$t
+		two_vms_at_least 900 "$s"
 		;;
 	*) echo "FAIL $s: unknown scenario" >>"$RESULTS" ;;
 	esac
