@@ -257,7 +257,7 @@ static const struct transport_ops rdma_elsewhere = {
 
 bool transport_after_fork_child(struct transport *t, int parent)
 {
-	if (t->ops != &transport_rdma)
+	if (t->ops != &transport_rdma || !transport_ops_complete(&rdma_elsewhere))
 		return false;
 	*ELSE(t) = (struct elsewhere){ .owner = parent };
 	t->ops = &rdma_elsewhere;

@@ -176,6 +176,26 @@ struct transport_ops {
 	uint32_t (*rx_size)(struct transport *t);
 };
 
+/*
+ * Every operation of struct transport_ops, in its order: a table without
+ * one is refused (transport_ops_complete()), not called through NULL.
+ */
+#define TRANSPORT_OPS(X) \
+	X(map) X(unmap) X(produce) X(produce_file) X(consume) X(rx_flush) X(rx_busy) \
+	X(readable) X(space) X(unread) X(shutdown_wr) X(shutdown_rd) X(close) X(abort) \
+	X(peer_state) X(rx_sleep_begin) X(rx_sleep_end) X(rx_wait) X(tx_sleep_begin) \
+	X(tx_sleep_end) X(drive_begin) X(drive_take) X(drive_end) X(rx_want_bell) \
+	X(rx_bell_asked) X(bell_begin) X(bell_end) X(tcp_bells_due) X(tcp_bells_read) \
+	X(wait_bells) X(rx_mark) X(tx_mark) X(say_attached) X(peer_attached) X(tx_fence) \
+	X(set_tx_fence) X(stay_tcp) X(on_tcp_for_good) X(rx_fence) X(rx_cut_seen) \
+	X(rx_cut_mark) X(holders_add) X(holders) X(holders_first) X(ever_shared) \
+	X(hold_gen) X(resync) X(note_cpu) X(peer_cpu) X(own_cdc) X(tx_pos) X(rx_pos) \
+	X(rx_published) X(tx_size) X(rx_size)
+#define TRANSPORT_OP_ONE(op) +1
+_Static_assert(sizeof(struct transport_ops) - offsetof(struct transport_ops, map) ==
+	       (0 TRANSPORT_OPS(TRANSPORT_OP_ONE)) * sizeof(void (*)(void)),
+	       "TRANSPORT_OPS names every operation of struct transport_ops");
+
 /* A transport's state, its own layout inside (each asserts that it fits). */
 #define TRANSPORT_STATE_SIZE 256
 
@@ -262,6 +282,8 @@ void tp_no_drive_take(struct transport *t, const struct tp_drive *d, bool woken)
 void tp_no_drive_end(struct transport *t, const struct tp_drive *d);
 /* The transport of a kind the daemon offers (SMC_SOFT_TRANSPORT_*), NULL if none here. */
 const struct transport_ops *transport_of_kind(unsigned kind);
+/* Whether every operation is there; false says which is missing on stderr, once per table. */
+bool transport_ops_complete(const struct transport_ops *ops);
 
 /*
  * soft_config_init(), then with enabled: the process may skip the
