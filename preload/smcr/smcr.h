@@ -192,6 +192,13 @@ long smcr_sock_unread(struct smcr_sock *s);
 int smcr_sock_set_state(struct smcr_sock *s, uint8_t cflags);
 uint8_t smcr_sock_peer_state(struct smcr_sock *s);
 int smcr_sock_error(struct smcr_sock *s);
+/* What a waiter looks at, under one lock: all 0 for a connection not live. */
+struct smcr_sock_view {
+	long readable, space;
+	uint8_t peer_state;      /* the peer's CDC_CF_* flags */
+	int error;
+};
+void smcr_sock_view(struct smcr_sock *s, struct smcr_sock_view *v);
 /* Soft SMC-R's cut-over words (wire/smcr_cdc.h CDC_SOFT_*): ours, sent now and sticky; the peer's. */
 int smcr_sock_set_soft(struct smcr_sock *s, uint8_t flags, uint64_t fence);
 uint8_t smcr_sock_peer_soft(struct smcr_sock *s, uint64_t *fence);

@@ -685,6 +685,19 @@ int smcr_sock_error(struct smcr_sock *s)
 	return rc;
 }
 
+void smcr_sock_view(struct smcr_sock *s, struct smcr_sock_view *v)
+{
+	*v = (struct smcr_sock_view){ 0 };
+	pthread_mutex_lock(&s->g->mu);
+	if (s->live) {
+		v->readable = (long)smcr_conn_readable(&s->c);
+		v->space = (long)smcr_conn_space(&s->c);
+		v->peer_state = smcr_conn_peer_state(&s->c);
+		v->error = smcr_conn_error(&s->c);
+	}
+	pthread_mutex_unlock(&s->g->mu);
+}
+
 uint32_t smcr_sock_seq(struct smcr_sock *s, bool rx)
 {
 	return atomic_load(&s->seq[rx]);

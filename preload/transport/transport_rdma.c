@@ -60,14 +60,22 @@ static void rdma_unmap(struct transport *t)
 	SOCK(t) = NULL;
 }
 
-static unsigned rdma_peer_state(struct transport *t)
+static unsigned view_peer_state(const struct smcr_sock_view *v)
 {
-	unsigned f = smcr_sock_peer_state(SOCK(t)) & TP_PS_ENDED;
+	unsigned f = v->peer_state & TP_PS_ENDED;
 
 	/* no link left: as an abort of the peer's */
-	if (smcr_sock_error(SOCK(t)) == -ECONNRESET)
+	if (v->error == -ECONNRESET)
 		f |= TP_PS_ABORT;
 	return f;
+}
+
+static unsigned rdma_peer_state(struct transport *t)
+{
+	struct smcr_sock_view v;
+
+	smcr_sock_view(SOCK(t), &v);
+	return view_peer_state(&v);
 }
 
 static ssize_t rdma_produce(struct transport *t, const struct iovec *iov, int cnt, uint32_t *wake)
@@ -205,14 +213,18 @@ static void rdma_abort(struct transport *t)
 
 static bool rx_ready(struct transport *t)
 {
-	return smcr_sock_readable(SOCK(t)) > 0 || rdma_peer_state(t) || smcr_sock_error(SOCK(t));
+	struct smcr_sock_view v;
+
+	smcr_sock_view(SOCK(t), &v);
+	return v.readable > 0 || view_peer_state(&v) || v.error;
 }
 
 static bool tx_ready(struct transport *t, size_t want)
 {
-	long room = smcr_sock_space(SOCK(t));
+	struct smcr_sock_view v;
 
-	return (room > 0 && (size_t)room >= want) || rdma_peer_state(t) || smcr_sock_error(SOCK(t));
+	smcr_sock_view(SOCK(t), &v);
+	return (v.space > 0 && (size_t)v.space >= want) || view_peer_state(&v) || v.error;
 }
 
 /*
