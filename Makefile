@@ -301,7 +301,7 @@ check-kernel:
 # SMC-R device (s3), two hosts with their own daemons (s4), and soft SMC-R's
 # building blocks between two hosts: CLC, a queue pair, RDMA WRITE and CDC (s5).
 check-soft-roce:
-	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3 s4 s5 s6 s7 s8 s9 s10 s11
+	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3 s4 s5 s6 s7 s8 s9 s10 s11 s12
 
 # Random socket operations under smc_run against a private smc_softd
 # (tests/progs/sockfuzz.c, tests/random.sh): replay one seed with every

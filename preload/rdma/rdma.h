@@ -177,6 +177,13 @@ int rdma_post_write(struct rdma_qp *qp, const struct rdma_mr *src, size_t off, s
 int rdma_post_msg(struct rdma_qp *qp, const void *msg, size_t len, uint64_t wr_id);
 int rdma_post_ctl(struct rdma_qp *qp, const void *msg, size_t len, uint64_t wr_id);
 /*
+ * A zero-byte RDMA WRITE: it needs no address, key or receive slot at the
+ * peer (IBTA C9-88) and leaves no completion there, and the peer's device
+ * acknowledges it whether its program runs or not.  Signaled (it counts
+ * in rdma_qp_counts()), reported to nobody; it may take a control slot.
+ */
+int rdma_post_probe(struct rdma_qp *qp);
+/*
  * Holds the next posts back until rdma_qp_flush() or a control message,
  * which post them with one doorbell (on rxe, one system call).  Flush:
  * 0 or -errno (the queue pair is broken).

@@ -416,6 +416,14 @@ int rdma_post_ctl(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id
 	return post_msg(q, msg, len, wr_id, true);
 }
 
+int rdma_post_probe(struct rdma_qp *q)
+{
+	struct ibv_sge sge = { .length = 0 };
+	struct ibv_send_wr wr = { .num_sge = 0, .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
+
+	return post(q, &wr, &sge, 0, 0, false, true);
+}
+
 void rdma_qp_counts(const struct rdma_qp *q, uint64_t *posted, uint64_t *completed)
 {
 	*posted = q->seq;

@@ -274,12 +274,18 @@ static void device_event(struct smcr_lgr *g, int li)
 
 /*
  * The watchdog: a link with work outstanding and no completion for
- * KICK_NS gets an LLC TEST LINK (the kernel's keepalive), whose doorbell
- * and packet restart a send queue that rxe parked (a lost wake-up, a lost
- * last packet that no later one reveals); still none after DEAD_NS, the
- * link has failed.  A link that heard nothing and sent nothing for
- * KEEPALIVE_NS (the kernel's net.smc.smcr_testlink_time, 30 s) is tested
- * the same way: a pure receiver of a peer that went silent learns it.
+ * KICK_NS gets a probe, a zero-byte RDMA WRITE (rdma_post_probe()) whose
+ * doorbell and packet restart a send queue that rxe parked (a lost
+ * wake-up, a lost last packet that no later one reveals); still no
+ * completion after DEAD_NS, the link has failed.  The probe takes nothing
+ * of the peer's: a peer whose program is stopped (SIGSTOP, a debugger)
+ * while our writer waits for room acknowledges it for as long as it is
+ * stopped, where an LLC message a probe would use up its receive slots,
+ * which only its program gives back (64 of them: the link failed about
+ * half a minute into such a stop).  A link that heard nothing and sent
+ * nothing for KEEPALIVE_NS (the kernel's net.smc.smcr_testlink_time,
+ * 30 s) gets an LLC TEST LINK, as the kernel's: a pure receiver of a peer
+ * that went silent learns it.
  */
 #define KICK_NS (500 * 1000000LL)
 #define DEAD_NS (10 * 1000000000LL)
@@ -296,7 +302,7 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void kick(struct smcr_lgr *g, int li)
+static void test_link(struct smcr_lgr *g, int li)
 {
 	struct smcr_llc_msg m;
 	int rc;
@@ -307,6 +313,15 @@ static void kick(struct smcr_lgr *g, int li)
 	rc = smcr_llc_send(g, li, &m);
 	if (rc)
 		smcr_log("libsmc-preload: soft SMC-R: link %u: TEST LINK not sent: %s\n", g->link[li].num,
+			 strerror(-rc));
+}
+
+static void kick(struct smcr_lgr *g, int li)
+{
+	int rc = g->link[li].dead ? -ENOLINK : rdma_post_probe(g->link[li].qp);
+
+	if (rc)
+		smcr_log("libsmc-preload: soft SMC-R: link %u: probe not sent: %s\n", g->link[li].num,
 			 strerror(-rc));
 }
 
@@ -370,7 +385,7 @@ static bool watchdog(struct smcr_lgr *g)
 		} else if (now - l->alive_ns >= KEEPALIVE_NS && posted == done) {
 			l->alive_ns = now;
 			smcr_log("libsmc-preload: soft SMC-R: link %u: nothing heard for 30 s: TEST LINK\n", l->num);
-			kick(g, (int)li);
+			test_link(g, (int)li);
 			rdma_qp_counts(l->qp, &posted, &done);
 		}
 		waiting = posted != done || link_waits_for_peer(g, (int)li);
@@ -389,7 +404,7 @@ static bool watchdog(struct smcr_lgr *g)
 			smcr_link_fail(g, (int)li, false);
 		} else if (now - l->since_ns >= KICK_NS && now - l->kicked_ns >= KICK_NS) {
 			l->kicked_ns = now;
-			smcr_log("libsmc-preload: soft SMC-R: link %u: work outstanding, nothing completed for %lld ms: TEST LINK\n",
+			smcr_log("libsmc-preload: soft SMC-R: link %u: work outstanding, nothing completed for %lld ms: a probe\n",
 				 l->num, (long long)((now - l->since_ns) / 1000000));
 			kick(g, (int)li);
 		}

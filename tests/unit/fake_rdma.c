@@ -358,6 +358,17 @@ int rdma_post_ctl(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id
 	return post_msg(q, msg, len, wr_id);
 }
 
+int rdma_post_probe(struct rdma_qp *q)
+{
+	int rc = -EIO;
+
+	pthread_mutex_lock(&mu);
+	if (!q->d->gone)
+		rc = complete(q, 0, RDMA_EV_WRITTEN, false);
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
 /* Posts complete at once here: nothing is held. */
 void rdma_qp_hold(struct rdma_qp *q)
 {

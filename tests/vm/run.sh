@@ -4,10 +4,10 @@
 # last line "N passed, N failed" (SKIP lines, a known failure with its
 # reason, count in neither); exits non-zero on any failure or timeout.
 #
-#   tests/vm/run.sh [s1] ... [s11]  scenarios (default: s1 s2 s3)
+#   tests/vm/run.sh [s1] ... [s12]  scenarios (default: s1 s2 s3)
 #
 # VM_SUITE=trixie-backports takes that suite's kernel instead (the newest
-# Debian serves, with no SMC at all: only s3 to s11, the soft backend, apply).
+# Debian serves, with no SMC at all: only s3 to s12, the soft backend, apply).
 # Environment: VMDIR (build/vm), BUILD (the `make` build dir, default .),
 # VM_TIMEOUT (seconds per VM, 60), VM_ACCEL (tcg|kvm; default probed once),
 # RECORD=1 writes missing expected outputs of s1 from the guest's output.
@@ -172,6 +172,10 @@ for s in $SCENARIOS; do
 	s9 | s11)
 		# hundreds of MiB with their sums through one-CPU TCG guests
 		two_vms_at_least 600 "$s" 2
+		;;
+	s12)
+		# a reader stopped for 45 s in the middle of 64 MiB
+		two_vms_at_least 300 "$s"
 		;;
 	s10)
 		# a silent peer: 30 s of keepalive, its test and the host that stays up meanwhile
