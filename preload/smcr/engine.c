@@ -328,7 +328,7 @@ static void kick(struct smcr_lgr *g, int li)
 /*
  * A connection on link li has bytes that wait for room in the peer's RMB:
  * a peer that died leaves no work outstanding to time out, so the link is
- * watched as if it had some (the TEST LINK tells a live peer from a dead one).
+ * watched as if it had some (the probe tells a live peer from a dead one).
  */
 static bool link_waits_for_peer(const struct smcr_lgr *g, int li)
 {
