@@ -22,6 +22,23 @@
 
 static unsigned char pat(size_t i) { return (unsigned char)(i * 7 + i / 251); }
 
+/*
+ * All of n bytes: a blocking socket may take fewer at once (the kernel's
+ * SMC returns what fit in its send buffer, where TCP waits for room).
+ */
+static int write_all(int fd, const unsigned char *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_in sa;
@@ -50,7 +67,7 @@ int main(int argc, char **argv)
 		printf("ACCEPTED\n");
 		fflush(stdout);
 		while ((n = read(fd, buf, sizeof(buf))) > 0)
-			if (write(fd, buf, n) != n) {
+			if (write_all(fd, buf, (size_t)n)) {
 				perror("tcpecho: write");
 				return 1;
 			}
@@ -82,7 +99,7 @@ int main(int argc, char **argv)
 
 				for (size_t i = 0; i < k; i++)
 					out[i] = pat(sent + i);
-				if (write(fd, out, k) != (ssize_t)k) {
+				if (write_all(fd, out, k)) {
 					perror("tcpecho: write");
 					return 1;
 				}
