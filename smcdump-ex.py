@@ -54,9 +54,8 @@ IFF_TUN, IFF_NO_PI, IFF_UP = 0x0001, 0x1000, 0x1
 SIOCGIFFLAGS, SIOCSIFFLAGS = 0x8913, 0x8914
 
 CAP_NET_ADMIN = 12
-# tcpdump is handed captured packets in blocks, each at the latest after its
-# buffer timeout of 1 s (libpcap's TPACKET_V3): a stop before that loses
-# the last block's records.
+# How long tcpdump has, after the dump goes off, to take in the records the
+# kernel holds for it before it is stopped (it runs in immediate mode).
 FLUSH_WAIT = 1.2
 
 
@@ -391,7 +390,11 @@ def has_net_admin():
 
 
 def tcpdump_cmd(tcpdump, iface, args):
-    cmd = [tcpdump, "-i", iface, "-U"]
+    # --immediate-mode: each record reaches tcpdump when written, not when
+    # the kernel closes a ring block (up to libpcap's 1 s buffer timeout
+    # later): a stop soon after the last record lost the records of a
+    # block still open.
+    cmd = [tcpdump, "-i", iface, "-U", "--immediate-mode"]
     cmd += args.param_words
     if args.filter:
         cmd.append(args.filter)
