@@ -182,11 +182,11 @@ $(O)/smc_run: smc_run.sh lib/version.h
 	$(Q)sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' $< > $@ && chmod 755 $@
 
 # ---- tests -------------------------------------------------------------
-# The link groups of preload/smcr/ over a fake of preload/rdma/ (tests/unit/fake_rdma.c).
-SMCR_LAYER_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(wildcard preload/smcr/*.c) preload/rdma/fds.c preload/transport/transport_rdma.c \
-	preload/transport/rdma_clc.c)
+# The link groups of preload/smcr/ and the transports over a fake of preload/rdma/ (tests/unit/fake_rdma.c).
+SMCR_LAYER_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(wildcard preload/smcr/*.c) preload/rdma/fds.c \
+	$(wildcard preload/transport/*.c))
 $(OBJ)/tests/unit/test_smcr_lgr.o $(OBJ)/tests/unit/fake_rdma.o: ALL_CFLAGS += -Ipreload/rdma -Ipreload/smcr
-$(OBJ)/tests/unit/test_transport_rdma.o $(OBJ)/tests/unit/test_rdma_clc.o: ALL_CFLAGS += $(PRELOAD_I_transport)
+$(OBJ)/tests/unit/test_transport_rdma.o $(OBJ)/tests/unit/test_rdma_clc.o $(OBJ)/tests/unit/test_transport_kinds.o: ALL_CFLAGS += $(PRELOAD_I_transport)
 $(O)/tests/unit_tests: $(UNIT_OBJS) $(TOOL_OBJS) $(SMC_OBJS) $(SOFT_OBJS) $(SMCR_LAYER_OBJS) $(LIBSMC)
 	@mkdir -p $(dir $@)
 	$(call msg,LINK,$@)

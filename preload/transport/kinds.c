@@ -30,6 +30,9 @@ const struct transport_ops *transport_of_kind(unsigned kind)
 		ops = &transport_ring;
 		break;
 	case SMC_SOFT_TRANSPORT_RDMA:
+		/* its end in a forked child has a table of its own: both or neither */
+		if (!transport_ops_complete(&transport_rdma_elsewhere))
+			return NULL;
 		ops = &transport_rdma;
 		break;
 	}

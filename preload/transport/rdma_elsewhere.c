@@ -191,7 +191,7 @@ static uint32_t e_size(struct transport *t)
 	return 0;
 }
 
-static const struct transport_ops rdma_elsewhere = {
+const struct transport_ops transport_rdma_elsewhere = {
 	.name = "rdma-elsewhere",
 	.tcp_doorbells = false,
 	.one_process = true,
@@ -257,9 +257,9 @@ static const struct transport_ops rdma_elsewhere = {
 
 bool transport_after_fork_child(struct transport *t, int parent)
 {
-	if (t->ops != &transport_rdma || !transport_ops_complete(&rdma_elsewhere))
+	if (t->ops != &transport_rdma)
 		return false;
 	*ELSE(t) = (struct elsewhere){ .owner = parent };
-	t->ops = &rdma_elsewhere;
+	t->ops = &transport_rdma_elsewhere;
 	return true;
 }

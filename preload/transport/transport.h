@@ -211,6 +211,8 @@ struct transport {
 extern const struct transport_ops transport_ring;
 /* Soft SMC-R: RDMA WRITE into the peer's RMB (transport_rdma.c). */
 extern const struct transport_ops transport_rdma;
+/* A soft SMC-R end in a forked child, the parent's (rdma_elsewhere.c). */
+extern const struct transport_ops transport_rdma_elsewhere;
 struct smcr_sock;
 /*
  * t carries connection s of a link group (smcr.h), whose peer's RMB has
