@@ -180,7 +180,7 @@ int rdma_post_ctl(struct rdma_qp *qp, const void *msg, size_t len, uint64_t wr_i
  * A zero-byte RDMA WRITE: it needs no address, key or receive slot at the
  * peer (IBTA C9-88) and leaves no completion there, and the peer's device
  * acknowledges it whether its program runs or not.  Signaled (it counts
- * in rdma_qp_counts()), reported to nobody; it may take a control slot.
+ * in rdma_qp_counts()), reported to nobody; it may take a control slot, never the last.
  */
 int rdma_post_probe(struct rdma_qp *qp);
 /*

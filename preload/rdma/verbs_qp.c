@@ -416,11 +416,14 @@ int rdma_post_ctl(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id
 	return post_msg(q, msg, len, wr_id, true);
 }
 
+/* Never the last control slot: that one stays for an LLC reply. */
 int rdma_post_probe(struct rdma_qp *q)
 {
 	struct ibv_sge sge = { .length = 0 };
 	struct ibv_send_wr wr = { .num_sge = 0, .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
 
+	if (q->seq - q->done + 1 >= q->size.send_wr)
+		return -ENOBUFS;
 	return post(q, &wr, &sge, 0, 0, false, true);
 }
 

@@ -316,13 +316,17 @@ static void test_link(struct smcr_lgr *g, int li)
 			 strerror(-rc));
 }
 
+/* A probe the queue pair refuses (not for want of room) fails the link as a refused data post does. */
 static void kick(struct smcr_lgr *g, int li)
 {
-	int rc = g->link[li].dead ? -ENOLINK : rdma_post_probe(g->link[li].qp);
+	struct smcr_link *l = &g->link[li];
+	int rc = rdma_post_probe(l->qp);
 
-	if (rc)
-		smcr_log("libsmc-preload: soft SMC-R: link %u: probe not sent: %s\n", g->link[li].num,
-			 strerror(-rc));
+	if (!rc)
+		return;
+	smcr_log("libsmc-preload: soft SMC-R: link %u: probe not sent: %s\n", l->num, strerror(-rc));
+	if (rc != -ENOBUFS && !l->post_err)
+		l->post_err = rc;
 }
 
 /*
