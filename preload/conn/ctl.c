@@ -271,6 +271,7 @@ void ctl_established(int fd, struct sconn *sc)
 static void take_reply(struct soft_pair_reply *r)
 {
 	bool inherited = false;
+	uint32_t late = 0;
 	struct sconn *sc;
 
 	if (r->cmd == SMC_SOFT_CMD_BELL) {
@@ -287,8 +288,16 @@ static void take_reply(struct soft_pair_reply *r)
 		atomic_store(&norphan_hint, --norphan);
 
 	if (sc && !r->error && r->shm_fd >= 0 && ctl_decline_reason(sc)) {
-		/* asked before a reason came (io_uring instance, SO_ZEROCOPY) */
-		r->error = -EOPNOTSUPP;
+		/*
+		 * Asked before a reason came (stdio, an io_uring instance,
+		 * SO_ZEROCOPY): ours goes back to TCP with that reason, which
+		 * both ends' rows then give (the peer, never seeing us
+		 * attach, stays TCP).  An inherited end's is not ours to give.
+		 */
+		if (inherited)
+			r->error = -EOPNOTSUPP;
+		else
+			late = ctl_decline_reason(sc);
 	}
 	if (sc && !r->error && r->status != SMC_SOFT_PAIR_DECLINED &&
 	    !transport_of_kind(r->transport)) {
@@ -316,12 +325,17 @@ static void take_reply(struct soft_pair_reply *r)
 			/* a region found again after execve: registered by another */
 			sc->token_conn = inherited ? 0 : chan_gen;
 		}
-		if (!r->error && r->status == SMC_SOFT_PAIR_ASKING && !inherited) {
+		if (late && !r->error) {
+			int rc = soft_reg_fallback_diag_send(&chan, r->token, late, 0, -1);
+
+			preload_dbg("libsmc-preload: fd stays TCP: reason 0x%08x came before its reply%s\n",
+				    late, rc ? ", not told" : "");
+			conn_stay_tcp(sc);
+		} else if (!r->error && r->status == SMC_SOFT_PAIR_ASKING && !inherited) {
 			/* between hosts: the negotiation takes our reference */
 			ctl_neg_start(sc, r);
 			return;
-		}
-		if (r->error || r->status == SMC_SOFT_PAIR_DECLINED || r->shm_fd < 0) {
+		} else if (r->error || r->status == SMC_SOFT_PAIR_DECLINED || r->shm_fd < 0) {
 			preload_dbg("libsmc-preload: fd stays TCP: %s reason 0x%08x\n",
 				    r->error ? strerror(-r->error) : "declined", r->reason);
 			conn_stay_tcp(sc);

@@ -381,7 +381,7 @@ static bool conn_past(int fd, struct sconn *sc, uint32_t reason)
 	if (atomic_exchange(&sc->past, true))
 		return !atomic_load(&sc->tx_cut) && !atomic_load(&sc->rx_cut);
 	if (st == SC_NEW || st == SC_ASKED) {
-		/* its offer declines, or the reply that comes is not taken */
+		/* its offer declines, or the reply that comes goes back to TCP with it (ctl.c) */
 		atomic_compare_exchange_strong(&sc->decline, &none, reason);
 		return true;
 	}
