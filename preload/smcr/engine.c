@@ -382,6 +382,8 @@ static bool watchdog(struct smcr_lgr *g)
 		}
 		if (l->dead || !l->up)
 			continue;
+		/* a lent channel wakes this thread no more: its watch goes on at WATCH_MS */
+		pending |= l->driven;
 		rdma_qp_counts(l->qp, &posted, &done);
 		if (l->heard != l->seen_heard || done != l->seen_done || !l->alive_ns) {
 			l->seen_heard = l->heard;
@@ -558,8 +560,12 @@ static void *progress(void *arg)
 				again = true;
 				if ((pfd[i].revents & POLLIN) && w[i].gen == g->link[w[i].li].gen)
 					device_event(g, w[i].li);
-			} else if (!rdma_qp_woken(g->link[w[i].li].qp)) {
-				/* armed again before the wakes: no sleeper woken finds the mutex held for it */
+			} else if (rdma_qp_woken(g->link[w[i].li].qp) != -EAGAIN) {
+				/*
+				 * Armed again before the wakes: no sleeper woken finds the
+				 * mutex held for it.  An event not read (-EIO) left both
+				 * queues unarmed: both are armed again too.
+				 */
 				rdma_qp_arm(g->link[w[i].li].qp, link_wants_sent(g, w[i].li));
 			}
 			pthread_mutex_unlock(&g->mu);
@@ -671,9 +677,12 @@ void smcr_drive_end(struct smcr_sock *s, const struct smcr_drive *d)
 {
 	struct smcr_lgr *g = s->g;
 	bool back = true;
+	int mine = d->li + 1;
 
 	pthread_mutex_lock(&g->mu);
-	atomic_store(&s->drive_li[d->rx], 0);
+	/* another sleeper's (on the link the connection moved to) stays */
+	if (!d->bell)
+		atomic_compare_exchange_strong(&s->drive_li[d->rx], &mine, 0);
 	if (g->link[d->li].gen == d->gen) {
 		/* armed (smcr_drive_take()): what completes next wakes the progress thread */
 		back = !rdma_qp_lend(g->link[d->li].qp, false);
