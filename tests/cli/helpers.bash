@@ -61,6 +61,38 @@ softd_stop() {
 	return "$rc"
 }
 
+# The daemon's open files, one "fd -> target" line each.
+softd_fds() {
+	local f
+	for f in /proc/"$SOFTD_PID"/fd/*; do
+		printf '%s -> %s\n' "${f##*/}" "$(readlink "$f")"
+	done | sort -n
+}
+
+# Them once the daemon has taken in the hang-ups of processes that just
+# exited: two reads 0.1 s apart agree (5 s at most).
+softd_fds_settled() {
+	local a b
+	a=$(softd_fds)
+	for _ in $(seq 50); do
+		sleep 0.1
+		b=$(softd_fds)
+		[ "$a" = "$b" ] && break
+		a=$b
+	done
+	echo "$a"
+}
+
+# The daemon's files are BEFORE again (within 5 s), else the difference and a failure.
+assert_softd_fds_back() { # BEFORE
+	for _ in $(seq 50); do
+		[ "$(softd_fds)" = "$1" ] && return 0
+		sleep 0.1
+	done
+	diff -u <(echo "$1") <(softd_fds) ||
+		{ echo "the daemon's fds changed over the run (above)"; return 1; }
+}
+
 # ---- real servers under smc_run (soft_rsync.bats, soft_postgres.bats) ----
 
 # A program the suite cannot do without is missing: a failure in CI (CI set,

@@ -179,6 +179,8 @@ assert_no_ghost() {
 	PIDS+=($!)
 	for _ in $(seq 1200); do grep -q '^open' "$T/hold.out" && break; sleep 0.05; done
 	grep -q '^open' "$T/hold.out"
+	# the last offers may still wait in the daemon's queue: their rows follow
+	for _ in $(seq 200); do [ "$(smcss -a | grep -c 'SMCD')" -eq 800 ] && break; sleep 0.05; done
 	[ "$(smcss -a | grep -c 'SMCD')" -eq 800 ]
 	# the daemon stands still: its queue of requests from the server fills
 	kill -STOP "$SOFTD_PID"

@@ -248,7 +248,7 @@ fmt = ">4sBBBBIIBxHH2x16s16sQQB7x"
 msg = struct.pack(fmt, b"SMCQ", 3, 1, 0, 0, 77, 0x03030000, 4, sport, 7500,
                   socket.inet_aton("10.216.0.1") + bytes(12), socket.inet_aton("10.216.0.2") + bytes(12),
                   0x5eed, 0, 0)
-u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind((src, 0)); u.settimeout(1.0)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind((src, 0)); u.settimeout(5.0)
 u.sendto(msg, ("10.216.0.2", 7609))
 try:
     a = u.recv(100)

@@ -529,9 +529,11 @@ stdin_child() { # CLOSE_FDS (0 or 1) [-many] [PAUSE]
 	for i in 1 2 3 4; do
 		head -c $((i * 1000000)) /dev/urandom >"$T/in.$i"
 	done
-	# One client sends, then keeps its connection open 2 s more for smcss.
-	{ cat "$T/in.1"; sleep 2; } | "$RUN" socat -t 10 - TCP:127.0.0.1:"$port" \
-		>"$T/socatc0.out" 2>"$T/socatc0.err" 3>&- &
+	# One client sends, then keeps its connection open for smcss (30 s at most).
+	{
+		cat "$T/in.1"
+		for _ in $(seq 600); do [ -e "$T/release" ] && break; sleep 0.05; done
+	} 3>&- | "$RUN" socat -t 10 - TCP:127.0.0.1:"$port" >"$T/socatc0.out" 2>"$T/socatc0.err" 3>&- &
 	local slow=$!
 	for i in 1 2 3 4; do
 		"$RUN" socat -t 10 - TCP:127.0.0.1:"$port" <"$T/in.$i" >"$T/out.$i" &
@@ -541,6 +543,7 @@ stdin_child() { # CLOSE_FDS (0 or 1) [-many] [PAUSE]
 		wait "${pids[i]}"
 	done
 	assert_conn_mode "$port" SMCD
+	touch "$T/release"
 	bg_wait "$slow" socatc0
 	for i in 1 2 3 4; do
 		cmp "$T/in.$i" "$T/out.$i"

@@ -50,14 +50,6 @@ assert_fuzz_ok() { # $1 = seeds
 	return 1
 }
 
-# The daemon's open fds, one "fd -> target" a line.
-softd_fds() {
-	local f
-	for f in /proc/"$SOFTD_PID"/fd/*; do
-		printf '%s -> %s\n' "${f##*/}" "$(readlink "$f")"
-	done | sort -n
-}
-
 # Field $1 (dotted path) of the daemon's absolute SMC-D statistics.
 smcd_stat() {
 	"$SMC_BIN/smcd" -j -a stats |
@@ -78,7 +70,7 @@ print(v)' "$1"
 	# a first seed opens whatever the daemon keeps for good
 	run --separate-stderr "$FZ" -s 1 -x "$SOCKFUZZ_EXCLUDE" "$RUN"
 	assert_fuzz_ok 1
-	fds_before=$(softd_fds)
+	fds_before=$(softd_fds_settled)
 	smc=$(smcd_stat connections.smc)
 	bytes=$(smcd_stat rx.bytes)
 
@@ -96,12 +88,7 @@ print(v)' "$1"
 		{ echo "$bytes bytes on the rings of $((c2s + s2c)) moved"; "$SMC_BIN/smcd" stats; return 1; }
 
 	# the daemon lets go of every connection (its socket, its ring's memfd)
-	for _ in $(seq 50); do
-		[ "$(softd_fds)" = "$fds_before" ] && break
-		sleep 0.1
-	done
-	diff -u <(echo "$fds_before") <(softd_fds) ||
-		{ echo "the daemon's fds changed over the run (above)"; return 1; }
+	assert_softd_fds_back "$fds_before"
 }
 
 # Each set failed before, a few to 45 seeds in a hundred: the O_NONBLOCK a

@@ -360,12 +360,19 @@ assert_both_smcd() {
 	read -r _ port _ < <(conn_line "$CLIENT_OUT" listen)
 	conn_start conn smc_run client "$port" 1
 	read -r _ cino cport < <(conn_line "$CLIENT_OUT" conn)
-	run --separate-stderr smcss
+	local want
+	want=$(printf 'ACTIVE         %s %07d %-23s %-23s 0000 TCP 0x03010000' \
+		"$UID5" "$cino" "127.0.0.1:$cport" "127.0.0.1:$port")
+	# the client offers its end at its next call after "conn": the row follows
+	for _ in $(seq 100); do
+		run --separate-stderr smcss
+		[ "${lines[1]:-}" = "$want" ] && break
+		sleep 0.05
+	done
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	[ "${#lines[@]}" -eq 2 ]
-	[ "${lines[1]}" = "$(printf 'ACTIVE         %s %07d %-23s %-23s 0000 TCP 0x03010000' \
-		"$UID5" "$cino" "127.0.0.1:$cport" "127.0.0.1:$port")" ]
+	[ "${lines[1]}" = "$want" ]
 	# the plain server's sockets are none of smcss's business
 	run smcss -a
 	[ "${#lines[@]}" -eq 2 ]

@@ -70,7 +70,7 @@ daemon_rings() {
 	timeout 60 "$RUN" ssh "${SSH[@]}" -p "$PORT" "$USER_AT" 'sleep 2; echo hello' \
 		>"$T/out" 2>"$T/err" &
 	local pid=$! modes
-	for _ in $(seq 40); do
+	for _ in $(seq 200); do
 		modes=$(conn_modes | sort | uniq -c | tr -s ' ')
 		[ "$modes" = " 2 SMCD" ] && break
 		sleep 0.05
@@ -78,7 +78,7 @@ daemon_rings() {
 	[ "$modes" = " 2 SMCD" ] || { smcss -a; false; }
 	wait "$pid" || { cat "$T/err"; false; }
 	[ "$(cat "$T/out")" = hello ]
-	for _ in $(seq 40); do
+	for _ in $(seq 200); do
 		[ -z "$(conn_modes)" ] && [ "$(daemon_rings)" -eq 0 ] && break
 		sleep 0.05
 	done

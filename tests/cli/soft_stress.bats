@@ -44,21 +44,13 @@ shm_list() {
 	ls -A /dev/shm 2>/dev/null | sort
 }
 
-# The daemon's open fds, one "fd -> target" a line.
-softd_fds() {
-	local f
-	for f in /proc/"$SOFTD_PID"/fd/*; do
-		printf '%s -> %s\n' "${f##*/}" "$(readlink "$f")"
-	done | sort -n
-}
-
 @test "stress under smc_run: 32 connections at a time, every byte checked, nothing leaked" {
 	# a first small run opens whatever the daemon keeps for good
 	run --separate-stderr "$STRESS" pair -v 16M -t 60 "$RUN"
 	assert_stress_ok
 	local shm_before fds_before
 	shm_before=$(shm_list)
-	fds_before=$(softd_fds)
+	fds_before=$(softd_fds_settled)
 
 	run --separate-stderr "$STRESS" pair -c 32 -v "$STRESS_VOLUME" -t 110 "$RUN"
 	assert_stress_ok
@@ -66,8 +58,7 @@ softd_fds() {
 	local new_shm
 	new_shm=$(comm -13 <(echo "$shm_before") <(shm_list))
 	[ -z "$new_shm" ] || { echo "left in /dev/shm:"; echo "$new_shm"; return 1; }
-	diff -u <(echo "$fds_before") <(softd_fds) ||
-		{ echo "the daemon's fds changed over the run (above)"; return 1; }
+	assert_softd_fds_back "$fds_before"
 }
 
 @test "stress: a different plan (seed 7, 8 connections at a time) under smc_run" {

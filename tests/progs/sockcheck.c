@@ -3694,9 +3694,12 @@ static int peerkill_rd_c(int *fd)
 	if (r > 0 || (r < 0 && errno != ECONNRESET))
 		return fail("read from a killed peer: %s, want EOF or ECONNRESET",
 			    r > 0 ? "data" : strerror(errno));
-	/* the peer dies 300 ms in; its death must show within a second */
-	if (now_ms() - t0 > 1300)
-		return fail("the read returned %.0f ms after it began, want < 1300",
+	/*
+	 * The peer dies 300 ms in; its death must show soon after, not at the
+	 * watchdog's minute (a loaded machine or a TCG guest may take seconds).
+	 */
+	if (now_ms() - t0 > 5000)
+		return fail("the read returned %.0f ms after it began, want < 5000",
 			    now_ms() - t0);
 	return 0;
 }

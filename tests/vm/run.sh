@@ -174,7 +174,7 @@ for s in $SCENARIOS; do
 		two_vms_at_least 600 "$s" 2
 		;;
 	s12)
-		# a reader stopped for 45 s in the middle of 64 MiB
+		# a reader stopped for 60 s in the middle of 64 MiB
 		two_vms_at_least 300 "$s"
 		;;
 	s10)

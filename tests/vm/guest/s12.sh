@@ -3,10 +3,10 @@
 # while the other end's writer waits for room.  Two VMs without kernel SMC,
 # rxe and a daemon each, socat under smc_run on both ends: the client
 # writes 64 MiB, the server's reader takes two MiB, the second over RDMA,
-# and is then stopped for 45 s, its whole process (the library's progress
+# and is then stopped for 60 s, its whole process (the library's progress
 # thread with it).  The writer's link is watched meanwhile by zero-byte
 # RDMA WRITEs, which the stopped peer's device acknowledges without its
-# program (doc/soft-roce.md section 4): about ninety of them, more than
+# program (doc/soft-roce.md section 4): about a hundred of them, more than
 # the peer's 64 receive slots, which LLC messages as probes used up (the
 # link failed half a minute into the stop).  A TCP connection outlives
 # such a stop, and so must the link: once the reader goes on, every byte
@@ -16,7 +16,7 @@ SCEN=s12-$VMROLE
 export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control SMC_DEBUG=1
 PORT=5204
 BYTES=67108864
-STOP=45
+STOP=60
 
 soft_rdma_host
 

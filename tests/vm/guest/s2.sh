@@ -31,7 +31,8 @@ if [ "$VMROLE" = server ]; then
 	EPID=$!
 	i=0; while ! grep -q ACCEPTED /tmp/echo.out && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 	ok echo-accepted grep -q ACCEPTED /tmp/echo.out
-	sleep 2
+	# the echo done: 256 KiB in, 256 KiB out (a one-CPU TCG guest may take seconds)
+	wait_for 300 sh -c "[ \$(smcr stats | grep -c '^  Data transmitted (Bytes)  *262144 ') -eq 2 ]"
 else
 	ROLE=CLNT
 	echo_client $PORT 12

@@ -64,7 +64,9 @@ fi
 grepcheck control-port 'control port 7609/udp' /tmp/softd.log
 # the peer is on another host: no ring for it, even while it lives
 ok no-ring-for-a-remote-peer sh -c "! grep -q 'memfd:smc-dmb' /tmp/fds.txt"
-sleep 1
+# the daemon takes in the programs' exits (a TCG guest may take a while)
+wait_for 100 sh -c "! smcss -a | grep -q '^ACTIVE .*:$PORT '"
+wait_for 100 sh -c "! ls -l /proc/$SOFTD/fd | grep -q 'memfd:smc-dmb'"
 smcss -a > /tmp/ss-after.txt 2>&1
 ok smcss-no-row-left sh -c "! grep -q '^ACTIVE .*:$PORT ' /tmp/ss-after.txt"
 ok no-ring-left sh -c "! ls -l /proc/$SOFTD/fd | grep -q 'memfd:smc-dmb'"

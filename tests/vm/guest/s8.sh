@@ -62,7 +62,8 @@ for c in $cases $(for c in $cases; do echo "$c+settled"; done); do
 	fi
 done
 echo "INFO $SCEN/cases: $n cases in $(($(date +%s) - t0)) s, $rdma of them over RDMA:$over"
-sleep 1
+# the daemon takes in the programs' exits (a TCG guest may take a while)
+wait_for 100 sh -c "! smcss -a | grep -q '^ACTIVE .*:5[12][0-9][0-9] '"
 smcss -a > /tmp/ss-after.txt 2>&1
 ok smcss-no-row-left sh -c "! grep -q '^ACTIVE .*:5[12][0-9][0-9] ' /tmp/ss-after.txt"
 kill $SOFTD

@@ -77,8 +77,8 @@ else
 	# the group's second link comes up beside the connection's
 	wait_for 300 grep -q 'second link is up' /tmp/socat5200.err
 	grepcheck second-link-up 'second link is up' /tmp/socat5200.err
-	# the listings show the group with both links, the connection on one (told within a second)
-	wait_for 30 sh -c '[ $(smcr linkgroup link-show | grep -c LINK_ACTIVE) -eq 2 ]'
+	# the listings show the group with both links, the connection on one
+	wait_for 300 sh -c '[ $(smcr linkgroup link-show | grep -c LINK_ACTIVE) -eq 2 ]'
 	smcr -d linkgroup > /tmp/lg.txt 2>&1; smcr -d linkgroup link-show >> /tmp/lg.txt 2>&1
 	smcss -R > /tmp/ssr.txt 2>&1
 	sed 's/^/  | /' /tmp/lg.txt /tmp/ssr.txt
@@ -93,7 +93,7 @@ else
 	echo "INFO $SCEN/packets: rxe0 $(sent_pkts rxe0), rxe1 $(sent_pkts rxe1) after $(($(date +%s) - t0)) s"
 	ok second-link-took-over sh -c "[ $(sent_pkts rxe1) -gt $((${before:-0} + 4096)) ]"
 	# one link left in the listings, the connection on it
-	wait_for 30 sh -c '[ $(smcr linkgroup link-show | grep -c LINK_ACTIVE) -eq 1 ]'
+	wait_for 300 sh -c '[ $(smcr linkgroup link-show | grep -c LINK_ACTIVE) -eq 1 ]'
 	smcr linkgroup link-show > /tmp/lg1.txt 2>&1; smcss -R > /tmp/ssr1.txt 2>&1
 	sed 's/^/  | /' /tmp/lg1.txt /tmp/ssr1.txt
 	ok linkgroup-one-link sh -c '[ $(grep -c "CLNT .*SINGLE .*eth1 .*LINK_ACTIVE" /tmp/lg1.txt) -eq 1 ]'
