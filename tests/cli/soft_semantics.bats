@@ -820,7 +820,16 @@ exec wc -c <&3' bash "$port"
 	        time.sleep(0.02)
 	lst = socket.socket()
 	lst.bind(("127.0.0.1", 0))
-	lst.listen(1)
+	lst.listen(2)
+	# a first connection opens the library's channel to the daemon
+	one = socket.create_connection(lst.getsockname())
+	two = lst.accept()[0]
+	two.sendall(b"w")
+	assert one.recv(1) == b"w"
+	one.close()
+	two.close()
+	print("warm", flush=True)
+	wait_for("$t/stopped")
 	cli = socket.create_connection(lst.getsockname())
 	srv, _ = lst.accept()
 	assert libc.fdopen(srv.fileno(), b"r+")
@@ -838,9 +847,11 @@ exec wc -c <&3' bash "$port"
 	print("echoed", flush=True)
 	wait_for("$t/end")
 	EOF
-	kill -STOP "$SOFTD_PID"
 	SMC_DEBUG=1 SMC_SOFT_PAIR_DELAY_USEC=0 "$RUN" python3 "$t/late.py" >"$t/late.out" 2>"$t/late.err" 3>&- &
 	SERVER_PID=$!
+	for _ in $(seq 400); do grep -q '^warm' "$t/late.out" && break; sleep 0.05; done
+	kill -STOP "$SOFTD_PID"
+	touch "$t/stopped"
 	for _ in $(seq 400); do grep -q '^fdopen' "$t/late.out" && break; sleep 0.05; done
 	kill -CONT "$SOFTD_PID"
 	grep -q '^fdopen' "$t/late.out" || { cat "$t/late.err"; false; }

@@ -3283,7 +3283,13 @@ static int sndtimeo_c(int *fd)
 
 static int sndtimeo_s(int *fd)
 {
-	if (wait_quiet_ms(*fd, 800) < 0)	/* longer than the client's timeout */
+	/*
+	 * Well past the client's 100 ms, and past a stall of a loaded
+	 * guest's link (rxe parked, until the watchdog's probe): a wait that
+	 * ended within such a stall read on, and the client never met a full
+	 * buffer (s8 beside two busy loops).
+	 */
+	if (wait_quiet_ms(*fd, 3000) < 0)
 		return -1;
 	return count_to_eof(*fd, 131);
 }
@@ -3438,7 +3444,8 @@ static int eintr_send_s(int *fd)
 {
 	if (recv_tok(*fd, 'g') || send_tok(*fd, 'r'))
 		return -1;
-	if (wait_quiet_ms(*fd, 1500) < 0)	/* the client's first send was interrupted */
+	/* the client's first send was interrupted (and a stall, as in sndtimeo_s()) */
+	if (wait_quiet_ms(*fd, 3000) < 0)
 		return -1;
 	return count_to_eof(*fd, 133);
 }
