@@ -55,8 +55,12 @@ SIOCGIFFLAGS, SIOCSIFFLAGS = 0x8913, 0x8914
 
 CAP_NET_ADMIN = 12
 # How long tcpdump has, after the dump goes off, to take in the records the
-# kernel holds for it before it is stopped (it runs in immediate mode).
-FLUSH_WAIT = 1.2
+# kernel holds for it before it is stopped.  libpcap's ring (TPACKET_V3)
+# hands a block over when it is full or 1 s after it opened: 1.5 s more for
+# tcpdump to be scheduled on a busy machine (with 1.2 s, a loaded CI run
+# lost the last records).  Not tcpdump's --immediate-mode: its ring
+# (TPACKET_V2) of fixed-size frames lost a record of a busy capture.
+FLUSH_WAIT = 2.5
 
 
 class Fail(Exception):
@@ -390,11 +394,7 @@ def has_net_admin():
 
 
 def tcpdump_cmd(tcpdump, iface, args):
-    # --immediate-mode: each record reaches tcpdump when written, not when
-    # the kernel closes a ring block (up to libpcap's 1 s buffer timeout
-    # later): a stop soon after the last record lost the records of a
-    # block still open.
-    cmd = [tcpdump, "-i", iface, "-U", "--immediate-mode"]
+    cmd = [tcpdump, "-i", iface, "-U"]
     cmd += args.param_words
     if args.filter:
         cmd.append(args.filter)

@@ -250,12 +250,12 @@ old_softd() {
 	[ -e "/sys/class/net/$DUMP_DEV" ]
 	grep -q "^smcdump-ex pid $DUMP_PID start " "/sys/class/net/$DUMP_DEV/ifalias"
 	run cat "$FAKE/args"
-	[ "$output" = "$(printf '%s\n' -i "$DUMP_DEV" -U --immediate-mode -n -w "$BATS_TEST_TMPDIR/x.pcap" \
+	[ "$output" = "$(printf '%s\n' -i "$DUMP_DEV" -U -n -w "$BATS_TEST_TMPDIR/x.pcap" \
 		"host 10.0.0.2 and port 5201")" ]
 	dump_stop
 	dump_start -m all -t cdc --legacy --param -n
 	run cat "$FAKE/args"
-	[ "$output" = "$(printf '%s\n' -i any -U --immediate-mode -n)" ]
+	[ "$output" = "$(printf '%s\n' -i any -U -n)" ]
 	dump_stop
 }
 
