@@ -287,17 +287,17 @@ static void take_reply(struct soft_pair_reply *r)
 	if (!sc && norphan)
 		atomic_store(&norphan_hint, --norphan);
 
-	if (sc && !r->error && r->shm_fd >= 0 && ctl_decline_reason(sc)) {
+	if (sc && !r->error && r->shm_fd >= 0)
+		late = ctl_decline_reason(sc);
+	if (late && inherited) {
 		/*
 		 * Asked before a reason came (stdio, an io_uring instance,
 		 * SO_ZEROCOPY): ours goes back to TCP with that reason, which
 		 * both ends' rows then give (the peer, never seeing us
 		 * attach, stays TCP).  An inherited end's is not ours to give.
 		 */
-		if (inherited)
-			r->error = -EOPNOTSUPP;
-		else
-			late = ctl_decline_reason(sc);
+		r->error = -EOPNOTSUPP;
+		late = 0;
 	}
 	if (sc && !r->error && r->status != SMC_SOFT_PAIR_DECLINED &&
 	    !transport_of_kind(r->transport)) {
