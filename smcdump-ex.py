@@ -42,11 +42,11 @@ IFLA_IFNAME, IFLA_LINKINFO, IFLA_INFO_KIND = 3, 18, 1
 SMC_SOFT_CMD_DUMP_SET = 8
 A_DUMP_ON, A_DUMP_MODE, A_DUMP_TYPES, A_DUMP_LEGACY, A_IFINDEX = 24, 25, 26, 27, 28
 MODE_SMCD, MODE_SMCR = 0x1, 0x2
-TYPE_CLC, TYPE_CDC, TYPE_DATA = 0x1, 0x2, 0x4
+TYPE_CLC, TYPE_CDC, TYPE_DATA, TYPE_LLC = 0x1, 0x2, 0x4, 0x8
 MODES = {"all": MODE_SMCD | MODE_SMCR, "smc": MODE_SMCD | MODE_SMCR,
          "smcd": MODE_SMCD, "smcr": MODE_SMCR}
-TYPES = {"all": TYPE_CLC | TYPE_CDC | TYPE_DATA, "raw": TYPE_CLC | TYPE_DATA,
-         "cdc": TYPE_CLC | TYPE_CDC}
+TYPES = {"all": TYPE_CLC | TYPE_CDC | TYPE_DATA | TYPE_LLC, "raw": TYPE_CLC | TYPE_DATA,
+         "cdc": TYPE_CLC | TYPE_CDC | TYPE_LLC}
 
 # TUN (linux/if_tun.h)
 TUNSETIFF, TUNSETPERSIST = 0x400454CA, 0x400454CB
@@ -85,7 +85,7 @@ def parse_args(argv):
                         "one of them; all: records and every interface "
                         "(the TCP handshake)")
     p.add_argument("-t", choices=["all", "raw", "cdc"], default="all",
-                   help="records besides CLC: all (default), raw (data), cdc")
+                   help="records besides CLC: all (default), raw (data), cdc (CDC and LLC)")
     p.add_argument("--param", help="extra tcpdump options, e.g. '-w smc.pcap'")
     p.add_argument("--filter", help="tcpdump filter expression")
     p.add_argument("--legacy", action="store_true",

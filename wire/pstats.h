@@ -75,24 +75,25 @@ struct soft_pstats {
 			      SOFT_PDUMP_SLOTS * SOFT_PDUMP_SLOT_LEN)
 
 struct soft_pdump_ctl {                     /* written by the daemon only */
-	_Atomic uint32_t types;                  /* SOFT_DUMP_TYPE_CDC | _DATA, 0: off */
+	_Atomic uint32_t types;                  /* SOFT_DUMP_TYPE_CDC, _DATA, _LLC; 0: off */
 	_Atomic uint32_t snaplen;                /* data bytes kept per DATA record */
 };
 
 struct soft_pdump_slot {
 	_Atomic uint64_t seq;                    /* reserved index + 1 once published */
-	uint64_t token;                          /* the sconn's registration token */
+	uint64_t token;                          /* the sconn's registration token; LLC: the group's key */
 	uint64_t ts_ns;                          /* CLOCK_REALTIME */
 	uint64_t offset;                         /* DATA: ring bytes of this direction before it */
-	uint32_t len;                            /* DATA: bytes moved */
-	uint16_t caplen;                         /* DATA: bytes that follow the slot header */
-	uint8_t type;                            /* SOFT_DUMP_T_CDC or SOFT_DUMP_T_DATA */
+	uint32_t len;                            /* DATA: bytes moved; LLC: the message's (after the GIDs) */
+	uint16_t caplen;                         /* DATA, LLC: bytes that follow the slot header */
+	uint8_t type;                            /* SOFT_DUMP_T_CDC, _DATA or _LLC */
 	uint8_t flags;                           /* SOFT_DUMP_F_RX: consumed, else produced */
 	uint16_t prod_wrap, cons_wrap;           /* CDC: our producer cursor (tx ring) */
 	uint32_t prod_count, cons_count;         /*      and consumer cursor (rx ring) */
 	uint8_t prod_flags, conn_state_flags;    /* CDC: as our cursor words carry them */
-	uint8_t pad[10];
-	uint8_t data[];                          /* DATA: caplen bytes */
+	uint8_t link_id;                         /* LLC: the number of the link it went over */
+	uint8_t pad[9];
+	uint8_t data[];                          /* DATA, LLC: caplen bytes */
 };
 
 _Static_assert(sizeof(struct soft_pstats) <= SOFT_PDUMP_CTL_OFF, "pstats outgrew its page");
@@ -100,6 +101,8 @@ _Static_assert(sizeof(struct soft_pdump_slot) == 64 &&
 	       offsetof(struct soft_pdump_slot, data) == 64, "slot header is one line");
 
 #define SOFT_PDUMP_SNAP_MAX  (SOFT_PDUMP_SLOT_LEN - sizeof(struct soft_pdump_slot))
+/* An LLC slot's data: the link's local and peer RoCE GIDs, then the message (len bytes). */
+#define SOFT_PDUMP_LLC_GIDS  32u
 
 /*
  * A slot is reserved by a compare-and-swap of prod that keeps prod - cons

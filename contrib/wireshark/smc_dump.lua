@@ -14,7 +14,13 @@ local p = Proto("smc_dump", "SMC dump record")
 
 local rec_types = {
 	[1] = "CLC PROPOSAL", [2] = "CLC ACCEPT", [3] = "CLC CONFIRM", [4] = "CLC DECLINE",
-	[16] = "CDC", [32] = "DATA", [64] = "LOST",
+	[8] = "LLC", [16] = "CDC", [32] = "DATA", [64] = "LOST",
+}
+-- SMC_LLC_* message types (the low nibble of the first byte; the kernel's net/smc/smc_llc.c)
+local llc_types = {
+	[1] = "CONFIRM LINK", [2] = "ADD LINK", [3] = "ADD LINK CONT", [4] = "DELETE LINK",
+	[5] = "REQ ADD LINK", [6] = "CONFIRM RKEY", [7] = "TEST LINK", [8] = "CONFIRM RKEY CONT",
+	[9] = "DELETE RKEY",
 }
 local roles = { [0] = "client", [1] = "server" }
 local smc_types = { [0] = "SMC-R", [1] = "SMC-D" }
@@ -113,6 +119,14 @@ local f = {
 	data_len = ProtoField.uint32("smc_dump.data.len", "Bytes moved"),
 	cap_len = ProtoField.uint32("smc_dump.data.caplen", "Bytes captured"),
 	data = ProtoField.bytes("smc_dump.data.bytes", "Data"),
+	-- LLC
+	llc_lgr = ProtoField.uint32("smc_dump.llc.lgr_id", "Link group id", base.HEX),
+	llc_link = ProtoField.uint8("smc_dump.llc.link_id", "Link number"),
+	llc_type = ProtoField.uint8("smc_dump.llc.type", "LLC type", base.DEC, llc_types, 0x0f),
+	llc_version = ProtoField.uint8("smc_dump.llc.version", "LLC version", base.DEC, nil, 0xf0),
+	llc_flags = ProtoField.uint8("smc_dump.llc.flags", "LLC flags", base.HEX),
+	llc_resp = ProtoField.bool("smc_dump.llc.response", "Response", 8, nil, 0x80),
+	llc_msg = ProtoField.bytes("smc_dump.llc.message", "LLC message"),
 	-- LOST
 	pid = ProtoField.uint32("smc_dump.lost.pid", "Process"),
 	full = ProtoField.uint64("smc_dump.lost.full", "Dropped, ring full"),
@@ -256,6 +270,23 @@ local function data(tvb, t)
 	return string.format(" offset %s len %d", tostring(tvb(0, 8):uint64()), tvb(8, 4):uint())
 end
 
+local function llc(tvb, t)
+	if tvb:len() < 12 then
+		t:add_expert_info(PI_MALFORMED, PI_ERROR, "LLC body shorter than 12 bytes")
+		return ""
+	end
+	t:add(f.llc_lgr, tvb(0, 4))
+	t:add(f.llc_link, tvb(4, 1))
+	t:add(f.llc_type, tvb(8, 1))
+	t:add(f.llc_version, tvb(8, 1))
+	t:add(f.llc_flags, tvb(11, 1)):add(f.llc_resp, tvb(11, 1))
+	t:add(f.llc_msg, tvb(8))
+	local ltype = tvb(8, 1):uint() % 16
+	return string.format(" link %d %s%s", tvb(4, 1):uint(),
+		llc_types[ltype] or string.format("type %d", ltype),
+		bit(tvb(11, 1):uint(), 7) and " response" or "")
+end
+
 local function lost(tvb, t)
 	if tvb:len() < 32 then
 		t:add_expert_info(PI_MALFORMED, PI_ERROR, "LOST body shorter than 32 bytes")
@@ -271,7 +302,8 @@ local function lost(tvb, t)
 end
 
 local bodies = {
-	[1] = clc, [2] = clc, [3] = clc, [4] = clc, [16] = cdc, [32] = data, [64] = lost,
+	[1] = clc, [2] = clc, [3] = clc, [4] = clc, [8] = llc, [16] = cdc, [32] = data,
+	[64] = lost,
 }
 
 local function is_record(tvb)

@@ -436,7 +436,7 @@ int offer_wait(int (*fn)(void *arg, int64_t timeout_ns), void *arg, int64_t time
 /* A wait in ns as poll()'s milliseconds, rounded up (-1 stays -1). */
 int offer_ns_to_ms(int64_t timeout_ns);
 
-/* ---- dump_io.c: CDC and DATA records for the SMC dump (pstats.h) ---- */
+/* ---- dump_io.c: CDC, DATA and LLC records for the SMC dump (pstats.h) ---- */
 /* The only cost of the dump while it is off. */
 static inline bool soft_dump_on(void)
 {
@@ -450,6 +450,9 @@ static inline bool soft_dump_on(void)
 void dump_io(struct sconn *sc, bool rx, const struct iovec *iov, int cnt, size_t n);
 /* A CDC record of our cursor words as published now (state changes, flushes). */
 void dump_cdc(struct sconn *sc);
+/* An LLC message of a soft SMC-R link group (smcr_env.llc): an LLC record. */
+struct smcr_llc_seen;
+void dump_llc(const struct smcr_llc_seen *m);
 
 /* ---- ready.c: readiness for poll and epoll ---- */
 #define SOFT_IN_RING  0x1u          /* IN decided by the ring (else the kernel) */

@@ -134,7 +134,7 @@ bool ctl_thread_wake(void)
 	if (!started) {
 		/* the RDMA layer's way out: the process's real calls, and our bells */
 		struct smcr_env env = { .poll = next.poll, .syscall = next.syscall, .ring = bell_ring_own,
-					.drive = soft_cfg.drive, .log = preload_dbg };
+					.drive = soft_cfg.drive, .log = preload_dbg, .llc = dump_llc };
 		sigset_t all, old;
 		pthread_attr_t a;
 		pthread_t th;

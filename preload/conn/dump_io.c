@@ -1,7 +1,8 @@
 /*
  * The SMC dump's records of the data path (doc/smc-dump-header.md 9): the
- * daemon never sees our I/O, so we put CDC and DATA records into the ring of
- * our stats memfd while its control line asks for them.  Out of line and
+ * daemon never sees our I/O nor our soft SMC-R link groups' LLC messages, so
+ * we put CDC, DATA and LLC records into the ring of our stats memfd while its
+ * control line asks for them.  Out of line and
  * cold: the data path pays only soft_dump_on() while the dump is off.
  */
 #include <time.h>
@@ -9,19 +10,25 @@
 #include "conn.h"
 #include "dump_fmt.h"
 #include "pdump_put.h"
+#include "smcr.h"
 
 static void *dump_map(struct soft_pdump_ctl *ctl)
 {
 	return (char *)ctl - SOFT_PDUMP_CTL_OFF;
 }
 
-static void head(struct soft_pdump_slot *h, struct sconn *sc, uint8_t type, uint8_t flags)
+static uint64_t realtime_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void head(struct soft_pdump_slot *h, struct sconn *sc, uint8_t type, uint8_t flags)
+{
 	h->token = sc->token;
-	h->ts_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	h->ts_ns = realtime_ns();
 	h->type = type;
 	h->flags = flags;
 }
@@ -79,4 +86,29 @@ void dump_cdc(struct sconn *sc)
 
 	if (atomic_load_explicit(&ctl->types, memory_order_relaxed) & SOFT_DUMP_TYPE_CDC)
 		put_cdc(dump_map(ctl), sc);
+}
+
+__attribute__((noinline, cold))
+static void put_llc(const struct smcr_llc_seen *m)
+{
+	struct soft_pdump_slot h = { 0 };
+	struct iovec iov[3] = {
+		{ (void *)m->gid, 16 }, { (void *)m->peer_gid, 16 }, { (void *)m->msg, m->len },
+	};
+
+	if (m->len > SOFT_DUMP_LLC_MSG_MAX)
+		return;
+	h.token = m->key;
+	h.ts_ns = realtime_ns();
+	h.type = SOFT_DUMP_T_LLC;
+	h.flags = m->rx ? SOFT_DUMP_F_RX : 0;
+	h.link_id = m->link_id;
+	h.len = (uint32_t)m->len;
+	soft_pdump_put(dump_map(pdump_ctl), &h, iov, 3, 0, SOFT_PDUMP_LLC_GIDS + m->len);
+}
+
+void dump_llc(const struct smcr_llc_seen *m)
+{
+	if (atomic_load_explicit(&pdump_ctl->types, memory_order_relaxed) & SOFT_DUMP_TYPE_LLC)
+		put_llc(m);
 }

@@ -19,16 +19,34 @@ enum smcr_llc_ho smcr_own_ho(void)
 	return __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? SMCR_LLC_HO_BE : SMCR_LLC_HO_LE;
 }
 
+/* An LLC message for smcdump-ex (smcr_env.llc), if it listens. */
+static void seen(struct smcr_lgr *g, int li, bool rx, const uint8_t *msg, size_t len)
+{
+	struct rdma_qp_addr own;
+	struct smcr_llc_seen m = {
+		.key = g->key, .link_id = g->link[li].num, .rx = rx,
+		.gid = own.gid, .peer_gid = g->link[li].peer.gid, .msg = msg, .len = len,
+	};
+
+	if (!smcr_env.llc)
+		return;
+	rdma_qp_local(g->link[li].qp, &own);
+	smcr_env.llc(&m);
+}
+
 int smcr_llc_send(struct smcr_lgr *g, int li, const struct smcr_llc_msg *m)
 {
 	uint8_t buf[RDMA_MSG_MAX];
-	int n = smcr_llc_encode(m, smcr_own_ho(), buf, sizeof(buf));
+	int n = smcr_llc_encode(m, smcr_own_ho(), buf, sizeof(buf)), rc;
 
 	if (n < 0)
 		return n;
 	if (g->link[li].dead)
 		return -ENOLINK;
-	return rdma_post_ctl(g->link[li].qp, buf, (size_t)n, 0);
+	rc = rdma_post_ctl(g->link[li].qp, buf, (size_t)n, 0);
+	if (!rc)
+		seen(g, li, false, buf, (size_t)n);
+	return rc;
 }
 
 static void keep(struct smcr_lgr *g, int li, const uint8_t *msg, uint32_t len)
@@ -179,6 +197,7 @@ void smcr_llc_in(struct smcr_lgr *g, int li, const uint8_t *msg, uint32_t len)
 	struct smcr_llc_msg m;
 	bool resp;
 
+	seen(g, li, true, msg, len);
 	if (smcr_llc_decode(msg, len, smcr_own_ho(), &m))
 		return;         /* a malformed message does nothing */
 	resp = m.hd.flags & SMCR_LLC_FLAG_RESP;

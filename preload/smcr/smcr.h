@@ -31,6 +31,16 @@
 
 #define SMCR_LINKS_MAX 2
 
+/* An LLC message as it went over a link of group key (rx: it came from the peer). */
+struct smcr_llc_seen {
+	uint32_t key;
+	uint8_t link_id;        /* its LLC number (0 before CONFIRM LINK) */
+	bool rx;
+	const uint8_t *gid, *peer_gid;  /* the link's RoCE GIDs, 16 bytes each */
+	const uint8_t *msg;     /* as on the wire */
+	size_t len;
+};
+
 /*
  * What the layer calls outside itself, given once before any group: the
  * process's real poll() and syscall() (inside the preload, those behind
@@ -45,6 +55,8 @@ struct smcr_env {
 	bool drive;
 	/* a line for the debug log (NULL: none) */
 	void (*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+	/* an LLC message went over a link, for smcdump-ex (NULL: none) */
+	void (*llc)(const struct smcr_llc_seen *m);
 };
 void smcr_env_set(const struct smcr_env *env);
 /* A line for the debug log through env.log, if there is one. */

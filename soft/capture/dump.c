@@ -59,7 +59,7 @@ static int parse(struct soft_req *r, struct set_attrs *a)
 
 	memset(a, 0, sizeof(*a));
 	a->mode = SOFT_DUMP_MODE_SMCD;
-	a->types = SOFT_DUMP_TYPE_CLC | SOFT_DUMP_TYPE_CDC | SOFT_DUMP_TYPE_DATA;
+	a->types = SOFT_DUMP_TYPE_CLC | SOFT_DUMP_TYPE_CDC | SOFT_DUMP_TYPE_DATA | SOFT_DUMP_TYPE_LLC;
 	if (soft_genl_attrs(r, tb, SMC_SOFT_A_MAX) ||
 	    get_u8(tb[SMC_SOFT_A_DUMP_ON], &a->on, &a->has_on) ||
 	    get_u8(tb[SMC_SOFT_A_DUMP_MODE], &a->mode, NULL) ||
@@ -174,10 +174,12 @@ int soft_dump_set(struct soft_req *r)
 	return rc;
 }
 
-/* The mode that takes a record with these header flags: SMC-D's or SMC-R's. */
-static uint8_t mode_of(uint8_t rec_flags)
+/* The modes that take a record: SMC-D's or SMC-R's by its flags; a process's LOST record, both. */
+static uint8_t mode_of(const struct soft_dump_rec *rec)
 {
-	return rec_flags & SOFT_DUMP_F_SMCD ? SOFT_DUMP_MODE_SMCD : SOFT_DUMP_MODE_SMCR;
+	if (rec->type == SOFT_DUMP_T_LOST)
+		return SOFT_DUMP_MODE_SMCD | SOFT_DUMP_MODE_SMCR;
+	return rec->flags & SOFT_DUMP_F_SMCD ? SOFT_DUMP_MODE_SMCD : SOFT_DUMP_MODE_SMCR;
 }
 
 static bool captures(const struct soft_dump *d, uint64_t netns, uint8_t types, uint8_t modes)
@@ -204,7 +206,7 @@ static uint32_t data_room(const struct soft_dump *d, bool v6)
 
 uint8_t soft_dump_ns_types(const struct soft_state *st, uint64_t netns, uint32_t *snaplen)
 {
-	const uint8_t ring = SOFT_DUMP_TYPE_CDC | SOFT_DUMP_TYPE_DATA;
+	const uint8_t ring = SOFT_DUMP_TYPE_CDC | SOFT_DUMP_TYPE_DATA | SOFT_DUMP_TYPE_LLC;
 	uint8_t types = 0;
 
 	*snaplen = 0;
@@ -292,7 +294,7 @@ void soft_dump_send(const struct soft_state *st, uint64_t netns, uint8_t types,
 		    const struct soft_dump_rec *rec, const void *body, size_t body_len)
 {
 	for (const struct soft_dump *d = st->dumps; d; d = d->next)
-		if (captures(d, netns, types, mode_of(rec->flags)))
+		if (captures(d, netns, types, mode_of(rec)))
 			send_rec(d, rec, body, body_len);
 }
 
@@ -307,7 +309,7 @@ void soft_dump_send_data(const struct soft_state *st, uint64_t netns,
 		uint32_t room = data_room(d, rec->flags & SOFT_DUMP_F_IPV6);
 		uint32_t cut = caplen < room ? caplen : room;
 
-		if (!captures(d, netns, SOFT_DUMP_TYPE_DATA, mode_of(rec->flags)))
+		if (!captures(d, netns, SOFT_DUMP_TYPE_DATA, mode_of(rec)))
 			continue;
 		r.flags = (uint8_t)(rec->flags & ~SOFT_DUMP_F_TRUNC);
 		if (cut < len)

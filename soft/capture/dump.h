@@ -86,6 +86,9 @@ void soft_dump_cdc_body(const struct soft_dump_cdc *c, uint8_t out[SOFT_DUMP_CDC
 void soft_dump_data_body(uint64_t offset, uint32_t len, uint32_t caplen,
 			 uint8_t out[SOFT_DUMP_DATA_LEN]);
 void soft_dump_lost_body(const struct soft_dump_lost *l, uint8_t out[SOFT_DUMP_LOST_LEN]);
+/* An LLC record's body: the group's id (0: not known yet), the link's number, then the message. */
+void soft_dump_llc_body(uint32_t lgr_id, uint8_t link_id, const uint8_t *msg, size_t len,
+			uint8_t *out);
 /*
  * An IPv4 (or IPv6 with SOFT_DUMP_F_IPV6) packet with a UDP datagram from
  * the record's local address and port to its peer's (swapped for

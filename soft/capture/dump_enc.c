@@ -189,6 +189,18 @@ void soft_dump_lost_body(const struct soft_dump_lost *l, uint8_t out[SOFT_DUMP_L
 	put64(p, l->rejected);
 }
 
+void soft_dump_llc_body(uint32_t lgr_id, uint8_t link_id, const uint8_t *msg, size_t len,
+			uint8_t *out)
+{
+	uint8_t *p = out;
+
+	p = put32(p, lgr_id);
+	p = put8(p, link_id);
+	p = put8(p, 0);
+	p = put16(p, 0);
+	memcpy(p, msg, len);
+}
+
 /* RFC 1071 sum of n bytes, folded into 16 bits by the caller. */
 static uint32_t sum16(const uint8_t *p, size_t n, uint32_t sum)
 {

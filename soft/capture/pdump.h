@@ -1,8 +1,8 @@
 /*
  * The daemon's side of the processes' dump rings (pstats.h): the control
  * line it writes into every attached stats memfd of a captured namespace,
- * and the drain that turns the slots the processes publish into CDC and
- * DATA records of the sessions (dump.h).  Nothing in a ring is trusted: a
+ * and the drain that turns the slots the processes publish into CDC, DATA
+ * and LLC records of the sessions (dump.h).  Nothing in a ring is trusted: a
  * slot is copied out, then checked, and a process can only make records
  * about connections of its own user in its own namespace.
  */
@@ -20,6 +20,7 @@
 #define SOFT_PDUMP_BUDGET    4096u            /* records per tick, all rings together */
 #define SOFT_PDUMP_STALL_NS  1000000000ull    /* an unpublished slot is skipped after this */
 #define SOFT_PDUMP_LOST_NS   1000000000ull    /* LOST records and log lines at most this often */
+#define SOFT_PDUMP_GIDS_NS   1000000000ull    /* the RDMA devices read again at most this often */
 
 /* What the daemon keeps of a ring; the ring's own cons is only ever written. */
 struct soft_pdump_drain {
@@ -31,6 +32,8 @@ struct soft_pdump_drain {
 	uint64_t full, stalled, rejected;   /* lost since the last report */
 	bool reported;
 	uint64_t report_ns;              /* of the last report */
+	bool gids_read;
+	uint64_t gids_ns;                /* when an LLC record's unknown GID had the devices read again */
 };
 
 /* A STATS_ATTACH (pstats_att.c). */

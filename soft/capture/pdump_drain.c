@@ -2,13 +2,16 @@
  * Draining the processes' dump rings (pdump.h, pstats.h): slots in order
  * from our own cons while their seq says published, each copied out of the
  * shared memory before it is checked, completed with its connection's
- * addresses and sent as a CDC or DATA record to the namespace's sessions.
+ * addresses and sent as a CDC or DATA record to the namespace's sessions,
+ * or as an LLC record of a process's soft SMC-R link group.
  */
 #include "pdump.h"
 #include "pstats.h"
 #include "dump.h"
 #include "regidx.h"
 #include "region.h"
+#include "lgr.h"
+#include "devices.h"
 #include "log.h"
 
 #include <inttypes.h>
@@ -16,6 +19,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <sys/socket.h>
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -53,6 +57,9 @@ static bool slot_ok(const struct soft_pdump_slot *h)
 		return false;
 	if (h->type == SOFT_DUMP_T_CDC)
 		return true;
+	if (h->type == SOFT_DUMP_T_LLC)
+		return !(h->flags & SOFT_DUMP_F_TRUNC) && h->len && h->len <= SOFT_DUMP_LLC_MSG_MAX &&
+		       h->caplen == SOFT_PDUMP_LLC_GIDS + h->len;
 	return h->type == SOFT_DUMP_T_DATA && h->caplen <= SOFT_PDUMP_SNAP_MAX &&
 	       h->caplen <= h->len;
 }
@@ -110,9 +117,57 @@ static void emit(struct soft_state *st, const struct soft_sock *s,
 	}
 }
 
+/* A process that uses soft SMC-R: it told a link group, or negotiated a connection between hosts. */
+static bool smcr_user(const struct soft_state *st, const struct soft_pstats_att *a)
+{
+	for (const struct soft_lgr *g = soft_lgr_first(st); g; g = g->next)
+		if (!g->smcd && g->owner == a->conn_id)
+			return true;
+	for (const struct soft_sock *s = soft_idx_conn_first(st, a->conn_id); s; s = s->conn_next)
+		if (s->ask.clc)
+			return true;
+	return false;
+}
+
+/*
+ * An LLC record of a process's link group: its addresses are the link's
+ * RoCE GIDs (IPv4-mapped ones as IPv4), its ports 0 (not 4791, where
+ * Wireshark would take the packet for RoCE).  Refused
+ * unless the process uses soft SMC-R and the local GID is one of this
+ * host's RDMA ports' (read again when it is not, at most once a second per
+ * process); the peer's GID is the process's word (doc/smc-dump-header.md 9.3).
+ */
+static bool emit_llc(struct soft_state *st, struct soft_pstats_att *a,
+		     const struct soft_pdump_slot *h, const uint8_t *data, uint64_t now)
+{
+	uint8_t body[SOFT_DUMP_LLC_LEN + SOFT_DUMP_LLC_MSG_MAX];
+	const struct soft_lgr *g;
+	struct soft_dump_rec rec = {
+		.type = SOFT_DUMP_T_LLC, .flags = h->flags & SOFT_DUMP_F_RX, .ts_ns = h->ts_ns,
+	};
+
+	if (!smcr_user(st, a))
+		return false;
+	if (!soft_dev_roce_has_gid(st, data)) {
+		/* a GID the devices got since the last look; a process cannot make us look often */
+		if (a->dr.gids_read && now - a->dr.gids_ns < SOFT_PDUMP_GIDS_NS)
+			return false;
+		a->dr.gids_read = true;
+		a->dr.gids_ns = now;
+		if (soft_rdma_refresh(st) || !soft_dev_roce_has_gid(st, data))
+			return false;
+	}
+	g = soft_lgr_of_owner(st, a->conn_id, (uint32_t)h->token);
+	soft_dump_rec_addrs(&rec, AF_INET6, data, data + 16);
+	soft_dump_llc_body(g ? soft_lgr_id(g) : 0, h->link_id, data + SOFT_PDUMP_LLC_GIDS, h->len,
+			   body);
+	soft_dump_send(st, a->netns, SOFT_DUMP_TYPE_LLC, &rec, body, SOFT_DUMP_LLC_LEN + h->len);
+	return true;
+}
+
 /* One published slot: copied out first, as the process may still change it. */
 static void take(struct soft_state *st, struct soft_pstats_att *a,
-		 const struct soft_pdump_slot *slot)
+		 const struct soft_pdump_slot *slot, uint64_t now)
 {
 	uint8_t data[SOFT_PDUMP_SNAP_MAX];
 	struct soft_pdump_slot h;
@@ -120,11 +175,16 @@ static void take(struct soft_state *st, struct soft_pstats_att *a,
 
 	memcpy(&h, slot, sizeof(h));
 	memcpy(data, slot->data, h.caplen < sizeof(data) ? h.caplen : sizeof(data));
-	if (!slot_ok(&h) || !(s = owner(st, a, h.token))) {
+	if (!slot_ok(&h)) {
 		a->dr.rejected++;
-		return;
+	} else if (h.type == SOFT_DUMP_T_LLC) {
+		if (!emit_llc(st, a, &h, data, now))
+			a->dr.rejected++;
+	} else if (!(s = owner(st, a, h.token))) {
+		a->dr.rejected++;
+	} else {
+		emit(st, s, &h, data);
 	}
-	emit(st, s, &h, data);
 }
 
 /*
@@ -169,8 +229,8 @@ static void report(struct soft_state *st, struct soft_pstats_att *a, uint64_t no
 		  " unfinished, %" PRIu64 " rejected", (int)a->pid, l.full, l.stalled, l.rejected);
 	rec.ts_ns = clock_ns(CLOCK_REALTIME);
 	soft_dump_lost_body(&l, body);
-	soft_dump_send(st, a->netns, SOFT_DUMP_TYPE_CDC | SOFT_DUMP_TYPE_DATA, &rec, body,
-		       sizeof(body));
+	soft_dump_send(st, a->netns, SOFT_DUMP_TYPE_CDC | SOFT_DUMP_TYPE_DATA | SOFT_DUMP_TYPE_LLC,
+		       &rec, body, sizeof(body));
 	a->dr.full = a->dr.stalled = a->dr.rejected = 0;
 	a->dr.reported = true;
 	a->dr.report_ns = now;
@@ -189,7 +249,7 @@ static size_t drain(struct soft_state *st, struct soft_pstats_att *a, size_t bud
 
 		if (atomic_load_explicit(&slot->seq, memory_order_acquire) == a->dr.cons + 1) {
 			a->dr.stalling = false;
-			take(st, a, slot);
+			take(st, a, slot, now);
 		} else if (stalled(a, now)) {
 			a->dr.stalled++;
 		} else {

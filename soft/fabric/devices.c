@@ -49,6 +49,16 @@ struct soft_dev *soft_dev_find_roce(const struct soft_state *st, const char *nam
 	return NULL;
 }
 
+bool soft_dev_roce_has_gid(const struct soft_state *st, const uint8_t gid[SOFT_GID_SIZE])
+{
+	for (const struct soft_dev *d = st->devs; d; d = d->next)
+		for (int p = 0; d->host && soft_dev_roce_usable(d) && p < d->n_ports; p++)
+			if ((d->gid_v2_index[p] >= 0 && !memcmp(d->gid_v2[p], gid, SOFT_GID_SIZE)) ||
+			    (d->gid_v1_index[p] >= 0 && !memcmp(d->gid_v1[p], gid, SOFT_GID_SIZE)))
+				return true;
+	return false;
+}
+
 struct soft_dev *soft_dev_find_ism(const struct soft_state *st, const char *name)
 {
 	struct soft_dev *d;

@@ -111,6 +111,8 @@ bool soft_ism_v2_capable(const struct soft_state *st);
 bool soft_dev_roce_usable(const struct soft_dev *d);
 /* A present RoCE device by its name, as the kernel's PNET code finds RDMA devices. */
 struct soft_dev *soft_dev_find_roce(const struct soft_state *st, const char *name);
+/* gid is a RoCE v1 or v2 GID of a port of a present host RDMA device (as last read). */
+bool soft_dev_roce_has_gid(const struct soft_state *st, const uint8_t gid[SOFT_GID_SIZE]);
 /* The soft ISM when name is its device name or its PCI-ID-like name. */
 struct soft_dev *soft_dev_find_ism(const struct soft_state *st, const char *name);
 /* The soft RoCE device whose port uses interface ifindex; *port is 1-based. */

@@ -13,6 +13,14 @@ struct soft_lgr *soft_lgr_first(const struct soft_state *st)
 	return st->lgrs;
 }
 
+struct soft_lgr *soft_lgr_of_owner(const struct soft_state *st, uint64_t owner, uint32_t key)
+{
+	for (struct soft_lgr *g = st->lgrs; g; g = g->next)
+		if (!g->smcd && g->owner == owner && g->key == key)
+			return g;
+	return NULL;
+}
+
 uint32_t soft_lgr_id(const struct soft_lgr *lgr)
 {
 	uint32_t id;

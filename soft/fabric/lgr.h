@@ -74,6 +74,8 @@ struct soft_lgr *soft_lgr_new(struct soft_state *st, bool smcd);
 void soft_lgr_del(struct soft_state *st, struct soft_lgr *lgr);
 /* The list, in creation order (NULL when empty). */
 struct soft_lgr *soft_lgr_first(const struct soft_state *st);
+/* The soft SMC-R group a process's control connection owner told as key (lgr_report.c); NULL: none. */
+struct soft_lgr *soft_lgr_of_owner(const struct soft_state *st, uint64_t owner, uint32_t key);
 /* The lgr id as the kernel puts it into netlink (its raw bytes as a u32). */
 uint32_t soft_lgr_id(const struct soft_lgr *lgr);
 

@@ -91,14 +91,6 @@ static int parse(struct soft_req *r, struct lgr_attrs *la)
 	return la->key ? 0 : bad(r, "LGR_KEY (not 0) required");
 }
 
-static struct soft_lgr *find(const struct soft_state *st, uint64_t owner, uint32_t key)
-{
-	for (struct soft_lgr *g = soft_lgr_first(st); g; g = g->next)
-		if (!g->smcd && g->owner == owner && g->key == key)
-			return g;
-	return NULL;
-}
-
 /* A text field of the kernel's: blank-padded to n. */
 static void padded(char *out, const char *in, size_t n)
 {
@@ -148,7 +140,7 @@ int soft_lgr_report(struct soft_req *r)
 
 	if (rc)
 		return rc;
-	g = find(r->st, r->peer->conn_id, la.key);
+	g = soft_lgr_of_owner(r->st, r->peer->conn_id, la.key);
 	if (!la.nlinks) {
 		if (g)
 			soft_lgr_del(r->st, g);
@@ -180,7 +172,7 @@ void soft_lgr_owner_gone(struct soft_state *st, uint64_t owner)
 
 bool soft_lgr_info_of(const struct soft_state *st, const struct soft_sock *s, struct soft_lgrinfo *li)
 {
-	const struct soft_lgr *g = s->lgr_key ? find(st, s->conn_id, s->lgr_key) : NULL;
+	const struct soft_lgr *g = s->lgr_key ? soft_lgr_of_owner(st, s->conn_id, s->lgr_key) : NULL;
 	const struct soft_link *k = NULL;
 
 	if (!g)

@@ -441,7 +441,7 @@ old_softd() {
 	softd_start
 	dump_start --param "-Z root -w $f"
 	hold dump
-	grep -qx "dump types 6 snaplen 1392" "$BATS_TEST_TMPDIR/pair.0"
+	grep -qx "dump types 14 snaplen 1392" "$BATS_TEST_TMPDIR/pair.0"
 	sleep 0.1
 	dump_stop
 	run --separate-stderr tshark -X lua_script:"$LUA" -r "$f" -Y "smc_dump.type >= 16" \
@@ -461,6 +461,53 @@ old_softd() {
 	[ "$x" = "$(printf '78%.0s' $(seq 1392))" ]
 	run --separate-stderr tshark -X lua_script:"$LUA" -r "$f" -Y "smc_dump.type == 64"
 	[[ "$output" == *"LOST 0.0.0.0:0 -> 0.0.0.0:0 pid "*": 0 ring full, 0 unfinished, 1 refused" ]]
+}
+
+# A sysfs tree below $1 with one RDMA device, rxe0 on lo, whose port has
+# the RoCE v2 GID ::ffff:10.1.0.1.
+rxe_sysfs() {
+	local d="$1/class/infiniband/rxe0" p="$1/class/infiniband/rxe0/ports/1"
+	mkdir -p "$p/gid_attrs/types" "$p/gid_attrs/ndevs" "$p/gids"
+	echo "1: CA" >"$d/node_type"
+	echo lo >"$d/parent"
+	echo "4: ACTIVE" >"$p/state"
+	echo "RoCE v2" >"$p/gid_attrs/types/1"
+	echo lo >"$p/gid_attrs/ndevs/0"
+	echo lo >"$p/gid_attrs/ndevs/1"
+	echo 0000:0000:0000:0000:0000:ffff:0a01:0001 >"$p/gids/1"
+}
+
+@test "capture: -m smcr, a process's soft SMC-R link group: LLC records, LOST for a GID not the host's" {
+	need_capture
+	local f="$BATS_TEST_TMPDIR/llc.pcap" out="$BATS_TEST_TMPDIR/llc.out"
+	rxe_sysfs "$BATS_TEST_TMPDIR/sys"
+	softd_start --sysfs "$BATS_TEST_TMPDIR/sys"
+	dump_start -m smcr --param "-Z root -w $f"
+	"$SMC_BIN/tests/soft_pair" hold llc >"$out" 2>&1 3>&- &
+	PAIR_PIDS+=("$!")
+	for _ in $(seq 200); do
+		grep -qx ready "$out" && break
+		sleep 0.05
+	done
+	cat "$out"
+	grep -qx "llc types 14" "$out"
+	run --separate-stderr "$SMC_BIN/smcr" linkgroup
+	[[ "${lines[1]}" == "00000100 SERV "* ]]
+	sleep 0.1
+	dump_stop
+	run --separate-stderr tshark -X lua_script:"$LUA" -r "$f" -Y "smc_dump" \
+		-T fields -E separator=' ' -e ip.src -e ip.dst -e udp.srcport -e udp.dstport \
+		-e smc_dump.type -e smc_dump.flags.rx -e smc_dump.flags.smcd -e smc_dump.token \
+		-e smc_dump.llc.lgr_id -e smc_dump.llc.link_id -e smc_dump.llc.type \
+		-e smc_dump.llc.response -e smc_dump.lost.rejected
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf '%s\n' \
+		"10.1.0.1 10.1.0.2 0 0 8 0 0 0 0x00000100 1 1 0 " \
+		"10.1.0.2 10.1.0.1 0 0 8 1 0 0 0x00000100 1 1 1 " \
+		"0.0.0.0 0.0.0.0 0 0 64 0 1 0     1")" ]
+	run --separate-stderr tshark -X lua_script:"$LUA" -r "$f" -Y "smc_dump.type == 8"
+	[[ "${lines[0]}" == *"LLC 10.1.0.1:0 -> 10.1.0.2:0 link 1 CONFIRM LINK" ]]
+	[[ "${lines[1]}" == *"LLC 10.1.0.1:0 <- 10.1.0.2:0 link 1 CONFIRM LINK response" ]]
 }
 
 # Two programs under smc_run, 100 KiB client to server in 25 writes: the

@@ -9,8 +9,10 @@
  * bytes do; bit 1 gives those slots the token of the one registration
  * when their own token's low byte is even; bit 2 asks for v1 headers; bits
  * 3-4 pick the session's CDC and DATA types; bit 5 makes the registration
- * IPv6.  Bytes 1-16: the ring's prod and drops.  The rest overlays the
- * slots from slot 0 on.
+ * IPv6; bit 6 makes the process a soft SMC-R user (a link group of key
+ * TOKEN, a host RDMA device with the GID ::ffff:127.0.0.1) and asks for
+ * LLC records too.  Bytes 1-16: the ring's prod and drops.  The rest
+ * overlays the slots from slot 0 on.
  */
 #include <netinet/in.h>
 #include <stdint.h>
@@ -22,6 +24,8 @@
 
 #include "soft/capture/dump.h"
 #include "soft/capture/pdump.h"
+#include "soft/fabric/devices.h"
+#include "soft/fabric/lgr.h"
 #include "wire/pstats.h"
 #include "soft/registry/regidx.h"
 #include "soft/base/state.h"
@@ -82,6 +86,30 @@ static struct soft_pstats_att *attach(struct soft_state *st)
 	return a;
 }
 
+/* A soft SMC-R process: its link group, and an RDMA port of the host's with a GID. */
+static bool smcr_user(struct soft_state *st)
+{
+	struct soft_lgr *g = soft_lgr_new(st, false);
+	struct soft_dev *d = calloc(1, sizeof(*d));
+
+	if (!g || !d) {
+		free(d);
+		return false;
+	}
+	g->owner = 2;
+	g->key = TOKEN;
+	d->kind = SOFT_DEV_ROCE;
+	d->host = d->present = true;
+	d->n_ports = 1;
+	d->gid_v2[0][10] = d->gid_v2[0][11] = 0xff;
+	d->gid_v2[0][12] = 127;
+	d->gid_v2[0][15] = 1;
+	d->gid_v1_index[0] = -1;
+	d->next = st->devs;
+	st->devs = d;
+	return true;
+}
+
 static void overlay(void *map, uint8_t mode, const uint8_t *data, size_t size)
 {
 	struct soft_pdump_ring *r = soft_pdump_ring_of(map);
@@ -122,9 +150,12 @@ void fuzz_pdump(const uint8_t *data, size_t size)
 	mode = data[0];
 	soft_state_init(&st);
 	if (!registration(&st, mode & 32) || !(a = attach(&st)) ||
+	    ((mode & 64) && !smcr_user(&st)) ||
 	    (fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0 ||
-	    soft_dump_session_add(&st, 3, NETNS, fd, 1, SOFT_DUMP_MODE_SMCD,
-				  (uint8_t)(SOFT_DUMP_TYPE_CLC | ((mode >> 2) & 6)), mode & 4)) {
+	    soft_dump_session_add(&st, 3, NETNS, fd, 1,
+				  (uint8_t)(SOFT_DUMP_MODE_SMCD | ((mode & 64) ? SOFT_DUMP_MODE_SMCR : 0)),
+				  (uint8_t)(SOFT_DUMP_TYPE_CLC | ((mode >> 2) & 6) |
+					    ((mode & 64) ? SOFT_DUMP_TYPE_LLC : 0)), mode & 4)) {
 		soft_state_free(&st);
 		return;
 	}

@@ -11,6 +11,7 @@
 #include "fake_rdma.h"
 #include "smcr.h"
 #include "cdc_flags.h"
+#include "smcr_llc.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -119,9 +120,25 @@ static bool ring(uint32_t bell)
 	return true;
 }
 
+/*
+ * The LLC messages the layer showed (env.llc): how many went and came, by
+ * type, and whether each came with both of its link's GIDs.
+ */
+static _Atomic unsigned llc_seen[2][16], llc_without_gids;
+
+static void llc(const struct smcr_llc_seen *m)
+{
+	static const uint8_t zero[16];
+
+	if (!memcmp(m->gid, zero, 16) || !memcmp(m->peer_gid, zero, 16) || m->len < 44)
+		atomic_fetch_add(&llc_without_gids, 1);
+	atomic_fetch_add(&llc_seen[m->rx][m->msg[0] & 15], 1);
+}
+
 static void groups_up(void)
 {
-	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring, .drive = true };
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring, .drive = true,
+					     .llc = llc };
 	struct rdma_qp_addr a_s, a_c, c2;
 	uint8_t one = 1;
 	struct job j;
@@ -303,6 +320,10 @@ TEST(smcr_lgr_links_connections_failover_reset)
 	bool on_second = false;
 
 	groups_up();
+	/* both links' CONFIRM LINK each way, the second's ADD LINK, each group's rkeys */
+	CHECK(llc_seen[0][SMCR_LLC_CONFIRM_LINK] >= 2 && llc_seen[1][SMCR_LLC_CONFIRM_LINK] >= 2);
+	CHECK(llc_seen[0][SMCR_LLC_ADD_LINK] >= 1 && llc_seen[1][SMCR_LLC_ADD_LINK] >= 1);
+	CHECK_INT(llc_without_gids, 0);
 	/* the server gives new connections its live links in turn */
 	for (int i = 0; i < NCONN; i++) {
 		char line[300];

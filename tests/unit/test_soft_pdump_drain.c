@@ -8,6 +8,8 @@
 #include "regfx.h"
 #include "soft/capture/dump.h"
 #include "soft/capture/pdump.h"
+#include "soft/fabric/devices.h"
+#include "soft/fabric/lgr.h"
 #include "soft/service/service.h"
 #include "wire/pstats.h"
 
@@ -16,6 +18,8 @@
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -619,6 +623,152 @@ TEST(soft_pdump_types_and_legacy)
 	CHECK_INT(p.len, 1500);
 	CHECK(!next_pkt(&k, &p));
 	regfx_tcp_close(&c.t);
+	regfx_free(&f);
+	proc_close(&a);
+	close(k.pkt);
+	close(k.tun);
+}
+
+/* An LLC slot as the preload puts it (dump_llc()): the link's GIDs, then the message. */
+static void put_llc(struct proc *p, uint32_t key, uint8_t link_id, uint8_t flags,
+		    const uint8_t gid[16], const uint8_t peer_gid[16], uint8_t llc_type)
+{
+	struct soft_pdump_slot *s = reserve(p);
+
+	s->token = key;
+	s->ts_ns = 1700000000000000000ull;
+	s->type = SOFT_DUMP_T_LLC;
+	s->flags = flags;
+	s->link_id = link_id;
+	s->len = 44;
+	s->caplen = SOFT_PDUMP_LLC_GIDS + 44;
+	memcpy(s->data, gid, 16);
+	memcpy(s->data + 16, peer_gid, 16);
+	s->data[32] = llc_type;
+	s->data[33] = 44;
+	s->data[32 + 43] = 0xee;
+	publish(p, s);
+}
+
+static const uint8_t gid_a[16] = { [10] = 0xff, [11] = 0xff, 10, 1, 0, 1 };
+static const uint8_t gid_b[16] = { [10] = 0xff, [11] = 0xff, 10, 1, 0, 2 };
+static const uint8_t gid_x[16] = { [10] = 0xff, [11] = 0xff, 10, 9, 9, 9 };
+
+/* A host RDMA device whose port has the RoCE v2 GID gid. */
+static void host_dev(struct regfx *f, const uint8_t gid[16])
+{
+	struct soft_dev *d = calloc(1, sizeof(*d));
+
+	CHECK(d != NULL);
+	d->kind = SOFT_DEV_ROCE;
+	d->host = d->present = true;
+	d->n_ports = 1;
+	snprintf(d->name, sizeof(d->name), "rxe0");
+	memcpy(d->gid_v2[0], gid, 16);
+	d->gid_v2_index[0] = 1;
+	d->gid_v1_index[0] = -1;
+	d->next = f->st.devs;
+	f->st.devs = d;
+}
+
+/*
+ * LLC records of a process's soft SMC-R link group: addressed GID to GID
+ * (IPv4), ports 0, the group's id and the link's number before the
+ * message; refused for a process that does not use soft SMC-R, a local GID
+ * that is none of this host's, and a slot whose lengths disagree.
+ */
+TEST(soft_pdump_llc_records)
+{
+	struct soft_lgr *g;
+	struct regfx f;
+	struct proc a;
+	struct sink k;
+	struct pkt p;
+
+	if (!sink_open(&k))
+		return;
+	regfx_init(&f);
+	proc_open(&a);
+	CHECK_INT(attach(&f, &f.peer, &a), 0);
+	CHECK_INT(soft_dump_session_add(&f.st, 50, f.peer.netns, dup(k.pkt), k.ifindex,
+					SOFT_DUMP_MODE_SMCR, 0x0f, false), 0);
+	CHECK_INT(ctl_types(&a), SOFT_DUMP_TYPE_CDC | SOFT_DUMP_TYPE_DATA | SOFT_DUMP_TYPE_LLC);
+	host_dev(&f, gid_a);
+	/* no group told, no connection between hosts: not a soft SMC-R process */
+	put_llc(&a, 7, 1, 0, gid_a, gid_b, 0x07);
+	CHECK_INT(soft_pdump_tick(&f.st, T0), 1);
+	CHECK(next_pkt(&k, &p));
+	CHECK_INT(p.type, SOFT_DUMP_T_LOST);
+	CHECK_INT(be64(p.body + 24), 1);
+	CHECK(!next_pkt(&k, &p));
+
+	g = soft_lgr_new(&f.st, false);
+	CHECK(g != NULL);
+	g->owner = f.peer.conn_id;
+	g->key = 7;
+	put_llc(&a, 7, 1, 0, gid_a, gid_b, 0x01);
+	put_llc(&a, 7, 2, SOFT_DUMP_F_RX, gid_a, gid_b, 0x87);
+	put_llc(&a, 8, 0, 0, gid_a, gid_b, 0x04);      /* a group not told yet */
+	CHECK_INT(soft_pdump_tick(&f.st, T0 + 2 * SOFT_PDUMP_LOST_NS), 3);
+
+	CHECK(next_pkt(&k, &p));
+	CHECK_INT(p.type, SOFT_DUMP_T_LLC);
+	CHECK_INT(p.flags, 0);
+	CHECK_INT(p.token, 0);
+	CHECK_INT(be32(p.b + 12), 0x0a010001);
+	CHECK_INT(be32(p.b + 16), 0x0a010002);
+	CHECK_INT(p.sport, 0);
+	CHECK_INT(p.dport, 0);
+	CHECK_INT(be64(p.b + 28 + 8), 1700000000000000000ull);
+	CHECK_INT(p.body_len, SOFT_DUMP_LLC_LEN + 44);
+	CHECK_INT(be32(p.body), soft_lgr_id(g));
+	CHECK_INT(p.body[4], 1);
+	CHECK_INT(p.body[8], 0x01);
+	CHECK_INT(p.body[9], 44);
+	CHECK_INT(p.body[8 + 43], 0xee);
+
+	CHECK(next_pkt(&k, &p));                       /* toward us: addresses swapped */
+	CHECK_INT(p.flags, SOFT_DUMP_F_RX);
+	CHECK_INT(be32(p.b + 12), 0x0a010002);
+	CHECK_INT(be32(p.b + 16), 0x0a010001);
+	CHECK_INT(p.body[4], 2);
+	CHECK_INT(p.body[8], 0x87);
+
+	CHECK(next_pkt(&k, &p));
+	CHECK_INT(be32(p.body), 0);
+	CHECK_INT(p.body[8], 0x04);
+	CHECK(!next_pkt(&k, &p));
+
+	/* an SMC-D session does not get them */
+	soft_dump_conn_gone(&f.st, 50);
+	CHECK_INT(soft_dump_session_add(&f.st, 51, f.peer.netns, dup(k.pkt), k.ifindex,
+					SOFT_DUMP_MODE_SMCD, 0x0f, false), 0);
+	put_llc(&a, 7, 1, 0, gid_a, gid_b, 0x07);
+	CHECK_INT(soft_pdump_tick(&f.st, T0 + 2 * SOFT_PDUMP_LOST_NS), 1);
+	CHECK(!next_pkt(&k, &p));
+	soft_dump_conn_gone(&f.st, 51);
+	CHECK_INT(soft_dump_session_add(&f.st, 52, f.peer.netns, dup(k.pkt), k.ifindex,
+					SOFT_DUMP_MODE_SMCR, SOFT_DUMP_TYPE_LLC, false), 0);
+	CHECK_INT(ctl_types(&a), SOFT_DUMP_TYPE_LLC);
+
+	/* lengths that disagree, a message too long, a flag it may not set, a GID not ours */
+	{
+		struct soft_pdump_slot *s;
+
+		put_llc(&a, 7, 1, 0, gid_a, gid_b, 0x07);
+		soft_pdump_slot_of(a.map, a.prod - 1)->caplen = 44;
+		put_llc(&a, 7, 1, 0, gid_a, gid_b, 0x07);
+		s = soft_pdump_slot_of(a.map, a.prod - 1);
+		s->len = SOFT_DUMP_LLC_MSG_MAX + 1;
+		s->caplen = SOFT_PDUMP_LLC_GIDS + SOFT_DUMP_LLC_MSG_MAX + 1;
+		put_llc(&a, 7, 1, SOFT_DUMP_F_TRUNC, gid_a, gid_b, 0x07);
+		put_llc(&a, 7, 1, 0, gid_x, gid_b, 0x07);
+	}
+	CHECK_INT(soft_pdump_tick(&f.st, T0 + 4 * SOFT_PDUMP_LOST_NS), 4);
+	CHECK(next_pkt(&k, &p));
+	CHECK_INT(p.type, SOFT_DUMP_T_LOST);
+	CHECK_INT(be64(p.body + 24), 4);
+	CHECK(!next_pkt(&k, &p));
 	regfx_free(&f);
 	proc_close(&a);
 	close(k.pkt);

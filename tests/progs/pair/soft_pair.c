@@ -19,6 +19,15 @@
  *                           bytes 'x') and CDC (producer 0:5000), the
  *                           server's CDC received (consumer 0:5000), and
  *                           one CDC of a token that is none of its own
+ *   soft_pair hold llc      no connection: tells a soft SMC-R link group
+ *                           (key 7, link 1 on rxe0 port 1 from GID
+ *                           ::ffff:10.1.0.1 to ::ffff:10.1.0.2) and, once
+ *                           a capture asks for LLC records, writes three
+ *                           into its dump ring as the preload does: a
+ *                           CONFIRM LINK sent, its response received, and
+ *                           a TEST LINK from a GID that is none of this
+ *                           host's (10.9.9.9); prints "llc types N" and
+ *                           "ready"
  *   soft_pair server ADDR PORT | client ADDR PORT
  *                           one end of a connection across namespaces: prints
  *                           the PAIR status; once paired the client sends
@@ -404,6 +413,33 @@ static void dump_records(void *map, uint64_t cli, uint64_t srv, const char *buf,
 	}
 }
 
+/* An LLC slot (type 8): the link's GIDs, then a 44-byte message of type t and flags. */
+static void dump_llc(void *map, uint8_t last_octet, uint8_t flags, uint8_t t, uint8_t msg_flags)
+{
+	uint8_t gid[16] = { [10] = 0xff, [11] = 0xff, 10, 1, 0, 1 };
+	uint8_t peer[16] = { [10] = 0xff, [11] = 0xff, 10, 1, 0, 2 };
+	uint64_t idx;
+	struct soft_pdump_slot *s = slot_reserve(map, &idx);
+
+	if (!s)
+		return;
+	if (last_octet != 1)
+		memcpy(gid + 12, (uint8_t[]){ 10, 9, 9, last_octet }, 4);
+	s->token = 7;
+	s->type = 8;                            /* SOFT_DUMP_T_LLC */
+	s->flags = flags;
+	s->link_id = 1;
+	s->len = 44;
+	s->caplen = SOFT_PDUMP_LLC_GIDS + 44;
+	memcpy(s->data, gid, 16);
+	memcpy(s->data + 16, peer, 16);
+	memset(s->data + 32, 0, 44);
+	s->data[32] = t;
+	s->data[33] = 44;
+	s->data[35] = msg_flags;
+	atomic_store_explicit(&s->seq, idx + 1, memory_order_release);
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -431,6 +467,41 @@ static void block_signals(void)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+static int hold_llc(void)
+{
+	struct smc_soft_link l = { .link_id = 1, .ibport = 1, .conns = 1, .ibdev = "rxe0",
+				   .gid = { [10] = 0xff, [11] = 0xff, 10, 1, 0, 1 },
+				   .peer_gid = { [10] = 0xff, [11] = 0xff, 10, 1, 0, 2 } };
+	struct soft_reg_conn a;
+	struct soft_pdump_ctl *c;
+	uint32_t types = 0;
+	void *ring;
+	int fd;
+
+	ctl_open(&a);
+	if (soft_reg_lgr_send(&a, 7, 1, "peerhost", 1, &l, 1))
+		die("LGR", EPROTO);
+	fd = pstats_memfd(true, &ring);
+	if (soft_reg_stats_attach(&a, fd))
+		die("STATS_ATTACH", EPROTO);
+	close(fd);
+	c = soft_pdump_ctl_of(ring);
+	for (int i = 0; i < WAIT_MS && !(types & 8); i++) {
+		types = atomic_load_explicit(&c->types, memory_order_acquire);
+		if (!(types & 8))
+			sleep_ms(1);
+	}
+	printf("llc types %u\n", types);
+	if (types & 8) {
+		dump_llc(ring, 1, 0, 0x01, 0x03);       /* CONFIRM LINK */
+		dump_llc(ring, 1, 1, 0x01, 0x83);       /* its response, SOFT_DUMP_F_RX */
+		dump_llc(ring, 9, 0, 0x07, 0);          /* TEST LINK from a GID not ours */
+	}
+	printf("ready\n");
+	wait_signal();
+	return 0;
 }
 
 static const char *status_name(const struct soft_pair_reply *r)
@@ -543,11 +614,13 @@ int main(int argc, char **argv)
 	block_signals();
 	if (argc == 2 && !strcmp(argv[1], "selftest"))
 		return selftest();
+	if (argc == 3 && !strcmp(argv[1], "hold") && !strcmp(argv[2], "llc"))
+		return hold_llc();
 	if (argc == 3 && !strcmp(argv[1], "hold"))
 		return hold(argv[2]);
 	if (argc == 4 && (!strcmp(argv[1], "server") || !strcmp(argv[1], "client")))
 		return one_end(argv[1][0] == 's', argv[2], (uint16_t)atoi(argv[3]));
-	fprintf(stderr, "usage: soft_pair selftest | hold paired|pending|v6|dump | "
+	fprintf(stderr, "usage: soft_pair selftest | hold paired|pending|v6|dump|llc | "
 		"server|client ADDR PORT\n");
 	return 2;
 }
