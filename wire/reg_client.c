@@ -395,6 +395,22 @@ int soft_reg_stats_attach(struct soft_reg_conn *c, int memfd)
 	return transact(c, &r, memfd, c->family, NULL, NULL);
 }
 
+int soft_reg_dump_set(struct soft_reg_conn *c, uint8_t mode, uint8_t types, uint32_t ifindex,
+		      int pkt)
+{
+	uint8_t on = pkt >= 0;
+	struct req r;
+
+	req_init(&r, c->family, NLM_F_ACK, SMC_SOFT_CMD_DUMP_SET);
+	req_attr(&r, SMC_SOFT_A_DUMP_ON, &on, sizeof(on));
+	if (on) {
+		req_attr(&r, SMC_SOFT_A_DUMP_MODE, &mode, sizeof(mode));
+		req_attr(&r, SMC_SOFT_A_DUMP_TYPES, &types, sizeof(types));
+		req_attr(&r, SMC_SOFT_A_IFINDEX, &ifindex, sizeof(ifindex));
+	}
+	return transact(c, &r, pkt, c->family, NULL, NULL);
+}
+
 int soft_reg_stats_attach_send(struct soft_reg_conn *c, int memfd)
 {
 	uint32_t version = SOFT_PSTATS_VERSION;

@@ -113,6 +113,15 @@ long soft_reg_clc_connected_send(struct soft_reg_conn *c, uint64_t token, uint32
 long soft_reg_lgr_send(struct soft_reg_conn *c, uint32_t key, uint8_t role, const char *peer_host,
 		       uint32_t conns, const struct smc_soft_link *links, unsigned n);
 
+/*
+ * DUMP_SET (doc/smc-dump-header.md 8): with pkt, an AF_PACKET SOCK_DGRAM
+ * socket, a capture session of mode and types (SOFT_DUMP_MODE_*, _TYPE_*)
+ * sending to interface ifindex; with pkt -1, this connection's session
+ * ends.  0 or -errno (-EPERM without CAP_NET_ADMIN).
+ */
+int soft_reg_dump_set(struct soft_reg_conn *c, uint8_t mode, uint8_t types, uint32_t ifindex,
+		      int pkt);
+
 /* SOCK_DEL without NLM_F_ACK: no answer unless it fails (then ignored). */
 /* sock (-1: none) proves a holder that did not register it may end it. */
 int soft_reg_del_send(struct soft_reg_conn *c, uint64_t token, int sock);

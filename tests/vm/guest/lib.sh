@@ -117,6 +117,24 @@ soft_two_links_host() {
 	ok pnet-second smc_pnet -a NET1 -I eth1 -D rxe1 -P 1
 	ok socat-there command -v socat
 }
+# rec_start [llc]: this VM's SMC-R dump records (dumprec) into /tmp/rec.txt
+# (REC its pid) until rec_stop.
+rec_start() {
+	dumprec "$@" > /tmp/rec.txt 2>&1 &
+	REC=$!
+	wait_for 100 grep -q '^capturing' /tmp/rec.txt
+	ok dump-capturing grep -q '^capturing' /tmp/rec.txt
+}
+rec_stop() {
+	kill -TERM $REC
+	wait $REC
+	ok dump-ended grep -qx end /tmp/rec.txt
+	echo "INFO $SCEN/records: $(awk '{ n[$1 ($1 == "llc" ? "-" $6 : "")]++ } END { for (k in n) printf "%s %d, ", k, n[k] }' /tmp/rec.txt)"
+}
+# rec_llc NAME LLC-TYPE RX: PASS when an LLC record of that type went (RX 0) or came (RX 1).
+rec_llc() {
+	ok "$1" sh -c "awk '\$1 == \"llc\" && \$2 == $3 && \$6 == $2' /tmp/rec.txt | grep -q ."
+}
 # sent_pkts DEV: rxe's packets sent on DEV's port 1 so far.
 sent_pkts() {
 	rdma statistic show link "$1/1" 2>/dev/null | sed -n 's/.* sent_pkts \([0-9]*\).*/\1/p'

@@ -11,7 +11,8 @@
 # REQ ADD LINK) and the server adds the link again; eth1 goes down: the
 # connection goes back to the first link.  Then a second connection, and the
 # server's daemon is killed in the middle of it: the data path needs no
-# daemon, its bytes arrive too.
+# daemon, its bytes arrive too.  Each host records the first connection's
+# CLC and LLC messages (tests/vm/dumprec.c, as smcdump-ex -m smcr would).
 SCEN=s9-$VMROLE
 . /tests/lib.sh
 export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control SMC_DEBUG=1
@@ -20,6 +21,24 @@ SUMS=5300               # the server's sums to the client (plain TCP, busybox nc
 KILL=5301               # the client tells the server to kill its daemon
 
 soft_two_links_host
+# the first connection's LLC messages, as smcdump-ex -m smcr records them
+rec_start llc
+
+# llc_checks: the records of the link group's life on this host
+llc_checks() {
+	rec_stop
+	rec_llc llc-confirm-link-sent 1 0
+	rec_llc llc-confirm-link-came 1 1
+	rec_llc llc-add-link-sent 2 0
+	rec_llc llc-add-link-came 2 1
+	ok llc-delete-link sh -c "awk '\$1 == \"llc\" && \$6 == 4' /tmp/rec.txt | grep -q ."
+	ok llc-from-this-host grep -q "^llc 0 ${VMIP%/*} " /tmp/rec.txt
+	ok llc-group-listed sh -c "awk '\$1 == \"llc\" && \$8 != \"00000000\"' /tmp/rec.txt | grep -q ."
+	ok llc-none-refused sh -c "! grep -q '^lost [0-9]* [0-9]* [1-9]' /tmp/rec.txt"
+	for t in 1 2 3; do
+		ok clc-$t-recorded grep -q "^clc $t " /tmp/rec.txt
+	done
+}
 
 if [ "$VMROLE" = server ]; then
 	for p in 5200 5201; do
@@ -37,6 +56,7 @@ if [ "$VMROLE" = server ]; then
 	# the first connection's process goes: its group with it (the second makes its own)
 	lgid=$(sed -n 's/^\([0-9a-f]\{8\}\) SERV .*/\1/p' /tmp/lg.txt | head -n 1)
 	wait_for 3000 test -s /tmp/got5200.sum
+	llc_checks
 	wait_for 50 sh -c "! smcr linkgroup | grep -q '^$lgid '"
 	smcr linkgroup > /tmp/lg-after.txt 2>&1
 	echo "rc=$?" >> /tmp/lg-after.txt
@@ -108,6 +128,7 @@ else
 	echo "INFO $SCEN/failover: eth1 down after $(($(date +%s) - t0)) s"
 	wait_for 3000 test -s /tmp/sent5200.rc
 	echo "INFO $SCEN/packets: rxe0 $(sent_pkts rxe0), rxe1 $(sent_pkts rxe1) after $(($(date +%s) - t0)) s"
+	llc_checks
 	ok back-on-the-first-link sh -c "[ $(sent_pkts rxe0) -gt $((${before:-0} + 4096)) ]"
 	# smcr stats counts the connection and its bytes as SMC-R's, none as SMC-D's
 	smcr stats > /tmp/stats-r.txt 2>&1; smcd stats > /tmp/stats-d.txt 2>&1
