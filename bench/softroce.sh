@@ -7,12 +7,15 @@
 # Prints the table and writes bench/results/softroce.json (OUT=FILE
 # elsewhere): per mode the median over the rounds, its ratio to TCP and,
 # for soft SMC-R, to the kernel's SMC-R, and the CPU both guests spent.
+# SMC_SOFT_DRIVE=0|1 (default 0, the library's default) is what soft
+# SMC-R's runs use (doc/soft-roce.md section 4), recorded in the JSON.
 # Never part of a test run: TCG guests on a shared machine, minutes long.
 set -eu
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/results/softroce.json}
 VMDIR=${VMDIR:-build/vm}
-export VMDIR
+VM_DRIVE=${SMC_SOFT_DRIVE:-0}
+export VMDIR VM_DRIVE
 make -s all
 tests/vm/run.sh b1 > "$VMDIR/softroce.txt" 2>&1 || true
 log=$VMDIR/b1-client.log
@@ -21,4 +24,4 @@ grep -a -q '^RESULT ' "$log" 2>/dev/null || {
 	exit 1
 }
 kernel=$(sed -n 's/.*Linux version \([^ ]*\).*/\1/p' "$log" | tr -d '\r' | head -n 1)
-grep -a '^RESULT ' "$log" | tr -d '\r' | python3 bench/softroce_table.py "$OUT" "${kernel:-unknown}"
+grep -a '^RESULT ' "$log" | tr -d '\r' | python3 bench/softroce_table.py "$OUT" "${kernel:-unknown}" "$VM_DRIVE"

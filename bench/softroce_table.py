@@ -5,7 +5,8 @@ or soft, TEST latency (usec, COUNT round trips) or throughput (MBps, COUNT
 the run's seconds); VALUE 0 is a run that failed, counted apart.  Medians
 over the rounds that ran; ratios are oriented so that above 1 is better for
 the mode: throughput mode/TCP, latency TCP/mode, CPU TCP/mode (per GB, per
-round trip).  Writes the JSON to argv[1]; argv[2] names the guests' kernel.
+round trip).  Writes the JSON to argv[1]; argv[2] names the guests' kernel,
+argv[3] the SMC_SOFT_DRIVE of the soft SMC-R runs.
 """
 import json
 import statistics
@@ -73,6 +74,7 @@ with open(sys.argv[1], "w") as fh:
     json.dump({"kernel": sys.argv[2] if len(sys.argv) > 2 else "unknown",
                "method": "tests/vm/guest/b1.sh: sockperf between two one-CPU TCG guests, "
                          "interleaved rounds, medians; CPU of both guests from /proc/stat",
+               "soft_drive": int(sys.argv[3]) if len(sys.argv) > 3 else 0,
                "rows": rows}, fh, indent=1)
     fh.write("\n")
 

@@ -18,6 +18,10 @@ SCEN=b1-$VMROLE
 ROUNDS=${B1_ROUNDS:-3}
 SECONDS_RUN=${B1_SECONDS:-8}
 export SMC_SOFT_SOCKET=/tmp/soft/control
+# a sleeping reader or writer takes its link's completions (doc/soft-roce.md section 4)
+DRIVE=$(sed -n 's/.*vmdrive=\([01]\).*/\1/p' /proc/cmdline)
+DRIVE=${DRIVE:-0}
+echo "INFO b1/drive: SMC_SOFT_DRIVE=$DRIVE"
 
 ok rdma-link-add rdma link add rxe0 type rxe netdev eth0
 ok ueid-add smcr ueid add SMC-VM-TEST-EID
@@ -37,7 +41,7 @@ run_mode() {
 	case $m in
 	tcp) "$@" ;;
 	kernel) SMC_BACKEND=kernel smc_run "$@" ;;
-	soft) SMC_BACKEND=soft smc_run "$@" ;;
+	soft) SMC_BACKEND=soft SMC_SOFT_DRIVE=$DRIVE smc_run "$@" ;;
 	esac
 }
 
