@@ -15,9 +15,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # modules.dep (modprobe --show-depends), in load order.  The optional ones
 # only where the kernel has them: 6.12's rxe computes its ICRC through the
 # crypto API's crc32 (a run-time need, not a symbol), and kernels from 6.18
-# on have no SMC at all.
+# on have no SMC at all; tun for dumprec's capture device (s9).
 WANT="virtio_net ib_uverbs rdma_rxe"
-OPTIONAL="crc32_generic smc smc_diag"
+OPTIONAL="crc32_generic smc smc_diag tun"
 TOOLS="smc_pnet smcss smcd smcr smc_run smc_softd smc_rnics"
 LIBDIR=/usr/lib/x86_64-linux-gnu
 

@@ -123,12 +123,12 @@ rec_start() {
 	dumprec "$@" > /tmp/rec.txt 2>&1 &
 	REC=$!
 	wait_for 100 grep -q '^capturing' /tmp/rec.txt
-	ok dump-capturing grep -q '^capturing' /tmp/rec.txt
+	grepcheck dump-capturing '^capturing' /tmp/rec.txt
 }
 rec_stop() {
 	kill -TERM $REC
 	wait $REC
-	ok dump-ended grep -qx end /tmp/rec.txt
+	grepcheck dump-ended '^end$' /tmp/rec.txt
 	echo "INFO $SCEN/records: $(awk '{ n[$1 ($1 == "llc" ? "-" $6 : "")]++ } END { for (k in n) printf "%s %d, ", k, n[k] }' /tmp/rec.txt)"
 }
 # rec_llc NAME LLC-TYPE RX: PASS when an LLC record of that type went (RX 0) or came (RX 1).
