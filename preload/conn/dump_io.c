@@ -89,7 +89,7 @@ void dump_cdc(struct sconn *sc)
 }
 
 __attribute__((noinline, cold))
-static void put_llc(const struct smcr_llc_seen *m)
+static void put_llc(struct soft_pdump_ctl *ctl, const struct smcr_llc_seen *m)
 {
 	struct soft_pdump_slot h = { 0 };
 	struct iovec iov[3] = {
@@ -104,11 +104,14 @@ static void put_llc(const struct smcr_llc_seen *m)
 	h.flags = m->rx ? SOFT_DUMP_F_RX : 0;
 	h.link_id = m->link_id;
 	h.len = (uint32_t)m->len;
-	soft_pdump_put(dump_map(pdump_ctl), &h, iov, 3, 0, SOFT_PDUMP_LLC_GIDS + m->len);
+	soft_pdump_put(dump_map(ctl), &h, iov, 3, 0, SOFT_PDUMP_LLC_GIDS + m->len);
 }
 
 void dump_llc(const struct smcr_llc_seen *m)
 {
-	if (atomic_load_explicit(&pdump_ctl->types, memory_order_relaxed) & SOFT_DUMP_TYPE_LLC)
-		put_llc(m);
+	/* read once: a lost control connection points it at a private line meanwhile */
+	struct soft_pdump_ctl *ctl = pdump_ctl;
+
+	if (atomic_load_explicit(&ctl->types, memory_order_relaxed) & SOFT_DUMP_TYPE_LLC)
+		put_llc(ctl, m);
 }

@@ -207,7 +207,7 @@ static uint32_t data_room(const struct soft_dump *d, bool v6)
 uint8_t soft_dump_ns_types(const struct soft_state *st, uint64_t netns, uint32_t *snaplen)
 {
 	const uint8_t ring = SOFT_DUMP_TYPE_CDC | SOFT_DUMP_TYPE_DATA | SOFT_DUMP_TYPE_LLC;
-	uint8_t types = 0;
+	uint8_t types = 0, want;
 
 	*snaplen = 0;
 	for (const struct soft_dump *d = st->dumps; d; d = d->next) {
@@ -215,7 +215,10 @@ uint8_t soft_dump_ns_types(const struct soft_state *st, uint64_t netns, uint32_t
 		if (d->ending ||
 		    !captures(d, netns, ring, SOFT_DUMP_MODE_SMCD | SOFT_DUMP_MODE_SMCR))
 			continue;
-		types |= d->types & ring;
+		want = d->types & ring;
+		if (!(d->mode & SOFT_DUMP_MODE_SMCR))
+			want &= (uint8_t)~SOFT_DUMP_TYPE_LLC;   /* LLC records are SMC-R's only */
+		types |= want;
 		if ((d->types & SOFT_DUMP_TYPE_DATA) && data_room(d, false) > *snaplen)
 			*snaplen = data_room(d, false);
 	}

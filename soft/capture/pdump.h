@@ -20,7 +20,7 @@
 #define SOFT_PDUMP_BUDGET    4096u            /* records per tick, all rings together */
 #define SOFT_PDUMP_STALL_NS  1000000000ull    /* an unpublished slot is skipped after this */
 #define SOFT_PDUMP_LOST_NS   1000000000ull    /* LOST records and log lines at most this often */
-#define SOFT_PDUMP_GIDS_NS   1000000000ull    /* the RDMA devices read again at most this often */
+#define SOFT_PDUMP_GIDS_NS   1000000000ull    /* the RDMA devices read again for an LLC record at most this often */
 
 /* What the daemon keeps of a ring; the ring's own cons is only ever written. */
 struct soft_pdump_drain {
@@ -32,8 +32,6 @@ struct soft_pdump_drain {
 	uint64_t full, stalled, rejected;   /* lost since the last report */
 	bool reported;
 	uint64_t report_ns;              /* of the last report */
-	bool gids_read;
-	uint64_t gids_ns;                /* when an LLC record's unknown GID had the devices read again */
 };
 
 /* A STATS_ATTACH (pstats_att.c). */

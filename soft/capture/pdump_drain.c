@@ -15,6 +15,7 @@
 #include "log.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <syslog.h>
@@ -117,6 +118,10 @@ static void emit(struct soft_state *st, const struct soft_sock *s,
 	}
 }
 
+/* When an LLC record's unknown GID last had the RDMA devices read again. */
+static bool gids_read;
+static uint64_t gids_ns;
+
 /* A process that uses soft SMC-R: it told a link group, or negotiated a connection between hosts. */
 static bool smcr_user(const struct soft_state *st, const struct soft_pstats_att *a)
 {
@@ -134,8 +139,8 @@ static bool smcr_user(const struct soft_state *st, const struct soft_pstats_att 
  * RoCE GIDs (IPv4-mapped ones as IPv4), its ports 0 (not 4791, where
  * Wireshark would take the packet for RoCE).  Refused
  * unless the process uses soft SMC-R and the local GID is one of this
- * host's RDMA ports' (read again when it is not, at most once a second per
- * process); the peer's GID is the process's word (doc/smc-dump-header.md 9.3).
+ * host's RDMA ports' (read again when it is not, at most once a second in
+ * all); the peer's GID is the process's word (doc/smc-dump-header.md 9.3).
  */
 static bool emit_llc(struct soft_state *st, struct soft_pstats_att *a,
 		     const struct soft_pdump_slot *h, const uint8_t *data, uint64_t now)
@@ -149,15 +154,17 @@ static bool emit_llc(struct soft_state *st, struct soft_pstats_att *a,
 	if (!smcr_user(st, a))
 		return false;
 	if (!soft_dev_roce_has_gid(st, data)) {
-		/* a GID the devices got since the last look; a process cannot make us look often */
-		if (a->dr.gids_read && now - a->dr.gids_ns < SOFT_PDUMP_GIDS_NS)
+		/* a GID the devices got since the last look; the processes cannot make us look often */
+		if (gids_read && now - gids_ns < SOFT_PDUMP_GIDS_NS)
 			return false;
-		a->dr.gids_read = true;
-		a->dr.gids_ns = now;
+		gids_read = true;
+		gids_ns = now;
 		if (soft_rdma_refresh(st) || !soft_dev_roce_has_gid(st, data))
 			return false;
 	}
-	g = soft_lgr_of_owner(st, a->conn_id, (uint32_t)h->token);
+	if (!rec.ts_ns)
+		rec.ts_ns = clock_ns(CLOCK_REALTIME);
+	g = h->token <= UINT32_MAX ? soft_lgr_of_owner(st, a->conn_id, (uint32_t)h->token) : NULL;
 	soft_dump_rec_addrs(&rec, AF_INET6, data, data + 16);
 	soft_dump_llc_body(g ? soft_lgr_id(g) : 0, h->link_id, data + SOFT_PDUMP_LLC_GIDS, h->len,
 			   body);
@@ -354,6 +361,10 @@ void soft_pdump_conn_gone(struct soft_state *st, uint64_t conn_id)
 	if (!st->dumps)
 		return;
 	now = clock_ns(CLOCK_MONOTONIC);
+	/* its own ring first: LLC records (a group's last DELETE LINK) name no registration */
+	for (struct soft_pstats_att *a = st->pstats; a; a = a->next)
+		if (a->dr.types && a->conn_id == conn_id)
+			drain(st, a, SOFT_PDUMP_SLOTS, now, false);
 	for (const struct soft_sock *s = soft_idx_conn_first(st, conn_id); s; s = s->conn_next) {
 		if (!prev || s->id.netns != prev->id.netns || s->conn_uid != prev->conn_uid)
 			drain_owner(st, s->id.netns, s->conn_uid, now);

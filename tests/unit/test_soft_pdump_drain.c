@@ -743,6 +743,7 @@ TEST(soft_pdump_llc_records)
 	soft_dump_conn_gone(&f.st, 50);
 	CHECK_INT(soft_dump_session_add(&f.st, 51, f.peer.netns, dup(k.pkt), k.ifindex,
 					SOFT_DUMP_MODE_SMCD, 0x0f, false), 0);
+	CHECK_INT(ctl_types(&a), SOFT_DUMP_TYPE_CDC | SOFT_DUMP_TYPE_DATA);
 	put_llc(&a, 7, 1, 0, gid_a, gid_b, 0x07);
 	CHECK_INT(soft_pdump_tick(&f.st, T0 + 2 * SOFT_PDUMP_LOST_NS), 1);
 	CHECK(!next_pkt(&k, &p));
@@ -768,6 +769,14 @@ TEST(soft_pdump_llc_records)
 	CHECK(next_pkt(&k, &p));
 	CHECK_INT(p.type, SOFT_DUMP_T_LOST);
 	CHECK_INT(be64(p.body + 24), 4);
+	CHECK(!next_pkt(&k, &p));
+	/* a process that goes hands in its last records, though it has no registration */
+	host_dev(&f, gid_a);
+	put_llc(&a, 7, 1, 0, gid_a, gid_b, 0x04);
+	soft_conn_gone(&f.st, f.peer.conn_id);
+	CHECK(next_pkt(&k, &p));
+	CHECK_INT(p.type, SOFT_DUMP_T_LLC);
+	CHECK_INT(p.body[8], 0x04);
 	CHECK(!next_pkt(&k, &p));
 	regfx_free(&f);
 	proc_close(&a);

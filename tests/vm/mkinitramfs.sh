@@ -111,7 +111,7 @@ for p in socat sockperf; do
 	cp "$(command -v $p)" "$STAGE/usr/bin/$p"
 	copy_libs "$STAGE/usr/bin/$p"
 done
-# The soft backend's dump records off a TUN device (s4, s9): no tcpdump, no Python here.
+# The soft backend's dump records off a TUN device (s9): no tcpdump, no Python here.
 ROOT=$(cd "$HERE/../.." && pwd)
 cc -O2 -Wall -Werror -std=gnu11 -D_GNU_SOURCE -I"$ROOT" -I"$ROOT/lib" -I"$ROOT/wire" -static \
 	-o "$STAGE/usr/bin/dumprec" "$HERE/dumprec.c" "$ROOT/wire/reg_client.c" "$ROOT/lib/soft_socket.c"
