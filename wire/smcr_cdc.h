@@ -18,6 +18,8 @@
  *   26  u32 SMCR_CDC_SOFT_MAGIC   31  0
  *   30  soft flags (CDC_SOFT_*)   32  u64 fence (with CDC_SOFT_FENCE), 40-43 0
  *
+ * An older library reads the flags it knows and drops the others.
+ *
  * Linux sends the 44 bytes out of a 48-byte work-request buffer
  * (SMCR_WR_BUF_SIZE) and receives into such buffers.
  *
@@ -72,7 +74,9 @@ struct smcr_cdc {
 #define CDC_SOFT_ATTACHED    0x01u  /* the sender reads the TCP stream up to our fence only */
 #define CDC_SOFT_FENCE       0x02u  /* the sender's data go by RDMA after soft_fence TCP bytes */
 #define CDC_SOFT_STAY_TCP    0x04u  /* both directions stay on TCP for good */
-#define CDC_SOFT_KNOWN       0x07u
+#define CDC_SOFT_BACK_OK     0x08u  /* the sender keeps its bytes until consumed: it may be told BACK */
+#define CDC_SOFT_BACK        0x10u  /* both directions go back to TCP from the consumer cursors */
+#define CDC_SOFT_KNOWN       0x1fu
 
 /* SMCR_CDC_LEN bytes into buf (reserved ones zero): SMCR_CDC_LEN, or -EMSGSIZE if size is less. */
 int smcr_cdc_encode(const struct smcr_cdc *m, uint8_t *buf, size_t size);

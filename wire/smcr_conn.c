@@ -89,6 +89,8 @@ static int push_posts(struct smcr_conn *c)
 	if (c->peer_cons > c->tx_sent)
 		c->tx_sent = c->peer_cons;      /* read by the peer already: not again */
 	len = min64(c->tx_prep - c->tx_sent, c->peer_rmb_size - (c->tx_sent - c->peer_cons));
+	if (c->back)
+		len = 0;                        /* the bytes go by TCP */
 	while (posted < len) {
 		uint64_t pos = c->tx_sent + posted;
 		uint32_t s_off = (uint32_t)(pos % c->sndbuf_size);
@@ -132,7 +134,9 @@ int smcr_conn_push(struct smcr_conn *c)
 
 uint32_t smcr_conn_space(const struct smcr_conn *c)
 {
-	return c->sndbuf_size - (uint32_t)(c->tx_prep - c->tx_fin);
+	uint64_t kept_from = (c->own_soft & CDC_SOFT_BACK_OK) ? c->peer_cons : c->tx_fin;
+
+	return c->sndbuf_size - (uint32_t)(c->tx_prep - kept_from);
 }
 
 uint64_t smcr_conn_unread(const struct smcr_conn *c)
@@ -148,6 +152,8 @@ ssize_t smcr_conn_send(struct smcr_conn *c, const struct iovec *iov, int cnt)
 
 	if (c->err)
 		return c->err;
+	if (c->back)
+		return -EXDEV;
 	if (c->peer_cflags & CDC_CF_ABORT)
 		return -ECONNRESET;
 	if ((c->own_cflags & (CDC_CF_DONE_WRITING | CDC_CF_CLOSED | CDC_CF_ABORT)) ||
@@ -202,6 +208,8 @@ ssize_t smcr_conn_recv(struct smcr_conn *c, const struct iovec *iov, int cnt, bo
 
 	if (c->err)
 		return c->err;
+	if (c->back)
+		return -EXDEV;
 	/* the bytes the peer's producer cursor covers, not older ones */
 	atomic_thread_fence(memory_order_acquire);
 	for (int i = 0; i < cnt && got < avail; i++) {
@@ -248,13 +256,46 @@ static int take_cons(struct smcr_conn *c, struct smcr_curs p)
 	if (!smcr_curs_accept(c->peer_cons_curs, p))
 		return 0;
 	d = smcr_curs_diff(c->peer_rmb_size, c->peer_cons_curs, p);
-	if (d < 0 || c->peer_cons + (uint64_t)d > c->tx_hi)
+	if (d < 0 || c->peer_cons + (uint64_t)d > c->tx_hi || (d && (c->back & SMCR_BACK_HEARD)))
 		return -EPROTO;
 	c->peer_cons_curs = p;
 	c->peer_cons += (uint64_t)d;
 	if (c->tx_fin < c->peer_cons)
 		c->tx_fin = c->peer_cons;       /* read, so delivered */
 	return d;
+}
+
+static bool ended_with_unread(const struct smcr_conn *c)
+{
+	return (c->own_cflags & (CDC_CF_DONE_WRITING | CDC_CF_CLOSED)) && c->tx_prep > c->peer_cons;
+}
+
+static int say_back(struct smcr_conn *c)
+{
+	c->back |= SMCR_BACK_SAID;
+	c->own_soft |= CDC_SOFT_BACK;
+	c->cdc_due = true;
+	return smcr_conn_push(c);
+}
+
+/*
+ * The peer's first BACK: its consumer cursor (taken already) is final.  We
+ * follow, or abort if our TCP stream ended with bytes it did not consume
+ * (whether we said BACK first: our own view of its cursor may have lagged).
+ */
+static int hear_back(struct smcr_conn *c)
+{
+	if (!(c->own_soft & CDC_SOFT_BACK_OK))
+		return -EPROTO;                 /* we never said we keep our bytes */
+	c->back |= SMCR_BACK_HEARD;
+	c->back_out = c->peer_cons;
+	if (ended_with_unread(c)) {
+		/* our TCP stream ended: the bytes it did not consume cannot follow */
+		c->own_cflags |= CDC_CF_ABORT;
+		send_cdc(c);
+		return fail(c, -ECONNRESET);
+	}
+	return (c->back & SMCR_BACK_SAID) ? 0 : say_back(c);
 }
 
 int smcr_conn_rx(struct smcr_conn *c, const uint8_t *msg, size_t len)
@@ -294,6 +335,12 @@ int smcr_conn_rx(struct smcr_conn *c, const uint8_t *msg, size_t len)
 		c->peer_soft |= m.soft_flags;
 	}
 	rc = 0;
+	if ((m.soft_flags & CDC_SOFT_BACK) && !(c->back & SMCR_BACK_HEARD)) {
+		rc = hear_back(c);
+		if (rc)
+			return fail(c, rc);
+		what |= SMCR_RX_BACK;
+	}
 	if ((cons && c->tx_prep > c->tx_sent) || c->cdc_due)
 		rc = smcr_conn_push(c);
 	if (!rc)
@@ -328,9 +375,13 @@ int smcr_conn_set_soft(struct smcr_conn *c, uint8_t flags, uint64_t fence)
 {
 	if (c->err)
 		return c->err;
+	flags &= CDC_SOFT_KNOWN & ~CDC_SOFT_BACK;
+	/* a promise about bytes given before it: only if none was let go yet */
+	if ((flags & ~c->own_soft & CDC_SOFT_BACK_OK) && c->tx_prep - c->peer_cons > c->sndbuf_size)
+		return -EINVAL;
 	if (flags & ~c->own_soft & CDC_SOFT_FENCE)
 		c->own_fence = fence;
-	c->own_soft |= flags & CDC_SOFT_KNOWN;
+	c->own_soft |= flags;
 	c->cdc_due = true;
 	return smcr_conn_push(c);
 }
@@ -354,4 +405,43 @@ int smcr_conn_switch(struct smcr_conn *c, void *link)
 int smcr_conn_error(const struct smcr_conn *c)
 {
 	return c->err;
+}
+
+int smcr_conn_back(struct smcr_conn *c)
+{
+	if (c->err)
+		return c->err;
+	if (c->back & SMCR_BACK_SAID)
+		return 0;
+	if ((c->peer_cflags | c->own_cflags) & CDC_CF_ABORT)
+		return -ECONNRESET;
+	if (!(c->own_soft & c->peer_soft & CDC_SOFT_BACK_OK) ||
+	    ((c->peer_cflags & (CDC_CF_DONE_WRITING | CDC_CF_CLOSED)) && c->peer_prod > c->rx_cons))
+		return -EOPNOTSUPP;
+	return say_back(c);
+}
+
+unsigned smcr_conn_back_state(const struct smcr_conn *c)
+{
+	return c->back;
+}
+
+ssize_t smcr_conn_back_pending(const struct smcr_conn *c, struct iovec iov[2])
+{
+	uint64_t n;
+	uint32_t off, first;
+
+	if (c->back != (SMCR_BACK_SAID | SMCR_BACK_HEARD))
+		return -EAGAIN;
+	n = c->tx_prep - c->back_out;
+	off = (uint32_t)(c->back_out % c->sndbuf_size);
+	first = (uint32_t)min64(n, c->sndbuf_size - off);
+	iov[0] = (struct iovec){ c->sndbuf + off, first };
+	iov[1] = (struct iovec){ c->sndbuf, (size_t)(n - first) };
+	return (ssize_t)n;
+}
+
+void smcr_conn_back_sent(struct smcr_conn *c, size_t n)
+{
+	c->back_out += min64(n, c->tx_prep - c->back_out);
 }

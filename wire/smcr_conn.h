@@ -20,6 +20,17 @@
  * group.  What was written but whose CDC did not complete is written again
  * to the same places of the peer's RMB (the same bytes, so the peer sees
  * each byte once), unless the peer's consumer cursor shows it read them.
+ *
+ * Back to TCP (doc/soft-roce.md section 4, "Back to TCP"): an end that
+ * said CDC_SOFT_BACK_OK keeps its bytes in the send buffer until the peer
+ * consumed them, not only until they were delivered.  Either end may then
+ * say BACK (smcr_conn_back()): it reads no more of its RMB, and the CDC
+ * that says it carries its final consumer cursor.  The other end answers
+ * with its own BACK when the CDC arrives.  Once said and heard, each
+ * direction goes on over TCP from its reader's consumer cursor: the
+ * writer sends the bytes the reader did not consume
+ * (smcr_conn_back_pending()) before any other, and neither end writes to
+ * or reads from the RMBs again.
  */
 #ifndef WIRE_SMCR_CONN_H
 #define WIRE_SMCR_CONN_H
@@ -57,6 +68,11 @@ struct smcr_link_ops {
 #define SMCR_RX_ROOM      0x2u  /* the peer consumed: room to send */
 #define SMCR_RX_STATE     0x4u  /* the peer's connection-state flags changed */
 #define SMCR_RX_SOFT      0x8u  /* the peer's soft words changed (smcr_cdc.h CDC_SOFT_*) */
+#define SMCR_RX_BACK      0x10u /* the peer said BACK (answered already): both directions go by TCP */
+
+/* smcr_conn_back_state() */
+#define SMCR_BACK_SAID    0x1u  /* we said BACK: our RMB is read no more */
+#define SMCR_BACK_HEARD   0x2u  /* the peer said BACK: its consumer cursor is final */
 
 struct smcr_conn {
 	const struct smcr_link_ops *ops;
@@ -93,6 +109,10 @@ struct smcr_conn {
 	uint8_t peer_pflags, peer_cflags;
 	uint8_t peer_soft;              /* CDC_SOFT_* the peer said, sticky */
 	uint64_t peer_fence;
+
+	/* back to TCP */
+	uint8_t back;                   /* SMCR_BACK_* */
+	uint64_t back_out;              /* handed out for TCP up to here (from the peer's final cursor) */
 };
 
 /*
@@ -111,7 +131,7 @@ void smcr_conn_init(struct smcr_conn *c, const struct smcr_link_ops *ops, void *
 ssize_t smcr_conn_send(struct smcr_conn *c, const struct iovec *iov, int cnt);
 /* Writes what the peer has room for and sends a CDC (and a CDC that is due). 0 or the error. */
 int smcr_conn_push(struct smcr_conn *c);
-/* Room in the send buffer. */
+/* Room in the send buffer (with CDC_SOFT_BACK_OK said: freed as the peer consumes). */
 uint32_t smcr_conn_space(const struct smcr_conn *c);
 /* Bytes given but not yet read by the peer. */
 uint64_t smcr_conn_unread(const struct smcr_conn *c);
@@ -136,7 +156,9 @@ uint8_t smcr_conn_peer_state(const struct smcr_conn *c);
 /*
  * Soft SMC-R's cut-over words (smcr_cdc.h): ours are sticky and go in every
  * CDC from now on (one now); fence with CDC_SOFT_FENCE.  A peer that
- * changes a fence it said is -EPROTO.
+ * changes a fence it said is -EPROTO.  CDC_SOFT_BACK_OK is taken only while
+ * every byte the peer did not consume is still in the send buffer (-EINVAL,
+ * nothing changed); CDC_SOFT_BACK only through smcr_conn_back().
  */
 int smcr_conn_set_soft(struct smcr_conn *c, uint8_t flags, uint64_t fence);
 uint8_t smcr_conn_peer_soft(const struct smcr_conn *c, uint64_t *fence);
@@ -148,5 +170,26 @@ uint8_t smcr_conn_peer_soft(const struct smcr_conn *c, uint64_t *fence);
 int smcr_conn_switch(struct smcr_conn *c, void *link);
 
 int smcr_conn_error(const struct smcr_conn *c);
+
+/*
+ * Says BACK (once; again is 0).  -EOPNOTSUPP, nothing changed, when either
+ * end did not say CDC_SOFT_BACK_OK, or the peer ended writing with bytes we
+ * did not consume (its TCP stream ended: they could not follow);
+ * -ECONNRESET after an abort; or the connection's error.  From then on
+ * smcr_conn_send() and smcr_conn_recv() return -EXDEV.  When the peer's
+ * BACK (said first or as the answer) shows that we ended writing with bytes
+ * it did not consume, the connection aborts (-ECONNRESET).
+ */
+int smcr_conn_back(struct smcr_conn *c);
+unsigned smcr_conn_back_state(const struct smcr_conn *c);
+/*
+ * Once BACK was said and heard: the bytes the peer did not consume and no
+ * call to smcr_conn_back_sent() took, as up to two pieces of the send buffer
+ * in iov (the second may be empty); their count, 0 when none are left,
+ * -EAGAIN before.
+ */
+ssize_t smcr_conn_back_pending(const struct smcr_conn *c, struct iovec iov[2]);
+/* n bytes of smcr_conn_back_pending() went by TCP (at most what it gave). */
+void smcr_conn_back_sent(struct smcr_conn *c, size_t n);
 
 #endif

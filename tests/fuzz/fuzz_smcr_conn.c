@@ -5,8 +5,10 @@
  * reads between them as the first byte of each piece says.  Nothing may be
  * read or written outside the send buffer and the RMB (ASan), the link must
  * never be asked for a write outside them, and what the connection reports
- * must stay within its buffers.
+ * must stay within its buffers, the bytes handed out for TCP after BACK
+ * included.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,36 @@ static int w_send(void *link, const uint8_t *msg, size_t len, uint64_t id)
 
 static const struct smcr_link_ops ops = { .write = w_write, .send = w_send };
 
+static bool in_sndbuf(const struct iovec *v, const uint8_t *sndbuf)
+{
+	const uint8_t *p = v->iov_base;
+
+	return !v->iov_len || (p >= sndbuf && p + v->iov_len <= sndbuf + SNDBUF);
+}
+
+/* Back to TCP: promise, say, or hand out what the peer did not consume (op's bits 4-5). */
+static void back_step(struct smcr_conn *c, uint8_t op, const uint8_t *sndbuf)
+{
+	struct iovec p[2];
+	ssize_t n;
+
+	if (op & 0x10) {
+		smcr_conn_set_soft(c, CDC_SOFT_BACK_OK, 0);
+		return;
+	}
+	if (op & 0x20) {
+		smcr_conn_back(c);
+		return;
+	}
+	n = smcr_conn_back_pending(c, p);
+	if (n < 0)
+		return;
+	if ((size_t)n != p[0].iov_len + p[1].iov_len || n > (ssize_t)SNDBUF ||
+	    !in_sndbuf(&p[0], sndbuf) || !in_sndbuf(&p[1], sndbuf))
+		abort();
+	smcr_conn_back_sent(c, (size_t)(op & 0x0c) * 300);
+}
+
 void fuzz_smcr_conn(const uint8_t *data, size_t size)
 {
 	static uint8_t sndbuf[SNDBUF], rmb[RMB], buf[3 * RMB];
@@ -66,7 +98,10 @@ void fuzz_smcr_conn(const uint8_t *data, size_t size)
 				abort();
 			break;
 		default:
-			smcr_conn_sent(&c, (uint64_t)data[1] << 8 | data[n > 1 ? 2 : 1]);
+			if (data[0] & 0x80)
+				back_step(&c, data[0], sndbuf);
+			else
+				smcr_conn_sent(&c, (uint64_t)data[1] << 8 | data[n > 1 ? 2 : 1]);
 			break;
 		}
 		if (smcr_conn_space(&c) > SNDBUF || smcr_conn_unread(&c) > SNDBUF + PEER)

@@ -116,10 +116,14 @@ TEST(smcr_cdc_soft_words)
 	CHECK(d.soft_fence == 0);
 	/* unknown flag bits are dropped; a fence without its flag is not read */
 	buf[26] ^= 1;
-	buf[30] = 0xf9;
+	buf[30] = 0xe1;
 	CHECK_INT(smcr_cdc_decode(buf, SMCR_CDC_LEN, &d), 0);
 	CHECK_INT(d.soft_flags, CDC_SOFT_ATTACHED);
 	CHECK(d.soft_fence == 0);
+	/* BACK_OK and BACK are bits 3 and 4 */
+	buf[30] = 0x19;
+	CHECK_INT(smcr_cdc_decode(buf, SMCR_CDC_LEN, &d), 0);
+	CHECK_INT(d.soft_flags, CDC_SOFT_ATTACHED | CDC_SOFT_BACK_OK | CDC_SOFT_BACK);
 	/* no words: the reserved bytes stay zero, as Linux sends them */
 	m.soft_flags = 0;
 	CHECK_INT(smcr_cdc_encode(&m, buf, sizeof(buf)), SMCR_CDC_LEN);

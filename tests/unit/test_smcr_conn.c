@@ -53,6 +53,7 @@ static uint64_t rng;
 static long lost_ops;           /* work requests the dead links never executed */
 static uint32_t write_cap;      /* the links' largest write (smcr_conn.write_max), 0: any */
 static bool holding;            /* the links hold writes back until a send or a flush (one doorbell) */
+static bool shut_read_only;     /* an end ends its writing only once its bytes were read */
 
 static uint32_t rnd(uint32_t n)
 {
@@ -158,7 +159,7 @@ static void give(struct end *e, int dir)
 		if (!e->shut && smcr_conn_unread(&e->c) == 0 && !rnd(4)) {
 			CHECK_INT(smcr_conn_set_state(&e->c, CDC_CF_DONE_WRITING), 0);
 			e->shut = true;
-		} else if (!e->shut && !rnd(8)) {
+		} else if (!e->shut && !shut_read_only && !rnd(8)) {
 			/* the end may go before the last byte was read: it waits for it */
 			CHECK_INT(smcr_conn_set_state(&e->c, CDC_CF_DONE_WRITING), 0);
 			e->shut = true;
@@ -450,4 +451,328 @@ TEST(smcr_conn_soft_words)
 	cdc.soft_fence = 0x123456789bULL;
 	smcr_cdc_encode(&cdc, m, sizeof(m));
 	CHECK_INT(smcr_conn_rx(&b.c, m, sizeof(m)), -EPROTO);
+}
+
+/*
+ * Back to TCP: an in-memory TCP stream per direction, indexed by stream
+ * position (lo: where the writer's TCP bytes start after BACK).
+ */
+struct tcp {
+	uint8_t *data;
+	uint64_t lo, hi;
+	bool open, fin;
+};
+
+static struct tcp tcp_of[2];    /* direction 0: a to b, 1: b to a */
+
+static bool back_done(const struct end *e)
+{
+	return smcr_conn_back_state(&e->c) == (SMCR_BACK_SAID | SMCR_BACK_HEARD);
+}
+
+/* The writer of direction dir after BACK: the bytes its reader did not consume, then new ones, by TCP. */
+static void give_tcp(struct end *e, int dir)
+{
+	struct tcp *t = &tcp_of[dir];
+	struct iovec iov[2];
+	ssize_t n = smcr_conn_back_pending(&e->c, iov);
+	uint32_t more;
+
+	CHECK(n >= 0);
+	if (!t->open) {
+		t->open = true;
+		t->lo = t->hi = e->given - (uint64_t)n;
+	}
+	if (n > 0) {
+		/* a random part of them, as a short write would */
+		size_t part = 1 + rnd((uint32_t)n), a = part < iov[0].iov_len ? part : iov[0].iov_len;
+
+		memcpy(t->data + t->hi, iov[0].iov_base, a);
+		memcpy(t->data + t->hi + a, iov[1].iov_base, part - a);
+		t->hi += part;
+		smcr_conn_back_sent(&e->c, part);
+		return;
+	}
+	if (e->given < e->total) {
+		more = 1 + rnd(3 * SNDBUF);
+		if (more > e->total - e->given)
+			more = (uint32_t)(e->total - e->given);
+		for (uint32_t i = 0; i < more; i++)
+			t->data[e->given + i] = pat(e->given + i, dir);
+		e->given += more;
+		t->hi = e->given;
+	} else if (!t->fin && !rnd(4)) {
+		t->fin = true;
+		e->shut = true;
+	}
+}
+
+static void take_tcp(struct end *e, int dir)
+{
+	struct tcp *t = &tcp_of[dir];
+	uint64_t n;
+
+	if (!t->open || t->hi <= e->read)
+		return;
+	/* the writer's TCP bytes start where this reader stopped reading its RMB */
+	if (t->lo > e->read) {
+		unit_fail(__FILE__, __LINE__, "direction %d: TCP from %llu, read up to %llu", dir,
+			  (unsigned long long)t->lo, (unsigned long long)e->read);
+		e->bad = true;
+		return;
+	}
+	n = 1 + rnd((uint32_t)(t->hi - e->read));
+	for (uint64_t i = 0; i < n && !e->bad; i++)
+		if (t->data[e->read + i] != pat(e->read + i, dir)) {
+			unit_fail(__FILE__, __LINE__, "byte %llu of direction %d by TCP is wrong",
+				  (unsigned long long)(e->read + i), dir);
+			e->bad = true;
+		}
+	e->read += n;
+}
+
+static void step_end(struct end *e, struct end *peer, int dir, bool giving)
+{
+	/* a writer ends its stream by TCP too (shutdown reaches both): so after BACK */
+	if (giving) {
+		if (back_done(e))
+			give_tcp(e, dir);
+		else if (!(smcr_conn_back_state(&e->c) & SMCR_BACK_SAID)) {
+			bool was_shut = e->shut;
+
+			give(e, dir);
+			if (e->shut && !was_shut)
+				tcp_of[dir].fin = true;
+		}
+	} else {
+		if (smcr_conn_back_state(&e->c) & SMCR_BACK_SAID)
+			take_tcp(e, 1 - dir);
+		else
+			take(e, 1 - dir, rnd(2));
+	}
+	(void)peer;
+}
+
+static bool stream_ended(const struct end *w, const struct end *r, int dir)
+{
+	if (r->read != w->total)
+		return false;
+	if (smcr_conn_back_state(&r->c) & SMCR_BACK_SAID)
+		return tcp_of[dir].fin;
+	return smcr_conn_peer_state(&r->c) & CDC_CF_DONE_WRITING;
+}
+
+/*
+ * who: 1 a says BACK, 2 b, 3 both at once, from step back_at on (until it is
+ * taken: the peer's BACK_OK may not have arrived); failover_at as in run().
+ */
+static void run_back(uint64_t seed, uint64_t a_total, uint64_t b_total, long back_at, int who,
+		     long failover_at)
+{
+	static struct end a, b;
+	static struct flink ab, ba, ab2, ba2;
+	bool a_asked = !(who & 1), b_asked = !(who & 2);
+	long step;
+
+	rng = seed | 1;
+	ends_init(&a, &b, &ab, &ba, a_total, b_total);
+	a.c.write_max = b.c.write_max = write_cap;
+	for (int d = 0; d < 2; d++) {
+		free(tcp_of[d].data);
+		tcp_of[d] = (struct tcp){ .data = malloc((d ? b_total : a_total) + 1) };
+	}
+	CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_BACK_OK, 0), 0);
+	CHECK_INT(smcr_conn_set_soft(&b.c, CDC_SOFT_BACK_OK, 0), 0);
+	for (step = 1; step < 400000 && !a.bad && !b.bad; step++) {
+		if (stream_ended(&a, &b, 0) && stream_ended(&b, &a, 1) && back_done(&a) && back_done(&b))
+			break;
+		if (step == failover_at) {
+			kill_link(a.out);
+			kill_link(b.out);
+			pair(&a, &b, &ab2, &ba2);
+			CHECK_INT(smcr_conn_switch(&a.c, &ab2), 0);
+			CHECK_INT(smcr_conn_switch(&b.c, &ba2), 0);
+		}
+		if (step >= back_at && !a_asked)
+			a_asked = smcr_conn_back(&a.c) == 0;
+		if (step >= back_at && !b_asked)
+			b_asked = smcr_conn_back(&b.c) == 0;
+		switch (rnd(8)) {
+		case 0: step_end(&a, &b, 0, true); break;
+		case 1: step_end(&b, &a, 1, true); break;
+		case 2: step_end(&b, &a, 1, false); break;
+		case 3: step_end(&a, &b, 0, false); break;
+		case 4: CHECK(deliver(a.out) >= 0); break;
+		case 5: CHECK(deliver(b.out) >= 0); break;
+		case 6: CHECK(complete(a.out) >= 0); break;
+		default: CHECK(complete(b.out) >= 0); break;
+		}
+		CHECK_INT(smcr_conn_error(&a.c), 0);
+		CHECK_INT(smcr_conn_error(&b.c), 0);
+		if (smcr_conn_error(&a.c) || smcr_conn_error(&b.c))
+			break;
+	}
+	if (!back_done(&a) || !back_done(&b) || !stream_ended(&a, &b, 0) || !stream_ended(&b, &a, 1))
+		unit_fail(__FILE__, __LINE__,
+			  "seed %llu: stuck after %ld steps: back %u/%u, a gave %llu read %llu, b gave %llu read %llu",
+			  (unsigned long long)seed, step, smcr_conn_back_state(&a.c), smcr_conn_back_state(&b.c),
+			  (unsigned long long)a.given, (unsigned long long)a.read,
+			  (unsigned long long)b.given, (unsigned long long)b.read);
+}
+
+/* Every byte once and in order, whichever end says BACK, whenever, across a failover. */
+TEST(smcr_conn_back_every_byte_once)
+{
+	long rdma_bytes = 0;
+
+	/* one that did not wait is reset (smcr_conn_back_abort_unread) */
+	shut_read_only = true;
+	for (uint64_t seed = 1; seed <= 300; seed++) {
+		long back_at = 1 + (long)(seed * 131 % 3000);
+		long failover_at = seed % 3 ? 0 : 2 + (long)(seed * 71 % 4000);
+
+		write_cap = seed % 5 ? 0 : 700;
+		run_back(seed * 48271, 120000 + seed * 13, seed % 7 ? 90000 : 0, back_at, 1 + (int)(seed % 3),
+			 failover_at);
+		rdma_bytes += (long)tcp_of[0].lo;
+	}
+	write_cap = 0;
+	shut_read_only = false;
+	for (int d = 0; d < 2; d++) {
+		free(tcp_of[d].data);
+		tcp_of[d].data = NULL;
+	}
+	/* BACK came after bytes went by RDMA, or the test proves little */
+	CHECK(rdma_bytes > 1000000);
+}
+
+static void drain(struct flink *l)
+{
+	while (l->n > l->held)
+		CHECK(deliver(l) >= 0);
+	while (l->ndone)
+		CHECK(complete(l) >= 0);
+}
+
+/* With BACK_OK said, the send buffer is free only as the peer consumes, not once delivered. */
+TEST(smcr_conn_space_until_consumed)
+{
+	static struct end a, b;
+	static struct flink ab, ba;
+	static uint8_t x[SNDBUF];
+	struct iovec iov = { x, SNDBUF };
+
+	for (int keep = 0; keep < 2; keep++) {
+		ends_init(&a, &b, &ab, &ba, 0, 0);
+		if (keep)
+			CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_BACK_OK, 0), 0);
+		CHECK_INT(smcr_conn_send(&a.c, &iov, 1), SNDBUF);
+		drain(&ab);
+		CHECK_INT(smcr_conn_readable(&b.c), SNDBUF);
+		CHECK_INT(smcr_conn_space(&a.c), keep ? 0 : SNDBUF);
+		iov.iov_len = 3000;
+		CHECK_INT(smcr_conn_recv(&b.c, &iov, 1, false), 3000);
+		drain(&ba);
+		CHECK_INT(smcr_conn_space(&a.c), keep ? 3000 : SNDBUF);
+		iov.iov_len = SNDBUF;
+	}
+	/* the promise comes too late once bytes the peer did not consume were let go */
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), SNDBUF);
+	drain(&ab);
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), SNDBUF);
+	CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_BACK_OK, 0), -EINVAL);
+	CHECK_INT(a.c.own_soft, 0);
+}
+
+/* Who may not say BACK, and what a wrong BACK costs. */
+TEST(smcr_conn_back_refused)
+{
+	static struct end a, b;
+	static struct flink ab, ba;
+	uint8_t x[100] = { 0 };
+	struct iovec iov = { x, sizeof(x) }, p[2];
+	uint8_t m[SMCR_CDC_LEN];
+	struct smcr_cdc cdc;
+
+	/* a peer that never said BACK_OK (an older library): refused, nothing sent */
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_BACK_OK, 0), 0);
+	drain(&ab);
+	CHECK_INT(smcr_conn_back(&a.c), -EOPNOTSUPP);
+	CHECK_INT(smcr_conn_back_state(&a.c), 0);
+	CHECK_INT(ab.n, 0);
+	/* nor one that said it while we did not */
+	CHECK_INT(smcr_conn_back(&b.c), -EOPNOTSUPP);
+	/* BACK only through smcr_conn_back() */
+	CHECK_INT(smcr_conn_set_soft(&b.c, CDC_SOFT_BACK, 0), 0);
+	CHECK_INT(b.c.own_soft, 0);
+
+	/* the peer ended writing with bytes we did not read: they cannot follow */
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_BACK_OK, 0), 0);
+	CHECK_INT(smcr_conn_set_soft(&b.c, CDC_SOFT_BACK_OK, 0), 0);
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 100);
+	CHECK_INT(smcr_conn_set_state(&a.c, CDC_CF_DONE_WRITING), 0);
+	drain(&ab);
+	drain(&ba);
+	CHECK_INT(smcr_conn_back(&b.c), -EOPNOTSUPP);
+	/* read, it may */
+	CHECK_INT(smcr_conn_recv(&b.c, &iov, 1, false), 100);
+	CHECK_INT(smcr_conn_back(&b.c), 0);
+	CHECK_INT(smcr_conn_back(&b.c), 0);
+	CHECK_INT(smcr_conn_back_state(&b.c), SMCR_BACK_SAID);
+	CHECK_INT(smcr_conn_recv(&b.c, &iov, 1, false), -EXDEV);
+	CHECK_INT(smcr_conn_send(&b.c, &iov, 1), -EXDEV);
+	CHECK_INT(smcr_conn_back_pending(&b.c, p), -EAGAIN);
+	drain(&ba);
+	CHECK_INT(smcr_conn_back_state(&a.c), SMCR_BACK_SAID | SMCR_BACK_HEARD);
+	CHECK_INT(smcr_conn_back_pending(&a.c, p), 0);
+	drain(&ab);
+	CHECK_INT(smcr_conn_back_state(&b.c), SMCR_BACK_SAID | SMCR_BACK_HEARD);
+	CHECK_INT(smcr_conn_error(&a.c), 0);
+	CHECK_INT(smcr_conn_error(&b.c), 0);
+	/* after BACK the peer's consumer cursor is final: one that moves lies */
+	memset(&cdc, 0, sizeof(cdc));
+	cdc.seqno = 100;
+	cdc.token = 0xb;
+	cdc.cons.count = 1;
+	cdc.soft_flags = CDC_SOFT_BACK_OK | CDC_SOFT_BACK;
+	smcr_cdc_encode(&cdc, m, sizeof(m));
+	CHECK_INT(smcr_conn_rx(&b.c, m, sizeof(m)), -EPROTO);
+
+	/* a BACK from a peer we never promised to keep our bytes for */
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	memset(&cdc, 0, sizeof(cdc));
+	cdc.seqno = 1;
+	cdc.token = 0xa;
+	cdc.soft_flags = CDC_SOFT_BACK_OK | CDC_SOFT_BACK;
+	smcr_cdc_encode(&cdc, m, sizeof(m));
+	CHECK_INT(smcr_conn_rx(&a.c, m, sizeof(m)), -EPROTO);
+}
+
+/* A writer that ended its TCP stream before the reader consumed its bytes cannot follow a BACK: both reset. */
+TEST(smcr_conn_back_abort_unread)
+{
+	static struct end a, b;
+	static struct flink ab, ba;
+	uint8_t x[100] = { 0 };
+	struct iovec iov = { x, sizeof(x) };
+
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_BACK_OK, 0), 0);
+	CHECK_INT(smcr_conn_set_soft(&b.c, CDC_SOFT_BACK_OK, 0), 0);
+	drain(&ab);
+	drain(&ba);
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 100);
+	CHECK_INT(smcr_conn_set_state(&a.c, CDC_CF_DONE_WRITING), 0);
+	/* b says BACK before the bytes and the end arrive */
+	CHECK_INT(smcr_conn_back(&b.c), 0);
+	drain(&ab);
+	CHECK_INT(smcr_conn_recv(&b.c, &iov, 1, false), -EXDEV);
+	CHECK_INT(deliver(&ba), -ECONNRESET);
+	CHECK_INT(smcr_conn_error(&a.c), -ECONNRESET);
+	CHECK_INT(deliver(&ab), 1);
+	CHECK(smcr_conn_peer_state(&b.c) & CDC_CF_ABORT);
+	CHECK_INT(smcr_conn_back(&a.c), -ECONNRESET);
 }
