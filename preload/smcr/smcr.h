@@ -217,6 +217,16 @@ uint8_t smcr_sock_peer_soft(struct smcr_sock *s, uint64_t *fence);
 uint8_t smcr_sock_own_soft(struct smcr_sock *s, uint64_t *fence);
 /* Our CDC_CF_* flags so far. */
 uint8_t smcr_sock_own_state(struct smcr_sock *s);
+/*
+ * Back to TCP (wire/smcr_conn.h, smcr_conn_back()): say BACK; its state
+ * (SMCR_BACK_*); the bytes the peer did not consume, copied into buf (at
+ * most size; -EAGAIN before BACK was said and heard), and n of them gone
+ * by TCP.  Once said and heard, the loss of the group's links is no error.
+ */
+int smcr_sock_back(struct smcr_sock *s);
+unsigned smcr_sock_back_state(struct smcr_sock *s);
+ssize_t smcr_sock_back_pending(struct smcr_sock *s, void *buf, size_t size);
+void smcr_sock_back_sent(struct smcr_sock *s, size_t n);
 
 /*
  * Sleeping: a futex word per direction that the progress thread bumps when

@@ -427,12 +427,14 @@ void smcr_sock_free(struct smcr_sock *s)
 
 /*
  * The peer can no longer write into the RMB: it said CLOSED or ABORT, or
- * the connection failed (no link left, or a peer that lied).  A connection
- * never started was named to no peer that could reach it.
+ * BACK (after its last write), or the connection failed (no link left, or
+ * a peer that lied).  A connection never started was named to no peer
+ * that could reach it.
  */
 static bool peer_done(const struct smcr_sock *s)
 {
-	return !s->live || s->c.err || (s->c.peer_cflags & (CDC_CF_CLOSED | CDC_CF_ABORT));
+	return !s->live || s->c.err || (s->c.peer_cflags & (CDC_CF_CLOSED | CDC_CF_ABORT)) ||
+	       (smcr_conn_back_state(&s->c) & SMCR_BACK_HEARD);
 }
 
 static _Atomic unsigned released_socks;
@@ -495,6 +497,9 @@ static void err_note(struct smcr_sock *s, const char *by)
 
 void smcr_sock_fail(struct smcr_sock *s, int err)
 {
+	/* both directions went back to TCP: the links carry nothing of it */
+	if (smcr_conn_back_state(&s->c) == (SMCR_BACK_SAID | SMCR_BACK_HEARD))
+		return;
 	if (!s->c.err)
 		s->c.err = err;
 	err_note(s, "its link group failed it");
@@ -521,9 +526,9 @@ void smcr_sock_rx(struct smcr_sock *s, const uint8_t *msg, uint32_t len)
 		return;
 	}
 	/* the peer's soft words: its fence matters to our reader, its attaching to our writer */
-	if (rc & (SMCR_RX_DATA | SMCR_RX_STATE | SMCR_RX_SOFT))
+	if (rc & (SMCR_RX_DATA | SMCR_RX_STATE | SMCR_RX_SOFT | SMCR_RX_BACK))
 		smcr_sock_wake(s, true);
-	if (rc & (SMCR_RX_ROOM | SMCR_RX_STATE | SMCR_RX_SOFT))
+	if (rc & (SMCR_RX_ROOM | SMCR_RX_STATE | SMCR_RX_SOFT | SMCR_RX_BACK))
 		smcr_sock_wake(s, false);
 }
 
@@ -673,6 +678,57 @@ uint8_t smcr_sock_peer_soft(struct smcr_sock *s, uint64_t *fence)
 		f = smcr_conn_peer_soft(&s->c, fence);
 	pthread_mutex_unlock(&s->g->mu);
 	return f;
+}
+
+int smcr_sock_back(struct smcr_sock *s)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->g->mu);
+	rc = s->live ? smcr_conn_back(&s->c) : -ENOTCONN;
+	pthread_mutex_unlock(&s->g->mu);
+	return rc;
+}
+
+unsigned smcr_sock_back_state(struct smcr_sock *s)
+{
+	unsigned f;
+
+	pthread_mutex_lock(&s->g->mu);
+	f = s->live ? smcr_conn_back_state(&s->c) : 0;
+	pthread_mutex_unlock(&s->g->mu);
+	return f;
+}
+
+ssize_t smcr_sock_back_pending(struct smcr_sock *s, void *buf, size_t size)
+{
+	struct iovec p[2];
+	ssize_t n = -ENOTCONN;
+
+	pthread_mutex_lock(&s->g->mu);
+	if (s->live)
+		n = smcr_conn_back_pending(&s->c, p);
+	pthread_mutex_unlock(&s->g->mu);
+	if (n <= 0)
+		return n;
+	/* the send buffer no longer changes: nothing is sent after BACK */
+	if ((size_t)n > size)
+		n = (ssize_t)size;
+	if ((size_t)n <= p[0].iov_len) {
+		memcpy(buf, p[0].iov_base, (size_t)n);
+	} else {
+		memcpy(buf, p[0].iov_base, p[0].iov_len);
+		memcpy((uint8_t *)buf + p[0].iov_len, p[1].iov_base, (size_t)n - p[0].iov_len);
+	}
+	return n;
+}
+
+void smcr_sock_back_sent(struct smcr_sock *s, size_t n)
+{
+	pthread_mutex_lock(&s->g->mu);
+	if (s->live)
+		smcr_conn_back_sent(&s->c, n);
+	pthread_mutex_unlock(&s->g->mu);
 }
 
 int smcr_sock_error(struct smcr_sock *s)

@@ -35,6 +35,10 @@ struct transport;
 #define TP_PEEK            0x1u
 /* *wake: a doorbell byte over TCP (else the id of the sleeper's bell) */
 #define TP_BELL_TCP        1u
+/* back_state(): we said BACK (our buffer is read no more); the peer did (its cursor is final) */
+#define TP_BACK_SAID       0x1u
+#define TP_BACK_HEARD      0x2u
+#define TP_BACK_DONE       (TP_BACK_SAID | TP_BACK_HEARD)
 
 /* A sleeper's own way to its transport's completions (drive_begin()). */
 struct tp_drive {
@@ -155,6 +159,22 @@ struct transport_ops {
 	bool (*rx_cut_seen)(struct transport *t);
 	void (*rx_cut_mark)(struct transport *t);
 
+	/*
+	 * Back to TCP (doc/soft-transport.md), for an end another process is
+	 * to hold: back_offer before our first byte (our bytes are kept until
+	 * the peer consumed them; false where the transport cannot);
+	 * back_say (0, -EOPNOTSUPP where it or the peer cannot, -errno);
+	 * back_state (TP_BACK_*); once done, back_pending copies the bytes
+	 * the peer did not consume (at most size), to go by TCP before any
+	 * other, and back_sent says n of them went.  After back_say, produce
+	 * and consume return -EXDEV: both directions are TCP's.
+	 */
+	bool (*back_offer)(struct transport *t);
+	int (*back_say)(struct transport *t);
+	unsigned (*back_state)(struct transport *t);
+	ssize_t (*back_pending)(struct transport *t, void *buf, size_t size);
+	void (*back_sent)(struct transport *t, size_t n);
+
 	/* Processes holding our end: the count before the change. */
 	uint32_t (*holders_add)(struct transport *t, int delta);
 	uint32_t (*holders)(struct transport *t);
@@ -188,7 +208,8 @@ struct transport_ops {
 	X(rx_bell_asked) X(bell_begin) X(bell_end) X(tcp_bells_due) X(tcp_bells_read) \
 	X(wait_bells) X(rx_mark) X(tx_mark) X(say_attached) X(peer_attached) X(tx_fence) \
 	X(set_tx_fence) X(stay_tcp) X(on_tcp_for_good) X(rx_fence) X(rx_cut_seen) \
-	X(rx_cut_mark) X(holders_add) X(holders) X(holders_first) X(ever_shared) \
+	X(rx_cut_mark) X(back_offer) X(back_say) X(back_state) X(back_pending) X(back_sent) \
+	X(holders_add) X(holders) X(holders_first) X(ever_shared) \
 	X(hold_gen) X(resync) X(note_cpu) X(peer_cpu) X(own_cdc) X(tx_pos) X(rx_pos) \
 	X(rx_published) X(tx_size) X(rx_size)
 #define TRANSPORT_OP_ONE(op) +1
@@ -278,6 +299,12 @@ bool transport_after_fork_child(struct transport *t, int parent);
  * the process; these would not), giving up after 5 s without progress.
  */
 void transport_linger_all(void);
+/* The back operations of a transport that needs none or cannot (no_back.c). */
+bool tp_no_back_offer(struct transport *t);
+int tp_no_back_say(struct transport *t);
+unsigned tp_no_back_state(struct transport *t);
+ssize_t tp_no_back_pending(struct transport *t, void *buf, size_t size);
+void tp_no_back_sent(struct transport *t, size_t n);
 /* The drive operations of a transport without any (no_drive.c). */
 bool tp_no_drive_begin(struct transport *t, bool rx, uint32_t bell, struct tp_drive *d);
 void tp_no_drive_take(struct transport *t, const struct tp_drive *d, bool woken);

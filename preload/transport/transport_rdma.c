@@ -17,6 +17,7 @@
 #include "base.h"
 #include "smcr.h"
 #include "smcr_cdc.h"
+#include "smcr_conn.h"
 #include "transport.h"
 
 _Static_assert(TP_PS_DONE_WRITING == CDC_CF_DONE_WRITING && TP_PS_CLOSED == CDC_CF_CLOSED &&
@@ -31,6 +32,8 @@ struct rdma_end {
 	bool shut_rd;
 };
 
+_Static_assert(TP_BACK_SAID == SMCR_BACK_SAID && TP_BACK_HEARD == SMCR_BACK_HEARD,
+	       "TP_BACK_* are smcr_conn's");
 _Static_assert(sizeof(struct rdma_end) <= TRANSPORT_STATE_SIZE, "an RDMA end fits in struct transport");
 
 #define END(t) ((struct rdma_end *)(void *)(t)->state.bytes)
@@ -436,6 +439,32 @@ static bool rdma_rx_cut_seen(struct transport *t)
 	return END(t)->rx_cut;
 }
 
+/* Back to TCP: wire/smcr_conn.h, smcr_conn_back(). */
+static bool rdma_back_offer(struct transport *t)
+{
+	return smcr_sock_set_soft(SOCK(t), CDC_SOFT_BACK_OK, 0) == 0;
+}
+
+static int rdma_back_say(struct transport *t)
+{
+	return smcr_sock_back(SOCK(t));
+}
+
+static unsigned rdma_back_state(struct transport *t)
+{
+	return smcr_sock_back_state(SOCK(t));
+}
+
+static ssize_t rdma_back_pending(struct transport *t, void *buf, size_t size)
+{
+	return smcr_sock_back_pending(SOCK(t), buf, size);
+}
+
+static void rdma_back_sent(struct transport *t, size_t n)
+{
+	smcr_sock_back_sent(SOCK(t), n);
+}
+
 static void rdma_rx_cut_mark(struct transport *t)
 {
 	END(t)->rx_cut = true;
@@ -573,6 +602,11 @@ const struct transport_ops transport_rdma = {
 	.rx_fence = rdma_rx_fence,
 	.rx_cut_seen = rdma_rx_cut_seen,
 	.rx_cut_mark = rdma_rx_cut_mark,
+	.back_offer = rdma_back_offer,
+	.back_say = rdma_back_say,
+	.back_state = rdma_back_state,
+	.back_pending = rdma_back_pending,
+	.back_sent = rdma_back_sent,
 	.holders_add = rdma_holders_add,
 	.holders = rdma_holders,
 	.holders_first = rdma_holders_first,

@@ -290,3 +290,70 @@ TEST(transport_rdma_attached_cannot_stay)
 	smcr_lgr_put(srv.g);
 	smcr_lgr_put(cli.g);
 }
+
+/*
+ * Back to TCP: the bytes each end did not consume are the writer's to send
+ * by TCP, reads and writes on the transport end, and the links' loss after
+ * it is no reset.
+ */
+TEST(transport_rdma_back_to_tcp)
+{
+	struct end srv = { .dev = "ft6" }, cli = { .dev = "ft7" };
+	uint64_t f;
+	char buf[64];
+
+	pair_up(&srv, &cli, 23);
+	CHECK(OP(&srv, back_offer));
+	CHECK(OP(&cli, back_offer));
+	OP(&srv, say_attached);
+	OP(&cli, say_attached);
+	CHECK(OP(&cli, set_tx_fence, 0));
+	CHECK(OP(&srv, set_tx_fence, 0));
+	AWAIT(&srv, OP(&srv, rx_fence, &f));
+	AWAIT(&cli, OP(&cli, rx_fence, &f));
+	CHECK_INT(OP(&cli, back_pending, buf, sizeof(buf)), -EAGAIN);
+	CHECK_INT(put(&cli, "abcdef"), 6);
+	CHECK_INT(put(&srv, "xyz"), 3);
+	AWAIT(&srv, OP(&srv, readable) == 6);
+	AWAIT(&cli, OP(&cli, readable) == 3);
+	CHECK_INT(get(&srv, buf, 2, 0), 2);
+	/* the client says it; the server's progress thread answers */
+	CHECK_INT(OP(&cli, back_say), 0);
+	CHECK_INT(OP(&cli, back_state) & TP_BACK_SAID, TP_BACK_SAID);
+	CHECK_INT(get(&cli, buf, sizeof(buf), 0), -EXDEV);
+	AWAIT(&cli, OP(&cli, back_state) == TP_BACK_DONE);
+	AWAIT(&srv, OP(&srv, back_state) == TP_BACK_DONE);
+	CHECK_INT(get(&srv, buf, sizeof(buf), 0), -EXDEV);
+	CHECK_INT(put(&srv, "late"), -EXDEV);
+	/* the server read 2 of the client's 6 bytes, the client none of the server's 3 */
+	memset(buf, 0, sizeof(buf));
+	CHECK_INT(OP(&cli, back_pending, buf, 3), 3);
+	CHECK(!strcmp(buf, "cde"));
+	OP(&cli, back_sent, 3);
+	CHECK_INT(OP(&cli, back_pending, buf, sizeof(buf)), 1);
+	CHECK_INT(buf[0], 'f');
+	OP(&cli, back_sent, 1);
+	CHECK_INT(OP(&cli, back_pending, buf, sizeof(buf)), 0);
+	memset(buf, 0, sizeof(buf));
+	CHECK_INT(OP(&srv, back_pending, buf, sizeof(buf)), 3);
+	CHECK(!strcmp(buf, "xyz"));
+	/* the link goes: the connection is TCP's, nothing reset */
+	fake_rdma_port_down("ft6");
+	for (int i = 0; i < 50; i++)
+		usleep(2000);
+	CHECK(!(OP(&cli, peer_state) & TP_PS_ABORT));
+	CHECK(!(OP(&srv, peer_state) & TP_PS_ABORT));
+	CHECK_INT(smcr_sock_error(cli.s), 0);
+	CHECK_INT(OP(&srv, back_pending, buf, sizeof(buf)), 3);
+	fake_rdma_port_up("ft6");
+	/* the peer writes into neither RMB after its BACK: they go with their ends */
+	OP(&srv, close);
+	OP(&cli, close);
+	OP(&srv, unmap);
+	OP(&cli, unmap);
+	for (int i = 0; i < 500 && smcr_socks(); i++)
+		usleep(2000);
+	CHECK_INT(smcr_socks(), 0);
+	smcr_lgr_put(srv.g);
+	smcr_lgr_put(cli.g);
+}
