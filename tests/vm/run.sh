@@ -12,7 +12,7 @@
 # VM_TIMEOUT (seconds per VM, 60), VM_ACCEL (tcg|kvm; default probed once),
 # RECORD=1 writes missing expected outputs of s1 from the guest's output.
 # VM_CASES=A,B,...: only these sockcheck cases in s8 (default: all).
-# VM_DRIVE=0|1: SMC_SOFT_DRIVE for b1's soft SMC-R runs (default: the library's, 0).
+# VM_DRIVE=0|1: SMC_SOFT_DRIVE for the guests' soft SMC-R programs (default: the library's, 0).
 # RECORD_FIXTURES=1 has each guest record the raw netlink replies of every
 # query and the tools' text beside them (guest/lib.sh fixtures) and writes
 # them to tests/fixtures/kernel-6.12/<scenario>/ (tests/unit/test_kernel_fixtures.c).

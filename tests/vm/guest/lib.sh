@@ -1,4 +1,7 @@
 # Shared helpers of the guest scenarios (busybox ash).
+# vmdrive= (VM_DRIVE of tests/vm/run.sh): SMC_SOFT_DRIVE for every soft program
+VMDRIVE=$(sed -n 's/.*vmdrive=\([01]\).*/\1/p' /proc/cmdline)
+[ -z "$VMDRIVE" ] || { export SMC_SOFT_DRIVE=$VMDRIVE; echo "INFO drive: SMC_SOFT_DRIVE=$VMDRIVE"; }
 # check NAME CMD...: run CMD (stdout+stderr), normalise with $NORM (a sed
 # script, may be empty), compare with expected/$SCEN/NAME; print PASS/FAIL.
 # A missing expected file prints the output (to write expectations from).
