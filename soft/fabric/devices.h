@@ -99,7 +99,8 @@ int soft_devs_init(struct soft_state *st, char *const *roce_specs, int n_roce,
  * namespace's table, as smc_ib_add_dev does; one that went is kept as not
  * present (link groups may point at it), its user PNET IDs cleared; one that
  * came back is read again.  0, or -ENOMEM (the list is then as before or
- * partly refreshed, never inconsistent).
+ * partly refreshed, never inconsistent); a directory that could not be
+ * read (no descriptor left) changes nothing.
  */
 int soft_rdma_refresh(struct soft_state *st);
 

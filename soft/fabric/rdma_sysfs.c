@@ -262,8 +262,14 @@ int soft_rdma_refresh(struct soft_state *st)
 
 	/* in name order: the order in which a booting kernel found them is not known */
 	if (st->sysfs && (size_t)snprintf(path, sizeof(path), "%s/class/infiniband", st->sysfs) <
-			 sizeof(path))
+			 sizeof(path)) {
 		n = scandir(path, &names, NULL, alphasort);
+		/* no directory is no device; a look that failed (EMFILE) says nothing */
+		if (n < 0 && errno == ENOMEM)
+			return -ENOMEM;
+		if (n < 0 && errno != ENOENT && errno != ENOTDIR)
+			return 0;
+	}
 	for (struct soft_dev *d = st->devs; d; d = d->next)
 		if (d->host)
 			d->gone_mark = true;

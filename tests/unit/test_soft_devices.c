@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -260,6 +261,21 @@ TEST(soft_devices_host_rdma_come_and_go)
 	CHECK_INT(rename(moved, path), 0);
 	CHECK_INT(soft_rdma_refresh(&st), 0);
 	CHECK_STR(rxe->pnetid[0], "");
+	/* a process out of descriptors cannot look: its devices are not gone for that */
+	{
+		struct rlimit old, none;
+		int lowest = dup(0);
+
+		CHECK(lowest >= 0);
+		close(lowest);
+		CHECK_INT(getrlimit(RLIMIT_NOFILE, &old), 0);
+		none = (struct rlimit){ (rlim_t)lowest, old.rlim_max };
+		CHECK_INT(setrlimit(RLIMIT_NOFILE, &none), 0);
+		CHECK_INT(soft_rdma_refresh(&st), 0);
+		CHECK_INT(setrlimit(RLIMIT_NOFILE, &old), 0);
+		CHECK(rxe->present);
+		CHECK(soft_dev_find_roce(&st, "rxe0") == rxe);
+	}
 out:
 	soft_state_free(&st);
 	rm_tree(root);
