@@ -379,10 +379,17 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 		/* readable for good: a short nap instead of a spinning poll */
 		timeout = 1;
 	mark = sig_norestart_mark();
-	/* room comes with the peer's CDC or our completions: taken here where they can be */
+	/*
+	 * Room comes with the peer's CDC or our completions: taken here where
+	 * they can be, first what completed before the channel was ours (and
+	 * the channel armed for what comes next), as a reader's drive does.
+	 */
 	driving = TP(sc, drive_begin, false, bell, &drive);
-	p[2].fd = driving ? drive.fd : -1;
-	rc = next.poll(p, 3, timeout);
+	if (driving) {
+		TP(sc, drive_take, &drive, false);
+		p[2].fd = drive.fd;
+	}
+	rc = driving && tx_space(sc) ? 0 : next.poll(p, 3, timeout);
 	if (driving) {
 		TP(sc, drive_take, &drive, rc > 0 && p[2].revents);
 		TP(sc, drive_end, &drive);
