@@ -497,8 +497,11 @@ static void err_note(struct smcr_sock *s, const char *by)
 
 void smcr_sock_fail(struct smcr_sock *s, int err)
 {
-	/* both directions went back to TCP: the links carry nothing of it */
-	if (smcr_conn_back_state(&s->c) == (SMCR_BACK_SAID | SMCR_BACK_HEARD))
+	/*
+	 * Both directions went back to TCP: the links carry nothing of it
+	 * (an error of the connection's own, its abort, still ends it).
+	 */
+	if (!s->c.err && smcr_conn_back_state(&s->c) == (SMCR_BACK_SAID | SMCR_BACK_HEARD))
 		return;
 	if (!s->c.err)
 		s->c.err = err;

@@ -357,3 +357,42 @@ TEST(transport_rdma_back_to_tcp)
 	smcr_lgr_put(srv.g);
 	smcr_lgr_put(cli.g);
 }
+
+/*
+ * A writer that shut down cannot send its unread bytes by TCP: BACK is
+ * refused until they were read, then goes with nothing pending.
+ */
+TEST(transport_rdma_back_after_shutdown)
+{
+	struct end srv = { .dev = "ft8" }, cli = { .dev = "ft9" };
+	uint64_t f;
+	char buf[16];
+
+	pair_up(&srv, &cli, 24);
+	CHECK(OP(&srv, back_offer));
+	CHECK(OP(&cli, back_offer));
+	OP(&srv, say_attached);
+	OP(&cli, say_attached);
+	CHECK(OP(&cli, set_tx_fence, 0));
+	AWAIT(&srv, OP(&srv, rx_fence, &f));
+	AWAIT(&cli, OP(&cli, peer_attached));
+	CHECK_INT(put(&cli, "abc"), 3);
+	OP(&cli, shutdown_wr);
+	AWAIT(&srv, OP(&srv, peer_state) & TP_PS_DONE_WRITING);
+	/* unread bytes of a peer that ended writing: refused, nothing changed */
+	CHECK_INT(OP(&srv, back_say), -EOPNOTSUPP);
+	CHECK_INT(OP(&srv, back_state), 0);
+	CHECK_INT(get(&srv, buf, sizeof(buf), 0), 3);
+	CHECK_INT(OP(&srv, back_say), 0);
+	AWAIT(&srv, OP(&srv, back_state) == TP_BACK_DONE);
+	CHECK_INT(OP(&cli, back_pending, buf, sizeof(buf)), 0);
+	OP(&srv, close);
+	OP(&cli, close);
+	OP(&srv, unmap);
+	OP(&cli, unmap);
+	for (int i = 0; i < 500 && smcr_socks(); i++)
+		usleep(2000);
+	CHECK_INT(smcr_socks(), 0);
+	smcr_lgr_put(srv.g);
+	smcr_lgr_put(cli.g);
+}
