@@ -5,12 +5,17 @@
 # negotiate SMC-R through them (doc/soft-roce.md section 2.2) and the
 # connection cuts over to RDMA: both daemons list it as SMCR, rxe carried
 # the bytes (its packet counters), every byte arrives, no hang, no ring in
-# either daemon and nothing left after; the guest's verbs see rxe0.
+# either daemon and nothing left after; the guest's verbs see rxe0.  Then
+# a small echo recorded on both hosts as smcdump-ex -m smcr would (dumprec):
+# its CDC records each way, and data records that cover every byte after
+# the cut-over once.
 SCEN=s4-$VMROLE
 . /tests/lib.sh
 export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control SMC_DEBUG=1
 PORT=5000
 BYTES=134217728
+PORT2=5001
+SMALL=65536
 
 # smcss -a into /tmp/ss.txt once the connection's row is decided (not INIT),
 # and the daemon's descriptors meanwhile into /tmp/fds.txt.
@@ -38,6 +43,12 @@ if [ "$VMROLE" = server ]; then
 	i=0; while ! grep -q 'SERVER EOF' /tmp/echo.out && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
 	grepcheck echo-server-eof 'SERVER EOF' /tmp/echo.out
 	grepcheck server-connected-by-rdma 'connected by rdma' /tmp/echo.out
+	rec_start
+	smc_run tcpecho server $PORT2 > /tmp/echo2.out 2>&1 &
+	i=0; while ! grep -q 'SERVER EOF' /tmp/echo2.out && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done
+	grepcheck small-echo-server-eof 'SERVER EOF' /tmp/echo2.out
+	rec_stop
+	rec_data $SMALL 4096
 else
 	# a first echo, then 3 s asleep (the libraries negotiate meanwhile), then the rest
 	t0=$(date +%s)
@@ -60,6 +71,14 @@ else
 	fi
 	wait $EPID
 	ok echo-client-exit test $? = 0
+	# the small echo: 4096 bytes by TCP, 3 s asleep, the rest after the cut-over
+	rec_start
+	echo_client $PORT2 1 $SMALL 3
+	grepcheck small-echo-data "ECHO OK $SMALL" /tmp/echo.out
+	grepcheck small-echo-by-rdma 'connected by rdma' /tmp/echo.out
+	wait $EPID
+	rec_stop
+	rec_data $SMALL 4096
 fi
 grepcheck control-port 'control port 7609/udp' /tmp/softd.log
 # the peer is on another host: no ring for it, even while it lives
