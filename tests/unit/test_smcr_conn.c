@@ -246,6 +246,31 @@ static bool finished(const struct end *a, const struct end *b)
 	       (smcr_conn_peer_state(&b->c) & CDC_CF_DONE_WRITING);
 }
 
+/* The links die with part of their work: the ends go on over new ones. */
+static void fail_over(struct end *a, struct end *b, struct flink *ab2, struct flink *ba2)
+{
+	kill_link(a->out);
+	kill_link(b->out);
+	/* what a dead link still completes is lost with it */
+	pair(a, b, ab2, ba2);
+	CHECK_INT(smcr_conn_switch(&a->c, ab2), 0);
+	CHECK_INT(smcr_conn_switch(&b->c, ba2), 0);
+}
+
+/* A random run's step k of 4 to 7, the links' (deliver, complete): false once an end failed. */
+static bool link_step(struct end *a, struct end *b, uint32_t k)
+{
+	switch (k) {
+	case 4: CHECK(deliver(a->out) >= 0); break;
+	case 5: CHECK(deliver(b->out) >= 0); break;
+	case 6: CHECK(complete(a->out) >= 0); break;
+	default: CHECK(complete(b->out) >= 0); break;
+	}
+	CHECK_INT(smcr_conn_error(&a->c), 0);
+	CHECK_INT(smcr_conn_error(&b->c), 0);
+	return !smcr_conn_error(&a->c) && !smcr_conn_error(&b->c);
+}
+
 /* Random steps until both streams ended; failover_at: the step where the links die (0: never). */
 static void run(uint64_t seed, uint64_t a_total, uint64_t b_total, long failover_at)
 {
@@ -257,27 +282,19 @@ static void run(uint64_t seed, uint64_t a_total, uint64_t b_total, long failover
 	ends_init(&a, &b, &ab, &ba, a_total, b_total);
 	a.c.write_max = b.c.write_max = write_cap;
 	for (step = 1; step < 400000 && !finished(&a, &b) && !a.bad && !b.bad; step++) {
-		if (step == failover_at) {
-			kill_link(a.out);
-			kill_link(b.out);
-			/* what a dead link still completes is lost with it */
-			pair(&a, &b, &ab2, &ba2);
-			CHECK_INT(smcr_conn_switch(&a.c, &ab2), 0);
-			CHECK_INT(smcr_conn_switch(&b.c, &ba2), 0);
-		}
-		switch (rnd(8)) {
-		case 0: give(&a, 0); break;
-		case 1: give(&b, 1); break;
-		case 2: take(&b, 0, rnd(2)); break;
-		case 3: take(&a, 1, rnd(2)); break;
-		case 4: CHECK(deliver(a.out) >= 0); break;
-		case 5: CHECK(deliver(b.out) >= 0); break;
-		case 6: CHECK(complete(a.out) >= 0); break;
-		default: CHECK(complete(b.out) >= 0); break;
-		}
-		CHECK_INT(smcr_conn_error(&a.c), 0);
-		CHECK_INT(smcr_conn_error(&b.c), 0);
-		if (smcr_conn_error(&a.c) || smcr_conn_error(&b.c))
+		uint32_t k = rnd(8);
+
+		if (step == failover_at)
+			fail_over(&a, &b, &ab2, &ba2);
+		if (k == 0)
+			give(&a, 0);
+		else if (k == 1)
+			give(&b, 1);
+		else if (k == 2)
+			take(&b, 0, rnd(2));
+		else if (k == 3)
+			take(&a, 1, rnd(2));
+		else if (!link_step(&a, &b, k))
 			break;
 	}
 	if (!finished(&a, &b))
@@ -531,7 +548,7 @@ static void take_tcp(struct end *e, int dir)
 	e->read += n;
 }
 
-static void step_end(struct end *e, struct end *peer, int dir, bool giving)
+static void step_end(struct end *e, int dir, bool giving)
 {
 	/* a writer ends its stream by TCP too (shutdown reaches both): so after BACK */
 	if (giving) {
@@ -550,7 +567,6 @@ static void step_end(struct end *e, struct end *peer, int dir, bool giving)
 		else
 			take(e, 1 - dir, rnd(2));
 	}
-	(void)peer;
 }
 
 static bool stream_ended(const struct end *w, const struct end *r, int dir)
@@ -586,31 +602,21 @@ static void run_back(uint64_t seed, uint64_t a_total, uint64_t b_total, long bac
 	for (step = 1; step < 400000 && !a.bad && !b.bad; step++) {
 		if (stream_ended(&a, &b, 0) && stream_ended(&b, &a, 1) && back_done(&a) && back_done(&b))
 			break;
-		if (step == failover_at) {
-			kill_link(a.out);
-			kill_link(b.out);
-			pair(&a, &b, &ab2, &ba2);
-			CHECK_INT(smcr_conn_switch(&a.c, &ab2), 0);
-			CHECK_INT(smcr_conn_switch(&b.c, &ba2), 0);
-		}
+		uint32_t k = rnd(8);
+
+		if (step == failover_at)
+			fail_over(&a, &b, &ab2, &ba2);
 		if (step >= back_at && !a_asked)
 			a_asked = smcr_conn_back(&a.c) == 0;
 		if (step >= back_at && !b_asked)
 			b_asked = smcr_conn_back(&b.c) == 0;
-		switch (rnd(8)) {
-		case 0: step_end(&a, &b, 0, true); break;
-		case 1: step_end(&b, &a, 1, true); break;
-		case 2: step_end(&b, &a, 1, false); break;
-		case 3: step_end(&a, &b, 0, false); break;
-		case 4: CHECK(deliver(a.out) >= 0); break;
-		case 5: CHECK(deliver(b.out) >= 0); break;
-		case 6: CHECK(complete(a.out) >= 0); break;
-		default: CHECK(complete(b.out) >= 0); break;
-		}
-		CHECK_INT(smcr_conn_error(&a.c), 0);
-		CHECK_INT(smcr_conn_error(&b.c), 0);
-		if (smcr_conn_error(&a.c) || smcr_conn_error(&b.c))
+		if (k < 4) {
+			struct end *e = k == 0 || k == 3 ? &a : &b;
+
+			step_end(e, e == &b, k < 2);
+		} else if (!link_step(&a, &b, k)) {
 			break;
+		}
 	}
 	if (!back_done(&a) || !back_done(&b) || !stream_ended(&a, &b, 0) || !stream_ended(&b, &a, 1))
 		unit_fail(__FILE__, __LINE__,

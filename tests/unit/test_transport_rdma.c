@@ -105,6 +105,20 @@ static void pair_up(struct end *srv, struct end *cli, uint8_t net)
 
 #define OP(e, op, ...) ((e)->t.ops->op(&(e)->t, ##__VA_ARGS__))
 
+/* Both ends closed and let go: the progress thread frees their connections. */
+static void pair_down(struct end *srv, struct end *cli)
+{
+	OP(srv, close);
+	OP(cli, close);
+	OP(srv, unmap);
+	OP(cli, unmap);
+	for (int i = 0; i < 500 && smcr_socks(); i++)
+		usleep(2000);
+	CHECK_INT(smcr_socks(), 0);
+	smcr_lgr_put(srv->g);
+	smcr_lgr_put(cli->g);
+}
+
 /* Waits (bounded) until cond holds, sleeping on e's receive side as a blocking read does. */
 /*
  * Until cond, at most 10 s: rx_wait returns at once while bytes wait
@@ -347,15 +361,7 @@ TEST(transport_rdma_back_to_tcp)
 	CHECK_INT(OP(&srv, back_pending, buf, sizeof(buf)), 3);
 	fake_rdma_port_up("ft6");
 	/* the peer writes into neither RMB after its BACK: they go with their ends */
-	OP(&srv, close);
-	OP(&cli, close);
-	OP(&srv, unmap);
-	OP(&cli, unmap);
-	for (int i = 0; i < 500 && smcr_socks(); i++)
-		usleep(2000);
-	CHECK_INT(smcr_socks(), 0);
-	smcr_lgr_put(srv.g);
-	smcr_lgr_put(cli.g);
+	pair_down(&srv, &cli);
 }
 
 /*
@@ -386,13 +392,5 @@ TEST(transport_rdma_back_after_shutdown)
 	CHECK_INT(OP(&srv, back_say), 0);
 	AWAIT(&srv, OP(&srv, back_state) == TP_BACK_DONE);
 	CHECK_INT(OP(&cli, back_pending, buf, sizeof(buf)), 0);
-	OP(&srv, close);
-	OP(&cli, close);
-	OP(&srv, unmap);
-	OP(&cli, unmap);
-	for (int i = 0; i < 500 && smcr_socks(); i++)
-		usleep(2000);
-	CHECK_INT(smcr_socks(), 0);
-	smcr_lgr_put(srv.g);
-	smcr_lgr_put(cli.g);
+	pair_down(&srv, &cli);
 }
