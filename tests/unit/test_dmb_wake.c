@@ -264,6 +264,11 @@ static int asym_child(void)
 	return 0;
 }
 
+/*
+ * The mode needs a single-threaded process (a fork of one keeps the mark):
+ * the tests run in name order, and those that start threads (rdma_io_*,
+ * smcr_*, transport_rdma_*) come after this one.
+ */
 TEST(dmb_asym_mode)
 {
 	int status = -1;

@@ -7,9 +7,7 @@
  * waits for its peer's close before its RMB goes.
  */
 #include "unit.h"
-#include "fake_rdma.h"
-#include "smcr.h"
-#include "transport.h"
+#include "rdmafx.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -20,93 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RMB (8u * 1024)
-
-struct end {
-	const char *dev;
-	struct smcr_lgr *g;
-	struct smcr_sock *s;
-	struct transport t;
-};
-
-static _Atomic uint32_t rung;
-
-static bool ring(uint32_t bell)
-{
-	atomic_store(&rung, bell);
-	return true;
-}
-
-struct confirm_job {
-	struct end *e;
-	const struct smcr_sock_peer *peer;
-	int rc;
-};
-
-static void *confirm_client(void *p)
-{
-	struct confirm_job *j = p;
-
-	j->rc = smcr_link_confirm(j->e->g, 0, 1);
-	return NULL;
-}
-
-static void *connect_client(void *p)
-{
-	struct confirm_job *j = p;
-
-	j->rc = smcr_sock_connect(j->e->s, j->peer);
-	return NULL;
-}
-
-/* A group of one link each way and one connection on it, each end a transport. */
-static void pair_up(struct end *srv, struct end *cli, uint8_t net)
-{
-	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
-	struct rdma_qp_addr a_s, a_c;
-	struct smcr_sock_local ls, lc;
-	struct smcr_sock_peer ps, pc;
-	struct confirm_job j = { cli, &ps, -1 };
-	uint8_t gs[16], gc[16];
-	pthread_t th;
-
-	smcr_env_set(&env);
-	/* every test's devices on a network of their own */
-	fake_rdma_gid(gs, net, 1);
-	fake_rdma_gid(gc, net, 2);
-	CHECK_INT(smcr_lgr_new(true, &srv->g), 0);
-	CHECK_INT(smcr_lgr_new(false, &cli->g), 0);
-	CHECK_INT(smcr_link_open(srv->g, srv->dev, 1, gs), 0);
-	CHECK_INT(smcr_link_open(cli->g, cli->dev, 1, gc), 0);
-	smcr_link_local(srv->g, 0, &a_s);
-	smcr_link_local(cli->g, 0, &a_c);
-	CHECK_INT(smcr_link_connect(srv->g, 0, &a_c), 0);
-	CHECK_INT(smcr_link_connect(cli->g, 0, &a_s), 0);
-	CHECK_INT(pthread_create(&th, NULL, confirm_client, &j), 0);
-	CHECK_INT(smcr_link_confirm(srv->g, 0, 1), 0);
-	pthread_join(th, NULL);
-	CHECK_INT(j.rc, 0);
-	CHECK_INT(smcr_sock_new(srv->g, NULL, RMB, RMB, &srv->s), 0);
-	smcr_sock_local(srv->s, &ls);
-	CHECK_INT(smcr_sock_new(cli->g, &ls.qp, RMB, RMB, &cli->s), 0);
-	smcr_sock_local(cli->s, &lc);
-	ps = (struct smcr_sock_peer){ ls.rkey, ls.rmb_addr, ls.rmb_size, ls.token };
-	pc = (struct smcr_sock_peer){ lc.rkey, lc.rmb_addr, lc.rmb_size, lc.token };
-	j.rc = -1;
-	CHECK_INT(pthread_create(&th, NULL, connect_client, &j), 0);
-	CHECK_INT(smcr_sock_connect(srv->s, &pc), 0);
-	pthread_join(th, NULL);
-	CHECK_INT(j.rc, 0);
-	CHECK_INT(transport_rdma_bind(&srv->t, srv->s, lc.rmb_size), 0);
-	CHECK_INT(transport_rdma_bind(&cli->t, cli->s, ls.rmb_size), 0);
-	srv->t.ops->holders_first(&srv->t);
-	cli->t.ops->holders_first(&cli->t);
-}
-
 #define OP(e, op, ...) ((e)->t.ops->op(&(e)->t, ##__VA_ARGS__))
 
 /* Both ends closed and let go: the progress thread frees their connections. */
-static void pair_down(struct end *srv, struct end *cli)
+static void pair_down(struct rdmafx_end *srv, struct rdmafx_end *cli)
 {
 	OP(srv, close);
 	OP(cli, close);
@@ -144,7 +59,7 @@ static long long mono_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-static ssize_t put(struct end *e, const char *s)
+static ssize_t put(struct rdmafx_end *e, const char *s)
 {
 	struct iovec v = { (void *)s, strlen(s) };
 	uint32_t wake = 99;
@@ -154,7 +69,7 @@ static ssize_t put(struct end *e, const char *s)
 	return n;
 }
 
-static ssize_t get(struct end *e, char *buf, size_t size, unsigned flags)
+static ssize_t get(struct rdmafx_end *e, char *buf, size_t size, unsigned flags)
 {
 	struct iovec v = { buf, size };
 	uint32_t wake = 99;
@@ -168,12 +83,12 @@ static ssize_t get(struct end *e, char *buf, size_t size, unsigned flags)
 
 TEST(transport_rdma_cut_over_data_end)
 {
-	struct end srv = { .dev = "ft0" }, cli = { .dev = "ft1" };
+	struct rdmafx_end srv = { .dev = "ft0" }, cli = { .dev = "ft1" };
 	uint64_t f = 0;
 	char buf[64];
 	struct iovec none = { buf, 0 };
 
-	pair_up(&srv, &cli, 20);
+	rdmafx_pair_up(&srv, &cli, 20);
 	CHECK(!strcmp(srv.t.ops->name, "rdma"));
 	CHECK_INT(OP(&srv, map, 3, 0), -EOPNOTSUPP);
 	/* before anything is said: no fence, not attached, a read finds nothing */
@@ -216,12 +131,12 @@ TEST(transport_rdma_cut_over_data_end)
 	AWAIT(&cli, OP(&cli, rx_fence, &f));
 	CHECK_INT(f, 0);
 	CHECK(OP(&cli, rx_sleep_begin, NULL, TP_BELL_TCP));   /* nothing could wake it */
-	atomic_store(&rung, 0);
+	atomic_store(&rdmafx_rung, 0);
 	CHECK(!OP(&cli, rx_sleep_begin, NULL, 42));
 	CHECK_INT(put(&srv, "pong"), 4);
-	for (int i = 0; i < 500 && atomic_load(&rung) != 42; i++)
+	for (int i = 0; i < 500 && atomic_load(&rdmafx_rung) != 42; i++)
 		usleep(2000);
-	CHECK_INT(atomic_load(&rung), 42);
+	CHECK_INT(atomic_load(&rdmafx_rung), 42);
 	OP(&cli, rx_sleep_end);
 	CHECK_INT(get(&cli, buf, sizeof(buf), 0), 4);
 	CHECK(!strcmp(buf, "pong"));
@@ -256,10 +171,10 @@ TEST(transport_rdma_cut_over_data_end)
 
 TEST(transport_rdma_stays_tcp)
 {
-	struct end srv = { .dev = "ft2" }, cli = { .dev = "ft3" };
+	struct rdmafx_end srv = { .dev = "ft2" }, cli = { .dev = "ft3" };
 	uint64_t f;
 
-	pair_up(&srv, &cli, 21);
+	rdmafx_pair_up(&srv, &cli, 21);
 	/* neither end attached nor cut: both directions stay on TCP, at both ends */
 	CHECK(OP(&cli, stay_tcp));
 	CHECK(OP(&cli, on_tcp_for_good));
@@ -287,9 +202,9 @@ TEST(transport_rdma_stays_tcp)
 
 TEST(transport_rdma_attached_cannot_stay)
 {
-	struct end srv = { .dev = "ft4" }, cli = { .dev = "ft5" };
+	struct rdmafx_end srv = { .dev = "ft4" }, cli = { .dev = "ft5" };
 
-	pair_up(&srv, &cli, 22);
+	rdmafx_pair_up(&srv, &cli, 22);
 	OP(&srv, say_attached);
 	CHECK(!OP(&srv, stay_tcp));
 	CHECK(!OP(&srv, on_tcp_for_good));
@@ -312,11 +227,11 @@ TEST(transport_rdma_attached_cannot_stay)
  */
 TEST(transport_rdma_back_to_tcp)
 {
-	struct end srv = { .dev = "ft6" }, cli = { .dev = "ft7" };
+	struct rdmafx_end srv = { .dev = "ft6" }, cli = { .dev = "ft7" };
 	uint64_t f;
 	char buf[64];
 
-	pair_up(&srv, &cli, 23);
+	rdmafx_pair_up(&srv, &cli, 23);
 	CHECK(OP(&srv, back_offer));
 	CHECK(OP(&cli, back_offer));
 	OP(&srv, say_attached);
@@ -370,11 +285,11 @@ TEST(transport_rdma_back_to_tcp)
  */
 TEST(transport_rdma_back_after_shutdown)
 {
-	struct end srv = { .dev = "ft8" }, cli = { .dev = "ft9" };
+	struct rdmafx_end srv = { .dev = "ft8" }, cli = { .dev = "ft9" };
 	uint64_t f;
 	char buf[16];
 
-	pair_up(&srv, &cli, 24);
+	rdmafx_pair_up(&srv, &cli, 24);
 	CHECK(OP(&srv, back_offer));
 	CHECK(OP(&cli, back_offer));
 	OP(&srv, say_attached);

@@ -1,0 +1,219 @@
+/*
+ * The data path of preload/conn/ (io.c) over soft SMC-R, without a VM: a
+ * loopback TCP pair whose ends are tracked as the library tracks a
+ * program's sockets, each attached to one end of a connection over the
+ * fake RDMA (rdmafx.h).  The bytes before the cut-over go by TCP, the rest
+ * by RDMA, and the program's calls see one stream.  The tests start
+ * threads: their names sort after dmb_asym_mode's (test_dmb_wake.c).
+ */
+#include "unit.h"
+#include "base.h"
+#include "conn.h"
+#include "rdmafx.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <pthread.h>
+#include <unistd.h>
+
+struct cend {
+	int fd;
+	struct sconn *sc;
+	struct rdmafx_end r;
+};
+
+/* A connected loopback TCP pair: fd[0] the accepted end, fd[1] the connecting one. */
+static void tcp_pair(int fd[2])
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+
+	CHECK(l >= 0);
+	CHECK_INT(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	CHECK_INT(listen(l, 1), 0);
+	CHECK_INT(getsockname(l, (struct sockaddr *)&a, &len), 0);
+	fd[1] = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK_INT(connect(fd[1], (struct sockaddr *)&a, sizeof(a)), 0);
+	fd[0] = accept(l, NULL, NULL);
+	CHECK(fd[0] >= 0);
+	close(l);
+}
+
+/* The other tests' configuration: the library's is on only between conn_up() and conn_down(). */
+static struct soft_config saved_cfg;
+
+/* Each end tracked as the library tracks a program's socket, then attached to its RDMA end. */
+static void conn_up(struct cend *srv, struct cend *cli, uint8_t net)
+{
+	int fd[2];
+
+	preload_next_init();
+	saved_cfg = soft_cfg;
+	soft_config_init(true);
+	tcp_pair(fd);
+	srv->fd = fd[0];
+	cli->fd = fd[1];
+	CHECK(fd_track(srv->fd, 1));
+	CHECK(fd_track(cli->fd, 0));
+	srv->sc = fd_get(srv->fd);
+	cli->sc = fd_get(cli->fd);
+	CHECK(srv->sc && cli->sc);
+	CHECK(conn_ask(srv->sc));
+	CHECK(conn_ask(cli->sc));
+	rdmafx_pair_up(&srv->r, &cli->r, net);
+	CHECK(sconn_attach_transport(srv->sc, &srv->r.t));
+	CHECK(sconn_attach_transport(cli->sc, &cli->r.t));
+}
+
+/* Both closed as a program's close() does: the connections and their groups go. */
+static void conn_down(struct cend *srv, struct cend *cli)
+{
+	struct cend *e[2] = { srv, cli };
+
+	for (int i = 0; i < 2; i++) {
+		sconn_put(e[i]->sc);
+		CHECK(fd_untrack(e[i]->fd));
+		close(e[i]->fd);
+	}
+	for (int i = 0; i < 2500 && smcr_socks(); i++)
+		usleep(2000);
+	CHECK_INT(smcr_socks(), 0);
+	smcr_lgr_put(srv->r.g);
+	smcr_lgr_put(cli->r.g);
+	soft_cfg = saved_cfg;
+}
+
+static ssize_t csend(struct cend *e, const void *buf, size_t len)
+{
+	struct iovec v = { (void *)buf, len };
+
+	return soft_send(e->fd, e->sc, &v, 1, 0, NULL);
+}
+
+static ssize_t crecv(struct cend *e, void *buf, size_t len, int flags)
+{
+	struct iovec v = { buf, len };
+
+	return soft_recv(e->fd, e->sc, &v, 1, flags, NULL);
+}
+
+static uint8_t pat(uint64_t pos, int dir)
+{
+	return (uint8_t)(((pos + (uint64_t)dir * 7919) * 0x9E3779B97F4A7C15ull) >> 56);
+}
+
+struct writer {
+	struct cend *e;
+	uint64_t total;
+	int dir;
+	int err;
+};
+
+/* Writes total bytes of direction dir's pattern in blocking sends of varying size, then shuts down. */
+static void *write_all(void *arg)
+{
+	struct writer *w = arg;
+	uint8_t buf[20000];
+	uint64_t done = 0, step = 1;
+
+	while (done < w->total && !w->err) {
+		size_t len = (size_t)(1 + (step * 7717) % sizeof(buf));
+		ssize_t n;
+
+		step++;
+		if (len > w->total - done)
+			len = (size_t)(w->total - done);
+		for (size_t i = 0; i < len; i++)
+			buf[i] = pat(done + i, w->dir);
+		n = csend(w->e, buf, len);
+		if (n <= 0)
+			w->err = n < 0 ? errno : EIO;
+		else
+			done += (uint64_t)n;
+	}
+	if (soft_shutdown(w->e->fd, w->e->sc, SHUT_WR))
+		w->err = errno;
+	return NULL;
+}
+
+/* Reads to the end of the stream, checking every byte: the count. */
+static uint64_t read_all(struct cend *e, int dir)
+{
+	uint8_t buf[9000];
+	uint64_t got = 0;
+	ssize_t n;
+
+	while ((n = crecv(e, buf, 1 + got % sizeof(buf), 0)) > 0) {
+		for (ssize_t i = 0; i < n; i++)
+			if (buf[i] != pat(got + (uint64_t)i, dir)) {
+				unit_fail(__FILE__, __LINE__, "direction %d: byte %llu wrong", dir,
+					  (unsigned long long)(got + (uint64_t)i));
+				return got;
+			}
+		got += (uint64_t)n;
+	}
+	CHECK_INT(n, 0);
+	return got;
+}
+
+static struct cend *reader_c;
+
+static void *read_c(void *arg)
+{
+	*(uint64_t *)arg = read_all(reader_c, 1);
+	return NULL;
+}
+
+/* Until both ends heard the other attached (its first call said it), at most 10 s. */
+static void attached(struct cend *a, struct cend *b)
+{
+	for (int i = 0; i < 5000 && !(TP(a->sc, peer_attached) && TP(b->sc, peer_attached)); i++)
+		usleep(2000);
+	CHECK(TP(a->sc, peer_attached));
+	CHECK(TP(b->sc, peer_attached));
+}
+
+/*
+ * A word each way by TCP (the ends' first calls attach them), then both
+ * directions at once: every byte once and in order, all of them by RDMA
+ * after the cut-over, and the end of each stream where it was shut down.
+ */
+TEST(rdma_io_both_ways_across_the_cut_over)
+{
+	static struct cend srv = { .r.dev = "fc6" }, cli = { .r.dev = "fc7" };
+	struct writer wc = { &cli, 3000000, 0, 0 }, ws = { &srv, 2000000, 1, 0 };
+	pthread_t tc, ts, rd;
+	uint64_t got_c = 0;
+	char w[8];
+
+	conn_up(&srv, &cli, 30);
+	CHECK_INT(csend(&cli, "ping", 4), 4);
+	CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
+	CHECK_INT(csend(&srv, "pong", 4), 4);
+	CHECK_INT(crecv(&cli, w, 4, MSG_WAITALL), 4);
+	CHECK(!memcmp(w, "pong", 4));
+	attached(&srv, &cli);
+	reader_c = &cli;
+	CHECK_INT(pthread_create(&tc, NULL, write_all, &wc), 0);
+	CHECK_INT(pthread_create(&ts, NULL, write_all, &ws), 0);
+	CHECK_INT(pthread_create(&rd, NULL, read_c, &got_c), 0);
+	CHECK(read_all(&srv, 0) == wc.total);
+	pthread_join(rd, NULL);
+	CHECK(got_c == ws.total);
+	pthread_join(tc, NULL);
+	pthread_join(ts, NULL);
+	CHECK_INT(wc.err, 0);
+	CHECK_INT(ws.err, 0);
+	/* every byte after the words went by RDMA (a word too, if its end heard the other attached) */
+	CHECK(TP(cli.sc, tx_pos) >= wc.total);
+	CHECK(TP(srv.sc, tx_pos) >= ws.total);
+	CHECK(TP(cli.sc, tx_pos) + atomic_load(&cli.sc->tcp_tx) == wc.total + 4);
+	CHECK(TP(srv.sc, tx_pos) + atomic_load(&srv.sc->tcp_tx) == ws.total + 4);
+	CHECK(TP(srv.sc, rx_pos) == TP(cli.sc, tx_pos));
+	CHECK(TP(cli.sc, rx_pos) == TP(srv.sc, tx_pos));
+	conn_down(&srv, &cli);
+}
