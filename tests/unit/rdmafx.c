@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 _Atomic uint32_t rdmafx_rung;
+bool rdmafx_drive;
 
 static bool ring(uint32_t bell)
 {
@@ -40,6 +41,8 @@ static void *connect_client(void *p)
 void rdmafx_pair_up(struct rdmafx_end *srv, struct rdmafx_end *cli, uint8_t net)
 {
 	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
+	static const struct smcr_env env_drive = { .poll = poll, .syscall = syscall, .ring = ring,
+						   .drive = true };
 	struct rdma_qp_addr a_s, a_c;
 	struct smcr_sock_local ls, lc;
 	struct smcr_sock_peer ps, pc;
@@ -47,7 +50,7 @@ void rdmafx_pair_up(struct rdmafx_end *srv, struct rdmafx_end *cli, uint8_t net)
 	uint8_t gs[16], gc[16];
 	pthread_t th;
 
-	smcr_env_set(&env);
+	smcr_env_set(rdmafx_drive ? &env_drive : &env);
 	/* every test's devices on a network of their own */
 	fake_rdma_gid(gs, net, 1);
 	fake_rdma_gid(gc, net, 2);

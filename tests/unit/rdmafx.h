@@ -25,6 +25,9 @@ struct rdmafx_end {
 /* The last bell the progress thread rang (smcr_env.ring). */
 extern _Atomic uint32_t rdmafx_rung;
 
+/* Sleepers take their links' completions themselves (smcr_env.drive) in the next pair. */
+extern bool rdmafx_drive;
+
 /* srv and cli joined on devices of their own network net (every test its own). */
 void rdmafx_pair_up(struct rdmafx_end *srv, struct rdmafx_end *cli, uint8_t net);
 

@@ -182,15 +182,17 @@ static void attached(struct cend *a, struct cend *b)
  * directions at once: every byte once and in order, all of them by RDMA
  * after the cut-over, and the end of each stream where it was shut down.
  */
-TEST(rdma_io_both_ways_across_the_cut_over)
+static void both_ways(const char *srv_dev, const char *cli_dev, uint8_t net)
 {
-	static struct cend srv = { .r.dev = "fc6" }, cli = { .r.dev = "fc7" };
+	static struct cend srv, cli;
 	struct writer wc = { &cli, 3000000, 0, 0 }, ws = { &srv, 2000000, 1, 0 };
 	pthread_t tc, ts, rd;
 	uint64_t got_c = 0;
 	char w[8];
 
-	conn_up(&srv, &cli, 30);
+	srv = (struct cend){ .r.dev = srv_dev };
+	cli = (struct cend){ .r.dev = cli_dev };
+	conn_up(&srv, &cli, net);
 	CHECK_INT(csend(&cli, "ping", 4), 4);
 	CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
 	CHECK_INT(csend(&srv, "pong", 4), 4);
@@ -216,4 +218,25 @@ TEST(rdma_io_both_ways_across_the_cut_over)
 	CHECK(TP(srv.sc, rx_pos) == TP(cli.sc, tx_pos));
 	CHECK(TP(cli.sc, rx_pos) == TP(srv.sc, tx_pos));
 	conn_down(&srv, &cli);
+}
+
+TEST(rdma_io_both_ways_across_the_cut_over)
+{
+	both_ways("fc6", "fc7", 30);
+}
+
+/*
+ * The same with sleepers that take their link's completions themselves
+ * (SMC_SOFT_DRIVE=1): blocked readers and writers waiting for room (the
+ * 8 KiB buffers fill at once) borrow the link's channel in turn.
+ */
+TEST(rdma_io_both_ways_with_sleepers_driving)
+{
+	long lends = fake_rdma_lends;
+
+	rdmafx_drive = true;
+	both_ways("fc8", "fc9", 31);
+	rdmafx_drive = false;
+	/* the sleepers did borrow it */
+	CHECK(fake_rdma_lends > lends);
 }
