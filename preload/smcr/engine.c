@@ -291,6 +291,13 @@ static void device_event(struct smcr_lgr *g, int li)
 #define DEAD_NS (10 * 1000000000LL)
 #define KEEPALIVE_NS (30 * 1000000000LL)
 #define WATCH_MS 200
+/*
+ * A watchdog that did not look for this long was not running: the process
+ * was stopped (SIGSTOP, Ctrl-Z, a debugger), so its links' clocks start
+ * again rather than count the stop (the progress thread looks at least once
+ * a second while it runs).
+ */
+#define WATCH_GAP_NS (3 * 1000000000LL)
 /* How often a link whose device was deleted looks for it again (rdma link add). */
 #define DEV_LOOK_NS (2 * 1000000000LL)
 
@@ -364,12 +371,18 @@ static void dev_back(struct smcr_lgr *g, int li)
 static bool watchdog(struct smcr_lgr *g)
 {
 	int64_t now = now_ns();
-	bool pending = false;
+	bool pending = false, gap = g->watched_ns && now - g->watched_ns >= WATCH_GAP_NS;
 
+	g->watched_ns = now;
 	for (unsigned li = 0; li < g->nlinks; li++) {
 		struct smcr_link *l = &g->link[li];
 		uint64_t posted, done;
 		bool waiting;
+
+		if (gap) {
+			l->since_ns = l->since_ns ? now : 0;
+			l->alive_ns = l->alive_ns ? now : 0;
+		}
 
 		if (l->dev_gone && now - l->since_ns >= DEV_LOOK_NS) {
 			l->since_ns = now;
@@ -406,7 +419,8 @@ static bool watchdog(struct smcr_lgr *g)
 			char qd[96];
 
 			rdma_qp_describe(l->qp, qd, sizeof(qd));
-			smcr_log("libsmc-preload: soft SMC-R: link %u: nothing completed for 10 s (%s)\n", l->num, qd);
+			smcr_log("libsmc-preload: soft SMC-R: link %u: nothing completed for %lld ms (%s)\n", l->num,
+				 (long long)((now - l->since_ns) / 1000000), qd);
 			smcr_link_fail(g, (int)li, false);
 		} else if (now - l->since_ns >= KICK_NS && now - l->kicked_ns >= KICK_NS) {
 			l->kicked_ns = now;

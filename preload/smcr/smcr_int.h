@@ -64,6 +64,7 @@ struct smcr_lgr {
 	bool adding;            /* a link is being added (grow.c): connections wait to start */
 	uint8_t last_num;       /* the highest link number so far */
 	unsigned failovers;
+	int64_t watched_ns;     /* the watchdog's last look (engine.c) */
 	uint32_t next_token;
 	uint32_t write_max;     /* the largest write a link of the group takes, 0: any */
 	struct smcr_sock *socks;
