@@ -91,6 +91,12 @@ struct sconn {
 	_Atomic bool let_go;       /* this process no longer holds the ring (close, exit) */
 	_Atomic bool past;         /* stdio or io_uring may use it (conn_stdio_check, conn_uring_use) */
 	_Atomic bool foreign;      /* the peer wrote past the library: reads fail (conn_foreign_bytes) */
+	/*
+	 * Back to TCP (back.c): our end said BACK, so reads take the TCP
+	 * stream whole; and, said and heard, what the peer did not consume
+	 * went by TCP, so writes are TCP's too.
+	 */
+	_Atomic bool back_rx, back_tx;
 	unsigned daemon_epoch;     /* ctl_epoch() when mapped */
 };
 
@@ -374,6 +380,34 @@ static inline bool sconn_mapped(struct sconn *sc)
 {
 	return atomic_load_explicit(&sc->state, memory_order_acquire) == SC_MAPPED;
 }
+
+/* ---- back.c: back to TCP (doc/soft-roce.md section 4) ---- */
+/*
+ * Say BACK on sc's transport (its end is to leave RDMA): 0, or -errno
+ * (-EOPNOTSUPP where the transport or the peer cannot).  Both directions
+ * go on over the TCP stream once the peer answers.
+ */
+int conn_back_say(int fd, struct sconn *sc);
+/*
+ * Whether our end said BACK (by itself or answering the peer's), noting
+ * it: reads take the TCP stream whole from now on, readiness is the
+ * kernel's.  Cheap once true.
+ */
+bool conn_back_noted(int fd, struct sconn *sc);
+/* Whether reads are the TCP stream's (no transport call). */
+static inline bool conn_back_reads(struct sconn *sc)
+{
+	return atomic_load_explicit(&sc->back_rx, memory_order_acquire);
+}
+/*
+ * A send on an end whose transport said -EXDEV (BACK), with tx_lock held:
+ * waits for the peer's BACK, sends what it did not consume, then iov by
+ * TCP (flags as the program's).  As send() returns.
+ */
+ssize_t conn_back_send(int fd, struct sconn *sc, const struct iovec *iov, int cnt, int flags,
+		       bool nonblock);
+/* The same flush before a shutdown(SHUT_WR) or close: 0 or -errno. */
+int conn_back_flush(int fd, struct sconn *sc, bool nonblock);
 
 /* ---- io.c: the data path ---- */
 /* O_NONBLOCK of fd (sc), as the data path reads it. */

@@ -270,6 +270,25 @@ static void tcp_fin_seen(struct sconn *sc)
 		atomic_store(&sc->rx_eof, true);
 }
 
+/*
+ * How much a drain may take: all it can, or on a transport that can go
+ * back to TCP only the bytes that were there before our end's BACK was
+ * looked for (after it they are the stream's, back.c).  0: none.
+ */
+static size_t drain_room(int fd, struct sconn *sc, char *buf, size_t size)
+{
+	ssize_t n;
+
+	if (conn_back_reads(sc))
+		return 0;
+	if (sc->tp.ops->tcp_doorbells || soft_sandboxed())
+		return size;
+	n = next.recv(fd, buf, size, MSG_PEEK | MSG_DONTWAIT);
+	if (n > 0 && conn_back_noted(fd, sc))
+		return 0;
+	return n > 0 ? (size_t)n : size;
+}
+
 /* With rx_lock held and rx cut over: read the doorbells that wait. */
 static void drain_locked(int fd, struct sconn *sc)
 {
@@ -277,7 +296,11 @@ static void drain_locked(int fd, struct sconn *sc)
 	ssize_t n;
 
 	do {
-		n = sys_drain(fd, buf, sizeof(buf));
+		size_t room = drain_room(fd, sc, buf, sizeof(buf));
+
+		if (!room)
+			return;
+		n = sys_drain(fd, buf, room);
 		if (n > 0)
 			bells_read(fd, sc, (size_t)n);
 	} while (n == (ssize_t)sizeof(buf));
@@ -567,6 +590,32 @@ static bool ring_result(ssize_t r)
 	return r >= 0 || r == -EAGAIN || r == -EPIPE || r == -ECONNRESET || r == -EPROTO;
 }
 
+/*
+ * The rest of a send whose transport went back to TCP (back.c); a file
+ * source goes through a buffer (-2, its caller's path) unless some of it
+ * went already.
+ */
+static ssize_t back_send_rest(int fd, struct sconn *sc, const struct send_src *src, int flags,
+			      size_t done, size_t total)
+{
+	bool nonblock = nonblocking(fd, sc, flags);
+	struct iovec win[IOV_CHUNK];
+
+	if (src->file >= 0)
+		return done ? (ssize_t)done : -2;
+	while (done < total) {
+		int n = iov_window(src->iov, src->cnt, done, total - done, win, IOV_CHUNK);
+		ssize_t r = conn_back_send(fd, sc, win, n, flags, nonblock);
+
+		if (r <= 0)
+			return done ? (ssize_t)done : r;
+		done += (size_t)r;
+		if (nonblock)
+			break;
+	}
+	return (ssize_t)done;
+}
+
 static ssize_t ring_send(int fd, struct sconn *sc, const struct send_src *src, int flags,
 			 size_t total)
 {
@@ -580,6 +629,8 @@ static ssize_t ring_send(int fd, struct sconn *sc, const struct send_src *src, i
 		int n = 0;
 		ssize_t r = produce_from(sc, src, done, total, win, &n, &wake);
 
+		if (r == -EXDEV && conn_back_noted(fd, sc))
+			return back_send_rest(fd, sc, src, flags, done, total);
 		if (src->file >= 0 && (!r || !ring_result(r))) {
 			/* the file ended, or its read failed: as sendfile says it */
 			if (done || !r)
@@ -738,9 +789,15 @@ static ssize_t mapped_send(int fd, struct sconn *sc, const struct send_src *src,
 		sc_unlock(&sc->tx_lock);
 		return send_fail(0, EPIPE, flags);
 	}
+	if (atomic_load(&sc->back_tx)) {
+		r = back_send_rest(fd, sc, src, flags, 0, total);
+		sc_unlock(&sc->tx_lock);
+		return r;
+	}
 	r = total ? ring_send(fd, sc, src, flags, total) : 0;
 	sc_unlock(&sc->tx_lock);
-	count(sc, true, total, r);
+	if (r != -2)
+		count(sc, true, total, r);
 	return r;
 }
 
@@ -1075,6 +1132,9 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 		return 0;
 	}
 	keep = known && (uint64_t)n > left ? (size_t)left : (size_t)n;
+	/* after our BACK, what follows the fence is the stream's (back.c) */
+	if (keep < (size_t)n && conn_back_noted(fd, sc))
+		keep = (size_t)n;
 	if (peek && keep)
 		return (ssize_t)keep + ((flags & MSG_WAITALL) && known && keep == left
 			? (ssize_t)peek_past_fence(sc, iov, cnt, skip + keep, asked - keep) : 0);
@@ -1095,6 +1155,33 @@ static ssize_t recv_fail(ssize_t done, int err)
 	return -1;
 }
 
+/*
+ * After our BACK the TCP stream from here is the rest of the stream
+ * (back.c): the kernel's receive, done bytes of it had already.
+ */
+static ssize_t back_recv(int fd, struct sconn *sc, const struct iovec *iov, int cnt, int flags,
+			 size_t done, size_t need)
+{
+	struct iovec win[IOV_CHUNK];
+	size_t total = iov_total(iov, cnt);
+	ssize_t r;
+	int w;
+
+	if (!done)
+		r = tcp_recvv(fd, iov, cnt, flags);
+	else if (done >= need || (flags & MSG_PEEK))
+		return (ssize_t)done;
+	else {
+		w = iov_window(iov, cnt, done, total - done, win, IOV_CHUNK);
+		r = tcp_recvv(fd, win, w, flags);
+	}
+	if (r < 0) {
+		kernel_reset_news(sc, r, errno);
+		return recv_fail((ssize_t)done, errno);
+	}
+	return (ssize_t)done + r;
+}
+
 /* *from_ring: the bytes of the result that came from the ring (smcd stats). */
 static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int cnt,
 			 int flags, size_t total, size_t *from_ring)
@@ -1108,6 +1195,8 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 		int n, w;
 		uint32_t wake = 0;
 
+		if (conn_back_reads(sc))
+			return back_recv(fd, sc, iov, cnt, flags, done, need);
 		if (!atomic_load_explicit(&sc->rx_cut, memory_order_relaxed)) {
 			r = fence_recv(fd, sc, iov, cnt, done, total - done, flags);
 			if (r == -1)
@@ -1125,6 +1214,8 @@ static ssize_t ring_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 		}
 		n = iov_window(iov, cnt, done, total - done, win, IOV_CHUNK);
 		r = TP(sc, consume, win, n, peek ? TP_PEEK : 0, &wake);
+		if (r == -EXDEV && conn_back_noted(fd, sc))
+			continue;
 		/* the end of the ring's stream: what the peer wrote past the library came before it */
 		if (r == 0 && !done) {
 			drain_locked(fd, sc);
@@ -1384,10 +1475,10 @@ long soft_fionread(int fd, struct sconn *sc)
 	long ring;
 	uint64_t left;
 
-	if (!sconn_mapped(sc) || !atomic_load(&sc->rx_cut)) {
+	if (!sconn_mapped(sc) || !atomic_load(&sc->rx_cut) || conn_back_reads(sc)) {
 		if (next.ioctl(fd, FIONREAD, &k) < 0)
 			return -1;
-		if (!sconn_mapped(sc))
+		if (!sconn_mapped(sc) || conn_back_reads(sc))
 			return k;
 	}
 	ring = TP(sc, readable);
@@ -1413,7 +1504,16 @@ int soft_shutdown(int fd, struct sconn *sc, int how)
 {
 	if (how == SHUT_WR || how == SHUT_RDWR) {
 		sc_lock(&sc->tx_lock);
-		if (sconn_mapped(sc) && sconn_tx_try_cut(fd, sc)) {
+		if (sconn_mapped(sc) && conn_back_noted(fd, sc)) {
+			/* what the peer did not consume goes before the FIN */
+			int rc = conn_back_flush(fd, sc, false);
+
+			if (rc) {
+				sc_unlock(&sc->tx_lock);
+				errno = -rc;
+				return -1;
+			}
+		} else if (sconn_mapped(sc) && sconn_tx_try_cut(fd, sc)) {
 			TP(sc, shutdown_wr);
 			if (soft_dump_on())
 				dump_cdc(sc);

@@ -290,7 +290,8 @@ static bool ring_let_go(int fd, struct sconn *sc)
 	locked = !pthread_mutex_trylock(&sc->rx_lock);
 	if (locked)
 		TP(sc, resync);
-	if (locked && TP(sc, readable) > 0) {
+	/* back to TCP, what the RMB holds is the peer's to send again: TCP's close decides */
+	if (locked && !conn_back_reads(sc) && TP(sc, readable) > 0) {
 		struct linger l = { .l_onoff = 1, .l_linger = 0 };
 
 		TP(sc, abort);

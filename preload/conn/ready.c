@@ -13,7 +13,8 @@ unsigned soft_ready(int fd, struct sconn *sc, unsigned *mode)
 
 	*mode = 0;
 	conn_stdio_check(fd, sc);
-	if (!sconn_mapped(sc))
+	/* back to TCP: the kernel's (back.c) */
+	if (!sconn_mapped(sc) || conn_back_reads(sc))
 		return 0;
 	sconn_attach_late(sc);
 	st = TP(sc, peer_state);
@@ -44,7 +45,7 @@ bool soft_arm(int fd, struct sconn *sc, unsigned want, uint32_t bell)
 	bool ready = false;
 	uint32_t wake = 0;
 
-	if (!sconn_mapped(sc))
+	if (!sconn_mapped(sc) || conn_back_reads(sc))
 		return false;
 	if (want & POLLIN) {
 		if (!atomic_load(&sc->rx_cut)) {

@@ -208,6 +208,7 @@ int smcr_sock_error(struct smcr_sock *s);
 struct smcr_sock_view {
 	long readable, space;
 	uint8_t peer_state;      /* the peer's CDC_CF_* flags */
+	uint8_t back;            /* SMCR_BACK_* */
 	int error;
 };
 void smcr_sock_view(struct smcr_sock *s, struct smcr_sock_view *v);

@@ -690,6 +690,9 @@ int smcr_sock_back(struct smcr_sock *s)
 	pthread_mutex_lock(&s->g->mu);
 	rc = s->live ? smcr_conn_back(&s->c) : -ENOTCONN;
 	pthread_mutex_unlock(&s->g->mu);
+	/* our readers asleep for the RMB read the TCP stream from now on */
+	if (!rc)
+		smcr_sock_wake(s, true);
 	return rc;
 }
 
@@ -753,6 +756,7 @@ void smcr_sock_view(struct smcr_sock *s, struct smcr_sock_view *v)
 		v->space = (long)smcr_conn_space(&s->c);
 		v->peer_state = smcr_conn_peer_state(&s->c);
 		v->error = smcr_conn_error(&s->c);
+		v->back = smcr_conn_back_state(&s->c);
 	}
 	pthread_mutex_unlock(&s->g->mu);
 }

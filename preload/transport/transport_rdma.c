@@ -219,7 +219,8 @@ static bool rx_ready(struct transport *t)
 	struct smcr_sock_view v;
 
 	smcr_sock_view(SOCK(t), &v);
-	return v.readable > 0 || view_peer_state(&v) || v.error;
+	/* after our BACK the reader goes to the TCP stream */
+	return v.readable > 0 || view_peer_state(&v) || v.error || (v.back & SMCR_BACK_SAID);
 }
 
 static bool tx_ready(struct transport *t, size_t want)
@@ -227,7 +228,9 @@ static bool tx_ready(struct transport *t, size_t want)
 	struct smcr_sock_view v;
 
 	smcr_sock_view(SOCK(t), &v);
-	return (v.space > 0 && (size_t)v.space >= want) || view_peer_state(&v) || v.error;
+	/* back said and heard, the writer goes to the TCP stream */
+	return (v.space > 0 && (size_t)v.space >= want) || view_peer_state(&v) || v.error ||
+	       v.back == (SMCR_BACK_SAID | SMCR_BACK_HEARD);
 }
 
 /*

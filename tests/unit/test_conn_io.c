@@ -177,22 +177,47 @@ static void attached(struct cend *a, struct cend *b)
 	CHECK(TP(b->sc, peer_attached));
 }
 
+/* Back to TCP mid-stream: once a reader took some of its direction by RDMA, one end says BACK. */
+struct back_sayer {
+	struct cend *by, *srv, *cli;
+	int rc;
+};
+
+static void *say_back(void *arg)
+{
+	struct back_sayer *b = arg;
+
+	for (int i = 0; i < 10000 && TP(b->srv->sc, rx_pos) < 600000 &&
+				     TP(b->cli->sc, rx_pos) < 600000; i++)
+		usleep(1000);
+	b->rc = conn_back_say(b->by->fd, b->by->sc);
+	return NULL;
+}
+
 /*
  * A word each way by TCP (the ends' first calls attach them), then both
  * directions at once: every byte once and in order, all of them by RDMA
  * after the cut-over, and the end of each stream where it was shut down.
+ * back (1 the accepting end, 2 the connecting one): that end goes back to
+ * TCP mid-stream, with readers and writers blocked at both ends; the rest
+ * goes by TCP.
  */
-static void both_ways(const char *srv_dev, const char *cli_dev, uint8_t net)
+static void both_ways_back(const char *srv_dev, const char *cli_dev, uint8_t net, int back)
 {
 	static struct cend srv, cli;
 	struct writer wc = { &cli, 3000000, 0, 0 }, ws = { &srv, 2000000, 1, 0 };
-	pthread_t tc, ts, rd;
+	struct back_sayer bs = { back == 1 ? &srv : &cli, &srv, &cli, -1 };
+	pthread_t tc, ts, rd, bt;
 	uint64_t got_c = 0;
 	char w[8];
 
 	srv = (struct cend){ .r.dev = srv_dev };
 	cli = (struct cend){ .r.dev = cli_dev };
 	conn_up(&srv, &cli, net);
+	if (back) {
+		CHECK(TP(srv.sc, back_offer));
+		CHECK(TP(cli.sc, back_offer));
+	}
 	CHECK_INT(csend(&cli, "ping", 4), 4);
 	CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
 	CHECK_INT(csend(&srv, "pong", 4), 4);
@@ -203,6 +228,8 @@ static void both_ways(const char *srv_dev, const char *cli_dev, uint8_t net)
 	CHECK_INT(pthread_create(&tc, NULL, write_all, &wc), 0);
 	CHECK_INT(pthread_create(&ts, NULL, write_all, &ws), 0);
 	CHECK_INT(pthread_create(&rd, NULL, read_c, &got_c), 0);
+	if (back)
+		CHECK_INT(pthread_create(&bt, NULL, say_back, &bs), 0);
 	CHECK(read_all(&srv, 0) == wc.total);
 	pthread_join(rd, NULL);
 	CHECK(got_c == ws.total);
@@ -210,6 +237,21 @@ static void both_ways(const char *srv_dev, const char *cli_dev, uint8_t net)
 	pthread_join(ts, NULL);
 	CHECK_INT(wc.err, 0);
 	CHECK_INT(ws.err, 0);
+	if (back) {
+		pthread_join(bt, NULL);
+		CHECK_INT(bs.rc, 0);
+		CHECK_INT(TP(srv.sc, back_state), TP_BACK_DONE);
+		CHECK_INT(TP(cli.sc, back_state), TP_BACK_DONE);
+		CHECK(conn_back_reads(srv.sc) && conn_back_reads(cli.sc));
+		/*
+		 * A direction went part by RDMA, the rest by TCP (the other may
+		 * have been done already: they go at their own pace).
+		 */
+		CHECK(TP(cli.sc, tx_pos) + TP(srv.sc, tx_pos) >= 600000);
+		CHECK(TP(cli.sc, tx_pos) < wc.total || TP(srv.sc, tx_pos) < ws.total);
+		conn_down(&srv, &cli);
+		return;
+	}
 	/* every byte after the words went by RDMA (a word too, if its end heard the other attached) */
 	CHECK(TP(cli.sc, tx_pos) >= wc.total);
 	CHECK(TP(srv.sc, tx_pos) >= ws.total);
@@ -220,9 +262,31 @@ static void both_ways(const char *srv_dev, const char *cli_dev, uint8_t net)
 	conn_down(&srv, &cli);
 }
 
+static void both_ways(const char *srv_dev, const char *cli_dev, uint8_t net)
+{
+	both_ways_back(srv_dev, cli_dev, net, 0);
+}
+
 TEST(rdma_io_both_ways_across_the_cut_over)
 {
 	both_ways("fc6", "fc7", 30);
+}
+
+TEST(rdma_io_back_to_tcp_said_by_the_connecting_end)
+{
+	both_ways_back("fca", "fcb", 32, 2);
+}
+
+TEST(rdma_io_back_to_tcp_said_by_the_accepting_end)
+{
+	both_ways_back("fcc", "fcd", 33, 1);
+}
+
+TEST(rdma_io_back_to_tcp_with_sleepers_driving)
+{
+	rdmafx_drive = true;
+	both_ways_back("fce", "fcf", 34, 2);
+	rdmafx_drive = false;
 }
 
 /*

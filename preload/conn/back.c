@@ -1,0 +1,109 @@
+/*
+ * Back to TCP (doc/soft-roce.md section 4): an end that another process is
+ * to hold leaves RDMA, since its queue pairs stay with this one.  Once our
+ * end said BACK its RMB is read no more: the peer sends what we did not
+ * consume by TCP, so the TCP stream from where our reader stands is the
+ * rest of the stream.  Once the peer said it too, we send by TCP what it
+ * did not consume (our transport kept it: BACK_OK), then the program's
+ * bytes.
+ */
+#include <errno.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "conn.h"
+
+int conn_back_say(int fd, struct sconn *sc)
+{
+	int rc;
+
+	if (!sconn_mapped(sc))
+		return -ENOTCONN;
+	rc = TP(sc, back_say);
+	if (!rc)
+		conn_back_noted(fd, sc);
+	return rc;
+}
+
+bool conn_back_noted(int fd, struct sconn *sc)
+{
+	int low;
+
+	if (conn_back_reads(sc))
+		return true;
+	if (!sconn_mapped(sc) || !(TP(sc, back_state) & TP_BACK_SAID))
+		return false;
+	if (atomic_exchange(&sc->back_rx, true))
+		return true;
+	/* the kernel's mark went to 1 at the cut-over (sconn_rx_cut_set()): the program's again */
+	low = atomic_load(&sc->rcvlowat);
+	if (low > 1 && atomic_load(&sc->rx_cut))
+		sys_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &low, sizeof(low));
+	preload_dbg("libsmc-preload: fd %d goes back to TCP\n", fd);
+	return true;
+}
+
+/*
+ * The peer's BACK, which its progress thread says in answer to ours: a
+ * round trip.  Looked for every BACK_LOOK_NS; a connection that fails
+ * meanwhile (no link left) ends the wait with its reset.
+ */
+#define BACK_LOOK_NS 1000000L
+
+static int wait_heard(struct sconn *sc, bool nonblock)
+{
+	while (TP(sc, back_state) != TP_BACK_DONE) {
+		struct timespec ts = { 0, BACK_LOOK_NS };
+
+		if (TP(sc, peer_state) & TP_PS_ABORT)
+			return -ECONNRESET;
+		if (nonblock)
+			return -EAGAIN;
+		next.nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+#define BACK_PIECE 16384
+
+int conn_back_flush(int fd, struct sconn *sc, bool nonblock)
+{
+	char buf[BACK_PIECE];
+	int rc;
+
+	if (atomic_load(&sc->back_tx))
+		return 0;
+	if ((rc = wait_heard(sc, nonblock)))
+		return rc;
+	for (;;) {
+		ssize_t n = TP(sc, back_pending, buf, sizeof(buf)), w;
+
+		if (n < 0)
+			return (int)n;
+		if (!n)
+			break;
+		w = next.send(fd, buf, (size_t)n, MSG_NOSIGNAL | (nonblock ? MSG_DONTWAIT : 0));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		TP(sc, back_sent, (size_t)w);
+	}
+	atomic_store(&sc->back_tx, true);
+	return 0;
+}
+
+ssize_t conn_back_send(int fd, struct sconn *sc, const struct iovec *iov, int cnt, int flags,
+		       bool nonblock)
+{
+	struct msghdr mh = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
+	int rc = conn_back_flush(fd, sc, nonblock || (flags & MSG_DONTWAIT));
+
+	if (rc) {
+		if (rc == -EPIPE && !(flags & MSG_NOSIGNAL))
+			pthread_kill(pthread_self(), SIGPIPE);
+		errno = -rc;
+		return -1;
+	}
+	return next.sendmsg(fd, &mh, flags);
+}
