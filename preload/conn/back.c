@@ -8,6 +8,7 @@
  * bytes.
  */
 #include <errno.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -106,4 +107,25 @@ ssize_t conn_back_send(int fd, struct sconn *sc, const struct iovec *iov, int cn
 		return -1;
 	}
 	return next.sendmsg(fd, &mh, flags);
+}
+
+/*
+ * Before the FIN (shutdown, close, exit): the bytes the peer did not
+ * consume go whatever O_NONBLOCK says, as the kernel's would after a
+ * close; given up after BACK_GIVE_UP_MS without room.
+ */
+#define BACK_GIVE_UP_MS 5000
+
+int conn_back_flush_all(int fd, struct sconn *sc)
+{
+	int rc;
+
+	/* the peer's BACK is waited for in the flush: EAGAIN is the kernel's, full */
+	while ((rc = conn_back_flush(fd, sc, false)) == -EAGAIN || rc == -EWOULDBLOCK) {
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+		if (next.poll(&p, 1, BACK_GIVE_UP_MS) <= 0)
+			return -ETIMEDOUT;
+	}
+	return rc;
 }

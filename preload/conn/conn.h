@@ -406,8 +406,10 @@ static inline bool conn_back_reads(struct sconn *sc)
  */
 ssize_t conn_back_send(int fd, struct sconn *sc, const struct iovec *iov, int cnt, int flags,
 		       bool nonblock);
-/* The same flush before a shutdown(SHUT_WR) or close: 0 or -errno. */
+/* What the peer did not consume, by TCP, once it said BACK too: 0 or -errno. */
 int conn_back_flush(int fd, struct sconn *sc, bool nonblock);
+/* The same before a FIN (shutdown, close, exit), waiting for room whatever O_NONBLOCK says. */
+int conn_back_flush_all(int fd, struct sconn *sc);
 
 /* ---- io.c: the data path ---- */
 /* O_NONBLOCK of fd (sc), as the data path reads it. */

@@ -1506,7 +1506,7 @@ int soft_shutdown(int fd, struct sconn *sc, int how)
 		sc_lock(&sc->tx_lock);
 		if (sconn_mapped(sc) && conn_back_noted(fd, sc)) {
 			/* what the peer did not consume goes before the FIN */
-			int rc = conn_back_flush(fd, sc, false);
+			int rc = conn_back_flush_all(fd, sc);
 
 			if (rc) {
 				sc_unlock(&sc->tx_lock);

@@ -271,6 +271,11 @@ static bool ring_let_go(int fd, struct sconn *sc)
 
 	if (!sconn_mapped(sc) || atomic_exchange(&sc->let_go, true))
 		return false;
+	/* back to TCP: what the peer did not consume goes before the kernel's FIN */
+	if (conn_back_noted(fd, sc) && !pthread_mutex_trylock(&sc->tx_lock)) {
+		conn_back_flush_all(fd, sc);
+		pthread_mutex_unlock(&sc->tx_lock);
+	}
 	/* what we read is consumed for the holders that stay (a pidfd_getfd taker too) */
 	if (!pthread_mutex_trylock(&sc->rx_lock)) {
 		uint32_t wake = 0;

@@ -117,10 +117,11 @@ static void drop(struct ep_set *s, struct ep_entry *e)
 	*e = s->e[--s->n];
 }
 
-/* The kernel's registration: a direction on the ring waits for doorbells. */
+/* The kernel's registration: a direction on the ring waits for doorbells (not back on TCP). */
 static uint32_t kernel_mask(struct sconn *sc, uint32_t events)
 {
-	if ((events & EPOLLOUT) && sconn_mapped(sc) && atomic_load(&sc->tx_cut))
+	if ((events & EPOLLOUT) && sconn_mapped(sc) && atomic_load(&sc->tx_cut) &&
+	    !conn_back_reads(sc))
 		return (events & ~EPOLLOUT) | EPOLLIN;
 	return events;
 }

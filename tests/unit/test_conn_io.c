@@ -304,3 +304,57 @@ TEST(rdma_io_both_ways_with_sleepers_driving)
 	/* the sleepers did borrow it */
 	CHECK(fake_rdma_lends > lends);
 }
+
+/*
+ * An end that heard BACK and makes no call: its close sends what the peer
+ * had not read (it was on RDMA, in the peer's RMB) by TCP before the FIN.
+ */
+TEST(rdma_io_back_to_tcp_close_sends_what_the_peer_did_not_read)
+{
+	static struct cend srv, cli;
+	uint8_t buf[6000], got[8192];
+	uint64_t before;
+	size_t have = 0;
+	ssize_t n;
+	char w[8];
+
+	srv = (struct cend){ .r.dev = "fd0" };
+	cli = (struct cend){ .r.dev = "fd1" };
+	conn_up(&srv, &cli, 35);
+	CHECK(TP(srv.sc, back_offer));
+	CHECK(TP(cli.sc, back_offer));
+	CHECK_INT(csend(&cli, "ping", 4), 4);
+	CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
+	CHECK_INT(csend(&srv, "pong", 4), 4);
+	CHECK_INT(crecv(&cli, w, 4, MSG_WAITALL), 4);
+	attached(&srv, &cli);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = pat(i, 1);
+	before = TP(srv.sc, tx_pos);
+	CHECK_INT(csend(&srv, buf, sizeof(buf)), (int)sizeof(buf));
+	/* by RDMA, in the client's RMB */
+	CHECK(TP(srv.sc, tx_pos) - before == sizeof(buf));
+	for (int i = 0; i < 5000 && TP(cli.sc, readable) < (long)sizeof(buf); i++)
+		usleep(2000);
+	CHECK_INT(TP(cli.sc, readable), (int)sizeof(buf));
+	CHECK_INT(conn_back_say(cli.fd, cli.sc), 0);
+	for (int i = 0; i < 5000 && TP(srv.sc, back_state) != TP_BACK_DONE; i++)
+		usleep(2000);
+	CHECK_INT(TP(srv.sc, back_state), TP_BACK_DONE);
+	sconn_put(srv.sc);
+	CHECK(fd_untrack(srv.fd));
+	close(srv.fd);
+	while (have < sizeof(got) && (n = crecv(&cli, got + have, sizeof(got) - have, 0)) > 0)
+		have += (size_t)n;
+	CHECK_INT(have, sizeof(buf));
+	CHECK(!memcmp(got, buf, sizeof(buf)));
+	sconn_put(cli.sc);
+	CHECK(fd_untrack(cli.fd));
+	close(cli.fd);
+	for (int i = 0; i < 2500 && smcr_socks(); i++)
+		usleep(2000);
+	CHECK_INT(smcr_socks(), 0);
+	smcr_lgr_put(srv.r.g);
+	smcr_lgr_put(cli.r.g);
+	soft_cfg = saved_cfg;
+}
