@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "conn.h"
+#include "reg.h"
 
 int conn_back_say(int fd, struct sconn *sc)
 {
@@ -20,9 +21,12 @@ int conn_back_say(int fd, struct sconn *sc)
 
 	if (!sconn_mapped(sc))
 		return -ENOTCONN;
+	atomic_store(&sc->back_ours, true);
 	rc = TP(sc, back_say);
 	if (!rc)
 		conn_back_noted(fd, sc);
+	else if (!(TP(sc, back_state) & TP_BACK_SAID))
+		atomic_store(&sc->back_ours, false);
 	return rc;
 }
 
@@ -36,12 +40,21 @@ bool conn_back_noted(int fd, struct sconn *sc)
 		return false;
 	if (atomic_exchange(&sc->back_rx, true))
 		return true;
+	if (!atomic_load(&sc->back_ours))
+		atomic_store(&sc->back_untold, true);
 	/* the kernel's mark went to 1 at the cut-over (sconn_rx_cut_set()): the program's again */
 	low = atomic_load(&sc->rcvlowat);
 	if (low > 1 && atomic_load(&sc->rx_cut))
 		sys_setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &low, sizeof(low));
 	preload_dbg("libsmc-preload: fd %d goes back to TCP\n", fd);
 	return true;
+}
+
+void conn_back_report(int fd, struct sconn *sc)
+{
+	if (atomic_load_explicit(&sc->back_untold, memory_order_relaxed) &&
+	    atomic_exchange(&sc->back_untold, false))
+		ctl_fall_back_peer(fd, sc, SMC_SOFT_DECL_BACK);
 }
 
 /*

@@ -97,6 +97,8 @@ struct sconn {
 	 * went by TCP, so writes are TCP's too.
 	 */
 	_Atomic bool back_rx, back_tx;
+	/* we said it first (the daemon lists our end so); the peer did, not told yet */
+	_Atomic bool back_ours, back_untold;
 	unsigned daemon_epoch;     /* ctl_epoch() when mapped */
 };
 
@@ -186,6 +188,7 @@ void ctl_exit_forget(int fd, struct sconn *sc);
 void ctl_fall_back(int fd, struct sconn *sc, uint32_t reason);
 /* The same for an end between hosts whose peer declined: reason PEERDECL, diag its code. */
 void ctl_fall_back_diag(int fd, struct sconn *sc, uint32_t reason, uint32_t diag);
+void ctl_fall_back_peer(int fd, struct sconn *sc, uint32_t diag);
 /* Why sc must stay TCP (SMC_CLC_DECL_*), 0 when it may pair (ctl.c). */
 uint32_t ctl_decline_reason(const struct sconn *sc);
 void ctl_after_fork_child(void);
@@ -322,6 +325,15 @@ void sconn_release(int fd, struct sconn *sc);
  */
 void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, bool leaving);
 /*
+ * Another process or image is handed sc while its end is this process's
+ * own (soft SMC-R's queue pairs) and cut over: both directions go back to
+ * TCP first (back.c), for every holder, listed so (SMC_SOFT_DECL_BACK);
+ * leaving as for sconn_unseen().  False: the transport or the peer cannot
+ * (nothing changed), or the peer did not answer or take the bytes in time
+ * (the caller resets).
+ */
+bool sconn_back_for(int fd, struct sconn *sc, bool leaving);
+/*
  * I/O we cannot see may come (io_uring, a receiver without the library): a
  * mapped connection that has not cut over stays on TCP for good, with
  * reason (SMC_CLC_DECL_*) for smcss.  False if a direction has cut over.
@@ -394,6 +406,11 @@ int conn_back_say(int fd, struct sconn *sc);
  * kernel's.  Cheap once true.
  */
 bool conn_back_noted(int fd, struct sconn *sc);
+/*
+ * The peer went back first: the daemon lists our end as TCP, with the
+ * peer's reason (SMC_SOFT_DECL_BACK), once; with no lock of sc held.
+ */
+void conn_back_report(int fd, struct sconn *sc);
 /* Whether reads are the TCP stream's (no transport call). */
 static inline bool conn_back_reads(struct sconn *sc)
 {

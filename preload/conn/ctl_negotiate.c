@@ -473,6 +473,11 @@ static void finish(struct neg *n)
 		ctl_fall_back_diag(fd, n->sc, n->reason, n->diag);
 }
 
+void ctl_fall_back_peer(int fd, struct sconn *sc, uint32_t diag)
+{
+	ctl_fall_back_diag(fd, sc, DECL_PEERDECL, diag);
+}
+
 /* With ctl_mu held: the next negotiation with something to do, taken out of the list when over. */
 static struct neg *next_work(int64_t now, int64_t *wake)
 {

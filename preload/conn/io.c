@@ -805,7 +805,8 @@ ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 		  const struct msghdr *mh)
 {
 	size_t total = iov_total(iov, iovcnt);
-	int st;
+	ssize_t r;
+	int st, saved;
 
 	conn_stdio_check(fd, sc);
 	/* MAPPED is for good: only before it the plain path must be announced */
@@ -820,7 +821,11 @@ ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 		errno = EOPNOTSUPP;
 		return -1;
 	}
-	return mapped_send(fd, sc, &(struct send_src){ iov, iovcnt, -1, 0 }, flags, total);
+	r = mapped_send(fd, sc, &(struct send_src){ iov, iovcnt, -1, 0 }, flags, total);
+	saved = errno;
+	conn_back_report(fd, sc);
+	errno = saved;
+	return r;
 }
 
 ssize_t soft_send_file(int fd, struct sconn *sc, int in, off_t off, size_t len)
@@ -1461,10 +1466,16 @@ ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 	sc_lock(&sc->rx_lock);
 	r = ring_recv(fd, sc, iov, iovcnt, flags, total, &ring);
 	sc_unlock(&sc->rx_lock);
+	if (conn_back_reads(sc)) {
+		int saved = errno;
+
+		conn_back_report(fd, sc);
+		errno = saved;
+	}
 	if ((flags & (MSG_PEEK | MSG_WAITALL)) == (MSG_PEEK | MSG_WAITALL))
 		r = peek_all(fd, sc, iov, iovcnt, flags, total, r);
-	/* what the ring carried, as the kernel counts SMC's data: not the TCP bytes before the fence */
-	if (!(flags & MSG_PEEK) && (ring || atomic_load(&sc->rx_cut)))
+	/* what the ring carried, as the kernel counts SMC's data: not the TCP bytes before the fence nor after BACK */
+	if (!(flags & MSG_PEEK) && (ring || (atomic_load(&sc->rx_cut) && !conn_back_reads(sc))))
 		count(sc, false, total, ring ? (ssize_t)ring : r > 0 ? 0 : r);
 	return r;
 }

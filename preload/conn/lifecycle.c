@@ -101,6 +101,8 @@ bool sconn_attach_transport(struct sconn *sc, const struct transport *t)
 	if (atomic_load(&sc->state) == SC_ASKED && !ctl_decline_reason(sc)) {
 		sc->tp = *t;
 		TP(sc, holders_first);
+		/* before its first byte: it may go back to TCP for another process (back.c) */
+		TP(sc, back_offer);
 		sc->daemon_epoch = ctl_epoch();
 		atomic_store_explicit(&sc->state, SC_MAPPED, memory_order_seq_cst);
 		preload_dbg("libsmc-preload: connected by %s\n", t->ops->name);
@@ -328,6 +330,30 @@ static void conn_reset(int fd, struct sconn *sc)
 	next.connect(fd, &unspec, sizeof(unspec));
 }
 
+bool sconn_back_for(int fd, struct sconn *sc, bool leaving)
+{
+	bool told, last;
+	int rc;
+
+	if (!sconn_mapped(sc) || conn_back_say(fd, sc))
+		return false;
+	pthread_mutex_lock(&sc->tx_lock);
+	rc = conn_back_flush_all(fd, sc);
+	pthread_mutex_unlock(&sc->tx_lock);
+	if (rc)
+		return false;
+	/* a region whose daemon is gone has no row (as sconn_unseen()) */
+	told = sc->daemon_epoch == ctl_epoch();
+	if (told)
+		ctl_fall_back(fd, sc, SMC_SOFT_DECL_BACK);
+	if (!leaving || atomic_exchange(&sc->let_go, true))
+		return true;
+	last = TP(sc, holders_add, -1) <= 1;
+	if (told)
+		ctl_forget(fd, sc, last);
+	return true;
+}
+
 /*
  * The program reads and writes the connection as plain TCP.  Before either
  * direction has cut over, both stay on TCP for good (the fences say so to
@@ -357,6 +383,9 @@ void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, 
 			ctl_forget(fd, sc, last);
 		return;
 	}
+	/* cut over: an end that cannot be shared goes back to TCP if it can */
+	if (sconn_back_for(fd, sc, leaving))
+		return;
 	preload_err("libsmc-preload: exec of %s: fd %d is on %s and %s: "
 		    "the connection is reset\n", image, fd, sc->tp.ops->medium, why);
 	conn_reset(fd, sc);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "share.h"
+#include "reg.h"
 
 #define INHERIT_ENV "SMC_SOFT_INHERIT"
 /* The hand-over's format and the ring layout it refers to (doc/soft-inherit.md). */
@@ -98,13 +99,19 @@ static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 	}
 	/*
 	 * Its queue pairs stay with this image: TCP for good if nothing cut
-	 * over, else a reset, when the new image is handed it (an exec, or a
-	 * spawn that names it); a spawn that merely inherits it, or another
-	 * process's end, is left to its holder.
+	 * over, else back to TCP, else a reset, when the new image is handed
+	 * it (an exec, or a spawn that names it).  A spawn that merely
+	 * inherits it may use it too: TCP for good, or back to TCP, if it
+	 * can, else it is left to its holder, as another process's end is.
 	 */
 	if (st == SC_MAPPED && sc->tp.ops->one_process) {
-		if (!sc->tp.ops->not_ours && (!b->spawn || (b->child && child_fds_has(b->child, fd))))
+		/* an execve with the hand-over did it before (let_own_go()): the control lock is held */
+		if (sc->tp.ops->not_ours || (!b->spawn && !b->unseen))
+			return;
+		if (!b->spawn || (b->child && child_fds_has(b->child, fd)))
 			sconn_unseen(fd, sc, b->image, "a new image cannot take it over yet", !b->spawn);
+		else if (!sconn_fall_back(fd, sc, SMC_SOFT_DECL_UNSEEN))
+			sconn_back_for(fd, sc, false);
 		return;
 	}
 	if (!b->s)
@@ -358,6 +365,24 @@ static void let_fallen_go(int fd, struct sconn *sc, void *arg)
 		sconn_unseen(fd, sc, (const char *)arg, "it fell back to TCP", true);
 }
 
+/*
+ * An end only this image can use (soft SMC-R's queue pairs go with it) that
+ * the new image gets: TCP for good, back to TCP, or reset (add()'s rule),
+ * before the hand-over, which holds the control lock that telling the
+ * daemon takes.
+ */
+static void let_own_go(int fd, struct sconn *sc, void *arg)
+{
+	int fl;
+
+	if (!sconn_mapped(sc) || !sc->tp.ops->one_process || sc->tp.ops->not_ours ||
+	    atomic_load(&sc->let_go))
+		return;
+	fl = next.fcntl(fd, F_GETFD);
+	if (fl >= 0 && !(fl & FD_CLOEXEC))
+		sconn_unseen(fd, sc, (const char *)arg, "a new image cannot take it over yet", true);
+}
+
 /* An execve without the hand-over: what the new image will not have lets go. */
 static int exec_alone(const char *path, char *const argv[], char *const envp[])
 {
@@ -409,6 +434,8 @@ int soft_execve(const char *path, char *const argv[], char *const envp[])
 		return r;
 	}
 	fd_for_each(let_fallen_go, (void *)path);
+	if (!unseen)
+		fd_for_each(let_own_go, (void *)path);
 	if (unseen || !ctl_exec_prepare(head, sizeof(head))) {
 		/* a program without us, or no daemon to hand over through: plain sockets there */
 		struct inherit_buf gone = { .image = path,

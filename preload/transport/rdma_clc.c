@@ -24,7 +24,13 @@
 #include "smcr.h"
 #include "transport.h"
 
-#define RDMA_BUF_SIZE SMC_SOFT_SMCR_BUF   /* each connection's RMB, and its send buffer */
+#define RDMA_BUF_SIZE SMC_SOFT_SMCR_BUF   /* each connection's RMB */
+/*
+ * Its send buffer: our end offers BACK_OK (doc/soft-roce.md section 4), so
+ * a byte stays there until the peer consumed it, not only until it was
+ * delivered; twice the RMB keeps the room a writer had before.
+ */
+#define RDMA_SND_SIZE (2 * RDMA_BUF_SIZE)
 
 /* Both ends are soft SMC-R: the EID they share (the kernel's servers require one in common). */
 static const uint8_t soft_eid[CLC_EID_LEN] = "SMC-TOOLS-SOFT-SMCR-V1          ";
@@ -359,7 +365,7 @@ int rdma_neg_answer(const struct rdma_ports *ports, struct in_addr local, const 
 	n->first_contact = !n->g;
 	rc = n->first_contact ? first_link(n) : 0;
 	if (!rc)
-		rc = smcr_sock_new(n->g, NULL, RDMA_BUF_SIZE, RDMA_BUF_SIZE, &n->s);
+		rc = smcr_sock_new(n->g, NULL, RDMA_BUF_SIZE, RDMA_SND_SIZE, &n->s);
 	if (!rc) {
 		smcr_link_local(n->g, 0, &me);
 		rc = accept_msg(n, CLC_ACCEPT, me.mtu, msg, size);
@@ -392,7 +398,7 @@ int rdma_neg_accepted(struct rdma_neg *n, const uint8_t *accept, size_t len, uin
 			second_link_open(n);
 	}
 	if (!rc)
-		rc = smcr_sock_new(n->g, &n->peer_qp, RDMA_BUF_SIZE, RDMA_BUF_SIZE, &n->s);
+		rc = smcr_sock_new(n->g, &n->peer_qp, RDMA_BUF_SIZE, RDMA_SND_SIZE, &n->s);
 	if (rc)
 		return rc;
 	smcr_link_local(n->g, 0, &me);

@@ -358,3 +358,47 @@ TEST(rdma_io_back_to_tcp_close_sends_what_the_peer_did_not_read)
 	smcr_lgr_put(cli.r.g);
 	soft_cfg = saved_cfg;
 }
+
+/*
+ * An end handed to another process (execve, a spawn, SCM_RIGHTS) goes
+ * back to TCP first: what its peer had not read arrives by TCP, then what
+ * either end writes next, and both ends read TCP from then on.
+ */
+TEST(rdma_io_back_for_another_process_keeps_every_byte)
+{
+	static struct cend srv, cli;
+	uint8_t buf[6000], got[8192];
+	size_t have = 0;
+	ssize_t n;
+	char w[8];
+
+	srv = (struct cend){ .r.dev = "fd2" };
+	cli = (struct cend){ .r.dev = "fd3" };
+	conn_up(&srv, &cli, 36);
+	CHECK_INT(csend(&cli, "ping", 4), 4);
+	CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
+	CHECK_INT(csend(&srv, "pong", 4), 4);
+	CHECK_INT(crecv(&cli, w, 4, MSG_WAITALL), 4);
+	attached(&srv, &cli);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = pat(i, 1);
+	CHECK_INT(csend(&srv, buf, 4000), 4000);
+	for (int i = 0; i < 5000 && TP(cli.sc, readable) < 4000; i++)
+		usleep(2000);
+	/* by RDMA, unread in the client's RMB, when the server's end is handed over */
+	CHECK_INT(TP(cli.sc, readable), 4000);
+	CHECK(sconn_back_for(srv.fd, srv.sc, false));
+	CHECK(conn_back_reads(srv.sc));
+	CHECK_INT(TP(srv.sc, back_state), TP_BACK_DONE);
+	CHECK_INT(csend(&srv, buf + 4000, sizeof(buf) - 4000), (int)(sizeof(buf) - 4000));
+	while (have < sizeof(buf) && (n = crecv(&cli, got + have, sizeof(got) - have, 0)) > 0)
+		have += (size_t)n;
+	CHECK_INT(have, sizeof(buf));
+	CHECK(!memcmp(got, buf, sizeof(buf)));
+	CHECK_INT(csend(&cli, "back", 4), 4);
+	CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
+	CHECK(!memcmp(w, "back", 4));
+	/* the rest of the stream went by TCP */
+	CHECK(TP(srv.sc, tx_pos) <= 4004);
+	conn_down(&srv, &cli);
+}

@@ -21,11 +21,9 @@ soft_rdma_host
 known() {
 	case $1 in
 	epoll_nested | epoll_nested+settled) echo "an epoll set inside another sees no kernel event for RDMA data (the ring's doorbells come over TCP)" ;;
-	fork_writers* | fdpass* | pidfd_getfd*) echo "an end on RDMA is its own process's: another process's copy is reset, SCM_RIGHTS of it refused" ;;
-	fork+settled | exit_unread+settled | fork_early+settled | shared_wait+settled | exec+settled | \
-	spawn+settled | system+settled | vfork+settled | spawn_stdin+settled | vfork_close+settled | \
-	forkfail+settled | stdio_exec+settled)
-		echo "an end on RDMA is its own process's: a child, or a new image, that uses it after the cut-over gets a reset" ;;
+	fork_writers* | pidfd_getfd*) echo "an end on RDMA is its own process's: another process's copy is reset" ;;
+	fork+settled | exit_unread+settled | fork_early+settled | shared_wait+settled | forkfail+settled)
+		echo "an end on RDMA is its own process's: a forked child that uses it after the cut-over gets a reset" ;;
 	stdio_fdopen+settled) echo "stdio on a connection already cut over resets it, on RDMA as on shared memory" ;;
 	*) return 1 ;;
 	esac
