@@ -60,12 +60,17 @@ void conn_back_report(int fd, struct sconn *sc)
 /*
  * The peer's BACK, which its progress thread says in answer to ours: a
  * round trip.  Looked for every BACK_LOOK_NS; a connection that fails
- * meanwhile (no link left) ends the wait with its reset.
+ * meanwhile (no link left) ends the wait with its reset, a peer that does
+ * not answer (stopped, or failed otherwise) after BACK_GIVE_UP_MS; so
+ * does the wait for room in the kernel before a FIN.
  */
 #define BACK_LOOK_NS 1000000L
+#define BACK_GIVE_UP_MS 5000
 
 static int wait_heard(struct sconn *sc, bool nonblock)
 {
+	int64_t end = 0;
+
 	while (TP(sc, back_state) != TP_BACK_DONE) {
 		struct timespec ts = { 0, BACK_LOOK_NS };
 
@@ -73,6 +78,10 @@ static int wait_heard(struct sconn *sc, bool nonblock)
 			return -ECONNRESET;
 		if (nonblock)
 			return -EAGAIN;
+		if (!end)
+			end = soft_now_ns() + BACK_GIVE_UP_MS * 1000000LL;
+		else if (soft_now_ns() >= end)
+			return -ETIMEDOUT;
 		next.nanosleep(&ts, NULL);
 	}
 	return 0;
@@ -107,6 +116,35 @@ int conn_back_flush(int fd, struct sconn *sc, bool nonblock)
 	return 0;
 }
 
+void conn_back_flush_try(int fd, struct sconn *sc)
+{
+	if (atomic_load(&sc->back_tx) || pthread_mutex_trylock(&sc->tx_lock))
+		return;
+	conn_back_flush(fd, sc, true);
+	pthread_mutex_unlock(&sc->tx_lock);
+}
+
+/*
+ * A blocking read back on TCP: while the bytes its peer did not consume
+ * wait for room in the kernel (our end may answer nothing else, and a
+ * request-response peer would wait for ever), it sends them as room comes,
+ * and reads once TCP has bytes for it.
+ */
+#define BACK_READ_LOOK_MS 100
+
+void conn_back_before_read(int fd, struct sconn *sc)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN | POLLOUT };
+
+		conn_back_flush_try(fd, sc);
+		if (atomic_load(&sc->back_tx) || TP(sc, back_state) != TP_BACK_DONE)
+			return;
+		if (next.poll(&p, 1, BACK_READ_LOOK_MS) < 0 || (p.revents & ~POLLOUT))
+			return;
+	}
+}
+
 ssize_t conn_back_send(int fd, struct sconn *sc, const struct iovec *iov, int cnt, int flags,
 		       bool nonblock)
 {
@@ -123,22 +161,37 @@ ssize_t conn_back_send(int fd, struct sconn *sc, const struct iovec *iov, int cn
 }
 
 /*
- * Before the FIN (shutdown, close, exit): the bytes the peer did not
- * consume go whatever O_NONBLOCK says, as the kernel's would after a
- * close; given up after BACK_GIVE_UP_MS without room.
+ * Before the FIN (shutdown, close, exit, another program's hand-over):
+ * the bytes the peer did not consume go whatever O_NONBLOCK says, as the
+ * kernel's would after a close; given up after BACK_GIVE_UP_MS without
+ * an answer or without room.
  */
-#define BACK_GIVE_UP_MS 5000
-
 int conn_back_flush_all(int fd, struct sconn *sc)
 {
 	int rc;
 
-	/* the peer's BACK is waited for in the flush: EAGAIN is the kernel's, full */
-	while ((rc = conn_back_flush(fd, sc, false)) == -EAGAIN || rc == -EWOULDBLOCK) {
+	if (atomic_load(&sc->back_tx))
+		return 0;
+	if ((rc = wait_heard(sc, false)))
+		return rc;
+	while ((rc = conn_back_flush(fd, sc, true)) == -EAGAIN || rc == -EWOULDBLOCK) {
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
 
 		if (next.poll(&p, 1, BACK_GIVE_UP_MS) <= 0)
 			return -ETIMEDOUT;
 	}
 	return rc;
+}
+
+bool conn_back_before_fin(int fd, struct sconn *sc)
+{
+	int rc;
+
+	if (!conn_back_noted(fd, sc) || atomic_load(&sc->back_tx))
+		return true;
+	if (pthread_mutex_trylock(&sc->tx_lock))
+		return false;
+	rc = conn_back_flush_all(fd, sc);
+	pthread_mutex_unlock(&sc->tx_lock);
+	return rc == 0;
 }

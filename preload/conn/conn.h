@@ -423,10 +423,21 @@ static inline bool conn_back_reads(struct sconn *sc)
  */
 ssize_t conn_back_send(int fd, struct sconn *sc, const struct iovec *iov, int cnt, int flags,
 		       bool nonblock);
+/* Without waiting, where no writer is at it: as far as the kernel takes them (poll, epoll, reads). */
+void conn_back_flush_try(int fd, struct sconn *sc);
+/* Before a blocking read on TCP: the same, on as room comes, until TCP has bytes to read. */
+void conn_back_before_read(int fd, struct sconn *sc);
 /* What the peer did not consume, by TCP, once it said BACK too: 0 or -errno. */
 int conn_back_flush(int fd, struct sconn *sc, bool nonblock);
 /* The same before a FIN (shutdown, close, exit), waiting for room whatever O_NONBLOCK says. */
 int conn_back_flush_all(int fd, struct sconn *sc);
+/*
+ * Before the kernel's FIN of a close (tx_lock not held): back to TCP now
+ * or while we closed, the bytes the peer did not consume go first.  False
+ * when they could not (no answer, no room, a writer of another thread at
+ * them): the peer must then get a reset, not a stream cut short.
+ */
+bool conn_back_before_fin(int fd, struct sconn *sc);
 
 /* ---- io.c: the data path ---- */
 /* O_NONBLOCK of fd (sc), as the data path reads it. */

@@ -284,7 +284,7 @@ static size_t drain_room(int fd, struct sconn *sc, char *buf, size_t size)
 	if (sc->tp.ops->tcp_doorbells || soft_sandboxed())
 		return size;
 	n = next.recv(fd, buf, size, MSG_PEEK | MSG_DONTWAIT);
-	if (n > 0 && conn_back_noted(fd, sc))
+	if ((n > 0 && conn_back_noted(fd, sc)) || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)))
 		return 0;
 	return n > 0 ? (size_t)n : size;
 }
@@ -1093,7 +1093,9 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 		/* no doorbell will wake a reader asleep in TCP: wait for either */
 		for (;;) {
 			n = tcp_recvv(fd, win, w, (flags & MSG_PEEK) | MSG_DONTWAIT);
-			if (n >= 0 || errno != EAGAIN || conn_rx_fence_left(sc, &left))
+			/* the fence, or BACK (a peer that never cut over said it, or answered ours) */
+			if (n >= 0 || errno != EAGAIN || conn_rx_fence_left(sc, &left) ||
+			    conn_back_noted(fd, sc))
 				break;
 			rc = wait_tcp_or_fence(fd, sc, &deadline);
 			if (rc) {
@@ -1102,8 +1104,8 @@ static ssize_t fence_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 			}
 			conn_rx_lost_fence(fd, sc);
 		}
-		if (n < 0 && errno == EAGAIN && conn_rx_fence_left(sc, &left))
-			return 0;       /* the fence came: the caller looks again */
+		if (n < 0 && errno == EAGAIN && (conn_rx_fence_left(sc, &left) || conn_back_reads(sc)))
+			return 0;       /* the fence or BACK came: the caller looks again */
 	} else {
 		n = tcp_recvv(fd, win, w, flags & (MSG_PEEK | MSG_DONTWAIT));
 	}
@@ -1172,6 +1174,10 @@ static ssize_t back_recv(int fd, struct sconn *sc, const struct iovec *iov, int 
 	ssize_t r;
 	int w;
 
+	if ((flags & MSG_DONTWAIT) || nonblocking(fd, sc, flags))
+		conn_back_flush_try(fd, sc);
+	else
+		conn_back_before_read(fd, sc);
 	if (!done)
 		r = tcp_recvv(fd, iov, cnt, flags);
 	else if (done >= need || (flags & MSG_PEEK))
@@ -1514,20 +1520,19 @@ long soft_outq(struct sconn *sc)
 int soft_shutdown(int fd, struct sconn *sc, int how)
 {
 	if (how == SHUT_WR || how == SHUT_RDWR) {
-		sc_lock(&sc->tx_lock);
-		if (sconn_mapped(sc) && conn_back_noted(fd, sc)) {
-			/* what the peer did not consume goes before the FIN */
-			int rc = conn_back_flush_all(fd, sc);
+		int rc = 0;
 
-			if (rc) {
-				sc_unlock(&sc->tx_lock);
-				errno = -rc;
-				return -1;
-			}
-		} else if (sconn_mapped(sc) && sconn_tx_try_cut(fd, sc)) {
+		sc_lock(&sc->tx_lock);
+		if (sconn_mapped(sc) && !conn_back_noted(fd, sc) && sconn_tx_try_cut(fd, sc)) {
 			TP(sc, shutdown_wr);
 			if (soft_dump_on())
 				dump_cdc(sc);
+		}
+		/* back to TCP, now or while we shut down: what the peer did not consume goes before the FIN */
+		if (sconn_mapped(sc) && conn_back_noted(fd, sc) && (rc = conn_back_flush_all(fd, sc))) {
+			sc_unlock(&sc->tx_lock);
+			errno = -rc;
+			return -1;
 		}
 		atomic_store(&sc->closed_wr, true);
 		sc_unlock(&sc->tx_lock);

@@ -273,11 +273,6 @@ static bool ring_let_go(int fd, struct sconn *sc)
 
 	if (!sconn_mapped(sc) || atomic_exchange(&sc->let_go, true))
 		return false;
-	/* back to TCP: what the peer did not consume goes before the kernel's FIN */
-	if (conn_back_noted(fd, sc) && !pthread_mutex_trylock(&sc->tx_lock)) {
-		conn_back_flush_all(fd, sc);
-		pthread_mutex_unlock(&sc->tx_lock);
-	}
 	/* what we read is consumed for the holders that stay (a pidfd_getfd taker too) */
 	if (!pthread_mutex_trylock(&sc->rx_lock)) {
 		uint32_t wake = 0;
@@ -298,7 +293,7 @@ static bool ring_let_go(int fd, struct sconn *sc)
 	if (locked)
 		TP(sc, resync);
 	/* back to TCP, what the RMB holds is the peer's to send again: TCP's close decides */
-	if (locked && !conn_back_reads(sc) && TP(sc, readable) > 0) {
+	if (locked && !conn_back_noted(fd, sc) && TP(sc, readable) > 0) {
 		struct linger l = { .l_onoff = 1, .l_linger = 0 };
 
 		TP(sc, abort);
@@ -317,6 +312,13 @@ static bool ring_let_go(int fd, struct sconn *sc)
 		dump_cdc(sc);
 	if (locked)
 		pthread_mutex_unlock(&sc->rx_lock);
+	/* back to TCP, now or while we closed: the peer's bytes first, or its reset */
+	if (!conn_back_before_fin(fd, sc)) {
+		struct linger l = { .l_onoff = 1, .l_linger = 0 };
+
+		TP(sc, abort);
+		sys_setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	}
 	return false;
 }
 

@@ -13,9 +13,13 @@ unsigned soft_ready(int fd, struct sconn *sc, unsigned *mode)
 
 	*mode = 0;
 	conn_stdio_check(fd, sc);
-	/* back to TCP: the kernel's (back.c) */
-	if (!sconn_mapped(sc) || conn_back_reads(sc))
+	if (!sconn_mapped(sc))
 		return 0;
+	/* back to TCP: the kernel's; what the peer did not consume goes meanwhile (back.c) */
+	if (conn_back_noted(fd, sc)) {
+		conn_back_flush_try(fd, sc);
+		return 0;
+	}
 	sconn_attach_late(sc);
 	st = TP(sc, peer_state);
 	if (soft_rx_cut_now(fd, sc)) {
@@ -45,7 +49,7 @@ bool soft_arm(int fd, struct sconn *sc, unsigned want, uint32_t bell)
 	bool ready = false;
 	uint32_t wake = 0;
 
-	if (!sconn_mapped(sc) || conn_back_reads(sc))
+	if (!sconn_mapped(sc) || conn_back_noted(fd, sc))
 		return false;
 	if (want & POLLIN) {
 		if (!atomic_load(&sc->rx_cut)) {

@@ -402,3 +402,80 @@ TEST(rdma_io_back_for_another_process_keeps_every_byte)
 	CHECK(TP(srv.sc, tx_pos) <= 4004);
 	conn_down(&srv, &cli);
 }
+
+struct blocked_reader {
+	struct cend *e;
+	char got[8];
+	ssize_t n;
+};
+
+static void *read_word(void *arg)
+{
+	struct blocked_reader *b = arg;
+
+	b->n = crecv(b->e, b->got, 4, MSG_WAITALL);
+	return NULL;
+}
+
+/*
+ * The end that answers BACK sits in a blocking recv() for the next request,
+ * its reply still unread in the peer's RMB: the reply goes by TCP all the
+ * same (its reader sends it), and the request that follows reaches it.
+ */
+static void answering_reader(const char *srv_dev, const char *cli_dev, uint8_t net, bool rx_cut)
+{
+	static struct cend srv, cli;
+	struct blocked_reader br = { .e = &srv };
+	struct timeval tv = { 10, 0 };
+	uint8_t buf[4000], got[8192];
+	size_t have = 0;
+	pthread_t t;
+	ssize_t n;
+	char w[8];
+
+	srv = (struct cend){ .r.dev = srv_dev };
+	cli = (struct cend){ .r.dev = cli_dev };
+	conn_up(&srv, &cli, net);
+	CHECK_INT(csend(&cli, "ping", 4), 4);
+	CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
+	CHECK_INT(csend(&srv, "pong", 4), 4);
+	CHECK_INT(crecv(&cli, w, 4, MSG_WAITALL), 4);
+	attached(&srv, &cli);
+	if (rx_cut) {
+		/* the server's reader on RDMA: it sleeps on its RMB, not in the TCP stream */
+		CHECK_INT(csend(&cli, "more", 4), 4);
+		CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
+		CHECK(atomic_load(&srv.sc->rx_cut));
+	}
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = pat(i, 1);
+	CHECK_INT(csend(&srv, buf, sizeof(buf)), (int)sizeof(buf));
+	for (int i = 0; i < 5000 && TP(cli.sc, readable) < (long)sizeof(buf); i++)
+		usleep(2000);
+	CHECK_INT(TP(cli.sc, readable), (int)sizeof(buf));
+	CHECK_INT(pthread_create(&t, NULL, read_word, &br), 0);
+	usleep(20000);
+	CHECK_INT(conn_back_say(cli.fd, cli.sc), 0);
+	/* a reply that never comes fails here, not in a hang */
+	CHECK_INT(setsockopt(cli.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	atomic_store(&cli.sc->rcvtimeo_ms, -1);
+	while (have < sizeof(buf) && (n = crecv(&cli, got + have, sizeof(got) - have, 0)) > 0)
+		have += (size_t)n;
+	CHECK_INT(have, sizeof(buf));
+	CHECK(!memcmp(got, buf, sizeof(buf)));
+	CHECK_INT(csend(&cli, "req!", 4), 4);
+	pthread_join(t, NULL);
+	CHECK_INT(br.n, 4);
+	CHECK(!memcmp(br.got, "req!", 4));
+	conn_down(&srv, &cli);
+}
+
+TEST(rdma_io_back_to_tcp_answering_reader_sends_the_unread_reply)
+{
+	answering_reader("fd4", "fd5", 37, false);
+}
+
+TEST(rdma_io_back_to_tcp_answering_reader_on_its_rmb_sends_it_too)
+{
+	answering_reader("fd6", "fd7", 38, true);
+}
