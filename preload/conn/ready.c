@@ -7,6 +7,11 @@
 
 #include "conn.h"
 
+static bool back_unanswered(struct sconn *sc)
+{
+	return !atomic_load(&sc->back_tx) && TP(sc, back_state) != TP_BACK_DONE;
+}
+
 unsigned soft_ready(int fd, struct sconn *sc, unsigned *mode)
 {
 	unsigned ev = 0, st;
@@ -18,6 +23,9 @@ unsigned soft_ready(int fd, struct sconn *sc, unsigned *mode)
 	/* back to TCP: the kernel's; what the peer did not consume goes meanwhile (back.c) */
 	if (conn_back_noted(fd, sc)) {
 		conn_back_flush_try(fd, sc);
+		/* until the peer answers, no send can go (its answer rings: soft_arm()) */
+		if (back_unanswered(sc))
+			*mode = SOFT_OUT_RING;
 		return 0;
 	}
 	sconn_attach_late(sc);
@@ -49,8 +57,10 @@ bool soft_arm(int fd, struct sconn *sc, unsigned want, uint32_t bell)
 	bool ready = false;
 	uint32_t wake = 0;
 
-	if (!sconn_mapped(sc) || conn_back_noted(fd, sc))
+	if (!sconn_mapped(sc))
 		return false;
+	if (conn_back_noted(fd, sc))
+		return (want & POLLOUT) && back_unanswered(sc) && TP(sc, tx_sleep_begin, 1, bell);
 	if (want & POLLIN) {
 		if (!atomic_load(&sc->rx_cut)) {
 			/* so that the producer rings once it has cut over */
