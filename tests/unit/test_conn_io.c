@@ -194,6 +194,19 @@ static void *say_back(void *arg)
 	return NULL;
 }
 
+/* A word each way by TCP: the ends' first calls attach them; until both heard it. */
+static void words(struct cend *srv, struct cend *cli)
+{
+	char w[8];
+
+	CHECK_INT(csend(cli, "ping", 4), 4);
+	CHECK_INT(crecv(srv, w, 4, MSG_WAITALL), 4);
+	CHECK_INT(csend(srv, "pong", 4), 4);
+	CHECK_INT(crecv(cli, w, 4, MSG_WAITALL), 4);
+	CHECK(!memcmp(w, "pong", 4));
+	attached(srv, cli);
+}
+
 /*
  * A word each way by TCP (the ends' first calls attach them), then both
  * directions at once: every byte once and in order, all of them by RDMA
@@ -209,21 +222,11 @@ static void both_ways_back(const char *srv_dev, const char *cli_dev, uint8_t net
 	struct back_sayer bs = { back == 1 ? &srv : &cli, &srv, &cli, -1 };
 	pthread_t tc, ts, rd, bt;
 	uint64_t got_c = 0;
-	char w[8];
 
 	srv = (struct cend){ .r.dev = srv_dev };
 	cli = (struct cend){ .r.dev = cli_dev };
 	conn_up(&srv, &cli, net);
-	if (back) {
-		CHECK(TP(srv.sc, back_offer));
-		CHECK(TP(cli.sc, back_offer));
-	}
-	CHECK_INT(csend(&cli, "ping", 4), 4);
-	CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
-	CHECK_INT(csend(&srv, "pong", 4), 4);
-	CHECK_INT(crecv(&cli, w, 4, MSG_WAITALL), 4);
-	CHECK(!memcmp(w, "pong", 4));
-	attached(&srv, &cli);
+	words(&srv, &cli);
 	reader_c = &cli;
 	CHECK_INT(pthread_create(&tc, NULL, write_all, &wc), 0);
 	CHECK_INT(pthread_create(&ts, NULL, write_all, &ws), 0);
@@ -316,18 +319,11 @@ TEST(rdma_io_back_to_tcp_close_sends_what_the_peer_did_not_read)
 	uint64_t before;
 	size_t have = 0;
 	ssize_t n;
-	char w[8];
 
 	srv = (struct cend){ .r.dev = "fd0" };
 	cli = (struct cend){ .r.dev = "fd1" };
 	conn_up(&srv, &cli, 35);
-	CHECK(TP(srv.sc, back_offer));
-	CHECK(TP(cli.sc, back_offer));
-	CHECK_INT(csend(&cli, "ping", 4), 4);
-	CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
-	CHECK_INT(csend(&srv, "pong", 4), 4);
-	CHECK_INT(crecv(&cli, w, 4, MSG_WAITALL), 4);
-	attached(&srv, &cli);
+	words(&srv, &cli);
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = pat(i, 1);
 	before = TP(srv.sc, tx_pos);
@@ -375,11 +371,7 @@ TEST(rdma_io_back_for_another_process_keeps_every_byte)
 	srv = (struct cend){ .r.dev = "fd2" };
 	cli = (struct cend){ .r.dev = "fd3" };
 	conn_up(&srv, &cli, 36);
-	CHECK_INT(csend(&cli, "ping", 4), 4);
-	CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
-	CHECK_INT(csend(&srv, "pong", 4), 4);
-	CHECK_INT(crecv(&cli, w, 4, MSG_WAITALL), 4);
-	attached(&srv, &cli);
+	words(&srv, &cli);
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = pat(i, 1);
 	CHECK_INT(csend(&srv, buf, 4000), 4000);
@@ -436,11 +428,7 @@ static void answering_reader(const char *srv_dev, const char *cli_dev, uint8_t n
 	srv = (struct cend){ .r.dev = srv_dev };
 	cli = (struct cend){ .r.dev = cli_dev };
 	conn_up(&srv, &cli, net);
-	CHECK_INT(csend(&cli, "ping", 4), 4);
-	CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
-	CHECK_INT(csend(&srv, "pong", 4), 4);
-	CHECK_INT(crecv(&cli, w, 4, MSG_WAITALL), 4);
-	attached(&srv, &cli);
+	words(&srv, &cli);
 	if (rx_cut) {
 		/* the server's reader on RDMA: it sleeps on its RMB, not in the TCP stream */
 		CHECK_INT(csend(&cli, "more", 4), 4);
