@@ -328,11 +328,12 @@ void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, 
  * Another process or image is handed sc while its end is this process's
  * own (soft SMC-R's queue pairs) and cut over: both directions go back to
  * TCP first (back.c), for every holder, listed so (SMC_SOFT_DECL_BACK);
- * leaving as for sconn_unseen().  False: the transport or the peer cannot
- * (nothing changed), or the peer did not answer or take the bytes in time
- * (the caller resets).
+ * leaving as for sconn_unseen(); !may_wait: not while another thread
+ * sends on it.  False: the transport or the peer cannot (nothing
+ * changed), or the peer did not answer or take the bytes in time (the
+ * caller resets).
  */
-bool sconn_back_for(int fd, struct sconn *sc, bool leaving);
+bool sconn_back_for(int fd, struct sconn *sc, bool leaving, bool may_wait);
 /*
  * I/O we cannot see may come (io_uring, a receiver without the library): a
  * mapped connection that has not cut over stays on TCP for good, with

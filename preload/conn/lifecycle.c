@@ -332,14 +332,21 @@ static void conn_reset(int fd, struct sconn *sc)
 	next.connect(fd, &unspec, sizeof(unspec));
 }
 
-bool sconn_back_for(int fd, struct sconn *sc, bool leaving)
+bool sconn_back_for(int fd, struct sconn *sc, bool leaving, bool may_wait)
 {
 	bool told, last;
 	int rc;
 
-	if (!sconn_mapped(sc) || conn_back_say(fd, sc))
+	if (!sconn_mapped(sc))
 		return false;
-	pthread_mutex_lock(&sc->tx_lock);
+	if (may_wait)
+		pthread_mutex_lock(&sc->tx_lock);
+	else if (pthread_mutex_trylock(&sc->tx_lock))
+		return false;
+	if (conn_back_say(fd, sc)) {
+		pthread_mutex_unlock(&sc->tx_lock);
+		return false;
+	}
 	rc = conn_back_flush_all(fd, sc);
 	pthread_mutex_unlock(&sc->tx_lock);
 	if (rc)
@@ -386,7 +393,7 @@ void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, 
 		return;
 	}
 	/* cut over: an end that cannot be shared goes back to TCP if it can */
-	if (sconn_back_for(fd, sc, leaving))
+	if (sconn_back_for(fd, sc, leaving, true))
 		return;
 	preload_err("libsmc-preload: exec of %s: fd %d is on %s and %s: "
 		    "the connection is reset\n", image, fd, sc->tp.ops->medium, why);

@@ -145,8 +145,32 @@ void ctl_settle(const struct child_fds *child)
 	pthread_mutex_unlock(&ctl_mu);
 }
 
+/*
+ * A forked child may use what it gets, or hand it to a program it execs
+ * (a shell's commands): an end only this process can use (soft SMC-R's
+ * queue pairs) goes back to TCP first if it cut over and is not
+ * close-on-exec, else the child's use of it is a reset (doc/soft-roce.md
+ * section 4).  One that another thread is sending on stays as it is.
+ */
+static void back_for_child(int fd, struct sconn *sc, void *arg)
+{
+	int fl;
+
+	(void)arg;
+	if (!sconn_mapped(sc) || !sc->tp.ops->one_process || sc->tp.ops->not_ours ||
+	    conn_back_reads(sc) || atomic_load(&sc->let_go) ||
+	    !(atomic_load(&sc->tx_cut) || atomic_load(&sc->rx_cut)))
+		return;
+	fl = next.fcntl(fd, F_GETFD);
+	if (fl >= 0 && !(fl & FD_CLOEXEC))
+		sconn_back_for(fd, sc, false, false);
+}
+
 static void fork_prepare(void)
 {
+	/* before the control lock, which telling the daemon takes */
+	if (atomic_load(&fd_tracked))
+		fd_for_each(back_for_child, NULL);
 	pthread_mutex_lock(&ctl_mu);
 	if (atomic_load(&fd_tracked))
 		settle_locked(true, NULL);

@@ -111,7 +111,7 @@ static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 		if (!b->spawn || (b->child && child_fds_has(b->child, fd)))
 			sconn_unseen(fd, sc, b->image, "a new image cannot take it over yet", !b->spawn);
 		else if (!sconn_fall_back(fd, sc, SMC_SOFT_DECL_UNSEEN))
-			sconn_back_for(fd, sc, false);
+			sconn_back_for(fd, sc, false, true);
 		return;
 	}
 	if (!b->s)

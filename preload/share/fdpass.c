@@ -128,7 +128,7 @@ static void prepare_one(int fd, void *arg)
 	}
 	if (!j->receiver || sc->tp.ops->one_process) {
 		/* it goes as TCP for good if no direction has cut over */
-		if (!sconn_fall_back(fd, sc, SMC_SOFT_DECL_UNSEEN) && !sconn_back_for(fd, sc, false))
+		if (!sconn_fall_back(fd, sc, SMC_SOFT_DECL_UNSEEN) && !sconn_back_for(fd, sc, false, true))
 			j->refused = true;
 		sconn_put(sc);
 		return;

@@ -299,10 +299,18 @@ TEST(rdma_io_back_to_tcp_with_sleepers_driving)
  */
 TEST(rdma_io_both_ways_with_sleepers_driving)
 {
+	static const struct { const char *srv, *cli; uint8_t net; } runs[] = {
+		{ "fc8", "fc9", 31 }, { "fg0", "fg1", 39 }, { "fg2", "fg3", 40 },
+	};
 	long lends = fake_rdma_lends;
 
 	rdmafx_drive = true;
-	both_ways("fc8", "fc9", 31);
+	/*
+	 * Whether a sleeper finds the channel free is the scheduler's: under
+	 * load one run in fifty had the progress thread take every completion.
+	 */
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]) && fake_rdma_lends == lends; i++)
+		both_ways(runs[i].srv, runs[i].cli, runs[i].net);
 	rdmafx_drive = false;
 	/* the sleepers did borrow it */
 	CHECK(fake_rdma_lends > lends);
@@ -379,7 +387,7 @@ TEST(rdma_io_back_for_another_process_keeps_every_byte)
 		usleep(2000);
 	/* by RDMA, unread in the client's RMB, when the server's end is handed over */
 	CHECK_INT(TP(cli.sc, readable), 4000);
-	CHECK(sconn_back_for(srv.fd, srv.sc, false));
+	CHECK(sconn_back_for(srv.fd, srv.sc, false, true));
 	CHECK(conn_back_reads(srv.sc));
 	CHECK_INT(TP(srv.sc, back_state), TP_BACK_DONE);
 	CHECK_INT(csend(&srv, buf + 4000, sizeof(buf) - 4000), (int)(sizeof(buf) - 4000));

@@ -21,9 +21,7 @@ soft_rdma_host
 known() {
 	case $1 in
 	epoll_nested | epoll_nested+settled) echo "an epoll set inside another sees no kernel event for RDMA data (the ring's doorbells come over TCP)" ;;
-	fork_writers* | pidfd_getfd*) echo "an end on RDMA is its own process's: another process's copy is reset" ;;
-	fork+settled | exit_unread+settled | fork_early+settled | shared_wait+settled | forkfail+settled)
-		echo "an end on RDMA is its own process's: a forked child that uses it after the cut-over gets a reset" ;;
+	pidfd_getfd*) echo "an end on RDMA is its own process's: another process's copy is reset" ;;
 	stdio_fdopen+settled) echo "stdio on a connection already cut over resets it, on RDMA as on shared memory" ;;
 	*) return 1 ;;
 	esac
