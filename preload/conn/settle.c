@@ -8,6 +8,7 @@
 
 #include "conn.h"
 #include "ctl_int.h"
+#include "reg.h"
 
 /*
  * A connection two processes hold is paired before it is shared: each one
@@ -148,9 +149,10 @@ void ctl_settle(const struct child_fds *child)
 /*
  * A forked child may use what it gets, or hand it to a program it execs
  * (a shell's commands): an end only this process can use (soft SMC-R's
- * queue pairs) goes back to TCP first if it cut over and is not
- * close-on-exec, else the child's use of it is a reset (doc/soft-roce.md
- * section 4).  One that another thread is sending on stays as it is.
+ * queue pairs) that is not close-on-exec stays on TCP for good if nothing
+ * cut over, else goes back to TCP first; else the child's use of it is a
+ * reset (doc/soft-roce.md section 4).  One that another thread is sending
+ * on stays as it is.
  */
 static void back_for_child(int fd, struct sconn *sc, void *arg)
 {
@@ -158,11 +160,11 @@ static void back_for_child(int fd, struct sconn *sc, void *arg)
 
 	(void)arg;
 	if (!sconn_mapped(sc) || !sc->tp.ops->one_process || sc->tp.ops->not_ours ||
-	    conn_back_reads(sc) || atomic_load(&sc->let_go) ||
-	    !(atomic_load(&sc->tx_cut) || atomic_load(&sc->rx_cut)))
+	    conn_back_reads(sc) || atomic_load(&sc->let_go))
 		return;
 	fl = next.fcntl(fd, F_GETFD);
-	if (fl >= 0 && !(fl & FD_CLOEXEC))
+	/* nothing cut over: TCP for good at both ends, else back */
+	if (fl >= 0 && !(fl & FD_CLOEXEC) && !sconn_fall_back(fd, sc, SMC_SOFT_DECL_BACK))
 		sconn_back_for(fd, sc, false, false);
 }
 
