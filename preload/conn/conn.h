@@ -99,6 +99,8 @@ struct sconn {
 	_Atomic bool back_rx, back_tx;
 	/* we said it first (the daemon lists our end so); the peer did, not told yet */
 	_Atomic bool back_ours, back_untold;
+	/* MAPPED, both directions on TCP for good at both ends (stay_tcp): what a forked child reads */
+	_Atomic bool tcp_for_good;
 	unsigned daemon_epoch;     /* ctl_epoch() when mapped */
 };
 

@@ -179,6 +179,7 @@ static void sconn_init(struct sconn *sc, int role)
 	atomic_store(&sc->back_tx, false);
 	atomic_store(&sc->back_ours, false);
 	atomic_store(&sc->back_untold, false);
+	atomic_store(&sc->tcp_for_good, false);
 	atomic_store(&sc->nonblock, -1);
 	atomic_store(&sc->shared, false);
 	atomic_store(&sc->rcvtimeo_ms, -1);

@@ -376,6 +376,7 @@ void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, 
 		return;
 	}
 	if (TP(sc, stay_tcp)) {
+		atomic_store(&sc->tcp_for_good, true);
 		/*
 		 * A region whose daemon is gone has no row (and the hand-over
 		 * that finds it holds ctl_mu, which telling the daemon takes).
@@ -406,6 +407,7 @@ bool sconn_fall_back(int fd, struct sconn *sc, uint32_t reason)
 		return true;
 	if (!TP(sc, stay_tcp))
 		return false;
+	atomic_store(&sc->tcp_for_good, true);
 	ctl_fall_back(fd, sc, reason);
 	return true;
 }
@@ -422,6 +424,11 @@ static bool conn_past(int fd, struct sconn *sc, uint32_t reason)
 	uint32_t none = 0;
 	int st = atomic_load(&sc->state);
 
+	/* back to TCP, both directions: the kernel's stream, whoever reads it */
+	if (atomic_load(&sc->back_tx)) {
+		atomic_store(&sc->past, true);
+		return true;
+	}
 	if (atomic_exchange(&sc->past, true))
 		return !atomic_load(&sc->tx_cut) && !atomic_load(&sc->rx_cut);
 	if (st == SC_NEW || st == SC_ASKED) {
@@ -568,10 +575,23 @@ static void child_holds(int fd, struct sconn *sc, void *arg)
 	/* not paired before the fork: the parent's to decline (conn_shared) */
 	if (atomic_load(&sc->decline))
 		conn_stay_tcp_if_new(sc);
+	/*
+	 * An end only the parent can use that is on TCP for good, or went
+	 * back to TCP (settle.c): plain TCP here, its registration the parent's.
+	 */
+	if (sconn_mapped(sc) && sc->tp.ops->one_process &&
+	    (atomic_load(&sc->tcp_for_good) || atomic_load(&sc->back_tx))) {
+		sc->token = 0;
+		conn_stay_tcp(sc);
+		return;
+	}
 	if (sconn_mapped(sc) && transport_after_fork_child(&sc->tp, (int)getppid())) {
 		/* another process's (rdma_elsewhere.c): every call meets the reset */
 		atomic_store(&sc->tx_cut, true);
 		atomic_store(&sc->rx_cut, true);
+		/* half way back (no answer in time): the parent's to finish */
+		atomic_store(&sc->back_rx, false);
+		atomic_store(&sc->back_tx, false);
 	}
 }
 

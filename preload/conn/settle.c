@@ -160,7 +160,7 @@ static void back_for_child(int fd, struct sconn *sc, void *arg)
 
 	(void)arg;
 	if (!sconn_mapped(sc) || !sc->tp.ops->one_process || sc->tp.ops->not_ours ||
-	    conn_back_reads(sc) || atomic_load(&sc->let_go))
+	    atomic_load(&sc->back_tx) || atomic_load(&sc->tcp_for_good) || atomic_load(&sc->let_go))
 		return;
 	fl = next.fcntl(fd, F_GETFD);
 	/* nothing cut over: TCP for good at both ends, else back */

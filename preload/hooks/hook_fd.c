@@ -404,7 +404,8 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	if (req == FIONREAD && sconn_mapped(sc)) {
 		n = soft_fionread(fd, sc);
 		mine = true;
-	} else if (req == SIOCOUTQ && sconn_mapped(sc) && atomic_load(&sc->tx_cut)) {
+	} else if (req == SIOCOUTQ && sconn_mapped(sc) && atomic_load(&sc->tx_cut) &&
+		   !conn_back_reads(sc)) {
 		n = soft_outq(sc);
 		mine = true;
 	}
