@@ -48,7 +48,7 @@ if [ "$VMROLE" = server ]; then
 	i=0; while ! grep -q 'SERVER EOF' /tmp/echo2.out && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done
 	grepcheck small-echo-server-eof 'SERVER EOF' /tmp/echo2.out
 	rec_stop
-	rec_data $SMALL 4096
+	rec_data $SMALL
 else
 	# a first echo, then 3 s asleep (the libraries negotiate meanwhile), then the rest
 	t0=$(date +%s)
@@ -78,7 +78,7 @@ else
 	grepcheck small-echo-by-rdma 'connected by rdma' /tmp/echo.out
 	wait $EPID
 	rec_stop
-	rec_data $SMALL 4096
+	rec_data $SMALL
 fi
 grepcheck control-port 'control port 7609/udp' /tmp/softd.log
 # the peer is on another host: no ring for it, even while it lives
