@@ -822,9 +822,11 @@ ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 		return -1;
 	}
 	r = mapped_send(fd, sc, &(struct send_src){ iov, iovcnt, -1, 0 }, flags, total);
-	saved = errno;
-	conn_back_report(fd, sc);
-	errno = saved;
+	if (conn_back_reads(sc)) {
+		saved = errno;
+		conn_back_report(fd, sc);
+		errno = saved;
+	}
 	return r;
 }
 

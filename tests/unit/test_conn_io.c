@@ -69,16 +69,21 @@ static void conn_up(struct cend *srv, struct cend *cli, uint8_t net)
 	CHECK(sconn_attach_transport(cli->sc, &cli->r.t));
 }
 
+/* One end closed as a program's close() does. */
+static void end_close(struct cend *e)
+{
+	sconn_put(e->sc);
+	CHECK(fd_untrack(e->fd));
+	close(e->fd);
+	e->fd = -1;
+}
+
 /* Both closed as a program's close() does: the connections and their groups go. */
 static void conn_down(struct cend *srv, struct cend *cli)
 {
-	struct cend *e[2] = { srv, cli };
-
-	for (int i = 0; i < 2; i++) {
-		sconn_put(e[i]->sc);
-		CHECK(fd_untrack(e[i]->fd));
-		close(e[i]->fd);
-	}
+	if (srv->fd >= 0)
+		end_close(srv);
+	end_close(cli);
 	for (int i = 0; i < 2500 && smcr_socks(); i++)
 		usleep(2000);
 	CHECK_INT(smcr_socks(), 0);
@@ -175,6 +180,20 @@ static void attached(struct cend *a, struct cend *b)
 		usleep(2000);
 	CHECK(TP(a->sc, peer_attached));
 	CHECK(TP(b->sc, peer_attached));
+}
+
+/* The server writes len bytes of direction 1's pattern (buf) by RDMA; until the client's RMB holds them unread. */
+static void unread_at_client(struct cend *srv, struct cend *cli, uint8_t *buf, size_t len)
+{
+	uint64_t before = TP(srv->sc, tx_pos);
+
+	for (size_t i = 0; i < len; i++)
+		buf[i] = pat(i, 1);
+	CHECK_INT(csend(srv, buf, len), (int)len);
+	CHECK(TP(srv->sc, tx_pos) - before == len);
+	for (int i = 0; i < 5000 && TP(cli->sc, readable) < (long)len; i++)
+		usleep(2000);
+	CHECK_INT(TP(cli->sc, readable), (int)len);
 }
 
 /* Back to TCP mid-stream: once a reader took some of its direction by RDMA, one end says BACK. */
@@ -324,7 +343,6 @@ TEST(rdma_io_back_to_tcp_close_sends_what_the_peer_did_not_read)
 {
 	static struct cend srv, cli;
 	uint8_t buf[6000], got[8192];
-	uint64_t before;
 	size_t have = 0;
 	ssize_t n;
 
@@ -332,35 +350,17 @@ TEST(rdma_io_back_to_tcp_close_sends_what_the_peer_did_not_read)
 	cli = (struct cend){ .r.dev = "fd1" };
 	conn_up(&srv, &cli, 35);
 	words(&srv, &cli);
-	for (size_t i = 0; i < sizeof(buf); i++)
-		buf[i] = pat(i, 1);
-	before = TP(srv.sc, tx_pos);
-	CHECK_INT(csend(&srv, buf, sizeof(buf)), (int)sizeof(buf));
-	/* by RDMA, in the client's RMB */
-	CHECK(TP(srv.sc, tx_pos) - before == sizeof(buf));
-	for (int i = 0; i < 5000 && TP(cli.sc, readable) < (long)sizeof(buf); i++)
-		usleep(2000);
-	CHECK_INT(TP(cli.sc, readable), (int)sizeof(buf));
+	unread_at_client(&srv, &cli, buf, sizeof(buf));
 	CHECK_INT(conn_back_say(cli.fd, cli.sc), 0);
 	for (int i = 0; i < 5000 && TP(srv.sc, back_state) != TP_BACK_DONE; i++)
 		usleep(2000);
 	CHECK_INT(TP(srv.sc, back_state), TP_BACK_DONE);
-	sconn_put(srv.sc);
-	CHECK(fd_untrack(srv.fd));
-	close(srv.fd);
+	end_close(&srv);
 	while (have < sizeof(got) && (n = crecv(&cli, got + have, sizeof(got) - have, 0)) > 0)
 		have += (size_t)n;
 	CHECK_INT(have, sizeof(buf));
 	CHECK(!memcmp(got, buf, sizeof(buf)));
-	sconn_put(cli.sc);
-	CHECK(fd_untrack(cli.fd));
-	close(cli.fd);
-	for (int i = 0; i < 2500 && smcr_socks(); i++)
-		usleep(2000);
-	CHECK_INT(smcr_socks(), 0);
-	smcr_lgr_put(srv.r.g);
-	smcr_lgr_put(cli.r.g);
-	soft_cfg = saved_cfg;
+	conn_down(&srv, &cli);
 }
 
 /*
@@ -380,13 +380,10 @@ TEST(rdma_io_back_for_another_process_keeps_every_byte)
 	cli = (struct cend){ .r.dev = "fd3" };
 	conn_up(&srv, &cli, 36);
 	words(&srv, &cli);
-	for (size_t i = 0; i < sizeof(buf); i++)
+	/* unread in the client's RMB when the server's end is handed over */
+	unread_at_client(&srv, &cli, buf, 4000);
+	for (size_t i = 4000; i < sizeof(buf); i++)
 		buf[i] = pat(i, 1);
-	CHECK_INT(csend(&srv, buf, 4000), 4000);
-	for (int i = 0; i < 5000 && TP(cli.sc, readable) < 4000; i++)
-		usleep(2000);
-	/* by RDMA, unread in the client's RMB, when the server's end is handed over */
-	CHECK_INT(TP(cli.sc, readable), 4000);
 	CHECK(sconn_back_for(srv.fd, srv.sc, false, true));
 	CHECK(conn_back_reads(srv.sc));
 	CHECK_INT(TP(srv.sc, back_state), TP_BACK_DONE);
@@ -443,12 +440,7 @@ static void answering_reader(const char *srv_dev, const char *cli_dev, uint8_t n
 		CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
 		CHECK(atomic_load(&srv.sc->rx_cut));
 	}
-	for (size_t i = 0; i < sizeof(buf); i++)
-		buf[i] = pat(i, 1);
-	CHECK_INT(csend(&srv, buf, sizeof(buf)), (int)sizeof(buf));
-	for (int i = 0; i < 5000 && TP(cli.sc, readable) < (long)sizeof(buf); i++)
-		usleep(2000);
-	CHECK_INT(TP(cli.sc, readable), (int)sizeof(buf));
+	unread_at_client(&srv, &cli, buf, sizeof(buf));
 	CHECK_INT(pthread_create(&t, NULL, read_word, &br), 0);
 	usleep(20000);
 	CHECK_INT(conn_back_say(cli.fd, cli.sc), 0);
