@@ -23,13 +23,19 @@ static struct child_fds_ent *ent_of(struct child_fds *c, int fd)
 	return NULL;
 }
 
-/* The connection fd names in the child, a reference; NULL if none. */
-static struct sconn *lookup(struct child_fds *c, int fd)
+/*
+ * The connection fd names in the child, a reference; NULL if none.  *here:
+ * the descriptor of ours it came from.
+ */
+static struct sconn *lookup(struct child_fds *c, int fd, int *here)
 {
 	struct child_fds_ent *e = ent_of(c, fd);
 
-	if (!e)
+	if (!e) {
+		*here = fd;
 		return fd_get(fd);
+	}
+	*here = e->here;
 	if (e->sc)
 		atomic_fetch_add_explicit(&e->sc->refs, 1, memory_order_relaxed);
 	return e->sc;
@@ -40,7 +46,7 @@ static struct sconn *lookup(struct child_fds *c, int fd)
  * cloexec it does not reach the new image.  An fd that names no connection
  * before or after needs no entry.
  */
-static void set(struct child_fds *c, int fd, struct sconn *sc, bool cloexec)
+static void set(struct child_fds *c, int fd, struct sconn *sc, int here, bool cloexec)
 {
 	struct child_fds_ent *e = ent_of(c, fd);
 	struct sconn *was;
@@ -63,6 +69,7 @@ static void set(struct child_fds *c, int fd, struct sconn *sc, bool cloexec)
 	if (e->sc)
 		sconn_put(e->sc);
 	e->sc = sc;
+	e->here = here;
 	e->cloexec = cloexec;
 }
 
@@ -120,15 +127,18 @@ struct child_fds *child_fds_vfork(void)
 	return &vfork_fds;
 }
 
+/* The vfork() child runs the spawn with its own table: newfd is its descriptor. */
 void child_fds_dup(struct child_fds *c, int oldfd, int newfd, bool cloexec)
 {
+	int here;
+
 	if (newfd >= 0 && newfd != oldfd)
-		set(c, newfd, lookup(c, oldfd), cloexec);
+		set(c, newfd, lookup(c, oldfd, &here), newfd, cloexec);
 }
 
 void child_fds_close(struct child_fds *c, int fd)
 {
-	set(c, fd, NULL, false);
+	set(c, fd, NULL, -1, false);
 }
 
 /* ---- posix_spawn's file actions ---- */
@@ -180,11 +190,13 @@ static void close_from(int fd, struct sconn *sc, void *arg)
 
 	(void)sc;
 	if (fd >= c->from && !child_fds_has(c, fd))
-		set(c, fd, NULL, false);
+		set(c, fd, NULL, -1, false);
 }
 
 void child_fds_of_actions(struct child_fds *c, const posix_spawn_file_actions_t *fa)
 {
+	int here;
+
 	c->n = 0;
 	if (!fa)
 		return;
@@ -193,10 +205,12 @@ void child_fds_of_actions(struct child_fds *c, const posix_spawn_file_actions_t 
 		if (r->fa != fa)
 			continue;
 		if (r->op == FA_CLOSE) {
-			set(c, r->fd, NULL, false);
+			set(c, r->fd, NULL, -1, false);
 		} else if (r->op == FA_DUP2) {
+			struct sconn *sc = lookup(c, r->fd, &here);
+
 			/* adddup2(fd, fd) only clears close-on-exec: set() anyway */
-			set(c, r->newfd, lookup(c, r->fd), false);
+			set(c, r->newfd, sc, here, false);
 		} else {
 			for (unsigned i = 0; i < c->n; i++)
 				if (c->e[i].fd >= r->fd && c->e[i].sc) {

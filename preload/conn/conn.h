@@ -552,6 +552,7 @@ int soft_note_cpu(struct sconn *sc);
 #define CHILD_FDS_MAX 64
 struct child_fds_ent {
 	int fd;
+	int here;                   /* a descriptor of sc in the process that runs the spawn */
 	bool cloexec;
 	struct sconn *sc;
 };

@@ -75,14 +75,17 @@ static bool spawn_hold(struct inherit_buf *b, int fd, struct sconn *sc, bool fro
 	return true;
 }
 
-/* fd of the new process names sc; cloexec: -1 to ask ours */
-static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
+/*
+ * fd of the new process names sc, here of ours (they differ where the file
+ * actions of a spawn moved it); cloexec: -1 to ask ours.
+ */
+static void add(struct inherit_buf *b, int fd, int here, struct sconn *sc, int cloexec)
 {
 	char e[ENTRY_MAX];
 	int st = atomic_load(&sc->state), n;
 
 	if (cloexec < 0) {
-		int fl = next.fcntl(fd, F_GETFD);
+		int fl = next.fcntl(here, F_GETFD);
 
 		cloexec = fl < 0 || (fl & FD_CLOEXEC);
 	}
@@ -90,11 +93,11 @@ static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 		return;
 	/* a region made before our daemon was lost: no daemon can find it for the new image */
 	if (!b->unseen && st == SC_MAPPED && sc->daemon_epoch != ctl_epoch()) {
-		sconn_unseen(fd, sc, b->image, "its daemon is gone", !b->spawn);
+		sconn_unseen(here, sc, b->image, "its daemon is gone", !b->spawn);
 		return;
 	}
 	if (b->unseen) {
-		sconn_unseen(fd, sc, b->image, b->unseen, !b->spawn);
+		sconn_unseen(here, sc, b->image, b->unseen, !b->spawn);
 		return;
 	}
 	/*
@@ -109,9 +112,9 @@ static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 		if (sc->tp.ops->not_ours || (!b->spawn && !b->unseen))
 			return;
 		if (!b->spawn || (b->child && child_fds_has(b->child, fd)))
-			sconn_unseen(fd, sc, b->image, "a new image cannot take it over yet", !b->spawn);
-		else if (!sconn_fall_back(fd, sc, SMC_SOFT_DECL_UNSEEN))
-			sconn_back_for(fd, sc, false, true);
+			sconn_unseen(here, sc, b->image, "a new image cannot take it over yet", !b->spawn);
+		else if (!sconn_fall_back(here, sc, SMC_SOFT_DECL_UNSEEN))
+			sconn_back_for(here, sc, false, true);
 		return;
 	}
 	if (!b->s)
@@ -123,7 +126,7 @@ static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 	if (st == SC_NEW && atomic_load(&sc->decline))
 		return;
 	if (b->spawn && (st == SC_ASKED ||
-			 (st == SC_MAPPED && !spawn_hold(b, fd, sc, b->child && child_fds_has(b->child, fd)))))
+			 (st == SC_MAPPED && !spawn_hold(b, here, sc, b->child && child_fds_has(b->child, fd)))))
 		return;
 	if (st == SC_MAPPED) {
 		uint32_t wake = 0;
@@ -132,7 +135,7 @@ static void add(struct inherit_buf *b, int fd, struct sconn *sc, int cloexec)
 		TP(sc, rx_flush, &wake);
 		pthread_mutex_unlock(&sc->rx_lock);
 		if (wake)
-			soft_ring_bell(fd, sc, wake);
+			soft_ring_bell(here, sc, wake);
 	}
 	n = snprintf(e, sizeof(e), ";%d,%d,%d,%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%d,%d", fd, st,
 		     sc->role, sc->seq, (uint64_t)atomic_load(&sc->tcp_tx),
@@ -160,7 +163,7 @@ static void add_entry(int fd, struct sconn *sc, void *arg)
 	struct inherit_buf *b = arg;
 
 	if (!b->child || !child_fds_has(b->child, fd))
-		add(b, fd, sc, -1);
+		add(b, fd, fd, sc, -1);
 }
 
 /* Ours, except where the child's differ; then the child's own. */
@@ -169,7 +172,8 @@ static void add_entries(struct inherit_buf *b)
 	fd_for_each(add_entry, b);
 	for (unsigned i = 0; b->child && i < b->child->n; i++)
 		if (b->child->e[i].sc)
-			add(b, b->child->e[i].fd, b->child->e[i].sc, b->child->e[i].cloexec);
+			add(b, b->child->e[i].fd, b->child->e[i].here, b->child->e[i].sc,
+			    b->child->e[i].cloexec);
 }
 
 /*
@@ -344,7 +348,7 @@ static void leave_unseen(int fd, struct sconn *sc, void *arg)
 {
 	struct inherit_buf *b = arg;
 
-	add(b, fd, sc, -1);
+	add(b, fd, fd, sc, -1);
 }
 
 /*
