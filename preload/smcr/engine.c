@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #include <linux/futex.h>
 
 #include "smcr_int.h"
@@ -25,6 +26,7 @@ static pthread_mutex_t eng_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct smcr_lgr *groups;
 static int wake_fd = -1;
 static bool started;
+static _Atomic pid_t eng_pid;   /* the process the progress thread runs in */
 
 void smcr_env_set(const struct smcr_env *env)
 {
@@ -114,6 +116,13 @@ void smcr_engine_kick(void)
 	if (wake_fd >= 0 && eventfd_write(wake_fd, 1) < 0) {
 		/* a full counter wakes the thread as well */
 	}
+}
+
+bool smcr_engine_foreign(void)
+{
+	pid_t pid = atomic_load(&eng_pid);
+
+	return pid && getpid() != pid;
 }
 
 /* The connection and direction this thread drives (smcr_engine_drive()): its own wakes ring nothing. */
@@ -588,6 +597,7 @@ static void *progress(void *arg)
 		for (struct smcr_lgr *g = groups; g; g = g->next) {
 			pthread_mutex_lock(&g->mu);
 			drain(g);
+			smcr_lgr_say_backs(g);
 			pending |= watchdog(g);
 			pthread_mutex_unlock(&g->mu);
 		}
@@ -806,6 +816,7 @@ void smcr_after_fork_child(void)
 	pthread_mutex_init(&eng_mu, NULL);
 	groups = NULL;
 	started = false;
+	eng_pid = 0;
 	wake_fd = -1;
 	rdma_fds_after_fork_child();
 }
@@ -838,6 +849,8 @@ int smcr_engine_add(struct smcr_lgr *g)
 			rdma_fd_keep(wake_fd);
 		rc = wake_fd < 0 ? -errno : smcr_thread_start(progress, NULL);
 		started = !rc;
+		if (started)
+			eng_pid = getpid();
 	}
 	if (!rc) {
 		g->next = groups;

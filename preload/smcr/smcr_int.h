@@ -97,6 +97,8 @@ struct smcr_sock {
 	bool starved;           /* a post found the send queue full */
 	bool err_told;          /* its error is in the debug log */
 	bool released;          /* its owner let go: freed once the peer cannot write (smcr_sock_release) */
+	bool back_asked;        /* a vfork() child asks the progress thread to say BACK (back_rc: how it went) */
+	int back_rc;
 	uint8_t early[SMCR_CDC_LEN];   /* the peer's last CDC before we started */
 	uint32_t early_len;
 	_Atomic uint32_t seq[2];   /* futex words: [0] room came, [1] data or state came */
@@ -116,6 +118,11 @@ int smcr_thread_start(void *(*fn)(void *), void *arg);
 int smcr_engine_add(struct smcr_lgr *g);
 /* The group's links changed: the progress thread looks again. */
 void smcr_engine_kick(void);
+/*
+ * Not the process of the progress thread (a vfork() child, which shares
+ * our memory): the kernel refuses its posts on our queue pairs.
+ */
+bool smcr_engine_foreign(void);
 /* With g->mu held: the next completion of link li's sends wakes the progress thread. */
 void smcr_link_want_sent(struct smcr_lgr *g, int li);
 /* Waits until the progress thread woke what it put off: a connection of the caller's may go then. */
@@ -125,6 +132,8 @@ void smcr_link_bell(struct smcr_lgr *g, int li);
 /* Wake the sleepers of direction rx (or tx) of s (on the progress thread: once it let go of g->mu). */
 void smcr_sock_wake(struct smcr_sock *s, bool rx);
 
+/* sock.c: with g->mu held, BACK for the connections a vfork() child asked it of. */
+void smcr_lgr_say_backs(struct smcr_lgr *g);
 /* sock.c: whether a connection was released and not freed yet (smcr_lgr_take_released() may find it). */
 bool smcr_socks_released(void);
 /* sock.c: a released connection the peer can no longer write to, unlinked (g->mu held); NULL if none */

@@ -683,10 +683,60 @@ uint8_t smcr_sock_peer_soft(struct smcr_sock *s, uint64_t *fence)
 	return f;
 }
 
+/* How long a vfork() child waits for the progress thread to say BACK for it. */
+#define BACK_ASK_MS 5000
+
+/*
+ * A vfork() child shares our memory but not our credentials, and the
+ * kernel refuses its posts on our queue pairs (EACCES: the uverbs file was
+ * opened with the parent's): the progress thread says BACK for it.
+ */
+static int back_by_progress(struct smcr_sock *s)
+{
+	int rc = 1;
+
+	pthread_mutex_lock(&s->g->mu);
+	if (!s->live)
+		rc = -ENOTCONN;
+	else if (smcr_conn_back_state(&s->c) & SMCR_BACK_SAID)
+		rc = 0;
+	else
+		s->back_asked = true;
+	pthread_mutex_unlock(&s->g->mu);
+	for (int waited = 0; rc > 0; waited++) {
+		if (waited % 100 == 0)
+			smcr_engine_kick();
+		smcr_env.poll(NULL, 0, 1);
+		pthread_mutex_lock(&s->g->mu);
+		if (!s->back_asked)
+			rc = s->back_rc;
+		else if (!s->live || waited >= BACK_ASK_MS)
+			rc = s->live ? -ETIMEDOUT : -ENOTCONN;
+		if (rc <= 0)
+			s->back_asked = false;
+		pthread_mutex_unlock(&s->g->mu);
+	}
+	return rc;
+}
+
+void smcr_lgr_say_backs(struct smcr_lgr *g)
+{
+	for (struct smcr_sock *s = g->socks; s; s = s->next) {
+		if (!s->back_asked)
+			continue;
+		s->back_rc = s->live ? smcr_conn_back(&s->c) : -ENOTCONN;
+		s->back_asked = false;
+		if (!s->back_rc)
+			smcr_sock_wake(s, true);
+	}
+}
+
 int smcr_sock_back(struct smcr_sock *s)
 {
 	int rc;
 
+	if (smcr_engine_foreign())
+		return back_by_progress(s);
 	pthread_mutex_lock(&s->g->mu);
 	rc = s->live ? smcr_conn_back(&s->c) : -ENOTCONN;
 	pthread_mutex_unlock(&s->g->mu);

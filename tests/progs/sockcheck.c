@@ -2901,10 +2901,18 @@ static int exec_run(int fd, const char *role, enum start how)
 	return start_child(argv, how, fd);
 }
 
+/*
+ * The server's 'x' is still unread here when its image is handed over (we
+ * read it 300 ms later): on soft SMC-R the server's end sends it again by
+ * TCP as it goes back, from the descriptor it has, whatever number the new
+ * image gets.
+ */
 static int exec_c_by(int *fd, enum start how)
 {
-	/* paired at the fork, cut over only in the new image */
-	if (ping(*fd, 0) || exec_run(*fd, "client", how))
+	if (ping(*fd, 0))
+		return -1;
+	msleep(300);
+	if (recv_tok(*fd, 'x') || exec_run(*fd, "client", how))
 		return -1;
 	/* the parent kept its fd: it goes on where the exec'd image stopped */
 	if (ping(*fd, 5))
@@ -2914,7 +2922,7 @@ static int exec_c_by(int *fd, enum start how)
 
 static int exec_s_by(int *fd, enum start how)
 {
-	if (echo(*fd, 0) || exec_run(*fd, "server", how))
+	if (echo(*fd, 0) || send_tok(*fd, 'x') || exec_run(*fd, "server", how))
 		return -1;
 	return 0;
 }
@@ -2978,6 +2986,8 @@ static int exec_child(const char *role, const char *fdstr)
 	for (unsigned i = 1; i <= (server ? 5u : 4u); i++)
 		if (server ? echo(fd, i) : ping(fd, i)) {
 			printf("%s: %s: %s\n", g_case, g_role, g_err);
+			/* a spawn's stdout may be /dev/null (spawn_stdin) */
+			fprintf(stderr, "%s: %s: round %u: %s\n", g_case, g_role, i, g_err);
 			return 1;
 		}
 	return 0;

@@ -10,7 +10,9 @@
  * retries ran out; a device deleted (fake_rdma_delete()) raises a fatal
  * event instead and cannot be opened until it is added again.  Queue pairs
  * are numbered per device from 17, as rxe
- * numbers them: two devices' queue pairs have the same numbers.
+ * numbers them: two devices' queue pairs have the same numbers.  Posts
+ * from another process than the device's opener (a vfork() child) fail
+ * with EACCES, as the kernel's uverbs write refuses other credentials.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -35,6 +37,7 @@ struct rdma_dev {
 	bool gone;                      /* deleted: posts fail with EIO, as on a disassociated context */
 	enum rdma_dev_event due;        /* the event its descriptor announced */
 	uint32_t next_qpn;
+	pid_t opener;
 };
 
 struct rdma_qp {
@@ -122,6 +125,7 @@ int rdma_dev_open(const char *name, uint8_t port, const uint8_t gid[16], struct 
 	d->port.mtu = 3;
 	d->port.soft = !strncmp(name, "soft", 4);
 	d->next_qpn = 17;
+	d->opener = getpid();
 	d->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_lock(&mu);
 	add_obj((void **)devs, d);
@@ -273,6 +277,11 @@ static void push(struct rdma_qp *q, const struct rdma_event *ev)
 	eventfd_write(q->fd, 1);
 }
 
+static bool foreign(const struct rdma_qp *q)
+{
+	return getpid() != q->d->opener;
+}
+
 static bool broken(const struct rdma_qp *q)
 {
 	return q->error || q->d->down || !q->peer || q->peer->error || q->peer->d->down;
@@ -301,6 +310,8 @@ int rdma_post_write(struct rdma_qp *q, const struct rdma_mr *src, size_t off, si
 
 	if (off > src->len || len > src->len - off)
 		return -EINVAL;
+	if (foreign(q))
+		return -EACCES;
 	pthread_mutex_lock(&mu);
 	if (q->d->gone) {
 		pthread_mutex_unlock(&mu);
@@ -330,6 +341,8 @@ static int post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_
 
 	if (len > (q->size.msg_size ? q->size.msg_size : RDMA_MSG_SIZE))
 		return -EMSGSIZE;
+	if (foreign(q))
+		return -EACCES;
 	pthread_mutex_lock(&mu);
 	if (!broken(q)) {
 		struct rdma_event in = { .kind = RDMA_EV_MSG, .len = (uint32_t)len };
@@ -362,6 +375,8 @@ int rdma_post_probe(struct rdma_qp *q)
 {
 	int rc = -EIO;
 
+	if (foreign(q))
+		return -EACCES;
 	pthread_mutex_lock(&mu);
 	if (!q->d->gone)
 		rc = complete(q, 0, RDMA_EV_WRITTEN, false);
@@ -377,8 +392,7 @@ void rdma_qp_hold(struct rdma_qp *q)
 
 int rdma_qp_flush(struct rdma_qp *q)
 {
-	(void)q;
-	return 0;
+	return foreign(q) ? -EACCES : 0;
 }
 
 void rdma_qp_counts(const struct rdma_qp *q, uint64_t *posted, uint64_t *completed)

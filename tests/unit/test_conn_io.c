@@ -16,6 +16,7 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -368,7 +369,24 @@ TEST(rdma_io_back_to_tcp_close_sends_what_the_peer_did_not_read)
  * back to TCP first: what its peer had not read arrives by TCP, then what
  * either end writes next, and both ends read TCP from then on.
  */
-TEST(rdma_io_back_for_another_process_keeps_every_byte)
+/* sconn_back_for() in a vfork() child, which shares our memory but may not post (fake_rdma.c). */
+static bool back_for_in_vfork_child(struct cend *e)
+{
+	pid_t pid = vfork();
+	int st = 0;
+
+	if (pid == 0)
+		_exit(sconn_back_for(e->fd, e->sc, false, true) ? 0 : 1);
+	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/*
+ * An end handed over (to another process: by us, or by a vfork() child
+ * before its execve) with bytes unread in its peer's RMB: they come again
+ * by TCP, then the rest of the stream.
+ */
+static void back_for_keeps_every_byte(const char *srv_dev, const char *cli_dev, uint8_t net,
+				      bool vfork_child)
 {
 	static struct cend srv, cli;
 	uint8_t buf[6000], got[8192];
@@ -376,15 +394,17 @@ TEST(rdma_io_back_for_another_process_keeps_every_byte)
 	ssize_t n;
 	char w[8];
 
-	srv = (struct cend){ .r.dev = "fd2" };
-	cli = (struct cend){ .r.dev = "fd3" };
-	conn_up(&srv, &cli, 36);
+	srv = (struct cend){ .r.dev = srv_dev };
+	cli = (struct cend){ .r.dev = cli_dev };
+	conn_up(&srv, &cli, net);
 	words(&srv, &cli);
-	/* unread in the client's RMB when the server's end is handed over */
 	unread_at_client(&srv, &cli, buf, 4000);
 	for (size_t i = 4000; i < sizeof(buf); i++)
 		buf[i] = pat(i, 1);
-	CHECK(sconn_back_for(srv.fd, srv.sc, false, true));
+	if (vfork_child)
+		CHECK(back_for_in_vfork_child(&srv));
+	else
+		CHECK(sconn_back_for(srv.fd, srv.sc, false, true));
 	CHECK(conn_back_reads(srv.sc));
 	CHECK_INT(TP(srv.sc, back_state), TP_BACK_DONE);
 	CHECK_INT(csend(&srv, buf + 4000, sizeof(buf) - 4000), (int)(sizeof(buf) - 4000));
@@ -398,6 +418,17 @@ TEST(rdma_io_back_for_another_process_keeps_every_byte)
 	/* the rest of the stream went by TCP */
 	CHECK(TP(srv.sc, tx_pos) <= 4004);
 	conn_down(&srv, &cli);
+}
+
+TEST(rdma_io_back_for_another_process_keeps_every_byte)
+{
+	back_for_keeps_every_byte("fd2", "fd3", 36, false);
+}
+
+/* A vfork() child's posts are refused: the progress thread says BACK for it. */
+TEST(rdma_io_back_for_in_a_vfork_child_keeps_every_byte)
+{
+	back_for_keeps_every_byte("fd8", "fd9", 39, true);
 }
 
 struct blocked_reader {
