@@ -62,42 +62,21 @@ static void ours_reaching(int fd, struct sconn *sc, void *arg)
 		r->fn(fd, sc);
 }
 
-struct named_by {
-	struct sconn *sc;
-	int fd;
-};
-
-static void find_named(int fd, struct sconn *sc, void *arg)
-{
-	struct named_by *n = arg;
-
-	if (n->fd < 0 && sc == n->sc)
-		n->fd = fd;
-}
-
 /*
  * fn(fd, sc) for each connection the new process gets: through a
  * descriptor of ours that reaches it, and through one of its own (the dup2
  * of a vfork() child, posix_spawn's adddup2: Python's subprocess hands a
  * connection on as stdin so, its own descriptor close-on-exec or closed in
- * the child).  fd names sc in this process's table: in a vfork() child its
- * own, else one of ours.
+ * the child).  fd names sc in this process's table (child_fds_ent.here).
  */
 static void for_each_reaching(struct reaching *r)
 {
 	fd_for_each(ours_reaching, r);
 	for (unsigned i = 0; r->child && i < r->child->n; i++) {
 		const struct child_fds_ent *e = &r->child->e[i];
-		struct named_by n = { .sc = e->sc, .fd = -1 };
 
-		if (!e->sc || e->cloexec)
-			continue;
-		if (soft_vfork_child())
-			n.fd = e->fd;
-		else
-			fd_for_each(find_named, &n);
-		if (n.fd >= 0)
-			r->fn(n.fd, e->sc);
+		if (e->sc && !e->cloexec && e->here >= 0)
+			r->fn(e->here, e->sc);
 	}
 }
 
