@@ -116,6 +116,12 @@ int conn_back_flush(int fd, struct sconn *sc, bool nonblock)
 	return 0;
 }
 
+bool conn_back_waits_room(struct sconn *sc)
+{
+	return conn_back_reads(sc) && !atomic_load(&sc->back_tx) && sconn_mapped(sc) &&
+	       TP(sc, back_state) == TP_BACK_DONE;
+}
+
 void conn_back_flush_try(int fd, struct sconn *sc)
 {
 	if (atomic_load(&sc->back_tx) || pthread_mutex_trylock(&sc->tx_lock))

@@ -428,6 +428,13 @@ ssize_t conn_back_send(int fd, struct sconn *sc, const struct iovec *iov, int cn
 		       bool nonblock);
 /* Without waiting, where no writer is at it: as far as the kernel takes them (poll, epoll, reads). */
 void conn_back_flush_try(int fd, struct sconn *sc);
+/*
+ * Said and heard, and what the peer did not consume not all sent yet: a
+ * wait in poll or epoll wakes for room in the kernel, whatever the program
+ * asked for, and sends more (the peer may wait for those bytes before it
+ * says anything).
+ */
+bool conn_back_waits_room(struct sconn *sc);
 /* Before a blocking read on TCP: the same, on as room comes, until TCP has bytes to read. */
 void conn_back_before_read(int fd, struct sconn *sc);
 /* What the peer did not consume, by TCP, once it said BACK too: 0 or -errno. */

@@ -117,11 +117,18 @@ static void drop(struct ep_set *s, struct ep_entry *e)
 	*e = s->e[--s->n];
 }
 
-/* The kernel's registration: a direction on the ring waits for doorbells (not back on TCP). */
+/*
+ * The kernel's registration: a direction on the ring waits for doorbells
+ * (not back on TCP); back on TCP, bytes the peer did not consume wait for
+ * room (conn_back_waits_room()).
+ */
 static uint32_t kernel_mask(struct sconn *sc, uint32_t events)
 {
-	if ((events & EPOLLOUT) && sconn_mapped(sc) && atomic_load(&sc->tx_cut) &&
-	    !conn_back_reads(sc))
+	if (!sconn_mapped(sc))
+		return events;
+	if (conn_back_reads(sc))
+		return conn_back_waits_room(sc) ? events | EPOLLOUT : events;
+	if ((events & EPOLLOUT) && atomic_load(&sc->tx_cut))
 		return (events & ~EPOLLOUT) | EPOLLIN;
 	return events;
 }

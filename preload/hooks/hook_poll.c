@@ -58,7 +58,8 @@ static short kernel_events(struct pwait *w, nfds_t i)
 	k = want & ~(POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM);
 	if (want & (POLLIN | POLLRDNORM))
 		k |= POLLIN;           /* data before the fence, or a doorbell */
-	if ((want & (POLLOUT | POLLWRNORM)) && !(mode & SOFT_OUT_RING))
+	if (((want & (POLLOUT | POLLWRNORM)) && !(mode & SOFT_OUT_RING)) ||
+	    conn_back_waits_room(w->sc[i]))
 		k |= POLLOUT;
 	if ((want & (POLLOUT | POLLWRNORM)) && (mode & SOFT_OUT_RING)) {
 		/* the doorbell comes as POLLIN, which the peer's FIN makes true for good */

@@ -696,6 +696,10 @@ pingpong_over_bells() { # CASE
 	soft_case exit_unread
 }
 
+@test "soft: idle_peer: the peer idle in poll() for input while a forked client reads 192 KiB through small buffers" {
+	soft_case idle_peer
+}
+
 @test "soft: exec: fork+exec with the fd number in argv: the new image does the I/O" {
 	soft_case exec
 }

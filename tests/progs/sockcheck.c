@@ -2613,6 +2613,61 @@ static int exit_unread_s(int *fd)
 }
 
 /*
+ * The connection goes back to TCP while the server is idle in poll() for
+ * input: on soft SMC-R the client's fork() says BACK with the server's
+ * 192 KiB unconsumed (its RMB full, the rest in the server's send buffer),
+ * and the server's end must send them again by TCP through kernel buffers
+ * of a few KiB, as room comes, though its program asked poll() for input
+ * only.
+ */
+#define IDLE_PEER_BYTES (192 * KiB)
+
+static int tiny_buf(int fd, int opt)
+{
+	int v = 4096;
+
+	if (setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v)))
+		return fail_errno(opt == SO_SNDBUF ? "setsockopt SO_SNDBUF" : "setsockopt SO_RCVBUF");
+	return 0;
+}
+
+static int idle_peer_c(int *fd)
+{
+	pid_t pid;
+	int n = 0;
+
+	if (sync_c(*fd) || tiny_buf(*fd, SO_RCVBUF))
+		return -1;
+	g_doing = "waiting for the server's bytes to arrive";
+	while (ioctl(*fd, FIONREAD, &n) == 0 && n == 0)
+		msleep(5);
+	msleep(300);            /* the server's writes are done, or wait for our reads */
+	pid = fork();
+	if (pid < 0)
+		return fail_errno("fork");
+	if (pid == 0)
+		_exit(0);
+	if (child_status(pid, "the child") || recv_pat(*fd, 116, IDLE_PEER_BYTES) ||
+	    send_tok(*fd, 'd') || recv_tok(*fd, 'e'))
+		return -1;
+	return expect_eof(*fd, "at the end");
+}
+
+static int idle_peer_s(int *fd)
+{
+	struct pollfd p = { .fd = *fd, .events = POLLIN };
+
+	if (sync_s(*fd) || tiny_buf(*fd, SO_SNDBUF) || send_pat(*fd, 116, IDLE_PEER_BYTES))
+		return -1;
+	g_doing = "poll() for input while the client reads";
+	while (poll(&p, 1, -1) < 0)
+		if (errno != EINTR)
+			return fail_errno("poll");
+	return recv_tok(*fd, 'd') || send_tok(*fd, 'e') ? -1 : 0;
+}
+
+
+/*
  * After fork both processes keep the socket and write to it at once, each
  * its own numbered 16-byte records: every record arrives whole, each
  * writer's in its order, as with TCP where one send is never split by
@@ -4197,6 +4252,7 @@ static const struct scase {
 	{ "dup", dup_s, dup_c, 0 },
 	{ "fork", fork_s, fork_c, 0 },
 	{ "exit_unread", exit_unread_s, exit_unread_c, 0 },
+	{ "idle_peer", idle_peer_s, idle_peer_c, 0 },
 	{ "fork_writers", fork_writers_s, fork_writers_c, 0 },
 	{ "fork_early", fork_early_s, fork_early_c, 0 },
 	{ "shared_wait", shared_wait_s, shared_wait_c, 0 },
