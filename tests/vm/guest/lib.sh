@@ -28,7 +28,10 @@ echo_client() {
 	while [ $i -lt 30 ]; do
 		smc_run tcpecho client "$VMPEER" "$1" "$2" ${3:-} ${4:-} > /tmp/echo.out 2>&1 &
 		EPID=$!
-		j=0; while ! grep -q -e CONNECTED -e tcpecho: /tmp/echo.out && [ $j -lt 300 ]; do sleep 0.1; j=$((j + 1)); done
+		# connected, refused, or gone, however long a loaded guest takes to say so (a
+		# cap here took a slow connect for a refused one, and the next try's output
+		# hid the echo that was under way)
+		while ! grep -q -e CONNECTED -e tcpecho: /tmp/echo.out && kill -0 $EPID 2>/dev/null; do sleep 0.1; done
 		grep -q CONNECTED /tmp/echo.out && break
 		wait $EPID; sleep 1; i=$((i + 1))
 	done
