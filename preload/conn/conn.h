@@ -313,6 +313,8 @@ bool sconn_attach(struct sconn *sc, unsigned kind, int shm_fd, int side, bool in
  * caller's to forget.  False: nothing changed.
  */
 bool sconn_attach_transport(struct sconn *sc, const struct transport *t);
+/* How many sconn_attach_transport() succeeded in this process (with ctl_mu held, none can). */
+unsigned sconn_transports_attached(void);
 /* Tell the peer we read fence-aware now, once no plain reader is left. */
 void sconn_attach_late(struct sconn *sc);
 /* Cut tx over if the peer has attached; with tx_lock held. */

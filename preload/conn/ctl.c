@@ -153,6 +153,11 @@ bool ctl_replies_due(void)
 	return npend || norphan || ctl_neg_due();
 }
 
+/*
+ * The hints stay as they were until the caller's pend_counted(): a
+ * connection whose reply starts its negotiation is counted there first
+ * (ctl_rdma_settling() never reads zero between the two).
+ */
 static struct sconn *pend_take(uint32_t seq, bool *exec)
 {
 	for (size_t i = 0; i < npend; i++)
@@ -163,7 +168,6 @@ static struct sconn *pend_take(uint32_t seq, bool *exec)
 			if (pend[i].exec)
 				exec_waiting--;
 			pend[i] = pend[--npend];
-			pend_counted();
 			return sc;
 		}
 	return NULL;
@@ -334,6 +338,7 @@ static void take_reply(struct soft_pair_reply *r)
 		} else if (!r->error && r->status == SMC_SOFT_PAIR_ASKING && !inherited) {
 			/* between hosts: the negotiation takes our reference */
 			ctl_neg_start(sc, r);
+			pend_counted();
 			return;
 		} else if (r->error || r->status == SMC_SOFT_PAIR_DECLINED || r->shm_fd < 0) {
 			preload_dbg("libsmc-preload: fd stays TCP: %s reason 0x%08x\n",
@@ -344,6 +349,7 @@ static void take_reply(struct soft_pair_reply *r)
 		}
 		sconn_put(sc);
 	}
+	pend_counted();
 	if (r->shm_fd >= 0)
 		next.close(r->shm_fd);
 }
@@ -404,6 +410,7 @@ static void pend_orphan(struct sconn *sc)
 
 	if (!p)
 		return;
+	pend_counted();
 	if (!inherited)
 		chan_del_send(0, sc->seq, -1);
 	atomic_store(&norphan_hint, ++norphan);

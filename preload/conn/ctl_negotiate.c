@@ -440,16 +440,26 @@ static void finish(struct neg *n)
 		if (!rdma_neg_bind(n->rn, &t)) {
 			uint32_t key;
 			uint8_t link;
+			bool attached;
 
 			transport_rdma_where(&t, &key, &link);
-			if (sconn_attach_transport(n->sc, &t)) {
-				rdma_neg_free(n->rn);
+			/*
+			 * Under the control lock, which a fork() holds from the
+			 * moment it has taken every attached end back to TCP
+			 * (settle.c): one attached later would reach the child
+			 * on RDMA, which only this process can use.
+			 */
+			pthread_mutex_lock(&ctl_mu);
+			attached = sconn_attach_transport(n->sc, &t);
+			if (attached) {
 				/* the daemon lists it as SMC-R from now on, its group first */
-				pthread_mutex_lock(&ctl_mu);
 				ctl_lgr_report();
 				if (chan.fd >= 0)
 					soft_reg_clc_connected_send(&chan, n->token, key, link);
-				pthread_mutex_unlock(&ctl_mu);
+			}
+			pthread_mutex_unlock(&ctl_mu);
+			if (attached) {
+				rdma_neg_free(n->rn);
 				return;
 			}
 			/* the program made it TCP meanwhile (stdio, sharing): both ends stay */
@@ -492,8 +502,8 @@ static struct neg *next_work(int64_t now, int64_t *wake)
 				n->our_reason = DECL_PEERNOSMC;
 			if (n->step == NEG_DECLINING && !n->failed)
 				n->step = NEG_DONE;
+			/* still counted (ctl_neg_running()) until finish() attached it or gave up */
 			*p = n->next;
-			atomic_fetch_sub(&nnegs_hint, 1);
 			return n;
 		}
 		if (over)
@@ -563,6 +573,7 @@ static void *negotiator(void *arg)
 			} else {
 				pthread_mutex_unlock(&ctl_mu);
 				finish(n);
+				atomic_fetch_sub(&nnegs_hint, 1);
 				sconn_put(n->sc);
 				free(n);
 				pthread_mutex_lock(&ctl_mu);

@@ -93,6 +93,13 @@ bool sconn_attach(struct sconn *sc, unsigned kind, int shm_fd, int side, bool in
 	return ok;
 }
 
+static _Atomic unsigned transports_attached;
+
+unsigned sconn_transports_attached(void)
+{
+	return atomic_load(&transports_attached);
+}
+
 bool sconn_attach_transport(struct sconn *sc, const struct transport *t)
 {
 	bool ok = false;
@@ -105,6 +112,7 @@ bool sconn_attach_transport(struct sconn *sc, const struct transport *t)
 		TP(sc, back_offer);
 		sc->daemon_epoch = ctl_epoch();
 		atomic_store_explicit(&sc->state, SC_MAPPED, memory_order_seq_cst);
+		atomic_fetch_add(&transports_attached, 1);
 		preload_dbg("libsmc-preload: connected by %s\n", t->ops->name);
 		ok = true;
 	}

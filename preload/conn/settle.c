@@ -147,12 +147,26 @@ static void back_for_child(int fd, struct sconn *sc, void *arg)
 		sconn_back_for(fd, sc, false, false);
 }
 
+/*
+ * An end the negotiator attached between that pass and the control lock
+ * (it attaches under the lock, ctl_negotiate.c) is taken back by another
+ * pass: each needs a negotiation that ended meanwhile, so a few at most.
+ */
+#define FORK_BACK_PASSES 4
+
 static void fork_prepare(void)
 {
-	/* before the control lock, which telling the daemon takes */
-	if (atomic_load(&fd_tracked))
-		fd_for_each(back_for_child, NULL);
-	pthread_mutex_lock(&ctl_mu);
+	for (int pass = 1;; pass++) {
+		unsigned attached = sconn_transports_attached();
+
+		/* before the control lock, which telling the daemon takes */
+		if (atomic_load(&fd_tracked))
+			fd_for_each(back_for_child, NULL);
+		pthread_mutex_lock(&ctl_mu);
+		if (attached == sconn_transports_attached() || pass == FORK_BACK_PASSES)
+			break;
+		pthread_mutex_unlock(&ctl_mu);
+	}
 	if (atomic_load(&fd_tracked))
 		settle_locked(true, NULL);
 	sconn_before_fork();
