@@ -141,6 +141,24 @@ void child_fds_close(struct child_fds *c, int fd)
 	set(c, fd, NULL, -1, false);
 }
 
+/* Its own descriptors too, which our table does not have (a dup2 above the range's start). */
+void child_fds_close_range(struct child_fds *c, unsigned first, unsigned last, bool cloexec)
+{
+	for (unsigned i = 0; i < c->n; i++) {
+		struct child_fds_ent *e = &c->e[i];
+
+		if ((unsigned)e->fd < first || (unsigned)e->fd > last || !e->sc)
+			continue;
+		if (cloexec) {
+			e->cloexec = true;
+		} else {
+			sconn_put(e->sc);
+			e->sc = NULL;
+			e->here = -1;
+		}
+	}
+}
+
 /* ---- posix_spawn's file actions ---- */
 
 struct fa_rec {

@@ -575,6 +575,8 @@ struct child_fds {
 struct child_fds *child_fds_vfork(void);
 void child_fds_dup(struct child_fds *c, int oldfd, int newfd, bool cloexec);
 void child_fds_close(struct child_fds *c, int fd);
+/* close_range() in the child (cloexec: CLOSE_RANGE_CLOEXEC) over its entries. */
+void child_fds_close_range(struct child_fds *c, unsigned first, unsigned last, bool cloexec);
 bool child_fds_has(const struct child_fds *c, int fd);
 /* Give the references back; c is empty again. */
 void child_fds_release(struct child_fds *c);

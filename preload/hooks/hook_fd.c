@@ -177,6 +177,8 @@ void soft_fds_closing(unsigned first, unsigned last)
 {
 	int high = fd_high();
 
+	if (in_vfork_child())
+		child_fds_close_range(child_fds_vfork(), first, last, false);
 	for (unsigned fd = first; fd <= last && fd < (unsigned)high; fd++) {
 		if (in_vfork_child()) {
 			struct sconn *sc = fd_get((int)fd);
@@ -201,6 +203,8 @@ EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 	PRELOAD_INIT();
 	if (first <= last && !(flags & CLOSE_RANGE_CLOEXEC))
 		soft_fds_closing(first, last);
+	else if (first <= last && in_vfork_child())
+		child_fds_close_range(child_fds_vfork(), first, last, true);
 	if (first > last)
 		return raw_close_range(first, last, flags);
 	return close_range_around(first, last, flags);

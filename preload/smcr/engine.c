@@ -110,10 +110,29 @@ void smcr_link_bell(struct smcr_lgr *g, int li)
 	}
 }
 
+/*
+ * A vfork() child's descriptors are its own: it may have closed ours, or
+ * opened another file under its number.
+ */
+static bool wake_fd_still_ours(void)
+{
+	char path[40], what[32];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", wake_fd);
+	n = readlink(path, what, sizeof(what) - 1);
+	if (n < 0)
+		return false;
+	what[n] = '\0';
+	return !strcmp(what, "anon_inode:[eventfd]");
+}
+
 void smcr_engine_kick(void)
 {
+	if (wake_fd < 0 || (smcr_engine_foreign() && !wake_fd_still_ours()))
+		return;
 	/* eventfd_write(), not write(): the library's own calls stay off its hooks */
-	if (wake_fd >= 0 && eventfd_write(wake_fd, 1) < 0) {
+	if (eventfd_write(wake_fd, 1) < 0) {
 		/* a full counter wakes the thread as well */
 	}
 }
@@ -597,7 +616,7 @@ static void *progress(void *arg)
 		for (struct smcr_lgr *g = groups; g; g = g->next) {
 			pthread_mutex_lock(&g->mu);
 			drain(g);
-			smcr_lgr_say_backs(g);
+			smcr_lgr_answer_asks(g);
 			pending |= watchdog(g);
 			pthread_mutex_unlock(&g->mu);
 		}

@@ -79,6 +79,15 @@ struct smcr_path {
 	int li;
 };
 
+/* A request of a vfork() child's: asked != done while it waits (sock.c, ask_progress()). */
+enum { SMCR_ASK_BACK = 1, SMCR_ASK_STATE, SMCR_ASK_SOFT };
+struct smcr_ask {
+	uint32_t asked, done;
+	uint8_t op, flags;
+	uint64_t fence;
+	int rc;
+};
+
 struct smcr_sock {
 	struct smcr_lgr *g;
 	struct smcr_sock *next;
@@ -97,8 +106,7 @@ struct smcr_sock {
 	bool starved;           /* a post found the send queue full */
 	bool err_told;          /* its error is in the debug log */
 	bool released;          /* its owner let go: freed once the peer cannot write (smcr_sock_release) */
-	bool back_asked;        /* a vfork() child asks the progress thread to say BACK (back_rc: how it went) */
-	int back_rc;
+	struct smcr_ask ask;    /* what a vfork() child asks the progress thread to post */
 	uint8_t early[SMCR_CDC_LEN];   /* the peer's last CDC before we started */
 	uint32_t early_len;
 	_Atomic uint32_t seq[2];   /* futex words: [0] room came, [1] data or state came */
@@ -132,8 +140,8 @@ void smcr_link_bell(struct smcr_lgr *g, int li);
 /* Wake the sleepers of direction rx (or tx) of s (on the progress thread: once it let go of g->mu). */
 void smcr_sock_wake(struct smcr_sock *s, bool rx);
 
-/* sock.c: with g->mu held, BACK for the connections a vfork() child asked it of. */
-void smcr_lgr_say_backs(struct smcr_lgr *g);
+/* sock.c: with g->mu held, the posts vfork() children asked for (smcr_sock.ask). */
+void smcr_lgr_answer_asks(struct smcr_lgr *g);
 /* sock.c: whether a connection was released and not freed yet (smcr_lgr_take_released() may find it). */
 bool smcr_socks_released(void);
 /* sock.c: a released connection the peer can no longer write to, unlinked (g->mu held); NULL if none */

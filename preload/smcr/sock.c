@@ -14,6 +14,8 @@
 
 #include "smcr_int.h"
 
+static int ask_progress(struct smcr_sock *s, uint8_t op, uint8_t flags, uint64_t fence);
+
 /* The send queue of link li is full: its completions are to wake the progress thread, which posts the rest. */
 static void starve(struct smcr_sock *s, int li)
 {
@@ -624,6 +626,8 @@ int smcr_sock_set_state(struct smcr_sock *s, uint8_t cflags)
 {
 	int rc;
 
+	if (smcr_engine_foreign())
+		return ask_progress(s, SMCR_ASK_STATE, cflags, 0);
 	pthread_mutex_lock(&s->g->mu);
 	rc = s->live ? smcr_conn_set_state(&s->c, cflags) : -ENOTCONN;
 	pthread_mutex_unlock(&s->g->mu);
@@ -644,6 +648,8 @@ int smcr_sock_set_soft(struct smcr_sock *s, uint8_t flags, uint64_t fence)
 {
 	int rc;
 
+	if (smcr_engine_foreign())
+		return ask_progress(s, SMCR_ASK_SOFT, flags, fence);
 	pthread_mutex_lock(&s->g->mu);
 	rc = s->live ? smcr_conn_set_soft(&s->c, flags, fence) : -ENOTCONN;
 	pthread_mutex_unlock(&s->g->mu);
@@ -683,50 +689,70 @@ uint8_t smcr_sock_peer_soft(struct smcr_sock *s, uint64_t *fence)
 	return f;
 }
 
-/* How long a vfork() child waits for the progress thread to say BACK for it. */
-#define BACK_ASK_MS 5000
+/* How long a vfork() child waits for the progress thread to post for it. */
+#define ASK_MS 5000
+
+/* What only the progress thread's process may post (each a CDC). */
+static int ask_run(struct smcr_sock *s)
+{
+	struct smcr_ask *a = &s->ask;
+
+	if (!s->live)
+		return -ENOTCONN;
+	switch (a->op) {
+	case SMCR_ASK_BACK:
+		return smcr_conn_back(&s->c);
+	case SMCR_ASK_STATE:
+		return smcr_conn_set_state(&s->c, a->flags);
+	default:
+		return smcr_conn_set_soft(&s->c, a->flags, a->fence);
+	}
+}
 
 /*
  * A vfork() child shares our memory but not our credentials, and the
  * kernel refuses its posts on our queue pairs (EACCES: the uverbs file was
- * opened with the parent's): the progress thread says BACK for it.
+ * opened with the parent's): the progress thread posts for it, one
+ * request of a connection at a time (s->ask, under g->mu).
  */
-static int back_by_progress(struct smcr_sock *s)
+static int ask_progress(struct smcr_sock *s, uint8_t op, uint8_t flags, uint64_t fence)
 {
+	uint32_t ticket = 0;
 	int rc = 1;
 
-	pthread_mutex_lock(&s->g->mu);
-	if (!s->live)
-		rc = -ENOTCONN;
-	else if (smcr_conn_back_state(&s->c) & SMCR_BACK_SAID)
-		rc = 0;
-	else
-		s->back_asked = true;
-	pthread_mutex_unlock(&s->g->mu);
 	for (int waited = 0; rc > 0; waited++) {
-		if (waited % 100 == 0)
+		pthread_mutex_lock(&s->g->mu);
+		if (!ticket && !s->live) {
+			rc = -ENOTCONN;
+		} else if (!ticket && s->ask.asked == s->ask.done) {
+			s->ask.op = op;
+			s->ask.flags = flags;
+			s->ask.fence = fence;
+			ticket = ++s->ask.asked;
+		} else if (ticket && s->ask.done == ticket) {
+			rc = s->ask.rc;
+		} else if (waited >= ASK_MS) {
+			rc = -ETIMEDOUT;
+		}
+		pthread_mutex_unlock(&s->g->mu);
+		if (rc <= 0)
+			break;
+		if (ticket && waited % 100 == 0)
 			smcr_engine_kick();
 		smcr_env.poll(NULL, 0, 1);
-		pthread_mutex_lock(&s->g->mu);
-		if (!s->back_asked)
-			rc = s->back_rc;
-		else if (!s->live || waited >= BACK_ASK_MS)
-			rc = s->live ? -ETIMEDOUT : -ENOTCONN;
-		if (rc <= 0)
-			s->back_asked = false;
-		pthread_mutex_unlock(&s->g->mu);
 	}
 	return rc;
 }
 
-void smcr_lgr_say_backs(struct smcr_lgr *g)
+void smcr_lgr_answer_asks(struct smcr_lgr *g)
 {
 	for (struct smcr_sock *s = g->socks; s; s = s->next) {
-		if (!s->back_asked)
+		if (s->ask.asked == s->ask.done)
 			continue;
-		s->back_rc = s->live ? smcr_conn_back(&s->c) : -ENOTCONN;
-		s->back_asked = false;
-		if (!s->back_rc)
+		s->ask.rc = ask_run(s);
+		s->ask.done = s->ask.asked;
+		/* our readers asleep for the RMB read the TCP stream from now on */
+		if (s->ask.op == SMCR_ASK_BACK && !s->ask.rc)
 			smcr_sock_wake(s, true);
 	}
 }
@@ -736,7 +762,7 @@ int smcr_sock_back(struct smcr_sock *s)
 	int rc;
 
 	if (smcr_engine_foreign())
-		return back_by_progress(s);
+		return ask_progress(s, SMCR_ASK_BACK, 0, 0);
 	pthread_mutex_lock(&s->g->mu);
 	rc = s->live ? smcr_conn_back(&s->c) : -ENOTCONN;
 	pthread_mutex_unlock(&s->g->mu);

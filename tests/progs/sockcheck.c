@@ -2957,17 +2957,35 @@ static int exec_run(int fd, const char *role, enum start how)
 }
 
 /*
- * The server's 'x' is still unread here when its image is handed over (we
- * read it 300 ms later): on soft SMC-R the server's end sends it again by
- * TCP as it goes back, from the descriptor it has, whatever number the new
- * image gets.
+ * Which end hands its image over with a byte the other has not read yet
+ * (the other reads it 300 ms later, before its own hand-over): on soft
+ * SMC-R that end's connection goes back to TCP from RDMA and sends the
+ * byte again by TCP, from the descriptor it has, whatever number the new
+ * image gets.  The server for the spawns, the client for exec and vfork
+ * (a vfork() child cannot post on its parent's queue pairs); for system()
+ * both at once, each right after the first round.
  */
+static char unread_first(enum start how)
+{
+	if (how == BY_POSIX_SPAWN || how == BY_SPAWN_STDIN)
+		return 's';
+	return how == BY_SYSTEM ? 0 : 'c';
+}
+
 static int exec_c_by(int *fd, enum start how)
 {
+	char first = unread_first(how);
+
 	if (ping(*fd, 0))
 		return -1;
-	msleep(300);
-	if (recv_tok(*fd, 'x') || exec_run(*fd, "client", how))
+	if (first == 's') {
+		msleep(300);
+		if (recv_tok(*fd, 'x'))
+			return -1;
+	} else if (first == 'c' && send_tok(*fd, 'y')) {
+		return -1;
+	}
+	if (exec_run(*fd, "client", how))
 		return -1;
 	/* the parent kept its fd: it goes on where the exec'd image stopped */
 	if (ping(*fd, 5))
@@ -2977,9 +2995,18 @@ static int exec_c_by(int *fd, enum start how)
 
 static int exec_s_by(int *fd, enum start how)
 {
-	if (echo(*fd, 0) || send_tok(*fd, 'x') || exec_run(*fd, "server", how))
+	char first = unread_first(how);
+
+	if (echo(*fd, 0))
 		return -1;
-	return 0;
+	if (first == 's' && send_tok(*fd, 'x'))
+		return -1;
+	if (first == 'c') {
+		msleep(300);
+		if (recv_tok(*fd, 'y'))
+			return -1;
+	}
+	return exec_run(*fd, "server", how);
 }
 
 static int exec_c(int *fd) { return exec_c_by(fd, BY_FORK_EXEC); }

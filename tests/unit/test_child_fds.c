@@ -67,3 +67,42 @@ TEST(child_fds_spawn_actions_keep_the_spawning_descriptor)
 	close(other[1]);
 	soft_cfg = saved;
 }
+
+/* close_range() in a vfork() child: its own dup2'd descriptors in the range go too, or turn close-on-exec. */
+TEST(child_fds_close_range_takes_the_child_s_own_descriptors)
+{
+	struct soft_config saved = soft_cfg;
+	posix_spawn_file_actions_t fa;
+	const struct child_fds_ent *e;
+	struct child_fds c;
+	struct sconn *sc;
+	int s;
+
+	preload_next_init();
+	soft_config_init(true);
+	s = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(s > 2);
+	CHECK(fd_track(s, 0));
+	CHECK((sc = fd_get(s)) != NULL);
+	child_fds_fa_record(&fa, FA_DUP2, s, 40);
+	child_fds_fa_record(&fa, FA_DUP2, s, 41);
+	child_fds_of_actions(&c, &fa);
+	child_fds_close_range(&c, 41, 100, true);
+	CHECK((e = child_ent(&c, 41)) != NULL);
+	if (e)
+		CHECK(e->sc == sc && e->cloexec);
+	child_fds_close_range(&c, 30, 40, false);
+	CHECK((e = child_ent(&c, 40)) != NULL);
+	if (e)
+		CHECK(e->sc == NULL && e->here == -1);
+	CHECK((e = child_ent(&c, 41)) != NULL);
+	if (e)
+		CHECK(e->sc == sc);
+
+	child_fds_release(&c);
+	child_fds_fa_forget(&fa);
+	sconn_put(sc);
+	CHECK(fd_untrack(s));
+	close(s);
+	soft_cfg = saved;
+}

@@ -431,6 +431,34 @@ TEST(rdma_io_back_for_in_a_vfork_child_keeps_every_byte)
 	back_for_keeps_every_byte("fd8", "fd9", 39, true);
 }
 
+/*
+ * A vfork() child that resets an end (a hand-over that could not go back
+ * to TCP) posts nothing itself: the progress thread says ABORT for it, the
+ * peer hears it, and the link stays up for the group's other connections.
+ */
+TEST(rdma_io_abort_in_a_vfork_child_leaves_the_link_up)
+{
+	static struct cend srv, cli;
+	pid_t pid;
+	int st = 0;
+
+	srv = (struct cend){ .r.dev = "fda" };
+	cli = (struct cend){ .r.dev = "fdb" };
+	conn_up(&srv, &cli, 40);
+	words(&srv, &cli);
+	pid = vfork();
+	if (pid == 0) {
+		TP(srv.sc, abort);
+		_exit(0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st));
+	for (int i = 0; i < 2500 && !(TP(cli.sc, peer_state) & TP_PS_ABORT); i++)
+		usleep(2000);
+	CHECK(TP(cli.sc, peer_state) & TP_PS_ABORT);
+	CHECK_INT(smcr_lgr_links_up(srv.r.g), 1);
+	conn_down(&srv, &cli);
+}
+
 struct blocked_reader {
 	struct cend *e;
 	char got[8];
