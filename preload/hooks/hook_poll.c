@@ -154,7 +154,7 @@ static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, cons
 
 	for (;;) {
 		int64_t left = end < 0 ? -1 : end - soft_now_ns();
-		bool ready = false, rang;
+		bool ready = false, blind, rang;
 		uint32_t bell;
 		int efd;
 
@@ -167,12 +167,21 @@ static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, cons
 		}
 		ctl_poll();            /* our bell's id, or a peer's, may have come */
 		bell = bell_wait_begin(&efd);
+		blind = false;
 		for (nfds_t i = 0; i < w->n; i++)
-			if (w->sc[i])
+			if (w->sc[i]) {
+				blind |= bell == TP_BELL_TCP && sconn_mapped(w->sc[i]) &&
+					 !w->sc[i]->tp.ops->tcp_doorbells;
 				ready |= soft_arm(w->fds[i].fd, w->sc[i], (unsigned)w->fds[i].events,
 						  bell);
+			}
 		rang = false;
-		if (!ready) {
+		if (ready && blind && !any_ring_ready(w)) {
+			/* no bell of ours yet, and none comes over TCP: look again soon (conn.h) */
+			if (left < 0 || left > SETTLE_LOOK_MS * 1000000LL)
+				left = SETTLE_LOOK_MS * 1000000LL;
+			r = kernel_poll(w, k, left, mask, -1, NULL);
+		} else if (!ready) {
 			atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
 			/* replies or ends of registrations due: look again within DEL_RETRY_NS */
 			if (ctl_backlog() && (left < 0 || left > DEL_RETRY_NS))
