@@ -176,3 +176,12 @@ wait_for() {
 	i=0; while ! "$@" >/dev/null 2>&1 && [ $i -lt "$n" ]; do sleep 0.1; i=$((i + 1)); done
 	"$@" >/dev/null 2>&1
 }
+# proc_calls NAME: where each thread of each NAME process is (its system
+# call's number and arguments, /proc/PID/task/TID/syscall), for a failure.
+proc_calls() {
+	for p in $(pidof "$1"); do
+		for t in /proc/$p/task/*; do
+			echo "  > $1 $p thread ${t##*/}: $(cat $t/syscall 2>&1) ($(cat $t/wchan 2>&1))"
+		done
+	done
+}
