@@ -255,6 +255,13 @@ static struct sconn *entry_sc(struct ewait *w, int *i)
 	}
 	if (!sconn_mapped(sc)) {
 		sconn_put(sc);
+		/* on TCP for good now (a fork's child): the kernel is asked what the program asked */
+		if (e->kevents != e->events) {
+			struct epoll_event kev = { .events = e->events, .data = e->data };
+
+			if (!next.epoll_ctl(w->epfd, EPOLL_CTL_MOD, e->fd, &kev))
+				e->kevents = e->events;
+		}
 		return NULL;
 	}
 	/* a direction went to the ring after registration: tell the kernel */
@@ -415,14 +422,21 @@ static int merge_kernel(struct ewait *w, int have, int m)
 		struct epoll_event k = w->ev[j];
 		struct ep_entry *e = NULL;
 		struct sconn *sc = NULL;
-		uint32_t r;
+		uint32_t r, asked = ~0u;
 		unsigned mode;
 
-		for (int i = 0; i < w->s->n && !sc; i++)
-			if (w->s->e[i].data.u64 == k.data.u64 && (sc = entry_sc(w, &i)))
+		for (int i = 0; i < w->s->n && !sc; i++) {
+			if (w->s->e[i].data.u64 != k.data.u64)
+				continue;
+			/* what kernel_mask() asked the kernel for the ring's sake is not the program's */
+			asked = w->s->e[i].events | EPOLLERR | EPOLLHUP;
+			if ((sc = entry_sc(w, &i)))
 				e = &w->s->e[i];
+		}
 		if (!sc) {
-			w->ev[out++] = k;
+			k.events &= asked;
+			if (k.events)
+				w->ev[out++] = k;
 			continue;
 		}
 		if (e->quiet && !TP(sc, rx_bell_asked))
