@@ -108,6 +108,12 @@ int conn_back_flush(int fd, struct sconn *sc, bool nonblock)
 		w = next.send(fd, buf, (size_t)n, MSG_NOSIGNAL | (nonblock ? MSG_DONTWAIT : 0));
 		if (w < 0 && errno == EINTR)
 			continue;
+		if (w < 0 && (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)) {
+			/* TCP is over too: what was left goes nowhere, the program's sends meet the kernel's error */
+			rc = -errno;
+			atomic_store(&sc->back_tx, true);
+			return rc;
+		}
 		if (w < 0)
 			return -errno;
 		TP(sc, back_sent, (size_t)w);

@@ -256,7 +256,7 @@ static struct sconn *entry_sc(struct ewait *w, int *i)
 	if (!sconn_mapped(sc)) {
 		sconn_put(sc);
 		/* on TCP for good now (a fork's child): the kernel is asked what the program asked */
-		if (e->kevents != e->events) {
+		if (e->kevents != e->events && !e->disarmed) {
 			struct epoll_event kev = { .events = e->events, .data = e->data };
 
 			if (!next.epoll_ctl(w->epfd, EPOLL_CTL_MOD, e->fd, &kev))
@@ -264,9 +264,13 @@ static struct sconn *entry_sc(struct ewait *w, int *i)
 		}
 		return NULL;
 	}
-	/* a direction went to the ring after registration: tell the kernel */
+	/*
+	 * A direction went to the ring after registration: tell the kernel,
+	 * but not for a one-shot entry the program has not armed again (a
+	 * MOD would arm it).
+	 */
 	km = kernel_mask(sc, e->events);
-	if (km != e->kevents) {
+	if (km != e->kevents && !e->disarmed) {
 		struct epoll_event kev = { .events = km, .data = e->data };
 
 		if (!next.epoll_ctl(w->epfd, EPOLL_CTL_MOD, e->fd, &kev))
