@@ -415,6 +415,8 @@ int smcr_conn_back(struct smcr_conn *c)
 		return 0;
 	if ((c->peer_cflags | c->own_cflags) & CDC_CF_ABORT)
 		return -ECONNRESET;
+	if ((c->own_soft & CDC_SOFT_BACK_OK) && !c->peer_seq_seen)
+		return -EAGAIN;
 	if (!(c->own_soft & c->peer_soft & CDC_SOFT_BACK_OK) ||
 	    ((c->peer_cflags & (CDC_CF_DONE_WRITING | CDC_CF_CLOSED)) && c->peer_prod > c->rx_cons))
 		return -EOPNOTSUPP;

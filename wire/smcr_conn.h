@@ -174,7 +174,9 @@ int smcr_conn_error(const struct smcr_conn *c);
 /*
  * Says BACK (once; again is 0).  -EOPNOTSUPP, nothing changed, when either
  * end did not say CDC_SOFT_BACK_OK, or the peer ended writing with bytes we
- * did not consume (its TCP stream ended: they could not follow);
+ * did not consume (its TCP stream ended: they could not follow); -EAGAIN,
+ * nothing changed, while no CDC of the peer's came (its first, sent once it
+ * attached, says whether it can);
  * -ECONNRESET after an abort; or the connection's error.  From then on
  * smcr_conn_send() and smcr_conn_recv() return -EXDEV.  When the peer's
  * BACK (said first or as the answer) shows that we ended writing with bytes

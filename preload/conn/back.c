@@ -67,10 +67,14 @@ void conn_back_report(int fd, struct sconn *sc)
 #define BACK_LOOK_NS 1000000L
 #define BACK_GIVE_UP_MS 5000
 
-static int wait_heard(struct sconn *sc, bool nonblock)
+int64_t conn_back_deadline(void)
 {
-	int64_t end = 0;
+	return soft_now_ns() + BACK_GIVE_UP_MS * 1000000LL;
+}
 
+/* end: the deadline (conn_back_deadline()), 0 for one from the first look */
+static int wait_heard(struct sconn *sc, bool nonblock, int64_t end)
+{
 	while (TP(sc, back_state) != TP_BACK_DONE) {
 		struct timespec ts = { 0, BACK_LOOK_NS };
 
@@ -79,7 +83,7 @@ static int wait_heard(struct sconn *sc, bool nonblock)
 		if (nonblock)
 			return -EAGAIN;
 		if (!end)
-			end = soft_now_ns() + BACK_GIVE_UP_MS * 1000000LL;
+			end = conn_back_deadline();
 		else if (soft_now_ns() >= end)
 			return -ETIMEDOUT;
 		next.nanosleep(&ts, NULL);
@@ -96,7 +100,7 @@ int conn_back_flush(int fd, struct sconn *sc, bool nonblock)
 
 	if (atomic_load(&sc->back_tx))
 		return 0;
-	if ((rc = wait_heard(sc, nonblock)))
+	if ((rc = wait_heard(sc, nonblock, 0)))
 		return rc;
 	for (;;) {
 		ssize_t n = TP(sc, back_pending, buf, sizeof(buf)), w;
@@ -178,21 +182,27 @@ ssize_t conn_back_send(int fd, struct sconn *sc, const struct iovec *iov, int cn
  * kernel's would after a close; given up after BACK_GIVE_UP_MS without
  * an answer or without room.
  */
-int conn_back_flush_all(int fd, struct sconn *sc)
+int conn_back_flush_all_by(int fd, struct sconn *sc, int64_t end)
 {
 	int rc;
 
 	if (atomic_load(&sc->back_tx))
 		return 0;
-	if ((rc = wait_heard(sc, false)))
+	if ((rc = wait_heard(sc, false, end)))
 		return rc;
 	while ((rc = conn_back_flush(fd, sc, true)) == -EAGAIN || rc == -EWOULDBLOCK) {
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		int64_t left_ms = end ? (end - soft_now_ns()) / 1000000 : BACK_GIVE_UP_MS;
 
-		if (next.poll(&p, 1, BACK_GIVE_UP_MS) <= 0)
+		if (left_ms <= 0 || next.poll(&p, 1, (int)left_ms) <= 0)
 			return -ETIMEDOUT;
 	}
 	return rc;
+}
+
+int conn_back_flush_all(int fd, struct sconn *sc)
+{
+	return conn_back_flush_all_by(fd, sc, 0);
 }
 
 bool conn_back_before_fin(int fd, struct sconn *sc)

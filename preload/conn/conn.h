@@ -339,6 +339,18 @@ void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, 
  */
 bool sconn_back_for(int fd, struct sconn *sc, bool leaving, bool may_wait);
 /*
+ * sconn_back_for() in steps, for several ends at once (a fork), each
+ * giving up at end (conn_back_deadline()); may_wait: for tx_lock.
+ * sconn_back_say() says BACK without waiting for anything: 0, -EAGAIN
+ * while the peer has not said whether it can (its first CDC), -EBUSY
+ * (another thread sends), or why not; sconn_back_say_by() says it,
+ * asking again while -EAGAIN; sconn_back_finish() waits for the
+ * peer's answer and sends what it did not consume.
+ */
+int sconn_back_say(int fd, struct sconn *sc, bool may_wait);
+bool sconn_back_say_by(int fd, struct sconn *sc, bool may_wait, int64_t end);
+bool sconn_back_finish(int fd, struct sconn *sc, bool leaving, bool may_wait, int64_t end);
+/*
  * I/O we cannot see may come (io_uring, a receiver without the library): a
  * mapped connection that has not cut over stays on TCP for good, with
  * reason (SMC_CLC_DECL_*) for smcss.  False if a direction has cut over.
@@ -443,6 +455,10 @@ void conn_back_before_read(int fd, struct sconn *sc);
 int conn_back_flush(int fd, struct sconn *sc, bool nonblock);
 /* The same before a FIN (shutdown, close, exit), waiting for room whatever O_NONBLOCK says. */
 int conn_back_flush_all(int fd, struct sconn *sc);
+/* When a wait for the peer's BACK and for room, begun now, gives up (soft_now_ns()'s clock). */
+int64_t conn_back_deadline(void);
+/* conn_back_flush_all() giving up at end (several ends going back at once: one deadline). */
+int conn_back_flush_all_by(int fd, struct sconn *sc, int64_t end);
 /*
  * Before the kernel's FIN of a close (tx_lock not held): back to TCP now
  * or while we closed, the bytes the peer did not consume go first.  False

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "conn.h"
@@ -340,22 +341,56 @@ static void conn_reset(int fd, struct sconn *sc)
 	next.connect(fd, &unspec, sizeof(unspec));
 }
 
+int sconn_back_say(int fd, struct sconn *sc, bool may_wait)
+{
+	int rc;
+
+	if (!sconn_mapped(sc))
+		return -ENOTCONN;
+	if (may_wait)
+		pthread_mutex_lock(&sc->tx_lock);
+	else if (pthread_mutex_trylock(&sc->tx_lock))
+		return -EBUSY;
+	rc = conn_back_say(fd, sc);
+	pthread_mutex_unlock(&sc->tx_lock);
+	return rc;
+}
+
+#define BACK_SAY_LOOK_NS 1000000L
+
+bool sconn_back_say_by(int fd, struct sconn *sc, bool may_wait, int64_t end)
+{
+	int rc;
+
+	/* an end that attached before its peer: the peer's first CDC says whether it can */
+	while ((rc = sconn_back_say(fd, sc, may_wait)) == -EAGAIN && soft_now_ns() < end) {
+		struct timespec ts = { 0, BACK_SAY_LOOK_NS };
+
+		next.nanosleep(&ts, NULL);
+	}
+	if (rc)
+		preload_dbg("libsmc-preload: fd %d cannot go back to TCP: %s\n", fd,
+			    rc == -EAGAIN ? "the peer never said whether it can" : strerror(-rc));
+	return rc == 0;
+}
+
 bool sconn_back_for(int fd, struct sconn *sc, bool leaving, bool may_wait)
+{
+	int64_t end = conn_back_deadline();
+
+	return sconn_back_say_by(fd, sc, may_wait, end) && sconn_back_finish(fd, sc, leaving, may_wait, end);
+}
+
+bool sconn_back_finish(int fd, struct sconn *sc, bool leaving, bool may_wait, int64_t end)
 {
 	bool told, last;
 	int rc;
 
-	if (!sconn_mapped(sc))
-		return false;
 	if (may_wait)
 		pthread_mutex_lock(&sc->tx_lock);
 	else if (pthread_mutex_trylock(&sc->tx_lock))
 		return false;
-	if (conn_back_say(fd, sc)) {
-		pthread_mutex_unlock(&sc->tx_lock);
-		return false;
-	}
-	rc = conn_back_flush_all(fd, sc);
+	rc = conn_back_flush_all_by(fd, sc, end);
 	pthread_mutex_unlock(&sc->tx_lock);
 	if (rc)
 		return false;

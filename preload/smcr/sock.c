@@ -765,6 +765,9 @@ int smcr_sock_back(struct smcr_sock *s)
 		return ask_progress(s, SMCR_ASK_BACK, 0, 0);
 	pthread_mutex_lock(&s->g->mu);
 	rc = s->live ? smcr_conn_back(&s->c) : -ENOTCONN;
+	if (rc == -EOPNOTSUPP)
+		smcr_log("libsmc-preload: soft SMC-R: connection %u: no BACK: soft flags ours 0x%02x, the peer's 0x%02x%s\n",
+			 s->token, s->c.own_soft, s->c.peer_soft, s->c.peer_seq_seen ? "" : " (no CDC of its yet)");
 	pthread_mutex_unlock(&s->g->mu);
 	/* our readers asleep for the RMB read the TCP stream from now on */
 	if (!rc)

@@ -163,7 +163,8 @@ struct transport_ops {
 	 * Back to TCP (doc/soft-transport.md), for an end another process is
 	 * to hold: back_offer before our first byte (our bytes are kept until
 	 * the peer consumed them; false where the transport cannot);
-	 * back_say (0, -EOPNOTSUPP where it or the peer cannot, -errno);
+	 * back_say (0, -EOPNOTSUPP where it or the peer cannot, -EAGAIN while
+	 * the peer has not said yet whether it can, -errno);
 	 * back_state (TP_BACK_*); once done, back_pending copies the bytes
 	 * the peer did not consume (at most size), to go by TCP before any
 	 * other, and back_sent says n of them went.  After back_say, produce

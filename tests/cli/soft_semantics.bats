@@ -978,6 +978,13 @@ exec wc -c <&3' bash "$port"
 	soft_case shared_wait
 }
 
+# A client forks holding four connections, each with bytes of the server's
+# it has not read: the child reads the rest of every one (on soft SMC-R
+# all four go back to TCP at the fork, at once).
+@test "soft: fork_many: a fork with four connections, bytes unread on each" {
+	soft_case fork_many
+}
+
 @test "soft: rcvlowat: SO_RCVLOWAT set after the cut-over: a blocking read waits for the mark, getsockopt gives it back" {
 	soft_case rcvlowat
 	SMC_SOFT_FUTEX=0 soft_case rcvlowat

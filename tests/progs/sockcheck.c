@@ -2865,6 +2865,112 @@ static int shared_wait_s(int *fd)
 	return recv_tok(*fd, 'z');
 }
 
+/*
+ * Cases with more than one connection (F_MORE_CONNS): the server keeps
+ * listening, the client knows where it connected.
+ */
+static int g_lfd = -1;
+static struct sockaddr_in g_server;
+
+static int more_conns_c(int *c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		c[i] = socket(AF_INET, SOCK_STREAM, 0);
+		if (c[i] < 0)
+			return fail_errno("socket of another connection");
+		if (connect(c[i], (struct sockaddr *)&g_server, sizeof(g_server)) < 0)
+			return fail_errno("connect of another connection");
+		settle(c[i]);
+	}
+	return 0;
+}
+
+static int more_conns_s(int *c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		c[i] = accept(g_lfd, NULL, NULL);
+		if (c[i] < 0)
+			return fail_errno("accept of another connection");
+		settle(c[i]);
+	}
+	return 0;
+}
+
+/*
+ * fork_many: a client forks with four connections, each with bytes of the
+ * server's it has not read; the child reads the rest of each (on soft
+ * SMC-R every end goes back to TCP at the fork, all at once, and the
+ * server sends those bytes again by TCP).
+ */
+#define MANY_CONNS 4
+#define MANY_BYTES 8192
+#define MANY_READ 1024
+
+static int fork_many_child(const int *c)
+{
+	g_role = "client's child";
+	for (int i = 0; i < MANY_CONNS; i++)
+		if (recv_with(c[i], rx_read, 70 + (uint64_t)i, MANY_READ, MANY_BYTES - MANY_READ,
+			      "the child's read of the rest") ||
+		    send_tok(c[i], 'k'))
+			return -1;
+	return 0;
+}
+
+static int fork_many_c(int *fd)
+{
+	int c[MANY_CONNS] = { *fd, -1, -1, -1 }, rc = -1;
+	pid_t pid;
+
+	if (more_conns_c(c + 1, MANY_CONNS - 1))
+		goto out;
+	for (int i = 0; i < MANY_CONNS; i++)
+		if (sync_c(c[i]))
+			goto out;
+	for (int i = 0; i < MANY_CONNS; i++)
+		if (recv_with(c[i], rx_read, 70 + (uint64_t)i, 0, MANY_READ, "read of the first KiB"))
+			goto out;
+	pid = fork();
+	if (pid < 0) {
+		fail_errno("fork");
+		goto out;
+	}
+	if (pid == 0) {
+		if (fork_many_child(c)) {
+			printf("%s: %s: %s\n", g_case, g_role, g_err);
+			fflush(stdout);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	rc = child_status(pid, "the child that read the rest");
+out:
+	for (int i = 1; i < MANY_CONNS; i++)
+		if (c[i] >= 0)
+			close(c[i]);
+	return rc;
+}
+
+static int fork_many_s(int *fd)
+{
+	int c[MANY_CONNS] = { *fd, -1, -1, -1 }, rc = -1;
+
+	if (more_conns_s(c + 1, MANY_CONNS - 1))
+		goto out;
+	for (int i = 0; i < MANY_CONNS; i++)
+		if (sync_s(c[i]) || send_pat(c[i], 70 + (uint64_t)i, MANY_BYTES))
+			goto out;
+	for (int i = 0; i < MANY_CONNS; i++)
+		if (recv_tok(c[i], 'k'))
+			goto out;
+	rc = 0;
+out:
+	for (int i = 1; i < MANY_CONNS; i++)
+		if (c[i] >= 0)
+			close(c[i]);
+	return rc;
+}
+
 extern char **environ;
 static char g_self[PATH_MAX];
 
@@ -4239,7 +4345,7 @@ static int stdio_late_c(int *fd)
 
 /* ---- the case table ------------------------------------------------------ */
 
-enum { F_SMALLBUF = 1, F_NOSIGPIPE_IGN = 2, F_URING = 4, F_PASS_CHILD = 8, F_ZEROCOPY = 16 };
+enum { F_SMALLBUF = 1, F_NOSIGPIPE_IGN = 2, F_URING = 4, F_PASS_CHILD = 8, F_ZEROCOPY = 16, F_MORE_CONNS = 32 };
 
 static const struct scase {
 	const char *name;
@@ -4283,6 +4389,7 @@ static const struct scase {
 	{ "fork_writers", fork_writers_s, fork_writers_c, 0 },
 	{ "fork_early", fork_early_s, fork_early_c, 0 },
 	{ "shared_wait", shared_wait_s, shared_wait_c, 0 },
+	{ "fork_many", fork_many_s, fork_many_c, F_MORE_CONNS },
 	{ "exec", exec_s, exec_c, 0 },
 	{ "spawn", spawn_s, spawn_c, 0 },
 	{ "system", system_s, system_c, 0 },
@@ -4395,7 +4502,10 @@ static int run_server(const char *port, const struct scase *c, int *fd)
 	*fd = accept(lfd, NULL, NULL);
 	if (*fd < 0)
 		return fail_errno("accept");
-	close(lfd);
+	if (c->flags & F_MORE_CONNS)
+		g_lfd = lfd;
+	else
+		close(lfd);
 	settle(*fd);
 	g_doing = "running the case";
 	return c->server(fd);
@@ -4454,6 +4564,7 @@ static int run_client(const char *host, const char *port, const struct scase *c,
 		close(*fd);
 		usleep(200000);
 	}
+	g_server = a;
 	settle(*fd);
 	g_doing = "running the case";
 	return c->client(fd);

@@ -701,13 +701,21 @@ TEST(smcr_conn_back_refused)
 	uint8_t m[SMCR_CDC_LEN];
 	struct smcr_cdc cdc;
 
-	/* a peer that never said BACK_OK (an older library): refused, nothing sent */
+	/* before the peer's first CDC: not known yet (it says BACK_OK once attached), nothing sent */
 	ends_init(&a, &b, &ab, &ba, 0, 0);
 	CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_BACK_OK, 0), 0);
 	drain(&ab);
+	CHECK_INT(smcr_conn_back(&a.c), -EAGAIN);
+	CHECK_INT(smcr_conn_back_state(&a.c), 0);
+	CHECK_INT(ab.n, 0);
+	/* a peer whose CDCs never say BACK_OK (an older library): refused, nothing sent */
+	CHECK_INT(smcr_conn_send(&b.c, &iov, 1), 100);
+	drain(&ba);
 	CHECK_INT(smcr_conn_back(&a.c), -EOPNOTSUPP);
 	CHECK_INT(smcr_conn_back_state(&a.c), 0);
 	CHECK_INT(ab.n, 0);
+	CHECK_INT(smcr_conn_recv(&a.c, &iov, 1, false), 100);
+	drain(&ab);
 	/* nor one that said it while we did not */
 	CHECK_INT(smcr_conn_back(&b.c), -EOPNOTSUPP);
 	/* BACK only through smcr_conn_back() */
