@@ -313,8 +313,6 @@ bool sconn_attach(struct sconn *sc, unsigned kind, int shm_fd, int side, bool in
  * caller's to forget.  False: nothing changed.
  */
 bool sconn_attach_transport(struct sconn *sc, const struct transport *t);
-/* How many sconn_attach_transport() succeeded in this process (with ctl_mu held, none can). */
-unsigned sconn_transports_attached(void);
 /* Tell the peer we read fence-aware now, once no plain reader is left. */
 void sconn_attach_late(struct sconn *sc);
 /* Cut tx over if the peer has attached; with tx_lock held. */
@@ -340,7 +338,8 @@ void sconn_unseen(int fd, struct sconn *sc, const char *image, const char *why, 
 bool sconn_back_for(int fd, struct sconn *sc, bool leaving, bool may_wait);
 /*
  * sconn_back_for() in steps, for several ends at once (a fork), each
- * giving up at end (conn_back_deadline()); may_wait: for tx_lock.
+ * giving up at end (conn_back_deadline()); may_wait: for tx_lock (else
+ * the say only tries it, the finish waits for it until end).
  * sconn_back_say() says BACK without waiting for anything: 0, -EAGAIN
  * while the peer has not said whether it can (its first CDC), -EBUSY
  * (another thread sends), or why not; sconn_back_say_by() says it,

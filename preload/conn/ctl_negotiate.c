@@ -71,6 +71,19 @@ struct neg {
 
 static struct neg *negs;                 /* ctl_mu */
 static _Atomic unsigned nnegs_hint;        /* how many */
+static unsigned forks_preparing;           /* ctl_mu: attaches wait (ctl_neg_hold_attaches()) */
+static pthread_cond_t fork_cv = PTHREAD_COND_INITIALIZER;
+
+void ctl_neg_hold_attaches(void)
+{
+	forks_preparing++;
+}
+
+void ctl_neg_release_attaches(void)
+{
+	if (forks_preparing && !--forks_preparing)
+		pthread_cond_broadcast(&fork_cv);
+}
 
 bool ctl_neg_running(void)
 {
@@ -158,6 +171,8 @@ void ctl_neg_after_fork_child(void)
 	/* the parent's negotiations, and its thread, stay the parent's */
 	negs = NULL;
 	atomic_store(&nnegs_hint, 0);
+	forks_preparing = 0;
+	pthread_cond_init(&fork_cv, NULL);
 	ctl_pend_after_fork_child();
 	nclc = 0;
 	atomic_store(&nclc_hint, 0);
@@ -444,12 +459,13 @@ static void finish(struct neg *n)
 
 			transport_rdma_where(&t, &key, &link);
 			/*
-			 * Under the control lock, which a fork() holds from the
-			 * moment it has taken every attached end back to TCP
-			 * (settle.c): one attached later would reach the child
-			 * on RDMA, which only this process can use.
+			 * Not while a fork() is prepared (settle.c): one attached
+			 * after it took every attached end back to TCP would reach
+			 * the child on RDMA, which only this process can use.
 			 */
 			pthread_mutex_lock(&ctl_mu);
+			while (forks_preparing)
+				pthread_cond_wait(&fork_cv, &ctl_mu);
 			attached = sconn_attach_transport(n->sc, &t);
 			if (attached) {
 				/* the daemon lists it as SMC-R from now on, its group first */

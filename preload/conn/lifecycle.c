@@ -94,13 +94,6 @@ bool sconn_attach(struct sconn *sc, unsigned kind, int shm_fd, int side, bool in
 	return ok;
 }
 
-static _Atomic unsigned transports_attached;
-
-unsigned sconn_transports_attached(void)
-{
-	return atomic_load(&transports_attached);
-}
-
 bool sconn_attach_transport(struct sconn *sc, const struct transport *t)
 {
 	bool ok = false;
@@ -113,7 +106,6 @@ bool sconn_attach_transport(struct sconn *sc, const struct transport *t)
 		TP(sc, back_offer);
 		sc->daemon_epoch = ctl_epoch();
 		atomic_store_explicit(&sc->state, SC_MAPPED, memory_order_seq_cst);
-		atomic_fetch_add(&transports_attached, 1);
 		preload_dbg("libsmc-preload: connected by %s\n", t->ops->name);
 		ok = true;
 	}
@@ -381,19 +373,42 @@ bool sconn_back_for(int fd, struct sconn *sc, bool leaving, bool may_wait)
 	return sconn_back_say_by(fd, sc, may_wait, end) && sconn_back_finish(fd, sc, leaving, may_wait, end);
 }
 
+/* tx_lock by end (soft_now_ns()'s clock): a writer that took it after our BACK sends what is left itself. */
+static bool tx_lock_by(struct sconn *sc, int64_t end)
+{
+	struct timespec at;
+	int64_t left = end - soft_now_ns();
+
+	if (left < 0)
+		left = 0;
+	clock_gettime(CLOCK_REALTIME, &at);
+	at.tv_sec += (time_t)(left / 1000000000);
+	at.tv_nsec += (long)(left % 1000000000);
+	if (at.tv_nsec >= 1000000000) {
+		at.tv_sec++;
+		at.tv_nsec -= 1000000000;
+	}
+	return pthread_mutex_timedlock(&sc->tx_lock, &at) == 0;
+}
+
 bool sconn_back_finish(int fd, struct sconn *sc, bool leaving, bool may_wait, int64_t end)
 {
 	bool told, last;
 	int rc;
 
-	if (may_wait)
+	if (may_wait) {
 		pthread_mutex_lock(&sc->tx_lock);
-	else if (pthread_mutex_trylock(&sc->tx_lock))
-		return false;
+	} else if (!tx_lock_by(sc, end)) {
+		/* that writer held it to the end: done if it sent them */
+		if (!atomic_load(&sc->back_tx))
+			return false;
+		goto sent;
+	}
 	rc = conn_back_flush_all_by(fd, sc, end);
 	pthread_mutex_unlock(&sc->tx_lock);
 	if (rc)
 		return false;
+sent:
 	/* a region whose daemon is gone has no row (as sconn_unseen()) */
 	told = sc->daemon_epoch == ctl_epoch();
 	if (told)

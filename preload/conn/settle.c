@@ -204,26 +204,16 @@ static void backs_for_child(void)
 	backs_finish(&b);
 }
 
-/*
- * An end the negotiator attached between that pass and the control lock
- * (it attaches under the lock, ctl_negotiate.c) is taken back by another
- * pass: each needs a negotiation that ended meanwhile, so a few at most.
- */
-#define FORK_BACK_PASSES 4
-
 static void fork_prepare(void)
 {
-	for (int pass = 1;; pass++) {
-		unsigned attached = sconn_transports_attached();
-
-		/* before the control lock, which telling the daemon takes */
-		if (atomic_load(&fd_tracked))
-			backs_for_child();
-		pthread_mutex_lock(&ctl_mu);
-		if (attached == sconn_transports_attached() || pass == FORK_BACK_PASSES)
-			break;
-		pthread_mutex_unlock(&ctl_mu);
-	}
+	/* no end attaches from here until the fork is done (fork_parent()) */
+	pthread_mutex_lock(&ctl_mu);
+	ctl_neg_hold_attaches();
+	pthread_mutex_unlock(&ctl_mu);
+	/* before the control lock, which telling the daemon takes */
+	if (atomic_load(&fd_tracked))
+		backs_for_child();
+	pthread_mutex_lock(&ctl_mu);
 	if (atomic_load(&fd_tracked))
 		settle_locked(true, NULL);
 	sconn_before_fork();
@@ -231,6 +221,7 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
+	ctl_neg_release_attaches();
 	pthread_mutex_unlock(&ctl_mu);
 }
 

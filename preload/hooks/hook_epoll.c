@@ -430,12 +430,22 @@ static int merge_kernel(struct ewait *w, int have, int m)
 		unsigned mode;
 
 		for (int i = 0; i < w->s->n && !sc; i++) {
+			int n = w->s->n;
+
 			if (w->s->e[i].data.u64 != k.data.u64)
 				continue;
-			/* what kernel_mask() asked the kernel for the ring's sake is not the program's */
-			asked = w->s->e[i].events | EPOLLERR | EPOLLHUP;
-			if ((sc = entry_sc(w, &i)))
+			if ((sc = entry_sc(w, &i))) {
 				e = &w->s->e[i];
+			} else if (w->s->n == n) {
+				/*
+				 * Its socket is on TCP now: what kernel_mask() asked
+				 * the kernel for the ring's sake is not the program's,
+				 * nor anything after a one-shot report of ours.
+				 */
+				const struct ep_entry *tcp = &w->s->e[i];
+
+				asked = tcp->disarmed ? 0 : tcp->events | EPOLLERR | EPOLLHUP;
+			}
 		}
 		if (!sc) {
 			k.events &= asked;
