@@ -225,6 +225,13 @@ void bell_fds_closed(unsigned first, unsigned last);
 void bell_after_fork_child(void);
 /* The daemon went away: its bell ids mean nothing to the next one. */
 void bell_daemon_lost(void);
+/*
+ * No connection attaches to a transport between the two (an execve hands
+ * this image's connections over: one attached meanwhile would reach the
+ * new image on RDMA, which only this one can use); holds nest.
+ */
+void ctl_attaches_hold(void);
+void ctl_attaches_release(void);
 /* execve: the control connection survives it (ctl_mu held from prepare to
  * done); head is "FD:FAMILY:SEQ" for the new image's ctl_exec_adopt(). */
 bool ctl_exec_prepare(char *head, size_t len);

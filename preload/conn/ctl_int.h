@@ -83,11 +83,7 @@ void ctl_neg_drop_all(void);
 bool ctl_neg_due(void);
 /* Negotiations of this process not over yet. */
 bool ctl_neg_running(void);
-/*
- * With ctl_mu held: no connection attaches to a transport from the hold
- * until its release (a fork() is prepared: settle.c); holds nest.
- */
-void ctl_neg_hold_attaches(void);
+/* ctl_attaches_release() with ctl_mu held (a fork's parent: settle.c). */
 void ctl_neg_release_attaches(void);
 /* In a forked child: the parent's requests are not counted as ours. */
 void ctl_pend_after_fork_child(void);

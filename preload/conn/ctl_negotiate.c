@@ -71,18 +71,27 @@ struct neg {
 
 static struct neg *negs;                 /* ctl_mu */
 static _Atomic unsigned nnegs_hint;        /* how many */
-static unsigned forks_preparing;           /* ctl_mu: attaches wait (ctl_neg_hold_attaches()) */
-static pthread_cond_t fork_cv = PTHREAD_COND_INITIALIZER;
-
-void ctl_neg_hold_attaches(void)
-{
-	forks_preparing++;
-}
+static unsigned attaches_held;             /* ctl_mu: attaches wait (ctl_attaches_hold()) */
+static pthread_cond_t attach_cv = PTHREAD_COND_INITIALIZER;
 
 void ctl_neg_release_attaches(void)
 {
-	if (forks_preparing && !--forks_preparing)
-		pthread_cond_broadcast(&fork_cv);
+	if (attaches_held && !--attaches_held)
+		pthread_cond_broadcast(&attach_cv);
+}
+
+void ctl_attaches_hold(void)
+{
+	pthread_mutex_lock(&ctl_mu);
+	attaches_held++;
+	pthread_mutex_unlock(&ctl_mu);
+}
+
+void ctl_attaches_release(void)
+{
+	pthread_mutex_lock(&ctl_mu);
+	ctl_neg_release_attaches();
+	pthread_mutex_unlock(&ctl_mu);
 }
 
 bool ctl_neg_running(void)
@@ -171,8 +180,8 @@ void ctl_neg_after_fork_child(void)
 	/* the parent's negotiations, and its thread, stay the parent's */
 	negs = NULL;
 	atomic_store(&nnegs_hint, 0);
-	forks_preparing = 0;
-	pthread_cond_init(&fork_cv, NULL);
+	attaches_held = 0;
+	pthread_cond_init(&attach_cv, NULL);
 	ctl_pend_after_fork_child();
 	nclc = 0;
 	atomic_store(&nclc_hint, 0);
@@ -464,8 +473,8 @@ static void finish(struct neg *n)
 			 * the child on RDMA, which only this process can use.
 			 */
 			pthread_mutex_lock(&ctl_mu);
-			while (forks_preparing)
-				pthread_cond_wait(&fork_cv, &ctl_mu);
+			while (attaches_held)
+				pthread_cond_wait(&attach_cv, &ctl_mu);
 			attached = sconn_attach_transport(n->sc, &t);
 			if (attached) {
 				/* the daemon lists it as SMC-R from now on, its group first */

@@ -207,9 +207,7 @@ static void backs_for_child(void)
 static void fork_prepare(void)
 {
 	/* no end attaches from here until the fork is done (fork_parent()) */
-	pthread_mutex_lock(&ctl_mu);
-	ctl_neg_hold_attaches();
-	pthread_mutex_unlock(&ctl_mu);
+	ctl_attaches_hold();
 	/* before the control lock, which telling the daemon takes */
 	if (atomic_load(&fd_tracked))
 		backs_for_child();

@@ -437,6 +437,8 @@ int soft_execve(const char *path, char *const argv[], char *const envp[])
 		errno = saved;
 		return r;
 	}
+	/* until the execve failed: none attaches after the pass over them below */
+	ctl_attaches_hold();
 	fd_for_each(let_fallen_go, (void *)path);
 	if (!unseen)
 		fd_for_each(let_own_go, (void *)path);
@@ -446,7 +448,11 @@ int soft_execve(const char *path, char *const argv[], char *const envp[])
 					    .unseen = unseen ? UNSEEN_NO_LIBRARY : "no daemon to hand it over" };
 
 		fd_for_each(leave_unseen, &gone);
-		return exec_alone(path, argv, envp);
+		r = exec_alone(path, argv, envp);
+		saved = errno;
+		ctl_attaches_release();
+		errno = saved;
+		return r;
 	}
 	b.image = path;
 	b.cap = 256;
@@ -471,13 +477,12 @@ int soft_execve(const char *path, char *const argv[], char *const envp[])
 	saved = errno;
 	exec_drop_holders(&drop, 1);
 	exec_drop_free(&drop);
-	if (!env) {
-		errno = saved;
-		return r;
+	if (env) {
+		ctl_exec_done();
+		free(env);
+		free(var);
 	}
-	ctl_exec_done();
-	free(env);
-	free(var);
+	ctl_attaches_release();
 	errno = saved;
 	return r;
 }
