@@ -180,6 +180,12 @@ bool ctl_backlog(void);
  */
 bool ctl_rdma_settling(void);
 #define SETTLE_LOOK_MS 20
+/*
+ * A sleep in poll or epoll on a transport that rings nothing over TCP
+ * (soft SMC-R) has only our bell to wake it: it looks at the rings again
+ * after this long all the same, as a blocking receive's does (io.c).
+ */
+#define QUIET_LOOK_NS (250 * 1000000LL)
 /* Socket fd of sc is closed here; last: no other process holds it, the
  * daemon's registration goes. */
 void ctl_forget(int fd, struct sconn *sc, bool last);

@@ -234,6 +234,8 @@ struct ewait {
 	 * and its transport rings none over TCP.  The wait looks again soon.
 	 */
 	bool blind;
+	/* An armed entry's transport rings nothing over TCP: only our bell wakes it. */
+	bool bell_only;
 };
 
 /*
@@ -368,8 +370,10 @@ static bool arm_all(struct ewait *w, bool arm, uint32_t bell)
 
 		if (!sc)
 			continue;
-		if (arm && bell == TP_BELL_TCP && !sc->tp.ops->tcp_doorbells)
-			w->blind = true;
+		if (arm && !sc->tp.ops->tcp_doorbells) {
+			w->bell_only = true;
+			w->blind |= bell == TP_BELL_TCP;
+		}
 		if (arm && !w->s->e[i].disarmed) {
 			struct ep_entry *e = &w->s->e[i];
 			unsigned mode;
@@ -585,7 +589,10 @@ static int soft_epoll_wait(struct ewait *w, int64_t timeout_ns, const sigset_t *
 			left = DEL_RETRY_NS;
 		if (w->blind && (left < 0 || left > (int64_t)SETTLE_LOOK_MS * 1000000))
 			left = (int64_t)SETTLE_LOOK_MS * 1000000;
-		w->blind = false;
+		/* a lost ring of our bell would be the only thing between it and a sleep for ever */
+		if (w->bell_only && (left < 0 || left > QUIET_LOOK_NS))
+			left = QUIET_LOOK_NS;
+		w->blind = w->bell_only = false;
 		r = efd >= 0 ? bell_wait(w, efd, &rang, left, mask) : kernel_wait(w, 0, left, mask);
 		arm_all(w, false, bell);
 		bell_wait_end(efd, rang);

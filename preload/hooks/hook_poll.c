@@ -152,9 +152,11 @@ static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, cons
 	bool spun = false;
 	int r;
 
+	bool looked = false;       /* the last turn found a "look again" and nothing on the rings */
+
 	for (;;) {
 		int64_t left = end < 0 ? -1 : end - soft_now_ns();
-		bool ready = false, blind, rang;
+		bool ready = false, blind, bell_only, rang;
 		uint32_t bell;
 		int efd;
 
@@ -167,17 +169,23 @@ static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, cons
 		}
 		ctl_poll();            /* our bell's id, or a peer's, may have come */
 		bell = bell_wait_begin(&efd);
-		blind = false;
+		blind = bell_only = false;
 		for (nfds_t i = 0; i < w->n; i++)
 			if (w->sc[i]) {
-				blind |= bell == TP_BELL_TCP && sconn_mapped(w->sc[i]) &&
-					 !w->sc[i]->tp.ops->tcp_doorbells;
+				bool rdma = sconn_mapped(w->sc[i]) && !w->sc[i]->tp.ops->tcp_doorbells;
+
+				blind |= bell == TP_BELL_TCP && rdma;
+				bell_only |= rdma;
 				ready |= soft_arm(w->fds[i].fd, w->sc[i], (unsigned)w->fds[i].events,
 						  bell);
 			}
 		rang = false;
-		if (ready && blind && !any_ring_ready(w)) {
-			/* no bell of ours yet, and none comes over TCP: look again soon (conn.h) */
+		if (ready && (blind || looked) && !any_ring_ready(w)) {
+			/*
+			 * No bell of ours yet, and none comes over TCP; or a
+			 * second "look again" in a row that shows nothing: look
+			 * again soon, not at once (conn.h).
+			 */
 			if (left < 0 || left > SETTLE_LOOK_MS * 1000000LL)
 				left = SETTLE_LOOK_MS * 1000000LL;
 			r = kernel_poll(w, k, left, mask, -1, NULL);
@@ -186,10 +194,14 @@ static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, cons
 			/* replies or ends of registrations due: look again within DEL_RETRY_NS */
 			if (ctl_backlog() && (left < 0 || left > DEL_RETRY_NS))
 				left = DEL_RETRY_NS;
+			/* a transport that rings nothing over TCP: its state looked at now and then too */
+			if (bell_only && (left < 0 || left > QUIET_LOOK_NS))
+				left = QUIET_LOOK_NS;
 			r = kernel_poll(w, k, left, mask, efd, &rang);
 		} else {
 			r = kernel_poll(w, k, 0, mask, -1, NULL);
 		}
+		looked = ready && !r;
 		for (nfds_t i = 0; i < w->n; i++)
 			if (w->sc[i])
 				soft_disarm(w->sc[i]);
