@@ -1332,21 +1332,30 @@ static int wait_for_offer(int fd, struct sconn *sc, int flags)
  * A blocking receive on a connection being paired while a pairing of ours
  * may still cut over to RDMA (ctl_rdma_settling()): the kernel's receive
  * would sleep through the cut-over, whose producer rings no doorbell over
- * TCP, so it waits for TCP bytes in steps first.  True once the connection
- * is mapped (the caller goes on there); false: the receive itself tells.
+ * TCP, so it waits for TCP bytes in steps first, through signals whose
+ * handlers restart it (the kernel's receive would go on too).  1 once the
+ * connection is mapped (the caller goes on there); 0: the receive itself
+ * tells; -EINTR: a handler without SA_RESTART ran.
  */
-static bool wait_settling(int fd, struct sconn *sc, int flags)
+static int wait_settling(int fd, struct sconn *sc, int flags)
 {
 	if ((flags & MSG_DONTWAIT) || nonblocking(fd, sc, flags) || rcvtimeo_ms(fd, sc))
-		return false;
+		return 0;
 	while (atomic_load(&sc->state) == SC_ASKED && ctl_rdma_settling()) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
+		unsigned mark = sig_norestart_mark();
+		int r = next.poll(&p, 1, SETTLE_LOOK_MS);
 
-		if (next.poll(&p, 1, SETTLE_LOOK_MS) != 0)
-			return false;
+		if (r < 0 && errno == EINTR) {
+			if (!sig_restarts(mark))
+				return -EINTR;
+			continue;
+		}
+		if (r != 0)
+			return 0;
 		ctl_poll();
 	}
-	return sconn_mapped(sc);
+	return sconn_mapped(sc) ? 1 : 0;
 }
 
 /* The receive's result when the connection was mapped while it waited (soft_recv goes on there). */
@@ -1356,11 +1365,9 @@ static ssize_t plain_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 			  int flags, int st, struct msghdr *mh)
 {
 	ssize_t r;
-	int saved;
+	int saved, w;
 
 	if (st == SC_NEW) {
-		int w;
-
 		offer_check(fd, sc);
 		if ((w = wait_for_offer(fd, sc, flags))) {
 			atomic_fetch_sub(&sc->plain_rx, 1);
@@ -1368,9 +1375,12 @@ static ssize_t plain_recv(int fd, struct sconn *sc, const struct iovec *iov, int
 			return -1;
 		}
 	}
-	if (wait_settling(fd, sc, flags)) {
+	if ((w = wait_settling(fd, sc, flags))) {
 		atomic_fetch_sub(&sc->plain_rx, 1);
-		return PLAIN_NOW_MAPPED;
+		if (w > 0)
+			return PLAIN_NOW_MAPPED;
+		errno = -w;
+		return -1;
 	}
 	r = mh ? next.recvmsg(fd, mh, flags) : tcp_recvv(fd, iov, iovcnt, flags);
 	saved = errno;
