@@ -3607,6 +3607,33 @@ static int fill_shut(int fd, uint64_t seed, uint64_t *total)
 }
 
 /*
+ * fill_shut(), and again while half a second later one more byte goes: a
+ * connection that cut over to shared memory or RDMA meanwhile (its
+ * negotiation outlasted the first words, as on a loaded host) has room on
+ * its new path.
+ */
+static int fill_full(int fd, uint64_t seed, uint64_t *total)
+{
+	for (int tries = 0; tries < 20; tries++) {
+		unsigned char b;
+		ssize_t r;
+
+		if (fill_shut(fd, seed, total))
+			return -1;
+		msleep(500);
+		pat_fill(&b, seed, *total, 1);
+		r = send(fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return fail_errno("send after filling");
+		if (r > 0)
+			*total += (uint64_t)r;
+	}
+	return fail("the connection never stayed full");
+}
+
+/*
  * The client fills the connection, then sends one more byte: a handler
  * without SA_RESTART interrupts that send (nothing of it was sent), one
  * with SA_RESTART lets it wait until the server reads (after 1.5 s of quiet).
@@ -3619,14 +3646,14 @@ static int eintr_send_c(int *fd)
 	int e;
 
 	/* a word each way first: the server reads (its end attaches, our sends cut over) */
-	if (send_tok(*fd, 'g') || recv_tok(*fd, 'r') || fill_shut(*fd, 133, &total))
+	if (send_tok(*fd, 'g') || recv_tok(*fd, 'r') || fill_full(*fd, 133, &total))
 		return -1;
 	pat_fill(&b, 133, total, 1);
 	g_doing = "send without SA_RESTART";
 	if ((r = call_signalled(*fd, &b, 1, true, 0, &e)) != -1 || e != EINTR)
 		return fail("send on a full connection interrupted by a handler without SA_RESTART: "
 			    "%s, want EINTR", r >= 0 ? "sent" : strerror(e));
-	if (fill_shut(*fd, 133, &total))
+	if (fill_full(*fd, 133, &total))
 		return -1;
 	pat_fill(&b, 133, total, 1);
 	g_doing = "send with SA_RESTART";
