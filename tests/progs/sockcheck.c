@@ -3560,10 +3560,17 @@ static int eintr_c(int *fd)
 
 static int eintr_s(int *fd)
 {
+	unsigned char b[1000];
+
 	if (recv_tok(*fd, 'g'))
 		return -1;
 	msleep(300);	/* let signals interrupt the client's recv a few times */
-	if (send_pat(*fd, 132, 1000))	/* one write: a signal after part of it would end the recv */
+	/*
+	 * One write (send_pat() writes pieces: its first byte alone): a signal
+	 * after part of it would end the recv.
+	 */
+	pat_fill(b, 132, 0, sizeof(b));
+	if (write_all(*fd, b, sizeof(b), "write of the 1000 bytes"))
 		return -1;
 	return recv_tok(*fd, 'k');
 }
