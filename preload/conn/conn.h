@@ -361,6 +361,8 @@ bool sconn_back_for(int fd, struct sconn *sc, bool leaving, bool may_wait);
  */
 int sconn_back_say(int fd, struct sconn *sc, bool may_wait);
 bool sconn_back_say_by(int fd, struct sconn *sc, bool may_wait, int64_t end);
+/* SMC_DEBUG: why fd could not go back to TCP (rc from sconn_back_say()) */
+void sconn_back_refused(int fd, int rc);
 bool sconn_back_finish(int fd, struct sconn *sc, bool leaving, bool may_wait, int64_t end);
 /*
  * I/O we cannot see may come (io_uring, a receiver without the library): a

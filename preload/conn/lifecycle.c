@@ -348,6 +348,12 @@ int sconn_back_say(int fd, struct sconn *sc, bool may_wait)
 	return rc;
 }
 
+void sconn_back_refused(int fd, int rc)
+{
+	preload_dbg("libsmc-preload: fd %d cannot go back to TCP: %s\n", fd,
+		    rc == -EAGAIN ? "the peer never said whether it can" : strerror(-rc));
+}
+
 #define BACK_SAY_LOOK_NS 1000000L
 
 bool sconn_back_say_by(int fd, struct sconn *sc, bool may_wait, int64_t end)
@@ -361,8 +367,7 @@ bool sconn_back_say_by(int fd, struct sconn *sc, bool may_wait, int64_t end)
 		next.nanosleep(&ts, NULL);
 	}
 	if (rc)
-		preload_dbg("libsmc-preload: fd %d cannot go back to TCP: %s\n", fd,
-			    rc == -EAGAIN ? "the peer never said whether it can" : strerror(-rc));
+		sconn_back_refused(fd, rc);
 	return rc == 0;
 }
 

@@ -157,7 +157,7 @@ static void back_say_for_child(int fd, struct sconn *sc, void *arg)
 		return;
 	rc = sconn_back_say(fd, sc, false);
 	if (rc && rc != -EAGAIN) {
-		preload_dbg("libsmc-preload: fd %d cannot go back to TCP: %s\n", fd, strerror(-rc));
+		sconn_back_refused(fd, rc);
 		return;
 	}
 	if (b->n == b->cap) {
