@@ -56,7 +56,8 @@ static int send_cdc(struct smcr_conn *c)
 		.token = c->peer_token,
 		.prod = curs_at(c->tx_sent, c->peer_rmb_size),
 		.cons = curs_at(c->rx_cons, c->rmb_size),
-		.prod_flags = c->write_blocked ? CDC_PF_WRITE_BLOCKED : 0,
+		.prod_flags = (c->write_blocked ? CDC_PF_WRITE_BLOCKED : 0) |
+			      (c->cons_ask == SMCR_CONS_ASK ? CDC_PF_CONS_UPD_REQ : 0),
 		.conn_state_flags = c->own_cflags,
 		.soft_flags = c->own_soft,
 		.soft_fence = c->own_fence,
@@ -77,6 +78,8 @@ static int send_cdc(struct smcr_conn *c)
 	c->seq++;
 	c->rx_told = c->rx_cons;
 	c->cdc_due = false;
+	if (c->cons_ask == SMCR_CONS_ASK)
+		c->cons_ask = SMCR_CONS_ASKED;
 	return 0;
 }
 
@@ -317,6 +320,8 @@ int smcr_conn_rx(struct smcr_conn *c, const uint8_t *msg, size_t len)
 	cons = take_cons(c, m.cons);
 	if (prod < 0 || cons < 0)
 		return fail(c, -EPROTO);
+	if (c->cons_ask == SMCR_CONS_ASKED)
+		c->cons_ask = SMCR_CONS_ANSWERED;
 	if (prod)
 		what |= SMCR_RX_DATA;
 	if (cons)
@@ -407,6 +412,28 @@ int smcr_conn_error(const struct smcr_conn *c)
 	return c->err;
 }
 
+/*
+ * We ended writing, and the peer had not consumed all as far as it told
+ * (it tells only when its window needs it): ask it, and let its next CDC
+ * decide.  -EAGAIN until then, -EOPNOTSUPP if it still had not.
+ */
+static int ask_cons(struct smcr_conn *c)
+{
+	int rc;
+
+	if (c->cons_ask == SMCR_CONS_ANSWERED) {
+		c->cons_ask = 0;        /* a later BACK asks again */
+		return -EOPNOTSUPP;
+	}
+	if (!c->cons_ask) {
+		c->cons_ask = SMCR_CONS_ASK;
+		c->cdc_due = true;
+		if ((rc = smcr_conn_push(c)))
+			return rc;
+	}
+	return -EAGAIN;
+}
+
 int smcr_conn_back(struct smcr_conn *c)
 {
 	if (c->err)
@@ -417,9 +444,12 @@ int smcr_conn_back(struct smcr_conn *c)
 		return -ECONNRESET;
 	if ((c->own_soft & CDC_SOFT_BACK_OK) && !c->peer_seq_seen)
 		return -EAGAIN;
+	/* a TCP stream that ended (ours or the peer's) cannot carry the bytes not read yet */
 	if (!(c->own_soft & c->peer_soft & CDC_SOFT_BACK_OK) ||
 	    ((c->peer_cflags & (CDC_CF_DONE_WRITING | CDC_CF_CLOSED)) && c->peer_prod > c->rx_cons))
 		return -EOPNOTSUPP;
+	if (ended_with_unread(c))
+		return ask_cons(c);
 	return say_back(c);
 }
 

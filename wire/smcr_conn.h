@@ -71,6 +71,9 @@ struct smcr_link_ops {
 #define SMCR_RX_BACK      0x10u /* the peer said BACK (answered already): both directions go by TCP */
 
 /* smcr_conn_back_state() */
+#define SMCR_CONS_ASK      1u      /* a CDC with CDC_PF_CONS_UPD_REQ is to go or went */
+#define SMCR_CONS_ASKED    2u      /* it went */
+#define SMCR_CONS_ANSWERED 3u      /* a CDC of the peer's came after it */
 #define SMCR_BACK_SAID    0x1u  /* we said BACK: our RMB is read no more */
 #define SMCR_BACK_HEARD   0x2u  /* the peer said BACK: its consumer cursor is final */
 
@@ -112,6 +115,7 @@ struct smcr_conn {
 
 	/* back to TCP */
 	uint8_t back;                   /* SMCR_BACK_* */
+	uint8_t cons_ask;               /* SMCR_CONS_*: our view of the peer's cursor asked for before BACK */
 	uint64_t back_out;              /* handed out for TCP up to here (from the peer's final cursor) */
 };
 
@@ -173,10 +177,12 @@ int smcr_conn_error(const struct smcr_conn *c);
 
 /*
  * Says BACK (once; again is 0).  -EOPNOTSUPP, nothing changed, when either
- * end did not say CDC_SOFT_BACK_OK, or the peer ended writing with bytes we
- * did not consume (its TCP stream ended: they could not follow); -EAGAIN,
- * nothing changed, while no CDC of the peer's came (its first, sent once it
- * attached, says whether it can);
+ * end did not say CDC_SOFT_BACK_OK, or an end ended writing with bytes its
+ * peer did not consume (its TCP stream ended: they could not follow);
+ * -EAGAIN, nothing else changed, while no CDC of the peer's came (its
+ * first, sent once it attached, says whether it can), and when we ended
+ * writing and the peer may have consumed more than it told: a CDC asks it
+ * for its cursor (CDC_PF_CONS_UPD_REQ), and the peer's next CDC decides;
  * -ECONNRESET after an abort; or the connection's error.  From then on
  * smcr_conn_send() and smcr_conn_recv() return -EXDEV.  When the peer's
  * BACK (said first or as the answer) shows that we ended writing with bytes

@@ -354,7 +354,8 @@ bool sconn_back_for(int fd, struct sconn *sc, bool leaving, bool may_wait);
  * giving up at end (conn_back_deadline()); may_wait: for tx_lock (else
  * the say only tries it, the finish waits for it until end).
  * sconn_back_say() says BACK without waiting for anything: 0, -EAGAIN
- * while the peer has not said whether it can (its first CDC), -EBUSY
+ * while the peer has not said whether it can (its first CDC, or its
+ * cursor after our shutdown: smcr_conn_back()), -EBUSY
  * (another thread sends), or why not; sconn_back_say_by() says it,
  * asking again while -EAGAIN; sconn_back_finish() waits for the
  * peer's answer and sends what it did not consume.

@@ -351,7 +351,7 @@ int sconn_back_say(int fd, struct sconn *sc, bool may_wait)
 void sconn_back_refused(int fd, int rc)
 {
 	preload_dbg("libsmc-preload: fd %d cannot go back to TCP: %s\n", fd,
-		    rc == -EAGAIN ? "the peer never said whether it can" : strerror(-rc));
+		    rc == -EAGAIN ? "the peer did not say in time whether it can" : strerror(-rc));
 }
 
 #define BACK_SAY_LOOK_NS 1000000L

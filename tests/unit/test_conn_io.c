@@ -526,3 +526,195 @@ TEST(rdma_io_back_to_tcp_answering_reader_on_its_rmb_sends_it_too)
 {
 	answering_reader("fd6", "fd7", 38, true);
 }
+
+struct big_reader {
+	struct cend *e;
+	int flags;
+	uint8_t got[9000];
+	size_t want;
+	ssize_t n;
+	atomic_bool done;
+};
+
+static void *read_big(void *arg)
+{
+	struct big_reader *b = arg;
+
+	b->n = crecv(b->e, b->got, b->want, b->flags);
+	atomic_store(&b->done, true);
+	return NULL;
+}
+
+/* Until both ends heard BACK, at most 10 s. */
+static void back_done(struct cend *a, struct cend *b)
+{
+	for (int i = 0; i < 5000 && (TP(a->sc, back_state) != TP_BACK_DONE ||
+				     TP(b->sc, back_state) != TP_BACK_DONE); i++)
+		usleep(2000);
+	CHECK_INT(TP(a->sc, back_state), TP_BACK_DONE);
+	CHECK_INT(TP(b->sc, back_state), TP_BACK_DONE);
+}
+
+/*
+ * A receive that waits for more than has come (MSG_WAITALL, or a mark
+ * set with SO_RCVLOWAT) while its direction goes back to TCP: the bytes
+ * by RDMA count, the rest comes by TCP, and it returns once, with what it
+ * waited for in order; with the mark it does not return early.
+ * back_by_reader: the reading end says BACK (else the writing one).
+ */
+static void wait_across_back(const char *srv_dev, const char *cli_dev, uint8_t net, bool lowat,
+			     bool back_by_reader)
+{
+	static struct cend srv, cli;
+	static struct big_reader br;
+	uint8_t buf[8000];
+	uint8_t rest[sizeof(buf)];
+	size_t have;
+	pthread_t t;
+	int low = 5000;
+
+	srv = (struct cend){ .r.dev = srv_dev };
+	cli = (struct cend){ .r.dev = cli_dev };
+	conn_up(&srv, &cli, net);
+	words(&srv, &cli);
+	if (lowat) {
+		CHECK_INT(setsockopt(cli.fd, SOL_SOCKET, SO_RCVLOWAT, &low, sizeof(low)), 0);
+		soft_rcvlowat_set(cli.fd, cli.sc, low);
+	}
+	br = (struct big_reader){ .e = &cli, .flags = lowat ? 0 : MSG_WAITALL, .want = sizeof(buf) };
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = pat(i, 1);
+	CHECK_INT(pthread_create(&t, NULL, read_big, &br), 0);
+	CHECK_INT(csend(&srv, buf, 3000), 3000);
+	CHECK(TP(srv.sc, tx_pos) >= 3000);
+	usleep(50000);
+	CHECK(!atomic_load(&br.done));
+	CHECK_INT(conn_back_say(back_by_reader ? cli.fd : srv.fd, back_by_reader ? cli.sc : srv.sc), 0);
+	back_done(&srv, &cli);
+	usleep(50000);
+	CHECK(!atomic_load(&br.done));
+	CHECK_INT(csend(&srv, buf + 3000, sizeof(buf) - 3000), (int)(sizeof(buf) - 3000));
+	pthread_join(t, NULL);
+	if (lowat)
+		CHECK(br.n >= low && br.n <= (ssize_t)sizeof(buf));
+	else
+		CHECK_INT(br.n, (int)sizeof(buf));
+	have = br.n > 0 ? (size_t)br.n : 0;
+	CHECK(!memcmp(br.got, buf, have));
+	while (have < sizeof(buf)) {
+		ssize_t n = crecv(&cli, rest, sizeof(buf) - have, 0);
+
+		CHECK(n > 0);
+		if (n <= 0)
+			break;
+		CHECK(!memcmp(rest, buf + have, (size_t)n));
+		have += (size_t)n;
+	}
+	/* the bytes after BACK went by TCP */
+	CHECK(TP(srv.sc, tx_pos) <= 3004);
+	conn_down(&srv, &cli);
+}
+
+TEST(rdma_io_back_to_tcp_waitall_across_it)
+{
+	wait_across_back("fe0", "fe1", 41, false, false);
+}
+
+TEST(rdma_io_back_to_tcp_waitall_across_it_said_by_the_reader)
+{
+	wait_across_back("fe2", "fe3", 42, false, true);
+}
+
+TEST(rdma_io_back_to_tcp_rcvlowat_across_it)
+{
+	wait_across_back("fe4", "fe5", 43, true, false);
+}
+
+TEST(rdma_io_back_to_tcp_rcvlowat_across_it_said_by_the_reader)
+{
+	wait_across_back("fe6", "fe7", 44, true, true);
+}
+
+/* conn_back_say() asked again while -EAGAIN (the peer's cursor asked for), at most 10 s. */
+static int back_say_again(struct cend *e)
+{
+	int rc;
+
+	for (int i = 0; (rc = conn_back_say(e->fd, e->sc)) == -EAGAIN && i < 5000; i++)
+		usleep(2000);
+	return rc;
+}
+
+/*
+ * A direction shut down on RDMA before BACK.  Its bytes unread: neither
+ * end can go back (the TCP stream ended, they could not follow it), and
+ * the reader gets them by RDMA, then the end of the stream.  Read: back to
+ * TCP, where the reader finds the end of the stream and the other
+ * direction goes on.
+ */
+static void shutdown_before_back(const char *srv_dev, const char *cli_dev, uint8_t net,
+				 bool unread, bool back_by_reader)
+{
+	static struct cend srv, cli;
+	struct cend *by;
+	uint8_t buf[3000], got[4096];
+	size_t have = 0;
+	ssize_t n = -1;
+	char w[8];
+
+	srv = (struct cend){ .r.dev = srv_dev };
+	cli = (struct cend){ .r.dev = cli_dev };
+	conn_up(&srv, &cli, net);
+	words(&srv, &cli);
+	unread_at_client(&srv, &cli, buf, sizeof(buf));
+	if (!unread) {
+		while (have < sizeof(buf) && (n = crecv(&cli, got + have, sizeof(got) - have, 0)) > 0)
+			have += (size_t)n;
+		CHECK_INT(have, sizeof(buf));
+	}
+	CHECK_INT(soft_shutdown(srv.fd, srv.sc, SHUT_WR), 0);
+	/* until the reader heard it */
+	for (int i = 0; i < 5000 && !(TP(cli.sc, peer_state) & TP_PS_DONE_WRITING); i++)
+		usleep(2000);
+	by = back_by_reader ? &cli : &srv;
+	if (unread) {
+		CHECK_INT(back_say_again(by), -EOPNOTSUPP);
+		CHECK_INT(TP(srv.sc, back_state), 0);
+		CHECK_INT(TP(cli.sc, back_state), 0);
+	} else {
+		CHECK_INT(back_say_again(by), 0);
+		back_done(&srv, &cli);
+	}
+	while (have < sizeof(got) && (n = crecv(&cli, got + have, sizeof(got) - have, 0)) > 0)
+		have += (size_t)n;
+	CHECK_INT(n, 0);
+	CHECK_INT(have, sizeof(buf));
+	CHECK(!memcmp(got, buf, sizeof(buf)));
+	CHECK_INT(csend(&cli, "late", 4), 4);
+	CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
+	CHECK(!memcmp(w, "late", 4));
+	/* after BACK the word went by TCP */
+	if (!unread)
+		CHECK(TP(cli.sc, tx_pos) <= 4);
+	conn_down(&srv, &cli);
+}
+
+TEST(rdma_io_back_to_tcp_refused_after_a_shutdown_with_bytes_unread)
+{
+	shutdown_before_back("fe8", "fe9", 45, true, false);
+}
+
+TEST(rdma_io_back_to_tcp_refused_after_a_shutdown_with_bytes_unread_by_the_reader)
+{
+	shutdown_before_back("fea", "feb", 46, true, true);
+}
+
+TEST(rdma_io_back_to_tcp_after_a_shutdown_read)
+{
+	shutdown_before_back("fec", "fed", 47, false, false);
+}
+
+TEST(rdma_io_back_to_tcp_after_a_shutdown_read_said_by_the_reader)
+{
+	shutdown_before_back("fee", "fef", 48, false, true);
+}

@@ -731,6 +731,22 @@ TEST(smcr_conn_back_refused)
 	drain(&ab);
 	drain(&ba);
 	CHECK_INT(smcr_conn_back(&b.c), -EOPNOTSUPP);
+	/*
+	 * nor may the writer, whose TCP stream ended too: it asks the
+	 * reader's cursor once (it may have read more than it told), and
+	 * the answer says no; BACK is not said
+	 */
+	CHECK_INT(smcr_conn_back(&a.c), -EAGAIN);
+	CHECK_INT(smcr_conn_back(&a.c), -EAGAIN);
+	CHECK_INT(ab.n, 1);
+	CHECK_INT(smcr_cdc_decode(ab.q[ab.head].msg, SMCR_CDC_LEN, &cdc), 0);
+	CHECK(cdc.prod_flags & CDC_PF_CONS_UPD_REQ);
+	drain(&ab);
+	drain(&ba);
+	CHECK_INT(smcr_conn_back(&a.c), -EOPNOTSUPP);
+	CHECK_INT(smcr_conn_back_state(&a.c), 0);
+	CHECK_INT(smcr_conn_back_state(&b.c), 0);
+	CHECK_INT(ab.n, 0);
 	/* read, it may */
 	CHECK_INT(smcr_conn_recv(&b.c, &iov, 1, false), 100);
 	CHECK_INT(smcr_conn_back(&b.c), 0);
@@ -763,6 +779,44 @@ TEST(smcr_conn_back_refused)
 	cdc.soft_flags = CDC_SOFT_BACK_OK | CDC_SOFT_BACK;
 	smcr_cdc_encode(&cdc, m, sizeof(m));
 	CHECK_INT(smcr_conn_rx(&a.c, m, sizeof(m)), -EPROTO);
+}
+
+/*
+ * A writer that ended writing after the reader consumed every byte without
+ * telling (a small read leaves the cursor untold): BACK asks the cursor,
+ * and goes once the answer shows all consumed.
+ */
+TEST(smcr_conn_back_after_shutdown_asks_the_cursor)
+{
+	static struct end a, b;
+	static struct flink ab, ba;
+	uint8_t x[100] = { 0 };
+	struct iovec iov = { x, sizeof(x) };
+
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_BACK_OK, 0), 0);
+	CHECK_INT(smcr_conn_set_soft(&b.c, CDC_SOFT_BACK_OK, 0), 0);
+	drain(&ab);
+	drain(&ba);
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 100);
+	CHECK_INT(smcr_conn_set_state(&a.c, CDC_CF_DONE_WRITING), 0);
+	drain(&ab);
+	CHECK_INT(smcr_conn_recv(&b.c, &iov, 1, false), 100);
+	CHECK_INT(ba.n, 0);             /* the cursor is not told for so little */
+	CHECK(a.c.peer_cons < a.c.tx_prep);
+	CHECK_INT(smcr_conn_back(&a.c), -EAGAIN);
+	CHECK_INT(smcr_conn_back_state(&a.c), 0);
+	drain(&ab);
+	CHECK_INT(ba.n, 1);             /* the answer */
+	drain(&ba);
+	CHECK(a.c.peer_cons == a.c.tx_prep);
+	CHECK_INT(smcr_conn_back(&a.c), 0);
+	drain(&ab);
+	drain(&ba);
+	CHECK_INT(smcr_conn_back_state(&a.c), SMCR_BACK_SAID | SMCR_BACK_HEARD);
+	CHECK_INT(smcr_conn_back_state(&b.c), SMCR_BACK_SAID | SMCR_BACK_HEARD);
+	CHECK_INT(smcr_conn_error(&a.c), 0);
+	CHECK_INT(smcr_conn_error(&b.c), 0);
 }
 
 /* A writer that ended its TCP stream before the reader consumed its bytes cannot follow a BACK: both reset. */
