@@ -187,7 +187,7 @@ SMCR_LAYER_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(wildcard preload/smcr/*.c) pr
 	$(wildcard preload/transport/*.c))
 $(OBJ)/tests/unit/test_smcr_lgr.o $(OBJ)/tests/unit/fake_rdma.o: ALL_CFLAGS += -Ipreload/rdma -Ipreload/smcr
 $(OBJ)/tests/unit/test_transport_rdma.o $(OBJ)/tests/unit/test_rdma_clc.o $(OBJ)/tests/unit/test_transport_kinds.o $(OBJ)/tests/unit/rdmafx.o: ALL_CFLAGS += $(PRELOAD_I_transport)
-$(OBJ)/tests/unit/test_conn_io.o $(OBJ)/tests/unit/test_child_fds.o: ALL_CFLAGS += $(PRELOAD_I_conn)
+$(OBJ)/tests/unit/test_conn_io.o $(OBJ)/tests/unit/test_child_fds.o $(OBJ)/tests/unit/test_fork_share.o: ALL_CFLAGS += $(PRELOAD_I_conn)
 # The connection layer (preload/conn/ over preload/base/), for io.c over the fake RDMA (tests/unit/test_conn_io.c) and child_fds.c.
 CONN_LAYER_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(wildcard preload/conn/*.c) $(wildcard preload/base/*.c))
 $(O)/tests/unit_tests: $(UNIT_OBJS) $(TOOL_OBJS) $(SMC_OBJS) $(SOFT_OBJS) $(SMCR_LAYER_OBJS) $(CONN_LAYER_OBJS) $(LIBSMC)

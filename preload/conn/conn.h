@@ -102,6 +102,11 @@ struct sconn {
 	/* MAPPED, both directions on TCP for good at both ends (stay_tcp): what a forked child reads */
 	_Atomic bool tcp_for_good;
 	unsigned daemon_epoch;     /* ctl_epoch() when mapped */
+	/* a forked child may hold a copy (fork_share.c): the slot of its page, NULL none */
+	_Atomic(struct fork_page *) fork_page;
+	unsigned fork_idx;
+	uint32_t fork_gen;
+	bool fork_exec_out;        /* an execve is to close this copy (conn_fork_share_exec()) */
 };
 
 /* sc's transport does op (transport.h); only from MAPPED on. */
@@ -584,6 +589,42 @@ bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx);
 bool soft_cpus_crowded(void);
 /* Where we run now, for a peer deciding whether to spin: the CPU, or -1. */
 int soft_note_cpu(struct sconn *sc);
+
+/* ---- fork_share.c: a forked child's first use of an end its owner holds ---- */
+struct fork_page;
+#define FS_FREE   0u
+#define FS_HELD   1u                /* the owner holds it on RDMA */
+#define FS_WANTED 2u                /* a child asked for it */
+#define FS_GOING  3u                /* the owner takes it back to TCP */
+#define FS_TCP    4u                /* on TCP for every holder */
+#define FS_LOST   5u                /* could not: the copies meet the reset */
+struct fork_slot {
+	_Atomic uint32_t state;     /* FS_*, a futex word shared across the processes */
+	_Atomic uint32_t kids;      /* copies in processes besides the owner */
+	_Atomic uint32_t gen;       /* taken again: copies of an older end are not its */
+	_Atomic bool owner_gone;
+};
+/* The slot's steps (shared memory, any process): */
+bool fork_slot_take(struct fork_slot *s);
+void fork_slot_ask(struct fork_slot *s);
+/* The owner's turn to go back (WANTED, or HELD too unless only_wanted): true once. */
+bool fork_slot_claim(struct fork_slot *s, bool only_wanted);
+void fork_slot_settle(struct fork_slot *s, bool tcp);
+void fork_slot_kid_gone(struct fork_slot *s);
+void fork_slot_owner_gone(struct fork_slot *s);
+/* FS_TCP or FS_LOST: the owner's answer, or lost at end (soft_now_ns()) or at its death. */
+uint32_t fork_slot_wait(struct fork_slot *s, int owner, int64_t end);
+/* fork(): sc reaches the child on RDMA (a slot, a copy more); the fork failed; after it. */
+void conn_fork_share_before(struct sconn *sc);
+void conn_fork_share_failed(struct sconn *sc);
+void conn_fork_share_parent(void);
+void conn_fork_share_child(void);
+/* An execve closes the close-on-exec copies (before), or failed (after). */
+void conn_fork_share_exec(bool before);
+/* This process lets go of sc (close, exit): the owner goes back first if a child may use it. */
+void conn_fork_share_let_go(int fd, struct sconn *sc);
+/* A data call on a child's copy: asks the owner once; on TCP from then on if it went back. */
+void conn_fork_use(int fd, struct sconn *sc);
 
 /* ---- child_fds.c ---- */
 /* Where a new process's descriptors differ from ours (a vfork() child's

@@ -809,6 +809,7 @@ ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 	int st, saved;
 
 	conn_stdio_check(fd, sc);
+	conn_fork_use(fd, sc);
 	/* MAPPED is for good: only before it the plain path must be announced */
 	if (!sconn_mapped(sc)) {
 		atomic_fetch_add_explicit(&sc->plain_tx, 1, memory_order_seq_cst);
@@ -832,6 +833,7 @@ ssize_t soft_send(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 
 ssize_t soft_send_file(int fd, struct sconn *sc, int in, off_t off, size_t len)
 {
+	conn_fork_use(fd, sc);
 	return mapped_send(fd, sc, &(struct send_src){ NULL, 0, in, off }, 0, len);
 }
 
@@ -1457,6 +1459,7 @@ ssize_t soft_recv(int fd, struct sconn *sc, const struct iovec *iov, int iovcnt,
 	if (flags & MSG_ERRQUEUE)
 		return errqueue_recv(fd, iov, iovcnt, flags, mh);
 	conn_stdio_check(fd, sc);
+	conn_fork_use(fd, sc);
 
 	if (!sconn_mapped(sc)) {
 		atomic_fetch_add_explicit(&sc->plain_rx, 1, memory_order_seq_cst);
@@ -1531,6 +1534,7 @@ long soft_outq(struct sconn *sc)
 
 int soft_shutdown(int fd, struct sconn *sc, int how)
 {
+	conn_fork_use(fd, sc);
 	if (how == SHUT_WR || how == SHUT_RDWR) {
 		int rc = 0;
 

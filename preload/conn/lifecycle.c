@@ -272,7 +272,11 @@ static bool ring_let_go(int fd, struct sconn *sc)
 {
 	bool locked;
 
-	if (!sconn_mapped(sc) || atomic_exchange(&sc->let_go, true))
+	if (!sconn_mapped(sc) || atomic_load(&sc->let_go))
+		return false;
+	/* a forked child may use it after us: back to TCP first */
+	conn_fork_share_let_go(fd, sc);
+	if (atomic_exchange(&sc->let_go, true))
 		return false;
 	/* what we read is consumed for the holders that stay (a pidfd_getfd taker too) */
 	if (!pthread_mutex_trylock(&sc->rx_lock)) {
@@ -603,6 +607,7 @@ static void fork_holds(int fd, struct sconn *sc, void *arg)
 	if (sconn_mapped(sc) && !atomic_load(&sc->let_go) && sc->fork_seen != forks) {
 		sc->fork_seen = forks;
 		TP(sc, holders_add, 1);
+		conn_fork_share_before(sc);
 	}
 }
 
@@ -619,6 +624,7 @@ static void fork_unholds(int fd, struct sconn *sc, void *arg)
 	if (sconn_mapped(sc) && sc->fork_seen == forks) {
 		sc->fork_seen = forks - 1;
 		TP(sc, holders_add, -1);
+		conn_fork_share_failed(sc);
 	}
 }
 

@@ -18,6 +18,7 @@ unsigned soft_ready(int fd, struct sconn *sc, unsigned *mode)
 
 	*mode = 0;
 	conn_stdio_check(fd, sc);
+	conn_fork_use(fd, sc);
 	if (!sconn_mapped(sc))
 		return 0;
 	/* back to TCP: the kernel's; what the peer did not consume goes meanwhile (back.c) */

@@ -221,6 +221,7 @@ static void fork_parent(void)
 {
 	ctl_neg_release_attaches();
 	pthread_mutex_unlock(&ctl_mu);
+	conn_fork_share_parent();
 }
 
 /*
@@ -231,6 +232,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	ctl_pend_drop_all();
+	conn_fork_share_child();
 	ctl_neg_after_fork_child();
 	chan_after_fork_child();
 	bell_after_fork_child();

@@ -439,6 +439,7 @@ int soft_execve(const char *path, char *const argv[], char *const envp[])
 	}
 	/* until the execve failed: none attaches after the pass over them below */
 	ctl_attaches_hold();
+	conn_fork_share_exec(true);
 	fd_for_each(let_fallen_go, (void *)path);
 	if (!unseen)
 		fd_for_each(let_own_go, (void *)path);
@@ -450,6 +451,7 @@ int soft_execve(const char *path, char *const argv[], char *const envp[])
 		fd_for_each(leave_unseen, &gone);
 		r = exec_alone(path, argv, envp);
 		saved = errno;
+		conn_fork_share_exec(false);
 		ctl_attaches_release();
 		errno = saved;
 		return r;
@@ -482,6 +484,7 @@ int soft_execve(const char *path, char *const argv[], char *const envp[])
 		free(env);
 		free(var);
 	}
+	conn_fork_share_exec(false);
 	ctl_attaches_release();
 	errno = saved;
 	return r;

@@ -985,6 +985,18 @@ exec wc -c <&3' bash "$port"
 	soft_case fork_many
 }
 
+# A client forks holding a close-on-exec connection with bytes of the
+# server's unread: the child reads them and talks on, then the parent
+# does (fork_cloexec); or the parent ends at once, as ssh -f's does, and
+# the child talks to the end (fork_exit).
+@test "soft: fork_cloexec: a forked child uses a close-on-exec connection, then its parent" {
+	soft_case fork_cloexec
+}
+
+@test "soft: fork_exit: the parent ends right after the fork, its child talks on (ssh -f)" {
+	soft_case fork_exit
+}
+
 @test "soft: rcvlowat: SO_RCVLOWAT set after the cut-over: a blocking read waits for the mark, getsockopt gives it back" {
 	soft_case rcvlowat
 	SMC_SOFT_FUTEX=0 soft_case rcvlowat

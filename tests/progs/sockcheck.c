@@ -2971,6 +2971,93 @@ out:
 	return rc;
 }
 
+/*
+ * fork_cloexec: a client forks holding a close-on-exec connection with
+ * bytes of the server's it has not read; the child reads them and talks
+ * on while the parent waits for it, then the parent talks on.  On soft
+ * SMC-R the fork leaves such an end on RDMA (the child may never use it),
+ * and the child's first read asks the parent to take it back to TCP.
+ * fork_exit: the parent ends at once instead (ssh -f, daemon()): its exit
+ * takes the end back to TCP, and the server checks the child's words.
+ */
+#define CLOEXEC_BYTES 8192
+#define CLOEXEC_READ 1024
+
+static int cloexec_before_fork(int fd)
+{
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC))
+		return fail_errno("fcntl FD_CLOEXEC");
+	for (unsigned i = 0; i < 4; i++)
+		if (ping(fd, i))
+			return -1;
+	return recv_with(fd, rx_read, 80, 0, CLOEXEC_READ, "read of the first KiB");
+}
+
+static void cloexec_child(int fd, bool to_the_end)
+{
+	alarm(watchdog_secs());
+	g_role = "client's child";
+	if (recv_with(fd, rx_read, 80, CLOEXEC_READ, CLOEXEC_BYTES - CLOEXEC_READ,
+		      "the child's read of the rest") ||
+	    send_tok(fd, 'c') || recv_tok(fd, 'd') ||
+	    (to_the_end && (send_tok(fd, 'e') || expect_eof(fd, "at the end")))) {
+		printf("%s: %s: %s\n", g_case, g_role, g_err);
+		fflush(stdout);
+		_exit(1);
+	}
+	_exit(0);
+}
+
+static int fork_cloexec_c(int *fd)
+{
+	pid_t pid;
+
+	if (cloexec_before_fork(*fd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return fail_errno("fork");
+	if (pid == 0)
+		cloexec_child(*fd, false);
+	if (child_status(pid, "the child that talked"))
+		return -1;
+	/* the parent's turn, on the same connection */
+	return ping(*fd, 10);
+}
+
+static int fork_cloexec_s(int *fd)
+{
+	for (unsigned i = 0; i < 4; i++)
+		if (echo(*fd, i))
+			return -1;
+	return send_pat(*fd, 80, CLOEXEC_BYTES) || recv_tok(*fd, 'c') || send_tok(*fd, 'd') ||
+	       echo(*fd, 10) ? -1 : 0;
+}
+
+static int fork_exit_c(int *fd)
+{
+	pid_t pid;
+
+	if (cloexec_before_fork(*fd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return fail_errno("fork");
+	if (pid == 0)
+		cloexec_child(*fd, true);
+	/* as daemon() does: this process ends now, the child talks on */
+	return 0;
+}
+
+static int fork_exit_s(int *fd)
+{
+	for (unsigned i = 0; i < 4; i++)
+		if (echo(*fd, i))
+			return -1;
+	return send_pat(*fd, 80, CLOEXEC_BYTES) || recv_tok(*fd, 'c') || send_tok(*fd, 'd') ||
+	       recv_tok(*fd, 'e') ? -1 : 0;
+}
+
 extern char **environ;
 static char g_self[PATH_MAX];
 
@@ -4424,6 +4511,8 @@ static const struct scase {
 	{ "fork_early", fork_early_s, fork_early_c, 0 },
 	{ "shared_wait", shared_wait_s, shared_wait_c, 0 },
 	{ "fork_many", fork_many_s, fork_many_c, F_MORE_CONNS },
+	{ "fork_cloexec", fork_cloexec_s, fork_cloexec_c, 0 },
+	{ "fork_exit", fork_exit_s, fork_exit_c, 0 },
 	{ "exec", exec_s, exec_c, 0 },
 	{ "spawn", spawn_s, spawn_c, 0 },
 	{ "system", system_s, system_c, 0 },

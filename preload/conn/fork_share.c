@@ -1,0 +1,338 @@
+/*
+ * A forked child's copy of an end only its owner can use (soft SMC-R: the
+ * queue pairs stay with the process that set the end up; the child's copy
+ * is rdma_elsewhere.c's).  At the child's first use it asks the owner,
+ * through a page both share, to take the end back to TCP; the owner's
+ * answering thread does (sconn_back_for()'s steps), and so does the owner
+ * when it lets go of the end (close, exit) while a child may still hold it:
+ * `ssh -f` forks and its parent exits at once.  A fork whose child never
+ * uses the end costs nothing but a slot.  doc/soft-roce.md section 4.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "reg.h"
+
+#define FORK_SLOTS 255
+/* a child waits that long for its owner's answer (a BACK gives up after 5 s) */
+#define FORK_ASK_GIVE_UP_NS (8 * 1000000000LL)
+#define FORK_ASK_LOOK_NS 100000000L
+
+struct fork_page {
+	_Atomic uint32_t bell;     /* a child asked: the owner's answering thread wakes */
+	int owner;
+	struct fork_slot s[FORK_SLOTS];
+};
+
+static struct fork_page *own_page;     /* the page of the ends this process owns */
+static bool answering;                 /* its answering thread runs */
+static pthread_mutex_t own_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void futex_wake_all(_Atomic uint32_t *w)
+{
+	next.syscall(SYS_futex, w, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+}
+
+static void futex_wait_ns(_Atomic uint32_t *w, uint32_t val, long ns)
+{
+	struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
+
+	next.syscall(SYS_futex, w, FUTEX_WAIT, val, ns >= 0 ? &ts : NULL, NULL, 0);
+}
+
+/* ---- the slot's state machine (tests/unit/test_fork_share.c) ---- */
+
+bool fork_slot_take(struct fork_slot *s)
+{
+	uint32_t fr = FS_FREE;
+
+	if (!atomic_compare_exchange_strong(&s->state, &fr, FS_HELD))
+		return false;
+	atomic_store(&s->kids, 0);
+	atomic_store(&s->owner_gone, false);
+	atomic_fetch_add(&s->gen, 1);
+	return true;
+}
+
+void fork_slot_ask(struct fork_slot *s)
+{
+	uint32_t held = FS_HELD;
+
+	atomic_compare_exchange_strong(&s->state, &held, FS_WANTED);
+}
+
+bool fork_slot_claim(struct fork_slot *s, bool only_wanted)
+{
+	uint32_t st = FS_WANTED;
+
+	if (atomic_compare_exchange_strong(&s->state, &st, FS_GOING))
+		return true;
+	st = FS_HELD;
+	return !only_wanted && atomic_compare_exchange_strong(&s->state, &st, FS_GOING);
+}
+
+void fork_slot_settle(struct fork_slot *s, bool tcp)
+{
+	atomic_store(&s->state, tcp ? FS_TCP : FS_LOST);
+	futex_wake_all(&s->state);
+}
+
+void fork_slot_kid_gone(struct fork_slot *s)
+{
+	uint32_t st;
+
+	if (atomic_fetch_sub(&s->kids, 1) != 1)
+		return;
+	/* the last copy: a slot its owner let go of is free again */
+	st = atomic_load(&s->state);
+	if ((st == FS_TCP || st == FS_LOST) && atomic_load(&s->owner_gone))
+		atomic_compare_exchange_strong(&s->state, &st, FS_FREE);
+}
+
+void fork_slot_owner_gone(struct fork_slot *s)
+{
+	uint32_t st = atomic_load(&s->state);
+
+	atomic_store(&s->owner_gone, true);
+	if (atomic_load(&s->kids) == 0 && st != FS_FREE && st != FS_GOING)
+		atomic_compare_exchange_strong(&s->state, &st, FS_FREE);
+}
+
+uint32_t fork_slot_wait(struct fork_slot *s, int owner, int64_t end)
+{
+	uint32_t st;
+
+	while ((st = atomic_load(&s->state)) == FS_HELD || st == FS_WANTED || st == FS_GOING) {
+		/* no answer in time, or an owner killed without a word (its queue pairs went with it) */
+		if (soft_now_ns() >= end || (owner > 0 && kill(owner, 0) && errno == ESRCH))
+			return FS_LOST;
+		futex_wait_ns(&s->state, st, FORK_ASK_LOOK_NS);
+	}
+	return st;
+}
+
+/* ---- the owner ---- */
+
+static struct fork_slot *slot_of(struct sconn *sc)
+{
+	struct fork_page *p = atomic_load(&sc->fork_page);
+
+	return p ? &p->s[sc->fork_idx] : NULL;
+}
+
+/* The end goes back to TCP for every holder: sconn_back_for()'s steps, never blocking on tx_lock. */
+static bool back_for_children(int fd, struct sconn *sc)
+{
+	int64_t end;
+	int rc;
+
+	/* nothing cut over: TCP for good at both ends (as at a fork: settle.c) */
+	if (sconn_fall_back(fd, sc, SMC_SOFT_DECL_BACK))
+		return true;
+	end = conn_back_deadline();
+	while ((rc = sconn_back_say(fd, sc, false)) == -EAGAIN || rc == -EBUSY) {
+		struct timespec ts = { 0, 1000000L };
+
+		if (soft_now_ns() >= end)
+			break;
+		next.nanosleep(&ts, NULL);
+	}
+	if (rc) {
+		sconn_back_refused(fd, rc);
+		return false;
+	}
+	return sconn_back_finish(fd, sc, false, false, end);
+}
+
+static void go_back(int fd, struct sconn *sc, struct fork_slot *s, bool only_wanted)
+{
+	bool tcp;
+
+	if (!fork_slot_claim(s, only_wanted))
+		return;
+	tcp = back_for_children(fd, sc);
+	fork_slot_settle(s, tcp);
+	preload_dbg("libsmc-preload: fd %d: %s for a forked child's copy\n", fd,
+		    tcp ? "back to TCP" : "could not go back to TCP");
+}
+
+static void answer_one(int fd, struct sconn *sc, void *arg)
+{
+	struct fork_slot *s;
+	struct sconn *now;
+
+	(void)arg;
+	if (atomic_load(&sc->fork_page) != own_page || !sconn_mapped(sc) || sc->tp.ops->not_ours ||
+	    !(s = slot_of(sc)) || atomic_load(&s->state) != FS_WANTED)
+		return;
+	/* not closed meanwhile */
+	if ((now = fd_get(fd)) == sc)
+		go_back(fd, sc, s, true);
+	if (now)
+		sconn_put(now);
+}
+
+static void *answer(void *arg)
+{
+	struct fork_page *p = arg;
+
+	for (;;) {
+		uint32_t b = atomic_load(&p->bell);
+
+
+		fd_for_each(answer_one, NULL);
+		futex_wait_ns(&p->bell, b, -1);
+	}
+	return NULL;
+}
+
+/* An end of ours that stays on RDMA while a forked child gets a copy: a slot for it. */
+static void own_slot(struct sconn *sc)
+{
+	struct fork_page *p = own_page;
+
+	if (!p) {
+		p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return;
+		p->owner = (int)getpid();
+		own_page = p;
+	}
+	for (unsigned i = 0; i < FORK_SLOTS; i++)
+		if (fork_slot_take(&p->s[i])) {
+			sc->fork_idx = i;
+			sc->fork_gen = atomic_load(&p->s[i].gen);
+			atomic_store(&sc->fork_page, p);
+			return;
+		}
+}
+
+void conn_fork_share_before(struct sconn *sc)
+{
+	struct fork_slot *s;
+
+	if (!sconn_mapped(sc) || !sc->tp.ops->one_process || atomic_load(&sc->back_tx) ||
+	    atomic_load(&sc->tcp_for_good))
+		return;
+	if (!sc->tp.ops->not_ours && !atomic_load(&sc->fork_page))
+		own_slot(sc);
+	if ((s = slot_of(sc)) && atomic_load(&s->gen) == sc->fork_gen)
+		atomic_fetch_add(&s->kids, 1);
+}
+
+void conn_fork_share_failed(struct sconn *sc)
+{
+	struct fork_slot *s = slot_of(sc);
+
+	if (s && atomic_load(&s->gen) == sc->fork_gen && sconn_mapped(sc))
+		fork_slot_kid_gone(s);
+}
+
+void conn_fork_share_parent(void)
+{
+	pthread_t t;
+	pthread_attr_t a;
+	sigset_t all, old;
+
+	pthread_mutex_lock(&own_mu);
+	if (own_page && !answering) {
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		pthread_attr_init(&a);
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		answering = !pthread_create(&t, &a, answer, own_page);
+		pthread_attr_destroy(&a);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	pthread_mutex_unlock(&own_mu);
+}
+
+void conn_fork_share_child(void)
+{
+	/* the parent's page stays named by the copies; ends this child sets up get a page of its own */
+	own_page = NULL;
+	answering = false;
+	pthread_mutex_init(&own_mu, NULL);
+}
+
+/* ---- a holder letting go, and a child's first use ---- */
+
+static void exec_out(int fd, struct sconn *sc, void *arg)
+{
+	struct fork_slot *s = slot_of(sc);
+	bool before = *(bool *)arg;
+	int fl;
+
+	if (!s || !sconn_mapped(sc) || !sc->tp.ops->not_ours || atomic_load(&s->gen) != sc->fork_gen)
+		return;
+	if (before && !sc->fork_exec_out && (fl = next.fcntl(fd, F_GETFD)) >= 0 && (fl & FD_CLOEXEC)) {
+		sc->fork_exec_out = true;
+		fork_slot_kid_gone(s);
+	} else if (!before && sc->fork_exec_out) {
+		sc->fork_exec_out = false;
+		atomic_fetch_add(&s->kids, 1);
+	}
+}
+
+void conn_fork_share_exec(bool before)
+{
+	fd_for_each(exec_out, &before);
+}
+
+void conn_fork_share_let_go(int fd, struct sconn *sc)
+{
+	struct fork_slot *s = slot_of(sc);
+
+	if (!s || !sconn_mapped(sc))
+		return;
+	atomic_store(&sc->fork_page, NULL);
+	if (atomic_load(&s->gen) != sc->fork_gen)
+		return;
+	if (sc->tp.ops->not_ours) {
+		fork_slot_kid_gone(s);
+		return;
+	}
+	/* a child may use it after us: it goes on over TCP */
+	if (atomic_load(&s->kids) > 0)
+		go_back(fd, sc, s, false);
+	fork_slot_owner_gone(s);
+}
+
+void conn_fork_use(int fd, struct sconn *sc)
+{
+	struct fork_page *p = atomic_load_explicit(&sc->fork_page, memory_order_relaxed);
+	struct fork_slot *s;
+	uint32_t st;
+
+	if (!p || !sconn_mapped(sc) || !sc->tp.ops->not_ours || conn_back_reads(sc))
+		return;
+	s = &p->s[sc->fork_idx];
+	if (atomic_load(&s->gen) != sc->fork_gen) {
+		atomic_store(&sc->fork_page, NULL);
+		return;
+	}
+	fork_slot_ask(s);
+	atomic_fetch_add(&p->bell, 1);
+	futex_wake_all(&p->bell);
+	st = fork_slot_wait(s, p->owner, soft_now_ns() + FORK_ASK_GIVE_UP_NS);
+	if (st == FS_TCP) {
+		/* the owner went back: everything from here is the TCP stream's */
+		atomic_store(&sc->back_tx, true);
+		atomic_store(&sc->back_rx, true);
+		preload_dbg("libsmc-preload: fd %d: its owner %d went back to TCP for us\n", fd, p->owner);
+	} else {
+		preload_dbg("libsmc-preload: fd %d: its owner %d did not go back to TCP in time\n", fd,
+			    p->owner);
+	}
+	/* asked once: a copy that could not go back meets the reset (rdma_elsewhere.c) */
+	if (atomic_exchange(&sc->fork_page, NULL))
+		fork_slot_kid_gone(s);
+}
