@@ -303,6 +303,9 @@ void conn_fork_share_let_go(int fd, struct sconn *sc)
 	/* a child may use it after us: it goes on over TCP */
 	if (atomic_load(&s->kids) > 0)
 		go_back(fd, sc, s, false);
+	/* the answering thread's going back ends before we close (or exit) */
+	if (atomic_load(&s->state) == FS_GOING)
+		fork_slot_wait(s, 0, soft_now_ns() + FORK_ASK_GIVE_UP_NS);
 	fork_slot_owner_gone(s);
 }
 
