@@ -3008,18 +3008,35 @@ static void cloexec_child(int fd, bool to_the_end)
 	_exit(0);
 }
 
-static int fork_cloexec_c(int *fd)
+/* The child's pid, or -1; the child talks and ends (to_the_end: until EOF). */
+static pid_t cloexec_fork(int fd, bool to_the_end)
 {
 	pid_t pid;
 
-	if (cloexec_before_fork(*fd))
+	if (cloexec_before_fork(fd))
 		return -1;
 	pid = fork();
 	if (pid < 0)
 		return fail_errno("fork");
 	if (pid == 0)
-		cloexec_child(*fd, false);
-	if (child_status(pid, "the child that talked"))
+		cloexec_child(fd, to_the_end);
+	return pid;
+}
+
+/* The server's part up to the child's words. */
+static int cloexec_serve(int fd)
+{
+	for (unsigned i = 0; i < 4; i++)
+		if (echo(fd, i))
+			return -1;
+	return send_pat(fd, 80, CLOEXEC_BYTES) || recv_tok(fd, 'c') || send_tok(fd, 'd') ? -1 : 0;
+}
+
+static int fork_cloexec_c(int *fd)
+{
+	pid_t pid = cloexec_fork(*fd, false);
+
+	if (pid < 0 || child_status(pid, "the child that talked"))
 		return -1;
 	/* the parent's turn, on the same connection */
 	return ping(*fd, 10);
@@ -3027,35 +3044,18 @@ static int fork_cloexec_c(int *fd)
 
 static int fork_cloexec_s(int *fd)
 {
-	for (unsigned i = 0; i < 4; i++)
-		if (echo(*fd, i))
-			return -1;
-	return send_pat(*fd, 80, CLOEXEC_BYTES) || recv_tok(*fd, 'c') || send_tok(*fd, 'd') ||
-	       echo(*fd, 10) ? -1 : 0;
+	return cloexec_serve(*fd) || echo(*fd, 10) ? -1 : 0;
 }
 
 static int fork_exit_c(int *fd)
 {
-	pid_t pid;
-
-	if (cloexec_before_fork(*fd))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return fail_errno("fork");
-	if (pid == 0)
-		cloexec_child(*fd, true);
 	/* as daemon() does: this process ends now, the child talks on */
-	return 0;
+	return cloexec_fork(*fd, true) < 0 ? -1 : 0;
 }
 
 static int fork_exit_s(int *fd)
 {
-	for (unsigned i = 0; i < 4; i++)
-		if (echo(*fd, i))
-			return -1;
-	return send_pat(*fd, 80, CLOEXEC_BYTES) || recv_tok(*fd, 'c') || send_tok(*fd, 'd') ||
-	       recv_tok(*fd, 'e') ? -1 : 0;
+	return cloexec_serve(*fd) || recv_tok(*fd, 'e') ? -1 : 0;
 }
 
 extern char **environ;

@@ -781,6 +781,19 @@ TEST(smcr_conn_back_refused)
 	CHECK_INT(smcr_conn_rx(&a.c, m, sizeof(m)), -EPROTO);
 }
 
+/* Both ends promise BACK_OK; a writes iov and ends writing, nothing delivered yet. */
+static void ended_writer(struct end *a, struct end *b, struct flink *ab, struct flink *ba,
+			 const struct iovec *iov)
+{
+	ends_init(a, b, ab, ba, 0, 0);
+	CHECK_INT(smcr_conn_set_soft(&a->c, CDC_SOFT_BACK_OK, 0), 0);
+	CHECK_INT(smcr_conn_set_soft(&b->c, CDC_SOFT_BACK_OK, 0), 0);
+	drain(ab);
+	drain(ba);
+	CHECK_INT(smcr_conn_send(&a->c, iov, 1), (int)iov->iov_len);
+	CHECK_INT(smcr_conn_set_state(&a->c, CDC_CF_DONE_WRITING), 0);
+}
+
 /*
  * A writer that ended writing after the reader consumed every byte without
  * telling (a small read leaves the cursor untold): BACK asks the cursor,
@@ -793,13 +806,7 @@ TEST(smcr_conn_back_after_shutdown_asks_the_cursor)
 	uint8_t x[100] = { 0 };
 	struct iovec iov = { x, sizeof(x) };
 
-	ends_init(&a, &b, &ab, &ba, 0, 0);
-	CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_BACK_OK, 0), 0);
-	CHECK_INT(smcr_conn_set_soft(&b.c, CDC_SOFT_BACK_OK, 0), 0);
-	drain(&ab);
-	drain(&ba);
-	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 100);
-	CHECK_INT(smcr_conn_set_state(&a.c, CDC_CF_DONE_WRITING), 0);
+	ended_writer(&a, &b, &ab, &ba, &iov);
 	drain(&ab);
 	CHECK_INT(smcr_conn_recv(&b.c, &iov, 1, false), 100);
 	CHECK_INT(ba.n, 0);             /* the cursor is not told for so little */
@@ -827,13 +834,7 @@ TEST(smcr_conn_back_abort_unread)
 	uint8_t x[100] = { 0 };
 	struct iovec iov = { x, sizeof(x) };
 
-	ends_init(&a, &b, &ab, &ba, 0, 0);
-	CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_BACK_OK, 0), 0);
-	CHECK_INT(smcr_conn_set_soft(&b.c, CDC_SOFT_BACK_OK, 0), 0);
-	drain(&ab);
-	drain(&ba);
-	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 100);
-	CHECK_INT(smcr_conn_set_state(&a.c, CDC_CF_DONE_WRITING), 0);
+	ended_writer(&a, &b, &ab, &ba, &iov);
 	/* b says BACK before the bytes and the end arrive */
 	CHECK_INT(smcr_conn_back(&b.c), 0);
 	drain(&ab);
