@@ -402,6 +402,9 @@ int smcr_conn_switch(struct smcr_conn *c, void *link)
 	if (c->err)
 		return c->err;
 	c->link = link;
+	/* a question the old link may have lost goes again */
+	if (c->cons_ask == SMCR_CONS_ASKED)
+		c->cons_ask = SMCR_CONS_ASK;
 	c->tx_sent = c->tx_fin > c->peer_cons ? c->tx_fin : c->peer_cons;
 	c->cdc_due = true;
 	return smcr_conn_push(c);
@@ -422,8 +425,13 @@ static int ask_cons(struct smcr_conn *c)
 	int rc;
 
 	if (c->cons_ask == SMCR_CONS_ANSWERED) {
-		c->cons_ask = 0;        /* a later BACK asks again */
-		return -EOPNOTSUPP;
+		/* the answer may have crossed our question: asked again, a few times */
+		if (++c->cons_asks >= SMCR_CONS_ASKS) {
+			c->cons_ask = 0;
+			c->cons_asks = 0;       /* a later BACK asks again */
+			return -EOPNOTSUPP;
+		}
+		c->cons_ask = 0;
 	}
 	if (!c->cons_ask) {
 		c->cons_ask = SMCR_CONS_ASK;

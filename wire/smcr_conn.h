@@ -74,6 +74,7 @@ struct smcr_link_ops {
 #define SMCR_CONS_ASK      1u      /* a CDC with CDC_PF_CONS_UPD_REQ is to go or went */
 #define SMCR_CONS_ASKED    2u      /* it went */
 #define SMCR_CONS_ANSWERED 3u      /* a CDC of the peer's came after it */
+#define SMCR_CONS_ASKS     3        /* answers with bytes unread before BACK is refused */
 #define SMCR_BACK_SAID    0x1u  /* we said BACK: our RMB is read no more */
 #define SMCR_BACK_HEARD   0x2u  /* the peer said BACK: its consumer cursor is final */
 
@@ -116,6 +117,7 @@ struct smcr_conn {
 	/* back to TCP */
 	uint8_t back;                   /* SMCR_BACK_* */
 	uint8_t cons_ask;               /* SMCR_CONS_*: our view of the peer's cursor asked for before BACK */
+	uint8_t cons_asks;              /* answers that still showed bytes unread */
 	uint64_t back_out;              /* handed out for TCP up to here (from the peer's final cursor) */
 };
 

@@ -106,7 +106,7 @@ struct sconn {
 	_Atomic(struct fork_page *) fork_page;
 	unsigned fork_idx;
 	uint32_t fork_gen;
-	bool fork_exec_out;        /* an execve is to close this copy (conn_fork_share_exec()) */
+	struct fork_page *fork_exec_page; /* counted out for an execve (conn_fork_share_exec()) */
 };
 
 /* sc's transport does op (transport.h); only from MAPPED on. */
@@ -597,7 +597,8 @@ struct fork_page;
 #define FS_WANTED 2u                /* a child asked for it */
 #define FS_GOING  3u                /* the owner takes it back to TCP */
 #define FS_TCP    4u                /* on TCP for every holder */
-#define FS_LOST   5u                /* could not: the copies meet the reset */
+#define FS_LOST   5u                /* could not (yet): the copies meet the reset */
+#define FS_TAKING 6u                /* the owner takes the slot for another end */
 struct fork_slot {
 	_Atomic uint32_t state;     /* FS_*, a futex word shared across the processes */
 	_Atomic uint32_t kids;      /* copies in processes besides the owner */
@@ -606,8 +607,10 @@ struct fork_slot {
 };
 /* The slot's steps (shared memory, any process): */
 bool fork_slot_take(struct fork_slot *s);
+/* A child asks (HELD or LOST: WANTED), or takes it back after no answer came. */
 void fork_slot_ask(struct fork_slot *s);
-/* The owner's turn to go back (WANTED, or HELD too unless only_wanted): true once. */
+void fork_slot_unask(struct fork_slot *s);
+/* The owner's turn to go back (WANTED, or HELD and LOST too unless only_wanted): true once. */
 bool fork_slot_claim(struct fork_slot *s, bool only_wanted);
 void fork_slot_settle(struct fork_slot *s, bool tcp);
 void fork_slot_kid_gone(struct fork_slot *s);

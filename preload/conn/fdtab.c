@@ -184,7 +184,7 @@ static void sconn_init(struct sconn *sc, int role)
 	atomic_store(&sc->shared, false);
 	atomic_store(&sc->rcvtimeo_ms, -1);
 	atomic_store(&sc->fork_page, NULL);
-	sc->fork_exec_out = false;
+	sc->fork_exec_page = NULL;
 	atomic_fetch_add(&sc->refs, 1);
 	atomic_store(&sc->freed, false);
 }

@@ -54,19 +54,30 @@ bool fork_slot_take(struct fork_slot *s)
 {
 	uint32_t fr = FS_FREE;
 
-	if (!atomic_compare_exchange_strong(&s->state, &fr, FS_HELD))
+	/* the new generation before HELD shows: a copy of the old end never asks for the new one */
+	if (!atomic_compare_exchange_strong(&s->state, &fr, FS_TAKING))
 		return false;
 	atomic_store(&s->kids, 0);
 	atomic_store(&s->owner_gone, false);
 	atomic_fetch_add(&s->gen, 1);
+	atomic_store(&s->state, FS_HELD);
 	return true;
 }
 
 void fork_slot_ask(struct fork_slot *s)
 {
-	uint32_t held = FS_HELD;
+	uint32_t st = FS_HELD;
 
-	atomic_compare_exchange_strong(&s->state, &held, FS_WANTED);
+	/* an owner that could not before may now (its writer let go of the end, its peer answers) */
+	if (!atomic_compare_exchange_strong(&s->state, &st, FS_WANTED) && st == FS_LOST)
+		atomic_compare_exchange_strong(&s->state, &st, FS_WANTED);
+}
+
+void fork_slot_unask(struct fork_slot *s)
+{
+	uint32_t st = FS_WANTED;
+
+	atomic_compare_exchange_strong(&s->state, &st, FS_HELD);
 }
 
 bool fork_slot_claim(struct fork_slot *s, bool only_wanted)
@@ -75,8 +86,13 @@ bool fork_slot_claim(struct fork_slot *s, bool only_wanted)
 
 	if (atomic_compare_exchange_strong(&s->state, &st, FS_GOING))
 		return true;
+	if (only_wanted)
+		return false;
 	st = FS_HELD;
-	return !only_wanted && atomic_compare_exchange_strong(&s->state, &st, FS_GOING);
+	if (atomic_compare_exchange_strong(&s->state, &st, FS_GOING))
+		return true;
+	st = FS_LOST;
+	return atomic_compare_exchange_strong(&s->state, &st, FS_GOING);
 }
 
 void fork_slot_settle(struct fork_slot *s, bool tcp)
@@ -102,7 +118,7 @@ void fork_slot_owner_gone(struct fork_slot *s)
 	uint32_t st = atomic_load(&s->state);
 
 	atomic_store(&s->owner_gone, true);
-	if (atomic_load(&s->kids) == 0 && st != FS_FREE && st != FS_GOING)
+	if (atomic_load(&s->kids) == 0 && st != FS_FREE && st != FS_GOING && st != FS_TAKING)
 		atomic_compare_exchange_strong(&s->state, &st, FS_FREE);
 }
 
@@ -265,21 +281,46 @@ void conn_fork_share_child(void)
 
 /* ---- a holder letting go, and a child's first use ---- */
 
+/*
+ * The copy's count, taken by whoever takes sc->fork_page (NULL after): a
+ * close, an exit, an execve and a first use that race count it out once.
+ */
+static struct fork_slot *copy_out(struct sconn *sc)
+{
+	struct fork_page *p = atomic_exchange(&sc->fork_page, NULL);
+	struct fork_slot *s = p ? &p->s[sc->fork_idx] : NULL;
+
+	if (s && atomic_load(&s->gen) == sc->fork_gen)
+		fork_slot_kid_gone(s);
+	return s;
+}
+
 static void exec_out(int fd, struct sconn *sc, void *arg)
 {
-	struct fork_slot *s = slot_of(sc);
 	bool before = *(bool *)arg;
+	struct fork_slot *s;
+	uint32_t st;
 	int fl;
 
-	if (!s || !sconn_mapped(sc) || !sc->tp.ops->not_ours || atomic_load(&s->gen) != sc->fork_gen)
+	if (!sconn_mapped(sc) || !sc->tp.ops->not_ours)
 		return;
-	if (before && !sc->fork_exec_out && (fl = next.fcntl(fd, F_GETFD)) >= 0 && (fl & FD_CLOEXEC)) {
-		sc->fork_exec_out = true;
-		fork_slot_kid_gone(s);
-	} else if (!before && sc->fork_exec_out) {
-		sc->fork_exec_out = false;
-		atomic_fetch_add(&s->kids, 1);
+	if (before && atomic_load(&sc->fork_page) && (fl = next.fcntl(fd, F_GETFD)) >= 0 &&
+	    (fl & FD_CLOEXEC)) {
+		sc->fork_exec_page = atomic_load(&sc->fork_page);
+		if (!copy_out(sc))
+			sc->fork_exec_page = NULL;
+		return;
 	}
+	if (before || !sc->fork_exec_page)
+		return;
+	/* the execve failed (execvp tries every PATH directory): counted again if the slot is still the end's */
+	s = &sc->fork_exec_page->s[sc->fork_idx];
+	st = atomic_load(&s->state);
+	if (atomic_load(&s->gen) == sc->fork_gen && st != FS_FREE && st != FS_TAKING) {
+		atomic_fetch_add(&s->kids, 1);
+		atomic_store(&sc->fork_page, sc->fork_exec_page);
+	}
+	sc->fork_exec_page = NULL;
 }
 
 void conn_fork_share_exec(bool before)
@@ -289,20 +330,25 @@ void conn_fork_share_exec(bool before)
 
 void conn_fork_share_let_go(int fd, struct sconn *sc)
 {
-	struct fork_slot *s = slot_of(sc);
+	struct fork_page *p;
+	struct fork_slot *s;
 
-	if (!s || !sconn_mapped(sc))
-		return;
-	atomic_store(&sc->fork_page, NULL);
-	if (atomic_load(&s->gen) != sc->fork_gen)
+	if (!sconn_mapped(sc))
 		return;
 	if (sc->tp.ops->not_ours) {
-		fork_slot_kid_gone(s);
+		copy_out(sc);
 		return;
 	}
-	/* a child may use it after us: it goes on over TCP */
-	if (atomic_load(&s->kids) > 0)
-		go_back(fd, sc, s, false);
+	if (!(p = atomic_exchange(&sc->fork_page, NULL)))
+		return;
+	s = &p->s[sc->fork_idx];
+	/* a child may use it after us: it goes on over TCP, unless the peer has ended */
+	if (atomic_load(&s->kids) > 0) {
+		if (!(TP(sc, peer_state) & (TP_PS_CLOSED | TP_PS_ABORT)))
+			go_back(fd, sc, s, false);
+		else if (fork_slot_claim(s, false))
+			fork_slot_settle(s, false);
+	}
 	/* the answering thread's going back ends before we close (or exit) */
 	if (atomic_load(&s->state) == FS_GOING)
 		fork_slot_wait(s, 0, soft_now_ns() + FORK_ASK_GIVE_UP_NS);
@@ -315,17 +361,22 @@ void conn_fork_use(int fd, struct sconn *sc)
 	struct fork_slot *s;
 	uint32_t st;
 
-	if (!p || !sconn_mapped(sc) || !sc->tp.ops->not_ours || conn_back_reads(sc))
+	/* inside a seccomp sandbox we make no call the program did not make: the reset */
+	if (!p || !sconn_mapped(sc) || !sc->tp.ops->not_ours || conn_back_reads(sc) || soft_sandboxed())
 		return;
 	s = &p->s[sc->fork_idx];
 	if (atomic_load(&s->gen) != sc->fork_gen) {
-		atomic_store(&sc->fork_page, NULL);
+		copy_out(sc);
 		return;
 	}
 	fork_slot_ask(s);
 	atomic_fetch_add(&p->bell, 1);
 	futex_wake_all(&p->bell);
 	st = fork_slot_wait(s, p->owner, soft_now_ns() + FORK_ASK_GIVE_UP_NS);
+	if (atomic_load(&s->gen) != sc->fork_gen)
+		st = FS_LOST;
+	else if (st != FS_TCP)
+		fork_slot_unask(s);     /* nobody to go back for any more */
 	if (st == FS_TCP) {
 		/* the owner went back: everything from here is the TCP stream's */
 		atomic_store(&sc->back_tx, true);
@@ -336,6 +387,5 @@ void conn_fork_use(int fd, struct sconn *sc)
 			    p->owner);
 	}
 	/* asked once: a copy that could not go back meets the reset (rdma_elsewhere.c) */
-	if (atomic_exchange(&sc->fork_page, NULL))
-		fork_slot_kid_gone(s);
+	copy_out(sc);
 }

@@ -1507,6 +1507,7 @@ long soft_fionread(int fd, struct sconn *sc)
 	long ring;
 	uint64_t left;
 
+	conn_fork_use(fd, sc);
 	if (!sconn_mapped(sc) || !atomic_load(&sc->rx_cut) || conn_back_reads(sc)) {
 		if (next.ioctl(fd, FIONREAD, &k) < 0)
 			return -1;

@@ -276,6 +276,15 @@ static bool ring_let_go(int fd, struct sconn *sc)
 		return false;
 	/* a forked child may use it after us: back to TCP first */
 	conn_fork_share_let_go(fd, sc);
+	/*
+	 * Another process's end (a forked child's copy): nothing of it is ours
+	 * to close, and the kernel's socket may carry the holders' stream (it
+	 * went back to TCP): not a byte of it is drained here.
+	 */
+	if (sc->tp.ops->not_ours) {
+		atomic_store(&sc->let_go, true);
+		return true;
+	}
 	if (atomic_exchange(&sc->let_go, true))
 		return false;
 	/* what we read is consumed for the holders that stay (a pidfd_getfd taker too) */

@@ -79,8 +79,9 @@ static ssize_t ring_splice_out(struct splice_args *a, struct sconn *sc)
 	ssize_t got, sent;
 	char *buf;
 
-	/* SPLICE_F_NONBLOCK is for the pipe: the socket waits unless O_NONBLOCK */
-	if (fl >= 0 && (fl & O_NONBLOCK) && atomic_load(&sc->tx_cut)) {
+	conn_fork_use(a->out, sc);
+	/* SPLICE_F_NONBLOCK is for the pipe: the socket waits unless O_NONBLOCK (back on TCP: the kernel's) */
+	if (fl >= 0 && (fl & O_NONBLOCK) && atomic_load(&sc->tx_cut) && !atomic_load(&sc->back_tx)) {
 		long room = TP(sc, space);
 
 		if (room <= 0) {

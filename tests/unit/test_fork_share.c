@@ -114,3 +114,27 @@ TEST(fork_slot_wait_for_the_answer)
 	/* an owner that no longer exists: lost at once */
 	CHECK_INT(fork_slot_wait(&slot, 0x3ffffff0, soft_now_ns() + 10 * 1000000000LL), FS_LOST);
 }
+
+/* An owner that could not go back may later: a new ask, or its own let-go, claims a lost slot. */
+TEST(fork_slot_lost_asked_again)
+{
+	preload_next_init();
+	one_copy();
+	fork_slot_ask(&slot);
+	CHECK(fork_slot_claim(&slot, true));
+	fork_slot_settle(&slot, false);
+	CHECK_INT(atomic_load(&slot.state), FS_LOST);
+	CHECK(!fork_slot_claim(&slot, true));
+	fork_slot_ask(&slot);
+	CHECK_INT(atomic_load(&slot.state), FS_WANTED);
+	/* a child that gave up takes its question back: the owner goes back for nobody */
+	fork_slot_unask(&slot);
+	CHECK_INT(atomic_load(&slot.state), FS_HELD);
+	CHECK(!fork_slot_claim(&slot, true));
+	fork_slot_settle(&slot, false);
+	CHECK(fork_slot_claim(&slot, false));
+	CHECK_INT(atomic_load(&slot.state), FS_GOING);
+	/* unask touches nothing but a question */
+	fork_slot_unask(&slot);
+	CHECK_INT(atomic_load(&slot.state), FS_GOING);
+}

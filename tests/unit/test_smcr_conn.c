@@ -743,6 +743,13 @@ TEST(smcr_conn_back_refused)
 	CHECK(cdc.prod_flags & CDC_PF_CONS_UPD_REQ);
 	drain(&ab);
 	drain(&ba);
+	/* an answer may cross the question: asked again, SMCR_CONS_ASKS answers in all */
+	for (int i = 1; i < SMCR_CONS_ASKS; i++) {
+		CHECK_INT(smcr_conn_back(&a.c), -EAGAIN);
+		CHECK_INT(ab.n, 1);
+		drain(&ab);
+		drain(&ba);
+	}
 	CHECK_INT(smcr_conn_back(&a.c), -EOPNOTSUPP);
 	CHECK_INT(smcr_conn_back_state(&a.c), 0);
 	CHECK_INT(smcr_conn_back_state(&b.c), 0);
