@@ -997,6 +997,12 @@ exec wc -c <&3' bash "$port"
 	soft_case fork_exit
 }
 
+# Two children hold it: one talks, the other ends without a word while
+# the server's bytes for the first wait in the kernel.
+@test "soft: fork_two: a silent child's exit takes nothing of its sibling's bytes" {
+	soft_case fork_two
+}
+
 @test "soft: rcvlowat: SO_RCVLOWAT set after the cut-over: a blocking read waits for the mark, getsockopt gives it back" {
 	soft_case rcvlowat
 	SMC_SOFT_FUTEX=0 soft_case rcvlowat

@@ -3058,6 +3058,84 @@ static int fork_exit_s(int *fd)
 	return cloexec_serve(*fd) || recv_tok(*fd, 'e') ? -1 : 0;
 }
 
+/*
+ * fork_two: two children hold the close-on-exec connection; one talks on
+ * it (on soft SMC-R it goes back to TCP for every holder), the other ends
+ * without a word while the server's second part waits in the kernel's
+ * receive queue: not a byte of it may go with the silent one.
+ */
+#define TWO_PART2 3000
+
+static void two_talker(int fd, int go)
+{
+	int n = 0;
+	char c;
+
+	alarm(watchdog_secs());
+	g_role = "client's talking child";
+	if (recv_with(fd, rx_read, 80, CLOEXEC_READ, CLOEXEC_BYTES - CLOEXEC_READ,
+		      "the child's read of the rest") || send_tok(fd, 'c'))
+		goto bad;
+	g_doing = "waiting for the second part in the kernel";
+	while (ioctl(fd, FIONREAD, &n) == 0 && n < TWO_PART2)
+		msleep(5);
+	/* the silent child ends now (fork_two_c()) */
+	if (write(go, "x", 1) != 1 || read(go, &c, 1) != 1)
+		goto bad;
+	if (recv_with(fd, rx_read, 81, 0, TWO_PART2, "read of the second part") || send_tok(fd, 'd'))
+		goto bad;
+	_exit(0);
+bad:
+	printf("%s: %s: %s\n", g_case, g_role, g_err);
+	fflush(stdout);
+	_exit(1);
+}
+
+static int fork_two_c(int *fd)
+{
+	int quiet[2], go[2];
+	pid_t silent, talker;
+	char c;
+
+	if (cloexec_before_fork(*fd))
+		return -1;
+	if (pipe(quiet) || socketpair(AF_UNIX, SOCK_STREAM, 0, go))
+		return fail_errno("pipe");
+	silent = fork();
+	if (silent < 0)
+		return fail_errno("fork");
+	if (silent == 0) {
+		alarm(watchdog_secs());
+		close(quiet[1]);
+		/* holds a copy, never uses it, and ends when told (its exit lets go of it) */
+		_exit(read(quiet[0], &c, 1) == 0 ? 0 : 1);
+	}
+	close(quiet[0]);
+	talker = fork();
+	if (talker < 0)
+		return fail_errno("fork");
+	if (talker == 0) {
+		close(quiet[1]);
+		two_talker(*fd, go[1]);
+	}
+	g_doing = "waiting for the talking child's word";
+	if (read(go[0], &c, 1) != 1)
+		return fail("the talking child said nothing");
+	close(quiet[1]);
+	if (child_status(silent, "the silent child") || write(go[0], "y", 1) != 1)
+		return -1;
+	return child_status(talker, "the talking child");
+}
+
+static int fork_two_s(int *fd)
+{
+	for (unsigned i = 0; i < 4; i++)
+		if (echo(*fd, i))
+			return -1;
+	return send_pat(*fd, 80, CLOEXEC_BYTES) || recv_tok(*fd, 'c') ||
+	       send_pat(*fd, 81, TWO_PART2) || recv_tok(*fd, 'd') ? -1 : 0;
+}
+
 extern char **environ;
 static char g_self[PATH_MAX];
 
@@ -4513,6 +4591,7 @@ static const struct scase {
 	{ "fork_many", fork_many_s, fork_many_c, F_MORE_CONNS },
 	{ "fork_cloexec", fork_cloexec_s, fork_cloexec_c, 0 },
 	{ "fork_exit", fork_exit_s, fork_exit_c, 0 },
+	{ "fork_two", fork_two_s, fork_two_c, 0 },
 	{ "exec", exec_s, exec_c, 0 },
 	{ "spawn", spawn_s, spawn_c, 0 },
 	{ "system", system_s, system_c, 0 },
