@@ -458,6 +458,8 @@ int smcr_conn_back(struct smcr_conn *c)
 		return -EOPNOTSUPP;
 	if (ended_with_unread(c))
 		return ask_cons(c);
+	c->cons_ask = 0;
+	c->cons_asks = 0;
 	return say_back(c);
 }
 

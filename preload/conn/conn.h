@@ -599,10 +599,12 @@ struct fork_page;
 #define FS_TCP    4u                /* on TCP for every holder */
 #define FS_LOST   5u                /* could not (yet): the copies meet the reset */
 #define FS_TAKING 6u                /* the owner takes the slot for another end */
+#define FS_ENDED  7u                /* the owner let go of it on RDMA: the copies meet the reset */
 struct fork_slot {
 	_Atomic uint32_t state;     /* FS_*, a futex word shared across the processes */
 	_Atomic uint32_t kids;      /* copies in processes besides the owner */
 	_Atomic uint32_t gen;       /* taken again: copies of an older end are not its */
+	_Atomic uint32_t askers;    /* children waiting for an answer */
 	_Atomic bool owner_gone;
 };
 /* The slot's steps (shared memory, any process): */

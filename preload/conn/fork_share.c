@@ -58,6 +58,7 @@ bool fork_slot_take(struct fork_slot *s)
 	if (!atomic_compare_exchange_strong(&s->state, &fr, FS_TAKING))
 		return false;
 	atomic_store(&s->kids, 0);
+	atomic_store(&s->askers, 0);
 	atomic_store(&s->owner_gone, false);
 	atomic_fetch_add(&s->gen, 1);
 	atomic_store(&s->state, FS_HELD);
@@ -68,7 +69,11 @@ void fork_slot_ask(struct fork_slot *s)
 {
 	uint32_t st = FS_HELD;
 
-	/* an owner that could not before may now (its writer let go of the end, its peer answers) */
+	atomic_fetch_add(&s->askers, 1);
+	/*
+	 * An owner that could not before may now (its writer let go of the
+	 * end, its peer answers); one that let go of it will not (ENDED).
+	 */
 	if (!atomic_compare_exchange_strong(&s->state, &st, FS_WANTED) && st == FS_LOST)
 		atomic_compare_exchange_strong(&s->state, &st, FS_WANTED);
 }
@@ -77,7 +82,9 @@ void fork_slot_unask(struct fork_slot *s)
 {
 	uint32_t st = FS_WANTED;
 
-	atomic_compare_exchange_strong(&s->state, &st, FS_HELD);
+	/* the last child still asking takes the question back: the owner goes back for nobody */
+	if (atomic_fetch_sub(&s->askers, 1) == 1)
+		atomic_compare_exchange_strong(&s->state, &st, FS_HELD);
 }
 
 bool fork_slot_claim(struct fork_slot *s, bool only_wanted)
@@ -95,31 +102,42 @@ bool fork_slot_claim(struct fork_slot *s, bool only_wanted)
 	return atomic_compare_exchange_strong(&s->state, &st, FS_GOING);
 }
 
+/* A slot whose owner let go and that no copy names is free again (not while taken or going). */
+static void free_if_unused(struct fork_slot *s)
+{
+	uint32_t st = atomic_load(&s->state);
+
+	if (atomic_load(&s->owner_gone) && atomic_load(&s->kids) == 0 && st != FS_FREE &&
+	    st != FS_TAKING && st != FS_GOING)
+		atomic_compare_exchange_strong(&s->state, &st, FS_FREE);
+}
+
 void fork_slot_settle(struct fork_slot *s, bool tcp)
 {
-	atomic_store(&s->state, tcp ? FS_TCP : FS_LOST);
+	/* an owner that let go while its thread went back: LOST is for good then */
+	atomic_store(&s->state, tcp ? FS_TCP : atomic_load(&s->owner_gone) ? FS_ENDED : FS_LOST);
 	futex_wake_all(&s->state);
+	free_if_unused(s);
 }
 
 void fork_slot_kid_gone(struct fork_slot *s)
 {
-	uint32_t st;
-
-	if (atomic_fetch_sub(&s->kids, 1) != 1)
-		return;
-	/* the last copy: a slot its owner let go of is free again */
-	st = atomic_load(&s->state);
-	if ((st == FS_TCP || st == FS_LOST) && atomic_load(&s->owner_gone))
-		atomic_compare_exchange_strong(&s->state, &st, FS_FREE);
+	if (atomic_fetch_sub(&s->kids, 1) == 1)
+		free_if_unused(s);
 }
 
 void fork_slot_owner_gone(struct fork_slot *s)
 {
-	uint32_t st = atomic_load(&s->state);
+	uint32_t st;
 
 	atomic_store(&s->owner_gone, true);
-	if (atomic_load(&s->kids) == 0 && st != FS_FREE && st != FS_GOING && st != FS_TAKING)
-		atomic_compare_exchange_strong(&s->state, &st, FS_FREE);
+	/* nobody answers from now on: a question or a LOST is ENDED, its askers woken */
+	for (st = atomic_load(&s->state); st == FS_LOST || st == FS_WANTED || st == FS_HELD;)
+		if (atomic_compare_exchange_weak(&s->state, &st, FS_ENDED)) {
+			futex_wake_all(&s->state);
+			break;
+		}
+	free_if_unused(s);
 }
 
 uint32_t fork_slot_wait(struct fork_slot *s, int owner, int64_t end)
@@ -375,8 +393,8 @@ void conn_fork_use(int fd, struct sconn *sc)
 	st = fork_slot_wait(s, p->owner, soft_now_ns() + FORK_ASK_GIVE_UP_NS);
 	if (atomic_load(&s->gen) != sc->fork_gen)
 		st = FS_LOST;
-	else if (st != FS_TCP)
-		fork_slot_unask(s);     /* nobody to go back for any more */
+	else
+		fork_slot_unask(s);     /* no longer waiting: a question left unanswered goes */
 	if (st == FS_TCP) {
 		/* the owner went back: everything from here is the TCP stream's */
 		atomic_store(&sc->back_tx, true);

@@ -81,7 +81,8 @@ static ssize_t ring_splice_out(struct splice_args *a, struct sconn *sc)
 
 	conn_fork_use(a->out, sc);
 	/* SPLICE_F_NONBLOCK is for the pipe: the socket waits unless O_NONBLOCK (back on TCP: the kernel's) */
-	if (fl >= 0 && (fl & O_NONBLOCK) && atomic_load(&sc->tx_cut) && !atomic_load(&sc->back_tx)) {
+	if (fl >= 0 && (fl & O_NONBLOCK) && atomic_load(&sc->tx_cut) && !atomic_load(&sc->back_tx) &&
+	    !sc->tp.ops->not_ours) {
 		long room = TP(sc, space);
 
 		if (room <= 0) {

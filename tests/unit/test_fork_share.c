@@ -72,9 +72,10 @@ TEST(fork_slot_freed_by_the_last_copy)
 	CHECK(fork_slot_claim(&slot, false));
 	fork_slot_settle(&slot, false);
 	fork_slot_owner_gone(&slot);
-	CHECK_INT(atomic_load(&slot.state), FS_LOST);
+	/* could not, and let go: for good */
+	CHECK_INT(atomic_load(&slot.state), FS_ENDED);
 	fork_slot_kid_gone(&slot);
-	CHECK_INT(atomic_load(&slot.state), FS_LOST);
+	CHECK_INT(atomic_load(&slot.state), FS_ENDED);
 	fork_slot_kid_gone(&slot);
 	CHECK_INT(atomic_load(&slot.state), FS_FREE);
 
@@ -82,6 +83,16 @@ TEST(fork_slot_freed_by_the_last_copy)
 	one_copy();
 	fork_slot_kid_gone(&slot);
 	CHECK_INT(atomic_load(&slot.state), FS_HELD);
+
+	/* went back while its owner let go (the answering thread): free once settled */
+	one_copy();
+	fork_slot_ask(&slot);
+	CHECK(fork_slot_claim(&slot, true));
+	fork_slot_owner_gone(&slot);
+	fork_slot_kid_gone(&slot);
+	CHECK_INT(atomic_load(&slot.state), FS_GOING);
+	fork_slot_settle(&slot, true);
+	CHECK_INT(atomic_load(&slot.state), FS_FREE);
 }
 
 static void *owner_answers(void *arg)
@@ -123,18 +134,41 @@ TEST(fork_slot_lost_asked_again)
 	fork_slot_ask(&slot);
 	CHECK(fork_slot_claim(&slot, true));
 	fork_slot_settle(&slot, false);
+	fork_slot_unask(&slot);
 	CHECK_INT(atomic_load(&slot.state), FS_LOST);
 	CHECK(!fork_slot_claim(&slot, true));
+	/* two children ask; one gives up: the other's question stays */
 	fork_slot_ask(&slot);
 	CHECK_INT(atomic_load(&slot.state), FS_WANTED);
-	/* a child that gave up takes its question back: the owner goes back for nobody */
+	fork_slot_ask(&slot);
+	fork_slot_unask(&slot);
+	CHECK_INT(atomic_load(&slot.state), FS_WANTED);
+	/* the last one: the owner goes back for nobody */
 	fork_slot_unask(&slot);
 	CHECK_INT(atomic_load(&slot.state), FS_HELD);
 	CHECK(!fork_slot_claim(&slot, true));
 	fork_slot_settle(&slot, false);
 	CHECK(fork_slot_claim(&slot, false));
 	CHECK_INT(atomic_load(&slot.state), FS_GOING);
-	/* unask touches nothing but a question */
+}
+
+/* An owner that let go answers nobody: a lost slot is not asked again, and a waiter is woken. */
+TEST(fork_slot_ended_when_its_owner_let_go)
+{
+	preload_next_init();
+	one_copy();
+	CHECK(fork_slot_claim(&slot, false));
+	fork_slot_settle(&slot, false);
+	fork_slot_owner_gone(&slot);
+	CHECK_INT(atomic_load(&slot.state), FS_ENDED);
+	fork_slot_ask(&slot);
+	CHECK_INT(atomic_load(&slot.state), FS_ENDED);
+	CHECK_INT(fork_slot_wait(&slot, (int)getpid(), soft_now_ns() + 10 * 1000000000LL), FS_ENDED);
 	fork_slot_unask(&slot);
-	CHECK_INT(atomic_load(&slot.state), FS_GOING);
+	CHECK_INT(atomic_load(&slot.state), FS_ENDED);
+	/* a question asked just before the let-go ends too */
+	one_copy();
+	fork_slot_ask(&slot);
+	fork_slot_owner_gone(&slot);
+	CHECK_INT(atomic_load(&slot.state), FS_ENDED);
 }
