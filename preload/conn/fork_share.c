@@ -320,8 +320,15 @@ static void exec_out(int fd, struct sconn *sc, void *arg)
 	uint32_t st;
 	int fl;
 
-	if (!sconn_mapped(sc) || !sc->tp.ops->not_ours)
+	if (!sconn_mapped(sc))
 		return;
+	/* an owner's end the new image will not have: a child's copy goes on over TCP */
+	if (!sc->tp.ops->not_ours) {
+		if (before && atomic_load(&sc->fork_page) && (fl = next.fcntl(fd, F_GETFD)) >= 0 &&
+		    (fl & FD_CLOEXEC))
+			conn_fork_share_let_go(fd, sc);
+		return;
+	}
 	if (before && atomic_load(&sc->fork_page) && (fl = next.fcntl(fd, F_GETFD)) >= 0 &&
 	    (fl & FD_CLOEXEC)) {
 		sc->fork_exec_page = atomic_load(&sc->fork_page);

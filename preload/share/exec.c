@@ -91,6 +91,16 @@ static void add(struct inherit_buf *b, int fd, int here, struct sconn *sc, int c
 	}
 	if (cloexec || st == SC_TCP)
 		return;
+	/*
+	 * A forked child's copy of an end its owner holds on RDMA: the owner
+	 * goes back to TCP for it first (then the new image gets plain TCP),
+	 * or it stays another process's; never reset here, where the socket
+	 * is the owner's too.
+	 */
+	if (st == SC_MAPPED && sc->tp.ops->not_ours) {
+		conn_fork_use(here, sc);
+		return;
+	}
 	/* a region made before our daemon was lost: no daemon can find it for the new image */
 	if (!b->unseen && st == SC_MAPPED && sc->daemon_epoch != ctl_epoch()) {
 		sconn_unseen(here, sc, b->image, "its daemon is gone", !b->spawn);

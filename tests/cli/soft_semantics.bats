@@ -1003,6 +1003,12 @@ exec wc -c <&3' bash "$port"
 	soft_case fork_two
 }
 
+# The parent execs right after the fork (the connection is close-on-exec):
+# its child talks on.
+@test "soft: fork_owner_exec: the parent execs after the fork, its child talks on" {
+	soft_case fork_owner_exec
+}
+
 @test "soft: rcvlowat: SO_RCVLOWAT set after the cut-over: a blocking read waits for the mark, getsockopt gives it back" {
 	soft_case rcvlowat
 	SMC_SOFT_FUTEX=0 soft_case rcvlowat

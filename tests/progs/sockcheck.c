@@ -3346,6 +3346,51 @@ static int exec_child(const char *role, const char *fdstr)
 	return 0;
 }
 
+/*
+ * fork_owner_exec: the client forks holding a close-on-exec connection,
+ * then execs itself ("owner-exec-done", which says the case's ok line):
+ * the new image has no part in the end, and the child talks on it once
+ * the exec is done.  On soft SMC-R the owner's execve takes the end back
+ * to TCP for the child first.
+ */
+static int owner_exec_done(const char *fdstr)
+{
+	if (write(atoi(fdstr), "x", 1) != 1) {
+		printf("fork_owner_exec: client's new image: write to the child: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("fork_owner_exec ok\n");
+	return 0;
+}
+
+static int fork_owner_exec_c(int *fd)
+{
+	char num[16], c;
+	char *argv[] = { g_self, "owner-exec-done", num, NULL };
+	int go[2];
+	pid_t pid;
+
+	if (cloexec_before_fork(*fd))
+		return -1;
+	if (pipe(go))
+		return fail_errno("pipe");
+	pid = fork();
+	if (pid < 0)
+		return fail_errno("fork");
+	if (pid == 0) {
+		close(go[1]);
+		alarm(watchdog_secs());
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		cloexec_child(*fd, true);
+	}
+	close(go[0]);
+	snprintf(num, sizeof(num), "%d", go[1]);
+	fflush(stdout);
+	execv(g_self, argv);
+	return fail_errno("execv");
+}
+
 /* ---- cases: threads ------------------------------------------------------ */
 
 static void *blocked_reader(void *arg)
@@ -4592,6 +4637,7 @@ static const struct scase {
 	{ "fork_cloexec", fork_cloexec_s, fork_cloexec_c, 0 },
 	{ "fork_exit", fork_exit_s, fork_exit_c, 0 },
 	{ "fork_two", fork_two_s, fork_two_c, 0 },
+	{ "fork_owner_exec", fork_exit_s, fork_owner_exec_c, 0 },
 	{ "exec", exec_s, exec_c, 0 },
 	{ "spawn", spawn_s, spawn_c, 0 },
 	{ "system", system_s, system_c, 0 },
@@ -4874,6 +4920,8 @@ int main(int argc, char **argv)
 		return exec_child(argv[2], argv[3]);
 	if (argc == 2 && strcmp(argv[1], "stdio-child") == 0)
 		return stdio_child();
+	if (argc == 3 && strcmp(argv[1], "owner-exec-done") == 0)
+		return owner_exec_done(argv[2]);
 	if (argc >= 3 && strcmp(argv[1], "pair") == 0)
 		return find_case(argv[2]) ? run_pair(argv[2], argv + 3, argc - 3) : usage();
 	if (!((argc == 4 && strcmp(argv[1], "server") == 0) ||
