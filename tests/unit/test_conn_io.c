@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <poll.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -717,4 +718,80 @@ TEST(rdma_io_back_to_tcp_after_a_shutdown_read)
 TEST(rdma_io_back_to_tcp_after_a_shutdown_read_said_by_the_reader)
 {
 	shutdown_before_back("fee", "fef", 48, false, true);
+}
+
+/*
+ * A non-blocking end in poll when BACK comes: before, the ring decides its
+ * input (the bytes in its RMB); after, the kernel does, and what the peer
+ * had not consumed comes by TCP as the peer's poll looks (it sends as
+ * room comes), then the next bytes.
+ */
+static void poll_across_back(const char *srv_dev, const char *cli_dev, uint8_t net, bool by_reader)
+{
+	static struct cend srv, cli;
+	uint8_t buf[3000], got[4096];
+	struct pollfd p = { .events = POLLIN };
+	unsigned mode = 0, ev;
+	size_t have = 0;
+	char w[8];
+
+	srv = (struct cend){ .r.dev = srv_dev };
+	cli = (struct cend){ .r.dev = cli_dev };
+	conn_up(&srv, &cli, net);
+	words(&srv, &cli);
+	/* the client's reader on RDMA */
+	CHECK_INT(csend(&srv, "more", 4), 4);
+	CHECK_INT(crecv(&cli, w, 4, MSG_WAITALL), 4);
+	unread_at_client(&srv, &cli, buf, sizeof(buf));
+	ev = soft_ready(cli.fd, cli.sc, &mode);
+	CHECK(mode & SOFT_IN_RING);
+	CHECK(ev & POLLIN);
+	CHECK_INT(conn_back_say(by_reader ? cli.fd : srv.fd, by_reader ? cli.sc : srv.sc), 0);
+	back_done(&srv, &cli);
+	/* the kernel's now, at both ends */
+	ev = soft_ready(cli.fd, cli.sc, &mode);
+	CHECK(!(mode & SOFT_IN_RING));
+	CHECK_INT(ev & POLLIN, 0);
+	p.fd = cli.fd;
+	for (int i = 0; i < 5000 && !(p.revents & POLLIN); i++) {
+		/* the server's poll sends what the client had not read */
+		soft_ready(srv.fd, srv.sc, &mode);
+		CHECK(poll(&p, 1, 2) >= 0);
+	}
+	CHECK(p.revents & POLLIN);
+	while (have < sizeof(buf)) {
+		ssize_t n = crecv(&cli, got + have, sizeof(got) - have, MSG_DONTWAIT);
+
+		if (n < 0 && errno == EAGAIN) {
+			soft_ready(srv.fd, srv.sc, &mode);
+			usleep(1000);
+			continue;
+		}
+		CHECK(n > 0);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+	}
+	CHECK_INT(have, sizeof(buf));
+	CHECK(!memcmp(got, buf, sizeof(buf)));
+	/* nothing more: EAGAIN, as the kernel says */
+	CHECK_INT(crecv(&cli, got, sizeof(got), MSG_DONTWAIT), -1);
+	CHECK_INT(errno, EAGAIN);
+	/* writable by the kernel's word, and the next bytes go by TCP */
+	ev = soft_ready(cli.fd, cli.sc, &mode);
+	CHECK(!(mode & SOFT_OUT_RING));
+	CHECK_INT(csend(&cli, "next", 4), 4);
+	CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
+	CHECK(!memcmp(w, "next", 4));
+	conn_down(&srv, &cli);
+}
+
+TEST(rdma_io_back_to_tcp_poll_across_it)
+{
+	poll_across_back("ff0", "ff1", 49, false);
+}
+
+TEST(rdma_io_back_to_tcp_poll_across_it_said_by_the_reader)
+{
+	poll_across_back("ff2", "ff3", 50, true);
 }
