@@ -159,12 +159,16 @@ static void wake_now(struct smcr_sock *s, bool rx)
 	if (dl && !(s == drive_sock && rx == drive_rx))
 		smcr_link_bell(s->g, dl - 1);
 	for (int i = 0; i < SMCR_BELLS; i++) {
-		uint32_t bell = atomic_load(&s->bell[rx][i]) ? atomic_exchange(&s->bell[rx][i], 0) : 0;
+		uint32_t bell = atomic_load(&s->bell[rx][i]);
 
-		/* a driver's own bell: it is awake already */
-		if (bell == drive_own_bell && s == drive_sock && rx == drive_rx)
+		/*
+		 * A driver's own bell: it is awake already, and the bell stays
+		 * for its next sleep (emptied, link_wants_sent() would see no
+		 * writer asleep and leave the send queue unarmed).
+		 */
+		if (!bell || (bell == drive_own_bell && s == drive_sock && rx == drive_rx))
 			continue;
-		if (bell && smcr_env.ring)
+		if ((bell = atomic_exchange(&s->bell[rx][i], 0)) && smcr_env.ring)
 			smcr_env.ring(bell);
 	}
 }
