@@ -3583,7 +3583,12 @@ static int rcvtimeo_s(int *fd) { return sender_s(fd, 130, 1000); }
  * cut over under smc_run): a blocking read of 100 bytes with a mark of 60
  * returns once 60 are there, not at the first 30, and not at the end.
  * getsockopt gives the mark back.  (poll() may say readable before: Linux
- * does on loopback, whose receive window is below one MSS.)
+ * does on loopback, whose receive window is below one MSS.)  Nothing else
+ * is read once the mark is set, and the read starts before any byte is
+ * there: Linux TCP wakes a sleeping reader only when the unread bytes reach
+ * the socket's mark (tcp_data_ready()), whatever the read asked for and
+ * whatever it has copied already, so a token read after the mark, or a read
+ * that starts late, would sleep to the end on a loaded machine.
  */
 static int rcvlowat_c(int *fd)
 {
@@ -3599,10 +3604,9 @@ static int rcvlowat_c(int *fd)
 		return fail_errno("setsockopt SO_RCVLOWAT");
 	if (getsockopt(*fd, SOL_SOCKET, SO_RCVLOWAT, &got, &len) || got != low)
 		return fail("getsockopt SO_RCVLOWAT: %d, want %d", got, low);
-	if (send_tok(*fd, 'l') || recv_tok(*fd, 'h'))
+	/* 30 bytes come 300 ms after the 'r', 30 more 300 ms later */
+	if (send_tok(*fd, 'r'))
 		return -1;
-	/* 30 bytes come now, 30 more 200 ms later */
-	msleep(50);
 	g_doing = "a read of 100 bytes with SO_RCVLOWAT 60";
 	r = read(*fd, buf, sizeof(buf));
 	if (r < 0)
@@ -3621,12 +3625,13 @@ static int rcvlowat_s(int *fd)
 	for (unsigned i = 1; i <= 5; i++)
 		if (echo(*fd, i))
 			return -1;
-	if (recv_tok(*fd, 'l') || send_tok(*fd, 'h'))
+	if (recv_tok(*fd, 'r'))
 		return -1;
 	pat_fill(buf, 140, 0, sizeof(buf));
+	msleep(300);
 	if (write_all(*fd, buf, 30, "write of the first half"))
 		return -1;
-	msleep(200);
+	msleep(300);
 	if (write_all(*fd, buf + 30, 30, "write of the second half"))
 		return -1;
 	return recv_tok(*fd, 'k');
