@@ -193,6 +193,10 @@ const char *soft_image_find(const char *file, char *buf, size_t len);
 /* Whether this is the child of vfork(): the memory is its parent's. */
 bool soft_vfork_child(void);
 
+/* ---- thread.c ---- */
+/* A detached thread of the library's, every signal blocked in it (the program's signals are for its own threads): 0 or -errno. */
+int lib_thread_start(void *(*fn)(void *), void *arg);
+
 /* ---- wait.c's clock, for every layer ---- */
 /* CLOCK_MONOTONIC in nanoseconds (vDSO: no system call). */
 static inline int64_t soft_now_ns(void)

@@ -157,19 +157,9 @@ bool ctl_thread_wake(void)
 		/* the RDMA layer's way out: the process's real calls, and our bells */
 		struct smcr_env env = { .poll = next.poll, .syscall = next.syscall, .ring = bell_ring_own,
 					.drive = soft_cfg.drive, .log = preload_dbg, .llc = dump_llc };
-		sigset_t all, old;
-		pthread_attr_t a;
-		pthread_t th;
 
 		smcr_env_set(&env);
-		/* the program's signals are for its own threads, never this one */
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		pthread_attr_init(&a);
-		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-		started = !pthread_create(&th, &a, negotiator, NULL);
-		pthread_attr_destroy(&a);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		started = !lib_thread_start(negotiator, NULL);
 	}
 	pthread_cond_signal(&neg_cv);
 	return started;

@@ -272,20 +272,9 @@ void conn_fork_share_failed(struct sconn *sc)
 
 void conn_fork_share_parent(void)
 {
-	pthread_t t;
-	pthread_attr_t a;
-	sigset_t all, old;
-
 	pthread_mutex_lock(&own_mu);
-	if (own_page && !answering) {
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		pthread_attr_init(&a);
-		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-		answering = !pthread_create(&t, &a, answer, own_page);
-		pthread_attr_destroy(&a);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
+	if (own_page && !answering)
+		answering = !lib_thread_start(answer, own_page);
 	pthread_mutex_unlock(&own_mu);
 }
 
