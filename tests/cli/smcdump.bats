@@ -301,7 +301,8 @@ old_softd() {
 	hold paired
 	dump_stop
 	run records "$BATS_TEST_TMPDIR/a.pcap"
-	[ "$output" = "$(printf '%s\n' \
+	local want
+	want=$(printf '%s\n' \
 		"2 1 127.0.0.1  $c1 $l1 0x00000000" \
 		"2 1 127.0.0.1  $l1 $c1 0x00000000" \
 		"2 2 127.0.0.1  $l1 $c1 0x00000000" \
@@ -309,7 +310,9 @@ old_softd() {
 		"2 1 127.0.0.1  $PORT_C $PORT_L 0x00000000" \
 		"2 4 127.0.0.1  $PORT_C $PORT_L 0x03030001" \
 		"2 1 127.0.0.1  $PORT_L $PORT_C 0x00000000" \
-		"2 4 127.0.0.1  $PORT_L $PORT_C 0x03030001")" ]
+		"2 4 127.0.0.1  $PORT_L $PORT_C 0x03030001")
+	# a record short or out of place: what was captured, and what tcpdump said of it
+	[ "$output" = "$want" ] || { printf 'got:\n%s\nwant:\n%s\n' "$output" "$want"; cat "$DUMP_ERR"; false; }
 }
 
 # The issue's capture: an echo session of two programs under smc_run, with
