@@ -960,7 +960,7 @@ exec wc -c <&3' bash "$port"
 	soft_case peerkill
 }
 
-@test "soft: fork_writers: parent and child write one socket at once, records whole and in order" {
+@test "soft: fork_writers: parent and child write one socket at once, each one's bytes whole and in order" {
 	soft_case fork_writers
 }
 
