@@ -183,9 +183,9 @@ $(O)/smc_run: smc_run.sh lib/version.h
 
 # ---- tests -------------------------------------------------------------
 # The link groups of preload/smcr/ and the transports over a fake of preload/rdma/ (tests/unit/fake_rdma.c).
-SMCR_LAYER_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(wildcard preload/smcr/*.c) preload/rdma/fds.c \
+SMCR_LAYER_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(wildcard preload/smcr/*.c) preload/rdma/fds.c preload/base/thread.c \
 	$(wildcard preload/transport/*.c))
-$(OBJ)/tests/unit/test_smcr_lgr.o $(OBJ)/tests/unit/fake_rdma.o: ALL_CFLAGS += -Ipreload/rdma -Ipreload/smcr
+$(OBJ)/tests/unit/test_smcr_lgr.o $(OBJ)/tests/unit/fake_rdma.o: ALL_CFLAGS += $(PRELOAD_I_smcr)
 $(OBJ)/tests/unit/test_transport_rdma.o $(OBJ)/tests/unit/test_rdma_clc.o $(OBJ)/tests/unit/test_transport_kinds.o $(OBJ)/tests/unit/rdmafx.o: ALL_CFLAGS += $(PRELOAD_I_transport)
 $(OBJ)/tests/unit/test_conn_io.o $(OBJ)/tests/unit/test_child_fds.o $(OBJ)/tests/unit/test_fork_share.o: ALL_CFLAGS += $(PRELOAD_I_conn)
 # The connection layer (preload/conn/ over preload/base/), for io.c over the fake RDMA (tests/unit/test_conn_io.c) and child_fds.c.
@@ -244,11 +244,11 @@ TEST_PROGS += $(O)/tests/smcr_stream
 # The preload's soft SMC-R layer between two hosts (tests/vm/guest/s6.sh):
 # rdma/ and smcr/, without the layers above them.
 SMCR_CONNS_SRCS := tests/progs/smcr_conns/smcr_conns.c tests/progs/smcr/smcr_handshake.c \
-	$(wildcard preload/rdma/*.c preload/smcr/*.c wire/clc*.c wire/smcr_*.c)
+	preload/base/thread.c $(wildcard preload/rdma/*.c preload/smcr/*.c wire/clc*.c wire/smcr_*.c)
 $(O)/tests/smcr_conns: $(SMCR_CONNS_SRCS) $(wildcard tests/progs/smcr/*.h preload/rdma/*.h preload/smcr/*.h wire/*.h)
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(WFLAGS) $(CFLAGS) $(SANFLAGS) -Iwire -Ipreload/rdma -Ipreload/smcr -Itests/progs/smcr \
+	$(Q)$(CC) $(WFLAGS) $(CFLAGS) $(SANFLAGS) -Iwire -Ipreload/base -Ipreload/rdma -Ipreload/smcr -Itests/progs/smcr \
 		-o $@ $(SMCR_CONNS_SRCS) -ldl -lpthread
 TEST_PROGS += $(O)/tests/smcr_conns
 

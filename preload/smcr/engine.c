@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <linux/futex.h>
 
+#include "base.h"
 #include "smcr_int.h"
 
 struct smcr_env smcr_env;
@@ -844,24 +845,6 @@ void smcr_after_fork_child(void)
 	rdma_fds_after_fork_child();
 }
 
-int smcr_thread_start(void *(*fn)(void *), void *arg)
-{
-	sigset_t all, old;
-	pthread_attr_t a;
-	pthread_t th;
-	int rc;
-
-	/* the program's signals are for its own threads, never the layer's */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	rc = -pthread_create(&th, &a, fn, arg);
-	pthread_attr_destroy(&a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc;
-}
-
 int smcr_engine_add(struct smcr_lgr *g)
 {
 	int rc = 0;
@@ -870,7 +853,7 @@ int smcr_engine_add(struct smcr_lgr *g)
 	if (!started) {
 		if (wake_fd < 0 && (wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) >= 0)
 			rdma_fd_keep(wake_fd);
-		rc = wake_fd < 0 ? -errno : smcr_thread_start(progress, NULL);
+		rc = wake_fd < 0 ? -errno : lib_thread_start(progress, NULL);
 		started = !rc;
 		if (started)
 			eng_pid = getpid();

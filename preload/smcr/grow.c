@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "smcr_int.h"
 
 #define SECOND_LINK_NUM 2
@@ -72,7 +73,7 @@ static int start(struct grow *w, bool locked)
 	g->adding = true;
 	if (!locked)
 		pthread_mutex_unlock(&g->mu);
-	rc = smcr_thread_start(grow_run, w);
+	rc = lib_thread_start(grow_run, w);
 	if (rc) {
 		if (!locked)
 			pthread_mutex_lock(&g->mu);

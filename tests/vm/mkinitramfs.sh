@@ -126,9 +126,10 @@ cc -O2 -Wall -Werror -std=c11 -D_GNU_SOURCE -I"$ROOT/wire" -I"$ROOT/preload/rdma
 	"$ROOT"/wire/clc*.c "$ROOT"/wire/smcr_*.c -ldl
 copy_libs "$STAGE/usr/bin/smcr_stream"
 # the preload's soft SMC-R layer (s6): rdma/ and smcr/ with a link group
-cc -O2 -Wall -Werror -std=c11 -D_GNU_SOURCE -I"$ROOT/wire" -I"$ROOT/preload/rdma" -I"$ROOT/preload/smcr" \
-	-I"$ROOT/tests/progs/smcr" -o "$STAGE/usr/bin/smcr_conns" "$ROOT"/tests/progs/smcr_conns/*.c \
-	"$ROOT"/tests/progs/smcr/smcr_handshake.c "$ROOT"/preload/rdma/*.c "$ROOT"/preload/smcr/*.c \
+cc -O2 -Wall -Werror -std=c11 -D_GNU_SOURCE -I"$ROOT/wire" -I"$ROOT/preload/base" -I"$ROOT/preload/rdma" \
+	-I"$ROOT/preload/smcr" -I"$ROOT/tests/progs/smcr" -o "$STAGE/usr/bin/smcr_conns" \
+	"$ROOT"/tests/progs/smcr_conns/*.c "$ROOT"/tests/progs/smcr/smcr_handshake.c \
+	"$ROOT"/preload/base/thread.c "$ROOT"/preload/rdma/*.c "$ROOT"/preload/smcr/*.c \
 	"$ROOT"/wire/clc*.c "$ROOT"/wire/smcr_*.c -ldl -lpthread
 copy_libs "$STAGE/usr/bin/smcr_conns"
 
