@@ -245,7 +245,7 @@ TEST_PROGS += $(O)/tests/smcr_stream
 # rdma/ and smcr/, without the layers above them.
 SMCR_CONNS_SRCS := tests/progs/smcr_conns/smcr_conns.c tests/progs/smcr/smcr_handshake.c \
 	preload/base/thread.c $(wildcard preload/rdma/*.c preload/smcr/*.c wire/clc*.c wire/smcr_*.c)
-$(O)/tests/smcr_conns: $(SMCR_CONNS_SRCS) $(wildcard tests/progs/smcr/*.h preload/rdma/*.h preload/smcr/*.h wire/*.h)
+$(O)/tests/smcr_conns: $(SMCR_CONNS_SRCS) $(wildcard tests/progs/smcr/*.h preload/base/*.h preload/rdma/*.h preload/smcr/*.h wire/*.h)
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WFLAGS) $(CFLAGS) $(SANFLAGS) -Iwire -Ipreload/base -Ipreload/rdma -Ipreload/smcr -Itests/progs/smcr \

@@ -120,7 +120,6 @@ struct smcr_sock {
 extern struct smcr_env smcr_env;
 /* A group's view changed (a link up or down, a connection started or gone): smcr_lgr_changes(). */
 void smcr_view_changed(void);
-/* A detached thread of the layer's, the program's signals blocked in it.  0 or -errno. */
 /* Adds g to the progress thread's groups (starting it once). 0 or -errno. */
 int smcr_engine_add(struct smcr_lgr *g);
 /* The group's links changed: the progress thread looks again. */
