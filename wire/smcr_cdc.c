@@ -12,7 +12,7 @@
 enum {
 	OFF_TYPE = 0, OFF_LEN = 1, OFF_SEQ = 2, OFF_TOKEN = 4,
 	OFF_PROD = 8, OFF_CONS = 16, OFF_PFLAGS = 24, OFF_CFLAGS = 25,
-	OFF_SOFT_MAGIC = 26, OFF_SOFT_FLAGS = 30, OFF_SOFT_FENCE = 32,
+	OFF_SOFT_MAGIC = 26, OFF_SOFT_FLAGS = 30, OFF_SOFT_DATA_LEN = 31, OFF_SOFT_FENCE = 32,
 };
 
 static void put_curs(uint8_t *p, struct smcr_curs c)
@@ -29,7 +29,11 @@ static struct smcr_curs get_curs(const uint8_t *p)
 
 int smcr_cdc_encode(const struct smcr_cdc *m, uint8_t *buf, size_t size)
 {
-	if (size < SMCR_CDC_LEN)
+	size_t data_len = (m->soft_flags & CDC_SOFT_DATA) ? m->data_len : 0;
+
+	if ((m->soft_flags & CDC_SOFT_DATA) && (!data_len || data_len > SMCR_CDC_DATA_MAX))
+		return -EINVAL;
+	if (size < SMCR_CDC_LEN + data_len)
 		return -EMSGSIZE;
 	memset(buf, 0, SMCR_CDC_LEN);
 	buf[OFF_TYPE] = SMCR_CDC_TYPE;
@@ -45,8 +49,12 @@ int smcr_cdc_encode(const struct smcr_cdc *m, uint8_t *buf, size_t size)
 		buf[OFF_SOFT_FLAGS] = m->soft_flags & CDC_SOFT_KNOWN;
 		if (m->soft_flags & CDC_SOFT_FENCE)
 			wire_put64(buf + OFF_SOFT_FENCE, m->soft_fence);
+		if (data_len) {
+			buf[OFF_SOFT_DATA_LEN] = (uint8_t)data_len;
+			memcpy(buf + SMCR_CDC_LEN, m->data, data_len);
+		}
 	}
-	return SMCR_CDC_LEN;
+	return (int)(SMCR_CDC_LEN + data_len);
 }
 
 int smcr_cdc_decode(const uint8_t *buf, size_t len, struct smcr_cdc *m)
@@ -63,11 +71,21 @@ int smcr_cdc_decode(const uint8_t *buf, size_t len, struct smcr_cdc *m)
 	m->conn_state_flags = buf[OFF_CFLAGS];
 	m->soft_flags = 0;
 	m->soft_fence = 0;
+	m->data_len = 0;
+	m->data = NULL;
 	/* a kernel peer's reserved bytes are zero: without the magic they say nothing */
 	if (len >= SMCR_CDC_SOFT_LEN && wire_get32(buf + OFF_SOFT_MAGIC) == SMCR_CDC_SOFT_MAGIC) {
 		m->soft_flags = buf[OFF_SOFT_FLAGS] & CDC_SOFT_KNOWN;
 		if (m->soft_flags & CDC_SOFT_FENCE)
 			m->soft_fence = wire_get64(buf + OFF_SOFT_FENCE);
+		if (m->soft_flags & CDC_SOFT_DATA) {
+			m->data_len = buf[OFF_SOFT_DATA_LEN];
+			if (!m->data_len || m->data_len > SMCR_CDC_DATA_MAX || len < SMCR_CDC_LEN + m->data_len) {
+				m->data_len = 0;
+				return -EBADMSG;
+			}
+			m->data = buf + SMCR_CDC_LEN;
+		}
 	}
 	return 0;
 }

@@ -15,10 +15,16 @@
  * Soft SMC-R's cut-over words (doc/smcr-wire.md, "Soft words") ride in the
  * reserved bytes, where a kernel peer neither reads nor sets them:
  *
- *   26  u32 SMCR_CDC_SOFT_MAGIC   31  0
+ *   26  u32 SMCR_CDC_SOFT_MAGIC   31  count of bytes inside (with CDC_SOFT_DATA)
  *   30  soft flags (CDC_SOFT_*)   32  u64 fence (with CDC_SOFT_FENCE), 40-43 0
  *
  * An older library reads the flags it knows and drops the others.
+ *
+ * Bytes inside a CDC (doc/smcr-wire.md, "Bytes inside a CDC"): to a peer
+ * that said CDC_SOFT_DATA_OK, a CDC with CDC_SOFT_DATA is followed by the
+ * count (byte 31, at most SMCR_CDC_DATA_MAX) of stream bytes that end at its
+ * producer cursor, instead of their RDMA WRITE: the SEND is 44 + count bytes.
+ * A kernel peer never says DATA_OK, so it never gets one.
  *
  * Linux sends the 44 bytes out of a 48-byte work-request buffer
  * (SMCR_WR_BUF_SIZE) and receives into such buffers.
@@ -67,6 +73,8 @@ struct smcr_cdc {
 	uint8_t conn_state_flags; /* CDC_CF_* (reserved bits kept) */
 	uint8_t soft_flags;       /* CDC_SOFT_*: 0, and no magic on the wire, for none */
 	uint64_t soft_fence;      /* with CDC_SOFT_FENCE: the sender's TCP bytes before its cut-over */
+	uint8_t data_len;         /* with CDC_SOFT_DATA: bytes inside, ending at prod */
+	const uint8_t *data;      /* them: in the decoded message, or the encoder's source */
 };
 
 #define SMCR_CDC_SOFT_MAGIC  0x736f6674u   /* "soft" */
@@ -76,11 +84,25 @@ struct smcr_cdc {
 #define CDC_SOFT_STAY_TCP    0x04u  /* both directions stay on TCP for good */
 #define CDC_SOFT_BACK_OK     0x08u  /* the sender keeps its bytes until consumed: it may be told BACK */
 #define CDC_SOFT_BACK        0x10u  /* both directions go back to TCP from the consumer cursors */
-#define CDC_SOFT_KNOWN       0x1fu
+#define CDC_SOFT_DATA_OK     0x20u  /* the sender takes CDCs with bytes inside (its slots hold them) */
+#define CDC_SOFT_DATA        0x40u  /* this CDC carries data_len bytes after its 44 (not sticky) */
+#define CDC_SOFT_KNOWN       0x7fu
+#define SMCR_CDC_DATA_MAX    84u    /* bytes inside one CDC: a 128-byte message slot */
 
-/* SMCR_CDC_LEN bytes into buf (reserved ones zero): SMCR_CDC_LEN, or -EMSGSIZE if size is less. */
+/*
+ * SMCR_CDC_LEN bytes into buf (reserved ones zero), then with CDC_SOFT_DATA
+ * the data_len bytes at data: the message's length; -EMSGSIZE if size is
+ * less, -EINVAL for a count of 0 or above SMCR_CDC_DATA_MAX.
+ */
 int smcr_cdc_encode(const struct smcr_cdc *m, uint8_t *buf, size_t size);
-/* 0; -EMSGSIZE if len < SMCR_CDC_MIN_LEN; -EPROTO for another type or length byte. */
+/*
+ * 0; -EMSGSIZE if len < SMCR_CDC_MIN_LEN; -EPROTO for another type or
+ * length byte; -EBADMSG for bytes inside counted 0, more than
+ * SMCR_CDC_DATA_MAX or more than the message holds, with every other field
+ * decoded: unlike a malformed CDC, which Linux drops, this one fails the
+ * connection of its token (a later cursor would cover bytes never put in
+ * the RMB).  m->data points into buf.
+ */
 int smcr_cdc_decode(const uint8_t *buf, size_t len, struct smcr_cdc *m);
 /*
  * Whether a decoded CDC's cursors fit: the producer cursor indexes our RMBE

@@ -22,7 +22,7 @@ static uint64_t min64(uint64_t a, uint64_t b)
 }
 
 void smcr_conn_init(struct smcr_conn *c, const struct smcr_link_ops *ops, void *link,
-		    uint8_t *sndbuf, uint32_t sndbuf_size, const uint8_t *rmb,
+		    uint8_t *sndbuf, uint32_t sndbuf_size, uint8_t *rmb,
 		    uint32_t rmb_size, uint32_t peer_rmb_size, uint32_t token, uint32_t peer_token)
 {
 	memset(c, 0, sizeof(*c));
@@ -47,10 +47,27 @@ static int fail(struct smcr_conn *c, int err)
 	return c->err;
 }
 
+/* n bytes of a ring of size at pos into out (n at most size). */
+static void ring_copy_out(uint8_t *out, const uint8_t *ring, uint32_t size, uint64_t pos, uint32_t n)
+{
+	uint32_t off = (uint32_t)(pos % size), first = n < size - off ? n : size - off;
+
+	memcpy(out, ring + off, first);
+	memcpy(out + first, ring, n - first);
+}
+
+static void ring_copy_in(uint8_t *ring, uint32_t size, uint64_t pos, const uint8_t *in, uint32_t n)
+{
+	uint32_t off = (uint32_t)(pos % size), first = n < size - off ? n : size - off;
+
+	memcpy(ring + off, in, first);
+	memcpy(ring, in + first, n - first);
+}
+
 /* A CDC with our cursors and flags; one that finds no room in the send queue is due later. */
 static int send_cdc(struct smcr_conn *c)
 {
-	uint8_t buf[SMCR_WR_BUF_SIZE];
+	uint8_t buf[SMCR_CDC_LEN + SMCR_CDC_DATA_MAX], data[SMCR_CDC_DATA_MAX];
 	struct smcr_cdc m = {
 		.seqno = (uint16_t)(c->seq + 1),
 		.token = c->peer_token,
@@ -67,20 +84,39 @@ static int send_cdc(struct smcr_conn *c)
 	/* the end of our writing goes with the last byte, not before it */
 	if (c->tx_sent < c->tx_prep)
 		m.conn_state_flags &= (uint8_t)~(CDC_CF_DONE_WRITING | CDC_CF_CLOSED);
-	smcr_cdc_encode(&m, buf, sizeof(buf));
-	rc = c->ops->send(c->link, buf, SMCR_CDC_LEN, c->tx_sent);
+	if (c->inside) {
+		ring_copy_out(data, c->sndbuf, c->sndbuf_size, c->tx_sent - c->inside, c->inside);
+		m.soft_flags |= CDC_SOFT_DATA;
+		m.data_len = c->inside;
+		m.data = data;
+	}
+	rc = smcr_cdc_encode(&m, buf, sizeof(buf));
+	if (rc < 0)
+		return fail(c, rc);
+	rc = c->ops->send(c->link, buf, (size_t)rc, c->tx_sent);
 	if (rc == -ENOBUFS || rc == -ENOLINK) {
 		c->cdc_due = true;
 		return 0;
 	}
 	if (rc)
 		return fail(c, rc);
+	c->inside = 0;
 	c->seq++;
 	c->rx_told = c->rx_cons;
 	c->cdc_due = false;
 	if (c->cons_ask == SMCR_CONS_ASK)
 		c->cons_ask = SMCR_CONS_ASKED;
 	return 0;
+}
+
+/*
+ * A push of len bytes goes inside its CDC: all that waits, small enough, to
+ * a peer that takes it, while our bytes are kept until consumed.
+ */
+static bool goes_inside(const struct smcr_conn *c, uint64_t len)
+{
+	return len && len <= SMCR_CDC_DATA_MAX && len == c->tx_prep - c->tx_sent &&
+	       (c->peer_soft & CDC_SOFT_DATA_OK) && (c->own_soft & CDC_SOFT_BACK_OK);
 }
 
 static int push_posts(struct smcr_conn *c)
@@ -92,8 +128,17 @@ static int push_posts(struct smcr_conn *c)
 	if (c->peer_cons > c->tx_sent)
 		c->tx_sent = c->peer_cons;      /* read by the peer already: not again */
 	len = min64(c->tx_prep - c->tx_sent, c->peer_rmb_size - (c->tx_sent - c->peer_cons));
-	if (c->back)
-		len = 0;                        /* the bytes go by TCP */
+	if (c->back || c->inside)
+		len = 0;                        /* the bytes go by TCP; bytes wait inside a CDC due */
+	if (goes_inside(c, len)) {
+		c->tx_sent += len;
+		if (c->tx_sent > c->tx_hi)
+			c->tx_hi = c->tx_sent;
+		c->inside = (uint8_t)len;
+		c->inside_used = true;
+		c->write_blocked = false;
+		return send_cdc(c);
+	}
 	while (posted < len) {
 		uint64_t pos = c->tx_sent + posted;
 		uint32_t s_off = (uint32_t)(pos % c->sndbuf_size);
@@ -236,12 +281,26 @@ ssize_t smcr_conn_recv(struct smcr_conn *c, const struct iovec *iov, int cnt, bo
 	return rc ? rc : (ssize_t)got;
 }
 
+/*
+ * Whether cursor new is behind old, counting laps as a signed 16-bit
+ * difference.  Stricter than Linux's rule (smcr_curs_accept(), which takes
+ * wrap 0 after any wrap): after a failover that sends again from our
+ * consumer cursor (bytes went inside CDCs), the peer's CDCs carry producer
+ * cursors behind ours, up to a lap back, until it caught up.
+ */
+static bool curs_behind(struct smcr_curs old, struct smcr_curs new)
+{
+	uint16_t laps = (uint16_t)(new.wrap - old.wrap);
+
+	return laps >= 0x8000u || (laps == 0 && new.count < old.count);
+}
+
 /* The peer's producer cursor into our RMB: the new bytes, or -EPROTO. */
 static int take_prod(struct smcr_conn *c, struct smcr_curs p)
 {
 	int d;
 
-	if (!smcr_curs_accept(c->peer_prod_curs, p))
+	if (curs_behind(c->peer_prod_curs, p))
 		return 0;
 	d = smcr_curs_diff(c->rmb_size, c->peer_prod_curs, p);
 	if (d < 0 || c->peer_prod + (uint64_t)d - c->rx_cons > c->rmb_size)
@@ -249,6 +308,19 @@ static int take_prod(struct smcr_conn *c, struct smcr_curs p)
 	c->peer_prod_curs = p;
 	c->peer_prod += (uint64_t)d;
 	return d;
+}
+
+/*
+ * The bytes inside a CDC end at its producer cursor: those of them that the
+ * cursor made new (the last d) go into our RMB, where a write would have put
+ * them, as the cursor is taken (a reader sees neither before our caller's
+ * lock is let go).  take_prod() bounded the new bytes by the RMB's free room.
+ */
+static void put_inside(struct smcr_conn *c, const struct smcr_cdc *m, int d)
+{
+	uint32_t n = m->data_len < (uint32_t)d ? m->data_len : (uint32_t)d;
+
+	ring_copy_in(c->rmb, c->rmb_size, c->peer_prod - n, m->data + (m->data_len - n), n);
 }
 
 /* The peer's consumer cursor of our bytes: the bytes it read now, or -EPROTO. */
@@ -314,12 +386,17 @@ int smcr_conn_rx(struct smcr_conn *c, const uint8_t *msg, size_t len)
 		return 0;       /* another connection's, as Linux drops it */
 	if (c->peer_seq_seen && smcr_seq_before(m.seqno, c->peer_seq))
 		return 0;
+	/* bytes inside a CDC only to an end whose slots take them */
+	if ((m.soft_flags & CDC_SOFT_DATA) && !(c->own_soft & CDC_SOFT_DATA_OK))
+		return fail(c, -EPROTO);
 	c->peer_seq = m.seqno;
 	c->peer_seq_seen = true;
 	prod = take_prod(c, m.prod);
 	cons = take_cons(c, m.cons);
 	if (prod < 0 || cons < 0)
 		return fail(c, -EPROTO);
+	if (prod && m.data_len)
+		put_inside(c, &m, prod);
 	if (c->cons_ask == SMCR_CONS_ASKED)
 		c->cons_ask = SMCR_CONS_ANSWERED;
 	if (prod)
@@ -333,6 +410,7 @@ int smcr_conn_rx(struct smcr_conn *c, const uint8_t *msg, size_t len)
 	if ((c->peer_soft & CDC_SOFT_FENCE) && (m.soft_flags & CDC_SOFT_FENCE) &&
 	    m.soft_fence != c->peer_fence)
 		return fail(c, -EPROTO);
+	m.soft_flags &= (uint8_t)~CDC_SOFT_DATA;  /* of this CDC only */
 	if (m.soft_flags & ~c->peer_soft) {
 		what |= SMCR_RX_SOFT;
 		if (m.soft_flags & ~c->peer_soft & CDC_SOFT_FENCE)
@@ -380,7 +458,7 @@ int smcr_conn_set_soft(struct smcr_conn *c, uint8_t flags, uint64_t fence)
 {
 	if (c->err)
 		return c->err;
-	flags &= CDC_SOFT_KNOWN & ~CDC_SOFT_BACK;
+	flags &= CDC_SOFT_KNOWN & ~(CDC_SOFT_BACK | CDC_SOFT_DATA);
 	/* a promise about bytes given before it: only if none was let go yet */
 	if ((flags & ~c->own_soft & CDC_SOFT_BACK_OK) && c->tx_prep - c->peer_cons > c->sndbuf_size)
 		return -EINVAL;
@@ -406,6 +484,10 @@ int smcr_conn_switch(struct smcr_conn *c, void *link)
 	if (c->cons_ask == SMCR_CONS_ASKED)
 		c->cons_ask = SMCR_CONS_ASK;
 	c->tx_sent = c->tx_fin > c->peer_cons ? c->tx_fin : c->peer_cons;
+	/* a delivered CDC's bytes may never reach the peer's RMB (smcr_conn.h) */
+	if (c->inside_used)
+		c->tx_sent = c->peer_cons;
+	c->inside = 0;
 	c->cdc_due = true;
 	return smcr_conn_push(c);
 }

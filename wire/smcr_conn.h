@@ -21,6 +21,18 @@
  * to the same places of the peer's RMB (the same bytes, so the peer sees
  * each byte once), unless the peer's consumer cursor shows it read them.
  *
+ * Bytes inside CDCs (smcr_cdc.h CDC_SOFT_DATA): a push of at most
+ * SMCR_CDC_DATA_MAX bytes, all that waits, goes inside its CDC instead of an
+ * RDMA WRITE, to a peer that said CDC_SOFT_DATA_OK, and only while we keep
+ * our bytes until the peer consumed them (CDC_SOFT_BACK_OK): a delivered
+ * CDC is in the peer's receive queue, not yet in its RMB, and after a
+ * failover the old link's CDC may be taken after the new link's or never,
+ * so once bytes went inside a CDC, smcr_conn_switch() sends again from the
+ * peer's consumer cursor (the receiver ignores producer cursors behind its
+ * own, a lap back included, until the resend caught up).  The receiver puts
+ * the bytes its producer cursor makes new into its RMB as it takes the
+ * cursor.
+ *
  * Back to TCP (doc/soft-roce.md section 4, "Back to TCP"): an end that
  * said CDC_SOFT_BACK_OK keeps its bytes in the send buffer until the peer
  * consumed them, not only until they were delivered.  Either end may then
@@ -83,7 +95,7 @@ struct smcr_conn {
 	void *link;
 	uint8_t *sndbuf;
 	uint32_t sndbuf_size;
-	const uint8_t *rmb;             /* the peer writes it (by RDMA) while we read */
+	uint8_t *rmb;                   /* the peer writes it (by RDMA) while we read; we put bytes of CDCs in */
 	uint32_t rmb_size, peer_rmb_size;
 	uint32_t token, peer_token;     /* alert tokens: ours, in the peer's CDCs; the peer's, in ours */
 	uint32_t write_max;             /* the link's largest write, 0: any (set after init) */
@@ -101,6 +113,8 @@ struct smcr_conn {
 	uint8_t own_soft;               /* CDC_SOFT_*, sticky, in every CDC */
 	uint64_t own_fence;
 	bool cdc_due;                   /* a CDC waits for room in the send queue */
+	uint8_t inside;                 /* the bytes before tx_sent that go inside the next CDC */
+	bool inside_used;               /* bytes went inside a CDC: a failover sends again from peer_cons */
 	bool write_blocked;             /* the last push left bytes for lack of room */
 
 	/* receiving */
@@ -126,7 +140,7 @@ struct smcr_conn {
  * the peer's writes; sizes from the CLC exchange (peer_rmb_size).
  */
 void smcr_conn_init(struct smcr_conn *c, const struct smcr_link_ops *ops, void *link,
-		    uint8_t *sndbuf, uint32_t sndbuf_size, const uint8_t *rmb,
+		    uint8_t *sndbuf, uint32_t sndbuf_size, uint8_t *rmb,
 		    uint32_t rmb_size, uint32_t peer_rmb_size, uint32_t token, uint32_t peer_token);
 
 /*

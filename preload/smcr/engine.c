@@ -241,11 +241,13 @@ static void take(struct smcr_lgr *g, int li, const struct rdma_event *ev)
 	} else if (ev->kind == RDMA_EV_MSG) {
 		struct smcr_cdc cdc;
 		struct smcr_sock *s;
+		int rc;
 
 		g->link[li].heard++;
 		if (!ev->len || ev->msg[0] != SMCR_CDC_TYPE) {
 			smcr_llc_in(g, li, ev->msg, ev->len);
-		} else if (!smcr_cdc_decode(ev->msg, ev->len, &cdc)) {
+		} else if ((rc = smcr_cdc_decode(ev->msg, ev->len, &cdc)) == 0 || rc == -EBADMSG) {
+			/* bytes inside it that the message does not hold fail the connection */
 			s = smcr_lgr_sock_of_token(g, cdc.token);
 			if (s)
 				smcr_sock_rx(s, ev->msg, ev->len);

@@ -14,7 +14,9 @@
 #include "smcr_int.h"
 
 /* Queue pairs of a link: work requests in flight for all its connections, the peer's message slots. */
-static const struct rdma_qp_size link_size = { .send_wr = 64, .recv_slots = 64, .msg_size = 128 };
+#define LINK_MSG_SIZE 128u
+_Static_assert(LINK_MSG_SIZE >= SMCR_CDC_LEN + SMCR_CDC_DATA_MAX, "a slot holds a CDC with bytes inside");
+static const struct rdma_qp_size link_size = { .send_wr = 64, .recv_slots = 64, .msg_size = LINK_MSG_SIZE };
 
 /* Keys name groups within the process: a count, never 0. */
 static uint32_t next_key(void)

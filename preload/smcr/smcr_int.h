@@ -107,7 +107,7 @@ struct smcr_sock {
 	bool err_told;          /* its error is in the debug log */
 	bool released;          /* its owner let go: freed once the peer cannot write (smcr_sock_release) */
 	struct smcr_ask ask;    /* what a vfork() child asks the progress thread to post */
-	uint8_t early[SMCR_CDC_LEN];   /* the peer's last CDC before we started */
+	uint8_t early[SMCR_CDC_LEN + SMCR_CDC_DATA_MAX];   /* the peer's last CDC before we started */
 	uint32_t early_len;
 	_Atomic uint32_t seq[2];   /* futex words: [0] room came, [1] data or state came */
 	_Atomic uint32_t sleepers[2];   /* threads in FUTEX_WAIT on seq[] (none: no wake call) */

@@ -382,7 +382,8 @@ static uint8_t heard(struct transport *t, uint64_t *fence)
 
 static void rdma_say_attached(struct transport *t)
 {
-	smcr_sock_set_soft(SOCK(t), CDC_SOFT_ATTACHED, 0);
+	/* the link's message slots hold a CDC with bytes inside (smcr/lgr.c link_size) */
+	smcr_sock_set_soft(SOCK(t), CDC_SOFT_ATTACHED | CDC_SOFT_DATA_OK, 0);
 }
 
 static bool rdma_peer_attached(struct transport *t)

@@ -1,7 +1,8 @@
 /*
  * Fuzz target for one end of an SMC-R connection's data path
  * (wire/smcr_conn.h): the input is what a hostile peer sends, cut into
- * CDC-sized messages and handed to smcr_conn_rx(), with our sends and
+ * CDC-sized messages (or ones with bytes inside, when the first byte of a
+ * piece says) and handed to smcr_conn_rx(), with our sends and
  * reads between them as the first byte of each piece says.  Nothing may be
  * read or written outside the send buffer and the RMB (ASan), the link must
  * never be asked for a write outside them, and what the connection reports
@@ -34,8 +35,9 @@ static int w_send(void *link, const uint8_t *msg, size_t len, uint64_t id)
 	struct smcr_cdc m;
 
 	(void)link, (void)id;
-	/* what we send must be a CDC a peer can take */
-	if (len != SMCR_CDC_LEN || smcr_cdc_decode(msg, len, &m) || smcr_cdc_check(&m, PEER, RMB))
+	/* what we send must be a CDC a peer can take, its bytes inside counted right */
+	if (len < SMCR_CDC_LEN || len > SMCR_CDC_LEN + SMCR_CDC_DATA_MAX || smcr_cdc_decode(msg, len, &m) ||
+	    smcr_cdc_check(&m, PEER, RMB) || len != SMCR_CDC_LEN + m.data_len)
 		abort();
 	return 0;
 }
@@ -56,7 +58,7 @@ static void back_step(struct smcr_conn *c, uint8_t op, const uint8_t *sndbuf)
 	ssize_t n;
 
 	if (op & 0x10) {
-		smcr_conn_set_soft(c, CDC_SOFT_BACK_OK, 0);
+		smcr_conn_set_soft(c, CDC_SOFT_BACK_OK | CDC_SOFT_DATA_OK, 0);
 		return;
 	}
 	if (op & 0x20) {
@@ -79,7 +81,8 @@ void fuzz_smcr_conn(const uint8_t *data, size_t size)
 
 	smcr_conn_init(&c, &ops, NULL, sndbuf, SNDBUF, rmb, RMB, PEER, 0x1234, 0x5678);
 	while (size > 1) {
-		size_t n = size - 1 < SMCR_CDC_LEN ? size - 1 : SMCR_CDC_LEN;
+		size_t cut = (data[0] & 7) == 4 ? SMCR_CDC_LEN + SMCR_CDC_DATA_MAX : SMCR_CDC_LEN;
+		size_t n = size - 1 < cut ? size - 1 : cut;
 		struct iovec iov = { buf, (size_t)data[0] * 24 };
 		ssize_t r;
 

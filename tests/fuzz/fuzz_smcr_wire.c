@@ -44,21 +44,25 @@ static bool same_cdc(const struct smcr_cdc *a, const struct smcr_cdc *b)
 	return a->seqno == b->seqno && a->token == b->token && a->prod.wrap == b->prod.wrap &&
 	       a->prod.count == b->prod.count && a->cons.wrap == b->cons.wrap &&
 	       a->cons.count == b->cons.count && a->prod_flags == b->prod_flags &&
-	       a->conn_state_flags == b->conn_state_flags;
+	       a->conn_state_flags == b->conn_state_flags && a->data_len == b->data_len &&
+	       (!a->data_len || !memcmp(a->data, b->data, a->data_len));
 }
 
 static void fuzz_cdc(const uint8_t *data, size_t size)
 {
 	struct smcr_cdc a, b;
-	uint8_t buf[SMCR_WR_BUF_SIZE];
+	uint8_t buf[SMCR_CDC_LEN + SMCR_CDC_DATA_MAX];
 	/* a small ring, picked by the input, so that hostile cursors are common */
 	uint32_t n = size ? data[size - 1] % 17 : 0;
 
 	if (smcr_cdc_decode(data, size, &a))
 		return;
-	if (smcr_cdc_encode(&a, buf, sizeof(buf)) != SMCR_CDC_LEN)
+	/* the bytes inside, if any, lie within the input and go out again whole */
+	if (a.data_len && (a.data < data || a.data + a.data_len > data + size))
 		abort();
-	if (smcr_cdc_decode(buf, SMCR_CDC_LEN, &b) || !same_cdc(&a, &b))
+	if (smcr_cdc_encode(&a, buf, sizeof(buf)) != (int)(SMCR_CDC_LEN + a.data_len))
+		abort();
+	if (smcr_cdc_decode(buf, SMCR_CDC_LEN + a.data_len, &b) || !same_cdc(&a, &b))
 		abort();
 	if (smcr_cdc_check(&a, n, n) == 0 && (!smcr_curs_valid(a.prod, n) || !smcr_curs_valid(a.cons, n)))
 		abort();

@@ -116,7 +116,7 @@ TEST(smcr_cdc_soft_words)
 	CHECK(d.soft_fence == 0);
 	/* unknown flag bits are dropped; a fence without its flag is not read */
 	buf[26] ^= 1;
-	buf[30] = 0xe1;
+	buf[30] = 0x81;
 	CHECK_INT(smcr_cdc_decode(buf, SMCR_CDC_LEN, &d), 0);
 	CHECK_INT(d.soft_flags, CDC_SOFT_ATTACHED);
 	CHECK(d.soft_fence == 0);
@@ -129,6 +129,58 @@ TEST(smcr_cdc_soft_words)
 	CHECK_INT(smcr_cdc_encode(&m, buf, sizeof(buf)), SMCR_CDC_LEN);
 	unit_unhex(golden_hex, want, sizeof(want));
 	CHECK(!memcmp(buf, want, SMCR_CDC_LEN));
+}
+
+/* Bytes inside a CDC: the count in byte 31, the bytes after the 44; counts that lie are refused. */
+TEST(smcr_cdc_data_inside)
+{
+	uint8_t data[SMCR_CDC_DATA_MAX + 1], buf[SMCR_CDC_LEN + SMCR_CDC_DATA_MAX + 8];
+	struct smcr_cdc m = golden, d;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(0xa0 + i);
+	m.soft_flags = CDC_SOFT_DATA_OK | CDC_SOFT_DATA;
+	m.data = data;
+	m.data_len = 14;
+	CHECK_INT(smcr_cdc_encode(&m, buf, SMCR_CDC_LEN + 13), -EMSGSIZE);
+	CHECK_INT(smcr_cdc_encode(&m, buf, sizeof(buf)), SMCR_CDC_LEN + 14);
+	CHECK(!memcmp(buf + 26, "soft\x60\x0e", 6));
+	CHECK(!memcmp(buf + SMCR_CDC_LEN, data, 14));
+	CHECK_INT(smcr_cdc_decode(buf, SMCR_CDC_LEN + 14, &d), 0);
+	CHECK(cdc_eq(&d, &golden));
+	CHECK_INT(d.soft_flags, CDC_SOFT_DATA_OK | CDC_SOFT_DATA);
+	CHECK_INT(d.data_len, 14);
+	CHECK(d.data == buf + SMCR_CDC_LEN);
+	/* fewer bytes than the count says, no count, or more than a slot holds */
+	CHECK_INT(smcr_cdc_decode(buf, SMCR_CDC_LEN + 13, &d), -EBADMSG);
+	CHECK_INT(d.token, golden.token);
+	buf[31] = 0;
+	CHECK_INT(smcr_cdc_decode(buf, sizeof(buf), &d), -EBADMSG);
+	buf[31] = SMCR_CDC_DATA_MAX + 1;
+	CHECK_INT(smcr_cdc_decode(buf, sizeof(buf), &d), -EBADMSG);
+	CHECK_INT(d.data_len, 0);
+	m.data_len = SMCR_CDC_DATA_MAX + 1;
+	CHECK_INT(smcr_cdc_encode(&m, buf, sizeof(buf)), -EINVAL);
+	m.data_len = 0;
+	CHECK_INT(smcr_cdc_encode(&m, buf, sizeof(buf)), -EINVAL);
+	/* the most a slot holds */
+	m.data_len = SMCR_CDC_DATA_MAX;
+	CHECK_INT(smcr_cdc_encode(&m, buf, sizeof(buf)), SMCR_CDC_LEN + SMCR_CDC_DATA_MAX);
+	CHECK_INT(smcr_cdc_decode(buf, SMCR_CDC_LEN + SMCR_CDC_DATA_MAX, &d), 0);
+	CHECK(!memcmp(d.data, data, SMCR_CDC_DATA_MAX));
+	/* the count is not read without the flag, nor the flag without the magic */
+	m.soft_flags = CDC_SOFT_DATA_OK;
+	CHECK_INT(smcr_cdc_encode(&m, buf, sizeof(buf)), SMCR_CDC_LEN);
+	CHECK_INT(buf[31], 0);
+	buf[31] = 9;
+	CHECK_INT(smcr_cdc_decode(buf, SMCR_CDC_LEN, &d), 0);
+	CHECK_INT(d.data_len, 0);
+	CHECK(d.data == NULL);
+	buf[30] |= CDC_SOFT_DATA;
+	buf[26] = 0;
+	CHECK_INT(smcr_cdc_decode(buf, SMCR_CDC_LEN, &d), 0);
+	CHECK_INT(d.soft_flags, 0);
+	CHECK_INT(d.data_len, 0);
 }
 
 static uint64_t rng_state;

@@ -20,9 +20,11 @@ enum { OP_WRITE, OP_SEND };
 struct op {
 	int kind;
 	uint32_t s_off, len, d_off;
-	uint8_t msg[SMCR_CDC_LEN];
+	uint8_t msg[SMCR_CDC_LEN + SMCR_CDC_DATA_MAX];
 	uint64_t id;
 };
+
+#define RXQ 64
 
 struct end;
 
@@ -36,6 +38,8 @@ struct flink {
 	bool down;
 	bool starved;           /* a post found the queue full: the sender pushes once it has room */
 	int held;               /* the last writes posted, held until a send or a flush (holding) */
+	struct op rxq[RXQ];     /* SENDs delivered (and completed) that the receiver did not take yet (late_rx) */
+	int nrx;
 };
 
 struct end {
@@ -54,6 +58,14 @@ static long lost_ops;           /* work requests the dead links never executed *
 static uint32_t write_cap;      /* the links' largest write (smcr_conn.write_max), 0: any */
 static bool holding;            /* the links hold writes back until a send or a flush (one doorbell) */
 static bool shut_read_only;     /* an end ends its writing only once its bytes were read */
+static bool inside_ok;          /* both ends keep their bytes until consumed and take bytes inside CDCs */
+static bool small_gives;        /* the application gives a few bytes at a time, mostly */
+static bool late_rx;            /* a delivered SEND waits in the receiver's queue until it takes it */
+static long inside_cdcs;        /* CDCs delivered with bytes inside */
+static bool refuse_writes;      /* the links have room for a SEND but not for a write (rxe's bytes in flight) */
+static bool refuse_some;        /* so for one write in four */
+static struct op stale[2][RXQ]; /* a dead link's SENDs not taken yet, per receiving end: taken late or never */
+static int nstale[2];
 
 static uint32_t rnd(uint32_t n)
 {
@@ -96,18 +108,56 @@ static int f_write(void *link, uint32_t off, uint32_t len, uint32_t rmb_off)
 
 	if (!len || off + len > SNDBUF || rmb_off + len > RMB || (write_cap && len > write_cap))
 		return -EINVAL;   /* the connection must never ask for this */
+	if (refuse_writes || (refuse_some && !rnd(4))) {
+		((struct flink *)link)->starved = true;
+		return -ENOBUFS;
+	}
 	return post(link, &o);
 }
 
 static int f_send(void *link, const uint8_t *msg, size_t len, uint64_t id)
 {
-	struct op o = { .kind = OP_SEND, .id = id };
+	struct op o = { .kind = OP_SEND, .id = id, .len = (uint32_t)len };
 
-	if (len != SMCR_CDC_LEN)
+	if (len < SMCR_CDC_LEN || len > sizeof(o.msg))
 		return -EINVAL;
 	memcpy(o.msg, msg, len);
 	return post(link, &o);
 }
+
+/* The receiving end takes a SEND: smcr_conn_rx() and what it returned. */
+static int take_send(struct end *to, const struct op *o)
+{
+	if (o->len > SMCR_CDC_LEN)
+		inside_cdcs++;
+	return smcr_conn_rx(&to->c, o->msg, o->len);
+}
+
+/* The receiver takes the oldest SEND waiting in its queue (late_rx): 1, or 0 for none. */
+static int take_late(struct flink *l)
+{
+	int rc;
+
+	if (!l->nrx)
+		return 0;
+	rc = take_send(l->to, &l->rxq[0]);
+	memmove(l->rxq, l->rxq + 1, (size_t)--l->nrx * sizeof(l->rxq[0]));
+	return rc < 0 ? rc : 1;
+}
+
+/* A SEND a dead link had delivered, taken now, after some of the new link's (end 0: a, 1: b). */
+static int take_stale(struct end *to, int e)
+{
+	int rc;
+
+	if (!nstale[e])
+		return 0;
+	rc = take_send(to, &stale[e][0]);
+	memmove(stale[e], stale[e] + 1, (size_t)--nstale[e] * sizeof(stale[e][0]));
+	return rc < 0 ? rc : 1;
+}
+
+static void drain(struct flink *l);
 
 static const struct smcr_link_ops fops = { .write = f_write, .send = f_send, .flush = f_flush };
 
@@ -123,7 +173,10 @@ static int deliver(struct flink *l)
 	if (o->kind == OP_WRITE) {
 		memcpy(l->to->rmb + o->d_off, l->from->sndbuf + o->s_off, o->len);
 	} else {
-		rc = smcr_conn_rx(&l->to->c, o->msg, SMCR_CDC_LEN);
+		if (late_rx && l->nrx < RXQ)
+			l->rxq[l->nrx++] = *o;
+		else
+			rc = take_send(l->to, o);
 		if (l->ndone < 64)
 			l->done[l->ndone++] = o->id;
 	}
@@ -166,6 +219,8 @@ static void give(struct end *e, int dir)
 		}
 		return;
 	}
+	if (small_gives && rnd(16))
+		n = 1 + rnd(2 * SMCR_CDC_DATA_MAX);
 	if (n > e->total - e->given)
 		n = (uint32_t)(e->total - e->given);
 	if (cut > n)
@@ -224,6 +279,15 @@ static void ends_init(struct end *a, struct end *b, struct flink *ab, struct fli
 	smcr_conn_init(&b->c, &fops, ba, b->sndbuf, SNDBUF, b->rmb, RMB, RMB, 0xb, 0xa);
 	a->total = a_total;
 	b->total = b_total;
+	nstale[0] = nstale[1] = 0;
+	if (inside_ok) {
+		/* said as the transport says them, before the first byte; the CDCs go at once */
+		CHECK_INT(smcr_conn_set_soft(&a->c, CDC_SOFT_BACK_OK | CDC_SOFT_DATA_OK, 0), 0);
+		CHECK_INT(smcr_conn_set_soft(&b->c, CDC_SOFT_BACK_OK | CDC_SOFT_DATA_OK, 0), 0);
+		CHECK_INT(deliver(ab), 1);
+		CHECK_INT(deliver(ba), 1);
+		CHECK_INT(take_late(ab) + take_late(ba), late_rx ? 2 : 0);
+	}
 }
 
 /* The link dies: a random part of what was posted is executed, the rest and some completions are lost. */
@@ -246,11 +310,23 @@ static bool finished(const struct end *a, const struct end *b)
 	       (smcr_conn_peer_state(&b->c) & CDC_CF_DONE_WRITING);
 }
 
+static void keep_stale(const struct flink *l, int e)
+{
+	for (int i = 0; i < l->nrx && nstale[e] < RXQ; i++)
+		stale[e][nstale[e]++] = l->rxq[i];
+}
+
 /* The links die with part of their work: the ends go on over new ones. */
 static void fail_over(struct end *a, struct end *b, struct flink *ab2, struct flink *ba2)
 {
 	kill_link(a->out);
 	kill_link(b->out);
+	/* its SENDs the receiver did not take: taken later, between the new link's, or never */
+	if (rnd(3))
+		keep_stale(a->out, 1);
+	if (rnd(3))
+		keep_stale(b->out, 0);
+	a->out->nrx = b->out->nrx = 0;
 	/* what a dead link still completes is lost with it */
 	pair(a, b, ab2, ba2);
 	CHECK_INT(smcr_conn_switch(&a->c, ab2), 0);
@@ -260,6 +336,16 @@ static void fail_over(struct end *a, struct end *b, struct flink *ab2, struct fl
 /* A random run's step k of 4 to 7, the links' (deliver, complete): false once an end failed. */
 static bool link_step(struct end *a, struct end *b, uint32_t k)
 {
+	if (late_rx && rnd(2)) {
+		/* the receivers take what waits in their queues, the dead links' too */
+		switch (k) {
+		case 4: CHECK(take_late(a->out) >= 0); break;
+		case 5: CHECK(take_late(b->out) >= 0); break;
+		case 6: CHECK(take_stale(b, 1) >= 0); break;
+		default: CHECK(take_stale(a, 0) >= 0); break;
+		}
+		k = 4 + rnd(4);
+	}
 	switch (k) {
 	case 4: CHECK(deliver(a->out) >= 0); break;
 	case 5: CHECK(deliver(b->out) >= 0); break;
@@ -341,6 +427,197 @@ TEST(smcr_conn_writes_held_for_one_doorbell)
 	}
 	write_cap = 0;
 	holding = false;
+}
+
+/* Small pushes go inside their CDCs, big ones by RDMA WRITE: every byte once, in order, failovers too. */
+TEST(smcr_conn_data_in_cdcs_every_byte_once)
+{
+	inside_ok = small_gives = true;
+	inside_cdcs = lost_ops = 0;
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		write_cap = seed % 4 ? 0 : 300;
+		holding = seed % 3 == 0;
+		refuse_some = seed % 5 == 1;
+		run(seed * 15485863, 60000 + seed * 7, 40000, seed % 2 ? 3 + (long)(seed * 29) % 3000 : 0);
+	}
+	write_cap = 0;
+	holding = inside_ok = small_gives = refuse_some = false;
+	/* bytes went inside CDCs and links died with work on them, or the test proves little */
+	CHECK(inside_cdcs > 5000);
+	CHECK(lost_ops > 100);
+}
+
+/*
+ * A delivered SEND is in the receiver's queue, not yet taken: after a
+ * failover the dead link's CDCs are taken after the new link's, or never.
+ * Bytes that went inside them are sent again from the peer's consumer cursor.
+ */
+TEST(smcr_conn_data_in_cdcs_taken_late)
+{
+	inside_ok = small_gives = late_rx = true;
+	inside_cdcs = lost_ops = 0;
+	for (uint64_t seed = 1; seed <= 300; seed++) {
+		refuse_some = seed % 2;
+		run(seed * 2147483647, 30000 + seed * 3, 20000 + seed, 3 + (long)(seed * 41) % 2000);
+	}
+	inside_ok = small_gives = late_rx = refuse_some = false;
+	CHECK(inside_cdcs > 5000);
+	CHECK(lost_ops > 100);
+}
+
+/* A small push is one SEND and no write; a bigger one, or to a peer that did not say DATA_OK, a write. */
+TEST(smcr_conn_data_in_a_cdc_without_a_write)
+{
+	static struct end a, b;
+	static struct flink ab, ba;
+	uint8_t x[SMCR_CDC_DATA_MAX + 1], y[2 * SMCR_CDC_DATA_MAX];
+	struct iovec iov = { x, 14 }, in = { y, sizeof(y) };
+
+	for (size_t i = 0; i < sizeof(x); i++)
+		x[i] = (uint8_t)(i * 7 + 1);
+	/* b never said DATA_OK: a writes */
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_BACK_OK | CDC_SOFT_DATA_OK, 0), 0);
+	CHECK_INT(smcr_conn_set_soft(&b.c, CDC_SOFT_BACK_OK, 0), 0);
+	drain(&ab);
+	drain(&ba);
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 14);
+	CHECK_INT(ab.n, 2);
+	CHECK_INT(ab.q[ab.head].kind, OP_WRITE);
+	/* b takes them, but a does not keep its bytes until consumed: a write still */
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	CHECK_INT(smcr_conn_set_soft(&b.c, CDC_SOFT_BACK_OK | CDC_SOFT_DATA_OK, 0), 0);
+	drain(&ba);
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 14);
+	CHECK_INT(ab.n, 2);
+	CHECK_INT(ab.q[ab.head].kind, OP_WRITE);
+
+	inside_ok = true;
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	inside_ok = false;
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 14);
+	CHECK_INT(ab.n, 1);
+	CHECK_INT(ab.q[ab.head].kind, OP_SEND);
+	CHECK_INT(ab.q[ab.head].len, SMCR_CDC_LEN + 14);
+	CHECK_INT(deliver(&ab), 1);
+	CHECK_INT(smcr_conn_recv(&b.c, &in, 1, false), 14);
+	CHECK(!memcmp(y, x, 14));
+	/* the most a CDC holds, then one byte more: a write and a plain CDC */
+	iov.iov_len = SMCR_CDC_DATA_MAX;
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), SMCR_CDC_DATA_MAX);
+	CHECK_INT(ab.n, 1);
+	iov.iov_len = SMCR_CDC_DATA_MAX + 1;
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), SMCR_CDC_DATA_MAX + 1);
+	CHECK_INT(ab.n, 3);
+	CHECK_INT(ab.q[(ab.head + 1) % QCAP].kind, OP_WRITE);
+	CHECK_INT(ab.q[(ab.head + 2) % QCAP].len, SMCR_CDC_LEN);
+	drain(&ab);
+	CHECK_INT(smcr_conn_recv(&b.c, &in, 1, false), sizeof(y));
+	CHECK(!memcmp(y, x, SMCR_CDC_DATA_MAX) && !memcmp(y + SMCR_CDC_DATA_MAX, x, SMCR_CDC_DATA_MAX));
+	/* a full send queue: the bytes wait inside the CDC that is due, and go with it */
+	while (ab.n < QCAP)
+		CHECK_INT(post(&ab, &(struct op){ .kind = OP_WRITE }), 0);
+	iov.iov_len = 5;
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 5);
+	CHECK(a.c.cdc_due);
+	ab.n = 0;
+	CHECK_INT(smcr_conn_push(&a.c), 0);
+	CHECK_INT(ab.n, 1);
+	CHECK_INT(ab.q[ab.head].len, SMCR_CDC_LEN + 5);
+}
+
+/*
+ * A failover after bytes went inside a CDC, a lap into the stream: the
+ * resend from the peer's consumer cursor starts a lap behind the
+ * receiver's producer cursor (wrap 0 against wrap 1), and the new link
+ * takes the CDC but not yet the writes.  The receiver ignores the cursor
+ * behind its own (Linux's rule would take wrap 0 as the next lap and fail).
+ */
+TEST(smcr_conn_data_in_a_cdc_then_failover_a_lap_in)
+{
+	static struct end a, b;
+	static struct flink ab, ba, ab2, ba2;
+	static uint8_t x[RMB], y[RMB];
+	struct iovec iov = { x, 16000 }, in = { y, sizeof(y) };
+
+	for (size_t i = 0; i < sizeof(x); i++)
+		x[i] = pat(i, 0);
+	inside_ok = true;
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	inside_ok = false;
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 16000);
+	drain(&ab);
+	CHECK_INT(smcr_conn_recv(&b.c, &in, 1, false), 16000);
+	drain(&ba);
+	CHECK(a.c.peer_cons == 16000);
+	/* read but not told: less than the window rule's step */
+	iov = (struct iovec){ x + 16000, 384 };
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 384);
+	iov = (struct iovec){ x, 616 };
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 616);
+	drain(&ab);
+	CHECK_INT(smcr_conn_recv(&b.c, &in, 1, false), 1000);
+	drain(&ba);
+	CHECK(a.c.peer_cons == 16000);
+	iov = (struct iovec){ x + 616, 30 };
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 30);
+	CHECK_INT(ab.q[ab.head].len, SMCR_CDC_LEN + 30);
+	drain(&ab);
+	CHECK_INT(b.c.peer_prod_curs.wrap, 1);
+	pair(&a, &b, &ab2, &ba2);
+	refuse_writes = true;
+	CHECK_INT(smcr_conn_switch(&a.c, &ab2), 0);
+	CHECK_INT(smcr_conn_switch(&b.c, &ba2), 0);
+	CHECK_INT(ab2.n, 1);
+	CHECK_INT(deliver(&ab2), 1);
+	CHECK_INT(smcr_conn_error(&b.c), 0);
+	refuse_writes = false;
+	CHECK_INT(smcr_conn_push(&a.c), 0);
+	drain(&ab2);
+	drain(&ba2);
+	CHECK_INT(smcr_conn_error(&a.c), 0);
+	CHECK_INT(smcr_conn_error(&b.c), 0);
+	CHECK_INT(smcr_conn_recv(&b.c, &in, 1, false), 30);
+	CHECK(!memcmp(y, x + 616, 30));
+}
+
+/* Bytes inside a CDC to an end that never said DATA_OK; more bytes inside than the cursor makes new. */
+TEST(smcr_conn_data_in_a_cdc_hostile)
+{
+	static struct end a, b;
+	static struct flink ab, ba;
+	uint8_t m[SMCR_CDC_LEN + SMCR_CDC_DATA_MAX], data[SMCR_CDC_DATA_MAX], y[64];
+	struct smcr_cdc cdc = { .seqno = 1, .token = 0xa, .prod = { 0, 10 },
+				.soft_flags = CDC_SOFT_DATA, .data = data, .data_len = 10 };
+	struct iovec in = { y, sizeof(y) };
+	int len;
+
+	memset(data, 0x55, sizeof(data));
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	len = smcr_cdc_encode(&cdc, m, sizeof(m));
+	CHECK_INT(smcr_conn_rx(&a.c, m, (size_t)len), -EPROTO);
+
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_DATA_OK, 0), 0);
+	memset(a.rmb, 0xee, 64);
+	/* 30 bytes inside, 10 new: the last 10 go in, ending at the cursor */
+	for (int i = 0; i < 30; i++)
+		data[i] = (uint8_t)i;
+	cdc.data_len = 30;
+	len = smcr_cdc_encode(&cdc, m, sizeof(m));
+	CHECK_INT(smcr_conn_rx(&a.c, m, (size_t)len), SMCR_RX_DATA);
+	CHECK_INT(smcr_conn_recv(&a.c, &in, 1, false), 10);
+	CHECK_INT(y[0], 20);
+	CHECK_INT(y[9], 29);
+	CHECK_INT(a.rmb[10], 0xee);
+	/* the same again: nothing new, nothing written */
+	cdc.seqno = 2;
+	len = smcr_cdc_encode(&cdc, m, sizeof(m));
+	memset(a.rmb, 0xee, 64);
+	CHECK_INT(smcr_conn_rx(&a.c, m, (size_t)len), 0);
+	CHECK_INT(a.rmb[0] & a.rmb[9] & a.rmb[19], 0xee);
+	/* its flag does not stick: the next CDC without it carries no bytes */
+	CHECK_INT(smcr_conn_peer_soft(&a.c, &(uint64_t){ 0 }), 0);
 }
 
 TEST(smcr_conn_one_way_and_empty)
