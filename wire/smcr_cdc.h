@@ -12,7 +12,7 @@
  *    4  u32 alert token     25  connection-state flags (CDC_CF_*)
  *                           26  18 reserved bytes
  *
- * Soft SMC-R's cut-over words (doc/smcr-wire.md, "Soft words") ride in the
+ * Soft SMC-R's cut-over words (doc/smcr-wire.md section 1.1) ride in the
  * reserved bytes, where a kernel peer neither reads nor sets them:
  *
  *   26  u32 SMCR_CDC_SOFT_MAGIC   31  count of bytes inside (with CDC_SOFT_DATA)
@@ -20,7 +20,7 @@
  *
  * An older library reads the flags it knows and drops the others.
  *
- * Bytes inside a CDC (doc/smcr-wire.md, "Bytes inside a CDC"): to a peer
+ * Bytes inside a CDC (doc/smcr-wire.md section 1.1): to a peer
  * that said CDC_SOFT_DATA_OK, a CDC with CDC_SOFT_DATA is followed by the
  * count (byte 31, at most SMCR_CDC_DATA_MAX) of stream bytes that end at its
  * producer cursor, instead of their RDMA WRITE: the SEND is 44 + count bytes.
