@@ -22,6 +22,8 @@ export SMC_SOFT_SOCKET=/tmp/soft/control
 DRIVE=$(sed -n 's/.*vmdrive=\([01]\).*/\1/p' /proc/cmdline)
 DRIVE=${DRIVE:-0}
 echo "INFO b1/drive: SMC_SOFT_DRIVE=$DRIVE"
+# bench/softroce.sh records the kernel from this line (the console prints no banner)
+echo "INFO b1/kernel: Linux version $(uname -r)"
 
 ok rdma-link-add rdma link add rxe0 type rxe netdev eth0
 ok ueid-add smcr ueid add SMC-VM-TEST-EID
