@@ -40,6 +40,52 @@
 	      "01 00000000:00000000 00:00000000 00000000  1000        0 13131718 2 " \
 	      "00000000c1606bb0 20 0 0 10 -1"
 
+/*
+ * The lines above are as an x86_64 kernel printed them: each 32-bit word of
+ * an address is %08X of the word as it lies in memory, so the text depends
+ * on the byte order.  host_line() writes a line as this host's kernel would.
+ */
+static void host_words(char *hex, size_t len)
+{
+	for (size_t i = 0; i + 8 <= len; i += 8) {
+		char text[9];
+		uint32_t printed, word;
+		uint8_t bytes[4];
+
+		memcpy(text, hex + i, 8);
+		text[8] = '\0';
+		printed = (uint32_t)strtoul(text, NULL, 16);
+		for (int b = 0; b < 4; b++)
+			bytes[b] = (uint8_t)(printed >> (8 * b));
+		memcpy(&word, bytes, 4);
+		snprintf(text, sizeof(text), "%08X", word);
+		memcpy(hex + i, text, 8);
+	}
+}
+
+#define LINE_MAX_LEN 320
+#define H(line) host_line(line, (char[LINE_MAX_LEN]){ 0 })
+
+static const char *host_line(const char *x86, char *out)
+{
+	char *p = out, *colon;
+
+	snprintf(out, LINE_MAX_LEN, "%s", x86);
+	while (*p == ' ')
+		p++;
+	p = strchr(p, ' ');
+	for (int end = 0; p && end < 2; end++) {
+		while (*p == ' ')
+			p++;
+		colon = strchr(p, ':');
+		if (!colon)
+			break;
+		host_words(p, (size_t)(colon - p));
+		p = strchr(colon, ' ');
+	}
+	return out;
+}
+
 static int parse(const char *line, int family, struct proc_sock *ps)
 {
 	return proc_sock_parse(line, strlen(line), family, ps);
@@ -78,7 +124,7 @@ TEST(soft_proc_socks_parse_tcp)
 	CHECK_INT(ps.uid, 0);
 	CHECK_INT(ps.inode, 565);
 
-	CHECK_INT(parse(EST4, AF_INET, &ps), 1);
+	CHECK_INT(parse(H(EST4), AF_INET, &ps), 1);
 	CHECK_INT(ps.tcp_state, TCP_ESTABLISHED);
 	CHECK(addr_is(ps.src, AF_INET, "127.0.0.1") && addr_is(ps.dst, AF_INET, "127.0.0.1"));
 	CHECK_INT(ps.sport, 35888);
@@ -86,7 +132,7 @@ TEST(soft_proc_socks_parse_tcp)
 	CHECK_INT(ps.inode, 13123425);
 
 	/* TIME_WAIT has no socket inode: parsed, never held by a process */
-	CHECK_INT(parse(TIMEWAIT4, AF_INET, &ps), 1);
+	CHECK_INT(parse(H(TIMEWAIT4), AF_INET, &ps), 1);
 	CHECK_INT(ps.tcp_state, TCP_TIME_WAIT);
 	CHECK_INT(ps.inode, 0);
 }
@@ -105,7 +151,7 @@ TEST(soft_proc_socks_parse_tcp6)
 	CHECK_INT(ps.inode, 13123424);
 
 	/* an IPv4 peer of a dual-stack socket stays AF_INET6, v4-mapped */
-	CHECK_INT(parse(MAPPED6, AF_INET6, &ps), 1);
+	CHECK_INT(parse(H(MAPPED6), AF_INET6, &ps), 1);
 	CHECK_INT(ps.family, AF_INET6);
 	CHECK(addr_is(ps.src, AF_INET6, "::ffff:127.0.0.1"));
 	CHECK(addr_is(ps.dst, AF_INET6, "::ffff:127.0.0.1"));
@@ -113,7 +159,7 @@ TEST(soft_proc_socks_parse_tcp6)
 	CHECK_INT(ps.dport, 35888);
 	CHECK_INT(ps.inode, 13123426);
 
-	CHECK_INT(parse(LOOP6, AF_INET6, &ps), 1);
+	CHECK_INT(parse(H(LOOP6), AF_INET6, &ps), 1);
 	CHECK(addr_is(ps.src, AF_INET6, "::1") && addr_is(ps.dst, AF_INET6, "::1"));
 	CHECK_INT(ps.sport, 0xd2a6);
 	CHECK_INT(ps.dport, 0x8207);
@@ -147,9 +193,9 @@ TEST(soft_proc_socks_parse_rejects)
 		if (parse(bad4[i], AF_INET, &ps) != -EINVAL)
 			unit_fail(__FILE__, __LINE__, "accepted: %s", bad4[i]);
 	/* a tcp6 line is not a tcp line, nor the other way round */
-	CHECK_INT(parse(MAPPED6, AF_INET, &ps), -EINVAL);
-	CHECK_INT(parse(EST4, AF_INET6, &ps), -EINVAL);
-	CHECK_INT(parse(EST4, AF_UNIX, &ps), -EINVAL);
+	CHECK_INT(parse(H(MAPPED6), AF_INET, &ps), -EINVAL);
+	CHECK_INT(parse(H(EST4), AF_INET6, &ps), -EINVAL);
+	CHECK_INT(parse(H(EST4), AF_UNIX, &ps), -EINVAL);
 	/* the largest values still fit */
 	CHECK_INT(parse("0: 00000000:FFFF 00000000:0000 0A 0:0 0:0 0 4294967295 0 "
 			"18446744073709551615", AF_INET, &ps), 1);
@@ -188,8 +234,8 @@ TEST(soft_proc_socks_parse_bounds)
 	struct proc_sock ps;
 	unsigned seed = 12345;
 
-	check_cuts(EST4, AF_INET, "13123425");
-	check_cuts(MAPPED6, AF_INET6, "13123426");
+	check_cuts(H(EST4), AF_INET, "13123425");
+	check_cuts(H(MAPPED6), AF_INET6, "13123426");
 	for (int i = 0; i < 5000; i++) {
 		size_t len = (size_t)(rand_r(&seed) % 200);
 		char *buf = malloc(len ? len : 1);
