@@ -361,8 +361,8 @@ TEST(soft_proc_socks_attach_again)
 /* An IPv4 client of a dual-stack listener: the accepted end is v4-mapped in tcp6. */
 TEST(soft_proc_socks_scan_v4_mapped)
 {
-	static const int token;
-	const struct soft_state *st = (const void *)&token;
+	static const struct soft_state none;     /* a daemon state with no registration */
+	const struct soft_state *st = &none;
 	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT };
 	struct sockaddr_in a4 = { .sin_family = AF_INET };
 	socklen_t len = sizeof(a6);
