@@ -4,6 +4,7 @@
 #   make check           unit tests, fuzzing, command-line tests (ASan/UBSan build)
 #   make check-kernel    the tools against a real SMC kernel under QEMU
 #   make check-soft-roce soft SMC-R under QEMU on a kernel without SMC
+#   make check-s390x     the cross build, its unit tests and the tools in IBM Z guests
 #   make install         PREFIX, DESTDIR, BINDIR, LIBDIR, MANDIR honoured
 #   make demo            the toolset end to end on this machine
 #   make clean
@@ -94,7 +95,7 @@ PROGS    := $(O)/smc_pnet $(O)/smcss $(O)/smcd $(O)/smcr $(O)/smc_run $(O)/libsm
 	    $(O)/smcdump-ex
 LIBSMC   := $(OBJ)/libsmc.a
 
-.PHONY: check-layers install-deps bench bench-quick bench-programs check-kernel check-soft-roce check-random check-random-long test-progs all check check-unit check-cli fuzz demo soak install clean deps
+.PHONY: check-layers install-deps bench bench-quick bench-programs check-kernel check-soft-roce check-s390x check-random check-random-long test-progs all check check-unit check-cli fuzz demo soak install clean deps
 all: $(PROGS)
 
 deps:
@@ -305,6 +306,13 @@ check-kernel:
 # building blocks between two hosts: CLC, a queue pair, RDMA WRITE and CDC (s5).
 check-soft-roce:
 	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3 s4 s5 s6 s7 s8 s9 s10 s11 s12
+
+# IBM Z (big-endian): the project cross-built for s390x with -Werror against
+# Debian's s390x user space, then in s390x guests of Debian's 6.12 (QEMU's
+# TCG): the unit tests (u1), the tools against the kernel (s1) and a real
+# SMC-R connection between two of them over rxe (s2).
+check-s390x:
+	$(Q)VM_ARCH=s390x tests/vm/run.sh u1 s1 s2
 
 # Random socket operations under smc_run against a private smc_softd
 # (tests/progs/sockfuzz.c, tests/random.sh): replay one seed with every

@@ -25,9 +25,10 @@
 /*
  * Netlink is in the host's byte order, so a recording serves only hosts of
  * its own: kernel-6.12 is x86_64's (little-endian); a big-endian host (IBM Z)
- * reads kernel-6.12-s390x, recorded in an s390x guest (the README beside
- * them).  Converting one into the other is not sound: the kernel puts some
- * byte arrays as u32 (a link group's id), so the words and the text differ.
+ * reads kernel-6.12-s390x, recorded in s390x guests (the README beside
+ * them).  Swapping one into the other would need every attribute's type
+ * and every sock_diag structure, the parsers' own assumptions: a real
+ * big-endian kernel's bytes test those instead.
  */
 static const char *fixdir(void)
 {

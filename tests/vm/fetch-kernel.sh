@@ -1,18 +1,21 @@
 #!/bin/sh
-# Fetch the current linux-image-amd64 kernel of $SUITE (default
+# Fetch the current linux-image-$ARCH kernel of $SUITE (default
 # bookworm-backports: Debian's 6.12) through a private apt configuration
 # (the machine's /etc/apt is never touched), cache the .debs in $VMDIR
 # (default build/vm; a suite other than the default in $VMDIR/$SUITE) and
-# unpack them to its kernel/ directory.  Prints the unpacked root directory
+# unpack them to its kernel/ directory.  VM_ARCH (default amd64; s390x for
+# IBM Z guests) is the Debian architecture (run.sh gives each its own
+# VMDIR).  Prints the unpacked root directory
 # on stdout.  Idempotent: a second run with cached .debs downloads nothing.
 #
-# Up to 6.17 linux-image-V-amd64 holds the kernel and its modules; from
+# Up to 6.17 linux-image-V-$ARCH holds the kernel and its modules; from
 # 6.18 on it is a meta-package that depends on linux-binary-V (the image),
 # linux-modules-V and linux-base-V (the config): those are fetched then.
 # A root without a kernel image or modules fails loudly.
 set -eu
 VMDIR=${VMDIR:-build/vm}
 SUITE=${SUITE:-bookworm-backports}
+ARCH=${VM_ARCH:-amd64}
 [ "$SUITE" = bookworm-backports ] || VMDIR=$VMDIR/$SUITE
 mkdir -p "$VMDIR"
 VMDIR=$(cd "$VMDIR" && pwd)
@@ -21,68 +24,36 @@ APTDIR=$VMDIR/apt
 log() { echo "fetch-kernel: $*" >&2; }
 # any PATH...: one of them exists (unmatched globs stay as they are)
 any() { for f in "$@"; do [ -e "$f" ] && return 0; done; return 1; }
-
-# The Debian archive this machine already uses (the one serving "bookworm").
-mirror() {
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -r "$f" ] || continue
-		awk '$1=="deb" { for (i=2;i<=NF;i++) if ($i !~ /^\[/ && $i !~ /\]$/) { u=$i; s=$(i+1); break }
-		      if (s=="bookworm" || s=="bookworm-updates") { print u; exit } }' "$f"
-	done
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -r "$f" ] || continue
-		awk 'BEGIN{RS=""; FS="\n"}
-		     { u=""; s=""; en=1
-		       for (i=1;i<=NF;i++) {
-		         if ($i ~ /^URIs:/) { sub(/^URIs:[ \t]*/, "", $i); split($i, a, /[ \t]+/); u=a[1] }
-		         if ($i ~ /^Suites:/) s=$i
-		         if ($i ~ /^Enabled:[ \t]*no/) en=0 }
-		       if (en && u != "" && s ~ /[ \t]bookworm([ \t]|$)/) { print u; exit } }' "$f"
-	done
-}
+. "$(dirname "$0")/apt-private.sh"
 
 # The cached .debs of one kernel: linux-image-V, and linux-binary-V and
 # linux-modules-V where the image is a meta-package.
 cached_debs() {
-	ls "$VMDIR"/linux-image-*-amd64_*.deb "$VMDIR"/linux-binary-*.deb "$VMDIR"/linux-modules-*.deb \
+	ls "$VMDIR"/linux-image-*-"$ARCH"_*.deb "$VMDIR"/linux-binary-*.deb "$VMDIR"/linux-modules-*.deb \
 		"$VMDIR"/linux-base-*.deb 2>/dev/null | grep -v -- '-dbg_' | grep -v unsigned || true
 }
 
 cached=$(cached_debs)
 if [ -z "$cached" ] || [ "${REFRESH:-0}" = 1 ]; then
-	MIRROR=$(mirror | head -n 1)
-	[ -n "$MIRROR" ] || { log "no Debian mirror for bookworm found in /etc/apt"; exit 1; }
-	mkdir -p "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial" "$APTDIR/etc/preferences.d"
-	touch "$APTDIR/status"
-	echo "deb $MIRROR $SUITE main" > "$APTDIR/sources.list"
-	set -- -o Dir::Etc::SourceList="$APTDIR/sources.list" \
-	       -o Dir::Etc::SourceParts=/nonexistent \
-	       -o Dir::Etc::Preferences="$APTDIR/etc/preferences" \
-	       -o Dir::Etc::PreferencesParts="$APTDIR/etc/preferences.d" \
-	       -o Dir::State="$APTDIR" \
-	       -o Dir::State::Lists="$APTDIR/lists" \
-	       -o Dir::State::status="$APTDIR/status" \
-	       -o Dir::Cache="$APTDIR/cache" \
-	       -o APT::Default-Release="$SUITE" \
-	       -o Debug::NoLocking=1 -o APT::Sandbox::User=root -q
+	priv_setup
 	log "apt-get update ($MIRROR $SUITE)"
-	apt-get "$@" update >&2
-	# linux-image-amd64 Depends: linux-image-V-amd64 (or -unsigned).
-	dep=$(apt-cache "$@" show linux-image-amd64 | awk -F': ' '/^Version:/{v=$2} /^Depends:/{print v" "$2}' |
+	priv apt-get update >&2
+	# linux-image-$ARCH Depends: linux-image-V-$ARCH (or -unsigned).
+	dep=$(priv apt-cache show linux-image-"$ARCH" | awk -F': ' '/^Version:/{v=$2} /^Depends:/{print v" "$2}' |
 	      sort -V | tail -n 1 | sed 's/^[^ ]* //' | tr ',' '\n' | sed 's/^ *//; s/ .*//' | grep '^linux-image-' | head -n 1)
-	[ -n "$dep" ] || { log "cannot resolve linux-image-amd64 in $SUITE"; exit 1; }
-	case $dep in *-amd64) ;; *) log "unexpected dependency $dep"; exit 1;; esac
+	[ -n "$dep" ] || { log "cannot resolve linux-image-$ARCH in $SUITE"; exit 1; }
+	case $dep in *-"$ARCH") ;; *) log "unexpected dependency $dep"; exit 1;; esac
 	log "resolved $dep"
 	V=${dep#linux-image-}
 	# from 6.18 on: the image package is a meta-package
-	want=$(apt-cache "$@" show "$dep" | awk -F': ' '/^Depends:/{print $2}' | tr ',|' '\n\n' |
+	want=$(priv apt-cache show "$dep" | awk -F': ' '/^Depends:/{print $2}' | tr ',|' '\n\n' |
 	       sed 's/^ *//; s/ .*//' | grep -F -x -e "linux-binary-$V" -e "linux-modules-$V" \
 	       -e "linux-base-$V" | sort -u || true)
 	[ -n "$want" ] || want=$dep
 	log "fetching $(echo $want)"
 	rm -f "$VMDIR"/linux-*.deb.part
 	for pkg in $want; do
-		ls "$VMDIR/${pkg}"_*.deb >/dev/null 2>&1 || (cd "$VMDIR" && apt-get "$@" download "$pkg" >&2)
+		ls "$VMDIR/${pkg}"_*.deb >/dev/null 2>&1 || (cd "$VMDIR" && priv apt-get download "$pkg" >&2)
 	done
 	keep=
 	for pkg in $want; do keep="$keep $(ls "$VMDIR/${pkg}"_*.deb | tail -n 1)"; done

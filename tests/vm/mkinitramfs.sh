@@ -6,6 +6,10 @@
 # a bash script), the SMC/rxe modules of the unpacked kernel package at
 # KERNEL_ROOT and what they need (modules.dep by depmod -b), tests/vm/guest/* as /tests and the
 # test programs of tests/vm.
+# VM_ARCH=s390x (default amd64: the machine's own): the guest's user space
+# comes from VM_SYSROOT (tests/vm/fetch-root.sh), its libraries found there
+# by readelf instead of ldd, and the test programs built by the cross
+# compiler against it; BUILD_DIR is then the project's cross build.
 set -eu
 KROOT=$1
 BUILD=$2
@@ -19,7 +23,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 WANT="virtio_net ib_uverbs rdma_rxe"
 OPTIONAL="crc32_generic smc smc_diag tun"
 TOOLS="smc_pnet smcss smcd smcr smc_run smc_softd smc_rnics"
-LIBDIR=/usr/lib/x86_64-linux-gnu
+ARCH=${VM_ARCH:-amd64}
+case $ARCH in
+amd64) TRIPLET=x86_64-linux-gnu SYSROOT= CC_GUEST=cc ;;
+s390x) TRIPLET=s390x-linux-gnu SYSROOT=${VM_SYSROOT:?VM_SYSROOT: the s390x root} ;;
+*) echo "mkinitramfs: no guest architecture $ARCH" >&2; exit 1 ;;
+esac
+[ -z "$SYSROOT" ] || CC_GUEST="$TRIPLET-gcc --sysroot=$SYSROOT"
+LIBDIR=/usr/lib/$TRIPLET
 
 # from 6.18 on the package keeps its modules under usr/lib (merged /usr)
 MROOT=$KROOT
@@ -52,16 +63,43 @@ STAGE=$(mktemp -d "${OUT%/*}/initramfs.XXXXXX")
 trap 'rm -rf "$STAGE"' EXIT
 
 mkdir -p "$STAGE"/bin "$STAGE"/sbin "$STAGE"/usr/bin "$STAGE"/usr/sbin "$STAGE"/lib64 \
-	"$STAGE$LIBDIR" "$STAGE"/lib/x86_64-linux-gnu "$STAGE"/proc "$STAGE"/sys "$STAGE"/dev \
+	"$STAGE$LIBDIR" "$STAGE"/lib/$TRIPLET "$STAGE"/proc "$STAGE"/sys "$STAGE"/dev \
 	"$STAGE"/tmp "$STAGE"/run "$STAGE"/etc "$STAGE"/tests "$STAGE"/root
 
-cp /bin/busybox "$STAGE/bin/busybox"
+# the applets of the machine's busybox (Debian's, the same build on every architecture)
+cp "$SYSROOT/bin/busybox" "$STAGE/bin/busybox"
 for a in $(/bin/busybox --list); do
 	[ -e "$STAGE/bin/$a" ] || ln -s busybox "$STAGE/bin/$a"
 done
 
-# copy_elf FILE DESTDIR: the file and every library ldd lists, at the same paths.
+# root_libs FILE: its interpreter and the libraries it needs, and theirs,
+# from SYSROOT into the stage at the same paths.
+root_libs() {
+	local lib dir
+	for lib in $(readelf -l "$1" 2>/dev/null | sed -n 's/.*interpreter: \(.*\)]/\1/p'); do
+		[ -e "$STAGE$lib" ] && continue
+		mkdir -p "$STAGE$(dirname "$lib")"
+		cp -L "$SYSROOT$lib" "$STAGE$lib"
+	done
+	for lib in $(readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+		for dir in /lib/$TRIPLET /usr/lib/$TRIPLET; do
+			[ -e "$SYSROOT$dir/$lib" ] || continue
+			if [ ! -e "$STAGE$dir/$lib" ]; then
+				mkdir -p "$STAGE$dir"
+				cp -L "$SYSROOT$dir/$lib" "$STAGE$dir/$lib"
+				root_libs "$SYSROOT$dir/$lib"
+			fi
+			break
+		done
+	done
+}
+
+# copy_libs FILE: every library FILE needs (ldd's list), at the same paths.
 copy_libs() {
+	if [ -n "$SYSROOT" ]; then
+		root_libs "$1"
+		return
+	fi
 	ldd "$1" 2>/dev/null | awk '/=> \//{print $3} /^\t\/[^ ]*ld-linux/{print $1}' | while read -r lib; do
 		[ -e "$STAGE$lib" ] && continue
 		mkdir -p "$STAGE$(dirname "$lib")"
@@ -76,62 +114,77 @@ done
 install -m 644 "$BUILD/libsmc-preload.so" "$STAGE$LIBDIR/libsmc-preload.so"
 copy_libs "$BUILD/libsmc-preload.so"
 rm -f "$STAGE/bin/bash" "$STAGE/bin/sh"
-cp /bin/bash "$STAGE/bin/bash"; copy_libs /bin/bash
+cp "$SYSROOT/bin/bash" "$STAGE/bin/bash"; copy_libs "$SYSROOT/bin/bash"
 ln -s busybox "$STAGE/bin/sh"
 for t in ip rdma; do
-	p=$(command -v $t || ls /sbin/$t /usr/sbin/$t /usr/bin/$t 2>/dev/null | head -n 1)
+	if [ -n "$SYSROOT" ]; then
+		p=$(ls "$SYSROOT"/bin/$t "$SYSROOT"/sbin/$t "$SYSROOT"/usr/sbin/$t "$SYSROOT"/usr/bin/$t 2>/dev/null | head -n 1)
+	else
+		p=$(command -v $t || ls /sbin/$t /usr/sbin/$t /usr/bin/$t 2>/dev/null | head -n 1)
+	fi
 	cp "$p" "$STAGE/usr/sbin/$t"; copy_libs "$p"
 done
 
 # rdma-core's user space, where the host has it (tests/vm/deps.sh installs
 # it): libibverbs, rxe's provider and ibv_devinfo.
-if [ -e /etc/libibverbs.d/rxe.driver ] && command -v ibv_devinfo >/dev/null; then
-	prov=$(ls $LIBDIR/libibverbs/librxe-rdmav*.so 2>/dev/null | head -n 1)
+devinfo=$(if [ -n "$SYSROOT" ]; then ls "$SYSROOT/usr/bin/ibv_devinfo" 2>/dev/null; else command -v ibv_devinfo; fi || true)
+if [ -e "$SYSROOT/etc/libibverbs.d/rxe.driver" ] && [ -n "$devinfo" ]; then
+	prov=$(ls "$SYSROOT$LIBDIR"/libibverbs/librxe-rdmav*.so 2>/dev/null | head -n 1)
 	if [ -n "$prov" ]; then
 		mkdir -p "$STAGE/etc/libibverbs.d" "$STAGE$LIBDIR/libibverbs"
-		cp /etc/libibverbs.d/rxe.driver "$STAGE/etc/libibverbs.d/"
+		cp "$SYSROOT/etc/libibverbs.d/rxe.driver" "$STAGE/etc/libibverbs.d/"
 		cp "$prov" "$STAGE$LIBDIR/libibverbs/"
 		copy_libs "$prov"
-		cp "$(command -v ibv_devinfo)" "$STAGE/usr/bin/ibv_devinfo"
-		copy_libs "$(command -v ibv_devinfo)"
+		cp "$devinfo" "$STAGE/usr/bin/ibv_devinfo"
+		copy_libs "$devinfo"
 	fi
 fi
 
 # Test programs: AF_SMC socket holder (static), netlink dumper (static) and a
 # TCP echo (dynamic, for smc_run).
-cc -O2 -Wall -static -o "$STAGE/usr/bin/smc_sock" "$HERE/smc_sock.c"
+$CC_GUEST -O2 -Wall -static -o "$STAGE/usr/bin/smc_sock" "$HERE/smc_sock.c"
 # The netlink reply recorder of the kernel fixtures (static, no libraries).
-cc -O2 -Wall -static -o "$STAGE/usr/bin/nldump" "$HERE/nldump.c"
-cc -O2 -Wall -o "$STAGE/usr/bin/tcpecho" "$HERE/tcpecho.c"
+$CC_GUEST -O2 -Wall -static -o "$STAGE/usr/bin/nldump" "$HERE/nldump.c"
+$CC_GUEST -O2 -Wall -o "$STAGE/usr/bin/tcpecho" "$HERE/tcpecho.c"
 copy_libs "$STAGE/usr/bin/tcpecho"
 # unmodified programs: socat for soft SMC-R (s9, deps.sh installs it), sockperf
 # for bench/softroce.sh (b1), where the host has them
 for p in socat sockperf; do
-	command -v $p >/dev/null || continue
+	[ -z "$SYSROOT" ] && command -v $p >/dev/null || continue
 	cp "$(command -v $p)" "$STAGE/usr/bin/$p"
 	copy_libs "$STAGE/usr/bin/$p"
 done
 # The soft backend's dump records off a TUN device (s9): no tcpdump, no Python here.
 ROOT=$(cd "$HERE/../.." && pwd)
-cc -O2 -Wall -Werror -std=gnu11 -D_GNU_SOURCE -I"$ROOT" -I"$ROOT/lib" -I"$ROOT/wire" -static \
+$CC_GUEST -O2 -Wall -Werror -std=gnu11 -D_GNU_SOURCE -I"$ROOT" -I"$ROOT/lib" -I"$ROOT/wire" -static \
 	-o "$STAGE/usr/bin/dumprec" "$HERE/dumprec.c" "$ROOT/wire/reg_client.c" "$ROOT/lib/soft_socket.c"
 # The socket-semantics cases (s8), dynamic, for smc_run.
-cc -O2 -Wall -std=gnu11 -D_GNU_SOURCE -o "$STAGE/usr/bin/sockcheck" "$HERE/../progs/sockcheck.c" -ldl
+$CC_GUEST -O2 -Wall -std=gnu11 -D_GNU_SOURCE -o "$STAGE/usr/bin/sockcheck" "$HERE/../progs/sockcheck.c" -ldl
 copy_libs "$STAGE/usr/bin/sockcheck"
 # soft SMC-R's building blocks between two hosts (s5): the preload's rdma/
 # layer and the wire formats, with libibverbs opened at run time.
 ROOT=$(cd "$HERE/../.." && pwd)
-cc -O2 -Wall -Werror -std=c11 -D_GNU_SOURCE -I"$ROOT/wire" -I"$ROOT/preload/rdma" \
+$CC_GUEST -O2 -Wall -Werror -std=c11 -D_GNU_SOURCE -I"$ROOT/wire" -I"$ROOT/preload/rdma" \
 	-o "$STAGE/usr/bin/smcr_stream" "$ROOT"/tests/progs/smcr/*.c "$ROOT"/preload/rdma/*.c \
 	"$ROOT"/wire/clc*.c "$ROOT"/wire/smcr_*.c -ldl
 copy_libs "$STAGE/usr/bin/smcr_stream"
 # the preload's soft SMC-R layer (s6): rdma/ and smcr/ with a link group
-cc -O2 -Wall -Werror -std=c11 -D_GNU_SOURCE -I"$ROOT/wire" -I"$ROOT/preload/base" -I"$ROOT/preload/rdma" \
+$CC_GUEST -O2 -Wall -Werror -std=c11 -D_GNU_SOURCE -I"$ROOT/wire" -I"$ROOT/preload/base" -I"$ROOT/preload/rdma" \
 	-I"$ROOT/preload/smcr" -I"$ROOT/tests/progs/smcr" -o "$STAGE/usr/bin/smcr_conns" \
 	"$ROOT"/tests/progs/smcr_conns/*.c "$ROOT"/tests/progs/smcr/smcr_handshake.c \
 	"$ROOT"/preload/base/thread.c "$ROOT"/preload/rdma/*.c "$ROOT"/preload/smcr/*.c \
 	"$ROOT"/wire/clc*.c "$ROOT"/wire/smcr_*.c -ldl -lpthread
 copy_libs "$STAGE/usr/bin/smcr_conns"
+
+# The unit tests of a cross build, with the files they read (scenario u1:
+# on IBM Z they meet a big-endian kernel's netlink, /proc and vfork).
+if [ -n "$SYSROOT" ] && [ -x "$BUILD/tests/unit_tests" ]; then
+	mkdir -p "$STAGE/unit/tests" "$STAGE/unit/doc"
+	install -m 755 "$BUILD/tests/unit_tests" "$STAGE/usr/bin/unit_tests"
+	copy_libs "$BUILD/tests/unit_tests"
+	cp -R "$ROOT/tests/fixtures" "$STAGE/unit/tests/"
+	cp -R "$ROOT/doc/json-schema" "$STAGE/unit/doc/"
+fi
 
 # Modules, uncompressed, and their modules.dep.
 MDIR=lib/modules/$KVER

@@ -13,6 +13,9 @@
 # RECORD=1 writes missing expected outputs of s1 from the guest's output.
 # VM_CASES=A,B,...: only these sockcheck cases in s8 (default: all).
 # VM_DRIVE=0|1: SMC_SOFT_DRIVE for the guests' soft SMC-R programs (default: the library's, 0).
+# VM_ARCH=s390x boots IBM Z guests (qemu-system-s390x, TCG) of Debian's
+# s390x kernel with the project cross-built for them against Debian's s390x
+# user space (tests/vm/fetch-root.sh); their fixtures go to kernel-6.12-s390x.
 # RECORD_FIXTURES=1 has each guest record the raw netlink replies of every
 # query and the tools' text beside them (guest/lib.sh fixtures) and writes
 # them to tests/fixtures/kernel-6.12/<scenario>/ (tests/unit/test_kernel_fixtures.c).
@@ -27,9 +30,22 @@ export VMDIR
 
 fatal() { echo "FAIL vm-setup: $*"; echo "0 passed, 1 failed"; exit 1; }
 
+VM_ARCH=${VM_ARCH:-amd64}
+export VM_ARCH
+# another architecture's kernel, user space, build and logs
+[ "$VM_ARCH" = amd64 ] || VMDIR=$VMDIR/$VM_ARCH
 mkdir -p "$VMDIR"
-$HERE/deps.sh || fatal "installing qemu-system-x86 busybox-static cpio kmod"
-if [ "$BUILD" = . ]; then
+$HERE/deps.sh || fatal "installing qemu, busybox-static, cpio, kmod and the rest of tests/vm/deps.sh"
+if [ "$VM_ARCH" != amd64 ]; then
+	# the project cross-built against the guests' own Debian user space
+	VM_SYSROOT=$($HERE/fetch-root.sh) || fatal "fetching Debian's $VM_ARCH user space"
+	export VM_SYSROOT
+	BUILD=$VMDIR/build
+	PKG_CONFIG_SYSROOT_DIR=$VM_SYSROOT \
+	PKG_CONFIG_LIBDIR=$VM_SYSROOT/usr/lib/$VM_ARCH-linux-gnu/pkgconfig:$VM_SYSROOT/usr/share/pkgconfig \
+		make -s -j2 O="$BUILD" CC="$VM_ARCH-linux-gnu-gcc --sysroot=$VM_SYSROOT" all "$BUILD/tests/unit_tests" \
+		>"$VMDIR/make.log" 2>&1 || { cat "$VMDIR/make.log"; fatal "the $VM_ARCH cross build"; }
+elif [ "$BUILD" = . ]; then
 	make -s -j2 all >"$VMDIR/make.log" 2>&1 || { cat "$VMDIR/make.log"; fatal "make"; }
 fi
 KROOT=$(SUITE=${VM_SUITE:-bookworm-backports} $HERE/fetch-kernel.sh) || fatal "fetching the kernel package"
@@ -38,13 +54,25 @@ KERNEL=$(ls "$KROOT"/boot/vmlinuz-* "$KROOT"/usr/lib/modules/*/vmlinuz 2>/dev/nu
 INITRD=$VMDIR/initramfs.cpio.gz
 $HERE/mkinitramfs.sh "$KROOT" "$BUILD" "$INITRD" || fatal "building the initramfs"
 
+# The machine, its console and its network device per architecture.
+case $VM_ARCH in
+s390x)
+	# bookworm's QEMU 7.2 cannot carry s390x guests' traffic: fetch-qemu.sh
+	QEMU="$($HERE/fetch-qemu.sh) -M s390-ccw-virtio" || fatal "fetching QEMU for $VM_ARCH"
+	CONSOLE=ttysclp0 NIC=virtio-net-ccw
+	# TCG emulates z/Architecture on x86 at about a third of x86's pace
+	VM_TIMEOUT=$((VM_TIMEOUT * 3)) VM_ACCEL=tcg
+	;;
+*) QEMU=qemu-system-x86_64 CONSOLE=ttyS0 NIC=virtio-net-pci ;;
+esac
+
 # qemu NAME APPEND NETDEV...: boot one VM under timeout, console to $VMDIR/NAME.log.
 qemu() {
 	name=$1 append=$2; shift 2
-	timeout -k 5 "$VM_TIMEOUT" qemu-system-x86_64 $ACCEL -m 512 -smp 1 \
+	timeout -k 5 "$VM_TIMEOUT" $QEMU $ACCEL -m 512 -smp 1 \
 		-nographic -no-reboot \
 		-kernel "$KERNEL" -initrd "$INITRD" \
-		-append "console=ttyS0 quiet loglevel=1 panic=-1 $VMRECORD$append" "$@" \
+		-append "console=$CONSOLE quiet loglevel=1 panic=-1 $VMRECORD$append" "$@" \
 		</dev/null >"$VMDIR/$name.log" 2>&1
 }
 
@@ -53,6 +81,7 @@ VMRECORD=
 [ -z "${VM_CASES:-}" ] || VMRECORD="${VMRECORD}vmcases=$VM_CASES "
 [ -z "${VM_DRIVE:-}" ] || VMRECORD="${VMRECORD}vmdrive=$VM_DRIVE "
 FIXDIR=tests/fixtures/kernel-6.12
+[ "$VM_ARCH" = amd64 ] || FIXDIR=$FIXDIR-$VM_ARCH
 
 # fixtures NAME: extract the base64 blocks "=== fixture DIR/FILE" of a VM's
 # console into $FIXDIR/DIR/FILE (RECORD_FIXTURES=1 only).
@@ -114,13 +143,13 @@ two_vms() {
 	set --  "$1" "${2:-1}"
 	nic2s='' nic2c=''
 	if [ "$2" = 2 ]; then
-		nic2s="-netdev stream,id=n1,server=on,addr.type=unix,addr.path=$sock2 -device virtio-net-pci,netdev=n1,mac=$mac:11"
-		nic2c="-netdev stream,id=n1,server=off,addr.type=unix,addr.path=$sock2 -device virtio-net-pci,netdev=n1,mac=$mac:12"
+		nic2s="-netdev stream,id=n1,server=on,addr.type=unix,addr.path=$sock2 -device $NIC,netdev=n1,mac=$mac:11"
+		nic2c="-netdev stream,id=n1,server=off,addr.type=unix,addr.path=$sock2 -device $NIC,netdev=n1,mac=$mac:12"
 	fi
 	# shellcheck disable=SC2086 # the second NIC's words
 	qemu "$1-server" "vmtest=$1 vmrole=server vmip=10.0.0.1/24 vmpeer=10.0.0.2" \
 		-netdev stream,id=n0,server=on,addr.type=unix,addr.path="$sock" \
-		-device virtio-net-pci,netdev=n0,mac=$mac:01 $nic2s &
+		-device $NIC,netdev=n0,mac=$mac:01 $nic2s &
 	spid=$!
 	i=0
 	while { [ ! -S "$sock" ] || { [ "$2" = 2 ] && [ ! -S "$sock2" ]; }; } && [ $i -lt 100 ]; do
@@ -129,7 +158,7 @@ two_vms() {
 	# shellcheck disable=SC2086
 	qemu "$1-client" "vmtest=$1 vmrole=client vmip=10.0.0.2/24 vmpeer=10.0.0.1" \
 		-netdev stream,id=n0,server=off,addr.type=unix,addr.path="$sock" \
-		-device virtio-net-pci,netdev=n0,mac=$mac:02 $nic2c
+		-device $NIC,netdev=n0,mac=$mac:02 $nic2c
 	crc=$?
 	wait $spid
 	src=$?
@@ -153,13 +182,18 @@ for s in $SCENARIOS; do
 	case $s in
 	s1)
 		qemu s1 "vmtest=s1 vmip=10.0.0.1/24" \
-			-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0
+			-netdev user,id=n0,restrict=on -device $NIC,netdev=n0
 		collect s1 $?
 		fixtures s1
 		;;
+	u1)
+		# the unit tests inside the guest (cross builds only: mkinitramfs.sh)
+		qemu u1 "vmtest=u1"
+		collect u1 $?
+		;;
 	s3)
 		qemu s3 "vmtest=s3 vmip=10.0.0.1/24" \
-			-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0
+			-netdev user,id=n0,restrict=on -device $NIC,netdev=n0
 		collect s3 $?
 		;;
 	s2)
