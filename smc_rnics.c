@@ -138,7 +138,7 @@ static int list(const struct args *a)
 	rnics_table_init(&t, lay);
 	rnics_pnet_load(&pnet);
 	rc = s390 ? rnics_s390_rows(&t, &a->o, &pnet, stderr) : rnics_rdma_rows(&t, &a->o, &pnet);
-	if (!rc && !s390)
+	if (!rc)
 		rc = rnics_soft_rows(&t, &a->o);
 	rnics_pnet_free(&pnet);
 	if (rc) {

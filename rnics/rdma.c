@@ -10,8 +10,7 @@ enum { C_IBDEV, C_PCI, C_TYPE, C_PORT, C_STATE, C_PNET, C_DEV };
 
 #define CELL(r, c, ...) snprintf((r)[c], RNICS_CELL, __VA_ARGS__)
 
-/* The driver: the parent's driver link, else the name up to '_' or a digit (rxe0, siw_eth0). */
-static void driver(const char *ib, char *out)
+void rnics_driver(const char *ib, char *out)
 {
 	size_t i = 0;
 
@@ -59,7 +58,7 @@ static int device_rows(struct rnics_table *t, const struct rnics_pnet *pnet, con
 
 	if (rnics_link_base(pci, sizeof(pci), "class/infiniband/%s/device", ib) || !smc_is_pci_name(pci))
 		snprintf(pci, sizeof(pci), "n/a");
-	driver(ib, type);
+	rnics_driver(ib, type);
 	for (int i = 0; i < np && !rc; i++) {
 		struct rnics_row *r = rnics_table_add(t, 0);
 

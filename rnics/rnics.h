@@ -118,6 +118,8 @@ struct rnics_table {
 extern const struct rnics_layout rnics_s390_net, rnics_s390_net_raw;
 extern const struct rnics_layout rnics_s390_ib, rnics_s390_ib_raw;
 extern const struct rnics_layout rnics_rdma;
+/* An RDMA device's type (RNICS_CELL bytes): its parent's driver, else the name up to '_' or a digit (rxe0, siw_eth0). */
+void rnics_driver(const char *ib, char *out);
 
 void rnics_table_init(struct rnics_table *t, const struct rnics_layout *lay);
 /* A new zeroed row, or NULL when out of memory. */

@@ -149,6 +149,11 @@ static void pnet_vals(struct row_vals *w, const char *cell)
 /* Raw mode shows the number ("0x0a"), else the name when it is known. */
 static void pft_vals(struct row_vals *w, const struct rnics_row *r, const char *cell)
 {
+	if (!strcmp(cell, "n/a")) {             /* no PCI function: a soft device */
+		w->v[X_PFT] = smc_none();
+		w->v[X_PFT_NAME] = smc_none();
+		return;
+	}
 	w->v[X_PFT] = smc_num(r->pft);
 	w->v[X_PFT_NAME] = strncmp(cell, "0x", 2) ? smc_str(cell) : smc_none();
 }
@@ -161,7 +166,7 @@ static struct smc_val cell_val(enum rnics_kind k, const char *cell)
 	case RK_DEC:
 		return num_val(cell, 10);
 	case RK_YN:
-		return *cell ? smc_bool_as(!strcmp(cell, "y"), cell) : smc_none();
+		return *cell && strcmp(cell, "n/a") ? smc_bool_as(!strcmp(cell, "y"), cell) : smc_none_as(cell);
 	default:
 		return *cell && strcmp(cell, "n/a") ? smc_str(cell) : smc_none_as(cell);
 	}

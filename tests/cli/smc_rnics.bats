@@ -252,6 +252,27 @@ power() { cat "$SMC_SYSFS_ROOT/bus/pci/slots/$1/power"; }
 	softd_stop
 }
 
+@test "smc_rnics: s390 adds the soft backend's devices after the PCI functions, in its columns" {
+	softd_start --roce sr_test=lo
+	smc_pnet -a NET7 -D sr_test
+	run --separate-stderr smc_rnics
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	# the PCI functions first, as without the daemon; a soft device has no FID,
+	# its port counted from 0 as the net device's, then soft ISM
+	[ "$(printf '%s\n' "${lines[@]:0:${#lines[@]}-2}")" = "$(cat "$EXPECTED/smc_rnics_s390")" ]
+	[ "${lines[-2]}" = " n/a  n/a    n/a           n/a    soft-roce        n/a   n/a  0     NET7*              lo" ]
+	[ "${lines[-1]}" = " n/a  n/a    ffff:00:00.0  n/a    soft-ism         n/a   n/a  n/a   n/a                n/a" ]
+	run --separate-stderr smc_rnics -I
+	[ "${lines[-2]}" = " n/a  n/a    n/a           n/a    soft-roce        n/a   n/a  1     NET7*              sr_test" ]
+	run --separate-stderr smc_rnics -j
+	[[ "$output" == *'{"fid":null,"power":null,"pci_id":null,"pchid":null,"type":"soft-roce","pft":null,"pft_name":null,"vf":null,"pport":0,"pnet_id":"NET7","pnet_user":true,"net_dev":"lo"}'* ]]
+	# a FID names a PCI function: no soft device matches one
+	run --separate-stderr smc_rnics 1
+	[[ "$output" != *soft-* ]]
+	softd_stop
+}
+
 @test "smc_rnics: x86 FID filter matches nothing (exit 8)" {
 	export SMC_RNICS_ARCH=x86_64 SMC_SYSFS_ROOT="$FIX/x86"
 	run --separate-stderr smc_rnics 3
