@@ -8,7 +8,8 @@
 # with the CKSM instruction, which 7.2 emulates), so they never talk; with
 # QEMU 10 they do.  Its libraries are those of the machine's
 # qemu-system-x86 (tests/vm/deps.sh): a missing one fails here.
-# Prints "BINARY -L DATADIR" on stdout.  Idempotent.
+# Prints "BINARY -L DATADIR" on stdout.  Idempotent; REFRESH=1 fetches
+# again (a newer QEMU of the suite).
 set -eu
 VMDIR=${VMDIR:-build/vm}
 SUITE=${QEMU_SUITE:-bookworm-backports}
@@ -23,7 +24,8 @@ BIN=$QROOT/usr/bin/qemu-system-$GUEST
 log() { echo "fetch-qemu: $*" >&2; }
 . "$(dirname "$0")/apt-private.sh"
 
-if [ ! -x "$BIN" ]; then
+stamp=$QROOT/.suite
+if [ ! -x "$BIN" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$SUITE" ] || [ "${REFRESH:-0}" = 1 ]; then
 	priv_setup
 	log "apt-get update ($MIRROR $SUITE)"
 	priv apt-get update >&2
@@ -37,6 +39,7 @@ if [ ! -x "$BIN" ]; then
 	done
 	rm -rf "$APTDIR/debs"
 	[ -x "$BIN" ] || { log "no $BIN in the packages"; exit 1; }
+	echo "$SUITE" > "$stamp"
 fi
 missing=$(ldd "$BIN" | awk '/not found/ { print $1 }' | tr '\n' ' ')
 [ -z "$missing" ] || { log "$BIN needs libraries this machine lacks: $missing"; exit 1; }

@@ -6,7 +6,8 @@
 # project's cross build links against (the -dev packages of DEBIAN_PKGS and
 # libc's).  Nothing is installed on the machine; the closure of their
 # dependencies comes from $SUITE (default bookworm, the machine's release).
-# Prints the root on stdout.  Idempotent: cached .debs are not fetched again.
+# Prints the root on stdout.  Idempotent: the root is made again only for
+# another suite or package list, or with REFRESH=1.
 set -eu
 VMDIR=${VMDIR:-build/vm}
 SUITE=${SUITE:-bookworm}
@@ -21,9 +22,9 @@ PKGS="busybox-static bash iproute2 libibverbs1 ibverbs-providers ibverbs-utils
 log() { echo "fetch-root: $*" >&2; }
 . "$(dirname "$0")/apt-private.sh"
 
-want=$(echo $PKGS)
+want="$SUITE: $(echo $PKGS)"
 stamp=$ROOT/.unpacked
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ "${REFRESH:-0}" != 1 ]; then
 	echo "$ROOT"
 	exit 0
 fi
@@ -31,7 +32,9 @@ priv_setup
 log "apt-get update ($MIRROR $SUITE $ARCH)"
 priv apt-get update >&2
 # An empty private status: apt takes nothing as installed and fetches every
-# dependency, down to libc6.
+# dependency, down to libc6; into an empty cache, so that no older version
+# of a package is unpacked beside (or over) the current one.
+rm -f "$APTDIR"/cache/archives/*.deb
 # shellcheck disable=SC2086 # the package names
 priv apt-get install -y --download-only --no-install-recommends $PKGS >&2 ||
 	{ log "cannot resolve $want for $ARCH in $SUITE"; exit 1; }

@@ -82,15 +82,14 @@ root_libs() {
 		cp -L "$SYSROOT$lib" "$STAGE$lib"
 	done
 	for lib in $(readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
-		for dir in /lib/$TRIPLET /usr/lib/$TRIPLET; do
-			[ -e "$SYSROOT$dir/$lib" ] || continue
-			if [ ! -e "$STAGE$dir/$lib" ]; then
-				mkdir -p "$STAGE$dir"
-				cp -L "$SYSROOT$dir/$lib" "$STAGE$dir/$lib"
-				root_libs "$SYSROOT$dir/$lib"
-			fi
-			break
-		done
+		dir=
+		[ ! -e "$SYSROOT/lib/$TRIPLET/$lib" ] || dir=/lib/$TRIPLET
+		[ -n "$dir" ] || [ ! -e "$SYSROOT/usr/lib/$TRIPLET/$lib" ] || dir=/usr/lib/$TRIPLET
+		[ -n "$dir" ] || { echo "mkinitramfs: $lib, needed by $1, not in $SYSROOT" >&2; exit 1; }
+		[ ! -e "$STAGE$dir/$lib" ] || continue
+		mkdir -p "$STAGE$dir"
+		cp -L "$SYSROOT$dir/$lib" "$STAGE$dir/$lib"
+		root_libs "$SYSROOT$dir/$lib"
 	done
 }
 
