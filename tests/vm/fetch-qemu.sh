@@ -3,10 +3,9 @@
 # e.g. s390x) from bookworm-backports through a private apt configuration
 # (apt-private.sh), unpacked to $VMDIR/qemu; nothing is installed.
 # bookworm's own QEMU 7.2 is not enough for IBM Z: two s390x guests of it
-# reach each other's ARP but count every ICMP and TCP packet they receive
-# as a checksum error (InCsumErrors of /proc/net/snmp; the s390 kernel sums
-# with the CKSM instruction, which 7.2 emulates), so they never talk; with
-# QEMU 10 they do.  Its libraries are those of the machine's
+# answer each other's ARP but count every ping they receive as a checksum
+# error (InCsumErrors of /proc/net/snmp; the s390 kernel sums with the CKSM
+# instruction, which 7.2 emulates), so they never talk; with QEMU 10 they do.  Its libraries are those of the machine's
 # qemu-system-x86 (tests/vm/deps.sh): a missing one fails here.
 # Prints "BINARY -L DATADIR" on stdout.  Idempotent; REFRESH=1 fetches
 # again (a newer QEMU of the suite).
