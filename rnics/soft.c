@@ -1,9 +1,11 @@
 /*
  * smc_rnics: the soft backend's devices (smc_softd's emulated RoCE devices and
  * soft ISM), listed after the RDMA devices of sysfs (on s390 after the PCI
- * functions, in that listing's columns) when the tools use that backend.  They have no sysfs entry: their data comes from SMC_GEN_NETLINK,
- * as `smcr device` and `smcd device` show it.  The host's RDMA devices that
- * the daemon offers too are listed once, by their sysfs rows.
+ * functions, in that listing's columns) when the tools use that backend.
+ * They have no sysfs entry: their data comes from SMC_GEN_NETLINK, as
+ * `smcr device` and `smcd device` show it.  The host's RDMA devices that the
+ * daemon offers too are listed once: by their sysfs rows, or on s390, where
+ * those list PCI functions, here when they are none (rxe, siw).
  */
 #include "rnics.h"
 

@@ -31,6 +31,10 @@ export VMDIR
 fatal() { echo "FAIL vm-setup: $*"; echo "0 passed, 1 failed"; exit 1; }
 
 VM_ARCH=${VM_ARCH:-amd64}
+case $VM_ARCH in
+amd64 | s390x) ;;
+*) fatal "VM_ARCH=$VM_ARCH: the guests are amd64 (the default) or s390x" ;;
+esac
 export VM_ARCH
 # another architecture's kernel, user space, build and logs
 [ "$VM_ARCH" = amd64 ] || VMDIR=$VMDIR/$VM_ARCH
