@@ -2,7 +2,7 @@
 #
 #   make                 build every tool and libsmc-preload.so
 #   make check           unit tests, fuzzing, command-line tests (ASan/UBSan build)
-#   make check-kernel    the tools against a real SMC kernel under QEMU
+#   make check-kernel    the tools against Debian's kernels (6.1 to the newest) under QEMU
 #   make check-soft-roce soft SMC-R under QEMU on a kernel without SMC
 #   make check-s390x     the cross build, its unit tests and the tools in IBM Z guests
 #   make install         PREFIX, DESTDIR, BINDIR, LIBDIR, MANDIR honoured
@@ -296,9 +296,10 @@ bench-quick: all
 bench-programs: all
 	$(Q)bench/programs.sh
 
-# Every tool against a real SMC kernel (Debian's 6.12) booted under QEMU.
+# Every tool against Debian's kernels booted under QEMU: 6.12, 6.1, 6.17 and
+# the newest, which has no SMC (tests/vm/matrix.sh, doc/kernels.md).
 check-kernel:
-	$(Q)tests/vm/run.sh
+	$(Q)tests/vm/matrix.sh
 
 # Soft SMC-R under QEMU on the newest kernel Debian serves, which has no SMC
 # at all (doc/soft-roce.md): the host's rxe device as the soft backend's

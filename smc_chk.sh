@@ -236,6 +236,39 @@ backend_name() {
 	esac
 }
 
+# ---- known kernel problems ----------------------------------------------
+
+SYSFS=${SMC_SYSFS_ROOT:-/sys}
+
+# The software RDMA devices (rxe) of this host, comma-separated: their
+# device is virtual, a RoCE NIC's is a PCI function.
+soft_rdma_devices() {
+	local d list=
+	for d in "$SYSFS"/class/infiniband/*; do
+		[ -e "$d" ] || continue
+		case $(readlink -f "$d") in
+		*/devices/virtual/*) list="${list:+$list, }${d##*/}" ;;
+		esac
+	done
+	echo "$list"
+}
+
+# Lines naming what the kernel matrix found broken in the running kernel
+# (doc/kernels.md), where it concerns this host.
+known_problems() {
+	local series rxe
+	[ "$(backend_name)" = kernel ] || return 0
+	series=$(uname -r | cut -d. -f1,2)
+	case $series in
+	6.1)
+		rxe=$(soft_rdma_devices)
+		[ -n "$rxe" ] || return 0
+		printf '     %-20s%s\n' "Known problem:" "SMC-Rv2 over $rxe hangs in Linux $series (smc_wr_drain_cq)"
+		printf '     %-20s%s\n' "" "use Linux 6.12 or later, or SMC_BACKEND=soft (smc_softd)"
+		;;
+	esac
+}
+
 # ---- static analysis ----------------------------------------------------
 
 # Lines "TYPE|NAME|PNETID|NETDEV" of the devices smcd/smcr list.
@@ -317,6 +350,7 @@ static_analysis() {
 	else
 		echo "     Verdict:            SMC not possible on $ifc (no usable device)"
 	fi
+	known_problems
 	dbg "info: $info"
 	echo
 }

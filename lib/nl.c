@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #define SMC_NL_RCVBUF (1024 * 1024)
@@ -34,6 +35,75 @@ static bool kernel_has_smc(void)
 		       errno != ESOCKTNOSUPPORT;
 	close(fd);
 	return true;
+}
+
+/* Whether a modules.dep or modules.builtin line names smc.ko (any compression). */
+static bool names_smc_module(const char *line)
+{
+	size_t n = strcspn(line, ":\n");
+	const char *base = line;
+
+	for (size_t i = 0; i < n; i++)
+		if (line[i] == '/')
+			base = line + i + 1;
+	return (size_t)(line + n - base) >= 6 && !strncmp(base, "smc.ko", 6) &&
+	       (base + 6 == line + n || base[6] == '.');
+}
+
+enum smc_kmod smc_kernel_module_state(const char *moddir)
+{
+	static const char *const lists[] = { "modules.dep", "modules.builtin" };
+	enum smc_kmod st = SMC_KMOD_UNKNOWN;
+	char path[512], line[1024];
+
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", moddir, lists[i]);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		st = SMC_KMOD_ABSENT;
+		while (fgets(line, sizeof(line), f))
+			if (names_smc_module(line)) {
+				st = SMC_KMOD_PRESENT;
+				break;
+			}
+		fclose(f);
+		if (st == SMC_KMOD_PRESENT)
+			break;
+	}
+	return st;
+}
+
+void smc_kernel_no_smc_text(const char *moddir, const char *release, char *buf, size_t len)
+{
+	switch (smc_kernel_module_state(moddir)) {
+	case SMC_KMOD_ABSENT:
+		snprintf(buf, len, "this kernel has no SMC (%s has no smc module; "
+			 "the soft backend, smc_softd, needs none)", release);
+		break;
+	case SMC_KMOD_PRESENT:
+		snprintf(buf, len, "the kernel's smc module is not loaded "
+			 "('modprobe smc' says why)");
+		break;
+	default:
+		snprintf(buf, len, "the kernel has no SMC support "
+			 "(load it with 'modprobe smc')");
+		break;
+	}
+}
+
+/* The running kernel's smc_kernel_no_smc_text(). */
+static void no_smc_text(char *buf, size_t len)
+{
+	struct utsname u;
+	char dir[sizeof(u.release) + 16];
+
+	if (uname(&u) < 0)
+		snprintf(u.release, sizeof(u.release), "?");
+	snprintf(dir, sizeof(dir), "/lib/modules/%s", u.release);
+	smc_kernel_no_smc_text(dir, u.release, buf, len);
 }
 
 /* Connect to the soft backend; the fd, or -errno. */
@@ -177,16 +247,17 @@ void smc_nl_close(struct smc_nl *nl)
 void smc_nl_open_strerror(const struct smc_nl *nl, int rc, char *buf, size_t len)
 {
 	const char *path = nl->soft_path[0] ? nl->soft_path : smc_soft_socket_path();
+	char why[256];
 
 	switch (-rc) {
 	case SMC_OPEN_NO_BACKEND:
-		snprintf(buf, len, "no SMC backend: the kernel has no SMC support "
-			 "(load it with 'modprobe smc') and no soft backend answers "
-			 "on %s (start 'smc_softd')", path);
+		no_smc_text(why, sizeof(why));
+		snprintf(buf, len, "no SMC backend: %s and no soft backend answers "
+			 "on %s (start 'smc_softd')", why, path);
 		break;
 	case SMC_OPEN_NO_KERNEL:
-		snprintf(buf, len, "SMC_BACKEND=kernel: the kernel has no SMC support "
-			 "(load it with 'modprobe smc')");
+		no_smc_text(why, sizeof(why));
+		snprintf(buf, len, "SMC_BACKEND=kernel: %s", why);
 		break;
 	case SMC_OPEN_NO_SOFT:
 		snprintf(buf, len, "SMC_BACKEND=soft: no soft backend answers on %s: "

@@ -24,6 +24,16 @@ enum smc_open_error {
 	SMC_OPEN_SOCKET,         /* socket()/bind() on the chosen backend failed */
 };
 
+/* What a kernel's module tree (/lib/modules/RELEASE) says of SMC. */
+enum smc_kmod {
+	SMC_KMOD_UNKNOWN,        /* no modules.dep or modules.builtin to read */
+	SMC_KMOD_ABSENT,         /* neither names smc.ko: the kernel has no SMC */
+	SMC_KMOD_PRESENT,        /* smc.ko is built in or a module */
+};
+enum smc_kmod smc_kernel_module_state(const char *moddir);
+/* Why a kernel of module tree MODDIR offers no AF_SMC, for the tools' messages. */
+void smc_kernel_no_smc_text(const char *moddir, const char *release, char *buf, size_t len);
+
 struct smc_nl {
 	int fd;
 	int protocol;            /* NETLINK_GENERIC or NETLINK_SOCK_DIAG */

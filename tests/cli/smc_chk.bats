@@ -110,6 +110,39 @@ teardown() {
 	[ "${lines[9]}" = "     Verdict:            SMC-R possible on lo" ]
 }
 
+# fake_kernel RELEASE: uname -r says RELEASE (every other uname call is the real one)
+fake_kernel() {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\n[ "$1" = -r ] && { echo %s; exit 0; }\nexec %s "$@"\n' "$1" "$(command -v uname)" \
+		> "$BATS_TEST_TMPDIR/bin/uname"
+	chmod +x "$BATS_TEST_TMPDIR/bin/uname"
+}
+
+@test "smc_chk -s: names the 6.1 kernel's SMC-Rv2 hang over rxe, and only there" {
+	fake_kernel 6.1.0-50-amd64
+	run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" SMC_BACKEND=kernel \
+		SMC_SYSFS_ROOT="$SMC_TOP/tests/fixtures/sysfs/x86" "$SMC_BIN/smc_chk" -s lo
+	[ "$status" -eq 0 ]
+	[ "${lines[2]}" = "     Backend:            kernel" ]
+	[ "${lines[$((${#lines[@]} - 2))]}" = "     Known problem:      SMC-Rv2 over rxe0 hangs in Linux 6.1 (smc_wr_drain_cq)" ]
+	[ "${lines[$((${#lines[@]} - 1))]}" = "                         use Linux 6.12 or later, or SMC_BACKEND=soft (smc_softd)" ]
+	# mlx5 alone: PCI functions, no rxe
+	mkdir -p "$BATS_TEST_TMPDIR/sys/class/infiniband"
+	cp -a "$SMC_TOP/tests/fixtures/sysfs/x86/devices" "$BATS_TEST_TMPDIR/sys/"
+	cp -a "$SMC_TOP/tests/fixtures/sysfs/x86/class/infiniband/mlx5_0" "$BATS_TEST_TMPDIR/sys/class/infiniband/"
+	run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" SMC_BACKEND=kernel \
+		SMC_SYSFS_ROOT="$BATS_TEST_TMPDIR/sys" "$SMC_BIN/smc_chk" -s lo
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"Known problem"* ]]
+	# 6.12: no hang
+	fake_kernel 6.12.95+deb12-amd64
+	run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" SMC_BACKEND=kernel \
+		SMC_SYSFS_ROOT="$SMC_TOP/tests/fixtures/sysfs/x86" "$SMC_BIN/smc_chk" -s lo
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"Known problem"* ]]
+	[[ "$output" = *"Verdict:"* ]]
+}
+
 @test "smc_chk -l: on the soft backend the connection is SMC-D" {
 	softd_start
 	run "$SMC_BIN/smc_chk" -l -p 41373 lo

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <linux/genetlink.h>
 
@@ -236,10 +237,16 @@ TEST(nl_backend_selection_errors)
 	with_env(NULL, "/nonexistent/smc.sock");
 	rc = smc_nl_open(&nl, NETLINK_GENERIC);
 	if (rc == -SMC_OPEN_NO_BACKEND) {       /* a kernel without SMC, as in CI */
+		struct utsname u;
+		char dir[sizeof(u.release) + 16], why[256], want[512];
+
+		CHECK_INT(uname(&u), 0);
+		snprintf(dir, sizeof(dir), "/lib/modules/%s", u.release);
+		smc_kernel_no_smc_text(dir, u.release, why, sizeof(why));
+		snprintf(want, sizeof(want), "no SMC backend: %s and no soft backend answers on "
+			 "/nonexistent/smc.sock (start 'smc_softd')", why);
 		smc_nl_open_strerror(&nl, rc, line, sizeof(line));
-		CHECK_STR(line, "no SMC backend: the kernel has no SMC support (load it with "
-			  "'modprobe smc') and no soft backend answers on /nonexistent/smc.sock "
-			  "(start 'smc_softd')");
+		CHECK_STR(line, want);
 	} else {
 		CHECK_INT(rc, 0);
 		CHECK_INT(nl.backend, SMC_BACKEND_KERNEL);
@@ -247,6 +254,59 @@ TEST(nl_backend_selection_errors)
 	}
 	unsetenv("SMC_BACKEND");
 	unsetenv("SMC_SOFT_SOCKET");
+}
+
+/* put_file DIR NAME TEXT: write TEXT to DIR/NAME. */
+static void put_file(const char *dir, const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs(text, f);
+	fclose(f);
+}
+
+TEST(nl_kernel_module_tree_tells_why_there_is_no_smc)
+{
+	char dir[] = "/tmp/smc-unit-XXXXXX", path[256], why[256];
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_INT(smc_kernel_module_state(dir), SMC_KMOD_UNKNOWN);
+	smc_kernel_no_smc_text(dir, "6.18.44", why, sizeof(why));
+	CHECK_STR(why, "the kernel has no SMC support (load it with 'modprobe smc')");
+
+	/* Debian's 7.3: rxe and its kin, smc_diag's name alike, but no smc.ko */
+	put_file(dir, "modules.dep", "kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko.xz: "
+		 "kernel/drivers/infiniband/core/ib_core.ko.xz\n"
+		 "kernel/net/smc/smc_diag.ko.xz:\nkernel/net/smc/smc.kobj.ko:\n");
+	put_file(dir, "modules.builtin", "kernel/lib/crc32.ko\n");
+	CHECK_INT(smc_kernel_module_state(dir), SMC_KMOD_ABSENT);
+	smc_kernel_no_smc_text(dir, "7.3.4+deb13-amd64", why, sizeof(why));
+	CHECK_STR(why, "this kernel has no SMC (7.3.4+deb13-amd64 has no smc module; "
+		  "the soft backend, smc_softd, needs none)");
+
+	put_file(dir, "modules.builtin", "kernel/net/smc/smc.ko\n");
+	CHECK_INT(smc_kernel_module_state(dir), SMC_KMOD_PRESENT);
+	put_file(dir, "modules.builtin", "");
+	put_file(dir, "modules.dep", "kernel/net/smc/smc.ko.zst: kernel/drivers/infiniband/core/ib_core.ko.zst\n");
+	CHECK_INT(smc_kernel_module_state(dir), SMC_KMOD_PRESENT);
+	smc_kernel_no_smc_text(dir, "6.12.95+deb12-amd64", why, sizeof(why));
+	CHECK_STR(why, "the kernel's smc module is not loaded ('modprobe smc' says why)");
+
+	/* uncompressed, without dependencies */
+	put_file(dir, "modules.dep", "kernel/net/smc/smc.ko:\n");
+	CHECK_INT(smc_kernel_module_state(dir), SMC_KMOD_PRESENT);
+
+	snprintf(path, sizeof(path), "%s/modules.dep", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/modules.builtin", dir);
+	unlink(path);
+	rmdir(dir);
 }
 
 TEST(nl_soft_backend_of_own_user_is_trusted)

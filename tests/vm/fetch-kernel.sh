@@ -5,7 +5,10 @@
 # (default build/vm; a suite other than the default in $VMDIR/$SUITE) and
 # unpack them to its kernel/ directory.  VM_ARCH (default amd64; s390x for
 # IBM Z guests) is the Debian architecture (run.sh gives each its own
-# VMDIR).  Prints the unpacked root directory
+# VMDIR).  KVER (a version prefix such as 6.1 or 6.17) takes the newest
+# linux-image-KVER.* of the suite instead of the one linux-image-$ARCH
+# points at (the kernel matrix of run.sh's VM_KVER), cached in
+# $VMDIR/$SUITE-$KVER.  Prints the unpacked root directory
 # on stdout.  Idempotent: a second run with cached .debs downloads nothing.
 #
 # Up to 6.17 linux-image-V-$ARCH holds the kernel and its modules; from
@@ -16,7 +19,12 @@ set -eu
 VMDIR=${VMDIR:-build/vm}
 SUITE=${SUITE:-bookworm-backports}
 ARCH=${VM_ARCH:-amd64}
-[ "$SUITE" = bookworm-backports ] || VMDIR=$VMDIR/$SUITE
+KVER=${KVER:-}
+case $KVER in
+'') [ "$SUITE" = bookworm-backports ] || VMDIR=$VMDIR/$SUITE ;;
+*[!0-9.]* | .* | *.) echo "fetch-kernel: KVER=$KVER: a version prefix such as 6.1 or 6.17" >&2; exit 1 ;;
+*) VMDIR=$VMDIR/$SUITE-$KVER ;;
+esac
 mkdir -p "$VMDIR"
 VMDIR=$(cd "$VMDIR" && pwd)
 APTDIR=$VMDIR/apt
@@ -38,10 +46,18 @@ if [ -z "$cached" ] || [ "${REFRESH:-0}" = 1 ]; then
 	priv_setup
 	log "apt-get update ($MIRROR $SUITE)"
 	priv apt-get update >&2
-	# linux-image-$ARCH Depends: linux-image-V-$ARCH (or -unsigned).
-	dep=$(priv apt-cache show linux-image-"$ARCH" | awk -F': ' '/^Version:/{v=$2} /^Depends:/{print v" "$2}' |
-	      sort -V | tail -n 1 | sed 's/^[^ ]* //' | tr ',' '\n' | sed 's/^ *//; s/ .*//' | grep '^linux-image-' | head -n 1)
-	[ -n "$dep" ] || { log "cannot resolve linux-image-$ARCH in $SUITE"; exit 1; }
+	if [ -n "$KVER" ]; then
+		# the newest linux-image-KVER[.-]...-$ARCH, not its cloud or rt flavour
+		re=$(echo "$KVER" | sed 's/\./\\./g')
+		dep=$(priv apt-cache search --names-only "^linux-image-$re[.-].*-$ARCH\$" | awk '{ print $1 }' |
+		      grep -v -e '-cloud-' -e '-rt-' -e '-dbg' -e '-unsigned' | sort -V | tail -n 1)
+		[ -n "$dep" ] || { log "no linux-image-$KVER.*-$ARCH in $SUITE"; exit 1; }
+	else
+		# linux-image-$ARCH Depends: linux-image-V-$ARCH (or -unsigned).
+		dep=$(priv apt-cache show linux-image-"$ARCH" | awk -F': ' '/^Version:/{v=$2} /^Depends:/{print v" "$2}' |
+		      sort -V | tail -n 1 | sed 's/^[^ ]* //' | tr ',' '\n' | sed 's/^ *//; s/ .*//' | grep '^linux-image-' | head -n 1)
+		[ -n "$dep" ] || { log "cannot resolve linux-image-$ARCH in $SUITE"; exit 1; }
+	fi
 	case $dep in *-"$ARCH") ;; *) log "unexpected dependency $dep"; exit 1;; esac
 	log "resolved $dep"
 	V=${dep#linux-image-}

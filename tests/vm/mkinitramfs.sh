@@ -19,9 +19,11 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # modules.dep (modprobe --show-depends), in load order.  The optional ones
 # only where the kernel has them: 6.12's rxe computes its ICRC through the
 # crypto API's crc32 (a run-time need, not a symbol), and kernels from 6.18
-# on have no SMC at all; tun for dumprec's capture device (s9).
+# on have no SMC at all; tun for dumprec's capture device (s9); 6.1 builds
+# the PCI transport of virtio as a module (no eth0 without it), later ones
+# build it in.
 WANT="virtio_net ib_uverbs rdma_rxe"
-OPTIONAL="crc32_generic smc smc_diag tun"
+OPTIONAL="virtio_pci crc32_generic smc smc_diag tun"
 TOOLS="smc_pnet smcss smcd smcr smc_run smc_softd smc_rnics"
 ARCH=${VM_ARCH:-amd64}
 case $ARCH in

@@ -3,15 +3,19 @@
 VMDRIVE=$(sed -n 's/.*vmdrive=\([01]\).*/\1/p' /proc/cmdline)
 [ -z "$VMDRIVE" ] || { export SMC_SOFT_DRIVE=$VMDRIVE; echo "INFO drive: SMC_SOFT_DRIVE=$VMDRIVE"; }
 # check NAME CMD...: run CMD (stdout+stderr), normalise with $NORM (a sed
-# script, may be empty), compare with expected/$SCEN/NAME; print PASS/FAIL.
+# script, may be empty), compare with expected/$SCEN/NAME, or with
+# expected/kernel-X.Y/$SCEN/NAME where this kernel (X.Y of uname -r) answers
+# otherwise (doc/kernels.md); print PASS/FAIL.
 # A missing expected file prints the output (to write expectations from).
 NORM=
+KSERIES=$(uname -r | cut -d. -f1,2)
 check() {
 	name=$1; shift
 	"$@" > /tmp/out.raw 2>&1
 	echo "rc=$?" >> /tmp/out.raw
 	if [ -n "$NORM" ]; then sed -e "$NORM" /tmp/out.raw > /tmp/out; else cp /tmp/out.raw /tmp/out; fi
 	exp=/tests/expected/$SCEN/$name
+	[ ! -f "/tests/expected/kernel-$KSERIES/$SCEN/$name" ] || exp=/tests/expected/kernel-$KSERIES/$SCEN/$name
 	if [ -f "$exp" ] && diff -u "$exp" /tmp/out > /tmp/out.diff 2>&1; then
 		echo "PASS $SCEN/$name"
 	else
