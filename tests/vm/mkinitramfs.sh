@@ -62,6 +62,7 @@ for k in $KOS; do
 	MODULES="$MODULES ${n%%.ko*}"
 done
 STAGE=$(mktemp -d "${OUT%/*}/initramfs.XXXXXX")
+chmod 755 "$STAGE"     # the guest's /: mktemp's 0700 would lock out other users
 trap 'rm -rf "$STAGE"' EXIT
 
 mkdir -p "$STAGE"/bin "$STAGE"/sbin "$STAGE"/usr/bin "$STAGE"/usr/sbin "$STAGE"/lib64 \
@@ -144,6 +145,7 @@ fi
 # Test programs: AF_SMC socket holder (static), netlink dumper (static) and a
 # TCP echo (dynamic, for smc_run).
 $CC_GUEST -O2 -Wall -static -o "$STAGE/usr/bin/smc_sock" "$HERE/smc_sock.c"
+$CC_GUEST -O2 -Wall -static -o "$STAGE/usr/bin/asuser" "$HERE/asuser.c"
 # The netlink reply recorder of the kernel fixtures (static, no libraries).
 $CC_GUEST -O2 -Wall -static -o "$STAGE/usr/bin/nldump" "$HERE/nldump.c"
 $CC_GUEST -O2 -Wall -o "$STAGE/usr/bin/tcpecho" "$HERE/tcpecho.c"

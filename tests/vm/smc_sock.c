@@ -4,6 +4,7 @@
  *                     connected) and a connection to 127.0.0.1:PORT that falls
  *                     back to TCP (both ends ACTIVE). Prints READY, then waits
  *                     until killed.
+ *   smc_sock PORT 6   the same over IPv6 (SMCPROTO_SMC6, ::1).
  * Built statically (cc -static) so it needs nothing in the initramfs. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -17,10 +18,13 @@
 #define AF_SMC 43
 #endif
 #define SMCPROTO_SMC 0
+#define SMCPROTO_SMC6 1
+
+static int proto = SMCPROTO_SMC;
 
 static int smc_socket(void)
 {
-	int fd = socket(AF_SMC, SOCK_STREAM, SMCPROTO_SMC);
+	int fd = socket(AF_SMC, SOCK_STREAM, proto);
 
 	if (fd < 0) {
 		perror("smc_sock: socket(AF_SMC)");
@@ -31,27 +35,38 @@ static int smc_socket(void)
 
 int main(int argc, char **argv)
 {
-	struct sockaddr_in sa;
+	struct sockaddr_storage ss;
+	struct sockaddr_in *sa = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sa6 = (struct sockaddr_in6 *)&ss;
+	socklen_t len = sizeof(*sa);
 	int lfd, ifd, cfd, afd, one = 1;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: smc_sock PORT\n");
+	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "6"))) {
+		fprintf(stderr, "usage: smc_sock PORT [6]\n");
 		return 2;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(atoi(argv[1]));
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	memset(&ss, 0, sizeof(ss));
+	if (argc == 3) {
+		proto = SMCPROTO_SMC6;
+		sa6->sin6_family = AF_INET6;
+		sa6->sin6_port = htons(atoi(argv[1]));
+		sa6->sin6_addr = in6addr_loopback;
+		len = sizeof(*sa6);
+	} else {
+		sa->sin_family = AF_INET;
+		sa->sin_port = htons(atoi(argv[1]));
+		sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	}
 
 	lfd = smc_socket();
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 8)) {
+	if (bind(lfd, (struct sockaddr *)&ss, len) || listen(lfd, 8)) {
 		perror("smc_sock: bind/listen");
 		return 1;
 	}
 	ifd = smc_socket();
 	cfd = smc_socket();
-	if (connect(cfd, (struct sockaddr *)&sa, sizeof(sa))) {
+	if (connect(cfd, (struct sockaddr *)&ss, len)) {
 		perror("smc_sock: connect");
 		return 1;
 	}

@@ -59,8 +59,39 @@ NORM=$SSNORM; check smcss-l smcss -l
 NORM=$SSNORM; check smcss-d smcss -d
 NORM=$SSNORM; check smcss-j smcss -a -j
 check smcr-stats-after smcr stats
+
+# the same over IPv6 (SMCPROTO_SMC6 on ::1), beside the IPv4 ones
+smc_sock 4712 6 > /tmp/sock6.out 2>&1 &
+SOCK6PID=$!
+i=0; while ! grep -q READY /tmp/sock6.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+ok smc_sock6-ready grep -q READY /tmp/sock6.out
+NORM=$SSNORM; check smcss-a-ipv6 smcss -a
+NORM=$SSNORM; check smcss-d-ipv6 smcss -d
+NORM=$SSNORM; check smcss-j-ipv6 smcss -a -j
 smcr ueid add SMC-VM-TEST-EID >/dev/null 2>&1
 fixtures s1
+
+# A user without CAP_NET_ADMIN: reads work, changes are refused as upstream
+# refuses them (the kernel's EPERM), and nothing changes.
+AS_USER="asuser 65534"
+check user-pnet-show $AS_USER smc_pnet
+check user-pnet-add $AS_USER smc_pnet -a NET9 -I eth0
+check user-pnet-del $AS_USER smc_pnet -d NET1
+check user-pnet-flush $AS_USER smc_pnet -f
+check user-pnet-unchanged smc_pnet
+check user-ueid-show $AS_USER smcr ueid show
+check user-ueid-add $AS_USER smcr ueid add USER-EID
+check user-ueid-del $AS_USER smcr ueid del SMC-VM-TEST-EID
+check user-ueid-flush $AS_USER smcr ueid flush
+check user-ueid-unchanged smcr ueid show
+check user-seid-show $AS_USER smcd seid show
+check user-seid-disable $AS_USER smcd seid disable
+check user-smcr-info $AS_USER smcr info
+check user-smcr-device $AS_USER smcr device
+check user-smcr-linkgroup $AS_USER smcr linkgroup
+check user-smcd-stats $AS_USER smcd stats
+NORM=$SSNORM; check user-smcss $AS_USER smcss -a
+kill $SOCK6PID
 smcr ueid flush >/dev/null 2>&1
 kill $SOCKPID
 smc_pnet -f >/dev/null 2>&1
