@@ -4,7 +4,7 @@
 # last line "N passed, N failed" (SKIP lines, a known failure with its
 # reason, count in neither); exits non-zero on any failure or timeout.
 #
-#   tests/vm/run.sh [s1] ... [s14]  scenarios (default: s1 s2 s3)
+#   tests/vm/run.sh [s1] ... [s15]  scenarios (default: s1 s2 s3)
 #
 # VM_SUITE=trixie-backports takes that suite's kernel instead (the newest
 # Debian serves, with no SMC at all: only s3 to s12, the soft backend, and
@@ -214,6 +214,10 @@ for s in $SCENARIOS; do
 	s4)
 		# 128 MiB through TCG guests beside other work, then a recorded echo
 		two_vms_at_least 360 "$s" 2
+		;;
+	s15)
+		# boot, two rxe devices, the echo, the second link, a 40 s hold
+		two_vms_at_least 180 "$s" 2
 		;;
 	s5 | s6 | s7)
 		# 128 to 200 MiB through TCG guests beside other work takes its time
