@@ -81,15 +81,16 @@ fi
 # (smcd/smcr stats reset) stays as it is.
 export SMC_STATS_CACHE="$WORK/stats-cache"
 
-OUT=/dev/stdout
+# A section goes to descriptor 3: standard output itself, not reopened
+# through /dev/stdout (a reopened file would be written at other offsets
+# than the headers, and another user's pipe could not be reopened).
+exec 3>&1
 
 # section NAME: start a section (file NAME.txt, or a header on stdout).
 section() {
 	if [ "$tgz" -eq 1 ]; then
-		OUT="$OUTDIR/$1.txt"
-		: > "$OUT"
+		exec 3> "$OUTDIR/$1.txt"
 	else
-		OUT=/dev/stdout
 		echo
 		echo "=== $1 ==="
 	fi
@@ -97,7 +98,7 @@ section() {
 
 # say TEXT...: a line of the current section.
 say() {
-	printf '%s\n' "$*" >> "$OUT"
+	printf '%s\n' "$*" >&3
 }
 
 # run TOOL ARGS...: run a command (a tool looked up by find_tool when it is
@@ -112,16 +113,16 @@ run() {
 		say "$cmd: command not found"
 		return 0
 	fi
-	"$path" "$@" >> "$OUT" 2> "$WORK/stderr"
+	"$path" "$@" >&3 2> "$WORK/stderr" 3>&-
 	rc=$?
 	if [ "$rc" -ne 0 ]; then
 		say "--- $cmd $*: failed, exit status $rc"
 		if [ -s "$WORK/stderr" ]; then
 			say "--- stderr:"
-			cat "$WORK/stderr" >> "$OUT"
+			cat "$WORK/stderr" >&3
 		fi
 	elif [ -s "$WORK/stderr" ]; then
-		cat "$WORK/stderr" >> "$OUT"
+		cat "$WORK/stderr" >&3
 	fi
 	return 0
 }
@@ -219,7 +220,7 @@ for t in smcss smc_dbg smc_pnet smc_rnics smc_chk smcd smcr smc_run smc_softd; d
 		say "smc_dbg utility, smc-tools-$VERSION"
 	elif p=$(find_tool "$t"); then
 		# smcd/smcr -v print on stderr with status 255 (as upstream)
-		"$p" -v >> "$OUT" 2>&1
+		"$p" -v >&3 2>&1 3>&-
 	else
 		say "$t: not installed"
 	fi
@@ -359,11 +360,11 @@ cmd_line ip addr
 section dmesg
 say "\$ dmesg | grep -i smc"
 if dmesg > "$WORK/dmesg" 2> "$WORK/stderr"; then
-	grep -i smc "$WORK/dmesg" >> "$OUT" || say "(no SMC lines)"
+	grep -i smc "$WORK/dmesg" >&3 || say "(no SMC lines)"
 else
 	say "--- dmesg: failed, exit status $?"
 	say "--- stderr:"
-	cat "$WORK/stderr" >> "$OUT"
+	cat "$WORK/stderr" >&3
 fi
 
 if [ "$tgz" -eq 1 ]; then

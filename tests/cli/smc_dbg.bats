@@ -58,6 +58,16 @@ SECTIONS="version kernel backend rnics pnet_table smcss_all smcss_smcd smcss_smc
 	[ ! -e "$SMC_STATS_CACHE" ]
 }
 
+@test "smc_dbg > file: each section under its header" {
+	softd_start
+	"$SMC_BIN/smc_dbg" >"$BATS_TEST_TMPDIR/out"
+	run sed -n '/^=== version ===$/{n;p}' "$BATS_TEST_TMPDIR/out"
+	[[ $output == "smcss utility, smc-tools-"* ]]
+	run sed -n '/^=== smcd_hslimit ===$/{n;p}' "$BATS_TEST_TMPDIR/out"
+	[ "$output" = '$ smcd hslimit show' ]
+	[ "$(sed -n 's/^=== \(.*\) ===$/\1/p' "$BATS_TEST_TMPDIR/out" | tr '\n' ' ')" = "$SECTIONS " ]
+}
+
 @test "smc_dbg -t: the tarball holds one file per section" {
 	softd_start
 	cd "$BATS_TEST_TMPDIR"
