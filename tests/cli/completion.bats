@@ -108,6 +108,8 @@ teardown() {
 	run complete_words smc_softd --sy
 	[ "$output" = "--sysfs
 --syslog" ]
+	run complete_words smc_softd --se
+	[ "$output" = "--settings" ]
 }
 
 @test "completion: smc_rnics -e offers powered-off FIDs, -d powered-on ones" {
