@@ -17,7 +17,10 @@ struct object {
 	bool smcd_only;
 };
 
-/* Matched by prefix in this order, so "s" is stats and "se" is seid. */
+/*
+ * Matched by prefix in this order, so "s" is stats and "se" is seid; hslimit
+ * comes after help, which keeps upstream's "h" (help).
+ */
 static const struct object objects[] = {
 	{ "device", smc_device_cmd, false },
 	{ "linkgroup", smc_linkgroup_cmd, false },
@@ -26,6 +29,7 @@ static const struct object objects[] = {
 	{ "ueid", smc_ueid_cmd, false },
 	{ "seid", smc_seid_cmd, true },
 	{ "help", NULL, false },
+	{ "hslimit", smc_hslimit_cmd, false },
 };
 
 static void usage(const struct smc_ctx *ctx)
@@ -33,11 +37,11 @@ static void usage(const struct smc_ctx *ctx)
 	fprintf(stderr, "Usage: %s  [ OPTIONS ] OBJECT {COMMAND | help}\n", ctx->prog);
 	if (ctx->smcd)
 		fprintf(stderr,
-			"where  OBJECT := {info | linkgroup | device | stats | ueid | seid}\n"
+			"where  OBJECT := {info | linkgroup | device | stats | ueid | seid | hslimit}\n"
 			"       OPTIONS := {-v[ersion] | -d[etails] | -a[bsolute] | -j[son]}\n");
 	else
 		fprintf(stderr,
-			"where  OBJECT := {info | linkgroup | device | stats | ueid}\n"
+			"where  OBJECT := {info | linkgroup | device | stats | ueid | hslimit}\n"
 			"       OPTIONS := {-v[ersion] | -d[etails] | -dd[etails] | -a[bsolute] | -j[son]}\n");
 }
 

@@ -13,9 +13,21 @@
 # With -t each section is written to <name>.txt in a directory
 # smc_dbg-<host>-<YYYYmmdd-HHMMSS>, packed into a .tgz of the same name in
 # the current directory; the path of the .tgz is printed.
+#
+# SMC_PROCFS_ROOT and SMC_SYSFS_ROOT (default /proc and /sys) say where the
+# kernel's files are read, so that a copied tree (or a test's fixture) can
+# stand in for them.
 
 VERSION="@VERSION@"
 SELF_DIR="$(cd "$(dirname "$0")" 2>/dev/null && pwd)"
+PROC="${SMC_PROCFS_ROOT:-/proc}"
+SYS="${SMC_SYSFS_ROOT:-/sys}"
+
+# The kernel's net.smc sysctls, as far as this script knows them: those a
+# kernel lacks are named in the bundle (they tell its version apart).
+SMC_SYSCTLS="autocorking_size smcr_buf_type smcr_testlink_time wmem rmem
+smcr_max_links_per_lgr smcr_max_conns_per_lgr limit_smc_hs smcr_max_send_wr
+smcr_max_recv_wr hs_ctrl"
 
 usage() {
 	echo
@@ -69,15 +81,16 @@ fi
 # (smcd/smcr stats reset) stays as it is.
 export SMC_STATS_CACHE="$WORK/stats-cache"
 
-OUT=/dev/stdout
+# A section goes to descriptor 3: standard output itself, not reopened
+# through /dev/stdout (a reopened file would be written at other offsets
+# than the headers, and another user's pipe could not be reopened).
+exec 3>&1
 
 # section NAME: start a section (file NAME.txt, or a header on stdout).
 section() {
 	if [ "$tgz" -eq 1 ]; then
-		OUT="$OUTDIR/$1.txt"
-		: > "$OUT"
+		exec 3> "$OUTDIR/$1.txt"
 	else
-		OUT=/dev/stdout
 		echo
 		echo "=== $1 ==="
 	fi
@@ -85,7 +98,7 @@ section() {
 
 # say TEXT...: a line of the current section.
 say() {
-	printf '%s\n' "$*" >> "$OUT"
+	printf '%s\n' "$*" >&3
 }
 
 # run TOOL ARGS...: run a command (a tool looked up by find_tool when it is
@@ -100,16 +113,16 @@ run() {
 		say "$cmd: command not found"
 		return 0
 	fi
-	"$path" "$@" >> "$OUT" 2> "$WORK/stderr"
+	"$path" "$@" >&3 2> "$WORK/stderr" 3>&-
 	rc=$?
 	if [ "$rc" -ne 0 ]; then
 		say "--- $cmd $*: failed, exit status $rc"
 		if [ -s "$WORK/stderr" ]; then
 			say "--- stderr:"
-			cat "$WORK/stderr" >> "$OUT"
+			cat "$WORK/stderr" >&3
 		fi
 	elif [ -s "$WORK/stderr" ]; then
-		cat "$WORK/stderr" >> "$OUT"
+		cat "$WORK/stderr" >&3
 	fi
 	return 0
 }
@@ -128,6 +141,77 @@ try: socket.socket(43, socket.SOCK_STREAM, 0).close()
 except OSError: sys.exit(1)' 2>/dev/null
 }
 
+# The pid of the process that answers on UNIX socket $1 (SO_PEERCRED).
+socket_pid() {
+	command -v python3 >/dev/null 2>&1 || return 1
+	python3 -c 'import socket,struct,sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.settimeout(2)
+s.connect(sys.argv[1])
+print(struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0])' "$1" 2>/dev/null
+}
+
+# sysctls DIR: each file of the kernel's net.smc directory as "name = value",
+# then the known ones this kernel lacks.
+sysctls() {
+	local f name v missing=''
+	for f in "$1"/*; do
+		[ -f "$f" ] || continue
+		name=${f##*/}
+		if v=$(cat -- "$f" 2> "$WORK/stderr"); then
+			v=$(printf '%s' "$v" | tr '\t\n' '  ' | sed 's/ *$//')
+			say "$name =${v:+ $v}"
+		else
+			say "$name: cannot be read: $(sed 's/^cat: .*: //' "$WORK/stderr")"
+		fi
+	done
+	for name in $SMC_SYSCTLS; do
+		[ -e "$1/$name" ] || missing="$missing $name"
+	done
+	[ -z "$missing" ] || say "not in this kernel:$missing"
+}
+
+# soft_settings SOCKET: the settings of the smc_softd answering there (its
+# --settings with its own options) and the handshake limitation of this
+# network namespace, as "name = value".
+soft_settings() {
+	local sock="$1" pid='' args=() sysfs='' hs bin
+	if ! pid=$(socket_pid "$sock") || [ -z "$pid" ]; then
+		say "daemon = none answers on $sock"
+	else
+		say "daemon = pid $pid on $sock"
+		if [ -r "/proc/$pid/cmdline" ] && mapfile -d '' args < "/proc/$pid/cmdline" &&
+		   [ "${#args[@]}" -gt 0 ]; then
+			say "command = ${args[*]}"
+		fi
+		if [ -r "/proc/$pid/environ" ]; then
+			sysfs=$(tr '\0' '\n' < "/proc/$pid/environ" | sed -n 's/^SMC_SYSFS_ROOT=//p')
+		fi
+	fi
+	if [ "${#args[@]}" -gt 0 ]; then
+		# the daemon's own binary and options: what it runs with
+		bin="/proc/$pid/exe"
+		if [ ! -x "$bin" ]; then
+			say "(the daemon's binary cannot be read: the smc_softd found here, with its options)"
+			bin=smc_softd
+		fi
+		SMC_SYSFS_ROOT="$sysfs" run "$bin" --settings -s "$sock" "${args[@]:1}"
+	else
+		say "(the daemon's command line cannot be read: the defaults of the smc_softd found here)"
+		run smc_softd --settings -s "$sock"
+	fi
+	# the handshake limitation is per network namespace: this one's
+	if bin=$(find_tool smcd) && hs=$("$bin" hslimit show 2> "$WORK/stderr"); then
+		case "$hs" in
+		*": enabled") say "limit_smc_hs = 1" ;;
+		*": disabled") say "limit_smc_hs = 0" ;;
+		*) say "limit_smc_hs: smcd hslimit show printed: $hs" ;;
+		esac
+	else
+		say "limit_smc_hs: smcd hslimit show failed: $(cat "$WORK/stderr" 2>/dev/null)"
+	fi
+}
+
 # ---- sections -----------------------------------------------------------
 
 section version
@@ -136,7 +220,7 @@ for t in smcss smc_dbg smc_pnet smc_rnics smc_chk smcd smcr smc_run smc_softd; d
 		say "smc_dbg utility, smc-tools-$VERSION"
 	elif p=$(find_tool "$t"); then
 		# smcd/smcr -v print on stderr with status 255 (as upstream)
-		"$p" -v >> "$OUT" 2>&1
+		"$p" -v >&3 2>&1 3>&-
 	else
 		say "$t: not installed"
 	fi
@@ -146,19 +230,19 @@ section kernel
 cmd_line uname -a
 say
 say "SMC/RDMA modules:"
-if [ -r /proc/modules ]; then
-	mods=$(grep -E '^(smc|rdma|ib_|smc_)' /proc/modules | awk '{print "  " $1 " " $2 " " $3 " " $4}')
+if [ -r "$PROC/modules" ]; then
+	mods=$(grep -E '^(smc|rdma|ib_|smc_)' "$PROC/modules" | awk '{print "  " $1 " " $2 " " $3 " " $4}')
 	if [ -n "$mods" ]; then
 		say "$mods"
 	else
 		say "  not loaded"
 	fi
 else
-	say "  not loaded (no /proc/modules: kernel without module support)"
+	say "  not loaded (no $PROC/modules: kernel without module support)"
 fi
 for m in smc smc_diag ism; do
-	if [ -d "/sys/module/$m" ]; then
-		say "  /sys/module/$m: present"
+	if [ -d "$SYS/module/$m" ]; then
+		say "  $SYS/module/$m: present"
 	fi
 done
 
@@ -226,6 +310,8 @@ section smcd_ueid
 cmd_line smcd ueid show
 section smcd_seid
 cmd_line smcd seid show
+section smcd_hslimit
+cmd_line smcd hslimit show
 
 section smcr_info
 cmd_line smcr info
@@ -239,13 +325,17 @@ section smcr_ueid
 cmd_line smcr ueid show
 
 section sysctl
-if [ -d /proc/sys/net/smc ]; then
-	for f in /proc/sys/net/smc/*; do
-		[ -f "$f" ] || continue
-		say "${f#/proc/sys/net/smc/} = $(cat "$f" 2>&1 | tr '\t\n' '  ' | sed 's/ *$//')"
-	done
+if [ -d "$PROC/sys/net/smc" ]; then
+	sysctls "$PROC/sys/net/smc"
 else
-	say "/proc/sys/net/smc: not present"
+	say "$PROC/sys/net/smc: absent: the kernel has no SMC (the smc module is not loaded), so no net.smc sysctls"
+fi
+
+section soft_settings
+if [ "$soft" -eq 1 ]; then
+	soft_settings "$sock"
+else
+	say "soft backend: not in use"
 fi
 
 section rdma
@@ -254,10 +344,10 @@ if command -v rdma >/dev/null 2>&1; then
 else
 	say "rdma: not installed"
 fi
-if [ -d /sys/class/infiniband ]; then
+if [ -d "$SYS/class/infiniband" ]; then
 	say
-	say "/sys/class/infiniband:"
-	for d in /sys/class/infiniband/*; do
+	say "$SYS/class/infiniband:"
+	for d in "$SYS"/class/infiniband/*; do
 		[ -e "$d" ] && say "  ${d##*/}"
 	done
 fi
@@ -270,11 +360,11 @@ cmd_line ip addr
 section dmesg
 say "\$ dmesg | grep -i smc"
 if dmesg > "$WORK/dmesg" 2> "$WORK/stderr"; then
-	grep -i smc "$WORK/dmesg" >> "$OUT" || say "(no SMC lines)"
+	grep -i smc "$WORK/dmesg" >&3 || say "(no SMC lines)"
 else
 	say "--- dmesg: failed, exit status $?"
 	say "--- stderr:"
-	cat "$WORK/stderr" >> "$OUT"
+	cat "$WORK/stderr" >&3
 fi
 
 if [ "$tgz" -eq 1 ]; then

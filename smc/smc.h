@@ -37,6 +37,7 @@ int smc_device_cmd(struct smc_ctx *ctx, int argc, char **argv);
 int smc_stats_cmd(struct smc_ctx *ctx, int argc, char **argv);
 int smc_ueid_cmd(struct smc_ctx *ctx, int argc, char **argv);
 int smc_seid_cmd(struct smc_ctx *ctx, int argc, char **argv);
+int smc_hslimit_cmd(struct smc_ctx *ctx, int argc, char **argv);
 
 /* "Error: Operation not supported by kernel" or "Error: <libnl text>" on ctx->err. */
 void smc_print_nl_error(struct smc_ctx *ctx, int rc);

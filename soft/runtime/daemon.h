@@ -19,6 +19,7 @@
 struct softd_opts {
 	bool foreground;
 	bool syslog;
+	bool settings;           /* --settings: print them, do not start */
 	const char *socket;      /* -s, or NULL */
 	const char *pidfile;     /* -p, or NULL */
 	const char *sysfs;       /* --sysfs, else $SMC_SYSFS_ROOT, else NULL (/sys) */

@@ -9,7 +9,7 @@
 #include "peer_msg.h"
 #include "version.h"
 
-enum { OPT_ROCE = 0x100, OPT_SYSLOG, OPT_SYSFS, OPT_PEER_PORT };
+enum { OPT_ROCE = 0x100, OPT_SYSLOG, OPT_SYSFS, OPT_PEER_PORT, OPT_SETTINGS };
 
 static const struct option long_opts[] = {
 	{ "foreground", no_argument, NULL, 'f' },
@@ -19,6 +19,7 @@ static const struct option long_opts[] = {
 	{ "sysfs", required_argument, NULL, OPT_SYSFS },
 	{ "peer-port", required_argument, NULL, OPT_PEER_PORT },
 	{ "syslog", no_argument, NULL, OPT_SYSLOG },
+	{ "settings", no_argument, NULL, OPT_SETTINGS },
 	{ "version", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -41,7 +42,8 @@ static void usage(FILE *f)
 		"\t                      (default: $SMC_SYSFS_ROOT, else /sys)\n"
 		"\t    --peer-port PORT  UDP port where the daemons of connections'\n"
 		"\t                      peer hosts are asked (default: %u, 0: off)\n"
-		"\t    --syslog          log to syslog also in the foreground\n",
+		"\t    --syslog          log to syslog also in the foreground\n"
+		"\t    --settings        print the settings these options give and exit\n",
 		SOFTD_PROG, SOFTD_SOCKET_ROOT, SOFTD_PIDFILE_NAME, SOFT_PEER_PORT);
 }
 
@@ -85,6 +87,9 @@ enum softd_parse softd_opts_parse(int argc, char **argv, struct softd_opts *o)
 			break;
 		case OPT_SYSLOG:
 			o->syslog = true;
+			break;
+		case OPT_SETTINGS:
+			o->settings = true;
 			break;
 		case 'v':
 			printf("%s utility, smc-tools-%s\n", SOFTD_PROG, SMC_TOOLS_RELEASE);

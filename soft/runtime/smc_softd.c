@@ -14,9 +14,12 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "daemon_client.h"
 #include "devices.h"
+#include "dmb.h"
 #include "peer_msg.h"
 #include "peer_port.h"
+#include "reg.h"
 #include "server.h"
 #include "soft_nl.h"
 #include "state.h"
@@ -190,6 +193,40 @@ static int run(const struct softd_opts *o)
 	return rc;
 }
 
+/*
+ * --settings: what a daemon started with these options runs with, as
+ * "name = value" lines, without starting one.  smc_dbg(8) prints them
+ * beside the kernel's net.smc sysctls: wmem and rmem are what those
+ * sysctls are to the kernel, the sizes of a connection's SMC-D rings when
+ * it asks for none (SO_SNDBUF/SO_RCVBUF, SMC_SNDBUF/SMC_RCVBUF).
+ */
+static int print_settings(const struct softd_opts *o)
+{
+	char path[108], sysfs[PATH_MAX], err[SOFTD_ERRLEN];
+	uint16_t port;
+
+	if (peer_port_of(o->peer_port, &port, err, sizeof(err)) ||
+	    softd_socket_path(o->socket, path, sizeof(path), err, sizeof(err)) ||
+	    sysfs_root(o->sysfs, sysfs, err, sizeof(err)))
+		return fail(err);
+	printf("socket = %s\n", path);
+	printf("peer_port = %u\n", port);
+	printf("sysfs = %s\n", sysfs);
+	printf("roce =");
+	for (int i = 0; i < o->n_roce; i++)
+		printf(" %s", o->roce[i]);
+	printf("\n");
+	printf("wmem = %u\n", DMB_DEFAULT_SIZE);
+	printf("rmem = %u\n", DMB_DEFAULT_SIZE);
+	printf("smcd_buf_min = %u\n", DMB_MIN_SIZE);
+	printf("smcd_buf_max = %u\n", DMB_MAX_SIZE);
+	printf("smcr_buf_size = %u\n", SMC_SOFT_SMCR_BUF);
+	printf("max_ueids = %d\n", SOFT_MAX_UEID);
+	printf("max_sockets_per_client = %u\n", SMC_SOFT_MAX_SOCKS);
+	printf("client_queue_max = %u\n", SOFTD_QUEUE_MAX);
+	return fflush(stdout) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct softd_opts o;
@@ -203,7 +240,7 @@ int main(int argc, char **argv)
 	case SOFTD_RUN:
 		break;
 	}
-	rc = run(&o);
+	rc = o.settings ? print_settings(&o) : run(&o);
 	softd_opts_free(&o);
 	return rc;
 }

@@ -36,9 +36,11 @@ teardown() {
 
 @test "completion: smcr objects have no seid, smcd ones do" {
 	run complete_words smcr ""
-	[ "$output" = "$(printf '%s\n' device help info linkgroup stats ueid)" ]
+	[ "$output" = "$(printf '%s\n' device help hslimit info linkgroup stats ueid)" ]
 	run complete_words smcd -d ""
-	[ "$output" = "$(printf '%s\n' device help info linkgroup seid stats ueid)" ]
+	[ "$output" = "$(printf '%s\n' device help hslimit info linkgroup seid stats ueid)" ]
+	run complete_words smcr hs
+	[ "$output" = "hslimit" ]
 }
 
 @test "completion: smcd/smcr commands" {
@@ -56,6 +58,10 @@ teardown() {
 	[ "$output" = "$(printf '%s\n' add del flush show)" ]
 	run complete_words smcr seid ""
 	[ "$output" = "" ]
+	run complete_words smcr hslimit ""
+	[ "$output" = "$(printf '%s\n' disable enable show)" ]
+	run complete_words smcd -j hslimit s
+	[ "$output" = "show" ]
 	run complete_words smcr -
 	[ "$output" = "$(printf '%s\n' -a -d -dd -j -v)" ]
 }
@@ -102,6 +108,8 @@ teardown() {
 	run complete_words smc_softd --sy
 	[ "$output" = "--sysfs
 --syslog" ]
+	run complete_words smc_softd --se
+	[ "$output" = "--settings" ]
 }
 
 @test "completion: smc_rnics -e offers powered-off FIDs, -d powered-on ones" {

@@ -183,6 +183,15 @@ Draft202012Validator.check_schema(json.load(open(sys.argv[1])))' "$s"
 	json_is smcd_seid default smcd -j seid
 }
 
+@test "smcd/smcr -j hslimit show, off and on" {
+	softd_start
+	json_is smc_hslimit off smcd -j hslimit show
+	[ "$output" = '{"enabled":false}' ]
+	smcd hslimit enable
+	json_is smc_hslimit on smcr -j hslimit
+	[ "$output" = '{"enabled":true}' ]
+}
+
 @test "smc_rnics -j: soft devices (x86) and the s390 sysfs fixture" {
 	local fix="$BATS_TEST_DIRNAME/../fixtures/sysfs"
 	soft_state

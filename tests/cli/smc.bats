@@ -28,10 +28,10 @@ load helpers
 
 @test "smcd usage text" {
 	[ "$(cat "$EXPECTED/smcd_usage")" = "Usage: smcd  [ OPTIONS ] OBJECT {COMMAND | help}
-where  OBJECT := {info | linkgroup | device | stats | ueid | seid}
+where  OBJECT := {info | linkgroup | device | stats | ueid | seid | hslimit}
        OPTIONS := {-v[ersion] | -d[etails] | -a[bsolute] | -j[son]}" ]
 	[ "$(cat "$EXPECTED/smcr_usage")" = "Usage: smcr  [ OPTIONS ] OBJECT {COMMAND | help}
-where  OBJECT := {info | linkgroup | device | stats | ueid}
+where  OBJECT := {info | linkgroup | device | stats | ueid | hslimit}
        OPTIONS := {-v[ersion] | -d[etails] | -dd[etails] | -a[bsolute] | -j[son]}" ]
 }
 
@@ -66,13 +66,16 @@ where  OBJECT := {info | linkgroup | device | stats | ueid}
 }
 
 @test "smcd: objects by prefix reach the backend (none here: exit 1)" {
-	for args in d dev device l link linkgroup i info s stats u ueid se seid "-d info" "-ad stats" "-j device" "-- info" "-a -d linkgroup show"; do
+	for args in d dev device l link linkgroup i info s stats u ueid se seid hs hslimit "-j hslimit show" "-d info" "-ad stats" "-j device" "-- info" "-a -d linkgroup show"; do
 		run --separate-stderr smcd $args
 		[ "$status" -eq 1 ]
 		[ -z "$output" ]
 		[ "$stderr" = "$(no_backend_msg smcd)" ]
 	done
 	run --separate-stderr smcr -dd linkgroup link-show
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "$(no_backend_msg smcr)" ]
+	run --separate-stderr smcr hslimit enable
 	[ "$status" -eq 1 ]
 	[ "$stderr" = "$(no_backend_msg smcr)" ]
 }
@@ -100,6 +103,15 @@ where  OBJECT := {info | linkgroup | device | stats | ueid}
 	[ "$stderr" = "Usage: smcd seid [show]
        smcd seid enable
        smcd seid disable" ]
+	for t in smcd smcr; do
+		for args in "help" "bogus" "show x" "enable now" "h"; do
+			run --separate-stderr $t hslimit $args
+			[ "$status" -eq 255 ]
+			[ "$stderr" = "Usage: $t hslimit [show]
+       $t hslimit enable
+       $t hslimit disable" ]
+		done
+	done
 }
 
 @test "smcd/smcr ueid: usage and client-side EID validation" {

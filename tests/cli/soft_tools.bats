@@ -236,6 +236,45 @@ EID-4                           " ]
 	[ "$stderr" = "Error: operation not supported by kernel" ]
 }
 
+@test "soft: smcd/smcr hslimit per network namespace, changed only with CAP_NET_ADMIN" {
+	inA smcd hslimit disable
+	inB smcd hslimit disable
+	run --separate-stderr inA smcd hslimit
+	[ "$status" -eq 0 ]
+	[ "$output" = "Handshake limitation: disabled" ]
+	[ -z "$stderr" ]
+	run --separate-stderr inA smcr hslimit enable
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	run --separate-stderr inA smcd hslimit show
+	[ "$output" = "Handshake limitation: enabled" ]
+	run --separate-stderr inA smcr -j hslimit
+	[ "$output" = '{"enabled":true}' ]
+	# the other namespace keeps its own
+	run --separate-stderr inB smcd hslimit
+	[ "$output" = "Handshake limitation: disabled" ]
+	if [ -n "$NOCAP" ]; then
+		run --separate-stderr nocapA smcd hslimit disable
+		[ "$status" -eq 255 ]
+		[ -z "$output" ]
+		[ "$stderr" = "Error: Operation not permitted" ]
+		run --separate-stderr nocapB smcr hslimit enable
+		[ "$status" -eq 255 ]
+		[ "$stderr" = "Error: Operation not permitted" ]
+		# reading needs no privilege; nothing changed
+		run --separate-stderr nocapA smcd hslimit
+		[ "$status" -eq 0 ]
+		[ "$output" = "Handshake limitation: enabled" ]
+		run --separate-stderr nocapB smcr hslimit
+		[ "$output" = "Handshake limitation: disabled" ]
+	fi
+	run --separate-stderr inA smcd hslimit dis
+	[ "$status" -eq 0 ]
+	run --separate-stderr inA smcd hslimit
+	[ "$output" = "Handshake limitation: disabled" ]
+}
+
 @test "soft: smcd info and smcr info" {
 	run --separate-stderr inA smcd info
 	[ "$status" -eq 0 ]

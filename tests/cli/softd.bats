@@ -85,6 +85,35 @@ teardown() {
 	assert_output_file smc_softd_usage
 }
 
+@test "smc_softd --settings prints its settings and starts nothing" {
+	local sock="$BATS_TEST_TMPDIR/control"
+	run --separate-stderr smc_softd -f -s "$sock" --peer-port 0 --roce r1=lo --sysfs "$BATS_TEST_TMPDIR" --settings
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$output" = "socket = $sock
+peer_port = 0
+sysfs = $BATS_TEST_TMPDIR
+roce = r1=lo
+wmem = 262144
+rmem = 262144
+smcd_buf_min = 16384
+smcd_buf_max = 1048576
+smcr_buf_size = 131072
+max_ueids = 4
+max_sockets_per_client = 65536
+client_queue_max = 4194304" ]
+	[ ! -e "$sock" ]
+	SMC_SOFT_SOCKET="$sock" SMC_SYSFS_ROOT= run --separate-stderr smc_softd --settings
+	[ "${lines[0]}" = "socket = $sock" ]
+	[ "${lines[1]}" = "peer_port = 7609" ]
+	[ "${lines[2]}" = "sysfs = /sys" ]
+	[ "${lines[3]}" = "roce =" ]
+	run --separate-stderr smc_softd --settings --peer-port 70000
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "smc_softd: --peer-port 70000: not a port number (0 to 65535, 0: off)" ]
+}
+
 @test "smc_softd: unknown options and arguments" {
 	run --separate-stderr smc_softd -x
 	[ "$status" -eq 1 ]

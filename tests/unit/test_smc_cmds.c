@@ -365,3 +365,107 @@ TEST(smc_info_json_trims_the_host_name)
 		  "\"ism_devices\":0,\"roce_devices\":0}\n");
 	fx_free(&r);
 }
+
+/* The reply to the handshake limitation dump, with or without its attribute. */
+static void answer_hslimit(struct fx *r, bool with_attr, bool enabled)
+{
+	struct mb m;
+
+	mb_start(&m, 0x20, NLM_F_MULTI);
+	mb_genl(&m, SMC_NETLINK_DUMP_HS_LIMITATION);
+	if (with_attr)
+		mb_u8(&m, SMC_NLA_HS_LIMITATION_ENABLED, enabled);
+	answer(r, 1, &m);
+}
+
+TEST(smc_hslimit_show)
+{
+	struct fx r;
+
+	fx_init_peer(&r, false);
+	answer_hslimit(&r, true, true);
+	CHECK_INT(fx_call(&r, smc_hslimit_cmd, 0), 0);
+	CHECK_STR(cap_text(&r.out), "Handshake limitation: enabled\n");
+	fx_free(&r);
+
+	fx_init_peer(&r, true);
+	answer_hslimit(&r, true, false);
+	CHECK_INT(fx_call(&r, smc_hslimit_cmd, 1, "sh"), 0);
+	CHECK_STR(cap_text(&r.out), "Handshake limitation: disabled\n");
+	fx_free(&r);
+
+	fx_init_peer(&r, true);
+	r.ctx.json = true;
+	answer_hslimit(&r, true, true);
+	CHECK_INT(fx_call(&r, smc_hslimit_cmd, 0), 0);
+	CHECK_STR(cap_text(&r.out), "{\"enabled\":true}\n");
+	fx_free(&r);
+
+	/* a reply without the attribute: n/a, null */
+	fx_init_peer(&r, true);
+	answer_hslimit(&r, false, false);
+	CHECK_INT(fx_call(&r, smc_hslimit_cmd, 0), 0);
+	CHECK_STR(cap_text(&r.out), "Handshake limitation: n/a\n");
+	fx_free(&r);
+
+	fx_init_peer(&r, true);
+	r.ctx.json = true;
+	answer_hslimit(&r, false, false);
+	CHECK_INT(fx_call(&r, smc_hslimit_cmd, 1, "show"), 0);
+	CHECK_STR(cap_text(&r.out), "{\"enabled\":null}\n");
+	fx_free(&r);
+
+	/* a kernel before 5.19 does not know the command */
+	fx_init_peer(&r, true);
+	r.ctx.json = true;
+	peer_error(&r.p, 1, -EOPNOTSUPP, NULL);
+	CHECK_INT(fx_call(&r, smc_hslimit_cmd, 0), 255);
+	CHECK_STR(cap_text(&r.out), "");
+	CHECK_STR(cap_text(&r.err), "Error: Operation not supported by kernel\n");
+	fx_free(&r);
+}
+
+TEST(smc_hslimit_enable_disable_and_usage)
+{
+	static const struct { const char *word; uint8_t cmd; } t[] = {
+		{ "enable", SMC_NETLINK_ENABLE_HS_LIMITATION },
+		{ "e", SMC_NETLINK_ENABLE_HS_LIMITATION },
+		{ "disable", SMC_NETLINK_DISABLE_HS_LIMITATION },
+		{ "dis", SMC_NETLINK_DISABLE_HS_LIMITATION },
+	};
+	struct fx r;
+	struct mb m;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		fx_init_peer(&r, true);
+		peer_error(&r.p, 1, 0, NULL);
+		CHECK_INT(fx_call(&r, smc_hslimit_cmd, 1, t[i].word), 0);
+		peer_request(&r.p, &m);
+		/* a do request without attributes */
+		CHECK_INT(m.len, NLMSG_HDRLEN + 4);
+		CHECK_INT(m.buf[NLMSG_HDRLEN], t[i].cmd);
+		CHECK_STR(cap_text(&r.out), "");
+		CHECK_STR(cap_text(&r.err), "");
+		fx_free(&r);
+	}
+
+	/* without CAP_NET_ADMIN: the kernel's EPERM, as for seid and ueid */
+	fx_init_peer(&r, true);
+	peer_error(&r.p, 1, -EPERM, NULL);
+	CHECK_INT(fx_call(&r, smc_hslimit_cmd, 1, "enable"), 255);
+	CHECK_STR(cap_text(&r.err), "Error: Operation not permitted\n");
+	fx_free(&r);
+
+	fx_init_peer(&r, false);
+	r.ctx.prog = "smcr";
+	CHECK_INT(fx_call(&r, smc_hslimit_cmd, 1, "help"), 255);
+	CHECK_INT(fx_call(&r, smc_hslimit_cmd, 1, "bogus"), 255);
+	CHECK_INT(fx_call(&r, smc_hslimit_cmd, 2, "enable", "x"), 255);
+	CHECK_INT(fx_call(&r, smc_hslimit_cmd, 1, ""), 255);
+	CHECK_STR(cap_text(&r.err),
+		  "Usage: smcr hslimit [show]\n       smcr hslimit enable\n       smcr hslimit disable\n"
+		  "Usage: smcr hslimit [show]\n       smcr hslimit enable\n       smcr hslimit disable\n"
+		  "Usage: smcr hslimit [show]\n       smcr hslimit enable\n       smcr hslimit disable\n"
+		  "Usage: smcr hslimit [show]\n       smcr hslimit enable\n       smcr hslimit disable\n");
+	fx_free(&r);
+}
