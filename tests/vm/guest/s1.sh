@@ -71,6 +71,17 @@ NORM=$SSNORM; check smcss-j-ipv6 smcss -a -j
 smcr ueid add SMC-VM-TEST-EID >/dev/null 2>&1
 fixtures s1
 
+# The handshake limitation, per network namespace as the kernel keeps it
+check hslimit-show smcr hslimit show
+check hslimit-enable smcr hslimit enable
+check hslimit-enabled smcr hslimit show
+check hslimit-json smcd -j hslimit show
+check hslimit-other-netns unshare -n smcr hslimit show
+check user-hslimit-show asuser 65534 smcr hslimit show
+check user-hslimit-disable asuser 65534 smcr hslimit disable
+check hslimit-disable smcr hslimit disable
+check hslimit-disabled smcr hslimit show
+
 # A user without CAP_NET_ADMIN: reads work, changes are refused as upstream
 # refuses them (the kernel's EPERM), and nothing changes.
 AS_USER="asuser 65534"
