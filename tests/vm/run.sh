@@ -206,7 +206,7 @@ for s in $SCENARIOS; do
 			-netdev user,id=n0,restrict=on -device $NIC,netdev=n0
 		collect $s $?
 		;;
-	s2 | s13)
+	s2 | s13 | s16)
 		# boot, rxe, the retried echo and its 12 s hold, then the listings:
 		# 60 s was too short for a client beside other work once (CI)
 		two_vms_at_least 120 "$s"
