@@ -15,6 +15,8 @@
  *         "conns", "sndbuf_alloc", "dmb_alloc":N
  * V2    = only when the kernel sent V2_COMMON: "peer_release":N, "peer_host":"..",
  *         "peer_os":"ZOS".., "direct":bool (SMC-R), "eid":".."|null (trimmed)
+ *         SMC-R, only when the kernel sent them (SMC-Rv2.1 limits, v6.6):
+ *         "max_conns":N, "max_links":N
  * LINK  = "net_dev":"eth0"|null (ifindex 0), "link_state":"LINK_ACTIVE",
  *         "conn_cnt":N, "link_uid":"00000101", "peer_uid":".." (4 bytes in
  *         hex, as the uapi sends them), "ib_dev":"..",
@@ -55,6 +57,8 @@ struct smc_lgr {
 	uint64_t sndbuf, rmb;                      /* rmb: DMBs for SMC-D */
 	bool v2;                                   /* V2_COMMON nest received */
 	uint8_t ver, rel, os, direct;
+	bool has_max_conns, has_max_links;         /* LGR_R_V2 limits received (v6.6) */
+	uint8_t max_conns, max_links;
 	char eid[SMC_MAX_EID_LEN_ + 1];
 	char peer_host[SMC_MAX_EID_LEN_ + 1];
 };
@@ -99,6 +103,8 @@ static const struct nla_policy lgr_v2_policy[LGR_V2_MAX + 1] = {
 
 static const struct nla_policy lgr_r_v2_policy[SMCT_LGR_R_V2_MAX + 1] = {
 	[SMC_NLA_LGR_R_V2_DIRECT] = { .type = NLA_U8 },
+	[SMC_NLA_LGR_R_V2_MAX_CONNS] = { .type = NLA_U8 },
+	[SMC_NLA_LGR_R_V2_MAX_LINKS] = { .type = NLA_U8 },
 };
 
 static const struct nla_policy link_policy[LINK_MAX + 1] = {
@@ -155,6 +161,10 @@ static int parse_r_v2(struct lg_run *r, struct nlattr *nest, struct smc_lgr *g)
 	if (nla_parse_nested(a, SMCT_LGR_R_V2_MAX, nest, lgr_r_v2_policy) < 0)
 		return smc_run_nest_error(&r->run, "smc_gen_lgr_r_v2_sock_policy");
 	g->direct = smc_attr_u8(a[SMC_NLA_LGR_R_V2_DIRECT]);
+	g->has_max_conns = a[SMC_NLA_LGR_R_V2_MAX_CONNS] != NULL;
+	g->max_conns = smc_attr_u8(a[SMC_NLA_LGR_R_V2_MAX_CONNS]);
+	g->has_max_links = a[SMC_NLA_LGR_R_V2_MAX_LINKS] != NULL;
+	g->max_links = smc_attr_u8(a[SMC_NLA_LGR_R_V2_MAX_LINKS]);
 	return 0;
 }
 
@@ -220,9 +230,14 @@ static int parse_link(struct lg_run *r, struct nlattr *nest, struct smc_link *l)
 
 /* ---- values as printed ------------------------------------------------- */
 
+#define V2   SMC_COL_V2
+#define MAXC SMC_COL_OPT1            /* only with SMC_NLA_LGR_R_V2_MAX_CONNS */
+#define MAXL SMC_COL_OPT2            /* only with SMC_NLA_LGR_R_V2_MAX_LINKS */
+
 enum lg_field {
 	F_ID, F_ROLE, F_TYPE, F_VLAN, F_PNETID, F_VERSION, F_PEER_REL, F_PEER_HOST,
-	F_PEER_OS, F_DIRECT, F_EID, F_EID_JSON, F_CONNS, F_SNDBUF, F_RMB,
+	F_PEER_OS, F_DIRECT, F_EID, F_EID_JSON, F_MAX_CONNS, F_MAX_LINKS, F_CONNS,
+	F_SNDBUF, F_RMB,
 	F_NETDEV, F_STATE, F_LINK_CONNS, F_UID, F_PEER_UID, F_IBDEV, F_IBPORT,
 	F_GID, F_PEER_GID,
 	F_COUNT
@@ -232,7 +247,7 @@ enum lg_field {
 /* The printable values of one link group (and link); strings point into it or the source. */
 struct view {
 	struct smc_val v[F_COUNT];
-	bool v2;
+	unsigned int hide;         /* columns of data the kernel did not send */
 	char uid[9], peer_uid[9];
 	char type[SMC_NAME_BUF], os[SMC_NAME_BUF], state[SMC_NAME_BUF];
 	char pnetid[SMC_MAX_PNETID_LEN + 1], peer_host[SMC_MAX_EID_LEN_ + 1];
@@ -245,7 +260,8 @@ static void view_lgr(struct view *w, const struct smc_lgr *g)
 	memcpy(w->pnetid, g->pnetid, sizeof(w->pnetid));
 	memcpy(w->peer_host, g->peer_host, sizeof(w->peer_host));
 	memcpy(w->eid, g->eid, sizeof(w->eid));
-	w->v2 = g->v2;
+	w->hide = (g->v2 ? 0 : V2) | (g->has_max_conns ? 0 : MAXC) |
+		  (g->has_max_links ? 0 : MAXL);
 	w->v[F_ID] = smc_num(g->id);
 	w->v[F_ROLE] = smc_str(smc_role_name(g->role));
 	w->v[F_TYPE] = smc_str(smc_lgr_type_name(g->type, w->type));
@@ -256,6 +272,8 @@ static void view_lgr(struct view *w, const struct smc_lgr *g)
 	w->v[F_PEER_HOST] = smc_str(smc_trim(w->peer_host));
 	w->v[F_PEER_OS] = smc_str(smc_peer_os_name(g->os, w->os));
 	w->v[F_DIRECT] = smc_bool(g->direct);
+	w->v[F_MAX_CONNS] = smc_num(g->max_conns);
+	w->v[F_MAX_LINKS] = smc_num(g->max_links);
 	w->v[F_EID] = smc_str(g->eid);              /* text: blank-padded, as upstream */
 	w->v[F_EID_JSON] = smc_str_or_none(smc_trim(w->eid));
 	w->v[F_CONNS] = smc_num(g->conns);
@@ -285,7 +303,6 @@ static void view_link(struct view *w, const struct smc_link *l)
 
 /* ---- listings: header cell, text format and JSON key side by side ----- */
 
-#define V2 SMC_COL_V2
 
 static const struct smc_col smcr_table[] = {
 	{ "lgr_id", "LG-ID    ", "%08llx ", F_ID, 0, 0, NULL },
@@ -324,6 +341,8 @@ static const struct smc_col smcr_block[] = {
 	{ "direct", NULL, "Direct   : %s\n", F_DIRECT, 0, V2, NULL },
 	{ NULL, NULL, "EID      : %s\n", F_EID, 0, V2 | SMC_COL_TEXT, NULL },
 	{ "eid", NULL, NULL, F_EID_JSON, 0, V2 | SMC_COL_JSON, NULL },
+	{ "max_conns", NULL, "Max-Conns: %llu\n", F_MAX_CONNS, 0, MAXC, NULL },
+	{ "max_links", NULL, "Max-Links: %llu\n", F_MAX_LINKS, 0, MAXL, NULL },
 	{ "conns", NULL, "#Conns   : %llu\n", F_CONNS, 0, 0, NULL },
 	{ "sndbuf_alloc", NULL, "Sndbuf   : %llu B\n", F_SNDBUF, 0, 0, NULL },
 	{ "rmb_alloc", NULL, "RMB      : %llu B\n", F_RMB, 0, 0, NULL },
@@ -362,7 +381,7 @@ static const struct smc_listing listings[2][3] = {
 static void put_cols(struct lg_run *r, int which, const struct view *w, int first)
 {
 	smc_cols_put(&r->run.out, &listings[r->run.ctx->smcd][which], w->v, r->run.level,
-		     w->v2 ? 0 : V2, first);
+		     w->hide, first);
 }
 
 /* ---- printing ---------------------------------------------------------- */

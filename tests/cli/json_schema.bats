@@ -218,6 +218,8 @@ kernel_outputs() {
 	# the recording has SMC-R and SMC-D sockets, links and devices
 	grep -q '"smcr":{"role":' "$dir"/smcss.s2-server.a_R.json
 	grep -q '"links":\[{' "$dir"/smcr_linkgroup.s2-server.link-show.json
+	# and the 6.12 kernel's SMC-Rv2.1 limits of its link group
+	grep -q '"max_conns":255,"max_links":2,' "$dir"/smcr_linkgroup.s2-server.show.json
 }
 
 @test "a renamed key or a number as a string fails validation" {

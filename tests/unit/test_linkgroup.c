@@ -32,6 +32,8 @@ struct lgr {
 	bool v2;                   /* V2_COMMON and V2 nests */
 	uint8_t ver, rel, os, direct;
 	const char *host, *eid;
+	bool v2_0;                 /* V2 nest without the v2.1 limits (kernels before 6.6) */
+	uint8_t max_conns, max_links;
 };
 
 static void put_uint(struct mb *m, uint16_t type, int size, uint64_t v)
@@ -76,8 +78,10 @@ static void add_lgr_r(struct smc_reply *rep, const struct lgr *g)
 		v2_common(&m, SMC_NLA_LGR_R_V2_COMMON, g);
 		mb_nest(&m, SMC_NLA_LGR_R_V2);
 		mb_u8(&m, SMC_NLA_LGR_R_V2_DIRECT, g->direct);
-		mb_u8(&m, SMC_NLA_LGR_R_V2_MAX_CONNS, 255);
-		mb_u8(&m, SMC_NLA_LGR_R_V2_MAX_LINKS, 3);
+		if (!g->v2_0) {
+			mb_u8(&m, SMC_NLA_LGR_R_V2_MAX_CONNS, g->max_conns);
+			mb_u8(&m, SMC_NLA_LGR_R_V2_MAX_LINKS, g->max_links);
+		}
 		mb_end(&m);
 	}
 	mb_end(&m);
@@ -148,6 +152,8 @@ static struct lgr linux_v2(struct lgr g, const char *host, const char *eid)
 	g.direct = 1;
 	g.host = host;
 	g.eid = eid;
+	g.max_conns = 255;
+	g.max_links = 3;
 	return g;
 }
 
@@ -347,9 +353,48 @@ TEST(linkgroup_smcr_detail_block)
 		"Peer-OS  : LINUX\n"
 		"Direct   : Yes\n"
 		"EID      : MY-EID                          \n"
+		"Max-Conns: 255\n"
+		"Max-Links: 3\n"
 		"#Conns   : 12\n"
 		"Sndbuf   : 4886718345 B\n"
 		"RMB      : 12910592 B\n");
+	fx_free(&t);
+}
+
+/*
+ * The SMC-Rv2.1 limits (kernels since 6.6) are shown when the kernel sent
+ * them, in the block and in JSON; an older kernel's V2 nest has Direct only.
+ */
+TEST(linkgroup_smcr_v2_1_limits)
+{
+	struct fx t;
+	struct lgr g = linux_v2(lgr100, "h", "E");
+	struct lgr old = linux_v2(lgr200, "h", "E");
+
+	g.max_conns = 16;
+	g.max_links = 2;
+	old.v2_0 = true;
+	fx_init(&t, false, SMC_LVL_MORE_DETAILS);
+	add_lgr_r(&t.rep, &g);
+	add_lgr_r(&t.rep, &old);
+	CHECK_INT(fx_call(&t, print, 0), 0);
+	CHECK(strstr(cap_text(&t.out), "EID      : E\nMax-Conns: 16\nMax-Links: 2\n#Conns   : 3\n") != NULL);
+	CHECK(strstr(cap_text(&t.out), "EID      : E\n#Conns   : 12\n") != NULL);
+	fx_free(&t);
+
+	fx_init(&t, false, SMC_LVL_NONE);           /* the table has no room for them */
+	add_lgr_r(&t.rep, &g);
+	CHECK_INT(fx_call(&t, print, 0), 0);
+	CHECK_STR(cap_text(&t.out), SMCR_SHOW_HEADER SMCR_ROW_100);
+	fx_free(&t);
+
+	fx_init(&t, false, SMC_LVL_NONE);
+	t.ctx.json = true;
+	add_lgr_r(&t.rep, &old);
+	add_lgr_r(&t.rep, &g);
+	CHECK_INT(fx_call(&t, print, 0), 0);
+	CHECK(strstr(cap_text(&t.out), "\"eid\":\"E\",\"conns\":12,") != NULL);
+	CHECK(strstr(cap_text(&t.out), "\"eid\":\"E\",\"max_conns\":16,\"max_links\":2,\"conns\":3,") != NULL);
 	fx_free(&t);
 }
 
@@ -692,7 +737,7 @@ TEST(linkgroup_json_smcr_show)
 		"{\"linkgroups\":[{\"lgr_id\":256,\"role\":\"CLNT\",\"type\":\"SINGLE\","
 		"\"vlan_id\":0,\"pnet_id\":\"NET1\",\"version\":2,\"peer_release\":1,"
 		"\"peer_host\":\"h\",\"peer_os\":\"LINUX\",\"direct\":true,\"eid\":\"E\","
-		"\"conns\":3,\"sndbuf_alloc\":1,\"rmb_alloc\":2},"
+		"\"max_conns\":255,\"max_links\":3,\"conns\":3,\"sndbuf_alloc\":1,\"rmb_alloc\":2},"
 		"{\"lgr_id\":512,\"role\":\"SERV\",\"type\":\"SYM\",\"vlan_id\":5,"
 		"\"pnet_id\":\"PNETABCDEFGHIJK\",\"version\":1,\"conns\":12,"
 		"\"sndbuf_alloc\":0,\"rmb_alloc\":0}]}\n");
