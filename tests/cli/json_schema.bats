@@ -159,6 +159,8 @@ Draft202012Validator.check_schema(json.load(open(sys.argv[1])))' "$s"
 	json_is smcd_linkgroup plain smcd -j linkgroup
 	[ "$(count linkgroups)" -eq 1 ]
 	json_is smcd_linkgroup details smcd -j -d linkgroup show all
+	# the soft ISM device's GID is 128 bits: both halves, each side's
+	[[ "$output" == *'"gid":'*',"gid_ext":'*',"peer_gid":'*',"peer_gid_ext":'* ]]
 	json_is smcr_linkgroup plain smcr -j linkgroup
 	json_is smcr_linkgroup links smcr -j linkgroup link-show
 }

@@ -34,6 +34,8 @@ struct lgr {
 	const char *host, *eid;
 	bool v2_0;                 /* V2 nest without the v2.1 limits (kernels before 6.6) */
 	uint8_t max_conns, max_links;
+	bool gids;                 /* SMC-D: GID, PEER_GID and their extensions sent */
+	uint64_t gid_ext, peer_gid_ext;
 };
 
 static void put_uint(struct mb *m, uint16_t type, int size, uint64_t v)
@@ -96,10 +98,12 @@ static void add_lgr_d(struct smc_reply *rep, const struct lgr *g)
 	mb_genl(&m, SMC_NETLINK_GET_LGR_SMCD);
 	mb_nest(&m, SMC_GEN_LGR_SMCD);
 	mb_u32(&m, SMC_NLA_LGR_D_ID, g->id);
-	mb_u64(&m, SMC_NLA_LGR_D_GID, 0x1111);
-	mb_u64(&m, SMC_NLA_LGR_D_EXT_GID, 0);
-	mb_u64(&m, SMC_NLA_LGR_D_PEER_GID, 0x2222);
-	mb_u64(&m, SMC_NLA_LGR_D_PEER_EXT_GID, 0);
+	if (g->gids) {
+		mb_u64(&m, SMC_NLA_LGR_D_GID, 0x1111);
+		mb_u64(&m, SMC_NLA_LGR_D_EXT_GID, g->gid_ext);
+		mb_u64(&m, SMC_NLA_LGR_D_PEER_GID, 0x2222);
+		mb_u64(&m, SMC_NLA_LGR_D_PEER_EXT_GID, g->peer_gid_ext);
+	}
 	mb_u8(&m, SMC_NLA_LGR_D_VLAN_ID, g->vlan);
 	mb_u32(&m, SMC_NLA_LGR_D_CONNS_NUM, g->conns);
 	mb_u32(&m, SMC_NLA_LGR_D_CHID, 0x7c0);
@@ -283,6 +287,50 @@ static const struct lgr smcd300 = {
 	"#Conns   : 10\n"                               \
 	"Sndbuf   : 16384 B\n"                          \
 	"DMB      : 65536 B\n"
+
+/*
+ * The GIDs (upstream showed none): 16 hex digits, 32 with a non-zero
+ * extension (the 128-bit GID of loopback-ism, v6.8); JSON has the numbers,
+ * the extensions only when the kernel sent them.
+ */
+TEST(linkgroup_smcd_gids)
+{
+	struct fx t;
+	struct lgr ism = smcd300, lo = { .id = 0x400, .conns = 1, .gids = true,
+					 .gid_ext = 0xabcdef0123456789ull,
+					 .peer_gid_ext = 0xabcdef0123456789ull };
+
+	ism.gids = true;
+	fx_init(&t, true, SMC_LVL_DETAILS);
+	add_lgr_d(&t.rep, &ism);
+	add_lgr_d(&t.rep, &lo);
+	CHECK_INT(fx_call(&t, print, 0), 0);
+	CHECK(strstr(cap_text(&t.out), "PNET-ID  : \nGID      : 0000000000001111\n"
+		     "Peer-GID : 0000000000002222\nVersion  : 2\n") != NULL);
+	CHECK(strstr(cap_text(&t.out), "GID      : 0000000000001111abcdef0123456789\n"
+		     "Peer-GID : 0000000000002222abcdef0123456789\nVersion  : 1\n") != NULL);
+	fx_free(&t);
+
+	fx_init(&t, true, SMC_LVL_NONE);            /* the table stays upstream's */
+	add_lgr_d(&t.rep, &lo);
+	CHECK_INT(fx_call(&t, print, 0), 0);
+	CHECK_STR(cap_text(&t.out), SMCD_SHOW_HEADER "00000400    0       1                   \n");
+	fx_free(&t);
+
+	fx_init(&t, true, SMC_LVL_NONE);
+	t.ctx.json = true;
+	add_lgr_d(&t.rep, &lo);
+	add_lgr_d(&t.rep, &(struct lgr){ .id = 0x500 });
+	CHECK_INT(fx_call(&t, print, 0), 0);
+	CHECK_STR(cap_text(&t.out),
+		"{\"linkgroups\":[{\"lgr_id\":1024,\"vlan_id\":0,\"pnet_id\":null,"
+		"\"gid\":4369,\"gid_ext\":12379813738877118345,\"peer_gid\":8738,"
+		"\"peer_gid_ext\":12379813738877118345,\"version\":1,\"conns\":1,"
+		"\"sndbuf_alloc\":0,\"dmb_alloc\":0},"
+		"{\"lgr_id\":1280,\"vlan_id\":0,\"pnet_id\":null,\"version\":1,\"conns\":0,"
+		"\"sndbuf_alloc\":0,\"dmb_alloc\":0}]}\n");
+	fx_free(&t);
+}
 
 /* 5.3.5: V2_COMMON sent with the version as attribute type 0. */
 TEST(linkgroup_smcd_detail_example)

@@ -907,6 +907,32 @@ TEST(smcss_json_smcd)
 	smc_reply_free(&rep);
 }
 
+/* The extended GIDs of a 6.8+ kernel: in JSON, never in the text columns. */
+TEST(smcss_json_smcd_extended_gids)
+{
+	struct smc_reply rep;
+	struct smcss_opts o = { .json = true, .smcd = true };
+	struct tsock t = ex_smcd;
+	struct mb m;
+
+	smc_reply_init(&rep);
+	t.no_fallback = true;
+	t.shutdown = -1;
+	sock_start(&m, &t);
+	add_dmbinfo(&m, &ex_dmb, SMC_DIAG_DMBINFO_EXT_LEN);
+	mb_finish(&m, &rep);
+	CHECK_PRINT(&rep, &o,
+		"{\"sockets\":[{\"state\":\"ACTIVE\",\"uid\":1000,\"inode\":98765432,"
+		"\"local_address\":\"10.0.0.1\",\"local_port\":5201,"
+		"\"peer_address\":\"10.0.0.2\",\"peer_port\":51234,"
+		"\"interface\":3,\"mode\":\"SMCD\","
+		"\"smcd\":{\"gid\":11072869122414935808,\"token\":4294967311,"
+		"\"peer_gid\":1234605616436508552,\"peer_token\":8589934606,"
+		"\"link_id\":768,\"gid_ext\":17216961135462248174,"
+		"\"peer_gid_ext\":17216961135462248174}}]}\n");
+	smc_reply_free(&rep);
+}
+
 TEST(smcss_json_empty)
 {
 	struct smc_reply rep;
