@@ -185,7 +185,7 @@ Draft202012Validator.check_schema(json.load(open(sys.argv[1])))' "$s"
 	json_is smcd_seid default smcd -j seid
 }
 
-@test "smc_rnics -j: soft devices (x86) and the s390 sysfs fixture" {
+@test "smc_rnics -j: soft devices (x86), the s390 sysfs fixture, DIBS devices" {
 	local fix="$BATS_TEST_DIRNAME/../fixtures/sysfs"
 	soft_state
 	export SMC_RNICS_ARCH=x86_64 SMC_SYSFS_ROOT="$fix/x86"
@@ -200,6 +200,11 @@ Draft202012Validator.check_schema(json.load(open(sys.argv[1])))' "$s"
 	json_is smc_rnics s390_ib_raw smc_rnics -a -r -I -j
 	json_is smc_rnics s390_fid smc_rnics 212 -j
 	[ "$(count rnics)" -eq 2 ]
+	json_is smc_rnics s390_dibs smc_rnics -D -j
+	[ "$(count rnics)" -eq 2 ]
+	json_is smc_rnics s390_dibs_fid smc_rnics -D -j 1004
+	export SMC_RNICS_ARCH=x86_64 SMC_SYSFS_ROOT="$fix/x86"
+	json_is smc_rnics x86_dibs smc_rnics -D -j
 }
 
 # The unit test kernel_fixture_json renders every -j command on the recorded
