@@ -284,10 +284,10 @@ static unsigned int hidden(const struct smc_lgr *g, bool smcd)
 }
 
 enum lg_field {
-	F_ID, F_ROLE, F_TYPE, F_VLAN, F_PNETID, F_VERSION, F_PEER_REL, F_PEER_HOST,
+	F_ID, F_ROLE, F_TYPE, F_VLAN, F_PNETID,
 	F_D_GID, F_D_GID_NUM, F_D_GID_EXT, F_D_PEER_GID, F_D_PEER_GID_NUM, F_D_PEER_GID_EXT,
-	F_PEER_OS, F_DIRECT, F_EID, F_EID_JSON, F_MAX_CONNS, F_MAX_LINKS, F_CONNS,
-	F_SNDBUF, F_RMB,
+	F_VERSION, F_PEER_REL, F_PEER_HOST, F_PEER_OS, F_DIRECT, F_EID, F_EID_JSON,
+	F_MAX_CONNS, F_MAX_LINKS, F_CONNS, F_SNDBUF, F_RMB,
 	F_NETDEV, F_STATE, F_LINK_CONNS, F_UID, F_PEER_UID, F_IBDEV, F_IBPORT,
 	F_GID, F_PEER_GID,
 	F_COUNT
@@ -360,7 +360,6 @@ static void view_link(struct view *w, const struct smc_link *l)
 }
 
 /* ---- listings: header cell, text format and JSON key side by side ----- */
-
 
 static const struct smc_col smcr_table[] = {
 	{ "lgr_id", "LG-ID    ", "%08llx ", F_ID, 0, 0, NULL },
