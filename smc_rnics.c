@@ -20,6 +20,7 @@ static void usage(void)
 	       "\n"
 	       "   -a, --all            include disabled devices in output\n"
 	       "   -d, --disable <FID>  disable the specified FID\n"
+	       "   -D, --dibs           display the DIBS devices (ISM, loopback)\n"
 	       "   -e, --enable <FID>   enable the specified FID\n"
 	       "   -h, --help           display this message\n"
 	       "   -I, --IB-dev         display IB-dev instead of netdev attributes\n"
@@ -44,6 +45,7 @@ static void parse(int argc, char **argv, struct args *a)
 		{ "all", no_argument, NULL, 'a' },
 		{ "enable", required_argument, NULL, 'e' },
 		{ "disable", required_argument, NULL, 'd' },
+		{ "dibs", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "IB-dev", no_argument, NULL, 'I' },
 		{ "json", no_argument, NULL, 'j' },
@@ -53,12 +55,13 @@ static void parse(int argc, char **argv, struct args *a)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "hIrvae:d:j", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hIrvae:d:jD", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': a->o.all = true; break;
 		case 'I': a->o.ib = true; break;
 		case 'r': a->o.raw = true; break;
 		case 'j': a->o.json = true; break;
+		case 'D': a->o.dibs = true; break;
 		case 'e':
 		case 'd':
 			a->power = (char)c;
@@ -119,6 +122,24 @@ static bool is_s390(void)
 	if (!arch || !*arch)
 		arch = uname(&u) ? "" : u.machine;
 	return !strcmp(arch, "s390x") || !strcmp(arch, "s390");
+}
+
+/* -D: the DIBS devices, on any architecture; not the soft backend's (it has none). */
+static int list_dibs(const struct args *a)
+{
+	struct rnics_table t;
+	int rc;
+
+	rnics_table_init(&t, &rnics_dibs);
+	if (rnics_dibs_rows(&t, &a->o)) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		rnics_table_free(&t);
+		return 1;
+	}
+	rnics_table_print(&t, stdout, a->o.json);
+	rc = a->o.have_fid && !t.n ? 8 : 0;
+	rnics_table_free(&t);
+	return rc;
 }
 
 static int list(const struct args *a)
@@ -183,5 +204,5 @@ int main(int argc, char **argv)
 		a.o.have_fid = true;
 		a.o.fid = check_fid(a.fid);
 	}
-	return list(&a);
+	return a.o.dibs ? list_dibs(&a) : list(&a);
 }

@@ -23,7 +23,10 @@
  *   "smcr"   (-R)  role ("CLNT"/"SERV"), ib_dev, ib_port, link_id (numbers),
  *                  gid, peer_gid (GID text)
  *   "smcd"   (-D)  gid, token, peer_gid, peer_token, link_id (numbers; the
- *                  text shows them in hex)
+ *                  text shows them in hex); then gid_ext and peer_gid_ext
+ *                  when the kernel sent them (6.8 and later: the 128-bit
+ *                  GIDs of loopback and virtual ISM devices; JSON only, the
+ *                  text keeps upstream's 64-bit columns)
  * doc/json-schema/smcss.schema.json is the schema.
  * Unlike the text, which cuts INIT, LISTEN, CLOSED and fallback rows short,
  * JSON has every field the kernel sent.
@@ -222,6 +225,10 @@ static void put_dmb(struct smc_out *o, const struct smc_diag_dmb *d)
 	out_u64(o, "peer_gid", "%016llx ", d->peer_gid);
 	out_u64(o, "peer_token", "%016llx ", d->peer_token);
 	out_u64(o, "link_id", "%08llx ", d->linkid);
+	if (d->has_ext) {
+		out_json_u64(o, "gid_ext", d->my_gid_ext);
+		out_json_u64(o, "peer_gid_ext", d->peer_gid_ext);
+	}
 	out_close_object(o);
 }
 

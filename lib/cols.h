@@ -72,6 +72,10 @@ static inline struct smc_val smc_str_or_none(const char *s)
 #define SMC_COL_TEXT 1u             /* text only (no JSON key) */
 #define SMC_COL_JSON 2u             /* JSON only (no text format) */
 #define SMC_COL_V2   4u             /* linkgroup: only with the V2_COMMON nest */
+#define SMC_COL_OPT1 8u             /* a listing's own: only when a value was sent */
+#define SMC_COL_OPT2 16u            /* ... a second one */
+#define SMC_COL_OPT3 32u            /* ... a third one */
+#define SMC_COL_OPT4 64u            /* ... a fourth one */
 
 /* One column: value vals[field] printed with fmt (text) or under key (JSON). */
 struct smc_col {

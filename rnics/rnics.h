@@ -118,6 +118,7 @@ struct rnics_table {
 extern const struct rnics_layout rnics_s390_net, rnics_s390_net_raw;
 extern const struct rnics_layout rnics_s390_ib, rnics_s390_ib_raw;
 extern const struct rnics_layout rnics_rdma;
+extern const struct rnics_layout rnics_dibs;
 /* An RDMA device's type (RNICS_CELL bytes): its parent's driver, else the name up to '_' or a digit (rxe0, siw_eth0). */
 void rnics_driver(const char *ib, char *out);
 
@@ -131,7 +132,7 @@ void rnics_table_print(struct rnics_table *t, FILE *f, bool json);
 /* ---- sysfs --------------------------------------------------------------- */
 
 struct rnics_opts {
-	bool all, raw, ib, json;
+	bool all, raw, ib, json, dibs;
 	bool have_fid;
 	unsigned long fid;      /* filter */
 };
@@ -159,6 +160,14 @@ int rnics_s390_rows(struct rnics_table *t, const struct rnics_opts *o,
 /* RDMA devices of class/infiniband (other architectures). */
 int rnics_rdma_rows(struct rnics_table *t, const struct rnics_opts *o,
 		    const struct rnics_pnet *pnet);
+
+/*
+ * DIBS devices of class/dibs (-D; Linux 6.18 and later): name, type
+ * (loopback, ISM, else the parent's driver), PCI function, FID, fabric ID,
+ * GID.  With a FID only the device of that PCI function.  0, or -1 when out
+ * of memory.
+ */
+int rnics_dibs_rows(struct rnics_table *t, const struct rnics_opts *o);
 
 /*
  * The soft backend's devices (soft RoCE ports and the soft ISM), when the

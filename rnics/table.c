@@ -74,6 +74,18 @@ const struct rnics_layout rnics_rdma = {
 	SMC_LISTING(rdma),
 };
 
+/* -D: the DIBS devices of class/dibs, on every architecture. */
+static const struct smc_col dibs[] = {
+	COL("dibs_dev", "%-14s  ", 0), COL("type", "%-8s  ", 1), COL("pci_id", "%-12s  ", 2),
+	COL("fid", "%-8s  ", 3), COL("fabric_id", "%-6s  ", 4), COL("gid", "%s", 5),
+};
+
+const struct rnics_layout rnics_dibs = {
+	"DIBS-Dev        Type      PCI_ID        FID       Fabric  GID", 6,
+	{ RK_STR, RK_STR, RK_STR, RK_HEX, RK_HEX, RK_STR },
+	SMC_LISTING(dibs),
+};
+
 void rnics_table_init(struct rnics_table *t, const struct rnics_layout *lay)
 {
 	memset(t, 0, sizeof(*t));

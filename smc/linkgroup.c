@@ -11,10 +11,16 @@
  * LGR_R = "lgr_id":N (hex in text), "role":"CLNT"|"SERV",
  *         "type":"SINGLE".., "vlan_id":N, "pnet_id":".."|null, "version":N (1 without
  *         the V2_COMMON nest), V2, "conns":N, "sndbuf_alloc":N, "rmb_alloc":N
- * LGR_D = "lgr_id", "vlan_id", "pnet_id", "version", V2 minus "direct",
+ * LGR_D = "lgr_id", "vlan_id", "pnet_id", GIDS, "version", V2 minus "direct",
  *         "conns", "sndbuf_alloc", "dmb_alloc":N
+ * GIDS  = each only when the kernel sent it: "gid":N, "gid_ext":N (v6.8),
+ *         "peer_gid":N, "peer_gid_ext":N; the text (-d) shows a GID as 16
+ *         hex digits, 32 when its extension (the second half of the 128-bit
+ *         GID of a loopback or virtual ISM device) is not 0
  * V2    = only when the kernel sent V2_COMMON: "peer_release":N, "peer_host":"..",
  *         "peer_os":"ZOS".., "direct":bool (SMC-R), "eid":".."|null (trimmed)
+ *         SMC-R, only when the kernel sent them (SMC-Rv2.1 limits, v6.6):
+ *         "max_conns":N, "max_links":N
  * LINK  = "net_dev":"eth0"|null (ifindex 0), "link_state":"LINK_ACTIVE",
  *         "conn_cnt":N, "link_uid":"00000101", "peer_uid":".." (4 bytes in
  *         hex, as the uapi sends them), "ib_dev":"..",
@@ -55,6 +61,10 @@ struct smc_lgr {
 	uint64_t sndbuf, rmb;                      /* rmb: DMBs for SMC-D */
 	bool v2;                                   /* V2_COMMON nest received */
 	uint8_t ver, rel, os, direct;
+	bool has_max_conns, has_max_links;         /* LGR_R_V2 limits received (v6.6) */
+	uint8_t max_conns, max_links;
+	bool has_gid, has_gid_ext, has_peer_gid, has_peer_gid_ext;   /* SMC-D */
+	uint64_t gid, gid_ext, peer_gid, peer_gid_ext;
 	char eid[SMC_MAX_EID_LEN_ + 1];
 	char peer_host[SMC_MAX_EID_LEN_ + 1];
 };
@@ -82,6 +92,10 @@ static const struct nla_policy lgr_r_policy[SMCT_LGR_R_MAX + 1] = {
 
 static const struct nla_policy lgr_d_policy[SMCT_LGR_D_MAX + 1] = {
 	[SMC_NLA_LGR_D_ID] = { .type = NLA_U32 },
+	[SMC_NLA_LGR_D_GID] = { .type = NLA_U64 },
+	[SMC_NLA_LGR_D_PEER_GID] = { .type = NLA_U64 },
+	[SMC_NLA_LGR_D_EXT_GID] = { .type = NLA_U64 },
+	[SMC_NLA_LGR_D_PEER_EXT_GID] = { .type = NLA_U64 },
 	[SMC_NLA_LGR_D_VLAN_ID] = { .type = NLA_U8 },
 	[SMC_NLA_LGR_D_CONNS_NUM] = { .type = NLA_U32 },
 	[SMC_NLA_LGR_D_PNETID] = { .type = NLA_NUL_STRING, .maxlen = SMC_MAX_PNETID_LEN + 1 },
@@ -99,6 +113,8 @@ static const struct nla_policy lgr_v2_policy[LGR_V2_MAX + 1] = {
 
 static const struct nla_policy lgr_r_v2_policy[SMCT_LGR_R_V2_MAX + 1] = {
 	[SMC_NLA_LGR_R_V2_DIRECT] = { .type = NLA_U8 },
+	[SMC_NLA_LGR_R_V2_MAX_CONNS] = { .type = NLA_U8 },
+	[SMC_NLA_LGR_R_V2_MAX_LINKS] = { .type = NLA_U8 },
 };
 
 static const struct nla_policy link_policy[LINK_MAX + 1] = {
@@ -119,6 +135,16 @@ static void get_raw4(uint8_t out[4], const struct nlattr *a)
 	memset(out, 0, 4);
 	if (smc_attr_has(a, 4))
 		memcpy(out, nla_data(a), 4);
+}
+
+/* An 8-byte attribute: true and its value, false when it was not sent. */
+static bool get_u64(const struct nlattr *a, uint64_t *v)
+{
+	*v = 0;
+	if (!smc_attr_has(a, 8))
+		return false;
+	memcpy(v, nla_data(a), 8);
+	return true;
 }
 
 /* ---- one run of the command ------------------------------------------- */
@@ -155,6 +181,10 @@ static int parse_r_v2(struct lg_run *r, struct nlattr *nest, struct smc_lgr *g)
 	if (nla_parse_nested(a, SMCT_LGR_R_V2_MAX, nest, lgr_r_v2_policy) < 0)
 		return smc_run_nest_error(&r->run, "smc_gen_lgr_r_v2_sock_policy");
 	g->direct = smc_attr_u8(a[SMC_NLA_LGR_R_V2_DIRECT]);
+	g->has_max_conns = a[SMC_NLA_LGR_R_V2_MAX_CONNS] != NULL;
+	g->max_conns = smc_attr_u8(a[SMC_NLA_LGR_R_V2_MAX_CONNS]);
+	g->has_max_links = a[SMC_NLA_LGR_R_V2_MAX_LINKS] != NULL;
+	g->max_links = smc_attr_u8(a[SMC_NLA_LGR_R_V2_MAX_LINKS]);
 	return 0;
 }
 
@@ -194,6 +224,10 @@ static int parse_lgr_d(struct lg_run *r, struct nlattr *nest, struct smc_lgr *g)
 	smc_attr_str(g->pnetid, sizeof(g->pnetid), a[SMC_NLA_LGR_D_PNETID]);
 	g->sndbuf = smc_attr_uint(a[SMC_NLA_LGR_D_SNDBUF_ALLOC]);
 	g->rmb = smc_attr_uint(a[SMC_NLA_LGR_D_DMB_ALLOC]);
+	g->has_gid = get_u64(a[SMC_NLA_LGR_D_GID], &g->gid);
+	g->has_gid_ext = get_u64(a[SMC_NLA_LGR_D_EXT_GID], &g->gid_ext);
+	g->has_peer_gid = get_u64(a[SMC_NLA_LGR_D_PEER_GID], &g->peer_gid);
+	g->has_peer_gid_ext = get_u64(a[SMC_NLA_LGR_D_PEER_EXT_GID], &g->peer_gid_ext);
 	if (a[SMC_NLA_LGR_D_V2_COMMON])
 		return parse_v2_common(r, a[SMC_NLA_LGR_D_V2_COMMON], g);
 	return 0;
@@ -220,9 +254,40 @@ static int parse_link(struct lg_run *r, struct nlattr *nest, struct smc_link *l)
 
 /* ---- values as printed ------------------------------------------------- */
 
+#define V2     SMC_COL_V2
+#define MAXC   SMC_COL_OPT1          /* only with SMC_NLA_LGR_R_V2_MAX_CONNS */
+#define MAXL   SMC_COL_OPT2          /* only with SMC_NLA_LGR_R_V2_MAX_LINKS */
+#define DGID   SMC_COL_OPT1          /* only with SMC_NLA_LGR_D_GID */
+#define DGIDX  SMC_COL_OPT2          /* only with SMC_NLA_LGR_D_EXT_GID */
+#define DPGID  SMC_COL_OPT3          /* only with SMC_NLA_LGR_D_PEER_GID */
+#define DPGIDX SMC_COL_OPT4          /* only with SMC_NLA_LGR_D_PEER_EXT_GID */
+
+/* An SMC-D GID: 16 hex digits, and its extension's 16 after them when it is not 0. */
+static void gid_text(char out[33], uint64_t gid, uint64_t ext)
+{
+	if (ext)
+		snprintf(out, 33, "%016llx%016llx", (unsigned long long)gid,
+			 (unsigned long long)ext);
+	else
+		snprintf(out, 33, "%016llx", (unsigned long long)gid);
+}
+
+/* The columns of data the kernel did not send. */
+static unsigned int hidden(const struct smc_lgr *g, bool smcd)
+{
+	unsigned int h = g->v2 ? 0 : V2;
+
+	if (smcd)
+		return h | (g->has_gid ? 0 : DGID) | (g->has_gid_ext ? 0 : DGIDX) |
+		       (g->has_peer_gid ? 0 : DPGID) | (g->has_peer_gid_ext ? 0 : DPGIDX);
+	return h | (g->has_max_conns ? 0 : MAXC) | (g->has_max_links ? 0 : MAXL);
+}
+
 enum lg_field {
-	F_ID, F_ROLE, F_TYPE, F_VLAN, F_PNETID, F_VERSION, F_PEER_REL, F_PEER_HOST,
-	F_PEER_OS, F_DIRECT, F_EID, F_EID_JSON, F_CONNS, F_SNDBUF, F_RMB,
+	F_ID, F_ROLE, F_TYPE, F_VLAN, F_PNETID,
+	F_D_GID, F_D_GID_NUM, F_D_GID_EXT, F_D_PEER_GID, F_D_PEER_GID_NUM, F_D_PEER_GID_EXT,
+	F_VERSION, F_PEER_REL, F_PEER_HOST, F_PEER_OS, F_DIRECT, F_EID, F_EID_JSON,
+	F_MAX_CONNS, F_MAX_LINKS, F_CONNS, F_SNDBUF, F_RMB,
 	F_NETDEV, F_STATE, F_LINK_CONNS, F_UID, F_PEER_UID, F_IBDEV, F_IBPORT,
 	F_GID, F_PEER_GID,
 	F_COUNT
@@ -232,20 +297,23 @@ enum lg_field {
 /* The printable values of one link group (and link); strings point into it or the source. */
 struct view {
 	struct smc_val v[F_COUNT];
-	bool v2;
+	unsigned int hide;         /* columns of data the kernel did not send */
 	char uid[9], peer_uid[9];
 	char type[SMC_NAME_BUF], os[SMC_NAME_BUF], state[SMC_NAME_BUF];
 	char pnetid[SMC_MAX_PNETID_LEN + 1], peer_host[SMC_MAX_EID_LEN_ + 1];
 	char eid[SMC_MAX_EID_LEN_ + 1];
+	char gid[33], peer_gid[33];
 };
 
-static void view_lgr(struct view *w, const struct smc_lgr *g)
+static void view_lgr(struct view *w, const struct smc_lgr *g, bool smcd)
 {
 	memset(w, 0, sizeof(*w));
 	memcpy(w->pnetid, g->pnetid, sizeof(w->pnetid));
 	memcpy(w->peer_host, g->peer_host, sizeof(w->peer_host));
 	memcpy(w->eid, g->eid, sizeof(w->eid));
-	w->v2 = g->v2;
+	w->hide = hidden(g, smcd);
+	gid_text(w->gid, g->gid, g->gid_ext);
+	gid_text(w->peer_gid, g->peer_gid, g->peer_gid_ext);
 	w->v[F_ID] = smc_num(g->id);
 	w->v[F_ROLE] = smc_str(smc_role_name(g->role));
 	w->v[F_TYPE] = smc_str(smc_lgr_type_name(g->type, w->type));
@@ -256,6 +324,14 @@ static void view_lgr(struct view *w, const struct smc_lgr *g)
 	w->v[F_PEER_HOST] = smc_str(smc_trim(w->peer_host));
 	w->v[F_PEER_OS] = smc_str(smc_peer_os_name(g->os, w->os));
 	w->v[F_DIRECT] = smc_bool(g->direct);
+	w->v[F_MAX_CONNS] = smc_num(g->max_conns);
+	w->v[F_MAX_LINKS] = smc_num(g->max_links);
+	w->v[F_D_GID] = smc_str(w->gid);
+	w->v[F_D_GID_NUM] = smc_num(g->gid);
+	w->v[F_D_GID_EXT] = smc_num(g->gid_ext);
+	w->v[F_D_PEER_GID] = smc_str(w->peer_gid);
+	w->v[F_D_PEER_GID_NUM] = smc_num(g->peer_gid);
+	w->v[F_D_PEER_GID_EXT] = smc_num(g->peer_gid_ext);
 	w->v[F_EID] = smc_str(g->eid);              /* text: blank-padded, as upstream */
 	w->v[F_EID_JSON] = smc_str_or_none(smc_trim(w->eid));
 	w->v[F_CONNS] = smc_num(g->conns);
@@ -284,8 +360,6 @@ static void view_link(struct view *w, const struct smc_link *l)
 }
 
 /* ---- listings: header cell, text format and JSON key side by side ----- */
-
-#define V2 SMC_COL_V2
 
 static const struct smc_col smcr_table[] = {
 	{ "lgr_id", "LG-ID    ", "%08llx ", F_ID, 0, 0, NULL },
@@ -324,6 +398,8 @@ static const struct smc_col smcr_block[] = {
 	{ "direct", NULL, "Direct   : %s\n", F_DIRECT, 0, V2, NULL },
 	{ NULL, NULL, "EID      : %s\n", F_EID, 0, V2 | SMC_COL_TEXT, NULL },
 	{ "eid", NULL, NULL, F_EID_JSON, 0, V2 | SMC_COL_JSON, NULL },
+	{ "max_conns", NULL, "Max-Conns: %llu\n", F_MAX_CONNS, 0, MAXC, NULL },
+	{ "max_links", NULL, "Max-Links: %llu\n", F_MAX_LINKS, 0, MAXL, NULL },
 	{ "conns", NULL, "#Conns   : %llu\n", F_CONNS, 0, 0, NULL },
 	{ "sndbuf_alloc", NULL, "Sndbuf   : %llu B\n", F_SNDBUF, 0, 0, NULL },
 	{ "rmb_alloc", NULL, "RMB      : %llu B\n", F_RMB, 0, 0, NULL },
@@ -340,6 +416,12 @@ static const struct smc_col smcd_block[] = {
 	{ "lgr_id", NULL, "LG-ID    : %08llx\n", F_ID, 0, 0, NULL },
 	{ "vlan_id", NULL, "VLAN     : %llx\n", F_VLAN, 0, 0, NULL },
 	{ "pnet_id", NULL, "PNET-ID  : %s\n", F_PNETID, 0, 0, NULL },
+	{ NULL, NULL, "GID      : %s\n", F_D_GID, 0, DGID | SMC_COL_TEXT, NULL },
+	{ "gid", NULL, NULL, F_D_GID_NUM, 0, DGID | SMC_COL_JSON, NULL },
+	{ "gid_ext", NULL, NULL, F_D_GID_EXT, 0, DGIDX | SMC_COL_JSON, NULL },
+	{ NULL, NULL, "Peer-GID : %s\n", F_D_PEER_GID, 0, DPGID | SMC_COL_TEXT, NULL },
+	{ "peer_gid", NULL, NULL, F_D_PEER_GID_NUM, 0, DPGID | SMC_COL_JSON, NULL },
+	{ "peer_gid_ext", NULL, NULL, F_D_PEER_GID_EXT, 0, DPGIDX | SMC_COL_JSON, NULL },
 	{ "version", NULL, "Version  : %llu\n", F_VERSION, 0, 0, NULL },
 	{ "peer_release", NULL, "Peer-Rel : %llu\n", F_PEER_REL, 0, V2, NULL },
 	{ "peer_host", NULL, "Peer-Host: %s\n", F_PEER_HOST, 0, V2, NULL },
@@ -362,7 +444,7 @@ static const struct smc_listing listings[2][3] = {
 static void put_cols(struct lg_run *r, int which, const struct view *w, int first)
 {
 	smc_cols_put(&r->run.out, &listings[r->run.ctx->smcd][which], w->v, r->run.level,
-		     w->v2 ? 0 : V2, first);
+		     w->hide, first);
 }
 
 /* ---- printing ---------------------------------------------------------- */
@@ -374,7 +456,7 @@ static void show_lgr(struct lg_run *r, const struct smc_lgr *g)
 	bool block = r->blocks || out_is_json(o);
 	struct view w;
 
-	view_lgr(&w, g);
+	view_lgr(&w, g, r->run.ctx->smcd);
 	if (block && r->shown)
 		out_text(o, "\n");
 	out_open_object(o, NULL);
@@ -392,7 +474,7 @@ static void show_link(struct lg_run *r, const struct smc_lgr *g, const struct sm
 	bool json = out_is_json(o);
 	struct view w;
 
-	view_lgr(&w, g);
+	view_lgr(&w, g, r->run.ctx->smcd);
 	view_link(&w, l);
 	out_open_object(o, NULL);
 	if (json)

@@ -159,6 +159,8 @@ Draft202012Validator.check_schema(json.load(open(sys.argv[1])))' "$s"
 	json_is smcd_linkgroup plain smcd -j linkgroup
 	[ "$(count linkgroups)" -eq 1 ]
 	json_is smcd_linkgroup details smcd -j -d linkgroup show all
+	# the soft ISM device's GID is 128 bits: both halves, each side's
+	[[ "$output" == *'"gid":'*',"gid_ext":'*',"peer_gid":'*',"peer_gid_ext":'* ]]
 	json_is smcr_linkgroup plain smcr -j linkgroup
 	json_is smcr_linkgroup links smcr -j linkgroup link-show
 }
@@ -192,7 +194,7 @@ Draft202012Validator.check_schema(json.load(open(sys.argv[1])))' "$s"
 	[ "$output" = '{"enabled":true}' ]
 }
 
-@test "smc_rnics -j: soft devices (x86) and the s390 sysfs fixture" {
+@test "smc_rnics -j: soft devices (x86), the s390 sysfs fixture, DIBS devices" {
 	local fix="$BATS_TEST_DIRNAME/../fixtures/sysfs"
 	soft_state
 	export SMC_RNICS_ARCH=x86_64 SMC_SYSFS_ROOT="$fix/x86"
@@ -207,6 +209,11 @@ Draft202012Validator.check_schema(json.load(open(sys.argv[1])))' "$s"
 	json_is smc_rnics s390_ib_raw smc_rnics -a -r -I -j
 	json_is smc_rnics s390_fid smc_rnics 212 -j
 	[ "$(count rnics)" -eq 2 ]
+	json_is smc_rnics s390_dibs smc_rnics -D -j
+	[ "$(count rnics)" -eq 2 ]
+	json_is smc_rnics s390_dibs_fid smc_rnics -D -j 1004
+	export SMC_RNICS_ARCH=x86_64 SMC_SYSFS_ROOT="$fix/x86"
+	json_is smc_rnics x86_dibs smc_rnics -D -j
 }
 
 # The unit test kernel_fixture_json renders every -j command on the recorded
@@ -227,6 +234,8 @@ kernel_outputs() {
 	# the recording has SMC-R and SMC-D sockets, links and devices
 	grep -q '"smcr":{"role":' "$dir"/smcss.s2-server.a_R.json
 	grep -q '"links":\[{' "$dir"/smcr_linkgroup.s2-server.link-show.json
+	# and the 6.12 kernel's SMC-Rv2.1 limits of its link group
+	grep -q '"max_conns":255,"max_links":2,' "$dir"/smcr_linkgroup.s2-server.show.json
 }
 
 @test "a renamed key or a number as a string fails validation" {

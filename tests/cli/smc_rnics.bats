@@ -273,6 +273,43 @@ power() { cat "$SMC_SYSFS_ROOT/bus/pci/slots/$1/power"; }
 	softd_stop
 }
 
+@test "smc_rnics -D: the DIBS devices of class/dibs (ISM function, loopback)" {
+	run --separate-stderr smc_rnics -D
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	assert_output_file smc_rnics_dibs_s390
+	# -a, -I and -r change nothing here; the default listing has no DIBS rows
+	run --separate-stderr smc_rnics --dibs -a -I -r
+	assert_output_file smc_rnics_dibs_s390
+	run --separate-stderr smc_rnics -D -j
+	assert_output_file smc_rnics_dibs_s390_json
+	run --separate-stderr smc_rnics -a
+	[[ "$output" != *loopback* ]]
+	# a FID: the DIBS device of that PCI function, none of another
+	run --separate-stderr smc_rnics -D 0x1004
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 3 ]
+	[[ "${lines[2]}" == "ism1004 "* ]]
+	run --separate-stderr smc_rnics -D 11
+	[ "$status" -eq 8 ]
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+@test "smc_rnics -D: x86 has the loopback device only; none without class/dibs" {
+	export SMC_RNICS_ARCH=x86_64 SMC_SYSFS_ROOT="$FIX/x86"
+	run --separate-stderr smc_rnics -D
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[2]}" = "lo              loopback  n/a           n/a       0xffff  6f1c2d3e-4a5b-4c6d-8e7f-0123456789ab" ]
+	export SMC_SYSFS_ROOT="$FIX/s390-nodev"
+	run --separate-stderr smc_rnics -D
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 2 ]
+	run --separate-stderr smc_rnics -D -j
+	[ "$output" = '{"rnics":[]}' ]
+}
+
 @test "smc_rnics: x86 FID filter matches nothing (exit 8)" {
 	export SMC_RNICS_ARCH=x86_64 SMC_SYSFS_ROOT="$FIX/x86"
 	run --separate-stderr smc_rnics 3

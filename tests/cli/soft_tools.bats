@@ -494,6 +494,7 @@ lgr_end() {
 	[[ "$output" == *"Peer-Host: peerhost"* ]]
 	[[ "$output" == *"EID      : SMC-TOOLS-SOFT-SMCR-V1"* ]]
 	[[ "$output" == *"RMB      : 262144 B"* ]]
+	[[ "$output" == *$'Max-Conns: 255\nMax-Links: 2\n'* ]]
 	run --separate-stderr inA smcr linkgroup link-show
 	[[ "${lines[1]}" =~ \ SERV\ +SINGLE\ +sa0\ +LINK_ACTIVE\ +2\ *$ ]]
 	# the device counts the link, and is critical for a group of one link

@@ -445,6 +445,28 @@ TEST(kernel_fixture_linkgroup)
 	}
 }
 
+/*
+ * No smcr -d linkgroup text was recorded; the 6.12 kernel's link group (s2)
+ * carries the SMC-Rv2.1 limits in its LGR_R_V2 nest: 255 connections, 2 links.
+ */
+TEST(kernel_fixture_linkgroup_v2_1_limits)
+{
+	static const char *const s2[] = { "s2-server", "s2-client" };
+
+	for (size_t s = 0; s < 2; s++) {
+		struct fx f;
+
+		fx_guest(&f, false, SMC_LVL_DETAILS, false);
+		CHECK_INT(smc_linkgroup_parse(&f.ctx, 0, NULL, &f.lg), 0);
+		if (load_reply(s2[s], "lgr_smcr", &f.rep)) {
+			CHECK_INT(smc_linkgroup_print(&f.ctx, &f.lg, &f.rep), 0);
+			CHECK(strstr(cap_text(&f.out), "Direct   : Yes\n") != NULL);
+			CHECK(strstr(cap_text(&f.out), "Max-Conns: 255\nMax-Links: 2\n#Conns   : 1\n") != NULL);
+		}
+		fx_free(&f);
+	}
+}
+
 static void device_case(const char *scen, bool smcd, int level, const char *txt)
 {
 	struct fx f;

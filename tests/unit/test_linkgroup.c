@@ -32,6 +32,10 @@ struct lgr {
 	bool v2;                   /* V2_COMMON and V2 nests */
 	uint8_t ver, rel, os, direct;
 	const char *host, *eid;
+	bool v2_0;                 /* V2 nest without the v2.1 limits (kernels before 6.6) */
+	uint8_t max_conns, max_links;
+	bool gids;                 /* SMC-D: GID, PEER_GID and their extensions sent */
+	uint64_t gid_ext, peer_gid_ext;
 };
 
 static void put_uint(struct mb *m, uint16_t type, int size, uint64_t v)
@@ -76,8 +80,10 @@ static void add_lgr_r(struct smc_reply *rep, const struct lgr *g)
 		v2_common(&m, SMC_NLA_LGR_R_V2_COMMON, g);
 		mb_nest(&m, SMC_NLA_LGR_R_V2);
 		mb_u8(&m, SMC_NLA_LGR_R_V2_DIRECT, g->direct);
-		mb_u8(&m, SMC_NLA_LGR_R_V2_MAX_CONNS, 255);
-		mb_u8(&m, SMC_NLA_LGR_R_V2_MAX_LINKS, 3);
+		if (!g->v2_0) {
+			mb_u8(&m, SMC_NLA_LGR_R_V2_MAX_CONNS, g->max_conns);
+			mb_u8(&m, SMC_NLA_LGR_R_V2_MAX_LINKS, g->max_links);
+		}
 		mb_end(&m);
 	}
 	mb_end(&m);
@@ -92,10 +98,12 @@ static void add_lgr_d(struct smc_reply *rep, const struct lgr *g)
 	mb_genl(&m, SMC_NETLINK_GET_LGR_SMCD);
 	mb_nest(&m, SMC_GEN_LGR_SMCD);
 	mb_u32(&m, SMC_NLA_LGR_D_ID, g->id);
-	mb_u64(&m, SMC_NLA_LGR_D_GID, 0x1111);
-	mb_u64(&m, SMC_NLA_LGR_D_EXT_GID, 0);
-	mb_u64(&m, SMC_NLA_LGR_D_PEER_GID, 0x2222);
-	mb_u64(&m, SMC_NLA_LGR_D_PEER_EXT_GID, 0);
+	if (g->gids) {
+		mb_u64(&m, SMC_NLA_LGR_D_GID, 0x1111);
+		mb_u64(&m, SMC_NLA_LGR_D_EXT_GID, g->gid_ext);
+		mb_u64(&m, SMC_NLA_LGR_D_PEER_GID, 0x2222);
+		mb_u64(&m, SMC_NLA_LGR_D_PEER_EXT_GID, g->peer_gid_ext);
+	}
 	mb_u8(&m, SMC_NLA_LGR_D_VLAN_ID, g->vlan);
 	mb_u32(&m, SMC_NLA_LGR_D_CONNS_NUM, g->conns);
 	mb_u32(&m, SMC_NLA_LGR_D_CHID, 0x7c0);
@@ -148,6 +156,8 @@ static struct lgr linux_v2(struct lgr g, const char *host, const char *eid)
 	g.direct = 1;
 	g.host = host;
 	g.eid = eid;
+	g.max_conns = 255;
+	g.max_links = 3;
 	return g;
 }
 
@@ -278,6 +288,50 @@ static const struct lgr smcd300 = {
 	"Sndbuf   : 16384 B\n"                          \
 	"DMB      : 65536 B\n"
 
+/*
+ * The GIDs (upstream showed none): 16 hex digits, 32 with a non-zero
+ * extension (the 128-bit GID of loopback-ism, v6.8); JSON has the numbers,
+ * the extensions only when the kernel sent them.
+ */
+TEST(linkgroup_smcd_gids)
+{
+	struct fx t;
+	struct lgr ism = smcd300, lo = { .id = 0x400, .conns = 1, .gids = true,
+					 .gid_ext = 0xabcdef0123456789ull,
+					 .peer_gid_ext = 0xabcdef0123456789ull };
+
+	ism.gids = true;
+	fx_init(&t, true, SMC_LVL_DETAILS);
+	add_lgr_d(&t.rep, &ism);
+	add_lgr_d(&t.rep, &lo);
+	CHECK_INT(fx_call(&t, print, 0), 0);
+	CHECK(strstr(cap_text(&t.out), "PNET-ID  : \nGID      : 0000000000001111\n"
+		     "Peer-GID : 0000000000002222\nVersion  : 2\n") != NULL);
+	CHECK(strstr(cap_text(&t.out), "GID      : 0000000000001111abcdef0123456789\n"
+		     "Peer-GID : 0000000000002222abcdef0123456789\nVersion  : 1\n") != NULL);
+	fx_free(&t);
+
+	fx_init(&t, true, SMC_LVL_NONE);            /* the table stays upstream's */
+	add_lgr_d(&t.rep, &lo);
+	CHECK_INT(fx_call(&t, print, 0), 0);
+	CHECK_STR(cap_text(&t.out), SMCD_SHOW_HEADER "00000400    0       1                   \n");
+	fx_free(&t);
+
+	fx_init(&t, true, SMC_LVL_NONE);
+	t.ctx.json = true;
+	add_lgr_d(&t.rep, &lo);
+	add_lgr_d(&t.rep, &(struct lgr){ .id = 0x500 });
+	CHECK_INT(fx_call(&t, print, 0), 0);
+	CHECK_STR(cap_text(&t.out),
+		"{\"linkgroups\":[{\"lgr_id\":1024,\"vlan_id\":0,\"pnet_id\":null,"
+		"\"gid\":4369,\"gid_ext\":12379813738877118345,\"peer_gid\":8738,"
+		"\"peer_gid_ext\":12379813738877118345,\"version\":1,\"conns\":1,"
+		"\"sndbuf_alloc\":0,\"dmb_alloc\":0},"
+		"{\"lgr_id\":1280,\"vlan_id\":0,\"pnet_id\":null,\"version\":1,\"conns\":0,"
+		"\"sndbuf_alloc\":0,\"dmb_alloc\":0}]}\n");
+	fx_free(&t);
+}
+
 /* 5.3.5: V2_COMMON sent with the version as attribute type 0. */
 TEST(linkgroup_smcd_detail_example)
 {
@@ -347,9 +401,48 @@ TEST(linkgroup_smcr_detail_block)
 		"Peer-OS  : LINUX\n"
 		"Direct   : Yes\n"
 		"EID      : MY-EID                          \n"
+		"Max-Conns: 255\n"
+		"Max-Links: 3\n"
 		"#Conns   : 12\n"
 		"Sndbuf   : 4886718345 B\n"
 		"RMB      : 12910592 B\n");
+	fx_free(&t);
+}
+
+/*
+ * The SMC-Rv2.1 limits (kernels since 6.6) are shown when the kernel sent
+ * them, in the block and in JSON; an older kernel's V2 nest has Direct only.
+ */
+TEST(linkgroup_smcr_v2_1_limits)
+{
+	struct fx t;
+	struct lgr g = linux_v2(lgr100, "h", "E");
+	struct lgr old = linux_v2(lgr200, "h", "E");
+
+	g.max_conns = 16;
+	g.max_links = 2;
+	old.v2_0 = true;
+	fx_init(&t, false, SMC_LVL_MORE_DETAILS);
+	add_lgr_r(&t.rep, &g);
+	add_lgr_r(&t.rep, &old);
+	CHECK_INT(fx_call(&t, print, 0), 0);
+	CHECK(strstr(cap_text(&t.out), "EID      : E\nMax-Conns: 16\nMax-Links: 2\n#Conns   : 3\n") != NULL);
+	CHECK(strstr(cap_text(&t.out), "EID      : E\n#Conns   : 12\n") != NULL);
+	fx_free(&t);
+
+	fx_init(&t, false, SMC_LVL_NONE);           /* the table has no room for them */
+	add_lgr_r(&t.rep, &g);
+	CHECK_INT(fx_call(&t, print, 0), 0);
+	CHECK_STR(cap_text(&t.out), SMCR_SHOW_HEADER SMCR_ROW_100);
+	fx_free(&t);
+
+	fx_init(&t, false, SMC_LVL_NONE);
+	t.ctx.json = true;
+	add_lgr_r(&t.rep, &old);
+	add_lgr_r(&t.rep, &g);
+	CHECK_INT(fx_call(&t, print, 0), 0);
+	CHECK(strstr(cap_text(&t.out), "\"eid\":\"E\",\"conns\":12,") != NULL);
+	CHECK(strstr(cap_text(&t.out), "\"eid\":\"E\",\"max_conns\":16,\"max_links\":2,\"conns\":3,") != NULL);
 	fx_free(&t);
 }
 
@@ -692,7 +785,7 @@ TEST(linkgroup_json_smcr_show)
 		"{\"linkgroups\":[{\"lgr_id\":256,\"role\":\"CLNT\",\"type\":\"SINGLE\","
 		"\"vlan_id\":0,\"pnet_id\":\"NET1\",\"version\":2,\"peer_release\":1,"
 		"\"peer_host\":\"h\",\"peer_os\":\"LINUX\",\"direct\":true,\"eid\":\"E\","
-		"\"conns\":3,\"sndbuf_alloc\":1,\"rmb_alloc\":2},"
+		"\"max_conns\":255,\"max_links\":3,\"conns\":3,\"sndbuf_alloc\":1,\"rmb_alloc\":2},"
 		"{\"lgr_id\":512,\"role\":\"SERV\",\"type\":\"SYM\",\"vlan_id\":5,"
 		"\"pnet_id\":\"PNETABCDEFGHIJK\",\"version\":1,\"conns\":12,"
 		"\"sndbuf_alloc\":0,\"rmb_alloc\":0}]}\n");

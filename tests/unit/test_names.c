@@ -87,6 +87,34 @@ TEST(names_reason_codes)
 	CHECK(smc_reason_text(0x12345678) == NULL);
 }
 
+/*
+ * Codes kernels gained after smc-tools 1.8.5 (net/smc/smc_clc.h): a kernel
+ * name and a meaning for smcss -j, "[unknown]" in stats as upstream prints
+ * them.  0x0303000c (FEATUNSUPP) was proposed with SMCv2.1 but never merged:
+ * no kernel defines it, so it stays unknown.
+ */
+TEST(names_reason_codes_after_1_8_5)
+{
+	static const struct { uint32_t code; const char *symbol; } t[] = {
+		{ 0x03030008, "NOUEID" }, { 0x03030009, "RELEASEERR" },
+		{ 0x0303000a, "MAXCONNERR" }, { 0x0303000b, "MAXLINKERR" },
+		{ 0x030e0000, "NOROUTE" }, { 0x030f0000, "NOINDIRECT" },
+		{ 0x09990000, "INTERR" }, { 0x09990001, "ERR_RTOK" },
+		{ 0x09990002, "ERR_RDYLNK" }, { 0x09990003, "ERR_REGBUF" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		CHECK_STR(smc_reason_symbol(t[i].code), t[i].symbol);
+		CHECK(smc_reason_text(t[i].code) != NULL);
+		CHECK_STR(smc_reason_name(t[i].code), "[unknown]");
+	}
+	CHECK_STR(smc_reason_text(0x0303000b), "max links negotiation failed");
+	CHECK_STR(smc_reason_text(0x09990002), "making the IB link ready failed");
+	CHECK(smc_reason_symbol(0x0303000c) == NULL);
+	CHECK(smc_reason_text(0x0303000c) == NULL);
+	CHECK(smc_reason_symbol(0x09990004) == NULL);
+}
+
 TEST(names_kernel_error_texts)
 {
 	static const struct { int err; const char *text; } t[] = {

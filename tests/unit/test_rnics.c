@@ -226,3 +226,43 @@ TEST(rnics_t_sysfs_fixture_rows)
 	rnics_table_free(&t);
 	unsetenv("SMC_SYSFS_ROOT");
 }
+
+/* -D: class/dibs of the s390 fixture (an ISM function's ism1004, the loopback lo). */
+TEST(rnics_t_dibs_fixture_rows)
+{
+	struct rnics_opts o = { .dibs = true };
+	struct rnics_table t;
+
+	setenv("SMC_SYSFS_ROOT", "tests/fixtures/sysfs/s390", 1);
+	rnics_table_init(&t, &rnics_dibs);
+	CHECK_INT(rnics_dibs_rows(&t, &o), 0);
+	CHECK_INT(t.n, 2);
+	if (t.n == 2) {
+		CHECK_STR(t.rows[0].cell[0], "ism1004");
+		CHECK_STR(t.rows[0].cell[1], "ISM");
+		CHECK_STR(t.rows[0].cell[2], "0003:00:00.0");
+		CHECK_STR(t.rows[0].cell[3], "1004");
+		CHECK_STR(t.rows[0].cell[4], "0x0abc");
+		CHECK_STR(t.rows[0].cell[5], "0123abcd-ef01-2345-0000-000000000000");
+		CHECK_STR(t.rows[1].cell[0], "lo");
+		CHECK_STR(t.rows[1].cell[1], "loopback");
+		CHECK_STR(t.rows[1].cell[2], "n/a");
+		CHECK_STR(t.rows[1].cell[3], "n/a");
+		CHECK_STR(t.rows[1].cell[4], "0xffff");
+	}
+	rnics_table_free(&t);
+
+	o.have_fid = true;                      /* a FID: its PCI function's device only */
+	o.fid = 0x1004;
+	rnics_table_init(&t, &rnics_dibs);
+	CHECK_INT(rnics_dibs_rows(&t, &o), 0);
+	CHECK_INT(t.n, 1);
+	rnics_table_free(&t);
+
+	setenv("SMC_SYSFS_ROOT", "tests/fixtures/sysfs/s390-nodev", 1);  /* no class/dibs */
+	rnics_table_init(&t, &rnics_dibs);
+	CHECK_INT(rnics_dibs_rows(&t, &o), 0);
+	CHECK_INT(t.n, 0);
+	rnics_table_free(&t);
+	unsetenv("SMC_SYSFS_ROOT");
+}

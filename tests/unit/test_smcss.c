@@ -793,6 +793,45 @@ TEST(smcss_json_basic)
 	smc_reply_free(&rep);
 }
 
+/* Codes newer than smc-tools 1.8.5: hex in the text as ever, named in JSON. */
+TEST(smcss_json_reason_codes_after_1_8_5)
+{
+	struct smc_reply rep;
+	struct smcss_opts o = { 0 };
+	struct smcss_opts j = { .json = true };
+	struct tsock t = ex_tcp;
+
+	smc_reply_init(&rep);
+	t.reason = 0x05000000;
+	t.peer_diag = 0x0303000b;
+	add_sock(&rep, &t);
+	t.reason = 0x09990002;
+	t.peer_diag = 0;
+	add_sock(&rep, &t);
+	CHECK_PRINT(&rep, &o, HDR "$\n"
+		"ACTIVE         00000 0004242 10.1.1.1:22             10.1.1.2:60000          0000 TCP 0x05000000/0x0303000b$\n"
+		"ACTIVE         00000 0004242 10.1.1.1:22             10.1.1.2:60000          0000 TCP 0x09990002$\n");
+	CHECK_PRINT(&rep, &j,
+		"{\"sockets\":["
+		"{\"state\":\"ACTIVE\",\"uid\":0,\"inode\":4242,"
+		"\"local_address\":\"10.1.1.1\",\"local_port\":22,"
+		"\"peer_address\":\"10.1.1.2\",\"peer_port\":60000,"
+		"\"interface\":0,\"mode\":\"TCP\",\"fallback_reason\":83886080,"
+		"\"fallback_reason_hex\":\"0x05000000\","
+		"\"fallback_reason_text\":\"peer declined (PEERDECL)\","
+		"\"peer_diagnosis\":50528267,"
+		"\"peer_diagnosis_text\":\"max links negotiation failed (MAXLINKERR)\",\"shutdown\":\"<->\"},"
+		"{\"state\":\"ACTIVE\",\"uid\":0,\"inode\":4242,"
+		"\"local_address\":\"10.1.1.1\",\"local_port\":22,"
+		"\"peer_address\":\"10.1.1.2\",\"peer_port\":60000,"
+		"\"interface\":0,\"mode\":\"TCP\",\"fallback_reason\":161021954,"
+		"\"fallback_reason_hex\":\"0x09990002\","
+		"\"fallback_reason_text\":\"making the IB link ready failed (ERR_RDYLNK)\","
+		"\"peer_diagnosis\":0,\"shutdown\":\"<->\"}"
+		"]}\n");
+	smc_reply_free(&rep);
+}
+
 TEST(smcss_json_short_states_and_no_attributes)
 {
 	struct smc_reply rep;
@@ -865,6 +904,32 @@ TEST(smcss_json_smcd)
 		"\"smcd\":{\"gid\":11072869122414935808,\"token\":4294967311,"
 		"\"peer_gid\":1234605616436508552,\"peer_token\":8589934606,"
 		"\"link_id\":768}}]}\n");
+	smc_reply_free(&rep);
+}
+
+/* The extended GIDs of a 6.8+ kernel: in JSON, never in the text columns. */
+TEST(smcss_json_smcd_extended_gids)
+{
+	struct smc_reply rep;
+	struct smcss_opts o = { .json = true, .smcd = true };
+	struct tsock t = ex_smcd;
+	struct mb m;
+
+	smc_reply_init(&rep);
+	t.no_fallback = true;
+	t.shutdown = -1;
+	sock_start(&m, &t);
+	add_dmbinfo(&m, &ex_dmb, SMC_DIAG_DMBINFO_EXT_LEN);
+	mb_finish(&m, &rep);
+	CHECK_PRINT(&rep, &o,
+		"{\"sockets\":[{\"state\":\"ACTIVE\",\"uid\":1000,\"inode\":98765432,"
+		"\"local_address\":\"10.0.0.1\",\"local_port\":5201,"
+		"\"peer_address\":\"10.0.0.2\",\"peer_port\":51234,"
+		"\"interface\":3,\"mode\":\"SMCD\","
+		"\"smcd\":{\"gid\":11072869122414935808,\"token\":4294967311,"
+		"\"peer_gid\":1234605616436508552,\"peer_token\":8589934606,"
+		"\"link_id\":768,\"gid_ext\":17216961135462248174,"
+		"\"peer_gid_ext\":17216961135462248174}}]}\n");
 	smc_reply_free(&rep);
 }
 

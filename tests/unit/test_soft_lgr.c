@@ -310,11 +310,15 @@ static const char *print(struct sfx *f, bool smcd, int level, bool links)
 
 TEST(soft_lgr_as_the_tools_print_it)
 {
+	const struct soft_dev *ism;
+	char gids[128], block[512];
 	struct lgrs g;
 	struct sfx f;
 
 	sfx_init(&f, true);
 	make_lgrs(&f, &g);
+	ism = soft_dev_ism(&f.st);
+	CHECK(ism->gid_ext != 0);
 	CHECK_STR(print(&f, false, 0, false),
 		  "LG-ID    LG-Role  LG-Type  VLAN  #Conns  PNET-ID \n"
 		  "00000100 SERV     SINGLE      0       3  NET1             \n"
@@ -328,10 +332,15 @@ TEST(soft_lgr_as_the_tools_print_it)
 	CHECK_STR(print(&f, true, 0, false),
 		  "LG-ID    VLAN  #Conns  PNET-ID \n"
 		  "00000300    0       2                   \n");
-	CHECK_STR(print(&f, true, 1, false),
+	/* the soft ISM device's 128-bit GID, its own and (one host) its peer's */
+	snprintf(gids, sizeof(gids), "GID      : %016llx%016llx\nPeer-GID : %016llx%016llx\n",
+		 (unsigned long long)ism->gid, (unsigned long long)ism->gid_ext,
+		 (unsigned long long)ism->gid, (unsigned long long)ism->gid_ext);
+	snprintf(block, sizeof(block),
 		  "LG-ID    : 00000300\n"
 		  "VLAN     : 0\n"
 		  "PNET-ID  : \n"
+		  "%s"
 		  "Version  : 2\n"
 		  "Peer-Rel : 1\n"
 		  "Peer-Host: vm\n"
@@ -339,6 +348,7 @@ TEST(soft_lgr_as_the_tools_print_it)
 		  "EID      : SOME-EID                        \n"
 		  "#Conns   : 2\n"
 		  "Sndbuf   : 16384 B\n"
-		  "DMB      : 65568 B\n");
+		  "DMB      : 65568 B\n", gids);
+	CHECK_STR(print(&f, true, 1, false), block);
 	sfx_free(&f);
 }
