@@ -10,8 +10,12 @@
 #   -l [IFACE..]  live test: echo server and client through smc_run; the mode
 #                 of the connection (SMC-D, SMC-R, TCP and the reason) is read
 #                 from smcss
-#   -C IP         live test against an echo server started with smc_chk -S
+#   -C IP         live test against an echo server started with smc_chk -S,
+#                 then the replay check of -r on the same port (a finding only)
 #   -S            start the echo server
+#   -r IP         replay check: does IP's port echo a TCP option it cannot
+#                 know in its SYN-ACK?  Such a peer or middlebox makes a plain
+#                 TCP peer look SMC-capable (see replay_check)
 # On the soft backend the live test's connection is paired when it is
 # established, as with the kernel's SMC (smc_run(8)).
 
@@ -22,6 +26,7 @@ usage() {
 	echo
 	echo "Usage: smc_chk [OPTIONS] -C <IP>"
 	echo "       smc_chk [OPTIONS] -S"
+	echo "       smc_chk [OPTIONS] -r <IP>"
 	echo "       smc_chk -i <iface>"
 	echo
 	echo "Check SMC setup"
@@ -33,6 +38,8 @@ usage() {
 	echo "   -l, --live-test              live test on the interfaces given"
 	echo "   -p, --port <PORT>            use the next free port starting"
 	echo "                                with PORT (default: 37373)"
+	echo "   -r, --replay-check <IP>      check whether IP's port echoes unknown"
+	echo "                                TCP options (needs CAP_NET_RAW)"
 	echo "   -s, --static-analysis        static analysis of the interfaces given"
 	echo "   -S, --server                 start server only"
 	echo "   -v, --version                display version info"
@@ -120,6 +127,7 @@ mode_name() {
 	PNETID) echo "'-i/--pnetid'" ;;
 	CONNECT) echo "'-C/--connect'" ;;
 	SERVER) echo "'-S/--server'" ;;
+	REPLAY) echo "'-r/--replay-check'" ;;
 	esac
 }
 set_mode() {
@@ -139,7 +147,7 @@ port=37373
 ipv6=0
 target=
 pnet_if=
-args=$(getopt -u -o C:dhi:lp:sSv6 -l connect:,debug,help,port:,pnetid:,server,static-analysis,live-test,version,ipv6 -n smc_chk -- "$@") || exit 2
+args=$(getopt -u -o C:dhi:lp:r:sSv6 -l connect:,debug,help,port:,pnetid:,replay-check:,server,static-analysis,live-test,version,ipv6 -n smc_chk -- "$@") || exit 2
 set -- $args
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -149,6 +157,7 @@ while [ $# -gt 0 ]; do
 	-i|--pnetid) set_mode PNETID; pnet_if="$2"; shift ;;
 	-l|--live-test) set_mode LIVE ;;
 	-p|--port) port="$2"; shift ;;
+	-r|--replay-check) set_mode REPLAY; target="$2"; shift ;;
 	-s|--static-analysis) set_mode STATIC ;;
 	-S|--server) set_mode SERVER ;;
 	-v|--version) echo "smc_chk utility, smc-tools-$VERSION"; exit 0 ;;
@@ -434,15 +443,16 @@ start_server() {
 	return 1
 }
 
-# live_test IP PORT: client through smc_run, result from smcss.
-live_test() {
+# live_result IP PORT: client through smc_run, result from smcss; the
+# result's lines without the blank line that ends them.
+live_result() {
 	local ip="$1" p="$2" f ok pid res i m addr run
 	f=$(mktemp /tmp/echo-clt.XXXXXX) || return 1
 	ok="$f.ok"
 	TMPFILES+=("$f" "$ok")
 	printf '%s' "$CLT_PY" > "$f"
 	if [[ $ip == *:* ]]; then addr="[$ip]:$p"; else addr="$ip:$p"; fi
-	run=$(find_tool smc_run) || { echo "     Failed, smc_run not found"; echo; return 0; }
+	run=$(find_tool smc_run) || { echo "     Failed, smc_run not found"; return 0; }
 	"$run" python3 "$f" "$ip" "$p" "$ok" 3 &
 	pid=$!
 	PIDS+=("$pid")
@@ -464,7 +474,6 @@ live_test() {
 		else
 			echo "     Failed, no connection"
 		fi
-		echo
 		return 0
 	fi
 	m="${res%%$'\n'*}"
@@ -483,6 +492,10 @@ live_test() {
 		echo "     Failed, unexpected mode '$m'"
 		;;
 	esac
+}
+
+live_test() {
+	live_result "$@"
 	echo
 }
 
@@ -515,23 +528,201 @@ if_live() {
 	cleanup
 }
 
-# ---- modes --------------------------------------------------------------
+# ---- replay check -------------------------------------------------------
 
-case "$mode" in
-PNETID)
-	if [ ${#IFACES[@]} -gt 0 ]; then
-		echo "Error: Option -P/--print-PNETID takes no extra targets"
-		exit 1
+# A peer, or a box in the path, that echoes the SYN's TCP options in its
+# SYN-ACK echoes SMC's option too (kind 254, magic E2 D4 C3 D9): a plain TCP
+# server behind it looks SMC-capable, and the client's SMC sends its CLC
+# proposal into the application's byte stream (curl fails, ping works).
+# The probe tells such a peer from a genuine SMC peer and from a plain one
+# without disturbing either: one SYN from a raw socket with the options Linux
+# sends and an experimental option (kind 254, RFC 6994) whose magic is random
+# and not SMC's, so that no TCP stack echoes it but one that replays what it
+# got.  A genuine SMC server answers SMC's option only, and only to a SYN that
+# has it; this SYN has not.  The SYN's source port is held by a bound TCP
+# socket that never connects, so this host's kernel answers the SYN-ACK with
+# an RST and the peer drops the half-open connection: nothing reaches its
+# application.  An RST may come from the peer's kernel while a box in the path
+# answers too, so an RST ends the wait only 0.2 s later.
+#
+# Output: "debug: ..." lines, then one verdict line: echo, plain, reset,
+# silent, noperm, or "unreach TEXT" / "error TEXT".
+REPLAY_WAIT=3
+REPLAY_PY='import os, select, socket, struct, sys, time
+SMC_MAGIC = bytes((0xE2, 0xD4, 0xC3, 0xD9))
+
+def say(*words):
+    print(*words, flush=True)
+
+def out(verdict, detail=""):
+    say(verdict, detail) if detail else say(verdict)
+    sys.exit(0)
+
+def csum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+def options(seg):
+    """(kind, data) of each option of a TCP header; None when malformed."""
+    res, i, end = [], 20, (seg[12] >> 4) * 4
+    if end < 20 or end > len(seg):
+        return None
+    while i < end and seg[i] != 0:
+        if seg[i] == 1:
+            i += 1
+            continue
+        if i + 1 >= end or seg[i + 1] < 2 or i + seg[i + 1] > end:
+            return None
+        res.append((seg[i], bytes(seg[i + 2:i + seg[i + 1]])))
+        i += seg[i + 1]
+    return res
+
+def probe(dst, port, wait):
+    fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
+    try:
+        sa = socket.getaddrinfo(dst, port, fam, socket.SOCK_STREAM)[0][4]
+        u = socket.socket(fam, socket.SOCK_DGRAM)
+        u.connect(sa)
+        src = u.getsockname()[0]
+        u.close()
+    except OSError as e:
+        out("unreach", os.strerror(e.errno) if e.errno else str(e))
+    try:
+        raw = socket.socket(fam, socket.SOCK_RAW, socket.IPPROTO_TCP)
+    except PermissionError:
+        out("noperm")
+    # connected: the segments from the destination only, and the ICMP errors
+    # about packets to it, which come back as the errors of recvfrom()
+    if fam == socket.AF_INET:
+        raw.setsockopt(socket.IPPROTO_IP, 11, 1)        # IP_RECVERR
+    else:
+        raw.setsockopt(socket.IPPROTO_IPV6, 25, 1)      # IPV6_RECVERR
+    raw.connect((sa[0], 0) if fam == socket.AF_INET else (sa[0], 0, 0, sa[3]))
+    hold = socket.socket(fam, socket.SOCK_STREAM)
+    hold.bind((src, 0))
+    sport = hold.getsockname()[1]
+    magic = os.urandom(4)
+    while magic == SMC_MAGIC:
+        magic = os.urandom(4)
+    isn, tsval = struct.unpack("!II", os.urandom(8))
+    opts = (struct.pack("!BBH", 2, 4, 1460 if fam == socket.AF_INET else 1440) +
+            bytes((4, 2)) + struct.pack("!BBII", 8, 10, tsval, 0) +
+            bytes((1, 3, 3, 7)) + bytes((1, 1, 254, 6)) + magic)
+    a_src = socket.inet_pton(fam, src.split("%")[0])
+    a_dst = socket.inet_pton(fam, sa[0].split("%")[0])
+    hdr = struct.pack("!HHIIBBHHH", sport, port, isn, 0,
+                      (20 + len(opts)) // 4 << 4, 0x02, 64240, 0, 0) + opts
+    if fam == socket.AF_INET:
+        pseudo = a_src + a_dst + struct.pack("!BBH", 0, 6, len(hdr))
+    else:
+        pseudo = a_src + a_dst + struct.pack("!IxxxB", len(hdr), 6)
+    seg = hdr[:16] + struct.pack("!H", csum(pseudo + hdr)) + hdr[18:]
+    say("debug: SYN from %s port %d, option 254 magic %s" % (src, sport, magic.hex()))
+    try:
+        raw.send(seg)
+    except OSError as e:
+        out("unreach", os.strerror(e.errno))
+    deadline = time.monotonic() + wait
+    reset = False
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            out("reset" if reset else "silent")
+        if not select.select([raw], [], [], left)[0]:
+            continue
+        try:
+            pkt, frm = raw.recvfrom(65535)
+        except OSError as e:
+            if reset:
+                continue
+            out("unreach", os.strerror(e.errno))
+        if fam == socket.AF_INET:       # IPv4 raw sockets read the IP header too
+            if len(pkt) < 20 or pkt[12:16] != a_dst:
+                continue
+            pkt = pkt[(pkt[0] & 15) * 4:]
+        elif socket.inet_pton(fam, frm[0].split("%")[0]) != a_dst:
+            continue
+        if len(pkt) < 20:
+            continue
+        p_sport, p_dport, _, ack, _, flags = struct.unpack("!HHIIBB", pkt[:14])
+        if p_sport != port or p_dport != sport or ack != (isn + 1) & 0xFFFFFFFF:
+            continue
+        if flags & 0x04:
+            reset = True
+            deadline = min(deadline, time.monotonic() + 0.2)
+            continue
+        if flags & 0x12 != 0x12:
+            continue
+        got = options(pkt)
+        if got is None:
+            say("debug: SYN-ACK with malformed options")
+            out("plain")
+        say("debug: SYN-ACK options %s" % " ".join("%d:%s" % (k, d.hex()) for k, d in got))
+        out("echo" if (254, magic) in got else "plain")
+
+try:
+    probe(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]))
+except Exception as e:
+    out("error", str(e))
+'
+
+# replay_probe IP PORT: the probe's verdict in replay_verdict, its text in
+# replay_detail; its debug lines as [DEBUG].
+replay_probe() {
+	local line
+	replay_verdict=error
+	replay_detail="python3 gave no verdict"
+	while IFS= read -r line; do
+		case $line in
+		"debug: "*) dbg "replay check: ${line#debug: }" ;;
+		?*) replay_verdict=${line%% *}
+		    replay_detail=${line#"$replay_verdict"}
+		    replay_detail=${replay_detail# } ;;
+		esac
+	done < <(python3 -c "$REPLAY_PY" "$1" "$2" "$REPLAY_WAIT")
+}
+
+# How to keep DEST on TCP today.  Offload rules, when they come, add their
+# per-destination rule here.
+keep_on_tcp() {
+	echo "Keep $1 on TCP: run the programs that connect to it without smc_run, or under smc_run with SMC_BACKEND=soft (the soft backend adds no TCP option); no per-destination rule yet, see smc_chk(8)"
+}
+
+# replay_text IP PORT: the line for the probe's verdict (two for an echo).
+replay_text() {
+	local ip="$1" p="$2"
+	case $replay_verdict in
+	echo)
+		echo "Warning: $ip port $p echoes unknown TCP options in its SYN-ACK (a replaying peer or middlebox): SMC would send a CLC proposal into a plain TCP connection"
+		keep_on_tcp "$ip" ;;
+	plain) echo "$ip port $p answers without echoing unknown TCP options: no replaying peer or middlebox seen" ;;
+	reset) echo "$ip port $p resets the probe (nothing listens there): the replay check cannot tell" ;;
+	silent) echo "$ip port $p does not answer within $REPLAY_WAIT seconds: the replay check cannot tell" ;;
+	unreach) echo "$ip port $p is unreachable ($replay_detail): the replay check cannot tell" ;;
+	noperm) echo "The replay check needs CAP_NET_RAW (its SYN goes out through a raw socket): skipped" ;;
+	*) echo "The replay check failed: $replay_detail" ;;
+	esac
+}
+
+# After -C's live test: the finding only (indented as the live test's
+# lines), so that the output stays as it was when there is none.
+replay_note() {
+	replay_probe "$1" "$2"
+	if [ "$replay_verdict" = echo ]; then
+		replay_text "$1" "$2" | sed 's/^/     /'
+	else
+		dbg "replay check: $(replay_text "$1" "$2")"
 	fi
-	if ! ifc=$(real_ifname "$pnet_if"); then
-		echo "Error: Interface $pnet_if does not exist"
-		exit 1
-	fi
-	pnetid_of "$ifc"
-	exit 0
-	;;
-CONNECT)
-	need_python
+}
+
+# destination NAME: the address of -C and -r in ip (IPv6 with -6), or an
+# error and exit status 1.
+destination() {
+	local target="$1"
 	if [ "$ipv6" -eq 0 ]; then
 		ip=$(getent ahosts "$target" 2>/dev/null | awk 'NR == 1 { print $1 }')
 	elif ipv4_literal "$target"; then
@@ -553,9 +744,42 @@ CONNECT)
 		echo "Error: No route to host: $ip"
 		exit 1
 	fi
-	echo "Test with target IP $ip and port $port"
-	live_test "$ip" "$port"
+}
+
+# ---- modes --------------------------------------------------------------
+
+case "$mode" in
+PNETID)
+	if [ ${#IFACES[@]} -gt 0 ]; then
+		echo "Error: Option -P/--print-PNETID takes no extra targets"
+		exit 1
+	fi
+	if ! ifc=$(real_ifname "$pnet_if"); then
+		echo "Error: Interface $pnet_if does not exist"
+		exit 1
+	fi
+	pnetid_of "$ifc"
 	exit 0
+	;;
+CONNECT)
+	need_python
+	destination "$target"
+	echo "Test with target IP $ip and port $port"
+	live_result "$ip" "$port"
+	replay_note "$ip" "$port"
+	echo
+	exit 0
+	;;
+REPLAY)
+	need_python
+	destination "$target"
+	replay_probe "$ip" "$port"
+	replay_text "$ip" "$port"
+	case $replay_verdict in
+	plain) exit 0 ;;
+	echo) exit 3 ;;
+	*) exit 4 ;;
+	esac
 	;;
 SERVER)
 	need_python

@@ -95,6 +95,10 @@ teardown() {
 	[ "$output" = "$(printf '%s\n' --server --static-analysis)" ]
 	run complete_words smc_chk -C ""
 	[ "$output" = "" ]
+	run complete_words smc_chk --r
+	[ "$output" = "--replay-check" ]
+	run complete_words smc_chk -r ""
+	[ "$output" = "" ]
 	run complete_words smc_chk -i l
 	[ "$output" = "lo" ]
 	run complete_words smc_rnics --e
