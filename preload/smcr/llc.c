@@ -19,6 +19,29 @@ enum smcr_llc_ho smcr_own_ho(void)
 	return __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? SMCR_LLC_HO_BE : SMCR_LLC_HO_LE;
 }
 
+/*
+ * Linux writes a v2 LLC length (and ADD LINK's rkey count) in its own CPU's
+ * byte order and reads them in it: a link's messages are written, and read,
+ * in the order of the peer's, which its first messages show (a CONFIRM LINK
+ * is 44 bytes); until one came, in ours.  Two soft ends of other byte orders
+ * thus settle on the server's, and a Linux peer reads what it would write.
+ */
+static enum smcr_llc_ho link_ho(const struct smcr_lgr *g, int li)
+{
+	return g->link[li].peer_ho_known ? g->link[li].peer_ho : smcr_own_ho();
+}
+
+int smcr_llc_decode_in(struct smcr_lgr *g, int li, const uint8_t *msg, size_t len, struct smcr_llc_msg *m)
+{
+	int ho = smcr_llc_v2_peer_ho(msg, len);
+
+	if (ho >= 0) {
+		g->link[li].peer_ho = (enum smcr_llc_ho)ho;
+		g->link[li].peer_ho_known = true;
+	}
+	return smcr_llc_decode(msg, len, link_ho(g, li), m);
+}
+
 /* An LLC message for smcdump-ex (smcr_env.llc), if it listens. */
 static void seen(struct smcr_lgr *g, int li, bool rx, const uint8_t *msg, size_t len)
 {
@@ -37,7 +60,7 @@ static void seen(struct smcr_lgr *g, int li, bool rx, const uint8_t *msg, size_t
 int smcr_llc_send(struct smcr_lgr *g, int li, const struct smcr_llc_msg *m)
 {
 	uint8_t buf[RDMA_MSG_MAX];
-	int n = smcr_llc_encode(m, smcr_own_ho(), buf, sizeof(buf)), rc;
+	int n = smcr_llc_encode(m, link_ho(g, li), buf, sizeof(buf)), rc;
 
 	if (n < 0)
 		return n;
@@ -198,7 +221,7 @@ void smcr_llc_in(struct smcr_lgr *g, int li, const uint8_t *msg, uint32_t len)
 	bool resp;
 
 	seen(g, li, true, msg, len);
-	if (smcr_llc_decode(msg, len, smcr_own_ho(), &m))
+	if (smcr_llc_decode_in(g, li, msg, len, &m))
 		return;         /* a malformed message does nothing */
 	resp = m.hd.flags & SMCR_LLC_FLAG_RESP;
 	if (m.hd.type == SMCR_LLC_DELETE_LINK && !resp) {
@@ -253,7 +276,7 @@ int smcr_llc_wait(struct smcr_lgr *g, bool (*match)(struct smcr_lgr *g, int li, 
 	}
 	for (;;) {
 		for (unsigned i = 0; i < g->nin; i++) {
-			if (smcr_llc_decode(g->inbox[i].msg, g->inbox[i].len, smcr_own_ho(), m) ||
+			if (smcr_llc_decode_in(g, g->inbox[i].li, g->inbox[i].msg, g->inbox[i].len, m) ||
 			    !match(g, g->inbox[i].li, m, arg))
 				continue;
 			memmove(&g->inbox[i], &g->inbox[i + 1], sizeof(g->inbox[0]) * (g->nin - i - 1));

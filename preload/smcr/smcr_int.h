@@ -41,6 +41,10 @@ struct smcr_link {
 	/* the watchdog (engine.c): completions last seen, since when, the last kick */
 	uint64_t seen_done;
 	int64_t since_ns, kicked_ns;
+	/* the byte order of the peer's LLC v2 lengths (wire/smcr_llc.h): learned
+	 * from its messages of 44 bytes; ours until one came */
+	enum smcr_llc_ho peer_ho;
+	bool peer_ho_known;
 	/* the keepalive: the peer's messages so far, and when the link was last heard or tested */
 	uint64_t heard, seen_heard;
 	int64_t alive_ns;
@@ -192,6 +196,9 @@ int smcr_llc_wait(struct smcr_lgr *g,
 		  bool (*match)(struct smcr_lgr *g, int li, const struct smcr_llc_msg *m, const void *arg),
 		  const void *arg, struct smcr_llc_msg *m, int ms);
 enum smcr_llc_ho smcr_own_ho(void);
+/* Decode an LLC message that came over link li in its sender's byte order
+ * (learning it from a message of 44 bytes); smcr_llc_decode()'s result. */
+int smcr_llc_decode_in(struct smcr_lgr *g, int li, const uint8_t *msg, size_t len, struct smcr_llc_msg *m);
 int smcr_rkeys_of(struct smcr_lgr *g, int li, const struct smcr_llc_confirm_rkey *c,
 		  uint32_t key[SMCR_LINKS_MAX], bool ok[SMCR_LINKS_MAX]);
 bool smcr_rkeys_match(const struct smcr_sock *s, const uint32_t key[SMCR_LINKS_MAX],

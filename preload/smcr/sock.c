@@ -312,7 +312,7 @@ static int peer_rkeys(struct smcr_sock *s)
 			uint32_t key[SMCR_LINKS_MAX];
 			bool ok[SMCR_LINKS_MAX];
 
-			if (smcr_llc_decode(g->inbox[i].msg, g->inbox[i].len, smcr_own_ho(), &m) ||
+			if (smcr_llc_decode_in(g, g->inbox[i].li, g->inbox[i].msg, g->inbox[i].len, &m) ||
 			    m.hd.type != SMCR_LLC_CONFIRM_RKEY || (m.hd.flags & SMCR_LLC_FLAG_RESP) ||
 			    smcr_rkeys_of(g, g->inbox[i].li, &m.confirm_rkey, key, ok) ||
 			    !smcr_rkeys_match(s, key, ok))

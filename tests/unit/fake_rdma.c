@@ -335,6 +335,42 @@ int rdma_post_write(struct rdma_qp *q, const struct rdma_mr *src, size_t off, si
 	return rc;
 }
 
+/* Devices whose host writes Linux's host-order LLC fields in the other byte order. */
+static char other_order[4][16];
+
+void fake_rdma_other_byte_order(const char *name)
+{
+	for (size_t i = 0; i < sizeof(other_order) / sizeof(other_order[0]); i++)
+		if (!other_order[i][0]) {
+			snprintf(other_order[i], sizeof(other_order[i]), "%s", name);
+			return;
+		}
+}
+
+static bool of_other_order(const struct rdma_dev *d)
+{
+	for (size_t i = 0; i < sizeof(other_order) / sizeof(other_order[0]); i++)
+		if (other_order[i][0] && !strcmp(other_order[i], d->name))
+			return true;
+	return false;
+}
+
+/*
+ * Between a device of the other byte order and one of ours: the host-order
+ * fields of an LLC v2 message (its length, ADD LINK's rkey count; see
+ * wire/smcr_llc.h) as the other host writes, or would read, them.
+ */
+static void swap_host_order(uint8_t *m, size_t len)
+{
+	uint8_t t;
+
+	if (len < 44 || m[0] >> 4 != 2)
+		return;
+	t = m[1], m[1] = m[2], m[2] = t;
+	if ((m[0] & 0x0f) == 2 && len >= 72)
+		t = m[70], m[70] = m[71], m[71] = t;
+}
+
 static int post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_id)
 {
 	int rc;
@@ -348,6 +384,8 @@ static int post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_
 		struct rdma_event in = { .kind = RDMA_EV_MSG, .len = (uint32_t)len };
 
 		memcpy(in.msg, msg, len);
+		if (of_other_order(q->d) != of_other_order(q->peer->d))
+			swap_host_order(in.msg, len);
 		push(q->peer, &in);
 		fake_rdma_msgs++;
 	}

@@ -13,6 +13,9 @@ void fake_rdma_add(const char *name);
 
 /* The RoCE v2 GID of 10.net.0.host (::ffff:10.net.0.host): the fake routes by GID and queue pair. */
 void fake_rdma_gid(uint8_t gid[16], uint8_t net, uint8_t host);
+/* Device name's host writes LLC's host-order fields in the other byte order
+ * (its messages to and from devices of ours have them swapped). */
+void fake_rdma_other_byte_order(const char *name);
 /* Writes and messages carried so far. */
 extern long fake_rdma_writes, fake_rdma_msgs;
 /* Channels lent to a sleeping thread (a reader that took its completions itself). */

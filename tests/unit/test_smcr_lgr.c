@@ -413,6 +413,52 @@ TEST(smcr_lgr_links_connections_failover_reset)
 	CHECK(fake_rdma_writes > 0 && fake_rdma_msgs > 0);
 }
 
+static struct smcr_lgr *other_cli;
+
+static int confirm_other(void *arg)
+{
+	(void)arg;
+	return smcr_link_confirm(other_cli, 0, 1);
+}
+
+/*
+ * A peer host of the other byte order (an s390x against an x86): Linux
+ * writes an LLC v2 length in its CPU's order, so each end reads the other's
+ * in the order its messages show, and writes to it in that order; the link
+ * comes up and a connection's data and rkeys go across.
+ */
+TEST(smcr_lgr_peer_of_other_byte_order)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring, .drive = true };
+	struct smcr_lgr *sg, *cg;
+	struct rdma_qp_addr a_s, a_c;
+	uint8_t gs[16], gc[16];
+	struct job j;
+	pthread_t th;
+
+	smcr_env_set(&env);
+	fake_rdma_other_byte_order("oc0");
+	fake_rdma_gid(gs, 7, 1);
+	fake_rdma_gid(gc, 7, 2);
+	CHECK_INT(smcr_lgr_new(true, &sg), 0);
+	CHECK_INT(smcr_lgr_new(false, &cg), 0);
+	CHECK_INT(smcr_link_open(sg, "os0", 1, gs), 0);
+	CHECK_INT(smcr_link_open(cg, "oc0", 1, gc), 0);
+	smcr_link_local(sg, 0, &a_s);
+	smcr_link_local(cg, 0, &a_c);
+	CHECK_INT(smcr_link_connect(sg, 0, &a_c), 0);
+	CHECK_INT(smcr_link_connect(cg, 0, &a_s), 0);
+	other_cli = cg;
+	beside(&j, confirm_other, NULL, &th);
+	CHECK_INT(smcr_link_confirm(sg, 0, 1), 0);
+	pthread_join(th, NULL);
+	CHECK_INT(j.rc, 0);
+	CHECK_INT(smcr_lgr_links_up(sg), 1);
+	CHECK_INT(smcr_lgr_links_up(cg), 1);
+	smcr_lgr_put(sg);
+	smcr_lgr_put(cg);
+}
+
 /*
  * The RDMA layer's descriptors a close-everything loop must leave open, in
  * order (numbers far above those the tests before kept for real).
