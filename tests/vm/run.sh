@@ -4,7 +4,7 @@
 # last line "N passed, N failed" (SKIP lines, a known failure with its
 # reason, count in neither); exits non-zero on any failure or timeout.
 #
-#   tests/vm/run.sh [s1] ... [s15]  scenarios (default: s1 s2 s3)
+#   tests/vm/run.sh [s1] ... [s17]  scenarios (default: s1 s2 s3)
 #
 # VM_SUITE=trixie-backports takes that suite's kernel instead (the newest
 # Debian serves, with no SMC at all: only s3 to s12, the soft backend, and
@@ -39,50 +39,89 @@ amd64 | s390x) ;;
 *) fatal "VM_ARCH=$VM_ARCH: the guests are amd64 (the default) or s390x" ;;
 esac
 export VM_ARCH
-# another architecture's kernel, user space, build and logs
-[ "$VM_ARCH" = amd64 ] || VMDIR=$VMDIR/$VM_ARCH
-mkdir -p "$VMDIR"
+BASEDIR=$VMDIR
+NATIVE_BUILD=$BUILD
 $HERE/deps.sh || fatal "installing qemu, busybox-static, cpio, kmod and the rest of tests/vm/deps.sh"
-if [ "$VM_ARCH" != amd64 ]; then
-	# the project cross-built against the guests' own Debian user space
-	VM_SYSROOT=$($HERE/fetch-root.sh) || fatal "fetching Debian's $VM_ARCH user space"
-	export VM_SYSROOT
-	BUILD=$VMDIR/build
-	PKG_CONFIG_SYSROOT_DIR=$VM_SYSROOT \
-	PKG_CONFIG_LIBDIR=$VM_SYSROOT/usr/lib/$VM_ARCH-linux-gnu/pkgconfig:$VM_SYSROOT/usr/share/pkgconfig \
-		make -s -j2 O="$BUILD" CC="$VM_ARCH-linux-gnu-gcc --sysroot=$VM_SYSROOT" all "$BUILD/tests/unit_tests" \
-		>"$VMDIR/make.log" 2>&1 || { cat "$VMDIR/make.log"; fatal "the $VM_ARCH cross build"; }
-elif [ "$BUILD" = . ]; then
-	make -s -j2 all >"$VMDIR/make.log" 2>&1 || { cat "$VMDIR/make.log"; fatal "make"; }
-fi
-KROOT=$(SUITE=${VM_SUITE:-bookworm-backports} KVER=${VM_KVER:-} $HERE/fetch-kernel.sh) || fatal "fetching the kernel package"
-KERNEL=$(ls "$KROOT"/boot/vmlinuz-* "$KROOT"/usr/lib/modules/*/vmlinuz 2>/dev/null | head -n 1 || true)
-[ -n "$KERNEL" ] || fatal "no kernel image in $KROOT"
-INITRD=$VMDIR/initramfs.cpio.gz
-$HERE/mkinitramfs.sh "$KROOT" "$BUILD" "$INITRD" || fatal "building the initramfs"
 
-# The machine, its console and its network device per architecture.
-case $VM_ARCH in
-s390x)
-	# bookworm's QEMU 7.2 cannot carry s390x guests' traffic: fetch-qemu.sh
-	# no audio: it would try the machine's QEMU 7.2 modules ("only modules from the same build")
-	QEMU="$($HERE/fetch-qemu.sh) -M s390-ccw-virtio -audio none" || fatal "fetching QEMU for $VM_ARCH"
-	CONSOLE=ttysclp0 NIC=virtio-net-ccw VM_ACCEL=tcg
-	# TCG emulates z/Architecture on x86 at about a third of x86's pace
-	VM_SLOW=3
+# guest ARCH: build (or cross-build) the project for ARCH's guests, fetch
+# their kernel and make their initramfs in ARCH's VMDIR (BASEDIR, or
+# BASEDIR/ARCH for another architecture than the machine's); sets KERNEL,
+# INITRD, QEMU, CONSOLE, NIC and VM_SLOW for them (and BUILD, VM_SYSROOT).
+guest() {
+	g_arch=$1 g_dir=$BASEDIR
+	[ "$g_arch" = amd64 ] || g_dir=$BASEDIR/$g_arch
+	mkdir -p "$g_dir"
+	if [ "$g_arch" != amd64 ]; then
+		# the project cross-built against the guests' own Debian user space
+		VM_SYSROOT=$(VMDIR=$g_dir VM_ARCH=$g_arch $HERE/fetch-root.sh) ||
+			fatal "fetching Debian's $g_arch user space"
+		export VM_SYSROOT
+		BUILD=$g_dir/build
+		PKG_CONFIG_SYSROOT_DIR=$VM_SYSROOT \
+		PKG_CONFIG_LIBDIR=$VM_SYSROOT/usr/lib/$g_arch-linux-gnu/pkgconfig:$VM_SYSROOT/usr/share/pkgconfig \
+			make -s -j2 O="$BUILD" CC="$g_arch-linux-gnu-gcc --sysroot=$VM_SYSROOT" all "$BUILD/tests/unit_tests" \
+			>"$g_dir/make.log" 2>&1 || { cat "$g_dir/make.log"; fatal "the $g_arch cross build"; }
+	else
+		BUILD=$NATIVE_BUILD
+		if [ "$BUILD" = . ]; then
+			make -s -j2 all >"$g_dir/make.log" 2>&1 || { cat "$g_dir/make.log"; fatal "make"; }
+		fi
+	fi
+	g_kroot=$(VMDIR=$g_dir VM_ARCH=$g_arch SUITE=${VM_SUITE:-bookworm-backports} KVER=${VM_KVER:-} \
+		$HERE/fetch-kernel.sh) || fatal "fetching the $g_arch kernel package"
+	KERNEL=$(ls "$g_kroot"/boot/vmlinuz-* "$g_kroot"/usr/lib/modules/*/vmlinuz 2>/dev/null | head -n 1 || true)
+	[ -n "$KERNEL" ] || fatal "no kernel image in $g_kroot"
+	INITRD=$g_dir/initramfs.cpio.gz
+	VM_ARCH=$g_arch $HERE/mkinitramfs.sh "$g_kroot" "$BUILD" "$INITRD" || fatal "building the $g_arch initramfs"
+	# The machine, its console and its network device per architecture.
+	case $g_arch in
+	s390x)
+		# bookworm's QEMU 7.2 cannot carry s390x guests' traffic: fetch-qemu.sh
+		# no audio: it would try the machine's QEMU 7.2 modules ("only modules from the same build")
+		QEMU="$(VMDIR=$g_dir VM_ARCH=$g_arch $HERE/fetch-qemu.sh) -M s390-ccw-virtio -audio none" ||
+			fatal "fetching QEMU for $g_arch"
+		CONSOLE=ttysclp0 NIC=virtio-net-ccw VM_ACCEL=tcg
+		# TCG emulates z/Architecture on x86 at about a third of x86's pace
+		VM_SLOW=3
+		;;
+	*) QEMU=qemu-system-x86_64 CONSOLE=ttyS0 NIC=virtio-net-pci VM_SLOW=1 ;;
+	esac
+}
+
+# s17 pairs an s390x server with an amd64 client: the client's guest first,
+# kept as PEER_*, then this run's own
+case " $SCENARIOS " in
+*" s17 "*)
+	[ "$VM_ARCH" = s390x ] || fatal "s17 pairs an s390x server with an amd64 client: run it with VM_ARCH=s390x"
+	guest amd64
+	PEER_KERNEL=$KERNEL PEER_INITRD=$INITRD PEER_QEMU=$QEMU PEER_CONSOLE=$CONSOLE PEER_NIC=$NIC
 	;;
-*) QEMU=qemu-system-x86_64 CONSOLE=ttyS0 NIC=virtio-net-pci VM_SLOW=1 ;;
 esac
+guest "$VM_ARCH"
+VMDIR=$BASEDIR
+[ "$VM_ARCH" = amd64 ] || VMDIR=$BASEDIR/$VM_ARCH
 VM_TIMEOUT=$((VM_TIMEOUT * VM_SLOW))
 
-# qemu NAME APPEND NETDEV...: boot one VM under timeout, console to $VMDIR/NAME.log.
+# qemu NAME APPEND NETDEV...: boot one VM under timeout, console to
+# $VMDIR/NAME.log; a client VM of s17 (MIXED=1) is the PEER_* guest.
 qemu() {
 	name=$1 append=$2; shift 2
-	timeout -k 5 "$VM_TIMEOUT" $QEMU $ACCEL -m 512 -smp 1 \
+	q_qemu=$QEMU q_kernel=$KERNEL q_initrd=$INITRD q_console=$CONSOLE
+	case ${MIXED:-0}:$name in
+	1:*-client) q_qemu=$PEER_QEMU q_kernel=$PEER_KERNEL q_initrd=$PEER_INITRD q_console=$PEER_CONSOLE ;;
+	esac
+	timeout -k 5 "$VM_TIMEOUT" $q_qemu $ACCEL -m 512 -smp 1 \
 		-nographic -no-reboot \
-		-kernel "$KERNEL" -initrd "$INITRD" \
-		-append "console=$CONSOLE quiet loglevel=1 panic=-1 $VMRECORD$append" "$@" \
+		-kernel "$q_kernel" -initrd "$q_initrd" \
+		-append "console=$q_console quiet loglevel=1 panic=-1 $VMRECORD$append" "$@" \
 		</dev/null >"$VMDIR/$name.log" 2>&1
+}
+# nic ROLE: the network device model of that role's guest
+nic() {
+	case ${MIXED:-0}:$1 in
+	1:client) echo "$PEER_NIC" ;;
+	*) echo "$NIC" ;;
+	esac
 }
 
 VMRECORD=
@@ -152,13 +191,13 @@ two_vms() {
 	set --  "$1" "${2:-1}"
 	nic2s='' nic2c=''
 	if [ "$2" = 2 ]; then
-		nic2s="-netdev stream,id=n1,server=on,addr.type=unix,addr.path=$sock2 -device $NIC,netdev=n1,mac=$mac:11"
-		nic2c="-netdev stream,id=n1,server=off,addr.type=unix,addr.path=$sock2 -device $NIC,netdev=n1,mac=$mac:12"
+		nic2s="-netdev stream,id=n1,server=on,addr.type=unix,addr.path=$sock2 -device $(nic server),netdev=n1,mac=$mac:11"
+		nic2c="-netdev stream,id=n1,server=off,addr.type=unix,addr.path=$sock2 -device $(nic client),netdev=n1,mac=$mac:12"
 	fi
 	# shellcheck disable=SC2086 # the second NIC's words
 	qemu "$1-server" "vmtest=$1 vmrole=server vmip=10.0.0.1/24 vmpeer=10.0.0.2" \
 		-netdev stream,id=n0,server=on,addr.type=unix,addr.path="$sock" \
-		-device $NIC,netdev=n0,mac=$mac:01 $nic2s &
+		-device "$(nic server)",netdev=n0,mac=$mac:01 $nic2s &
 	spid=$!
 	i=0
 	while { [ ! -S "$sock" ] || { [ "$2" = 2 ] && [ ! -S "$sock2" ]; }; } && [ $i -lt 100 ]; do
@@ -167,7 +206,7 @@ two_vms() {
 	# shellcheck disable=SC2086
 	qemu "$1-client" "vmtest=$1 vmrole=client vmip=10.0.0.2/24 vmpeer=10.0.0.1" \
 		-netdev stream,id=n0,server=off,addr.type=unix,addr.path="$sock" \
-		-device $NIC,netdev=n0,mac=$mac:02 $nic2c
+		-device "$(nic client)",netdev=n0,mac=$mac:02 $nic2c
 	crc=$?
 	wait $spid
 	src=$?
@@ -214,6 +253,11 @@ for s in $SCENARIOS; do
 	s4)
 		# 128 MiB through TCG guests beside other work, then a recorded echo
 		two_vms_at_least 360 "$s" 2
+		;;
+	s17)
+		# s390x server, amd64 client: 8 MiB each way through TCG, the s390x
+		# end at a third of x86's pace
+		MIXED=1 two_vms_at_least 240 "$s"
 		;;
 	s15)
 		# boot, two rxe devices, the echo, the second link, a 40 s hold
