@@ -124,22 +124,28 @@ static bool is_s390(void)
 	return !strcmp(arch, "s390x") || !strcmp(arch, "s390");
 }
 
+/* The table's rows (rc: 0, or nonzero when they could not all be made), then its exit status. */
+static int print_rows(struct rnics_table *t, const struct args *a, int rc)
+{
+	if (rc) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		rnics_table_free(t);
+		return 1;
+	}
+	rnics_table_print(t, stdout, a->o.json);
+	/* Upstream exits 8 for every FID filter; only an unmatched one is an error. */
+	rc = a->o.have_fid && !t->n ? 8 : 0;
+	rnics_table_free(t);
+	return rc;
+}
+
 /* -D: the DIBS devices, on any architecture; not the soft backend's (it has none). */
 static int list_dibs(const struct args *a)
 {
 	struct rnics_table t;
-	int rc;
 
 	rnics_table_init(&t, &rnics_dibs);
-	if (rnics_dibs_rows(&t, &a->o)) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		rnics_table_free(&t);
-		return 1;
-	}
-	rnics_table_print(&t, stdout, a->o.json);
-	rc = a->o.have_fid && !t.n ? 8 : 0;
-	rnics_table_free(&t);
-	return rc;
+	return print_rows(&t, a, rnics_dibs_rows(&t, &a->o));
 }
 
 static int list(const struct args *a)
@@ -162,16 +168,7 @@ static int list(const struct args *a)
 	if (!rc)
 		rc = rnics_soft_rows(&t, &a->o);
 	rnics_pnet_free(&pnet);
-	if (rc) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		rnics_table_free(&t);
-		return 1;
-	}
-	rnics_table_print(&t, stdout, a->o.json);
-	/* Upstream exits 8 for every FID filter; only an unmatched one is an error. */
-	rc = a->o.have_fid && !t.n ? 8 : 0;
-	rnics_table_free(&t);
-	return rc;
+	return print_rows(&t, a, rc);
 }
 
 int main(int argc, char **argv)
