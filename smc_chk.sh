@@ -249,14 +249,19 @@ backend_name() {
 
 SYSFS=${SMC_SYSFS_ROOT:-/sys}
 
-# The software RDMA devices (rxe) of this host, comma-separated: their
-# device is virtual, a RoCE NIC's is a PCI function.
-soft_rdma_devices() {
+# The soft-RoCE devices (rxe) of this host, comma-separated: their device
+# is virtual (a RoCE NIC's is a PCI function) and a channel adapter (siw,
+# also virtual, is an RNIC).
+rxe_devices() {
 	local d list=
 	for d in "$SYSFS"/class/infiniband/*; do
 		[ -e "$d" ] || continue
 		case $(readlink -f "$d") in
-		*/devices/virtual/*) list="${list:+$list, }${d##*/}" ;;
+		*/devices/virtual/*)
+			case $(cat "$d/node_type" 2>/dev/null) in
+			1:*) list="${list:+$list, }${d##*/}" ;;
+			esac
+			;;
 		esac
 	done
 	echo "$list"
@@ -270,7 +275,7 @@ known_problems() {
 	series=$(uname -r | cut -d. -f1,2)
 	case $series in
 	6.1)
-		rxe=$(soft_rdma_devices)
+		rxe=$(rxe_devices)
 		[ -n "$rxe" ] || return 0
 		printf '     %-20s%s\n' "Known problem:" "SMC-Rv2 over $rxe hangs in Linux $series (smc_wr_drain_cq)"
 		printf '     %-20s%s\n' "" "use Linux 6.12 or later, or SMC_BACKEND=soft (smc_softd)"

@@ -141,14 +141,15 @@ try: socket.socket(43, socket.SOCK_STREAM, 0).close()
 except OSError: sys.exit(1)' 2>/dev/null
 }
 
-# The pid of the process that answers on UNIX socket $1 (SO_PEERCRED).
-socket_pid() {
+# "PID UID" of the process that answers on UNIX socket $1 (SO_PEERCRED).
+socket_peer() {
 	command -v python3 >/dev/null 2>&1 || return 1
 	python3 -c 'import socket,struct,sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.settimeout(2)
 s.connect(sys.argv[1])
-print(struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0])' "$1" 2>/dev/null
+pid, uid, gid = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+print(pid, uid)' "$1" 2>/dev/null
 }
 
 # sysctls DIR: each file of the kernel's net.smc directory as "name = value",
@@ -175,10 +176,11 @@ sysctls() {
 # --settings with its own options) and the handshake limitation of this
 # network namespace, as "name = value".
 soft_settings() {
-	local sock="$1" pid='' args=() sysfs='' hs bin
-	if ! pid=$(socket_pid "$sock") || [ -z "$pid" ]; then
+	local sock="$1" peer pid='' uid='' args=() sysfs='' hs bin
+	if ! peer=$(socket_peer "$sock") || [ -z "$peer" ]; then
 		say "daemon = none answers on $sock"
 	else
+		read -r pid uid <<< "$peer"
 		say "daemon = pid $pid on $sock"
 		if [ -r "/proc/$pid/cmdline" ] && mapfile -d '' args < "/proc/$pid/cmdline" &&
 		   [ "${#args[@]}" -gt 0 ]; then
@@ -189,9 +191,14 @@ soft_settings() {
 		fi
 	fi
 	if [ "${#args[@]}" -gt 0 ]; then
-		# the daemon's own binary and options: what it runs with
+		# the daemon's own binary and options: what it runs with; only a
+		# daemon the tools would trust (root's or ours: smc_softd(8)) has
+		# its binary run, never another user's
 		bin="/proc/$pid/exe"
-		if [ ! -x "$bin" ]; then
+		if [ "$uid" != 0 ] && [ "$uid" != "$(id -u)" ]; then
+			say "(the daemon runs as uid $uid, neither root nor this user: the smc_softd found here, with its options)"
+			bin=smc_softd
+		elif [ ! -x "$bin" ]; then
 			say "(the daemon's binary cannot be read: the smc_softd found here, with its options)"
 			bin=smc_softd
 		fi

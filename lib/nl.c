@@ -84,8 +84,12 @@ void smc_kernel_no_smc_text(const char *moddir, const char *release, char *buf, 
 			 "the soft backend, smc_softd, needs none)", release);
 		break;
 	case SMC_KMOD_PRESENT:
-		snprintf(buf, len, "the kernel's smc module is not loaded "
-			 "('modprobe smc' says why)");
+		if (access("/sys/module/smc", F_OK) == 0)
+			snprintf(buf, len, "AF_SMC sockets are refused although the smc "
+				 "module is loaded (a seccomp or security policy?)");
+		else
+			snprintf(buf, len, "the kernel's smc module is not loaded "
+				 "('modprobe smc' says why)");
 		break;
 	default:
 		snprintf(buf, len, "the kernel has no SMC support "

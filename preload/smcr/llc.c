@@ -22,13 +22,19 @@ enum smcr_llc_ho smcr_own_ho(void)
 /*
  * Linux writes a v2 LLC length (and ADD LINK's rkey count) in its own CPU's
  * byte order and reads them in it: a link's messages are written, and read,
- * in the order of the peer's, which its first messages show (a CONFIRM LINK
- * is 44 bytes); until one came, in ours.  Two soft ends of other byte orders
- * thus settle on the server's, and a Linux peer reads what it would write.
+ * in the order of the peer's, which its messages of 44 bytes show (a
+ * CONFIRM LINK); a new link takes what another link of the group learned;
+ * until one came, ours.  Two soft ends of other byte orders thus settle on
+ * the server's, and a Linux peer reads what it would write.
  */
 static enum smcr_llc_ho link_ho(const struct smcr_lgr *g, int li)
 {
-	return g->link[li].peer_ho_known ? g->link[li].peer_ho : smcr_own_ho();
+	if (g->link[li].peer_ho_known)
+		return g->link[li].peer_ho;
+	for (unsigned o = 0; o < g->nlinks; o++)
+		if (g->link[o].peer_ho_known)
+			return g->link[o].peer_ho;
+	return smcr_own_ho();
 }
 
 int smcr_llc_decode_in(struct smcr_lgr *g, int li, const uint8_t *msg, size_t len, struct smcr_llc_msg *m)

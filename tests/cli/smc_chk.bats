@@ -147,10 +147,13 @@ fake_kernel() {
 	[ "${lines[2]}" = "     Backend:            kernel" ]
 	[ "${lines[$((${#lines[@]} - 2))]}" = "     Known problem:      SMC-Rv2 over rxe0 hangs in Linux 6.1 (smc_wr_drain_cq)" ]
 	[ "${lines[$((${#lines[@]} - 1))]}" = "                         use Linux 6.12 or later, or SMC_BACKEND=soft (smc_softd)" ]
-	# mlx5 alone: PCI functions, no rxe
+	# mlx5 (PCI functions) and siw (virtual, but an iWARP RNIC): no rxe
 	mkdir -p "$BATS_TEST_TMPDIR/sys/class/infiniband"
 	cp -a "$SMC_TOP/tests/fixtures/sysfs/x86/devices" "$BATS_TEST_TMPDIR/sys/"
 	cp -a "$SMC_TOP/tests/fixtures/sysfs/x86/class/infiniband/mlx5_0" "$BATS_TEST_TMPDIR/sys/class/infiniband/"
+	mkdir -p "$BATS_TEST_TMPDIR/sys/devices/virtual/infiniband/siw0"
+	echo "4: RNIC" > "$BATS_TEST_TMPDIR/sys/devices/virtual/infiniband/siw0/node_type"
+	ln -s ../../devices/virtual/infiniband/siw0 "$BATS_TEST_TMPDIR/sys/class/infiniband/siw0"
 	run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" SMC_BACKEND=kernel \
 		SMC_SYSFS_ROOT="$BATS_TEST_TMPDIR/sys" "$SMC_BIN/smc_chk" -s lo
 	[ "$status" -eq 0 ]

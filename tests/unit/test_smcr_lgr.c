@@ -424,8 +424,9 @@ static int confirm_other(void *arg)
 /*
  * A peer host of the other byte order (an s390x against an x86): Linux
  * writes an LLC v2 length in its CPU's order, so each end reads the other's
- * in the order its messages show, and writes to it in that order; the link
- * comes up and a connection's data and rkeys go across.
+ * in the order its messages show, and writes to it in that order: the
+ * CONFIRM LINK exchange brings the first link up at both ends.  (ADD LINK's
+ * rkey count, the other such field, is not exercised here.)
  */
 TEST(smcr_lgr_peer_of_other_byte_order)
 {

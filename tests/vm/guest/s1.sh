@@ -79,6 +79,7 @@ check hslimit-json smcd -j hslimit show
 check hslimit-other-netns unshare -n smcr hslimit show
 check user-hslimit-show asuser 65534 smcr hslimit show
 check user-hslimit-disable asuser 65534 smcr hslimit disable
+check hslimit-still-enabled smcr hslimit show
 check hslimit-disable smcr hslimit disable
 check hslimit-disabled smcr hslimit show
 
