@@ -335,6 +335,21 @@ static void device_event(struct smcr_lgr *g, int li)
 #define WATCH_GAP_NS (3 * 1000000000LL)
 /* How often a link whose device was deleted looks for it again (rdma link add). */
 #define DEV_LOOK_NS (2 * 1000000000LL)
+/*
+ * A channel a sleeper gave back stays lent while its link is busy
+ * (lent_idle): the next sleeper takes it without an epoll_ctl() each way.
+ * Nobody watches it meanwhile, so a thread that sleeps without driving
+ * takes it back first (smcr_link_unlend()), and the progress thread looks
+ * every LEND_LOOK_MS and takes back one left for LEND_IDLE_NS: an LLC
+ * request or a failure that comes while nobody sleeps waits that long.  It
+ * looks that often while a channel was left lent in the last LEND_BUSY_NS,
+ * lent or not now (a sleeper that leaves it then need not wake the thread).
+ */
+#define LEND_IDLE_NS (10 * 1000000LL)
+#define LEND_LOOK_MS 10
+#define LEND_BUSY_NS (1000 * 1000000LL)
+/* the progress thread sleeps at most LEND_LOOK_MS (a channel left lent needs no kick) */
+static atomic_bool lend_watch;
 
 static int64_t now_ns(void)
 {
@@ -402,6 +417,46 @@ static void dev_back(struct smcr_lgr *g, int li)
 		smcr_link_request(g, li);
 }
 
+void smcr_link_unlend(struct smcr_lgr *g, int li)
+{
+	struct smcr_link *l = &g->link[li];
+
+	if (!l->lent_idle)
+		return;
+	if (rdma_qp_lend(l->qp, false)) {
+		/* the progress thread's next poll set tries again */
+		smcr_engine_kick();
+		return;
+	}
+	l->lent_idle = false;
+}
+
+/*
+ * Whether a thread sleeps, or may, for a connection on link li without
+ * driving it: all but the driver's own wait (s, rx, its bell).
+ */
+static bool link_has_sleepers(const struct smcr_lgr *g, int li, const struct smcr_sock *own, bool rx,
+			      uint32_t own_bell)
+{
+	for (const struct smcr_sock *s = g->socks; s; s = s->next) {
+		if (s->li != li)
+			continue;
+		for (int dir = 0; dir < 2; dir++) {
+			bool mine = s == own && dir == rx;
+
+			if (atomic_load(&s->sleepers[dir]))
+				return true;
+			for (int i = 0; i < SMCR_BELLS; i++) {
+				uint32_t b = atomic_load(&s->bell[dir][i]);
+
+				if (b && !(mine && b == own_bell))
+					return true;
+			}
+		}
+	}
+	return false;
+}
+
 /* The group's links with work outstanding: true when one has (the progress thread looks again soon). */
 static bool watchdog(struct smcr_lgr *g)
 {
@@ -431,7 +486,7 @@ static bool watchdog(struct smcr_lgr *g)
 		if (l->dead || !l->up)
 			continue;
 		/* a lent channel wakes this thread no more: its watch goes on at WATCH_MS */
-		pending |= l->driven;
+		pending |= l->driven || l->lent_idle;
 		rdma_qp_counts(l->qp, &posted, &done);
 		if (l->heard != l->seen_heard || done != l->seen_done || !l->alive_ns) {
 			l->seen_heard = l->heard;
@@ -510,7 +565,7 @@ void smcr_link_want_sent(struct smcr_lgr *g, int li)
 }
 
 /* The poll set: the wake descriptor, then each live link's channel and device. */
-static int watch_set(struct pollfd *pfd, struct watch *w, bool *now)
+static int watch_set(struct pollfd *pfd, struct watch *w, bool *now, bool *lent)
 {
 	int n = 1;
 
@@ -523,9 +578,13 @@ static int watch_set(struct pollfd *pfd, struct watch *w, bool *now)
 			/* a device that went: nothing of it to watch (the watchdog looks for its return) */
 			if (l->dev_gone)
 				continue;
-			/* a channel a sleeper could not give back comes back here */
-			if (!l->driven)
-				rdma_qp_lend(l->qp, false);
+			/* a channel a sleeper could not give back, or left lent, comes back here */
+			if (l->lent_ns && (l->driven || l->lent_idle) && now_ns() - l->lent_ns < LEND_BUSY_NS)
+				*lent = true;
+			if (l->lent_idle && now_ns() - l->lent_ns < LEND_IDLE_NS)
+				;
+			else if (!l->driven && !rdma_qp_lend(l->qp, false))
+				l->lent_idle = false;
 			if (rdma_qp_arm(l->qp, link_wants_sent(g, (int)li)))
 				*now = true;
 			w[n] = (struct watch){ g, (int)li, l->gen, false };
@@ -568,7 +627,7 @@ static void *progress(void *arg)
 	struct pollfd pfd[POLL_MAX];
 	struct watch w[POLL_MAX];
 	struct wakes wakes = { 0 };
-	bool pending = false, again = true, now = false;
+	bool pending = false, again = true, now = false, lent = false;
 	unsigned built = 0;
 	int n = 0;
 
@@ -579,12 +638,13 @@ static void *progress(void *arg)
 		pthread_mutex_lock(&eng_mu);
 		if (again || built != atomic_load(&view_gen)) {
 			built = atomic_load(&view_gen);
-			now = false;
+			now = lent = false;
 			reap();
-			n = watch_set(pfd, w, &now);
+			n = watch_set(pfd, w, &now, &lent);
 		}
+		atomic_store(&lend_watch, lent);
 		pthread_mutex_unlock(&eng_mu);
-		r = smcr_env.poll(pfd, (nfds_t)n, now ? 0 : pending ? WATCH_MS : 1000);
+		r = smcr_env.poll(pfd, (nfds_t)n, now ? 0 : lent ? LEND_LOOK_MS : pending ? WATCH_MS : 1000);
 		if (r < 0 && errno != EINTR)
 			continue;
 		again = r <= 0 || now;
@@ -677,6 +737,7 @@ int smcr_drive_begin(struct smcr_sock *s, bool rx, uint32_t bell, struct smcr_dr
 		return -EAGAIN;
 	}
 	g->link[d->li].driven = true;
+	g->link[d->li].lent_idle = false;
 	d->gen = g->link[d->li].gen;
 	d->fd = rdma_qp_chan_fd(g->link[d->li].qp);
 	d->rx = rx;
@@ -734,12 +795,21 @@ void smcr_drive_end(struct smcr_sock *s, const struct smcr_drive *d)
 	if (!d->bell)
 		atomic_compare_exchange_strong(&s->drive_li[d->rx], &mine, 0);
 	if (g->link[d->li].gen == d->gen) {
-		/* armed (smcr_drive_take()): what completes next wakes the progress thread */
-		back = !rdma_qp_lend(g->link[d->li].qp, false);
-		g->link[d->li].driven = false;
+		struct smcr_link *l = &g->link[d->li];
+
+		l->driven = false;
+		if (!l->dead && !link_has_sleepers(g, d->li, s, d->rx, d->bell)) {
+			/* kept for the next sleeper; armed (smcr_drive_take()) for whoever takes it */
+			l->lent_idle = true;
+			l->lent_ns = now_ns();
+			back = atomic_load(&lend_watch);
+		} else {
+			/* armed: what completes next wakes the progress thread */
+			back = !rdma_qp_lend(l->qp, false);
+		}
 	}
 	pthread_mutex_unlock(&g->mu);
-	/* not given back: the progress thread's next poll set takes it back */
+	/* not given back, or left lent: the progress thread's next poll set sees to it */
 	if (!back)
 		smcr_engine_kick();
 }

@@ -150,6 +150,8 @@ static void link_new_qp(struct smcr_lgr *g, int li, struct rdma_qp *q)
 	l->since_ns = l->kicked_ns = l->alive_ns = 0;
 	for (struct smcr_sock *s = g->socks; s; s = s->next)
 		s->peer_rkey_ok[li] = false;
+	/* the new queue pair's channel is watched by the progress thread */
+	l->lent_idle = false;
 	/* a thread asleep on the old channel lets go of it before it goes */
 	if (l->driven) {
 		l->driven = false;

@@ -277,6 +277,11 @@ int smcr_sock_describe(struct smcr_sock *s, char *buf, size_t size);
  * nothing.  A bell left after its sleeper woke costs one spurious wake-up.
  */
 void smcr_sock_bell(struct smcr_sock *s, bool rx, uint32_t bell);
+/*
+ * Before a sleep that does not take its link's completions itself (a bell,
+ * a futex): the channel a driver left lent goes back to the progress thread.
+ */
+void smcr_sock_unlend(struct smcr_sock *s);
 /* A writer is about to sleep for room: the completions of its writes are to wake the layer. */
 void smcr_sock_want_room(struct smcr_sock *s);
 

@@ -36,6 +36,8 @@ struct smcr_link {
 	bool dev_gone;          /* its device is gone (fatal): back only as a new device (smcr_link_dev_back()) */
 	int post_err;           /* a post failed (not for room): the progress thread fails the link */
 	bool driven;            /* its channel is lent to a sleeper (smcr_drive_begin()) */
+	bool lent_idle;         /* still lent, nobody asleep on it, since lent_ns (smcr_drive_end()) */
+	int64_t lent_ns;
 	int bell;               /* an eventfd that wakes that sleeper to look again */
 	unsigned gen;           /* a new queue pair each time the link is added again */
 	/* the watchdog (engine.c): completions last seen, since when, the last kick */
@@ -139,6 +141,8 @@ void smcr_link_want_sent(struct smcr_lgr *g, int li);
 void smcr_engine_quiesce(void);
 /* Wakes the thread that sleeps on link li's channel (smcr_drive_begin()) to look again. */
 void smcr_link_bell(struct smcr_lgr *g, int li);
+/* With g->mu held: a channel left lent (smcr_drive_end()) watched by the progress thread again. */
+void smcr_link_unlend(struct smcr_lgr *g, int li);
 /* Wake the sleepers of direction rx (or tx) of s (on the progress thread: once it let go of g->mu). */
 void smcr_sock_wake(struct smcr_sock *s, bool rx);
 

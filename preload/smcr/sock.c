@@ -855,6 +855,7 @@ int smcr_sock_wait(struct smcr_sock *s, bool rx, uint32_t seq, const struct time
 	else if ((r = smcr_engine_drive(s, rx, seq, timeout)) != -EAGAIN)
 		return (int)r;
 	atomic_fetch_add(&s->sleepers[rx], 1);
+	smcr_sock_unlend(s);
 	r = smcr_env.syscall(SYS_futex, &s->seq[rx], FUTEX_WAIT, seq, timeout, NULL, 0);
 	err = errno;
 	atomic_fetch_sub(&s->sleepers[rx], 1);
@@ -889,6 +890,17 @@ void smcr_sock_bell(struct smcr_sock *s, bool rx, uint32_t bell)
 	}
 	/* more sleepers than a process has bells: one of them had gone */
 	atomic_store(&slot[bell % SMCR_BELLS], bell);
+}
+
+/* After the sleeper counted itself or set its bell: smcr_drive_end() sees it, or this does. */
+void smcr_sock_unlend(struct smcr_sock *s)
+{
+	if (!smcr_env.drive)
+		return;
+	pthread_mutex_lock(&s->g->mu);
+	if (s->li >= 0)
+		smcr_link_unlend(s->g, s->li);
+	pthread_mutex_unlock(&s->g->mu);
 }
 
 int smcr_sock_describe(struct smcr_sock *s, char *buf, size_t size)

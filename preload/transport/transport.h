@@ -35,6 +35,8 @@ struct transport;
 #define TP_PEEK            0x1u
 /* *wake: a doorbell byte over TCP (else the id of the sleeper's bell) */
 #define TP_BELL_TCP        1u
+/* peer_cpu(): the peer runs on another host */
+#define TP_PEER_REMOTE     UINT32_MAX
 /* back_state(): we said BACK (our buffer is read no more); the peer did (its cursor is final) */
 #define TP_BACK_SAID       0x1u
 #define TP_BACK_HEARD      0x2u
@@ -184,7 +186,7 @@ struct transport_ops {
 	uint32_t (*hold_gen)(struct transport *t);           /* bumped by every change of holders */
 	void (*resync)(struct transport *t);                 /* cursors from the shared ones */
 
-	/* Where each end last ran (CPU + 1, 0 unknown), for spinning. */
+	/* Where each end last ran (CPU + 1, 0 unknown, TP_PEER_REMOTE), for spinning. */
 	void (*note_cpu)(struct transport *t, int cpu);
 	uint32_t (*peer_cpu)(struct transport *t, bool rx);
 

@@ -245,6 +245,7 @@ static bool rdma_rx_sleep_begin(struct transport *t, uint32_t *wake, uint32_t be
 	if (bell == TP_BELL_TCP || rx_ready(t))
 		return true;
 	smcr_sock_bell(SOCK(t), true, bell);
+	smcr_sock_unlend(SOCK(t));
 	return rx_ready(t);
 }
 
@@ -272,6 +273,7 @@ static bool rdma_tx_sleep_begin(struct transport *t, size_t want, uint32_t bell)
 	if (bell == TP_BELL_TCP)
 		return true;
 	smcr_sock_bell(SOCK(t), false, bell);
+	smcr_sock_unlend(SOCK(t));
 	return tx_ready(t, want);
 }
 
@@ -517,7 +519,7 @@ static uint32_t rdma_peer_cpu(struct transport *t, bool rx)
 {
 	(void)t;
 	(void)rx;
-	return 0;
+	return TP_PEER_REMOTE;
 }
 
 static void rdma_own_cdc(struct transport *t, struct tp_cdc *cdc)
