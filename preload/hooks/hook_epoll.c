@@ -523,19 +523,59 @@ static int kernel_wait(struct ewait *w, int have, int64_t timeout_ns, const sigs
 }
 
 /*
- * The sleep with our bell: the epoll fd and the bell in one ppoll, then the
- * kernel's events without waiting if the epoll fd has some.
+ * The wait takes the completions of one of its connections' links itself,
+ * as a blocking receive does (doc/soft-roce.md section 4): the first entry
+ * waiting for input whose transport lends it a channel, taken from (and
+ * the channel armed) before the entries are armed.  Its socket (a
+ * reference), or NULL.
  */
-static int bell_wait(struct ewait *w, int efd, bool *rang, int64_t timeout_ns,
+static struct sconn *drive_begin(struct ewait *w, uint32_t bell, struct tp_drive *d)
+{
+	struct sconn *found = NULL;
+
+	pthread_mutex_lock(&w->s->lock);
+	for (int i = 0; i < w->s->n && !found; i++) {
+		struct sconn *sc = entry_sc(w, &i);
+
+		if (!sc)
+			continue;
+		if (!w->s->e[i].disarmed && (w->s->e[i].events & EPOLLIN) && TP(sc, drive_begin, true, bell, d))
+			found = sc;
+		else
+			sconn_put(sc);
+	}
+	pthread_mutex_unlock(&w->s->lock);
+	if (found)
+		TP(found, drive_take, d, false);
+	return found;
+}
+
+static void drive_end(struct sconn *sc, struct tp_drive *d, bool woken)
+{
+	if (!sc)
+		return;
+	TP(sc, drive_take, d, woken);
+	TP(sc, drive_end, d);
+	sconn_put(sc);
+}
+
+/*
+ * The sleep with our bell: the epoll fd, the bell and a lent channel (chan,
+ * or -1) in one ppoll, then the kernel's events without waiting if the
+ * epoll fd has some.
+ */
+static int bell_wait(struct ewait *w, int efd, int chan, bool *rang, bool *woken, int64_t timeout_ns,
 		     const sigset_t *mask)
 {
-	struct pollfd p[2] = { { .fd = w->epfd, .events = POLLIN }, { .fd = efd, .events = POLLIN } };
+	struct pollfd p[3] = { { .fd = w->epfd, .events = POLLIN }, { .fd = efd, .events = POLLIN },
+			       { .fd = chan, .events = POLLIN } };
 	struct timespec ts = { timeout_ns / 1000000000, timeout_ns % 1000000000 };
-	int r = next.ppoll(p, 2, timeout_ns < 0 ? NULL : &ts, mask);
+	int r = next.ppoll(p, chan >= 0 ? 3 : 2, timeout_ns < 0 ? NULL : &ts, mask);
 
 	if (r < 0)
 		return -1;
 	*rang = p[1].revents & POLLIN;
+	*woken = chan >= 0 && p[2].revents;
 	return p[0].revents ? kernel_wait(w, 0, 0, NULL) : 0;
 }
 
@@ -552,7 +592,9 @@ static int soft_epoll_wait(struct ewait *w, int64_t timeout_ns, const sigset_t *
 		int64_t left = end < 0 ? -1 : end - soft_now_ns();
 		int n, r, efd;
 		uint32_t bell;
-		bool rang;
+		bool rang, woken;
+		struct tp_drive drive;
+		struct sconn *driver;
 
 		if (left < 0 && end >= 0)
 			left = 0;
@@ -577,13 +619,15 @@ static int soft_epoll_wait(struct ewait *w, int64_t timeout_ns, const sigset_t *
 		}
 		ctl_poll();            /* our bell's id, or a peer's, may have come */
 		bell = bell_wait_begin(&efd);
+		driver = efd >= 0 && soft_cfg.drive ? drive_begin(w, bell, &drive) : NULL;
 		if (arm_all(w, true, bell)) {
+			drive_end(driver, &drive, false);
 			arm_all(w, false, bell);
 			bell_wait_end(efd, false);
 			continue;
 		}
 		atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
-		rang = false;
+		rang = woken = false;
 		/* replies or ends of registrations due: look again within DEL_RETRY_NS */
 		if (ctl_backlog() && (left < 0 || left > DEL_RETRY_NS))
 			left = DEL_RETRY_NS;
@@ -593,7 +637,9 @@ static int soft_epoll_wait(struct ewait *w, int64_t timeout_ns, const sigset_t *
 		if (w->bell_only && (left < 0 || left > QUIET_LOOK_NS))
 			left = QUIET_LOOK_NS;
 		w->blind = w->bell_only = false;
-		r = efd >= 0 ? bell_wait(w, efd, &rang, left, mask) : kernel_wait(w, 0, left, mask);
+		r = efd >= 0 ? bell_wait(w, efd, driver ? drive.fd : -1, &rang, &woken, left, mask)
+			     : kernel_wait(w, 0, left, mask);
+		drive_end(driver, &drive, woken);
 		arm_all(w, false, bell);
 		bell_wait_end(efd, rang);
 		if (r != 0)

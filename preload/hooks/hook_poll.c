@@ -21,6 +21,11 @@ struct pwait {
 	struct sconn **sc;       /* paired sockets, else NULL */
 	int paired;
 	bool nap;                /* a writer waits on a socket readable for good (its peer's FIN) */
+	/* the wait takes a link's completions itself (drive_begin()) */
+	struct sconn *driver;
+	struct tp_drive drive;
+	int chan;
+	bool woken;
 };
 
 /* The kernel's wait while w->nap: short, as wait_space()'s. */
@@ -102,11 +107,13 @@ static short merged(struct pwait *w, nfds_t i, int fd, short k)
 
 /*
  * The kernel's answer for everything; timeout_ns < 0 waits for ever.  k has
- * room for one more entry: our bell (efd >= 0), whose answer is *rang.
+ * room for two more entries: our bell (efd >= 0), whose answer is *rang,
+ * and a channel lent to the wait (w->chan >= 0, its answer w->woken).
  */
 static int kernel_poll(struct pwait *w, struct pollfd *k, int64_t timeout_ns, const sigset_t *mask,
 		       int efd, bool *rang)
 {
+	int chan = efd >= 0 ? w->chan : -1;
 	struct timespec ts, *tp = NULL;
 	int r;
 
@@ -120,16 +127,18 @@ static int kernel_poll(struct pwait *w, struct pollfd *k, int64_t timeout_ns, co
 	if (w->nap && (timeout_ns < 0 || timeout_ns > NAP_NS))
 		timeout_ns = NAP_NS;
 	k[w->n] = (struct pollfd){ .fd = efd, .events = POLLIN };
+	k[w->n + 1] = (struct pollfd){ .fd = chan, .events = POLLIN };
 	if (timeout_ns >= 0) {
 		ts.tv_sec = timeout_ns / 1000000000;
 		ts.tv_nsec = timeout_ns % 1000000000;
 		tp = &ts;
 	}
-	r = next.ppoll(k, w->n + (efd >= 0), tp, mask);
+	r = next.ppoll(k, w->n + (efd >= 0) + (chan >= 0), tp, mask);
 	if (r < 0)
 		return -1;
 	if (rang)
 		*rang = efd >= 0 && (k[w->n].revents & POLLIN);
+	w->woken |= chan >= 0 && k[w->n + 1].revents;
 	r = 0;
 	for (nfds_t i = 0; i < w->n; i++) {
 		w->fds[i].revents = w->sc[i] ? merged(w, i, w->fds[i].fd, k[i].revents) : k[i].revents;
@@ -144,6 +153,36 @@ static bool spin_allowed(struct pwait *w)
 		if (w->sc[i] && soft_peer_elsewhere(w->sc[i]))
 			return true;
 	return false;
+}
+
+/*
+ * The wait takes the completions of one of its connections' links itself,
+ * as a blocking receive does (doc/soft-roce.md section 4): the first one
+ * polled for input whose transport lends it a channel, taken from (and the
+ * channel armed) before the sockets are armed.
+ */
+static void drive_begin(struct pwait *w, uint32_t bell)
+{
+	w->driver = NULL;
+	w->chan = -1;
+	w->woken = false;
+	for (nfds_t i = 0; i < w->n && soft_cfg.drive; i++)
+		if (w->sc[i] && (w->fds[i].events & POLLIN) && TP(w->sc[i], drive_begin, true, bell, &w->drive)) {
+			w->driver = w->sc[i];
+			w->chan = w->drive.fd;
+			TP(w->driver, drive_take, &w->drive, false);
+			return;
+		}
+}
+
+static void drive_end(struct pwait *w)
+{
+	if (!w->driver)
+		return;
+	TP(w->driver, drive_take, &w->drive, w->woken);
+	TP(w->driver, drive_end, &w->drive);
+	w->driver = NULL;
+	w->chan = -1;
 }
 
 static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, const sigset_t *mask)
@@ -169,6 +208,8 @@ static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, cons
 		}
 		ctl_poll();            /* our bell's id, or a peer's, may have come */
 		bell = bell_wait_begin(&efd);
+		if (efd >= 0)
+			drive_begin(w, bell);
 		blind = bell_only = false;
 		for (nfds_t i = 0; i < w->n; i++)
 			if (w->sc[i]) {
@@ -202,6 +243,7 @@ static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, cons
 			r = kernel_poll(w, k, 0, mask, -1, NULL);
 		}
 		looked = ready && !r;
+		drive_end(w);
 		for (nfds_t i = 0; i < w->n; i++)
 			if (w->sc[i])
 				soft_disarm(w->sc[i]);
@@ -217,8 +259,8 @@ static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, cons
 static int soft_ppoll(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const sigset_t *mask)
 {
 	struct sconn *sc_stack[STACK_FDS];
-	struct pollfd k_stack[STACK_FDS + 1];
-	struct pwait w = { .fds = fds, .n = n, .sc = sc_stack };
+	struct pollfd k_stack[STACK_FDS + 2];
+	struct pwait w = { .fds = fds, .n = n, .sc = sc_stack, .chan = -1 };
 	struct pollfd *k = k_stack;
 	int r, saved;
 
@@ -226,7 +268,7 @@ static int soft_ppoll(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const si
 		return -2;
 	if (n > STACK_FDS) {
 		w.sc = calloc(n, sizeof(*w.sc));
-		k = calloc(n + 1, sizeof(*k));
+		k = calloc(n + 2, sizeof(*k));
 		if (!w.sc || !k) {
 			free(w.sc);
 			free(k);

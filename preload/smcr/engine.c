@@ -163,11 +163,12 @@ static void wake_now(struct smcr_sock *s, bool rx)
 		uint32_t bell = atomic_load(&s->bell[rx][i]);
 
 		/*
-		 * A driver's own bell: it is awake already, and the bell stays
-		 * for its next sleep (emptied, link_wants_sent() would see no
-		 * writer asleep and leave the send queue unarmed).
+		 * A driver's own bell (on any of its connections: a poll or
+		 * epoll wait's): it is awake already and looks at them all, and
+		 * the bell stays for its next sleep (emptied, link_wants_sent()
+		 * would see no writer asleep and leave the send queue unarmed).
 		 */
-		if (!bell || (bell == drive_own_bell && s == drive_sock && rx == drive_rx))
+		if (!bell || (drive_sock && bell == drive_own_bell))
 			continue;
 		if ((bell = atomic_exchange(&s->bell[rx][i], 0)) && smcr_env.ring)
 			smcr_env.ring(bell);
@@ -433,23 +434,21 @@ void smcr_link_unlend(struct smcr_lgr *g, int li)
 
 /*
  * Whether a thread sleeps, or may, for a connection on link li without
- * driving it: all but the driver's own wait (s, rx, its bell).
+ * driving it: all but the driver itself (its bell, on any connection: a
+ * poll or epoll wait's).
  */
-static bool link_has_sleepers(const struct smcr_lgr *g, int li, const struct smcr_sock *own, bool rx,
-			      uint32_t own_bell)
+static bool link_has_sleepers(const struct smcr_lgr *g, int li, uint32_t own_bell)
 {
 	for (const struct smcr_sock *s = g->socks; s; s = s->next) {
 		if (s->li != li)
 			continue;
 		for (int dir = 0; dir < 2; dir++) {
-			bool mine = s == own && dir == rx;
-
 			if (atomic_load(&s->sleepers[dir]))
 				return true;
 			for (int i = 0; i < SMCR_BELLS; i++) {
 				uint32_t b = atomic_load(&s->bell[dir][i]);
 
-				if (b && !(mine && b == own_bell))
+				if (b && !(own_bell && b == own_bell))
 					return true;
 			}
 		}
@@ -798,7 +797,7 @@ void smcr_drive_end(struct smcr_sock *s, const struct smcr_drive *d)
 		struct smcr_link *l = &g->link[d->li];
 
 		l->driven = false;
-		if (!l->dead && !link_has_sleepers(g, d->li, s, d->rx, d->bell)) {
+		if (!l->dead && !link_has_sleepers(g, d->li, d->bell)) {
 			/* kept for the next sleeper; armed (smcr_drive_take()) for whoever takes it */
 			l->lent_idle = true;
 			l->lent_ns = now_ns();
