@@ -87,7 +87,7 @@ struct rdma_port {
  * most this many bytes of work in flight (rdma_qp_size.max_inflight), in
  * writes of at most half of it.
  */
-#define RDMA_SOFT_INFLIGHT (32u * 1024)
+#define RDMA_SOFT_INFLIGHT (48u * 1024)
 
 /*
  * Opens device name's port, with the RoCE v2 GID gid (an IPv4 address as
