@@ -113,5 +113,5 @@ bool soft_peer_elsewhere(struct sconn *sc)
 		return false;
 	cpu = soft_note_cpu(sc);
 	peer = TP(sc, peer_cpu, true);
-	return cpu >= 0 && peer != TP_PEER_REMOTE && peer != (uint32_t)cpu + 1;
+	return cpu >= 0 && peer != (uint32_t)cpu + 1;
 }

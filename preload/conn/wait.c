@@ -174,11 +174,11 @@ bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx)
 		return false;
 	mine = (uint32_t)cpu + 1;
 	peer = TP(sc, peer_cpu, rx);
-	/* nothing on this host makes a remote peer's bytes come sooner */
-	if (peer == TP_PEER_REMOTE)
-		return false;
 	/* (the machine's load is looked at only where it decides) */
 	if (!soft_cfg.multi_cpu || peer == mine || soft_cpus_crowded()) {
+		/* a peer on another host does not run any sooner for it */
+		if (peer == TP_PEER_REMOTE)
+			return false;
 		/* a shared core, or all busy: let the peer run once instead of spinning */
 		sys_yield();
 		return cond(sc);

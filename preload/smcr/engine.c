@@ -432,6 +432,12 @@ void smcr_link_unlend(struct smcr_lgr *g, int li)
 	l->lent_idle = false;
 }
 
+void smcr_lgr_unlend(struct smcr_lgr *g)
+{
+	for (unsigned li = 0; li < g->nlinks; li++)
+		smcr_link_unlend(g, (int)li);
+}
+
 /*
  * Whether a thread sleeps, or may, for a connection on link li without
  * driving it: all but the driver itself (its bell, on any connection: a
@@ -639,6 +645,8 @@ static void *progress(void *arg)
 			built = atomic_load(&view_gen);
 			now = lent = false;
 			reap();
+			/* a sleeper that leaves a channel lent while the set is made kicks */
+			atomic_store(&lend_watch, false);
 			n = watch_set(pfd, w, &now, &lent);
 		}
 		atomic_store(&lend_watch, lent);

@@ -289,6 +289,7 @@ int smcr_llc_wait(struct smcr_lgr *g, bool (*match)(struct smcr_lgr *g, int li, 
 			g->nin--;
 			return 0;
 		}
+		smcr_lgr_unlend(g);
 		if (pthread_cond_timedwait(&g->cv, &g->mu, &end) == ETIMEDOUT)
 			return -ETIMEDOUT;
 	}

@@ -143,6 +143,8 @@ void smcr_engine_quiesce(void);
 void smcr_link_bell(struct smcr_lgr *g, int li);
 /* With g->mu held: a channel left lent (smcr_drive_end()) watched by the progress thread again. */
 void smcr_link_unlend(struct smcr_lgr *g, int li);
+/* The same for every link of g: before a wait on g->cv, which only the progress thread's news ends. */
+void smcr_lgr_unlend(struct smcr_lgr *g);
 /* Wake the sleepers of direction rx (or tx) of s (on the progress thread: once it let go of g->mu). */
 void smcr_sock_wake(struct smcr_sock *s, bool rx);
 

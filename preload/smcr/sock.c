@@ -329,6 +329,7 @@ static int peer_rkeys(struct smcr_sock *s)
 		}
 		if (peer_rkeys_known(s))
 			break;
+		smcr_lgr_unlend(g);
 		if (pthread_cond_timedwait(&g->cv, &g->mu, &end) == ETIMEDOUT)
 			return -ETIMEDOUT;
 	}
@@ -346,9 +347,11 @@ static int adding_over(struct smcr_lgr *g)
 
 	clock_gettime(CLOCK_REALTIME, &end);
 	end.tv_sec += 2 * LLC_WAIT_MS / 1000;
-	while (g->adding)
+	while (g->adding) {
+		smcr_lgr_unlend(g);
 		if (pthread_cond_timedwait(&g->cv, &g->mu, &end) == ETIMEDOUT)
 			return -ETIMEDOUT;
+	}
 	return 0;
 }
 

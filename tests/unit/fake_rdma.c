@@ -66,7 +66,7 @@ static struct rdma_dev *devs[MAX_OBJS];
 static struct rdma_qp *qps[MAX_OBJS];
 static struct mr_rec mrs[4 * MAX_OBJS];
 static uint32_t next_key = 0x100;
-long fake_rdma_writes, fake_rdma_msgs, fake_rdma_lends;
+long fake_rdma_writes, fake_rdma_msgs, fake_rdma_lends, fake_rdma_unlends;
 
 int rdma_lib_load(void)
 {
@@ -264,6 +264,7 @@ int rdma_qp_lend(struct rdma_qp *q, bool lend)
 		return -errno;
 	q->lent = lend;
 	fake_rdma_lends += lend;
+	fake_rdma_unlends += !lend;
 	return 0;
 }
 

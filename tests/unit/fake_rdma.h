@@ -19,6 +19,6 @@ void fake_rdma_other_byte_order(const char *name);
 /* Writes and messages carried so far. */
 extern long fake_rdma_writes, fake_rdma_msgs;
 /* Channels lent to a sleeping thread (a reader that took its completions itself). */
-extern long fake_rdma_lends;
+extern long fake_rdma_lends, fake_rdma_unlends;
 
 #endif

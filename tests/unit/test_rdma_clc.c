@@ -167,10 +167,14 @@ TEST(rdma_clc_first_contact_then_a_second_connection)
 	CHECK_INT(fake_rdma_lends - lends, 20);
 	one.tc.ops->rx_sleep_end(&one.tc);
 	bytes_across(&two.tc, &two.ts, "the channel given back");
-	/* left lent by a last sleeper: the progress thread takes it back, the bytes come */
+	/* left lent by a last sleeper with nobody else asleep: the progress thread takes it back */
 	CHECK(two.ts.ops->drive_begin(&two.ts, true, 0, &d2));
 	two.ts.ops->drive_take(&two.ts, &d2, false);
+	long unlends = fake_rdma_unlends;
 	two.ts.ops->drive_end(&two.ts, &d2);
+	for (int i = 0; i < 5000 && fake_rdma_unlends == unlends; i++)
+		usleep(2000);
+	CHECK(fake_rdma_unlends > unlends);
 	bytes_across(&two.tc, &two.ts, "nobody asleep on it");
 	close_both(&one, &two);
 }
