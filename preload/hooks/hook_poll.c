@@ -221,6 +221,9 @@ static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, cons
 						  bell);
 			}
 		rang = false;
+		/* only a wait that sleeps on its bell keeps the channel */
+		if (ready)
+			drive_end(w);
 		if (ready && (blind || looked) && !any_ring_ready(w)) {
 			/*
 			 * No bell of ours yet, and none comes over TCP; or a
@@ -229,8 +232,6 @@ static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, cons
 			 */
 			if (left < 0 || left > SETTLE_LOOK_MS * 1000000LL)
 				left = SETTLE_LOOK_MS * 1000000LL;
-			/* a channel not slept on goes back first */
-			drive_end(w);
 			r = kernel_poll(w, k, left, mask, -1, NULL);
 		} else if (!ready) {
 			atomic_fetch_add_explicit(&pstats->sleeps, 1, memory_order_relaxed);
@@ -242,7 +243,6 @@ static int wait_loop(struct pwait *w, struct pollfd *k, int64_t timeout_ns, cons
 				left = QUIET_LOOK_NS;
 			r = kernel_poll(w, k, left, mask, efd, &rang);
 		} else {
-			drive_end(w);
 			r = kernel_poll(w, k, 0, mask, -1, NULL);
 		}
 		looked = ready && !r;

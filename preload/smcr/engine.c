@@ -579,16 +579,15 @@ static int watch_set(struct pollfd *pfd, struct watch *w, bool *now, bool *lent)
 		pthread_mutex_lock(&g->mu);
 		for (unsigned li = 0; li < g->nlinks && n + 2 <= POLL_MAX; li++) {
 			struct smcr_link *l = &g->link[li];
+			int64_t lent_for = now_ns() - l->lent_ns;
 
 			/* a device that went: nothing of it to watch (the watchdog looks for its return) */
 			if (l->dev_gone)
 				continue;
-			/* a channel a sleeper could not give back, or left lent, comes back here */
-			if (l->lent_ns && (l->driven || l->lent_idle) && now_ns() - l->lent_ns < LEND_BUSY_NS)
+			if (l->lent_ns && (l->driven || l->lent_idle) && lent_for < LEND_BUSY_NS)
 				*lent = true;
-			if (l->lent_idle && now_ns() - l->lent_ns < LEND_IDLE_NS)
-				;
-			else if (!l->driven && !rdma_qp_lend(l->qp, false))
+			/* a channel a sleeper could not give back, or left lent for long enough, comes back here */
+			if (!l->driven && !(l->lent_idle && lent_for < LEND_IDLE_NS) && !rdma_qp_lend(l->qp, false))
 				l->lent_idle = false;
 			if (rdma_qp_arm(l->qp, link_wants_sent(g, (int)li)))
 				*now = true;
