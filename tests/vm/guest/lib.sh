@@ -30,13 +30,18 @@ check() {
 echo_client() {
 	i=0
 	while [ $i -lt 30 ]; do
+		# the last try's words must not answer for this one: the shell empties the
+		# file in the child, maybe after the grep below (a refused try's line made
+		# the next, connected try look refused; the one after it, the server gone,
+		# said "No route to host" over its echo)
+		rm -f /tmp/echo.out
 		smc_run tcpecho client "$VMPEER" "$1" "$2" ${3:-} ${4:-} > /tmp/echo.out 2>&1 &
 		EPID=$!
 		# connected, refused, or gone, however long a loaded guest takes to say so (a
 		# cap here took a slow connect for a refused one, and the next try's output
 		# hid the echo that was under way)
-		while ! grep -q -e CONNECTED -e tcpecho: /tmp/echo.out && kill -0 $EPID 2>/dev/null; do sleep 0.1; done
-		grep -q CONNECTED /tmp/echo.out && break
+		while ! grep -qs -e CONNECTED -e tcpecho: /tmp/echo.out && kill -0 $EPID 2>/dev/null; do sleep 0.1; done
+		grep -qs CONNECTED /tmp/echo.out && break
 		wait $EPID; sleep 1; i=$((i + 1))
 	done
 	# connected: its echo, however long the bytes take
@@ -130,6 +135,7 @@ soft_two_links_host() {
 # rec_start [llc]: this VM's SMC-R dump records (dumprec) into /tmp/rec.txt
 # (REC its pid) until rec_stop.
 rec_start() {
+	rm -f /tmp/rec.txt
 	dumprec "$@" > /tmp/rec.txt 2>&1 &
 	REC=$!
 	wait_for 100 grep -q '^capturing' /tmp/rec.txt
