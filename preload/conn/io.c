@@ -367,16 +367,23 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 			       { .fd = -1, .events = POLLIN } };
 	int timeout = WAIT_SPACE_MS, rc, err = 0;
 	struct tp_drive drive;
-	bool driving;
+	bool driving, lookagain;
 	unsigned mark;
 	uint32_t bell;
 
 	if (soft_spin(sc, tx_space, false))
 		return 0;
+	ctl_poll();            /* our bell's id may have come */
 	bell = bell_wait_begin(&p[1].fd);
 	if (bell == TP_BELL_TCP)
 		bell_wanted();
-	if (TP(sc, tx_sleep_begin, 1, bell)) {
+	/*
+	 * Without a bell, nothing wakes a writer on a transport without TCP
+	 * doorbells: it looks again after a nap, not at once (a writer that
+	 * spun so on one CPU kept the device's own work from running).
+	 */
+	lookagain = bell == TP_BELL_TCP && !sc->tp.ops->tcp_doorbells;
+	if (TP(sc, tx_sleep_begin, 1, bell) && (!lookagain || tx_space(sc))) {
 		TP(sc, tx_sleep_end);
 		bell_wait_end(p[1].fd, false);
 		return 0;
@@ -398,8 +405,8 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 		if (left < timeout)
 			timeout = (int)left;
 	}
-	if (atomic_load(&sc->rx_eof))
-		/* readable for good: a short nap instead of a spinning poll */
+	if (atomic_load(&sc->rx_eof) || lookagain)
+		/* readable for good, or no bell: a short nap instead of a spinning poll */
 		timeout = 1;
 	mark = sig_norestart_mark();
 	/*

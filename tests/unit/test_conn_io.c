@@ -338,6 +338,35 @@ TEST(rdma_io_both_ways_with_sleepers_driving)
 }
 
 /*
+ * A writer blocked for room with no bell of its own (no daemon names one
+ * here) on a transport that rings nothing over TCP: it naps in poll()
+ * between looks, each nap a sleep counted, where it used to look again at
+ * once and spin (on one CPU, the device's own work then waited for it).
+ */
+TEST(rdma_io_writer_without_a_bell_naps_while_blocked)
+{
+	static struct cend srv, cli;
+	struct writer wc = { &cli, 300000, 0, 0 };
+	pthread_t tc;
+	uint64_t sleeps;
+
+	srv = (struct cend){ .r.dev = "fh0" };
+	cli = (struct cend){ .r.dev = "fh1" };
+	conn_up(&srv, &cli, 60);
+	words(&srv, &cli);
+	sleeps = atomic_load(&pstats->sleeps);
+	CHECK_INT(pthread_create(&tc, NULL, write_all, &wc), 0);
+	/* nobody reads: the writer fills the buffers and waits */
+	for (int i = 0; i < 5000 && atomic_load(&pstats->sleeps) < sleeps + 5; i++)
+		usleep(2000);
+	CHECK(atomic_load(&pstats->sleeps) >= sleeps + 5);
+	CHECK(read_all(&srv, 0) == wc.total);
+	pthread_join(tc, NULL);
+	CHECK_INT(wc.err, 0);
+	conn_down(&srv, &cli);
+}
+
+/*
  * An end that heard BACK and makes no call: its close sends what the peer
  * had not read (it was on RDMA, in the peer's RMB) by TCP before the FIN.
  */
