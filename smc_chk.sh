@@ -429,7 +429,7 @@ free_port() {
 # start_server IP PORT: echo server through smc_run, waits until it listens.
 start_server() {
 	local f pid i run
-	f=$(mktemp /tmp/echo-srv.XXXXXX) || return 1
+	f=$(mktemp "${TMPDIR:-/tmp}/echo-srv.XXXXXX") || return 1
 	TMPFILES+=("$f")
 	printf '%s' "$SRV_PY" > "$f"
 	run=$(find_tool smc_run) || { echo "smc_run: command not found" >&2; return 1; }
@@ -452,7 +452,7 @@ start_server() {
 # result's lines without the blank line that ends them.
 live_result() {
 	local ip="$1" p="$2" f ok pid res i m addr run
-	f=$(mktemp /tmp/echo-clt.XXXXXX) || return 1
+	f=$(mktemp "${TMPDIR:-/tmp}/echo-clt.XXXXXX") || return 1
 	ok="$f.ok"
 	TMPFILES+=("$f" "$ok")
 	printf '%s' "$CLT_PY" > "$f"

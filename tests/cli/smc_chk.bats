@@ -169,13 +169,14 @@ fake_kernel() {
 
 @test "smc_chk -l: on the soft backend the connection is SMC-D" {
 	softd_start
-	run "$SMC_BIN/smc_chk" -l -p 41373 lo
+	mkdir "$BATS_TEST_TMPDIR/t"
+	run env TMPDIR="$BATS_TEST_TMPDIR/t" "$SMC_BIN/smc_chk" -l -p 41373 lo
 	[ "$status" -eq 0 ]
 	[ "$output" = "Checking active link:    lo
   Live test (SMC-D and SMC-R)
      Success, using SMC-D" ]
-	# nothing left behind
-	run bash -c 'ls /tmp/echo-srv.* /tmp/echo-clt.* 2>/dev/null'
+	# nothing left behind in its TMPDIR (another run's files elsewhere in /tmp are not its)
+	run ls -A "$BATS_TEST_TMPDIR/t"
 	[ "$output" = "" ]
 }
 
