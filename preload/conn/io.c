@@ -373,16 +373,18 @@ static int wait_space(int fd, struct sconn *sc, int64_t *deadline)
 
 	if (soft_spin(sc, tx_space, false))
 		return 0;
-	ctl_poll();            /* our bell's id may have come */
 	bell = bell_wait_begin(&p[1].fd);
 	if (bell == TP_BELL_TCP)
 		bell_wanted();
 	/*
 	 * Without a bell, nothing wakes a writer on a transport without TCP
 	 * doorbells: it looks again after a nap, not at once (a writer that
-	 * spun so on one CPU kept the device's own work from running).
+	 * spun so on one CPU kept the device's own work from running), and
+	 * reads the daemon's replies, so that its bell's id comes.
 	 */
 	lookagain = bell == TP_BELL_TCP && !sc->tp.ops->tcp_doorbells;
+	if (lookagain)
+		ctl_poll();
 	if (TP(sc, tx_sleep_begin, 1, bell) && (!lookagain || tx_space(sc))) {
 		TP(sc, tx_sleep_end);
 		bell_wait_end(p[1].fd, false);

@@ -84,8 +84,11 @@ for s in json.load(sys.stdin)["sockets"]:
 	"$RUN" python3 "$ECHO" client --host 127.0.0.1 --port "$PORT" --conns 1 \
 		--bytes 1000000 --chunk 1000 --linger 2 >"$T/client.out" 2>&1 3>&- &
 	local client=$!
-	for _ in $(seq 60); do
+	# until both ends are SMCD, or the client is gone (it lingers 2 s after
+	# its bytes): a loaded machine took more than 3 s to start it once
+	for _ in $(seq 1200); do
 		[ "$(modes | grep -c SMCD)" -eq 2 ] && break
+		kill -0 "$client" 2>/dev/null || break
 		sleep 0.05
 	done
 	modes >&2
