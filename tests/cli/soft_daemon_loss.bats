@@ -85,7 +85,7 @@ for s in json.load(sys.stdin)["sockets"]:
 		--bytes 1000000 --chunk 1000 --linger 2 >"$T/client.out" 2>&1 3>&- &
 	local client=$!
 	# until both ends are SMCD, or the client is gone (it lingers 2 s after
-	# its bytes): a loaded machine took more than 3 s to start it once
+	# its bytes), not a fixed count of looks
 	for _ in $(seq 1200); do
 		[ "$(modes | grep -c SMCD)" -eq 2 ] && break
 		kill -0 "$client" 2>/dev/null || break
