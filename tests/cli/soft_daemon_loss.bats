@@ -44,12 +44,13 @@ for s in json.load(sys.stdin)["sockets"]:
 	start_server
 	"$RUN" python3 "$ECHO" client --host 127.0.0.1 --port "$PORT" --conns 2 \
 		--bytes 200000000 --chunk 65536 --linger 2 >"$T/client.out" 2>&1 3>&- &
-	local client=$!
+	local client=$! seen=
 	for _ in $(seq 100); do
-		[ "$(modes | grep -c SMCD)" -eq 4 ] && break
+		seen=$(modes)
+		[ "$(grep -c SMCD <<<"$seen")" -eq 4 ] && break
 		sleep 0.05
 	done
-	[ "$(modes | grep -c SMCD)" -eq 4 ]
+	[ "$(grep -c SMCD <<<"$seen")" -eq 4 ]
 	kill -KILL "$SOFTD_PID"
 	wait "$SOFTD_PID" || true
 	SOFTD_PID=
@@ -82,17 +83,19 @@ for s in json.load(sys.stdin)["sockets"]:
 	softd_stop
 	SOFTD_SOCKET=$path softd_start
 	"$RUN" python3 "$ECHO" client --host 127.0.0.1 --port "$PORT" --conns 1 \
-		--bytes 1000000 --chunk 1000 --linger 2 >"$T/client.out" 2>&1 3>&- &
-	local client=$!
-	# until both ends are SMCD, or the client is gone (it lingers 2 s after
-	# its bytes), not a fixed count of looks
+		--bytes 1000000 --chunk 1000 --until "$T/seen" >"$T/client.out" 2>&1 3>&- &
+	local client=$! seen=
+	# the client holds its connection open until the rows were seen (a
+	# look takes seconds on a loaded machine: a fixed linger can end first)
 	for _ in $(seq 1200); do
-		[ "$(modes | grep -c SMCD)" -eq 2 ] && break
+		seen=$(modes)
+		[ "$(grep -c SMCD <<<"$seen")" -eq 2 ] && break
 		kill -0 "$client" 2>/dev/null || break
 		sleep 0.05
 	done
-	modes >&2
-	[ "$(modes | grep -c SMCD)" -eq 2 ]
+	touch "$T/seen"
+	echo "$seen" >&2
+	[ "$(grep -c SMCD <<<"$seen")" -eq 2 ]
 	wait "$client"
 	[ "$(cat "$T/client.out")" = "ok conns=1 bytes=1000000" ]
 }

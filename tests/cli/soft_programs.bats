@@ -404,9 +404,9 @@ echo_server() { # [PREFIX...]: e.g. "$RUN", or nothing for a plain server
 	need python3
 	echo_server "$RUN"
 	bg echo "$RUN" python3 "$PROGS/echo.py" client --port "$ECHO_PORT" --conns 8 \
-		--bytes 4000000 --chunk 10000 --linger 2
-	sleep 1
+		--bytes 4000000 --chunk 10000 --until "$T/seen"
 	assert_conn_mode "$ECHO_PORT" SMCD
+	touch "$T/seen"
 	bg_wait "$BG_PID" echo
 	grep -qx 'ok conns=8 bytes=4000000' "$T/echo.out"
 }
@@ -556,9 +556,9 @@ stdin_child() { # CLOSE_FDS (0 or 1) [-many] [PAUSE]
 @test "only the client preloaded: works, TCP fallback 0x03010000 (peer has no SMC)" {
 	need python3
 	echo_server
-	bg echo "$RUN" python3 "$PROGS/echo.py" client --port "$ECHO_PORT" --conns 2 --linger 2
-	sleep 1
+	bg echo "$RUN" python3 "$PROGS/echo.py" client --port "$ECHO_PORT" --conns 2 --until "$T/seen"
 	assert_conn_mode "$ECHO_PORT" TCP 0x03010000
+	touch "$T/seen"
 	bg_wait "$BG_PID" echo
 	grep -qx 'ok conns=2 bytes=1048576' "$T/echo.out"
 	# and sockperf with a plain server
@@ -575,9 +575,9 @@ stdin_child() { # CLOSE_FDS (0 or 1) [-many] [PAUSE]
 @test "only the server preloaded: works, TCP fallback 0x03010000 (peer has no SMC)" {
 	need python3
 	echo_server "$RUN"
-	bg echo python3 "$PROGS/echo.py" client --port "$ECHO_PORT" --conns 2 --linger 2
-	sleep 1
+	bg echo python3 "$PROGS/echo.py" client --port "$ECHO_PORT" --conns 2 --until "$T/seen"
 	assert_conn_mode "$ECHO_PORT" TCP 0x03010000
+	touch "$T/seen"
 	bg_wait "$BG_PID" echo
 	grep -qx 'ok conns=2 bytes=1048576' "$T/echo.out"
 	need sockperf

@@ -6,12 +6,13 @@
       Prints "port N" once listening, then serves until SIGTERM/SIGINT.
 
   echo.py client --host H --port P [--conns N] [--bytes B] [--chunk C]
-                 [--linger S]
+                 [--linger S] [--until PATH]
       N concurrent connections.  Each sends B random bytes in writes of up to
       C bytes while reading the echo, half-closes, reads to EOF and compares
       length and SHA-256 of what came back with what was sent.  With
       --linger, each connection is held open S seconds after the first
-      echoed bytes arrive (so smcss can see it live) before it half-closes.
+      echoed bytes arrive (so smcss can see it live) before it half-closes;
+      with --until, until PATH exists (at most 120 s), after any linger.
       Prints one line "ok conns=N bytes=B" and exits 0, or a line per
       mismatch and exits 1.
 
@@ -57,7 +58,14 @@ async def serve(host, port):
         await stop
 
 
-async def one(host, port, nbytes, chunk, linger, idx):
+async def held(path):
+    for _ in range(2400):
+        if os.path.exists(path):
+            return
+        await asyncio.sleep(0.05)
+
+
+async def one(host, port, nbytes, chunk, linger, until, idx):
     reader, writer = await asyncio.open_connection(host, port)
     sent = hashlib.sha256()
     got = hashlib.sha256()
@@ -73,9 +81,12 @@ async def one(host, port, nbytes, chunk, linger, idx):
             writer.write(data)
             await writer.drain()
             left -= n
-        if linger:
+        if linger or until:
             await first.wait()
+        if linger:
             await asyncio.sleep(linger)
+        if until:
+            await held(until)
         writer.write_eof()
         await writer.drain()
 
@@ -101,7 +112,7 @@ async def one(host, port, nbytes, chunk, linger, idx):
 
 async def client(args):
     res = await asyncio.gather(*(one(args.host, args.port, args.bytes,
-                                     args.chunk, args.linger, i)
+                                     args.chunk, args.linger, args.until, i)
                                  for i in range(args.conns)))
     if all(res):
         print("ok conns=%d bytes=%d" % (args.conns, args.bytes))
@@ -118,6 +129,7 @@ def main():
     p.add_argument("--bytes", type=int, default=1 << 20)
     p.add_argument("--chunk", type=int, default=65536)
     p.add_argument("--linger", type=float, default=0)
+    p.add_argument("--until", default=None)
     args = p.parse_args()
     if args.role == "server":
         asyncio.run(serve(args.host, args.port))
