@@ -10,6 +10,7 @@
 #include "unit.h"
 #include "fake_rdma.h"
 #include "smcr.h"
+#include "smcr_int.h"
 #include "cdc_flags.h"
 #include "smcr_llc.h"
 
@@ -421,19 +422,49 @@ static int confirm_other(void *arg)
 	return smcr_link_confirm(other_cli, 0, 1);
 }
 
+static int add_other(void *arg)
+{
+	(void)arg;
+	return smcr_link_add(other_cli, 1, 2, NULL);
+}
+
+struct other_conn {
+	struct smcr_sock *s;
+	struct smcr_sock_peer peer;
+};
+
+static int connect_other(void *arg)
+{
+	struct other_conn *c = arg;
+
+	return smcr_sock_connect(c->s, &c->peer);
+}
+
+/* Each end of s and c has the other's RMB key on link li, and the right one. */
+static void check_peer_rkeys(struct smcr_sock *s, struct smcr_sock *c, int li)
+{
+	CHECK(s->peer_rkey_ok[li] && c->peer_rkey_ok[li]);
+	CHECK_INT(s->peer_rkey[li], c->rmb_mr[li].rkey);
+	CHECK_INT(c->peer_rkey[li], s->rmb_mr[li].rkey);
+}
+
 /*
  * A peer host of the other byte order (an s390x against an x86): Linux
  * writes an LLC v2 length in its CPU's order, so each end reads the other's
  * in the order its messages show, and writes to it in that order: the
- * CONFIRM LINK exchange brings the first link up at both ends.  (ADD LINK's
- * rkey count, the other such field, is not exercised here.)
+ * CONFIRM LINK exchange brings the first link up at both ends; then a
+ * connection's rkeys reach each end in the second link's ADD LINK (whose
+ * rkey count is the other such field).
  */
 TEST(smcr_lgr_peer_of_other_byte_order)
 {
 	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring, .drive = true };
 	struct smcr_lgr *sg, *cg;
-	struct rdma_qp_addr a_s, a_c;
-	uint8_t gs[16], gc[16];
+	struct rdma_qp_addr a_s, a_c, c2;
+	uint8_t gs[16], gc[16], gs2[16], gc2[16];
+	struct smcr_sock_local ls, lc;
+	struct smcr_sock *ss, *cs;
+	struct other_conn oc;
 	struct job j;
 	pthread_t th;
 
@@ -456,6 +487,33 @@ TEST(smcr_lgr_peer_of_other_byte_order)
 	CHECK_INT(j.rc, 0);
 	CHECK_INT(smcr_lgr_links_up(sg), 1);
 	CHECK_INT(smcr_lgr_links_up(cg), 1);
+	/* a connection on the first link, then the second link with its rkeys */
+	CHECK_INT(smcr_sock_new(sg, NULL, 65536, 65536, &ss), 0);
+	smcr_sock_local(ss, &ls);
+	CHECK_INT(smcr_sock_new(cg, &ls.qp, 65536, 65536, &cs), 0);
+	smcr_sock_local(cs, &lc);
+	oc = (struct other_conn){ cs, { ls.rkey, ls.rmb_addr, ls.rmb_size, ls.token } };
+	beside(&j, connect_other, &oc, &th);
+	CHECK_INT(smcr_sock_connect(ss, &(struct smcr_sock_peer){ lc.rkey, lc.rmb_addr, lc.rmb_size, lc.token }),
+		  0);
+	pthread_join(th, NULL);
+	CHECK_INT(j.rc, 0);
+	check_peer_rkeys(ss, cs, 0);
+	fake_rdma_other_byte_order("oc1");
+	fake_rdma_gid(gs2, 8, 1);
+	fake_rdma_gid(gc2, 8, 2);
+	CHECK_INT(smcr_link_open(sg, "os1", 1, gs2), 1);
+	CHECK_INT(smcr_link_open(cg, "oc1", 1, gc2), 1);
+	smcr_link_local(cg, 1, &c2);
+	beside(&j, add_other, NULL, &th);
+	CHECK_INT(smcr_link_add(sg, 1, 2, c2.gid), 0);
+	pthread_join(th, NULL);
+	CHECK_INT(j.rc, 0);
+	CHECK_INT(smcr_lgr_links_up(sg), 2);
+	CHECK_INT(smcr_lgr_links_up(cg), 2);
+	check_peer_rkeys(ss, cs, 1);
+	smcr_sock_free(ss);
+	smcr_sock_free(cs);
 	smcr_lgr_put(sg);
 	smcr_lgr_put(cg);
 }
