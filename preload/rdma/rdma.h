@@ -77,17 +77,27 @@ struct rdma_port {
 	uint32_t gid_index;
 	uint8_t mtu;            /* active MTU, IB enum: 1 = 256 ... 5 = 4096 */
 	uint32_t ifindex;       /* the Ethernet interface of the GID, 0 unknown */
-	bool soft;              /* soft-RoCE (rxe): see RDMA_SOFT_INFLIGHT */
+	bool soft;              /* soft-RoCE (rxe): see RDMA_SOFT_INFLIGHT_PKTS */
 };
 
 /*
  * rxe parks a queue pair for good when it has more packets in flight than
- * it lets out at once (64), or after a retry under load
+ * it lets out at once (64), or more bytes after a retry under load
  * (doc/soft-roce.md, section 4's notes): on such a device a link keeps at
- * most this many bytes of work in flight (rdma_qp_size.max_inflight), in
- * writes of at most half of it.
+ * most this many packets of its path MTU in flight, and at most
+ * RDMA_SOFT_INFLIGHT_MAX bytes (rdma_qp_size.max_inflight:
+ * rdma_soft_inflight()), in writes of at most half of that.
  */
-#define RDMA_SOFT_INFLIGHT (48u * 1024)
+#define RDMA_SOFT_INFLIGHT_PKTS 48u
+#define RDMA_SOFT_INFLIGHT_MAX (48u * 1024)
+
+/* The bytes a soft-RoCE queue pair of path MTU mtu (IB enum) keeps in flight at most. */
+static inline uint32_t rdma_soft_inflight(uint8_t mtu)
+{
+	uint32_t b = RDMA_SOFT_INFLIGHT_PKTS * (128u << mtu);
+
+	return b < RDMA_SOFT_INFLIGHT_MAX ? b : RDMA_SOFT_INFLIGHT_MAX;
+}
 
 /*
  * Opens device name's port, with the RoCE v2 GID gid (an IPv4 address as
@@ -192,6 +202,12 @@ void rdma_qp_hold(struct rdma_qp *qp);
 int rdma_qp_flush(struct rdma_qp *qp);
 /* Work requests posted and completed so far (the difference: outstanding). */
 void rdma_qp_counts(const struct rdma_qp *qp, uint64_t *posted, uint64_t *completed);
+/*
+ * The bytes of work it keeps in flight at most (rdma_qp_size.max_inflight,
+ * 0: no limit); rdma_qp_connect() lowers a limit to what the path MTU
+ * gives (rdma_soft_inflight()).
+ */
+uint32_t rdma_qp_inflight(const struct rdma_qp *qp);
 
 enum rdma_ev_kind {
 	RDMA_EV_SENT,           /* a message of ours was delivered */

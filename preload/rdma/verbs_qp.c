@@ -261,6 +261,8 @@ int rdma_qp_connect(struct rdma_qp *q, const struct rdma_qp_addr *peer)
 			      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 	if (rc)
 		return -rc;
+	if (q->size.max_inflight && q->size.max_inflight > rdma_soft_inflight((uint8_t)rtr.path_mtu))
+		q->size.max_inflight = rdma_soft_inflight((uint8_t)rtr.path_mtu);
 	return -rdma_v.modify_qp(q->qp, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				 IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
@@ -431,6 +433,11 @@ void rdma_qp_counts(const struct rdma_qp *q, uint64_t *posted, uint64_t *complet
 {
 	*posted = q->seq;
 	*completed = q->done;
+}
+
+uint32_t rdma_qp_inflight(const struct rdma_qp *q)
+{
+	return q->size.max_inflight;
 }
 
 /* One completion as an event; false: nothing for the caller. */

@@ -105,8 +105,9 @@ int smcr_link_open(struct smcr_lgr *g, const char *dev, uint8_t port, const uint
 	if (rc)
 		return rc;
 	size = link_size;
+	/* the port's MTU until the peer's is known: connecting may lower it */
 	if (rdma_dev_port(l.dev)->soft)
-		size.max_inflight = RDMA_SOFT_INFLIGHT;
+		size.max_inflight = rdma_soft_inflight(rdma_dev_port(l.dev)->mtu);
 	rc = rdma_qp_create(l.dev, &size, &l.qp);
 	if (rc) {
 		rdma_dev_close(l.dev);
@@ -125,10 +126,9 @@ int smcr_link_open(struct smcr_lgr *g, const char *dev, uint8_t port, const uint
 	li = (int)g->nlinks;
 	snprintf(l.dev_name, sizeof(l.dev_name), "%s", dev);
 	l.port = port;
-	if (size.max_inflight && (!g->write_max || g->write_max > size.max_inflight / 2))
-		g->write_max = size.max_inflight / 2;
 	g->link[li] = l;
 	g->nlinks++;
+	smcr_lgr_write_max(g);
 	for (struct smcr_sock *s = g->socks; s && !rc; s = s->next)
 		rc = smcr_sock_reg(s, li);
 	pthread_mutex_unlock(&g->mu);
@@ -159,6 +159,21 @@ static void link_new_qp(struct smcr_lgr *g, int li, struct rdma_qp *q)
 	}
 }
 
+void smcr_lgr_write_max(struct smcr_lgr *g)
+{
+	uint32_t max = 0;
+
+	for (unsigned li = 0; li < g->nlinks; li++) {
+		uint32_t in = rdma_qp_inflight(g->link[li].qp);
+
+		if (in && (!max || in / 2 < max))
+			max = in / 2;
+	}
+	g->write_max = max;
+	for (struct smcr_sock *s = g->socks; s; s = s->next)
+		s->c.write_max = max;
+}
+
 int smcr_link_reopen(struct smcr_lgr *g, int li)
 {
 	struct smcr_link *l = &g->link[li];
@@ -172,7 +187,7 @@ int smcr_link_reopen(struct smcr_lgr *g, int li)
 	if (rc)
 		return rc;
 	if (rdma_dev_port(l->dev)->soft)
-		size.max_inflight = RDMA_SOFT_INFLIGHT;
+		size.max_inflight = rdma_soft_inflight(rdma_dev_port(l->dev)->mtu);
 	/* the device and the connections' registrations on it stay: only the queue pair is new */
 	rc = rdma_qp_create(l->dev, &size, &q);
 	if (rc)
@@ -203,7 +218,7 @@ int smcr_link_dev_back(struct smcr_lgr *g, int li)
 	if (rc)
 		return rc;
 	if (rdma_dev_port(d)->soft)
-		size.max_inflight = RDMA_SOFT_INFLIGHT;
+		size.max_inflight = rdma_soft_inflight(rdma_dev_port(d)->mtu);
 	rc = rdma_qp_create(d, &size, &q);
 	if (rc) {
 		rdma_dev_close(d);
@@ -259,6 +274,7 @@ int smcr_link_connect(struct smcr_lgr *g, int li, const struct rdma_qp_addr *pee
 	if (!rc) {
 		g->link[li].peer = *peer;
 		g->link[li].connected = true;
+		smcr_lgr_write_max(g);
 	}
 	pthread_mutex_unlock(&g->mu);
 	return rc;

@@ -448,6 +448,7 @@ static int add_link_locked(struct smcr_lgr *g, int li, uint8_t num, const uint8_
 		return rc;
 	g->link[li].peer = peer;
 	g->link[li].connected = true;
+	smcr_lgr_write_max(g);
 	/* named from now on: the peer's CONFIRM RKEY for it may come before its CONFIRM LINK is done */
 	g->link[li].num = num;
 	if (num > g->last_num)

@@ -176,6 +176,12 @@ int smcr_link_reopen(struct smcr_lgr *g, int li);
  * the device is not back.  g->mu held, by the progress thread.
  */
 int smcr_link_dev_back(struct smcr_lgr *g, int li);
+/*
+ * lgr.c, with g->mu held: the group's write_max from its links' in-flight
+ * limits (each connected link's path MTU: rdma_qp_inflight()), given to
+ * every connection; after a link is opened or connected.
+ */
+void smcr_lgr_write_max(struct smcr_lgr *g);
 
 /*
  * grow.c, with g->mu held: dead link li's device is back (port up, or the

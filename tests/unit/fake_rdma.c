@@ -106,6 +106,30 @@ static bool is_deleted(const char *name)
 	return false;
 }
 
+/* Devices whose port has an MTU other than 1024 (IB enum 3), and theirs. */
+static struct {
+	char name[16];
+	uint8_t mtu;
+} mtus[8];
+
+void fake_rdma_mtu(const char *name, uint8_t mtu)
+{
+	for (size_t i = 0; i < sizeof(mtus) / sizeof(mtus[0]); i++)
+		if (!mtus[i].name[0]) {
+			snprintf(mtus[i].name, sizeof(mtus[i].name), "%s", name);
+			mtus[i].mtu = mtu;
+			return;
+		}
+}
+
+static uint8_t mtu_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(mtus) / sizeof(mtus[0]); i++)
+		if (mtus[i].name[0] && !strcmp(mtus[i].name, name))
+			return mtus[i].mtu;
+	return 3;
+}
+
 int rdma_dev_open(const char *name, uint8_t port, const uint8_t gid[16], struct rdma_dev **out)
 {
 	struct rdma_dev *d;
@@ -122,7 +146,7 @@ int rdma_dev_open(const char *name, uint8_t port, const uint8_t gid[16], struct 
 		return -ENOMEM;
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	memcpy(d->port.gid, gid, 16);
-	d->port.mtu = 3;
+	d->port.mtu = mtu_of(name);
 	d->port.soft = !strncmp(name, "soft", 4);
 	d->next_qpn = 17;
 	d->opener = getpid();
@@ -233,6 +257,7 @@ void rdma_qp_local(const struct rdma_qp *q, struct rdma_qp_addr *a)
 
 int rdma_qp_connect(struct rdma_qp *q, const struct rdma_qp_addr *peer)
 {
+	uint8_t mtu = peer->mtu < q->d->port.mtu ? peer->mtu : q->d->port.mtu;
 	int rc = -EHOSTUNREACH;
 
 	pthread_mutex_lock(&mu);
@@ -242,7 +267,15 @@ int rdma_qp_connect(struct rdma_qp *q, const struct rdma_qp_addr *peer)
 			rc = 0;
 		}
 	pthread_mutex_unlock(&mu);
+	/* as verbs_qp.c: a soft device's limit at the path MTU */
+	if (!rc && q->size.max_inflight > rdma_soft_inflight(mtu))
+		q->size.max_inflight = rdma_soft_inflight(mtu);
 	return rc;
+}
+
+uint32_t rdma_qp_inflight(const struct rdma_qp *q)
+{
+	return q->size.max_inflight;
 }
 
 int rdma_qp_fd(const struct rdma_qp *q)

@@ -16,6 +16,8 @@ void fake_rdma_gid(uint8_t gid[16], uint8_t net, uint8_t host);
 /* Device name's host writes LLC's host-order fields in the other byte order
  * (its messages to and from devices of ours have them swapped). */
 void fake_rdma_other_byte_order(const char *name);
+/* Devices opened from now on with name have port MTU mtu (IB enum; else 3, 1024). */
+void fake_rdma_mtu(const char *name, uint8_t mtu);
 /* Writes and messages carried so far. */
 extern long fake_rdma_writes, fake_rdma_msgs;
 /* Channels lent to a sleeping thread (a reader that took its completions itself). */

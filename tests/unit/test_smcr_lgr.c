@@ -519,6 +519,58 @@ TEST(smcr_lgr_peer_of_other_byte_order)
 }
 
 /*
+ * A soft-RoCE link keeps RDMA_SOFT_INFLIGHT_PKTS packets of its path MTU in
+ * flight, at most RDMA_SOFT_INFLIGHT_MAX bytes, and its group's connections
+ * write half of that at once: 48 KiB (24 KiB) at MTU 1024 and on jumbo
+ * frames (MTU 4096) alike, 24 KiB (12 KiB) at MTU 512, and a port of 1024
+ * connected to one of 512 takes the smaller.  A device that is not soft
+ * has no limit.
+ */
+TEST(smcr_lgr_soft_inflight_by_path_mtu)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring, .drive = true };
+	static const struct {
+		const char *srv, *cli;
+		uint32_t inflight;
+	} cases[] = {
+		{ "softm0", "softm1", 48 * 1024 },
+		{ "softj0", "softj1", 48 * 1024 },
+		{ "softs0", "softs1", 24 * 1024 },
+		{ "softm2", "softs2", 24 * 1024 },
+		{ "hardm0", "hardm1", 0 },
+	};
+
+	smcr_env_set(&env);
+	fake_rdma_mtu("softj0", 5);
+	fake_rdma_mtu("softj1", 5);
+	fake_rdma_mtu("softs0", 2);
+	fake_rdma_mtu("softs1", 2);
+	fake_rdma_mtu("softs2", 2);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct smcr_lgr *sg, *cg;
+		struct rdma_qp_addr a_s, a_c;
+		uint8_t gs[16], gc[16];
+
+		fake_rdma_gid(gs, (uint8_t)(20 + i), 1);
+		fake_rdma_gid(gc, (uint8_t)(20 + i), 2);
+		CHECK_INT(smcr_lgr_new(true, &sg), 0);
+		CHECK_INT(smcr_lgr_new(false, &cg), 0);
+		CHECK_INT(smcr_link_open(sg, cases[i].srv, 1, gs), 0);
+		CHECK_INT(smcr_link_open(cg, cases[i].cli, 1, gc), 0);
+		smcr_link_local(sg, 0, &a_s);
+		smcr_link_local(cg, 0, &a_c);
+		CHECK_INT(smcr_link_connect(sg, 0, &a_c), 0);
+		CHECK_INT(smcr_link_connect(cg, 0, &a_s), 0);
+		CHECK_INT(rdma_qp_inflight(sg->link[0].qp), cases[i].inflight);
+		CHECK_INT(rdma_qp_inflight(cg->link[0].qp), cases[i].inflight);
+		CHECK_INT(sg->write_max, cases[i].inflight / 2);
+		CHECK_INT(cg->write_max, cases[i].inflight / 2);
+		smcr_lgr_put(sg);
+		smcr_lgr_put(cg);
+	}
+}
+
+/*
  * The RDMA layer's descriptors a close-everything loop must leave open, in
  * order (numbers far above those the tests before kept for real).
  */
