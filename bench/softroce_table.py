@@ -6,7 +6,8 @@ the run's seconds); VALUE 0 is a run that failed, counted apart.  Medians
 over the rounds that ran; ratios are oriented so that above 1 is better for
 the mode: throughput mode/TCP, latency TCP/mode, CPU TCP/mode (per GB, per
 round trip).  Writes the JSON to argv[1]; argv[2] names the guests' kernel,
-argv[3] the SMC_SOFT_DRIVE of the soft SMC-R runs.
+argv[3] the SMC_SOFT_DRIVE of the soft SMC-R runs, argv[4] the guests'
+Ethernet MTU.
 """
 import json
 import statistics
@@ -75,6 +76,7 @@ with open(sys.argv[1], "w") as fh:
                "method": "tests/vm/guest/b1.sh: sockperf between two one-CPU TCG guests, "
                          "interleaved rounds, medians; CPU of both guests from /proc/stat",
                "soft_drive": int(sys.argv[3]) if len(sys.argv) > 3 else 0,
+               "mtu": int(sys.argv[4]) if len(sys.argv) > 4 else 1500,
                "rows": rows}, fh, indent=1)
     fh.write("\n")
 

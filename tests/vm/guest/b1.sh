@@ -24,6 +24,7 @@ DRIVE=${DRIVE:-0}
 echo "INFO b1/drive: SMC_SOFT_DRIVE=$DRIVE"
 # bench/softroce.sh records the kernel from this line (the console prints no banner)
 echo "INFO b1/kernel: Linux version $(uname -r)"
+echo "INFO b1/mtu: eth0 $(cat /sys/class/net/eth0/mtu)"
 
 ok rdma-link-add rdma link add rxe0 type rxe netdev eth0
 ok ueid-add smcr ueid add SMC-VM-TEST-EID

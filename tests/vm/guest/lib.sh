@@ -2,6 +2,15 @@
 # vmdrive= (VM_DRIVE of tests/vm/run.sh): SMC_SOFT_DRIVE for every soft program
 VMDRIVE=$(sed -n 's/.*vmdrive=\([01]\).*/\1/p' /proc/cmdline)
 [ -z "$VMDRIVE" ] || { export SMC_SOFT_DRIVE=$VMDRIVE; echo "INFO drive: SMC_SOFT_DRIVE=$VMDRIVE"; }
+# vmslow= (run.sh's VM_SLOW: 3 where an s390x guest takes part): the
+# guests' waits are that many times longer, as the host's timeouts are
+VMSLOW=$(sed -n 's/.*vmslow=\([0-9]*\).*/\1/p' /proc/cmdline)
+VMSLOW=${VMSLOW:-1}
+[ "$VMSLOW" = 1 ] || echo "INFO slow: waits times $VMSLOW"
+# slow N: N looks (or seconds) of a wait, times VMSLOW
+slow() {
+	echo $(($1 * VMSLOW))
+}
 # check NAME CMD...: run CMD (stdout+stderr), normalise with $NORM (a sed
 # script, may be empty), compare with expected/$SCEN/NAME, or with
 # expected/kernel-X.Y/$SCEN/NAME where this kernel (X.Y of uname -r) answers
@@ -29,7 +38,7 @@ check() {
 # for until it printed its echo; output in /tmp/echo.out, its pid in EPID.
 echo_client() {
 	i=0
-	while [ $i -lt 30 ]; do
+	while [ $i -lt "$(slow 30)" ]; do
 		# the last try's words must not answer for this one: the shell empties the
 		# file in the child, maybe after the grep below (a refused try's line made
 		# the next, connected try look refused; the one after it, the server gone,
@@ -45,7 +54,7 @@ echo_client() {
 		wait $EPID; sleep 1; i=$((i + 1))
 	done
 	# connected: its echo, however long the bytes take
-	j=0; while ! grep -q -e ECHO -e tcpecho: /tmp/echo.out && kill -0 $EPID 2>/dev/null && [ $j -lt 1800 ]; do
+	j=0; while ! grep -q -e ECHO -e tcpecho: /tmp/echo.out && kill -0 $EPID 2>/dev/null && [ $j -lt "$(slow 1800)" ]; do
 		sleep 0.1; j=$((j + 1))
 	done
 }
@@ -95,7 +104,7 @@ grepcheck() {
 soft_daemon() {
 	smc_softd -f -s "$SMC_SOFT_SOCKET" > /tmp/softd.log 2>&1 &
 	SOFTD=$!
-	i=0; while [ ! -S "$SMC_SOFT_SOCKET" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	i=0; while [ ! -S "$SMC_SOFT_SOCKET" ] && [ $i -lt "$(slow 100)" ]; do sleep 0.1; i=$((i + 1)); done
 	ok softd-started test -S "$SMC_SOFT_SOCKET"
 }
 # soft_rdma_host: this VM's smc_softd on $SMC_SOFT_SOCKET (SOFTD its pid),
@@ -104,7 +113,7 @@ soft_rdma_host() {
 	soft_daemon
 	ok rdma-link-add rdma link add rxe0 type rxe netdev eth0
 	ok pnet-add smc_pnet -a NET1 -I eth0 -D rxe0 -P 1
-	i=0; while ! ping -c 1 -W 1 "$VMPEER" >/dev/null 2>&1 && [ $i -lt 20 ]; do i=$((i + 1)); done
+	i=0; while ! ping -c 1 -W 1 "$VMPEER" >/dev/null 2>&1 && [ $i -lt "$(slow 20)" ]; do i=$((i + 1)); done
 	ok ping-peer ping -c 1 -W 2 "$VMPEER"
 }
 # rxe_two_networks: the second network (eth1, 10.0.1.0/24: ME2 this VM's
@@ -113,11 +122,12 @@ soft_rdma_host() {
 rxe_two_networks() {
 	if [ "$VMROLE" = server ]; then ME2=10.0.1.1 PEER2=10.0.1.2; else ME2=10.0.1.2 PEER2=10.0.1.1; fi
 	ip addr add $ME2/24 dev eth1
+	[ -z "${VMMTU:-}" ] || ip link set eth1 mtu "$VMMTU"
 	ip link set eth1 up
 	ok rdma-link-add rdma link add rxe0 type rxe netdev eth0
 	ok rdma-link-add-second rdma link add rxe1 type rxe netdev eth1
 	for p in "$VMPEER" $PEER2; do
-		i=0; while ! ping -c 1 -W 1 "$p" >/dev/null 2>&1 && [ $i -lt 20 ]; do i=$((i + 1)); done
+		i=0; while ! ping -c 1 -W 1 "$p" >/dev/null 2>&1 && [ $i -lt "$(slow 20)" ]; do i=$((i + 1)); done
 	done
 	ok ping-peer ping -c 1 -W 2 "$VMPEER"
 	ok ping-peer-second ping -c 1 -W 2 $PEER2
@@ -175,14 +185,14 @@ rec_data() {
 sent_pkts() {
 	rdma statistic show link "$1/1" 2>/dev/null | sed -n 's/.* sent_pkts \([0-9]*\).*/\1/p'
 }
-# wait_quarter FILE: until FILE says a quarter was sent (at most 90 s); PASS quarter-sent.
+# wait_quarter FILE: until FILE says a quarter was sent (at most 90 s, times VMSLOW); PASS quarter-sent.
 wait_quarter() {
-	i=0; while ! grep -qs 'a quarter sent' "$1" && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done
+	i=0; while ! grep -qs 'a quarter sent' "$1" && [ $i -lt "$(slow 900)" ]; do sleep 0.1; i=$((i + 1)); done
 	ok quarter-sent grep -q 'a quarter sent' "$1"
 }
-# wait_for COUNT CMD...: until CMD succeeds, at most COUNT tenths of a second.
+# wait_for COUNT CMD...: until CMD succeeds, at most COUNT tenths of a second (times VMSLOW).
 wait_for() {
-	n=$1; shift
+	n=$(slow "$1"); shift
 	i=0; while ! "$@" >/dev/null 2>&1 && [ $i -lt "$n" ]; do sleep 0.1; i=$((i + 1)); done
 	"$@" >/dev/null 2>&1
 }

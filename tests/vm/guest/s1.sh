@@ -49,7 +49,7 @@ check smcd-stats smcd stats
 # smcss: a LISTEN, an INIT and an ACTIVE TCP fallback
 smc_sock 4711 > /tmp/sock.out 2>&1 &
 SOCKPID=$!
-i=0; while ! grep -q READY /tmp/sock.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+i=0; while ! grep -q READY /tmp/sock.out && [ $i -lt "$(slow 100)" ]; do sleep 0.1; i=$((i + 1)); done
 ok smc_sock-ready grep -q READY /tmp/sock.out
 # Inodes and the ephemeral port vary; 4711 is ours.
 SSNORM='s/^\([A-Z_]* *[0-9]* *\)[0-9][0-9]*/\1INODE/; s/:[0-9]\{5\}\( \)/:EPORT\1/g; s/"inode":[0-9]*/"inode":N/g; s/"local_port":[0-9]\{5\}/"local_port":N/g; s/"peer_port":[0-9]\{5\}/"peer_port":N/g'
@@ -63,7 +63,7 @@ check smcr-stats-after smcr stats
 # the same over IPv6 (SMCPROTO_SMC6 on ::1), beside the IPv4 ones
 smc_sock 4712 6 > /tmp/sock6.out 2>&1 &
 SOCK6PID=$!
-i=0; while ! grep -q READY /tmp/sock6.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+i=0; while ! grep -q READY /tmp/sock6.out && [ $i -lt "$(slow 100)" ]; do sleep 0.1; i=$((i + 1)); done
 ok smc_sock6-ready grep -q READY /tmp/sock6.out
 NORM=$SSNORM; check smcss-a-ipv6 smcss -a
 NORM=$SSNORM; check smcss-d-ipv6 smcss -d

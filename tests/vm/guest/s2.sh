@@ -22,14 +22,14 @@ ok rdma-link-add rdma link add rxe0 type rxe netdev eth0
 ok ueid-add smcr ueid add SMC-VM-TEST-EID
 ok pnet-add smc_pnet -a NET1 -I eth0 -D rxe0 -P 1
 # Wait for the peer on the wire.
-i=0; while ! ping -c 1 -W 1 "$VMPEER" >/dev/null 2>&1 && [ $i -lt 20 ]; do i=$((i + 1)); done
+i=0; while ! ping -c 1 -W 1 "$VMPEER" >/dev/null 2>&1 && [ $i -lt "$(slow 20)" ]; do i=$((i + 1)); done
 ok ping-peer ping -c 1 -W 2 "$VMPEER"
 
 if [ "$VMROLE" = server ]; then
 	ROLE=SERV
 	smc_run tcpecho server $PORT > /tmp/echo.out 2>&1 &
 	EPID=$!
-	i=0; while ! grep -q ACCEPTED /tmp/echo.out && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	i=0; while ! grep -q ACCEPTED /tmp/echo.out && [ $i -lt "$(slow 300)" ]; do sleep 0.1; i=$((i + 1)); done
 	ok echo-accepted grep -q ACCEPTED /tmp/echo.out
 	# the echo done: 256 KiB in, 256 KiB out (a one-CPU TCG guest may take seconds)
 	wait_for 300 sh -c "[ \$(smcr stats | grep -c '^  Data transmitted (Bytes)  *262144 ') -eq 2 ]"
@@ -89,7 +89,7 @@ cat /tmp/ss.txt /tmp/lg.txt /tmp/lgs.txt /tmp/st.txt /tmp/ss.json /tmp/lg.json /
 echo "--- end"
 
 if [ "$VMROLE" = server ]; then
-	i=0; while ! grep -q 'SERVER EOF' /tmp/echo.out && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	i=0; while ! grep -q 'SERVER EOF' /tmp/echo.out && [ $i -lt "$(slow 300)" ]; do sleep 0.1; i=$((i + 1)); done
 	grepcheck echo-server-eof 'SERVER EOF' /tmp/echo.out
 else
 	wait $EPID

@@ -10,7 +10,7 @@ export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control
 
 smc_softd -f -s "$SMC_SOFT_SOCKET" > /tmp/softd.log 2>&1 &
 SOFTD=$!
-i=0; while [ ! -S "$SMC_SOFT_SOCKET" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+i=0; while [ ! -S "$SMC_SOFT_SOCKET" ] && [ $i -lt "$(slow 100)" ]; do sleep 0.1; i=$((i + 1)); done
 ok softd-started test -S "$SMC_SOFT_SOCKET"
 
 check smcr-device-none smcr device
@@ -29,10 +29,10 @@ ok softd-log-gids grep -q "RDMA device rxe0 port 1: interface eth0, active, RoCE
 
 # rxe's port follows its interface
 ip link set eth0 down
-i=0; while ! grep -q DOWN /sys/class/infiniband/rxe0/ports/1/state && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+i=0; while ! grep -q DOWN /sys/class/infiniband/rxe0/ports/1/state && [ $i -lt "$(slow 50)" ]; do sleep 0.1; i=$((i + 1)); done
 check smcr-device-down smcr device
 ip link set eth0 up
-i=0; while ! grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+i=0; while ! grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state && [ $i -lt "$(slow 50)" ]; do sleep 0.1; i=$((i + 1)); done
 check smcr-device-up smcr device
 
 # deleted: gone from the devices, kept in the PNET table; back with its PNET ID
