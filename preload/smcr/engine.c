@@ -290,6 +290,15 @@ static void drain(struct smcr_lgr *g)
 	}
 }
 
+/* A failed link added again on a new queue pair: the server adds it, the client asks the server to. */
+static void link_again(struct smcr_lgr *g, int li)
+{
+	if (g->server)
+		smcr_lgr_relink(g, li, 0);
+	else
+		smcr_link_request(g, li);
+}
+
 static void device_event(struct smcr_lgr *g, int li)
 {
 	struct smcr_link *l = &g->link[li];
@@ -299,13 +308,9 @@ static void device_event(struct smcr_lgr *g, int li)
 		l->dev_gone = true;
 	if (ev == RDMA_DEV_PORT_DOWN || ev == RDMA_DEV_FATAL)
 		smcr_link_fail(g, li, false);
-	/* a failed link's port is back: the server adds it again, the client asks it to */
-	if (ev == RDMA_DEV_PORT_UP && l->dead && !l->dev_gone) {
-		if (g->server)
-			smcr_lgr_relink(g, li, 0);
-		else
-			smcr_link_request(g, li);
-	}
+	/* a failed link's port is back */
+	if (ev == RDMA_DEV_PORT_UP && l->dead && !l->dev_gone)
+		link_again(g, li);
 }
 
 /*
@@ -412,10 +417,26 @@ static void dev_back(struct smcr_lgr *g, int li)
 		return;
 	smcr_log("libsmc-preload: soft SMC-R: link %u: its device %s is back\n", num,
 		 g->link[li].dev_name);
-	if (g->server)
-		smcr_lgr_relink(g, li, 0);
-	else
-		smcr_link_request(g, li);
+	link_again(g, li);
+}
+
+/*
+ * A link that failed while its port stayed up (rxe parked its queue pair
+ * for good, a post failed) comes back at once on a new queue pair, when
+ * another link of the group is up to carry the exchange: its connections
+ * went over to that one meanwhile.  Alone, the link's failure reset them.
+ */
+static void fail_and_again(struct smcr_lgr *g, int li)
+{
+	bool carrier = false;
+
+	smcr_link_fail(g, li, false);
+	for (unsigned o = 0; o < g->nlinks; o++)
+		carrier |= (int)o != li && g->link[o].up && !g->link[o].dead;
+	if (carrier && !g->link[li].dev_gone) {
+		smcr_log("libsmc-preload: soft SMC-R: link %u: its port is up: added again\n", g->link[li].num);
+		link_again(g, li);
+	}
 }
 
 void smcr_link_unlend(struct smcr_lgr *g, int li)
@@ -486,7 +507,7 @@ static bool watchdog(struct smcr_lgr *g)
 		if (l->post_err && !l->dead && l->up) {
 			smcr_log("libsmc-preload: soft SMC-R: link %u: a post failed (%s)\n", l->num,
 				 strerror(-l->post_err));
-			smcr_link_fail(g, (int)li, false);
+			fail_and_again(g, (int)li);
 		}
 		if (l->dead || !l->up)
 			continue;
@@ -516,7 +537,7 @@ static bool watchdog(struct smcr_lgr *g)
 			rdma_qp_describe(l->qp, qd, sizeof(qd));
 			smcr_log("libsmc-preload: soft SMC-R: link %u: nothing completed for %lld ms (%s)\n", l->num,
 				 (long long)((now - l->since_ns) / 1000000), qd);
-			smcr_link_fail(g, (int)li, false);
+			fail_and_again(g, (int)li);
 		} else if (now - l->since_ns >= KICK_NS && now - l->kicked_ns >= KICK_NS) {
 			l->kicked_ns = now;
 			smcr_log("libsmc-preload: soft SMC-R: link %u: work outstanding, nothing completed for %lld ms: a probe\n",

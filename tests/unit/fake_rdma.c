@@ -49,6 +49,7 @@ struct rdma_qp {
 	int watch;              /* an epoll set of fd, unless lent */
 	bool lent;
 	bool error;
+	bool parked;            /* takes posts and completes none, as rxe's queue pair it parked */
 	uint64_t seq, done;
 	struct rdma_event ev[EVQ];
 	int head, n;
@@ -327,6 +328,8 @@ static int complete(struct rdma_qp *q, uint64_t wr_id, enum rdma_ev_kind kind, b
 	if (q->seq - q->done >= q->size.send_wr)
 		return -ENOBUFS;
 	q->seq++;
+	if (q->parked)
+		return 0;
 	q->done++;
 	if (broken(q)) {
 		q->error = true;
@@ -351,7 +354,7 @@ int rdma_post_write(struct rdma_qp *q, const struct rdma_mr *src, size_t off, si
 		pthread_mutex_unlock(&mu);
 		return -EIO;
 	}
-	if (!broken(q)) {
+	if (!broken(q) && !q->parked) {
 		struct mr_rec *m = NULL;
 
 		for (size_t i = 0; i < sizeof(mrs) / sizeof(mrs[0]) && !m; i++)
@@ -414,7 +417,7 @@ static int post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_
 	if (foreign(q))
 		return -EACCES;
 	pthread_mutex_lock(&mu);
-	if (!broken(q)) {
+	if (!broken(q) && !q->parked) {
 		struct rdma_event in = { .kind = RDMA_EV_MSG, .len = (uint32_t)len };
 
 		memcpy(in.msg, msg, len);
@@ -567,6 +570,15 @@ void fake_rdma_add(const char *name)
 	for (int i = 0; i < 4; i++)
 		if (!strcmp(deleted[i], name))
 			deleted[i][0] = 0;
+	pthread_mutex_unlock(&mu);
+}
+
+void fake_rdma_park(const char *name)
+{
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < MAX_OBJS; i++)
+		if (qps[i] && !strcmp(qps[i]->d->name, name))
+			qps[i]->parked = true;
 	pthread_mutex_unlock(&mu);
 }
 

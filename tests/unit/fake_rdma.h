@@ -9,6 +9,12 @@ void fake_rdma_port_up(const char *name);
 /* Device name is deleted (a fatal event, its queue pairs break; no open by that name), then added again. */
 void fake_rdma_delete(const char *name);
 void fake_rdma_add(const char *name);
+/*
+ * The queue pairs device name has now take posts and neither carry nor
+ * complete them, with no error, as rxe parks one for good; queue pairs
+ * made later work.
+ */
+void fake_rdma_park(const char *name);
 #include <stdint.h>
 
 /* The RoCE v2 GID of 10.net.0.host (::ffff:10.net.0.host): the fake routes by GID and queue pair. */

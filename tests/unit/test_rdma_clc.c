@@ -78,7 +78,7 @@ static void set_up(struct conn_ends *e, bool *first_contact)
 	set_up_on(e, first_contact, &cli_ports, &srv_ports, "10.30.0.1", "10.30.0.2");
 }
 
-static void bytes_across(struct transport *from, struct transport *to, const char *text)
+static void bytes_across_within(struct transport *from, struct transport *to, const char *text, int seconds)
 {
 	struct iovec v = { (void *)text, strlen(text) };
 	char buf[64] = "";
@@ -86,11 +86,16 @@ static void bytes_across(struct transport *from, struct transport *to, const cha
 	ssize_t n = -1;
 
 	CHECK_INT(from->ops->produce(from, &v, 1, NULL), (long)strlen(text));
-	/* 10 s at most: a loaded machine may hold the progress thread back */
-	for (int i = 0; i < 5000 && (n = to->ops->consume(to, &r, 1, 0, NULL)) == -EAGAIN; i++)
+	for (int i = 0; i < seconds * 500 && (n = to->ops->consume(to, &r, 1, 0, NULL)) == -EAGAIN; i++)
 		usleep(2000);
 	CHECK_INT(n, (long)strlen(text));
 	CHECK(!strcmp(buf, text));
+}
+
+/* 10 s at most: a loaded machine may hold the progress thread back */
+static void bytes_across(struct transport *from, struct transport *to, const char *text)
+{
+	bytes_across_within(from, to, text, 10);
 }
 
 /* Both connections closed at both ends: every connection of the layer freed. */
@@ -123,6 +128,7 @@ TEST(rdma_clc_first_contact_then_a_second_connection)
 	bool fc1 = false, fc2 = true;
 
 	smcr_env_set(&env);
+	rdma_clc_after_fork_child();    /* whatever test ran before: a first contact */
 	memset(&one, 0, sizeof(one));
 	memset(&two, 0, sizeof(two));
 	set_up(&one, &fc1);
@@ -327,5 +333,48 @@ TEST(rdma_clc_second_gid_without_a_port_for_it_is_refused)
 	set_up_on(&two, &fc2, &cp, &sp, "10.50.0.1", "10.50.0.2");
 	CHECK(!fc2);
 	bytes_across(&two.tc, &two.ts, "one link");
+	close_both(&one, &two);
+}
+
+/*
+ * rxe parks a queue pair for good (doc/soft-roce.md section 4): posts taken,
+ * nothing sent, no error.  The watchdog fails the link after 10 s without
+ * a completion, its connections go on over the other link with the bytes
+ * the parked one held, and the link comes back at once on new queue pairs
+ * (its port never went down), under a new number, and carries them again.
+ */
+TEST(rdma_clc_a_parked_link_fails_over_and_comes_back_at_once)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
+	struct rdma_ports cp = { .dev = "fcl6", .port = 1, .alt_dev = "fcl7", .alt_port = 1 };
+	struct rdma_ports sp = { .dev = "fsv6", .port = 1, .alt_dev = "fsv7", .alt_port = 1 };
+	struct conn_ends one, two;
+	bool fc1 = false, fc2 = true;
+
+	smcr_env_set(&env);
+	rdma_clc_after_fork_child();
+	fake_rdma_gid(cp.alt_gid, 45, 1);
+	fake_rdma_gid(sp.alt_gid, 45, 2);
+	memset(&one, 0, sizeof(one));
+	memset(&two, 0, sizeof(two));
+	set_up_on(&one, &fc1, &cp, &sp, "10.44.0.1", "10.44.0.2");
+	CHECK(fc1);
+	CHECK(links_are(&one.ts, "link 1 (number 2) connected up"));
+	CHECK(links_are(&one.tc, "link 1 (number 2) connected up"));
+	set_up_on(&two, &fc2, &cp, &sp, "10.44.0.1", "10.44.0.2");
+	CHECK(!fc2);
+	bytes_across(&one.ts, &one.tc, "before");
+	/* the server's queue pair of the first link parks: its bytes wait for the watchdog */
+	fake_rdma_park("fsv6");
+	bytes_across_within(&one.ts, &one.tc, "held by a parked queue pair", 30);
+	bytes_across(&two.ts, &two.tc, "the second, after the failover");
+	bytes_across(&one.tc, &one.ts, "and back");
+	CHECK(links_are(&one.ts, "link 0 (number 3) connected up:"));
+	CHECK(links_are(&one.tc, "link 0 (number 3) connected up:"));
+	/* the other link goes: the connections move back to the one that came back */
+	fake_rdma_port_down("fcl7");
+	CHECK(links_are(&one.tc, "link 1 (number 2) connected up dead"));
+	bytes_across(&one.ts, &one.tc, "over the link that came back");
+	bytes_across(&two.tc, &two.ts, "over it too");
 	close_both(&one, &two);
 }
