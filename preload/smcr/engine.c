@@ -428,12 +428,8 @@ static void dev_back(struct smcr_lgr *g, int li)
  */
 static void fail_and_again(struct smcr_lgr *g, int li)
 {
-	bool carrier = false;
-
 	smcr_link_fail(g, li, false);
-	for (unsigned o = 0; o < g->nlinks; o++)
-		carrier |= (int)o != li && g->link[o].up && !g->link[o].dead;
-	if (carrier && !g->link[li].dev_gone) {
+	if (smcr_lgr_carrier(g, li) >= 0 && !g->link[li].dev_gone) {
 		smcr_log("libsmc-preload: soft SMC-R: link %u: its port is up: added again\n", g->link[li].num);
 		link_again(g, li);
 	}

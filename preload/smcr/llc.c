@@ -154,8 +154,7 @@ static int confirm_rkey(struct smcr_lgr *g, int li, const struct smcr_llc_confir
 	return 0;
 }
 
-/* A live link other than li to carry the exchange. */
-static int carrier(struct smcr_lgr *g, int li)
+int smcr_lgr_carrier(struct smcr_lgr *g, int li)
 {
 	for (unsigned o = 0; o < g->nlinks; o++)
 		if ((int)o != li && g->link[o].up && !g->link[o].dead)
@@ -199,7 +198,7 @@ static bool relink_offered(struct smcr_lgr *g, const struct smcr_llc_add_link *a
 	m.add_link.link_num = a->link_num;
 	m.add_link.has_ext = true;
 	m.add_link.v2_direct = true;
-	o = carrier(g, -1);
+	o = smcr_lgr_carrier(g, -1);
 	if (o >= 0)
 		smcr_llc_send(g, o, &m);
 	return false;
@@ -209,7 +208,7 @@ int smcr_link_request(struct smcr_lgr *g, int li)
 {
 	struct smcr_llc_msg m = { 0 };
 	struct rdma_qp_addr a;
-	int o = carrier(g, li);
+	int o = smcr_lgr_carrier(g, li);
 
 	if (o < 0)
 		return -ENOLINK;
@@ -420,7 +419,7 @@ static int add_link_locked(struct smcr_lgr *g, int li, uint8_t num, const uint8_
 	struct want w = { SMCR_LLC_ADD_LINK, g->server };
 	struct smcr_llc_msg *m = &(struct smcr_llc_msg){ 0 };
 	struct rdma_qp_addr own, peer;
-	int o = carrier(g, li), rc;
+	int o = smcr_lgr_carrier(g, li), rc;
 
 	if (o < 0)
 		return -ENOLINK;
@@ -473,7 +472,7 @@ int smcr_link_refuse(struct smcr_lgr *g, uint8_t num)
 	m.add_link.has_ext = true;
 	m.add_link.v2_direct = true;
 	pthread_mutex_lock(&g->mu);
-	o = carrier(g, -1);
+	o = smcr_lgr_carrier(g, -1);
 	rc = o < 0 ? -ENOLINK : smcr_llc_send(g, o, &m);
 	pthread_mutex_unlock(&g->mu);
 	return rc;

@@ -190,6 +190,8 @@ void smcr_lgr_write_max(struct smcr_lgr *g);
  * answers on li.  Nothing when a link is being added already.
  */
 void smcr_lgr_relink(struct smcr_lgr *g, int li, uint8_t num);
+/* llc.c, with g->mu held: a live link other than li (-1: any) to carry an LLC exchange, or -1. */
+int smcr_lgr_carrier(struct smcr_lgr *g, int li);
 /* llc.c, with g->mu held: the client's device for dead link li is back: it asks the server with REQ ADD LINK. */
 int smcr_link_request(struct smcr_lgr *g, int li);
 /*

@@ -49,7 +49,7 @@ struct rdma_qp {
 	int watch;              /* an epoll set of fd, unless lent */
 	bool lent;
 	bool error;
-	bool parked;            /* takes posts and completes none, as rxe's queue pair it parked */
+	bool parked;            /* takes posts, carries and completes none, as a queue pair rxe parked */
 	uint64_t seq, done;
 	struct rdma_event ev[EVQ];
 	int head, n;
