@@ -225,27 +225,38 @@ static bool links_are(struct transport *t, const char *want)
 	return false;
 }
 
-TEST(rdma_clc_second_link_carries_the_connection_when_the_first_fails_and_links_come_back)
+/*
+ * A new process's first contact between two hosts with two devices each
+ * (the client names its second GID, the server adds the second link), then
+ * a second connection in the same group: both links up, two connections.
+ */
+static void two_links_two_conns(struct conn_ends *one, struct conn_ends *two, const struct rdma_ports *cp,
+				const struct rdma_ports *sp, const char *cli, const char *srv)
 {
 	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
-	struct rdma_ports cp = { .dev = "fcl2", .port = 1, .alt_dev = "fcl3", .alt_port = 1 };
-	struct rdma_ports sp = { .dev = "fsv2", .port = 1, .alt_dev = "fsv3", .alt_port = 1 };
-	struct conn_ends one, two;
 	bool fc1 = false, fc2 = true;
 
 	smcr_env_set(&env);
 	rdma_clc_after_fork_child();    /* a new process as far as the groups go: a first contact */
+	memset(one, 0, sizeof(*one));
+	memset(two, 0, sizeof(*two));
+	set_up_on(one, &fc1, cp, sp, cli, srv);
+	CHECK(fc1);
+	CHECK(links_are(&one->ts, "link 1 (number 2) connected up"));
+	CHECK(links_are(&one->tc, "link 1 (number 2) connected up"));
+	set_up_on(two, &fc2, cp, sp, cli, srv);
+	CHECK(!fc2);
+}
+
+TEST(rdma_clc_second_link_carries_the_connection_when_the_first_fails_and_links_come_back)
+{
+	struct rdma_ports cp = { .dev = "fcl2", .port = 1, .alt_dev = "fcl3", .alt_port = 1 };
+	struct rdma_ports sp = { .dev = "fsv2", .port = 1, .alt_dev = "fsv3", .alt_port = 1 };
+	struct conn_ends one, two;
+
 	fake_rdma_gid(cp.alt_gid, 41, 1);
 	fake_rdma_gid(sp.alt_gid, 41, 2);
-	memset(&one, 0, sizeof(one));
-	memset(&two, 0, sizeof(two));
-	set_up_on(&one, &fc1, &cp, &sp, "10.40.0.1", "10.40.0.2");
-	CHECK(fc1);
-	/* the client named its second GID, the server added a link to it in the background */
-	CHECK(links_are(&one.ts, "link 1 (number 2) connected up"));
-	CHECK(links_are(&one.tc, "link 1 (number 2) connected up"));
-	set_up_on(&two, &fc2, &cp, &sp, "10.40.0.1", "10.40.0.2");
-	CHECK(!fc2);
+	two_links_two_conns(&one, &two, &cp, &sp, "10.40.0.1", "10.40.0.2");
 	bytes_across(&one.tc, &one.ts, "before");
 	bytes_across(&two.ts, &two.tc, "before, second");
 	/* the first link's device goes: both connections go on over the second */
@@ -273,24 +284,13 @@ TEST(rdma_clc_second_link_carries_the_connection_when_the_first_fails_and_links_
 /* A device deleted and added again (rdma link delete/add): opened again by name, its link added again. */
 TEST(rdma_clc_links_return_when_a_deleted_device_is_added_again)
 {
-	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
 	struct rdma_ports cp = { .dev = "fcl4", .port = 1, .alt_dev = "fcl5", .alt_port = 1 };
 	struct rdma_ports sp = { .dev = "fsv4", .port = 1, .alt_dev = "fsv5", .alt_port = 1 };
 	struct conn_ends one, two;
-	bool fc1 = false, fc2 = true;
 
-	smcr_env_set(&env);
-	rdma_clc_after_fork_child();
 	fake_rdma_gid(cp.alt_gid, 43, 1);
 	fake_rdma_gid(sp.alt_gid, 43, 2);
-	memset(&one, 0, sizeof(one));
-	memset(&two, 0, sizeof(two));
-	set_up_on(&one, &fc1, &cp, &sp, "10.42.0.1", "10.42.0.2");
-	CHECK(fc1);
-	CHECK(links_are(&one.ts, "link 1 (number 2) connected up"));
-	CHECK(links_are(&one.tc, "link 1 (number 2) connected up"));
-	set_up_on(&two, &fc2, &cp, &sp, "10.42.0.1", "10.42.0.2");
-	CHECK(!fc2);
+	two_links_two_conns(&one, &two, &cp, &sp, "10.42.0.1", "10.42.0.2");
 	bytes_across(&one.tc, &one.ts, "before");
 	/*
 	 * The client's first device is deleted: a fatal event, and posts on it
@@ -345,24 +345,13 @@ TEST(rdma_clc_second_gid_without_a_port_for_it_is_refused)
  */
 TEST(rdma_clc_a_parked_link_fails_over_and_comes_back_at_once)
 {
-	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
 	struct rdma_ports cp = { .dev = "fcl6", .port = 1, .alt_dev = "fcl7", .alt_port = 1 };
 	struct rdma_ports sp = { .dev = "fsv6", .port = 1, .alt_dev = "fsv7", .alt_port = 1 };
 	struct conn_ends one, two;
-	bool fc1 = false, fc2 = true;
 
-	smcr_env_set(&env);
-	rdma_clc_after_fork_child();
 	fake_rdma_gid(cp.alt_gid, 45, 1);
 	fake_rdma_gid(sp.alt_gid, 45, 2);
-	memset(&one, 0, sizeof(one));
-	memset(&two, 0, sizeof(two));
-	set_up_on(&one, &fc1, &cp, &sp, "10.44.0.1", "10.44.0.2");
-	CHECK(fc1);
-	CHECK(links_are(&one.ts, "link 1 (number 2) connected up"));
-	CHECK(links_are(&one.tc, "link 1 (number 2) connected up"));
-	set_up_on(&two, &fc2, &cp, &sp, "10.44.0.1", "10.44.0.2");
-	CHECK(!fc2);
+	two_links_two_conns(&one, &two, &cp, &sp, "10.44.0.1", "10.44.0.2");
 	bytes_across(&one.ts, &one.tc, "before");
 	/* the server's queue pair of the first link parks: its bytes wait for the watchdog */
 	fake_rdma_park("fsv6");
