@@ -22,7 +22,8 @@ DESTDIR  ?=
 
 # Output directory: "." for the normal build, build/check for the test build.
 O        ?= .
-OBJ      := $(O)/.obj
+# without a leading "./" (O=. by default), as make names the files it builds
+OBJ      := $(patsubst ./%,%,$(O)/.obj)
 
 CC       ?= cc
 PKG_CONFIG ?= pkg-config
