@@ -44,6 +44,8 @@ void preload_next_init(void)
 	RESOLVE(ioctl);
 	RESOLVE(poll);
 	RESOLVE(ppoll);
+	RESOLVE(epoll_create);
+	RESOLVE(epoll_create1);
 	RESOLVE(epoll_ctl);
 	RESOLVE(epoll_wait);
 	RESOLVE(epoll_pwait);

@@ -530,10 +530,11 @@ void conn_stdio_check(int fd, struct sconn *sc)
 
 void conn_stdio_open(int fd, struct sconn *sc)
 {
-	if (conn_past(fd, sc, SMC_SOFT_DECL_STDIO))
+	/* cut over: an end of this process's own goes back to TCP if it can (soft SMC-R) */
+	if (conn_past(fd, sc, SMC_SOFT_DECL_STDIO) || sconn_back_for(fd, sc, false, true))
 		return;
-	preload_err("libsmc-preload: fdopen of fd %d: it is on shared memory, where stdio "
-		    "cannot follow it: the connection is reset\n", fd);
+	preload_err("libsmc-preload: fdopen of fd %d: it is on %s, where stdio "
+		    "cannot follow it: the connection is reset\n", fd, sc->tp.ops->medium);
 	conn_reset(fd, sc);
 }
 
@@ -543,10 +544,11 @@ void conn_uring_use(int fd, struct sconn *sc)
 	    !atomic_load_explicit(&sc->tx_cut, memory_order_relaxed) &&
 	    !atomic_load_explicit(&sc->rx_cut, memory_order_relaxed))
 		return;
-	if (conn_past(fd, sc, SMC_SOFT_DECL_URING) || atomic_exchange(&sc->foreign, true))
+	if (conn_past(fd, sc, SMC_SOFT_DECL_URING) || sconn_back_for(fd, sc, false, true) ||
+	    atomic_exchange(&sc->foreign, true))
 		return;
-	preload_err("libsmc-preload: io_uring request on fd %d: it is on shared memory, "
-		    "where io_uring cannot follow it: the connection is reset\n", fd);
+	preload_err("libsmc-preload: io_uring request on fd %d: it is on %s, "
+		    "where io_uring cannot follow it: the connection is reset\n", fd, sc->tp.ops->medium);
 	conn_reset(fd, sc);
 }
 

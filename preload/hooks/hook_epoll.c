@@ -1,120 +1,49 @@
 /*
  * epoll with paired sockets.  The epoll fd stays the kernel's (nesting,
  * sharing after fork and close work as always) and every registration keeps
- * the application's data; this side table remembers, per epoll fd, the
- * tracked sockets in it, so epoll_wait can report ring readiness with their
- * data without a system call, spin on the rings, and sleep in the kernel on
- * doorbells.  Edge-triggered entries report a direction again only when its
+ * the application's data; a side table (epoll_sets.c) remembers, per epoll
+ * fd, the tracked sockets in it, so epoll_wait can report ring readiness
+ * with their data without a system call, spin on the rings, and sleep in
+ * the kernel on doorbells.  Edge-triggered entries report a direction again only when its
  * ring cursor moved; one-shot entries wait for EPOLL_CTL_MOD.
+ *
+ * An epoll set inside another (its fd registered in the outer one) is an
+ * entry of the outer set too: the outer reports it readable when one of
+ * the inner set's entries is ring-ready, and its waits arm the inner
+ * entries with their bell, for a transport that rings nothing over TCP
+ * (soft SMC-R) leaves the kernel nothing to see.  Every set is known from
+ * its creation (epoll_create), so that the order of the calls does not
+ * matter; the kernel refuses loops (ELOOP), so locks go outer to inner.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
-#include <sys/mman.h>
 
 #include "hooks.h"
+#include "epoll_int.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define DEL_RETRY_NS 100000000   /* ns: see ctl_backlog() */
-#define EPTAB_MAX (1 << 20)
 
-struct ep_entry {
-	int fd;
-	struct sconn *sc;          /* identity only: fd_get(fd) must return it */
-	uint32_t events;           /* the application's */
-	uint32_t kevents;          /* what the kernel has */
-	epoll_data_t data;
-	bool disarmed;             /* EPOLLONESHOT fired */
-	bool quiet;                /* on shared memory, nothing cut over: see set_quiet() */
-	unsigned quiet_disarms;    /* sc->disarms when it became quiet */
-	uint64_t last_in, last_out;/* cursor words at the last edge report */
-};
-
-struct ep_set {
-	pthread_mutex_t lock;
-	struct ep_entry *e;
-	int n, cap;
-};
-
-static _Atomic(struct ep_set *) *eptab;
-static _Atomic int eptab_high;         /* highest epoll fd with a set, plus one */
-static pthread_mutex_t eptab_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static struct ep_set *set_get(int epfd, bool create)
+/* Every epoll set has its table from birth: one registered in another is then known as a set. */
+static int set_born(int epfd)
 {
-	struct ep_set *s;
-
-	if (epfd < 0 || epfd >= EPTAB_MAX)
-		return NULL;
-	if (!atomic_load_explicit(&eptab, memory_order_acquire)) {
-		void *p;
-
-		if (!create)
-			return NULL;
-		pthread_mutex_lock(&eptab_lock);
-		if (!eptab) {
-			p = mmap(NULL, EPTAB_MAX * sizeof(*eptab), PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-			if (p != MAP_FAILED)
-				atomic_store(&eptab, p);
-		}
-		pthread_mutex_unlock(&eptab_lock);
-		if (!eptab)
-			return NULL;
-	}
-	s = atomic_load_explicit(&eptab[epfd], memory_order_acquire);
-	if (s || !create)
-		return s;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return NULL;
-	pthread_mutex_init(&s->lock, NULL);
-	for (int h = atomic_load(&eptab_high); h <= epfd;)
-		if (atomic_compare_exchange_weak(&eptab_high, &h, epfd + 1))
-			break;
-	struct ep_set *none = NULL;
-	if (!atomic_compare_exchange_strong(&eptab[epfd], &none, s)) {
-		free(s);
-		s = none;
-	}
-	return s;
+	if (epfd >= 0)
+		epset_get(epfd, true);
+	return epfd;
 }
 
-void soft_epoll_closed(int fd)
+EXPORT int epoll_create(int size)
 {
-	struct ep_set *s;
-
-	if (!atomic_load_explicit(&eptab, memory_order_relaxed) || fd < 0 || fd >= EPTAB_MAX)
-		return;
-	s = atomic_exchange(&eptab[fd], NULL);
-	if (s) {
-		/* a thread still waiting on this set is the application's bug */
-		free(s->e);
-		pthread_mutex_destroy(&s->lock);
-		free(s);
-	}
+	PRELOAD_INIT();
+	return set_born(next.epoll_create(size));
 }
 
-void soft_epoll_closed_range(unsigned first, unsigned last)
+EXPORT int epoll_create1(int flags)
 {
-	int high = atomic_load(&eptab_high);
-
-	for (unsigned fd = first; fd <= last && fd < (unsigned)high; fd++)
-		soft_epoll_closed((int)fd);
-}
-
-static struct ep_entry *find(struct ep_set *s, int fd)
-{
-	for (int i = 0; i < s->n; i++)
-		if (s->e[i].fd == fd)
-			return &s->e[i];
-	return NULL;
-}
-
-static void drop(struct ep_set *s, struct ep_entry *e)
-{
-	*e = s->e[--s->n];
+	PRELOAD_INIT();
+	return set_born(next.epoll_create1(flags));
 }
 
 /*
@@ -144,46 +73,26 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	PRELOAD_INIT();
 	sc = fd_get(fd);
 	if (!sc) {
-		if (op == EPOLL_CTL_DEL && (s = set_get(epfd, false))) {
-			pthread_mutex_lock(&s->lock);
-			if ((e = find(s, fd)))
-				drop(s, e);
-			pthread_mutex_unlock(&s->lock);
-		}
-		return next.epoll_ctl(epfd, op, fd, ev);
+		r = next.epoll_ctl(epfd, op, fd, ev);
+		if (r == 0 || op == EPOLL_CTL_DEL)
+			epset_nest(epfd, op, fd, ev);
+		return r;
 	}
 	if (ev && op != EPOLL_CTL_DEL) {
 		kev = *ev;
 		kev.events = kernel_mask(sc, ev->events);
 	}
 	r = next.epoll_ctl(epfd, op, fd, ev && op != EPOLL_CTL_DEL ? &kev : ev);
-	if (r == 0 && (s = set_get(epfd, op != EPOLL_CTL_DEL))) {
+	if (r == 0 && (s = epset_get(epfd, op != EPOLL_CTL_DEL))) {
 		pthread_mutex_lock(&s->lock);
-		e = find(s, fd);
 		if (op == EPOLL_CTL_DEL) {
-			if (e)
-				drop(s, e);
-		} else {
-			if (!e && s->n == s->cap) {
-				int ncap = s->cap ? s->cap * 2 : 8;
-				struct ep_entry *ne = realloc(s->e, (size_t)ncap * sizeof(*ne));
-
-				if (ne) {
-					s->e = ne;
-					s->cap = ncap;
-				}
-			}
-			if (!e && s->n < s->cap)
-				e = &s->e[s->n++];
-			if (e) {
-				memset(e, 0, sizeof(*e));
-				e->fd = fd;
-				e->sc = sc;
-				e->events = ev->events;
-				e->kevents = kev.events;
-				e->data = ev->data;
-				e->last_in = e->last_out = UINT64_MAX;
-			}
+			if ((e = epset_find(s, fd)))
+				epset_drop(s, e);
+		} else if ((e = epset_put(s, fd))) {
+			e->sc = sc;
+			e->events = ev->events;
+			e->kevents = kev.events;
+			e->data = ev->data;
 		}
 		pthread_mutex_unlock(&s->lock);
 	}
@@ -245,13 +154,16 @@ struct ewait {
 static struct sconn *entry_sc(struct ewait *w, int *i)
 {
 	struct ep_entry *e = &w->s->e[*i];
-	struct sconn *sc = fd_get(e->fd);
+	struct sconn *sc;
 	uint32_t km;
 
+	if (e->nested)
+		return NULL;
+	sc = fd_get(e->fd);
 	if (sc != e->sc) {
 		if (sc)
 			sconn_put(sc);
-		drop(w->s, e);
+		epset_drop(w->s, e);
 		(*i)--;
 		return NULL;
 	}
@@ -281,6 +193,70 @@ static struct sconn *entry_sc(struct ewait *w, int *i)
 	return sc;
 }
 
+static int ring_scan(struct ewait *w, bool commit);
+
+/* The wait of a nested entry's set, in which w's wait looks. */
+static struct ewait inner_wait(const struct ep_entry *e, struct ep_set *in)
+{
+	return (struct ewait){ .epfd = e->fd, .s = in, .max = 1 };
+}
+
+/* The ring cursors of a set's sockets, summed: an edge of a nested entry is a change of it. */
+static uint64_t set_marks(struct ep_set *s)
+{
+	uint64_t sum = 0;
+
+	pthread_mutex_lock(&s->lock);
+	for (int i = 0; i < s->n; i++) {
+		struct sconn *sc = s->e[i].nested ? NULL : fd_get(s->e[i].fd);
+
+		if (!sc)
+			continue;
+		if (sc == s->e[i].sc && sconn_mapped(sc))
+			sum += TP(sc, rx_mark) + TP(sc, tx_mark);
+		sconn_put(sc);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return sum;
+}
+
+/* EPOLLIN if the nested entry e (its set in) has a ring-ready entry, given e's edge state. */
+static uint32_t nested_ready(struct ep_entry *e, struct ep_set *in, bool commit)
+{
+	struct ewait iw = inner_wait(e, in);
+	uint64_t marks;
+
+	if (e->disarmed || !(e->events & EPOLLIN) || !ring_scan(&iw, false))
+		return 0;
+	if (e->events & EPOLLET) {
+		marks = set_marks(in);
+		if (marks == e->last_in)
+			return 0;
+		if (commit)
+			e->last_in = marks;
+	}
+	if (commit && (e->events & EPOLLONESHOT))
+		e->disarmed = true;
+	return EPOLLIN;
+}
+
+/* Entry *i's ring events as epoll reports them (*i steps back if it was dropped). */
+static uint32_t entry_scan(struct ewait *w, int *i, bool commit)
+{
+	struct sconn *sc;
+	struct ep_set *in;
+	unsigned mode;
+	uint32_t r;
+
+	if (w->s->e[*i].nested)
+		return (in = epset_of(w->s, i)) ? nested_ready(&w->s->e[*i], in, commit) : 0;
+	if (!(sc = entry_sc(w, i)))
+		return 0;
+	r = entry_ready(&w->s->e[*i], sc, &mode, commit);
+	sconn_put(sc);
+	return r;
+}
+
 /* Ring-ready entries into w->ev (commit), or whether there is one. */
 static int ring_scan(struct ewait *w, bool commit)
 {
@@ -288,14 +264,8 @@ static int ring_scan(struct ewait *w, bool commit)
 
 	pthread_mutex_lock(&w->s->lock);
 	for (int i = 0; i < w->s->n && n < w->max; i++) {
-		struct sconn *sc = entry_sc(w, &i);
-		unsigned mode;
-		uint32_t r;
+		uint32_t r = entry_scan(w, &i, commit);
 
-		if (!sc)
-			continue;
-		r = entry_ready(&w->s->e[i], sc, &mode, commit);
-		sconn_put(sc);
 		if (!r)
 			continue;
 		if (!commit) {
@@ -345,7 +315,20 @@ static bool set_quiet(struct ewait *w)
 	for (int i = 0; i < w->s->n && yes; i++) {
 		struct ep_entry *e = &w->s->e[i];
 		struct sconn *sc = e->sc;
+		struct ep_set *in;
 
+		if (e->nested) {
+			struct ewait iw;
+
+			in = epset_inner(w->s, e);
+			if (!in) {
+				yes = false;
+			} else {
+				iw = inner_wait(e, in);
+				yes = set_quiet(&iw);
+			}
+			continue;
+		}
 		/* an entry whose descriptor changed is dropped by the full path */
 		if (!fd_is(e->fd, sc))
 			yes = false;
@@ -359,6 +342,28 @@ static bool set_quiet(struct ewait *w)
 	return yes;
 }
 
+static bool arm_all(struct ewait *w, bool arm, uint32_t bell);
+
+/* arm_all() for the entries of nested entry *i's set: true if it is ready meanwhile. */
+static bool arm_nested(struct ewait *w, int *i, bool arm, uint32_t bell)
+{
+	struct ep_set *in = epset_of(w->s, i);
+	struct ep_entry *e;
+	struct ewait iw;
+	bool ready;
+
+	if (!in)
+		return false;
+	e = &w->s->e[*i];
+	if (arm && (e->disarmed || !(e->events & EPOLLIN)))
+		return false;
+	iw = inner_wait(e, in);
+	ready = arm_all(&iw, arm, bell) && nested_ready(e, in, false);
+	w->blind |= iw.blind;
+	w->bell_only |= iw.bell_only;
+	return ready;
+}
+
 /* Arm (with bell, bell_wait_begin()) or disarm every paired entry; true if one is ready meanwhile. */
 static bool arm_all(struct ewait *w, bool arm, uint32_t bell)
 {
@@ -366,9 +371,14 @@ static bool arm_all(struct ewait *w, bool arm, uint32_t bell)
 
 	pthread_mutex_lock(&w->s->lock);
 	for (int i = 0; i < w->s->n; i++) {
-		struct sconn *sc = entry_sc(w, &i);
+		struct sconn *sc;
 
-		if (!sc)
+		if (w->s->e[i].nested) {
+			if (arm_nested(w, &i, arm, bell))
+				ready = true;
+			continue;
+		}
+		if (!(sc = entry_sc(w, &i)))
 			continue;
 		if (arm && !sc->tp.ops->tcp_doorbells) {
 			w->bell_only = true;
@@ -405,15 +415,75 @@ static bool spin_allowed(struct ewait *w)
 
 	pthread_mutex_lock(&w->s->lock);
 	for (int i = 0; i < w->s->n && !yes; i++) {
-		struct sconn *sc = entry_sc(w, &i);
+		struct sconn *sc;
+		struct ep_set *in;
 
-		if (sc) {
+		if (w->s->e[i].nested) {
+			if ((in = epset_of(w->s, &i))) {
+				struct ewait iw = inner_wait(&w->s->e[i], in);
+
+				yes = spin_allowed(&iw);
+			}
+		} else if ((sc = entry_sc(w, &i))) {
 			yes = soft_peer_elsewhere(sc);
 			sconn_put(sc);
 		}
 	}
 	pthread_mutex_unlock(&w->s->lock);
 	return yes;
+}
+
+/* The doorbells waiting in the TCP streams of set s's sockets (and its nested sets'), taken. */
+static void set_drain(struct ep_set *s)
+{
+	pthread_mutex_lock(&s->lock);
+	for (int i = 0; i < s->n; i++) {
+		const struct ep_entry *e = &s->e[i];
+		struct ep_set *in;
+		struct sconn *sc;
+
+		if (e->nested) {
+			if ((in = epset_inner(s, e)))
+				set_drain(in);
+			continue;
+		}
+		if (!(sc = fd_get(e->fd)))
+			continue;
+		if (sc == e->sc && sconn_mapped(sc) && atomic_load(&sc->rx_cut) && (e->events & EPOLLIN) &&
+		    soft_may_drain(sc, true))
+			soft_drain(e->fd, sc);
+		sconn_put(sc);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/*
+ * The kernel says nested entry e's set is readable: its rings say so, or
+ * the kernel still does once the doorbells (bytes in the TCP streams of
+ * its sockets, which the program never reads) are taken.
+ */
+static bool nested_in(const struct ep_set *s, struct ep_entry *e)
+{
+	struct ep_set *in = epset_inner(s, e);
+	struct pollfd p = { .fd = e->fd, .events = POLLIN };
+
+	if (!in)
+		return true;
+	if (nested_ready(e, in, true))
+		return true;
+	set_drain(in);
+	return next.poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
+/* Whether ev[0..have) has k's entry already (k's events are added to it). */
+static bool merge_dup(struct ewait *w, int have, struct epoll_event k)
+{
+	for (int i = 0; i < have; i++)
+		if (w->ev[i].data.u64 == k.data.u64) {
+			w->ev[i].events |= k.events;
+			return true;
+		}
+	return false;
 }
 
 /*
@@ -431,9 +501,10 @@ static int merge_kernel(struct ewait *w, int have, int m)
 		struct ep_entry *e = NULL;
 		struct sconn *sc = NULL;
 		uint32_t r, asked = ~0u;
+		int nested = -1;
 		unsigned mode;
 
-		for (int i = 0; i < w->s->n && !sc; i++) {
+		for (int i = 0; i < w->s->n && !sc && nested < 0; i++) {
 			int n = w->s->n;
 
 			if (w->s->e[i].data.u64 != k.data.u64)
@@ -449,11 +520,16 @@ static int merge_kernel(struct ewait *w, int have, int m)
 				const struct ep_entry *tcp = &w->s->e[i];
 
 				asked = tcp->disarmed ? 0 : tcp->events | EPOLLERR | EPOLLHUP;
+				if (tcp->nested)
+					nested = i;
 			}
 		}
 		if (!sc) {
 			k.events &= asked;
-			if (k.events)
+			if (nested >= 0 && (k.events & EPOLLIN) && !nested_in(w->s, &w->s->e[nested]))
+				k.events &= ~(uint32_t)EPOLLIN;
+			/* a nested set the rings reported already is one event */
+			if (k.events && !(nested >= 0 && merge_dup(w, have, k)))
 				w->ev[out++] = k;
 			continue;
 		}
@@ -496,17 +572,9 @@ static int merge_kernel(struct ewait *w, int have, int m)
 		}
 		if (!r)
 			continue;
-		int dup = -1;
-		for (int i = 0; i < have && dup < 0; i++)
-			if (w->ev[i].data.u64 == k.data.u64)
-				dup = i;
-		if (dup >= 0) {
-			w->ev[dup].events |= r;
-		} else {
-			w->ev[out].events = r;
-			w->ev[out].data = k.data;
-			out++;
-		}
+		k.events = r;
+		if (!merge_dup(w, have, k))
+			w->ev[out++] = k;
 	}
 	pthread_mutex_unlock(&w->s->lock);
 	return out;
@@ -656,7 +724,7 @@ static int epoll_common(int epfd, struct epoll_event *ev, int max, int64_t timeo
 	struct ewait w = { .epfd = epfd, .ev = ev, .max = max };
 
 	if (!atomic_load_explicit(&fd_tracked, memory_order_relaxed) ||
-	    !(w.s = set_get(epfd, false)) || !w.s->n)
+	    !(w.s = epset_get(epfd, false)) || !epset_tracks(w.s))
 		return -2;
 	return soft_epoll_wait(&w, timeout_ns, mask);
 }

@@ -74,7 +74,7 @@ print(conn.recv(3).decode())'
 # The hooks, and nothing of the library's own (the soft data path's code is
 # linked in hidden).
 HOOKS="_Exit _exit __poll_chk __ppoll_chk __read_chk __recv_chk __recvfrom_chk accept accept4 close
-close_range closefrom connect dup dup2 dup3 epoll_ctl epoll_pwait epoll_pwait2 epoll_wait execl execle execlp
+close_range closefrom connect dup dup2 dup3 epoll_create epoll_create1 epoll_ctl epoll_pwait epoll_pwait2 epoll_wait execl execle execlp
 execv execve execvp execvpe fcntl fcntl64 fdopen fork getsockopt io_uring_queue_init io_uring_queue_init_mem
 io_uring_queue_init_params io_uring_setup __io_uring_get_cqe io_uring_enter io_uring_enter2
 io_uring_queue_mmap io_uring_register io_uring_register_files io_uring_register_files_tags

@@ -411,6 +411,22 @@ static bool back_for_in_vfork_child(struct cend *e)
 }
 
 /*
+ * Both ends up and attached, then 4000 bytes of direction 1's pattern by
+ * RDMA unread in the client's RMB; buf (6000 bytes) holds the pattern on.
+ */
+static void up_with_unread_at_client(struct cend *srv, struct cend *cli, const char *srv_dev,
+				     const char *cli_dev, uint8_t net, uint8_t buf[6000])
+{
+	*srv = (struct cend){ .r.dev = srv_dev };
+	*cli = (struct cend){ .r.dev = cli_dev };
+	conn_up(srv, cli, net);
+	words(srv, cli);
+	unread_at_client(srv, cli, buf, 4000);
+	for (size_t i = 4000; i < 6000; i++)
+		buf[i] = pat(i, 1);
+}
+
+/*
  * An end handed over (to another process: by us, or by a vfork() child
  * before its execve) with bytes unread in its peer's RMB: they come again
  * by TCP, then the rest of the stream.
@@ -424,13 +440,7 @@ static void back_for_keeps_every_byte(const char *srv_dev, const char *cli_dev, 
 	ssize_t n;
 	char w[8];
 
-	srv = (struct cend){ .r.dev = srv_dev };
-	cli = (struct cend){ .r.dev = cli_dev };
-	conn_up(&srv, &cli, net);
-	words(&srv, &cli);
-	unread_at_client(&srv, &cli, buf, 4000);
-	for (size_t i = 4000; i < sizeof(buf); i++)
-		buf[i] = pat(i, 1);
+	up_with_unread_at_client(&srv, &cli, srv_dev, cli_dev, net, buf);
 	if (vfork_child)
 		CHECK(back_for_in_vfork_child(&srv));
 	else
@@ -823,4 +833,46 @@ TEST(rdma_io_back_to_tcp_poll_across_it)
 TEST(rdma_io_back_to_tcp_poll_across_it_said_by_the_reader)
 {
 	poll_across_back("ff2", "ff3", 50, true);
+}
+
+/*
+ * stdio or io_uring on an end cut over to RDMA (fdopen(): conn_stdio_open(),
+ * a request naming it: conn_uring_use()) takes it back to TCP instead of
+ * resetting it: they read the kernel's stream, which brings what the end
+ * had not read of its RMB, then the rest, and what they write reaches the
+ * peer's reader.
+ */
+static void past_the_library_goes_back(const char *srv_dev, const char *cli_dev, uint8_t net,
+				       void (*use)(int, struct sconn *))
+{
+	static struct cend srv, cli;
+	uint8_t buf[6000], got[8192];
+	size_t have = 0;
+	ssize_t n;
+	char w[8];
+
+	up_with_unread_at_client(&srv, &cli, srv_dev, cli_dev, net, buf);
+	use(cli.fd, cli.sc);
+	CHECK(conn_back_reads(cli.sc));
+	CHECK_INT(TP(cli.sc, back_state), TP_BACK_DONE);
+	CHECK_INT(csend(&srv, buf + 4000, sizeof(buf) - 4000), (int)(sizeof(buf) - 4000));
+	/* the kernel's stream, as stdio and io_uring read and write it */
+	while (have < sizeof(buf) && (n = read(cli.fd, got + have, sizeof(got) - have)) > 0)
+		have += (size_t)n;
+	CHECK_INT(have, sizeof(buf));
+	CHECK(!memcmp(got, buf, sizeof(buf)));
+	CHECK_INT(write(cli.fd, "back", 4), 4);
+	CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
+	CHECK(!memcmp(w, "back", 4));
+	conn_down(&srv, &cli);
+}
+
+TEST(rdma_io_stdio_on_a_cut_over_end_goes_back_to_tcp)
+{
+	past_the_library_goes_back("ff4", "ff5", 51, conn_stdio_open);
+}
+
+TEST(rdma_io_uring_on_a_cut_over_end_goes_back_to_tcp)
+{
+	past_the_library_goes_back("ff6", "ff7", 52, conn_uring_use);
 }

@@ -20,9 +20,7 @@ soft_rdma_host
 # section 4): skipped with a line that says so, until fixed.
 known() {
 	case $1 in
-	epoll_nested | epoll_nested+settled) echo "an epoll set inside another sees no kernel event for RDMA data (the ring's doorbells come over TCP)" ;;
 	pidfd_getfd*) echo "an end on RDMA is its own process's: another process's copy is reset" ;;
-	stdio_fdopen+settled) echo "stdio on a connection already cut over resets it, on RDMA as on shared memory" ;;
 	*) return 1 ;;
 	esac
 }
