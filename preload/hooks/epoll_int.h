@@ -31,6 +31,7 @@ struct ep_set {
 	pthread_mutex_t lock;
 	struct ep_entry *e;
 	int n, cap;
+	_Atomic int nests;         /* nested entries among them */
 	_Atomic bool alive;        /* its fd is an epoll set now: see soft_epoll_closed() */
 	_Atomic uint64_t born;     /* tells a set from a later one under the same fd */
 };

@@ -91,6 +91,7 @@ void soft_epoll_closed(int fd)
 		free(s->e);
 		s->e = NULL;
 		s->n = s->cap = 0;
+		atomic_store(&s->nests, 0);
 		pthread_mutex_unlock(&s->lock);
 	}
 }
@@ -113,6 +114,8 @@ struct ep_entry *epset_find(struct ep_set *s, int fd)
 
 void epset_drop(struct ep_set *s, struct ep_entry *e)
 {
+	if (e->nested)
+		atomic_fetch_sub(&s->nests, 1);
 	*e = s->e[--s->n];
 }
 
@@ -131,6 +134,8 @@ struct ep_entry *epset_put(struct ep_set *s, int fd)
 	}
 	if (!e && s->n < s->cap)
 		e = &s->e[s->n++];
+	else if (e && e->nested)
+		atomic_fetch_sub(&s->nests, 1);
 	if (e) {
 		memset(e, 0, sizeof(*e));
 		e->fd = fd;
@@ -177,6 +182,7 @@ void epset_nest(int epfd, int op, int fd, const struct epoll_event *ev)
 	pthread_mutex_lock(&s->lock);
 	if ((e = epset_put(s, fd))) {
 		e->nested = true;
+		atomic_fetch_add(&s->nests, 1);
 		e->inner_born = in->born;
 		e->events = e->kevents = ev->events;
 		e->data = ev->data;
@@ -190,6 +196,9 @@ bool epset_tracks(struct ep_set *s)
 
 	if (!s->n)
 		return false;
+	/* the common case, without the lock: sockets only */
+	if (!atomic_load_explicit(&s->nests, memory_order_relaxed))
+		return true;
 	pthread_mutex_lock(&s->lock);
 	for (int i = 0; i < s->n && !yes; i++) {
 		const struct ep_entry *e = &s->e[i];
