@@ -198,7 +198,7 @@ two_vms() {
 		nic2c="-netdev stream,id=n1,server=off,addr.type=unix,addr.path=$sock2 -device $(nic client),netdev=n1,mac=$mac:12"
 	fi
 	# shellcheck disable=SC2086 # the second NIC's words
-	qemu "$1-server" "vmtest=$1 vmrole=server vmip=10.0.0.1/24 vmpeer=10.0.0.2" \
+	qemu "$1-server" "vmtest=$1 vmrole=server vmip=10.0.0.1/24 vmpeer=10.0.0.2 vmnics=$2" \
 		-netdev stream,id=n0,server=on,addr.type=unix,addr.path="$sock" \
 		-device "$(nic server)",netdev=n0,mac=$mac:01 $nic2s &
 	spid=$!
@@ -207,7 +207,7 @@ two_vms() {
 		sleep 0.1; i=$((i + 1))
 	done
 	# shellcheck disable=SC2086
-	qemu "$1-client" "vmtest=$1 vmrole=client vmip=10.0.0.2/24 vmpeer=10.0.0.1" \
+	qemu "$1-client" "vmtest=$1 vmrole=client vmip=10.0.0.2/24 vmpeer=10.0.0.1 vmnics=$2" \
 		-netdev stream,id=n0,server=off,addr.type=unix,addr.path="$sock" \
 		-device "$(nic client)",netdev=n0,mac=$mac:02 $nic2c
 	crc=$?
