@@ -306,6 +306,8 @@ static void device_event(struct smcr_lgr *g, int li)
 
 	if (ev == RDMA_DEV_FATAL)
 		l->dev_gone = true;
+	if (ev == RDMA_DEV_PORT_DOWN || ev == RDMA_DEV_PORT_UP)
+		l->port_down = ev == RDMA_DEV_PORT_DOWN;
 	if (ev == RDMA_DEV_PORT_DOWN || ev == RDMA_DEV_FATAL)
 		smcr_link_fail(g, li, false);
 	/* a failed link's port is back */

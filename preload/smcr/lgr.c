@@ -336,8 +336,8 @@ static int other_link(struct smcr_lgr *g, const struct smcr_sock *s, int from)
 void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 {
 	struct smcr_link *l = &g->link[li];
-	unsigned moved = 0, reset = 0;
-	bool told = false;
+	unsigned moved = 0, reset = 0, waiting = 0;
+	bool told = false, only = true;
 
 	if (l->dead)
 		return;
@@ -349,6 +349,19 @@ void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 		return;
 	g->failovers++;
 	smcr_view_changed();
+	for (unsigned o = 0; o < g->nlinks; o++)
+		only &= (int)o == li || !g->link[o].up || g->link[o].dead;
+	if (only && !by_peer && smcr_rebuild_start(g, li)) {
+		for (struct smcr_sock *s = g->socks; s; s = s->next) {
+			waiting += s->li == li && s->live;
+			smcr_sock_wake(s, false);
+			smcr_sock_wake(s, true);
+		}
+		smcr_log("libsmc-preload: soft SMC-R: link %u (%s) failed: rebuilt on new queue pairs, %u connections wait\n",
+			 l->num, l->dev_name, waiting);
+		pthread_cond_broadcast(&g->cv);
+		return;
+	}
 	for (struct smcr_sock *s = g->socks; s; s = s->next) {
 		int to;
 

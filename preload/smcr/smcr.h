@@ -106,6 +106,34 @@ int smcr_lgr_describe(struct smcr_lgr *g, char *buf, size_t size);
 /* The peer's host name for the listings (at most 32 characters are kept). */
 void smcr_lgr_set_peer_host(struct smcr_lgr *g, const char *host);
 
+/*
+ * A group's only link rebuilt on new queue pairs when it fails while its
+ * port is up (rxe parked it; doc/soft-roce.md section 5, "The only
+ * link"): a queue pair that cannot send cannot say where the new one is,
+ * so the two ends exchange their new queue pairs' addresses outside the
+ * link, through the caller (the daemons' CLC relay).  The group's
+ * connections wait meanwhile and go on over the new link from their last
+ * delivered CDC; no new address within SMCR_REBUILD_MS, or no CONFIRM
+ * LINK, and they end with ECONNRESET.  Without a hook a group's only link
+ * that fails ends its connections at once.
+ */
+#define SMCR_REBUILD_MS 10000
+struct smcr_rebuild_msg {
+	struct rdma_qp_addr qp; /* the sender's new queue pair */
+	uint8_t num;            /* the link number the server gives it (0 from the client) */
+	bool answer;            /* the reply to the peer's: an offer that crossed ours is none */
+};
+/* Hands msg to the peer outside the link; called without the group's lock, on a thread of the layer's. */
+typedef void (*smcr_rebuild_out)(void *arg, const struct smcr_rebuild_msg *msg);
+void smcr_lgr_set_rebuild(struct smcr_lgr *g, smcr_rebuild_out out, void *arg);
+/*
+ * The peer's message: the answer to ours, or an offer (its link failed
+ * first), which fails our end of that link and answers.  0; -ENOENT when
+ * no link of ours goes to the peer's GID; -EBUSY when the group is adding
+ * a link or has another link up (the peer's offer makes no sense then).
+ */
+int smcr_lgr_rebuild_in(struct smcr_lgr *g, const struct smcr_rebuild_msg *msg);
+
 /* A link group as the listings show it: its links that are up. */
 struct smcr_link_view {
 	uint8_t num;            /* the LLC link number */

@@ -34,6 +34,8 @@ struct smcr_link {
 	bool up;                /* confirmed: connections may use it */
 	bool dead;              /* failed; its queue pair stays until the link is added again or the group goes */
 	bool dev_gone;          /* its device is gone (fatal): back only as a new device (smcr_link_dev_back()) */
+	bool port_down;         /* its port left ACTIVE and did not come back yet */
+	bool rebuilding;        /* the group's only link on a new queue pair, not confirmed yet (rebuild.c) */
 	int post_err;           /* a post failed (not for room): the progress thread fails the link */
 	bool driven;            /* its channel is lent to a sleeper (smcr_drive_begin()) */
 	bool lent_idle;         /* still lent, nobody asleep on it, since lent_ns (smcr_drive_end()) */
@@ -73,6 +75,16 @@ struct smcr_lgr {
 	int64_t watched_ns;     /* the watchdog's last look (engine.c) */
 	uint32_t next_token;
 	uint32_t write_max;     /* the largest write a link of the group takes, 0: any */
+	/* rebuilding the only link (rebuild.c) */
+	struct {
+		smcr_rebuild_out out;
+		void *arg;
+		bool on;                /* under way: li's connections wait */
+		bool answer;            /* the peer offered first: ours is the answer */
+		bool have_peer;         /* the peer's message came */
+		int li;
+		struct smcr_rebuild_msg peer;
+	} rebuild;
 	struct smcr_sock *socks;
 	struct smcr_inmsg inbox[SMCR_INBOX];
 	unsigned nin;
@@ -112,6 +124,7 @@ struct smcr_sock {
 	bool starved;           /* a post found the send queue full */
 	bool err_told;          /* its error is in the debug log */
 	bool released;          /* its owner let go: freed once the peer cannot write (smcr_sock_release) */
+	bool rebuild_rkey;      /* the peer's rkey on the link being rebuilt holds (its registration stays) */
 	struct smcr_ask ask;    /* what a vfork() child asks the progress thread to post */
 	uint8_t early[SMCR_CDC_LEN + SMCR_CDC_DATA_MAX];   /* the peer's last CDC before we started */
 	uint32_t early_len;
@@ -163,6 +176,13 @@ struct smcr_sock *smcr_lgr_sock_of_token(struct smcr_lgr *g, uint32_t token);
 void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer);
 int smcr_link_of_num(struct smcr_lgr *g, uint8_t num);
 void smcr_lgr_free(struct smcr_lgr *g);
+
+/*
+ * rebuild.c, with g->mu held: group g's only link li failed while its port
+ * is up; whether it is being rebuilt (its connections wait) or not (they
+ * end).
+ */
+bool smcr_rebuild_start(struct smcr_lgr *g, int li);
 
 /* llc.c: the server's answer to a client's second GID when it has no port for it (ADD LINK, rejected). */
 int smcr_link_refuse(struct smcr_lgr *g, uint8_t num);

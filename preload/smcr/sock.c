@@ -46,7 +46,7 @@ static int path_write(void *link, uint32_t off, uint32_t len, uint32_t rmb_off)
 	struct smcr_sock *s = p->s;
 	int rc;
 
-	if (s->g->link[p->li].dead || !s->peer_rkey_ok[p->li])
+	if (s->g->link[p->li].dead || s->g->link[p->li].rebuilding || !s->peer_rkey_ok[p->li])
 		return -ENOLINK;
 	/* the CDC that follows (or path_flush()) rings for both */
 	rdma_qp_hold(s->g->link[p->li].qp);
@@ -63,7 +63,7 @@ static int path_send(void *link, const uint8_t *msg, size_t len, uint64_t id)
 	struct smcr_sock *s = p->s;
 	int rc;
 
-	if (s->g->link[p->li].dead)
+	if (s->g->link[p->li].dead || s->g->link[p->li].rebuilding)
 		return -ENOLINK;
 	rc = rdma_post_msg(s->g->link[p->li].qp, msg, len, SMCR_WR_ID(s->token, id));
 	if (rc == -ENOBUFS)
@@ -78,6 +78,8 @@ static int path_flush(void *link)
 {
 	struct smcr_path *p = link;
 
+	if (p->s->g->link[p->li].rebuilding)
+		return -ENOLINK;
 	return post_failed(p->s, p->li, rdma_qp_flush(p->s->g->link[p->li].qp));
 }
 

@@ -1,0 +1,202 @@
+/*
+ * A group's only link rebuilt on new queue pairs (doc/soft-roce.md section
+ * 5, "The only link"): rxe can park a queue pair for good, and a second
+ * link would carry the LLC ADD LINK that makes a new one; with none, the
+ * two ends give each other their new queue pairs' addresses through the
+ * caller's hook (smcr_lgr_set_rebuild()), then connect them and confirm
+ * the link with LLC CONFIRM LINK, as for a group's first link.  The
+ * connections keep their RMBs, registrations and rkeys (the devices stay)
+ * and go on from their last delivered CDC (smcr_conn_switch()).
+ *
+ * Either end may start: the one whose link failed first offers, the other
+ * fails its end of that link and answers; two offers that cross need no
+ * answer.  The server numbers the new link.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "base.h"
+#include "smcr_int.h"
+
+void smcr_lgr_set_rebuild(struct smcr_lgr *g, smcr_rebuild_out out, void *arg)
+{
+	pthread_mutex_lock(&g->mu);
+	g->rebuild.out = out;
+	g->rebuild.arg = arg;
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* A new queue pair for link li; the peer's rkeys on it hold (neither end's registrations changed). */
+static int reopen(struct smcr_lgr *g, int li)
+{
+	int rc;
+
+	pthread_mutex_lock(&g->mu);
+	for (struct smcr_sock *s = g->socks; s; s = s->next)
+		s->rebuild_rkey = s->peer_rkey_ok[li];
+	pthread_mutex_unlock(&g->mu);
+	rc = smcr_link_reopen(g, li);
+	pthread_mutex_lock(&g->mu);
+	for (struct smcr_sock *s = g->socks; s; s = s->next)
+		s->peer_rkey_ok[li] = s->rebuild_rkey;
+	pthread_mutex_unlock(&g->mu);
+	return rc;
+}
+
+/* With g->mu held: waits for the peer's message until SMCR_REBUILD_MS after start. */
+static int wait_peer(struct smcr_lgr *g, const struct timespec *end)
+{
+	while (!g->rebuild.have_peer) {
+		smcr_lgr_unlend(g);
+		if (pthread_cond_timedwait(&g->cv, &g->mu, end) == ETIMEDOUT)
+			return g->rebuild.have_peer ? 0 : -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/* With g->mu held: the rebuilt link li carries its connections again, or they end (rc). */
+static void finish(struct smcr_lgr *g, int li, int rc)
+{
+	struct smcr_link *l = &g->link[li];
+	unsigned n = 0;
+
+	l->rebuilding = false;
+	if (rc && !l->dead) {
+		l->dead = true;
+		l->up = false;
+	}
+	for (struct smcr_sock *s = g->socks; s; s = s->next) {
+		if (s->li != li || !s->live)
+			continue;
+		n++;
+		if (rc)
+			smcr_sock_fail(s, -ECONNRESET);
+		else if (smcr_conn_switch(&s->c, &s->path[li]))
+			smcr_sock_fail(s, smcr_conn_error(&s->c));
+		smcr_sock_wake(s, false);
+		smcr_sock_wake(s, true);
+	}
+	if (rc)
+		smcr_log("libsmc-preload: soft SMC-R: link on %s not rebuilt: %s: %u connections reset\n",
+			 l->dev_name, rc == -ETIMEDOUT ? "no answer from the peer" : strerror(-rc), n);
+	else
+		smcr_log("libsmc-preload: soft SMC-R: link on %s rebuilt (number %u): %u connections go on\n",
+			 l->dev_name, l->num, n);
+	smcr_view_changed();
+}
+
+static void *rebuild_run(void *arg)
+{
+	struct smcr_lgr *g = arg;
+	struct smcr_rebuild_msg ours = { 0 }, peer;
+	struct timespec end;
+	smcr_rebuild_out out;
+	void *out_arg;
+	uint8_t num = 0;
+	int li, rc;
+
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += SMCR_REBUILD_MS / 1000;
+	pthread_mutex_lock(&g->mu);
+	li = g->rebuild.li;
+	pthread_mutex_unlock(&g->mu);
+	rc = reopen(g, li);
+	pthread_mutex_lock(&g->mu);
+	if (!rc) {
+		rdma_qp_local(g->link[li].qp, &ours.qp);
+		/* a number no link of the group had: a late message of the old link names nothing */
+		if (g->server)
+			num = (uint8_t)(g->last_num == 255 ? 1 : g->last_num + 1);
+		ours.num = num;
+		ours.answer = g->rebuild.answer;
+		out = g->rebuild.out;
+		out_arg = g->rebuild.arg;
+		pthread_mutex_unlock(&g->mu);
+		out(out_arg, &ours);
+		pthread_mutex_lock(&g->mu);
+		rc = wait_peer(g, &end);
+	}
+	peer = g->rebuild.peer;
+	pthread_mutex_unlock(&g->mu);
+	if (!rc)
+		rc = smcr_link_connect(g, li, &peer.qp);
+	if (!rc)
+		rc = smcr_link_confirm(g, li, g->server ? num : peer.num);
+	pthread_mutex_lock(&g->mu);
+	finish(g, li, rc);
+	g->rebuild.on = g->rebuild.answer = g->rebuild.have_peer = false;
+	g->adding = false;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+	smcr_engine_kick();
+	smcr_lgr_put(g);
+	return NULL;
+}
+
+/* With g->mu held; the peer's message in g->rebuild when it offered first. */
+bool smcr_rebuild_start(struct smcr_lgr *g, int li)
+{
+	struct smcr_link *l = &g->link[li];
+
+	if (!g->rebuild.out || g->rebuild.on || g->adding || l->dev_gone || l->port_down)
+		return false;
+	g->rebuild.on = true;
+	g->rebuild.li = li;
+	g->adding = true;
+	g->refs++;
+	l->rebuilding = true;
+	if (lib_thread_start(rebuild_run, g)) {
+		g->rebuild.on = false;
+		g->adding = false;
+		g->refs--;
+		l->rebuilding = false;
+		return false;
+	}
+	return true;
+}
+
+/* With g->mu held: our link to the peer's GID gid, or -1. */
+static int link_to(struct smcr_lgr *g, const uint8_t gid[16])
+{
+	for (unsigned li = 0; li < g->nlinks; li++)
+		if (!memcmp(g->link[li].peer.gid, gid, 16))
+			return (int)li;
+	return -1;
+}
+
+int smcr_lgr_rebuild_in(struct smcr_lgr *g, const struct smcr_rebuild_msg *msg)
+{
+	int li, rc = 0;
+
+	pthread_mutex_lock(&g->mu);
+	li = link_to(g, msg->qp.gid);
+	if (g->rebuild.on) {
+		/* the answer to our offer, or the peer's that crossed it */
+		if (li != g->rebuild.li) {
+			rc = -ENOENT;
+		} else {
+			g->rebuild.peer = *msg;
+			g->rebuild.have_peer = true;
+			pthread_cond_broadcast(&g->cv);
+		}
+	} else if (msg->answer) {
+		rc = -ENOENT;           /* an answer to an offer of ours that gave up */
+	} else if (li < 0) {
+		rc = -ENOENT;
+	} else if (smcr_lgr_carrier(g, li) >= 0 || g->adding || !g->link[li].up) {
+		rc = -EBUSY;
+	} else {
+		/* our end of the link goes too: the new one replaces it */
+		g->rebuild.peer = *msg;
+		g->rebuild.have_peer = true;
+		g->rebuild.answer = true;
+		smcr_link_fail(g, li, false);
+		if (!g->rebuild.on) {
+			g->rebuild.have_peer = g->rebuild.answer = false;
+			rc = -EBUSY;
+		}
+	}
+	pthread_mutex_unlock(&g->mu);
+	return rc;
+}

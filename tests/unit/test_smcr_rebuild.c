@@ -1,0 +1,285 @@
+/*
+ * A group's only link rebuilt on new queue pairs (preload/smcr/rebuild.c)
+ * over the fake RDMA: the server's queue pair parks as rxe's do, the
+ * watchdog fails the link, the two ends give each other their new queue
+ * pairs through the hook (here straight to the other group, as the
+ * daemons' relay would), and every connection goes on over the new link
+ * with every byte once, in order, both ways.
+ */
+#include "unit.h"
+#include "fake_rdma.h"
+#include "smcr.h"
+#include "smcr_int.h"
+#include "cdc_flags.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NCONN 2
+#define BUF (16u * 1024)
+#define STALL_S 40
+
+struct end {
+	const char *dev;
+	uint8_t gid[16];
+	struct smcr_lgr *g;
+	struct smcr_sock *s[NCONN];
+	/* the messages its hook handed on: offers, answers, the last one */
+	_Atomic int offers, answers;
+	struct smcr_rebuild_msg last;
+	int in_rc;              /* what the other group said to the last */
+};
+
+static struct end srv, cli;
+static uint64_t sent[NCONN][2], got[NCONN][2];
+
+static void hand_on(void *arg, const struct smcr_rebuild_msg *m)
+{
+	struct end *from = arg, *to = from == &srv ? &cli : &srv;
+
+	from->last = *m;
+	atomic_fetch_add(m->answer ? &from->answers : &from->offers, 1);
+	from->in_rc = smcr_lgr_rebuild_in(to->g, m);
+}
+
+static uint8_t pat(int conn, int dir, uint64_t pos)
+{
+	return (uint8_t)((pos * 2246822519u >> 9) + (uint64_t)conn * 13u + (uint64_t)dir * 71u);
+}
+
+struct job {
+	pthread_t th;
+	int rc;
+	int conn;
+};
+
+static void *confirm_cli(void *arg)
+{
+	struct job *j = arg;
+
+	j->rc = smcr_link_confirm(cli.g, 0, 1);
+	return NULL;
+}
+
+static void *connect_cli(void *arg)
+{
+	struct job *j = arg;
+	struct smcr_sock_local l;
+	struct smcr_sock_peer p;
+
+	smcr_sock_local(srv.s[j->conn], &l);
+	p = (struct smcr_sock_peer){ l.rkey, l.rmb_addr, l.rmb_size, l.token };
+	j->rc = smcr_sock_connect(cli.s[j->conn], &p);
+	return NULL;
+}
+
+/* The ends on devices named sdev and cdev (new names: fake_rdma_park() parks a device's queue pairs for good). */
+static void one_link_two_conns(const char *sdev, const char *cdev, uint8_t net)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall };
+	struct rdma_qp_addr a_s, a_c;
+	struct job j = { 0 };
+
+	smcr_env_set(&env);
+	srv = (struct end){ .dev = sdev };
+	cli = (struct end){ .dev = cdev };
+	memset(sent, 0, sizeof(sent));
+	memset(got, 0, sizeof(got));
+	fake_rdma_gid(srv.gid, net, 1);
+	fake_rdma_gid(cli.gid, net, 2);
+	CHECK_INT(smcr_lgr_new(true, &srv.g), 0);
+	CHECK_INT(smcr_lgr_new(false, &cli.g), 0);
+	CHECK_INT(smcr_link_open(srv.g, srv.dev, 1, srv.gid), 0);
+	CHECK_INT(smcr_link_open(cli.g, cli.dev, 1, cli.gid), 0);
+	smcr_link_local(srv.g, 0, &a_s);
+	smcr_link_local(cli.g, 0, &a_c);
+	CHECK_INT(smcr_link_connect(srv.g, 0, &a_c), 0);
+	CHECK_INT(smcr_link_connect(cli.g, 0, &a_s), 0);
+	CHECK_INT(pthread_create(&j.th, NULL, confirm_cli, &j), 0);
+	CHECK_INT(smcr_link_confirm(srv.g, 0, 1), 0);
+	pthread_join(j.th, NULL);
+	CHECK_INT(j.rc, 0);
+	smcr_lgr_set_rebuild(srv.g, hand_on, &srv);
+	smcr_lgr_set_rebuild(cli.g, hand_on, &cli);
+	for (int i = 0; i < NCONN; i++) {
+		struct smcr_sock_local ls, lc;
+		struct smcr_sock_peer p;
+
+		CHECK_INT(smcr_sock_new(srv.g, NULL, BUF, BUF, &srv.s[i]), 0);
+		smcr_sock_local(srv.s[i], &ls);
+		CHECK_INT(smcr_sock_new(cli.g, &ls.qp, BUF, BUF, &cli.s[i]), 0);
+		smcr_sock_local(cli.s[i], &lc);
+		j.conn = i;
+		CHECK_INT(pthread_create(&j.th, NULL, connect_cli, &j), 0);
+		p = (struct smcr_sock_peer){ lc.rkey, lc.rmb_addr, lc.rmb_size, lc.token };
+		CHECK_INT(smcr_sock_connect(srv.s[i], &p), 0);
+		pthread_join(j.th, NULL);
+		CHECK_INT(j.rc, 0);
+	}
+}
+
+/* One step of every connection both ways: whether anything moved; *reset counts ECONNRESETs. */
+static bool step(uint64_t total, int *reset)
+{
+	uint8_t buf[4096];
+	bool moved = false;
+
+	for (int i = 0; i < NCONN; i++) {
+		for (int dir = 0; dir < 2; dir++) {
+			struct smcr_sock *from = dir ? srv.s[i] : cli.s[i], *to = dir ? cli.s[i] : srv.s[i];
+			struct iovec iov = { buf, sizeof(buf) };
+			ssize_t n;
+
+			if (sent[i][dir] < total) {
+				if (total - sent[i][dir] < sizeof(buf))
+					iov.iov_len = (size_t)(total - sent[i][dir]);
+				for (size_t k = 0; k < iov.iov_len; k++)
+					buf[k] = pat(i, dir, sent[i][dir] + k);
+				n = smcr_sock_send(from, &iov, 1);
+				if (n > 0) {
+					sent[i][dir] += (uint64_t)n;
+					moved = true;
+				}
+				*reset += n == -ECONNRESET;
+			}
+			iov.iov_len = sizeof(buf);
+			n = smcr_sock_recv(to, &iov, 1, false);
+			*reset += n == -ECONNRESET;
+			for (ssize_t k = 0; k < n; k++)
+				if (buf[k] != pat(i, dir, got[i][dir] + (uint64_t)k)) {
+					unit_fail(__FILE__, __LINE__, "connection %d dir %d: byte %llu wrong", i, dir,
+						  (unsigned long long)(got[i][dir] + (uint64_t)k));
+					return false;
+				}
+			if (n > 0) {
+				got[i][dir] += (uint64_t)n;
+				moved = true;
+			}
+		}
+	}
+	return moved;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Moves data until every connection carried total each way: 0, or the resets seen, or -1 (stalled). */
+static int run_to(uint64_t total)
+{
+	double moved_at = now_s();
+
+	for (;;) {
+		bool done = true;
+		int reset = 0;
+
+		if (step(total, &reset))
+			moved_at = now_s();
+		else if (now_s() - moved_at > STALL_S)
+			return -1;
+		else
+			usleep(1000);
+		if (reset)
+			return reset;
+		for (int i = 0; i < NCONN; i++)
+			done &= got[i][0] == total && got[i][1] == total;
+		if (done)
+			return 0;
+	}
+}
+
+static bool described(struct smcr_lgr *g, const char *what)
+{
+	char d[512];
+
+	smcr_lgr_describe(g, d, sizeof(d));
+	if (strstr(d, what))
+		return true;
+	unit_fail(__FILE__, __LINE__, "not \"%s\" in: %s", what, d);
+	return false;
+}
+
+static void close_all(void);
+
+TEST(smcr_rebuild_a_parked_only_link_comes_back_on_new_queue_pairs)
+{
+	struct smcr_rebuild_msg stray;
+
+	one_link_two_conns("rbs0", "rbc0", 60);
+	CHECK_INT(run_to(100000), 0);
+	/* an answer nobody asked for, and an offer to a GID no link goes to: refused, nothing changes */
+	stray = (struct smcr_rebuild_msg){ .answer = true };
+	memcpy(stray.qp.gid, srv.gid, 16);
+	CHECK_INT(smcr_lgr_rebuild_in(cli.g, &stray), -ENOENT);
+	stray.answer = false;
+	stray.qp.gid[15] ^= 0x55;
+	CHECK_INT(smcr_lgr_rebuild_in(cli.g, &stray), -ENOENT);
+	CHECK_INT(smcr_lgr_links_up(cli.g), 1);
+	/* the server's queue pair parks: the bytes it holds wait for the watchdog, then the new link */
+	fake_rdma_park(srv.dev);
+	CHECK_INT(run_to(600000), 0);
+	CHECK_INT(atomic_load(&srv.offers), 1);
+	CHECK_INT(atomic_load(&cli.answers), 1);
+	CHECK_INT(atomic_load(&srv.answers) + atomic_load(&cli.offers), 0);
+	CHECK_INT(srv.in_rc, 0);
+	CHECK_INT(cli.in_rc, 0);
+	/* the server numbered the new link, the client said none */
+	CHECK_INT(srv.last.num, 2);
+	CHECK_INT(cli.last.num, 0);
+	CHECK(!memcmp(srv.last.qp.gid, srv.gid, 16) && !memcmp(cli.last.qp.gid, cli.gid, 16));
+	CHECK_INT(smcr_lgr_links_up(srv.g), 1);
+	CHECK_INT(smcr_lgr_links_up(cli.g), 1);
+	CHECK(described(srv.g, "link 0 (number 2) connected up:"));
+	CHECK(described(cli.g, "link 0 (number 2) connected up:"));
+	CHECK_INT(smcr_lgr_failovers(srv.g), 1);
+	for (int i = 0; i < NCONN; i++) {
+		CHECK_INT(smcr_sock_error(srv.s[i]), 0);
+		CHECK_INT(smcr_sock_error(cli.s[i]), 0);
+	}
+	close_all();
+}
+
+/*
+ * Both ends' queue pairs park: both watchdogs fail the link, and the two
+ * offers may cross (neither answers) or one may come first (answered);
+ * either way one new link, numbered by the server, carries every byte.
+ */
+TEST(smcr_rebuild_both_ends_parked)
+{
+	one_link_two_conns("rbs1", "rbc1", 61);
+	CHECK_INT(run_to(50000), 0);
+	fake_rdma_park("rbs1");
+	fake_rdma_park("rbc1");
+	CHECK_INT(run_to(400000), 0);
+	CHECK(atomic_load(&srv.offers) + atomic_load(&srv.answers) >= 1);
+	CHECK(atomic_load(&cli.offers) + atomic_load(&cli.answers) >= 1);
+	CHECK_INT(srv.last.num, 2);
+	CHECK(described(srv.g, "link 0 (number 2) connected up:"));
+	CHECK(described(cli.g, "link 0 (number 2) connected up:"));
+	close_all();
+}
+
+/* closed both ways over the new link: every connection is freed, the groups go */
+static void close_all(void)
+{
+	for (int i = 0; i < NCONN; i++) {
+		CHECK_INT(smcr_sock_set_state(srv.s[i], CDC_CF_DONE_WRITING | CDC_CF_CLOSED), 0);
+		CHECK_INT(smcr_sock_set_state(cli.s[i], CDC_CF_DONE_WRITING | CDC_CF_CLOSED), 0);
+		smcr_sock_release(srv.s[i]);
+		smcr_sock_release(cli.s[i]);
+	}
+	for (int i = 0; i < 2000 && smcr_socks(); i++)
+		usleep(2000);
+	CHECK_INT(smcr_socks(), 0);
+	smcr_lgr_put(srv.g);
+	smcr_lgr_put(cli.g);
+}
