@@ -206,6 +206,7 @@ enum {
 	SMC_SOFT_CMD_FALLBACK,      /* 10 */
 	SMC_SOFT_CMD_CLC,           /* 11: an end between hosts negotiates (doc/soft-roce.md 2.2) */
 	SMC_SOFT_CMD_LGR,           /* 12: a process's soft SMC-R link group, for the listings */
+	SMC_SOFT_CMD_REBUILD,       /* 13: a link group's only link rebuilt (doc/soft-roce.md section 5) */
 	__SMC_SOFT_CMD_MAX,
 };
 #define SMC_SOFT_CMD_MAX (__SMC_SOFT_CMD_MAX - 1)
@@ -264,11 +265,13 @@ enum {
 	SMC_SOFT_A_PEER_HOST,       /* 45: string, at most 32 characters: the peer's host name */
 	SMC_SOFT_A_LGR_CONNS,       /* 46: u32 the group's connections */
 	SMC_SOFT_A_LINK,            /* 47: struct smc_soft_link, once per link that is up */
+	SMC_SOFT_A_REBUILD,         /* 48: binary, 1 to SMC_SOFT_REBUILD_MAX bytes: a library's rebuild message */
 	__SMC_SOFT_A_MAX,
 };
 #define SMC_SOFT_A_MAX (__SMC_SOFT_A_MAX - 1)
 
 #define SOFT_BELL_SLOTS 8       /* SMC_SOFT_A_BELL_SLOT below this */
+#define SMC_SOFT_REBUILD_MAX 64 /* SMC_SOFT_A_REBUILD's bytes, at most */
 
 /* SMC_SOFT_A_STATE: the kernel's enum smc_state numbers, as smc_diag_msg.diag_state. */
 #define SMC_SOFT_STATE_ACTIVE  1
@@ -306,6 +309,16 @@ enum {
  * CLC_SEEN, and with CLC and CLC_INDEX the peer's next message, if it came;
  * with IBDEV2, IBPORT2 and GID2 the port a second link of the connection's
  * link group may use (doc/soft-roce.md section 5).
+ */
+/*
+ * SMC_SOFT_CMD_REBUILD: a link group's only link rebuilt on new queue pairs
+ * (doc/soft-roce.md section 5).  Request: LGR_KEY and REBUILD, our
+ * library's message for the peer's, relayed through one of the
+ * connection's ends between hosts whose CLC said PAIRED in that group
+ * (ENOENT: none); or no attribute, to take a message that came for one
+ * of the connection's ends.  Reply: with a message taken, TOKEN, LGR_KEY
+ * (the group its end's library named with PAIRED) and REBUILD; else
+ * none.
  */
 /*
  * SMC_SOFT_CMD_LGR: one of the process's soft SMC-R link groups as it is

@@ -26,6 +26,7 @@
 #define SOFT_REG_PORT_DEL 0x736f6466u    /* nlmsg_pid of an asynchronous SOCK_DEL */
 #define SOFT_REG_PORT_BELL 0x736f6462u   /* nlmsg_pid of a BELL request */
 #define SOFT_REG_PORT_CLC 0x736f6463u    /* nlmsg_pid of a CLC request */
+#define SOFT_REG_PORT_REBUILD 0x736f6472u        /* nlmsg_pid of a REBUILD request */
 
 struct req {
 	union {
@@ -493,6 +494,23 @@ long soft_reg_clc_connected_send(struct soft_reg_conn *c, uint64_t token, uint32
 	return send_async(c, &r, -1);
 }
 
+long soft_reg_rebuild_send(struct soft_reg_conn *c, uint32_t key, const void *msg, size_t len)
+{
+	struct req r;
+
+	if (c->fd < 0)
+		return -EBADF;
+	if (msg && (!key || !len || len > SMC_SOFT_REBUILD_MAX))
+		return -EINVAL;
+	req_init(&r, c->family, 0, SMC_SOFT_CMD_REBUILD);
+	if (msg) {
+		req_attr(&r, SMC_SOFT_A_LGR_KEY, &key, sizeof(key));
+		req_attr(&r, SMC_SOFT_A_REBUILD, msg, len);
+	}
+	r.u.nlh.nlmsg_pid = SOFT_REG_PORT_REBUILD;
+	return send_async(c, &r, -1);
+}
+
 long soft_reg_lgr_send(struct soft_reg_conn *c, uint32_t key, uint8_t role, const char *peer_host,
 		       uint32_t conns, const struct smc_soft_link *links, unsigned n)
 {
@@ -817,6 +835,50 @@ static bool is_clc_error(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
 	return true;
 }
 
+static bool is_rebuild_error(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
+{
+	const struct nlmsgerr *e = NLMSG_DATA(nlh);
+
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)) || e->msg.nlmsg_pid != SOFT_REG_PORT_REBUILD ||
+	    e->error >= 0 || e->error < -4095)
+		return false;
+	r->cmd = SMC_SOFT_CMD_REBUILD;
+	r->error = e->error;
+	return true;
+}
+
+static int rebuild_attr(const struct nlattr *a, void *arg)
+{
+	struct soft_pair_reply *r = arg;
+	size_t len = a->nla_len >= NLA_HDRLEN ? a->nla_len - NLA_HDRLEN : 0;
+
+	switch (a->nla_type & NLA_TYPE_MASK) {
+	case SMC_SOFT_A_TOKEN:          return get_fixed(a, &r->token, 8);
+	case SMC_SOFT_A_LGR_KEY:        return get_fixed(a, &r->lgr_key, 4);
+	case SMC_SOFT_A_REBUILD:
+		if (!len || len > sizeof(r->rebuild))
+			return -EBADMSG;
+		memcpy(r->rebuild, (const char *)a + NLA_HDRLEN, len);
+		r->rebuild_len = (uint8_t)len;
+		return 0;
+	}
+	return 0;
+}
+
+/* A REBUILD reply into r: with a message, its token, group and bytes; -EBADMSG for a part without the rest. */
+static int parse_rebuild(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
+{
+	int rc = walk_attrs(nlh, rebuild_attr, r);
+
+	r->cmd = SMC_SOFT_CMD_REBUILD;
+	if (rc || !r->token != !r->rebuild_len || !r->lgr_key != !r->rebuild_len) {
+		r->token = r->lgr_key = 0;
+		r->rebuild_len = 0;
+		r->error = -EBADMSG;
+	}
+	return 0;
+}
+
 static bool is_pair_error(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
 {
 	const struct nlmsgerr *e = NLMSG_DATA(nlh);
@@ -824,7 +886,8 @@ static bool is_pair_error(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
 	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
 		return false;
 	if (e->msg.nlmsg_pid == SOFT_REG_PORT_DEL || e->msg.nlmsg_pid == SOFT_REG_PORT_BELL ||
-	    e->msg.nlmsg_pid == SOFT_REG_PORT_CLC || e->error >= 0 || e->error < -4095)
+	    e->msg.nlmsg_pid == SOFT_REG_PORT_CLC || e->msg.nlmsg_pid == SOFT_REG_PORT_REBUILD ||
+	    e->error >= 0 || e->error < -4095)
 		return false;
 	r->error = e->error;
 	return true;
@@ -849,8 +912,12 @@ static int take_pair(const struct soft_reg_conn *c, const void *buf, size_t len,
 		r->seq = nlh->nlmsg_seq;
 		if (nlh->nlmsg_type == NLMSG_ERROR && is_bell_error(nlh, r))
 			return 1;
-		if (nlh->nlmsg_type == NLMSG_ERROR && (is_clc_error(nlh, r) || is_pair_error(nlh, r)))
+		if (nlh->nlmsg_type == NLMSG_ERROR &&
+		    (is_clc_error(nlh, r) || is_rebuild_error(nlh, r) || is_pair_error(nlh, r)))
 			return 1;
+		if (nlh->nlmsg_type == c->family && nlh->nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN) &&
+		    g->cmd == SMC_SOFT_CMD_REBUILD)
+			return parse_rebuild(nlh, r) == 0;
 		if (nlh->nlmsg_type == c->family && nlh->nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN) &&
 		    g->cmd == SMC_SOFT_CMD_CLC) {
 			if (parse_clc(nlh, r)) {

@@ -106,6 +106,13 @@ long soft_reg_clc_send(struct soft_reg_conn *c, uint64_t token, const void *clc,
  */
 long soft_reg_clc_connected_send(struct soft_reg_conn *c, uint64_t token, uint32_t key, uint8_t link_id);
 /*
+ * REBUILD (reg.h): link group key's rebuild message (msg, len) for the
+ * peer's library; msg NULL: take one that came for us.  The reply comes
+ * as a PAIR reply does (soft_reg_pair_poll, cmd SMC_SOFT_CMD_REBUILD), an
+ * error too.  The request's seq, or -errno.
+ */
+long soft_reg_rebuild_send(struct soft_reg_conn *c, uint32_t key, const void *msg, size_t len);
+/*
  * LGR: link group key as it is now (role 0 client, 1 server), with its n
  * links up; n 0: it is gone.  Asynchronous, without a reply but an error.
  * 0 or -errno.
@@ -142,7 +149,8 @@ long soft_reg_bell_get_send(struct soft_reg_conn *c, uint32_t id);
 struct soft_pair_reply {
 	uint8_t cmd;             /* SMC_SOFT_CMD_BELL: a BELL reply (bell_id,
 				    bell_fd, nothing else); SMC_SOFT_CMD_CLC: a CLC
-				    reply (or its error); 0: PAIR, SOCK_INFO */
+				    reply (or its error); SMC_SOFT_CMD_REBUILD: a
+				    REBUILD reply (or its error); 0: PAIR, SOCK_INFO */
 	uint32_t bell_id;
 	int bell_fd;             /* a peer's bell asked for, else -1; the caller owns it */
 	uint32_t seq;            /* of the request */
@@ -171,6 +179,10 @@ struct soft_pair_reply {
 	uint8_t clc_index;       /* with clc: which of the peer's messages (from 1) */
 	uint16_t clc_len;
 	uint8_t clc[SMC_SOFT_CLC_MAX];
+	/* REBUILD replies: a message taken (rebuild_len 0: none), for group lgr_key through end token */
+	uint32_t lgr_key;
+	uint8_t rebuild_len;
+	uint8_t rebuild[SMC_SOFT_REBUILD_MAX];
 };
 
 /*

@@ -77,6 +77,11 @@ static bool fields_ok(const struct soft_peer_msg *m)
 		       m->clc_len <= SOFT_PEER_CLC_MAX && m->clc;
 	case SOFT_PEER_CLC_SEEN:
 		return m->nonce && m->echo && !m->verdict && index_ok && !m->clc_len;
+	case SOFT_PEER_REBUILD:
+		return m->nonce && m->echo && !m->verdict && m->index && m->clc_len &&
+		       m->clc_len <= SOFT_PEER_REBUILD_MAX && m->clc;
+	case SOFT_PEER_REBUILD_SEEN:
+		return m->nonce && m->echo && !m->verdict && m->index && !m->clc_len;
 	}
 	return false;
 }

@@ -3,7 +3,9 @@
  * peer host, on its control port (doc/soft-roce.md section 2): whether the
  * other end of a TCP connection is registered there, and what that end
  * declines with; then, for a connection both ends negotiate, the CLC
- * messages of the two ends' libraries (CLC), under the two ends' nonces.
+ * messages of the two ends' libraries (CLC), under the two ends' nonces,
+ * and once they run over RDMA the messages that rebuild their link
+ * group's only link (REBUILD).
  * One UDP datagram of SOFT_PEER_MSG_LEN bytes, big-endian; a CLC message
  * has its bytes after them.
  */
@@ -26,7 +28,12 @@ enum soft_peer_type {
 	SOFT_PEER_ANSWER = 2,   /* the reply: have says whether the sender does */
 	SOFT_PEER_CLC = 3,      /* "my library's CLC message number index" and its bytes */
 	SOFT_PEER_CLC_SEEN = 4, /* the reply: that message is kept here */
+	/* once both ends run over RDMA: a library's message that rebuilds its link group's only link */
+	SOFT_PEER_REBUILD = 5,  /* "my library's rebuild message number index" and its bytes */
+	SOFT_PEER_REBUILD_SEEN = 6,     /* the reply: that message is kept here */
 };
+
+#define SOFT_PEER_REBUILD_MAX 64    /* the bytes of one rebuild message, at most */
 
 struct soft_peer_msg {
 	uint8_t type;            /* SOFT_PEER_* */
@@ -45,9 +52,13 @@ struct soft_peer_msg {
 	 * forge them, as it cannot guess a TCP sequence number.
 	 */
 	uint64_t nonce, echo;
-	/* CLC, CLC_SEEN: which message of the exchange (1 to SOFT_PEER_CLC_INDEX_MAX); else 0 */
+	/*
+	 * CLC, CLC_SEEN: which message of the exchange (1 to
+	 * SOFT_PEER_CLC_INDEX_MAX); REBUILD, REBUILD_SEEN: the sender's count
+	 * of rebuild messages (1 to 255, then 1 again); else 0
+	 */
 	uint8_t index;
-	/* CLC: its bytes (1 to SOFT_PEER_CLC_MAX; decoding points into the datagram) */
+	/* CLC, REBUILD: its bytes (1 to SOFT_PEER_CLC_MAX, SOFT_PEER_REBUILD_MAX; decoding points into the datagram) */
 	const uint8_t *clc;
 	uint16_t clc_len;
 };

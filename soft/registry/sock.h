@@ -77,6 +77,8 @@ struct soft_ask {
 	uint64_t peer_nonce;     /* the other end's, from its ASK or ANSWER; 0 unknown */
 	/* an end that may negotiate: its device, the CLC messages relayed (service/clc_relay.c) */
 	struct soft_clc_relay *clc;
+	/* once over RDMA: the messages that rebuild the group's only link (service/rebuild_relay.c) */
+	struct soft_rebuild_relay *rebuild;
 };
 
 /* pair_status while the peer host's daemon is asked, and once both ends negotiate */

@@ -69,8 +69,7 @@ int soft_clc_relay_new(struct soft_sock *s, const struct soft_dev *dev, int port
 	return 0;
 }
 
-/* A message of the other end's: both nonces as this end knows them. */
-static bool from_other_end(const struct soft_sock *s, const struct soft_peer_msg *m)
+bool soft_clc_from_other_end(const struct soft_sock *s, const struct soft_peer_msg *m)
 {
 	return s->ask.peer_nonce && m->nonce == s->ask.peer_nonce && m->echo == s->ask.nonce &&
 	       m->role != s->role;
@@ -96,7 +95,7 @@ void soft_clc_input(struct soft_state *st, struct soft_sock *s, const struct sof
 	struct soft_clc_relay *c = s->ask.clc;
 	unsigned i = m->index - 1u;
 
-	if (!c || s->pair_status != SOFT_PAIR_NEGOTIATE || !from_other_end(s, m))
+	if (!c || s->pair_status != SOFT_PAIR_NEGOTIATE || !soft_clc_from_other_end(s, m))
 		return;
 	if (m->type == SOFT_PEER_CLC_SEEN) {
 		if (m->index == c->tx_index && c->tx_seen < m->index) {

@@ -389,6 +389,11 @@ void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int 
 			soft_clc_input(st, s, &m);
 		return;
 	}
+	if (m.type == SOFT_PEER_REBUILD || m.type == SOFT_PEER_REBUILD_SEEN) {
+		if (s)
+			soft_rebuild_input(st, s, &m);
+		return;
+	}
 	/* an answer to another question (an old end's, or forged) says nothing of this one */
 	if (s && m.type == SOFT_PEER_ANSWER && m.echo != s->ask.nonce)
 		return;
@@ -434,8 +439,9 @@ int64_t soft_peer_tick(struct soft_state *st, int64_t now)
 		int64_t give_up = s->ask.deadline_ms;
 
 		next = s->ask.next;
-		if (s->pair_status == SOFT_PAIR_NEGOTIATE) {
-			int64_t d = soft_clc_tick(st, s, now);
+		if (s->pair_status == SOFT_PAIR_NEGOTIATE || s->pair_status == SOFT_PAIR_RDMA) {
+			int64_t d = s->pair_status == SOFT_PAIR_RDMA ? soft_rebuild_tick(st, s, now)
+								     : soft_clc_tick(st, s, now);
 
 			if (d && (!due || d < due))
 				due = d;

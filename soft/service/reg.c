@@ -169,6 +169,7 @@ void soft_reg_drop(struct soft_state *st, struct soft_sock *s)
 		soft_pair_decline(st, s, SOFT_DECL_PEERNOSMC, 0);   /* gone before it was decided */
 	soft_peer_unlink(s);     /* still sending its CLC message */
 	free(s->ask.clc);
+	soft_rebuild_free(s);
 	if (!s->ask.remote)
 		soft_memo_note(st, s);
 	soft_pair_end(st, s);
@@ -377,6 +378,7 @@ static const struct soft_op reg_ops[] = {
 	{ .cmd = SMC_SOFT_CMD_FALLBACK, .doit = sock_fallback },
 	{ .cmd = SMC_SOFT_CMD_CLC, .doit = soft_clc },
 	{ .cmd = SMC_SOFT_CMD_LGR, .doit = soft_lgr_report },
+	{ .cmd = SMC_SOFT_CMD_REBUILD, .doit = soft_rebuild },
 };
 
 const struct soft_family soft_reg_family = {
@@ -409,6 +411,7 @@ void soft_socks_free(struct soft_ns *ns)
 	for (s = ns->socks; s; s = next) {
 		next = s->next;
 		free(s->ask.clc);
+		soft_rebuild_free(s);
 		free(s);
 	}
 	ns->socks = NULL;

@@ -100,6 +100,32 @@ unsigned soft_clc_seen(const struct soft_sock *s);
 bool soft_clc_failed(const struct soft_sock *s);
 /* SMC_SOFT_CMD_CLC */
 int soft_clc(struct soft_req *r);
+/* A message of the other end's: both nonces as this end knows them. */
+bool soft_clc_from_other_end(const struct soft_sock *s, const struct soft_peer_msg *m);
+
+/*
+ * rebuild_relay.c: once both ends run over RDMA, the messages that rebuild
+ * their link group's only link (doc/soft-roce.md section 5)
+ */
+/*
+ * Our library's message (len bytes) for the peer's: sent now, and again
+ * until the peer's daemon keeps it; a newer one replaces it.  -EAGAIN: s is
+ * no SMC-R end with another host; -EINVAL: empty or too long.
+ */
+int soft_rebuild_give(struct soft_state *st, struct soft_sock *s, const void *msg, size_t len, int64_t now);
+/* REBUILD or REBUILD_SEEN from the peer's daemon for s: whether a new message came. */
+bool soft_rebuild_input(struct soft_state *st, struct soft_sock *s, const struct soft_peer_msg *m);
+/* Ours sent again, or given up: when to call again (ms), 0 when nothing is due. */
+int64_t soft_rebuild_tick(struct soft_state *st, struct soft_sock *s, int64_t now);
+/* The end of control connection conn_id's that carries link group key's messages (the newest), or NULL. */
+struct soft_sock *soft_rebuild_carrier(struct soft_state *st, uint64_t conn_id, uint32_t key);
+/* Whether the peer's daemon keeps our last. */
+bool soft_rebuild_kept(const struct soft_sock *s);
+/* A peer's message that the library of control connection conn_id did not take yet (now taken), its row in *from; or NULL. */
+const uint8_t *soft_rebuild_take(struct soft_state *st, uint64_t conn_id, struct soft_sock **from, size_t *len);
+void soft_rebuild_free(struct soft_sock *s);
+/* SMC_SOFT_CMD_REBUILD */
+int soft_rebuild(struct soft_req *r);
 
 /* ---- lgr_report.c: the processes' soft SMC-R link groups, for the listings ---- */
 /* SMC_SOFT_CMD_LGR. */
@@ -123,6 +149,8 @@ void soft_pstats_sum(const struct soft_state *st, uint64_t netns, struct soft_st
 /* bells.c */
 int soft_bell(struct soft_req *r);
 /* The connection closed: its bell goes. */
+/* Rings the bell in slot of control connection conn_id's process, if it set one. */
+void soft_bells_ring(struct soft_state *st, uint64_t conn_id, unsigned slot);
 void soft_bells_conn_gone(struct soft_state *st, uint64_t conn_id);
 
 /* Freed at exit (soft_state_free): the namespace's sockets, the processes' counters and doorbells. */

@@ -338,6 +338,48 @@ relay_says() {
 	done
 }
 
+# Once both ends run over RDMA (PAIRED), a link group's rebuild message
+# (doc/soft-roce.md section 5, "The only link") goes through both daemons
+# to the library of the connection's other end, under both nonces, and is
+# taken there once, named by that end's link group.
+@test "ends over RDMA: each library's rebuild message reaches the other's through both daemons" {
+	host_daemon A
+	host_daemon B
+	relay B server 7502 ACCEPT +from-B
+	relay_says B listening
+	relay A client "$SRV" 7502 PROPOSAL CONFIRM +from-A
+	relay_says A '^rebuild got' && relay_says B '^rebuild got'
+	run cat "$T/relay.A"
+	[[ "$output" == *"rebuild given"* ]]
+	[[ "$output" == *"rebuild got from-B for group 100"* ]]
+	run cat "$T/relay.B"
+	[[ "$output" == *"rebuild given"* ]]
+	[[ "$output" == *"rebuild got from-A for group 101"* ]]
+	# listed as SMC-R, not as fallbacks
+	for h in A B; do
+		run on "$h" "$SMC_BIN/smcss" -a
+		[ "${#lines[@]}" -eq 2 ]
+		[[ "${lines[1]}" == ACTIVE* ]]
+	done
+}
+
+# A rebuild message for a link group none of the process's ends between
+# hosts is in is refused (ENOENT) and goes nowhere; the peer, asking, finds none.
+@test "a rebuild message for a group without an end over RDMA is refused with ENOENT" {
+	host_daemon A
+	host_daemon B
+	relay B server 7503 ACCEPT +from-B
+	relay_says B listening
+	relay A client "$SRV" 7503 PROPOSAL CONFIRM +!from-A
+	relay_says A '^rebuild got' && relay_says B '^rebuild: none came'
+	run cat "$T/relay.A"
+	[[ "$output" == *"rebuild error -2"* ]]
+	[[ "$output" == *"rebuild got from-B for group 100"* ]]
+	run cat "$T/relay.B"
+	[[ "$output" == *"rebuild given"* ]]
+	[[ "$output" != *"rebuild got"* ]]
+}
+
 # The fields (-e ...) of the records of pcap file $1 that filter $2 selects, decoded by tshark.
 clc_records() {
 	local f=$1 y=$2

@@ -19,7 +19,13 @@
  * CONFIRM), or after 10 s with "timeout".  An argument @FILE is no message:
  * the next one waits until FILE exists.  The arguments =proposal, =accept
  * and =confirm are real SMC-R CLC messages (version 1) with the values of
- * test_clc() below, for smcdump-ex's records of them.
+ * test_clc() below, for smcdump-ex's records of them.  An argument +TEXT
+ * is no message either: once done, the end says PAIRED in link group
+ * 100 + its role, gives TEXT as that group's rebuild message
+ * (SMC_SOFT_CMD_REBUILD: "rebuild given", or "rebuild error E") and asks
+ * for the peer's for up to 5 s: "rebuild got TEXT for group K", or
+ * "rebuild: none came"; +!TEXT gives it for group 999 instead, which
+ * has no end.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -111,6 +117,44 @@ static int reply_of(struct soft_reg_conn *c, long seq, struct soft_pair_reply *r
 	return -ETIMEDOUT;
 }
 
+/* +TEXT: our end over RDMA in group 100 + role, TEXT to the peer, the peer's taken. */
+static void rebuild_both_ways(struct soft_reg_conn *c, uint64_t token, int role, const char *text)
+{
+	uint32_t key = 100u + (uint32_t)role;
+	struct soft_pair_reply r;
+	double until;
+	long seq;
+
+	seq = soft_reg_clc_connected_send(c, token, key, 1);
+	if (seq < 0 || reply_of(c, seq, &r) || r.error || r.status != SMC_SOFT_PAIR_PAIRED) {
+		printf("rebuild: not PAIRED\n");
+		return;
+	}
+	seq = text[0] == '!' ? soft_reg_rebuild_send(c, 999, text + 1, strlen(text + 1))
+			     : soft_reg_rebuild_send(c, key, text, strlen(text));
+	if (seq < 0 || reply_of(c, seq, &r)) {
+		printf("rebuild: no reply\n");
+		return;
+	}
+	if (r.error)
+		printf("rebuild error %d\n", r.error);
+	else
+		printf("rebuild given\n");
+	for (until = now_s() + 5; now_s() < until; usleep(20000)) {
+		seq = soft_reg_rebuild_send(c, 0, NULL, 0);
+		if (seq < 0 || reply_of(c, seq, &r) || r.error) {
+			printf("rebuild: take failed\n");
+			return;
+		}
+		if (r.rebuild_len) {
+			printf("rebuild got %.*s for group %u\n", (int)r.rebuild_len, (const char *)r.rebuild,
+			       r.lgr_key);
+			return;
+		}
+	}
+	printf("rebuild: none came\n");
+}
+
 static int connected_socket(int argc, char **argv, int *role, int *first_msg)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
@@ -152,7 +196,8 @@ int main(int argc, char **argv)
 	struct soft_reg_conn c;
 	struct soft_pair_reply r;
 	int role = 0, first = 0, fd, nmsg = 0, sent = 0, taken = 0, seen = 0;
-	const char *msgs[8], *wait_for[8] = { NULL };
+	const char *msgs[8], *wait_for[8] = { NULL }, *rebuild = NULL;
+	uint64_t token;
 	bool negotiating = false;
 	double until;
 	long seq;
@@ -170,6 +215,8 @@ int main(int argc, char **argv)
 	for (int i = first; i < argc && nmsg < 8; i++) {
 		if (argv[i][0] == '@')
 			wait_for[nmsg] = argv[i] + 1;
+		else if (argv[i][0] == '+')
+			rebuild = argv[i] + 1;
 		else
 			msgs[nmsg++] = argv[i];
 	}
@@ -186,9 +233,9 @@ int main(int argc, char **argv)
 	printf("pair %s\n", status_name(r.status));
 	if (r.status != SMC_SOFT_PAIR_ASKING)
 		return 0;
+	token = r.token;
 	for (until = now_s() + 10; now_s() < until; usleep(5000)) {
 		const char *msg = NULL;
-		uint64_t token = r.token;
 		uint8_t clc[SMC_SOFT_CLC_MAX];
 		size_t len = 0;
 
@@ -243,6 +290,8 @@ int main(int argc, char **argv)
 			break;
 	}
 	printf(now_s() < until ? "done\n" : "timeout\n");
+	if (rebuild && now_s() < until)
+		rebuild_both_ways(&c, token, role, rebuild);
 	/* the peer may still ask for our last message: hold the connection a little */
 	sleep(1);
 	soft_reg_close(&c);

@@ -148,7 +148,7 @@ TEST(soft_peer_msg_codec)
 	CHECK_INT(soft_peer_msg_decode(b, sizeof(b) - 1, &d), -EBADMSG);
 	/* every field out of its range, one at a time */
 	static const struct { int off; uint8_t v; } bad[] = {
-		{ 0, 'X' }, { 4, 1 }, { 5, 5 }, { 5, 0 }, { 6, 2 }, { 7, 2 }, { 16, 5 }, { 17, 1 },
+		{ 0, 'X' }, { 4, 1 }, { 5, 7 }, { 5, 0 }, { 6, 2 }, { 7, 2 }, { 16, 5 }, { 17, 1 },
 		{ 22, 1 }, { 30, 1 }, { 46, 1 }, { 72, 1 }, { 73, 1 }, { 79, 1 },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -212,6 +212,35 @@ TEST(soft_peer_msg_codec)
 		e[5] = SOFT_PEER_CLC_SEEN;
 		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_MSG_LEN + 3, &d), -EBADMSG);
 		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_MSG_LEN, &d), 0);
+	}
+	/* a rebuild message: any index but 0, at most SOFT_PEER_REBUILD_MAX bytes */
+	m.type = SOFT_PEER_REBUILD;
+	m.index = 200;
+	{
+		uint8_t e[SOFT_PEER_DGRAM_MAX], big[SOFT_PEER_REBUILD_MAX + 1];
+
+		CHECK_INT(soft_peer_msg_encode(&m, e, sizeof(e)), SOFT_PEER_MSG_LEN + 3);
+		CHECK(e[5] == SOFT_PEER_REBUILD && e[72] == 200);
+		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_MSG_LEN + 3, &d), 0);
+		CHECK(d.type == SOFT_PEER_REBUILD && d.index == 200 && d.clc_len == 3 && !memcmp(d.clc, "abc", 3));
+		e[72] = 0;
+		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_MSG_LEN + 3, &d), -EBADMSG);
+		e[72] = 200;
+		memset(e + SOFT_PEER_MSG_LEN, 0x42, SOFT_PEER_REBUILD_MAX + 1);
+		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_MSG_LEN + SOFT_PEER_REBUILD_MAX, &d), 0);
+		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_MSG_LEN + SOFT_PEER_REBUILD_MAX + 1, &d), -EBADMSG);
+		memset(big, 0x43, sizeof(big));
+		m.clc = big;
+		m.clc_len = sizeof(big);
+		CHECK_INT(soft_peer_msg_encode(&m, e, sizeof(e)), -EINVAL);
+		m.type = SOFT_PEER_REBUILD_SEEN;
+		m.clc_len = 0;
+		CHECK_INT(soft_peer_msg_encode(&m, e, sizeof(e)), SOFT_PEER_MSG_LEN);
+		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_MSG_LEN, &d), 0);
+		CHECK(d.type == SOFT_PEER_REBUILD_SEEN && d.index == 200 && !d.clc_len);
+		m.echo = 0;
+		CHECK_INT(soft_peer_msg_encode(&m, e, sizeof(e)), -EINVAL);   /* both nonces */
+		m.echo = 9;
 	}
 	m.type = SOFT_PEER_ANSWER;
 	m.have = true;
@@ -618,5 +647,124 @@ TEST(soft_peer_answers_to_other_questions_are_ignored)
 	check_decided(a, SOFT_DECL_NOSMCDEV, 0);
 	CHECK(a->ask.peer_nonce == 5);
 	soft_reg_drop(&hosts[0], a);
+	hosts_free();
+}
+
+/* Both ends negotiated and run over RDMA, as their libraries' PAIRED said. */
+static void ends_over_rdma(struct soft_sock **a, struct soft_sock **b)
+{
+	ends_negotiate(a, b);
+	(*a)->pair_status = (*b)->pair_status = SOFT_PAIR_RDMA;
+	nq = nsent = 0;
+}
+
+static bool rebuild_is(int h, const struct soft_sock *want, const char *msg)
+{
+	struct soft_sock *from = NULL;
+	size_t len = 0;
+	const uint8_t *m = soft_rebuild_take(&hosts[h], 0, &from, &len);
+
+	return m && from == want && len == strlen(msg) && !memcmp(m, msg, len);
+}
+
+/*
+ * A rebuild message goes to the peer's daemon once both ends run over
+ * RDMA, is kept there until its library takes it (once), and a newer one
+ * of the same end replaces it; one lost is sent again, then given up.
+ */
+TEST(soft_peer_rebuild_messages_relayed)
+{
+	struct soft_sock *a, *b, *from;
+	size_t len;
+	int64_t due;
+
+	ends_negotiate(&a, &b);
+	CHECK_INT(soft_rebuild_give(&hosts[0], a, "QP1", 3, 0), -EAGAIN);      /* still negotiating */
+	a->pair_status = b->pair_status = SOFT_PAIR_RDMA;
+	CHECK_INT(soft_rebuild_give(&hosts[0], a, "", 0, 0), -EINVAL);
+	{
+		char big[SOFT_PEER_REBUILD_MAX + 1];
+
+		memset(big, 'x', sizeof(big));
+		CHECK_INT(soft_rebuild_give(&hosts[0], a, big, sizeof(big), 0), -EINVAL);
+	}
+	/* the group's messages go through an end its library named with PAIRED */
+	CHECK(!soft_rebuild_carrier(&hosts[0], 0, 7));
+	a->lgr_key = 7;
+	CHECK(soft_rebuild_carrier(&hosts[0], 0, 7) == a);
+	CHECK(!soft_rebuild_carrier(&hosts[0], 0, 8) && !soft_rebuild_carrier(&hosts[0], 1, 7));
+	nq = nsent = 0;
+	CHECK(!soft_rebuild_take(&hosts[1], 0, &from, &len));
+	CHECK_INT(soft_rebuild_give(&hosts[0], a, "QP1", 3, 0), 0);
+	CHECK(a->ask.pprev != NULL);
+	deliver(false, 0);                 /* REBUILD, and its REBUILD_SEEN */
+	CHECK(soft_rebuild_kept(a));
+	CHECK_INT(soft_peer_tick(&hosts[0], 200), -1);
+	CHECK(!a->ask.pprev);
+	CHECK(rebuild_is(1, b, "QP1"));
+	CHECK(!soft_rebuild_take(&hosts[1], 0, &from, &len));      /* taken once */
+	/* the answer back, lost once: sent again, kept, taken */
+	CHECK_INT(soft_rebuild_give(&hosts[1], b, "QP2-answer", 10, 100), 0);
+	deliver(true, 100);
+	due = soft_peer_tick(&hosts[1], 300);
+	CHECK(due > 300);
+	deliver(false, 300);
+	deliver(false, 300);
+	CHECK(soft_rebuild_kept(b));
+	CHECK(rebuild_is(0, a, "QP2-answer"));
+	/* a repeat of a message kept is answered, not taken again; a newer one is */
+	CHECK_INT(soft_rebuild_give(&hosts[0], a, "QP3", 3, 400), 0);
+	q[1] = q[0];
+	nq = 2;
+	deliver(false, 400);
+	CHECK(rebuild_is(1, b, "QP3"));
+	CHECK(!soft_rebuild_take(&hosts[1], 0, &from, &len));
+	CHECK(soft_rebuild_kept(a));
+	/* never kept: sent four times in REBUILD_MS (3 s), then given up */
+	nsent = 0;
+	CHECK_INT(soft_rebuild_give(&hosts[0], a, "QP4", 3, 1000), 0);
+	for (int64_t t = 1000; (due = soft_peer_tick(&hosts[0], t)) > 0; t = due)
+		deliver(true, t);
+	CHECK_INT(nsent, 4);
+	CHECK(!soft_rebuild_kept(a) && !a->ask.pprev);
+	soft_reg_drop(&hosts[0], a);
+	soft_reg_drop(&hosts[1], b);
+	hosts_free();
+}
+
+/* A rebuild message with a wrong nonce, or for an end that does not run over RDMA, is dropped unanswered. */
+TEST(soft_peer_forged_rebuild_does_nothing)
+{
+	struct soft_sock *a, *b, *from;
+	struct soft_peer_msg m;
+	uint8_t buf[SOFT_PEER_DGRAM_MAX];
+	size_t len;
+	int n;
+
+	ends_over_rdma(&a, &b);
+	soft_peer_msg_of(a, SOFT_PEER_REBUILD, &m);
+	m.verdict = 0;
+	m.echo = b->ask.nonce;
+	m.nonce ^= 1;
+	m.index = 1;
+	m.clc = (const uint8_t *)"QPX";
+	m.clc_len = 3;
+	n = soft_peer_msg_encode(&m, buf, sizeof(buf));
+	CHECK_INT(n, SOFT_PEER_MSG_LEN + 3);
+	soft_peer_input(&hosts[1], buf, (size_t)n, AF_INET, m.src, SOFT_PEER_PORT, 0);
+	CHECK_INT(nq, 0);
+	CHECK(!soft_rebuild_take(&hosts[1], 0, &from, &len));
+	/* the right nonces while the end negotiates: nothing either */
+	m.nonce ^= 1;
+	b->pair_status = SOFT_PAIR_NEGOTIATE;
+	n = soft_peer_msg_encode(&m, buf, sizeof(buf));
+	soft_peer_input(&hosts[1], buf, (size_t)n, AF_INET, m.src, SOFT_PEER_PORT, 0);
+	CHECK_INT(nq, 0);
+	b->pair_status = SOFT_PAIR_RDMA;
+	soft_peer_input(&hosts[1], buf, (size_t)n, AF_INET, m.src, SOFT_PEER_PORT, 0);
+	CHECK_INT(nq, 1);
+	CHECK(rebuild_is(1, b, "QPX"));
+	soft_reg_drop(&hosts[0], a);
+	soft_reg_drop(&hosts[1], b);
 	hosts_free();
 }
