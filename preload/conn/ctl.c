@@ -150,7 +150,7 @@ static bool pend_add(uint32_t seq, struct sconn *sc, bool remote)
 
 bool ctl_replies_due(void)
 {
-	return npend || norphan || ctl_neg_due();
+	return npend || norphan || ctl_neg_due() || ctl_rebuild_due();
 }
 
 /*
@@ -287,6 +287,10 @@ static void take_reply(struct soft_pair_reply *r)
 		ctl_neg_reply(r);
 		return;
 	}
+	if (r->cmd == SMC_SOFT_CMD_REBUILD) {
+		ctl_rebuild_reply(r);
+		return;
+	}
 	sc = pend_take(r->seq, &inherited);
 	if (!sc && norphan)
 		atomic_store(&norphan_hint, --norphan);
@@ -360,7 +364,7 @@ void ctl_replies_locked(void)
 	struct soft_pair_reply r;
 	int rc = 0;
 
-	while ((npend || norphan || chan_bells_due() || ctl_neg_due()) && chan.fd >= 0 &&
+	while ((npend || norphan || chan_bells_due() || ctl_neg_due() || ctl_rebuild_due()) && chan.fd >= 0 &&
 	       (rc = soft_reg_pair_poll(&chan, &r)) == 1)
 		take_reply(&r);
 	if (chan.fd >= 0 && rc < 0)

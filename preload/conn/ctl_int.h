@@ -94,4 +94,19 @@ void ctl_neg_after_fork_child(void);
 /* PAIR or CLC replies are due (ctl.c). */
 bool ctl_replies_due(void);
 
+/* ---- ctl_rebuild.c: a link group's only link rebuilt through the daemons, with ctl_mu held ---- */
+struct smcr_rebuild_msg;
+/* The link groups' env.rebuild: group key's message for the peer (without ctl_mu). */
+void ctl_rebuild_out(uint32_t key, const struct smcr_rebuild_msg *m);
+/* The control thread's: our messages to the daemon, and the question for the peer's when due. */
+void ctl_rebuild_work(void);
+/* Without the lock: REBUILD replies are due. */
+bool ctl_rebuild_due(void);
+/* A REBUILD reply (or its error). */
+void ctl_rebuild_reply(const struct soft_pair_reply *r);
+/* The peer's messages that came, to their groups, ctl_mu let go meanwhile: whether there were any. */
+bool ctl_rebuild_deliver(void);
+/* Nothing given, asked or kept (the daemon went, a forked child). */
+void ctl_rebuild_drop(void);
+
 #endif

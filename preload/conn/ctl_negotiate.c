@@ -156,7 +156,8 @@ bool ctl_thread_wake(void)
 	if (!started) {
 		/* the RDMA layer's way out: the process's real calls, and our bells */
 		struct smcr_env env = { .poll = next.poll, .syscall = next.syscall, .ring = bell_ring_own,
-					.drive = soft_cfg.drive, .log = preload_dbg, .llc = dump_llc };
+					.drive = soft_cfg.drive, .log = preload_dbg, .llc = dump_llc,
+					.rebuild = ctl_rebuild_out };
 
 		smcr_env_set(&env);
 		started = !lib_thread_start(negotiator, NULL);
@@ -180,6 +181,7 @@ void ctl_neg_after_fork_child(void)
 	smcr_after_fork_child();
 	rdma_clc_after_fork_child();
 	ctl_lgr_forget();
+	ctl_rebuild_drop();
 }
 
 void ctl_neg_reply(const struct soft_pair_reply *r)
@@ -239,6 +241,7 @@ void ctl_neg_drop_all(void)
 		n->seq = 0;
 	}
 	clc_out(0, nclc);
+	ctl_rebuild_drop();
 }
 
 /* With ctl_mu held: the question to the daemon, carrying our message if one waits. */
@@ -563,6 +566,9 @@ static void *negotiator(void *arg)
 			continue;
 		}
 		ctl_lgr_report();
+		ctl_rebuild_work();
+		if (ctl_rebuild_deliver())
+			continue;
 		if (!negs && !ctl_replies_due()) {
 			/* told link groups change without a call: look again now and then */
 			if (ctl_lgr_told())
@@ -573,6 +579,8 @@ static void *negotiator(void *arg)
 		}
 		if (chan.fd >= 0)
 			ctl_replies_locked();
+		if (ctl_rebuild_deliver())
+			continue;
 		n = next_work(now, &wake);
 		if (n) {
 			bool in_list = false;

@@ -87,6 +87,23 @@ static void view_of(const struct smcr_lgr *g, struct smcr_lgr_view *v)
 		v->conns += s->live && !s->released;
 }
 
+struct smcr_lgr *smcr_lgr_of_key(uint32_t key)
+{
+	struct smcr_lgr *found = NULL;
+
+	pthread_mutex_lock(&eng_mu);
+	for (struct smcr_lgr *g = groups; g && !found; g = g->next) {
+		pthread_mutex_lock(&g->mu);
+		if (g->key == key && g->refs > 0) {
+			g->refs++;
+			found = g;
+		}
+		pthread_mutex_unlock(&g->mu);
+	}
+	pthread_mutex_unlock(&eng_mu);
+	return found;
+}
+
 int smcr_lgr_views(struct smcr_lgr_view *v, int max)
 {
 	int n = 0;

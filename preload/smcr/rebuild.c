@@ -3,7 +3,7 @@
  * 5, "The only link"): rxe can park a queue pair for good, and a second
  * link would carry the LLC ADD LINK that makes a new one; with none, the
  * two ends give each other their new queue pairs' addresses through the
- * caller's hook (smcr_lgr_set_rebuild()), then connect them and confirm
+ * caller (smcr_env.rebuild, smcr_rebuild_in()), then connect them and confirm
  * the link with LLC CONFIRM LINK, as for a group's first link.  The
  * connections keep their RMBs, registrations and rkeys (the devices stay)
  * and go on from their last delivered CDC (smcr_conn_switch()).
@@ -18,14 +18,6 @@
 
 #include "base.h"
 #include "smcr_int.h"
-
-void smcr_lgr_set_rebuild(struct smcr_lgr *g, smcr_rebuild_out out, void *arg)
-{
-	pthread_mutex_lock(&g->mu);
-	g->rebuild.out = out;
-	g->rebuild.arg = arg;
-	pthread_mutex_unlock(&g->mu);
-}
 
 /* A new queue pair for link li; the peer's rkeys on it hold (neither end's registrations changed). */
 static int reopen(struct smcr_lgr *g, int li)
@@ -91,8 +83,7 @@ static void *rebuild_run(void *arg)
 	struct smcr_lgr *g = arg;
 	struct smcr_rebuild_msg ours = { 0 }, peer;
 	struct timespec end;
-	smcr_rebuild_out out;
-	void *out_arg;
+	uint32_t key;
 	uint8_t num = 0;
 	int li, rc;
 
@@ -110,10 +101,9 @@ static void *rebuild_run(void *arg)
 			num = (uint8_t)(g->last_num == 255 ? 1 : g->last_num + 1);
 		ours.num = num;
 		ours.answer = g->rebuild.answer;
-		out = g->rebuild.out;
-		out_arg = g->rebuild.arg;
+		key = g->key;
 		pthread_mutex_unlock(&g->mu);
-		out(out_arg, &ours);
+		smcr_env.rebuild(key, &ours);
 		pthread_mutex_lock(&g->mu);
 		rc = wait_peer(g, &end);
 	}
@@ -139,7 +129,7 @@ bool smcr_rebuild_start(struct smcr_lgr *g, int li)
 {
 	struct smcr_link *l = &g->link[li];
 
-	if (!g->rebuild.out || g->rebuild.on || g->adding || l->dev_gone || l->port_down)
+	if (!smcr_env.rebuild || g->rebuild.on || g->adding || l->dev_gone || l->port_down)
 		return false;
 	g->rebuild.on = true;
 	g->rebuild.li = li;
@@ -165,10 +155,13 @@ static int link_to(struct smcr_lgr *g, const uint8_t gid[16])
 	return -1;
 }
 
-int smcr_lgr_rebuild_in(struct smcr_lgr *g, const struct smcr_rebuild_msg *msg)
+int smcr_rebuild_in(uint32_t key, const struct smcr_rebuild_msg *msg)
 {
+	struct smcr_lgr *g = smcr_lgr_of_key(key);
 	int li, rc = 0;
 
+	if (!g)
+		return -ENOENT;
 	pthread_mutex_lock(&g->mu);
 	li = link_to(g, msg->qp.gid);
 	if (g->rebuild.on) {
@@ -198,5 +191,6 @@ int smcr_lgr_rebuild_in(struct smcr_lgr *g, const struct smcr_rebuild_msg *msg)
 		}
 	}
 	pthread_mutex_unlock(&g->mu);
+	smcr_lgr_put(g);
 	return rc;
 }

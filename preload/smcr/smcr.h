@@ -41,6 +41,8 @@ struct smcr_llc_seen {
 	size_t len;
 };
 
+struct smcr_rebuild_msg;
+
 /*
  * What the layer calls outside itself, given once before any group: the
  * process's real poll() and syscall() (inside the preload, those behind
@@ -57,6 +59,12 @@ struct smcr_env {
 	void (*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 	/* an LLC message went over a link, for smcdump-ex (NULL: none) */
 	void (*llc)(const struct smcr_llc_seen *m);
+	/*
+	 * Hands group key's rebuild message to the peer outside the link
+	 * (NULL: no rebuild); called without the group's lock, on a thread
+	 * of the layer's (struct smcr_rebuild_msg below).
+	 */
+	void (*rebuild)(uint32_t key, const struct smcr_rebuild_msg *msg);
 };
 void smcr_env_set(const struct smcr_env *env);
 /* A line for the debug log through env.log, if there is one. */
@@ -111,11 +119,11 @@ void smcr_lgr_set_peer_host(struct smcr_lgr *g, const char *host);
  * port is up (rxe parked it; doc/soft-roce.md section 5, "The only
  * link"): a queue pair that cannot send cannot say where the new one is,
  * so the two ends exchange their new queue pairs' addresses outside the
- * link, through the caller (the daemons' CLC relay).  The group's
- * connections wait meanwhile and go on over the new link from their last
- * delivered CDC; no new address within SMCR_REBUILD_MS, or no CONFIRM
- * LINK, and they end with ECONNRESET.  Without a hook a group's only link
- * that fails ends its connections at once.
+ * link, through the caller (env.rebuild: the daemons' relay).  The
+ * group's connections wait meanwhile and go on over the new link from
+ * their last delivered CDC; no peer's message within SMCR_REBUILD_MS, or
+ * no CONFIRM LINK, and they end with ECONNRESET.  Without env.rebuild a
+ * group's only link that fails ends its connections at once.
  */
 #define SMCR_REBUILD_MS 10000
 struct smcr_rebuild_msg {
@@ -123,16 +131,15 @@ struct smcr_rebuild_msg {
 	uint8_t num;            /* the link number the server gives it (0 from the client) */
 	bool answer;            /* the reply to the peer's: an offer that crossed ours is none */
 };
-/* Hands msg to the peer outside the link; called without the group's lock, on a thread of the layer's. */
-typedef void (*smcr_rebuild_out)(void *arg, const struct smcr_rebuild_msg *msg);
-void smcr_lgr_set_rebuild(struct smcr_lgr *g, smcr_rebuild_out out, void *arg);
 /*
- * The peer's message: the answer to ours, or an offer (its link failed
- * first), which fails our end of that link and answers.  0; -ENOENT when
- * no link of ours goes to the peer's GID; -EBUSY when the group is adding
- * a link or has another link up (the peer's offer makes no sense then).
+ * The peer's message for our group key: the answer to ours, or an offer
+ * (its link failed first), which fails our end of that link and answers.
+ * 0; -ENOENT when no group has that key or no link of it goes to the
+ * peer's GID (an answer nobody waits for too); -EBUSY when the group is
+ * adding a link or has another link up (the peer's offer makes no sense
+ * then).
  */
-int smcr_lgr_rebuild_in(struct smcr_lgr *g, const struct smcr_rebuild_msg *msg);
+int smcr_rebuild_in(uint32_t key, const struct smcr_rebuild_msg *msg);
 
 /* A link group as the listings show it: its links that are up. */
 struct smcr_link_view {

@@ -77,8 +77,6 @@ struct smcr_lgr {
 	uint32_t write_max;     /* the largest write a link of the group takes, 0: any */
 	/* rebuilding the only link (rebuild.c) */
 	struct {
-		smcr_rebuild_out out;
-		void *arg;
 		bool on;                /* under way: li's connections wait */
 		bool answer;            /* the peer offered first: ours is the answer */
 		bool have_peer;         /* the peer's message came */
@@ -137,6 +135,8 @@ struct smcr_sock {
 
 /* engine.c */
 extern struct smcr_env smcr_env;
+/* The group with key (another reference for the caller), or NULL. */
+struct smcr_lgr *smcr_lgr_of_key(uint32_t key);
 /* A group's view changed (a link up or down, a connection started or gone): smcr_lgr_changes(). */
 void smcr_view_changed(void);
 /* Adds g to the progress thread's groups (starting it once). 0 or -errno. */

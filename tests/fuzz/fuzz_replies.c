@@ -7,7 +7,8 @@
  * code reads it, or (fuzz_pdump) a process's dump ring as the daemon drains
  * it, or (fuzz_peer) a datagram to the control port from a peer host, or
  * (fuzz_clc, index 12) a CLC message as the TCP stream of a handshake carries it,
- * or (fuzz_smcr_wire, index 13) an SMC-R CDC or LLC message off a link, or
+ * or (fuzz_smcr_wire, index 13) an SMC-R CDC or LLC message off a link or a
+ * rebuild message from the peer's library (wire/smcr_rebuild.h), or
  * (fuzz_smcr_conn, index 14) a hostile SMC-R peer's CDCs between our sends
  * and reads.
  */

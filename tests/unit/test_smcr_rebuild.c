@@ -28,6 +28,7 @@ struct end {
 	const char *dev;
 	uint8_t gid[16];
 	struct smcr_lgr *g;
+	uint32_t key;
 	struct smcr_sock *s[NCONN];
 	/* the messages its hook handed on: offers, answers, the last one */
 	_Atomic int offers, answers;
@@ -38,13 +39,14 @@ struct end {
 static struct end srv, cli;
 static uint64_t sent[NCONN][2], got[NCONN][2];
 
-static void hand_on(void *arg, const struct smcr_rebuild_msg *m)
+/* The daemons' relay: a group's message to the other group (the keys name them). */
+static void hand_on(uint32_t key, const struct smcr_rebuild_msg *m)
 {
-	struct end *from = arg, *to = from == &srv ? &cli : &srv;
+	struct end *from = key == srv.key ? &srv : &cli, *to = from == &srv ? &cli : &srv;
 
 	from->last = *m;
 	atomic_fetch_add(m->answer ? &from->answers : &from->offers, 1);
-	from->in_rc = smcr_lgr_rebuild_in(to->g, m);
+	from->in_rc = smcr_rebuild_in(to->key, m);
 }
 
 static uint8_t pat(int conn, int dir, uint64_t pos)
@@ -81,7 +83,7 @@ static void *connect_cli(void *arg)
 /* The ends on devices named sdev and cdev (new names: fake_rdma_park() parks a device's queue pairs for good). */
 static void one_link_two_conns(const char *sdev, const char *cdev, uint8_t net)
 {
-	static const struct smcr_env env = { .poll = poll, .syscall = syscall };
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .rebuild = hand_on };
 	struct rdma_qp_addr a_s, a_c;
 	struct job j = { 0 };
 
@@ -104,8 +106,8 @@ static void one_link_two_conns(const char *sdev, const char *cdev, uint8_t net)
 	CHECK_INT(smcr_link_confirm(srv.g, 0, 1), 0);
 	pthread_join(j.th, NULL);
 	CHECK_INT(j.rc, 0);
-	smcr_lgr_set_rebuild(srv.g, hand_on, &srv);
-	smcr_lgr_set_rebuild(cli.g, hand_on, &cli);
+	srv.key = srv.g->key;
+	cli.key = cli.g->key;
 	for (int i = 0; i < NCONN; i++) {
 		struct smcr_sock_local ls, lc;
 		struct smcr_sock_peer p;
@@ -219,10 +221,11 @@ TEST(smcr_rebuild_a_parked_only_link_comes_back_on_new_queue_pairs)
 	/* an answer nobody asked for, and an offer to a GID no link goes to: refused, nothing changes */
 	stray = (struct smcr_rebuild_msg){ .answer = true };
 	memcpy(stray.qp.gid, srv.gid, 16);
-	CHECK_INT(smcr_lgr_rebuild_in(cli.g, &stray), -ENOENT);
+	CHECK_INT(smcr_rebuild_in(cli.key, &stray), -ENOENT);
 	stray.answer = false;
 	stray.qp.gid[15] ^= 0x55;
-	CHECK_INT(smcr_lgr_rebuild_in(cli.g, &stray), -ENOENT);
+	CHECK_INT(smcr_rebuild_in(cli.key, &stray), -ENOENT);
+	CHECK_INT(smcr_rebuild_in(cli.key + srv.key + 1000, &stray), -ENOENT);
 	CHECK_INT(smcr_lgr_links_up(cli.g), 1);
 	/* the server's queue pair parks: the bytes it holds wait for the watchdog, then the new link */
 	fake_rdma_park(srv.dev);
