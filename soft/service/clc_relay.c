@@ -75,7 +75,8 @@ bool soft_clc_from_other_end(const struct soft_sock *s, const struct soft_peer_m
 	       m->role != s->role;
 }
 
-static void send_clc(struct soft_state *st, struct soft_sock *s, uint8_t type, uint8_t index)
+void soft_relay_send(struct soft_state *st, const struct soft_sock *s, uint8_t type, uint8_t index,
+		     const uint8_t *bytes, uint16_t len)
 {
 	struct soft_peer_msg m;
 
@@ -83,11 +84,17 @@ static void send_clc(struct soft_state *st, struct soft_sock *s, uint8_t type, u
 	m.verdict = 0;
 	m.echo = s->ask.peer_nonce;
 	m.index = index;
-	if (type == SOFT_PEER_CLC) {
-		m.clc = s->ask.clc->tx;
-		m.clc_len = s->ask.clc->tx_len;
-	}
+	m.clc = bytes;
+	m.clc_len = len;
 	soft_peer_send(st, &m, 0, s->ask.ifindex);
+}
+
+static void send_clc(struct soft_state *st, struct soft_sock *s, uint8_t type, uint8_t index)
+{
+	if (type == SOFT_PEER_CLC)
+		soft_relay_send(st, s, type, index, s->ask.clc->tx, s->ask.clc->tx_len);
+	else
+		soft_relay_send(st, s, type, index, NULL, 0);
 }
 
 void soft_clc_input(struct soft_state *st, struct soft_sock *s, const struct soft_peer_msg *m)

@@ -57,17 +57,10 @@ static bool relays(const struct soft_sock *s)
 
 static void send_msg(struct soft_state *st, struct soft_sock *s, uint8_t type, uint8_t index)
 {
-	struct soft_peer_msg m;
-
-	soft_peer_msg_of(s, type, &m);
-	m.verdict = 0;
-	m.echo = s->ask.peer_nonce;
-	m.index = index;
-	if (type == SOFT_PEER_REBUILD) {
-		m.clc = s->ask.rebuild->tx;
-		m.clc_len = s->ask.rebuild->tx_len;
-	}
-	soft_peer_send(st, &m, 0, s->ask.ifindex);
+	if (type == SOFT_PEER_REBUILD)
+		soft_relay_send(st, s, type, index, s->ask.rebuild->tx, s->ask.rebuild->tx_len);
+	else
+		soft_relay_send(st, s, type, index, NULL, 0);
 }
 
 int soft_rebuild_give(struct soft_state *st, struct soft_sock *s, const void *msg, size_t len, int64_t now)

@@ -100,6 +100,9 @@ unsigned soft_clc_seen(const struct soft_sock *s);
 bool soft_clc_failed(const struct soft_sock *s);
 /* SMC_SOFT_CMD_CLC */
 int soft_clc(struct soft_req *r);
+/* A message of type between s's end and the other, under both nonces, with bytes (len 0: none). */
+void soft_relay_send(struct soft_state *st, const struct soft_sock *s, uint8_t type, uint8_t index,
+		     const uint8_t *bytes, uint16_t len);
 /* A message of the other end's: both nonces as this end knows them. */
 bool soft_clc_from_other_end(const struct soft_sock *s, const struct soft_peer_msg *m);
 

@@ -290,6 +290,10 @@ for s in $SCENARIOS; do
 		# a silent peer: 30 s of keepalive, its test and the host that stays up meanwhile
 		two_vms_at_least 300 "$s" 2
 		;;
+	s18)
+		# 96 MiB with their sums, an MTU too small for a link's retries, its rebuild
+		two_vms_at_least 300 "$s"
+		;;
 	b1)
 		# bench/softroce.sh: minutes of sockperf runs through one-CPU TCG guests
 		two_vms_at_least 1800 "$s"
