@@ -163,6 +163,33 @@ struct ep_set *epset_of(struct ep_set *s, int *i)
 	return NULL;
 }
 
+/*
+ * Whether set from holds set to, itself or through the sets nested in it
+ * (at most depth levels: the kernel nests 5 deep at most).  Without to's
+ * lock: a set is never nested in one it holds (the kernel refuses the
+ * loop, ELOOP), so the walk takes its locks from outer to inner, as a
+ * wait does.
+ */
+static bool holds(struct ep_set *from, const struct ep_set *to, int depth)
+{
+	bool yes = false;
+
+	if (from == to)
+		return true;
+	if (depth <= 0 || !atomic_load_explicit(&from->nests, memory_order_relaxed))
+		return false;
+	pthread_mutex_lock(&from->lock);
+	for (int i = 0; i < from->n && !yes; i++) {
+		struct ep_set *in = from->e[i].nested ? epset_inner(from, &from->e[i]) : NULL;
+
+		yes = in && holds(in, to, depth - 1);
+	}
+	pthread_mutex_unlock(&from->lock);
+	return yes;
+}
+
+#define NEST_MAX 5
+
 void epset_nest(int epfd, int op, int fd, const struct epoll_event *ev)
 {
 	struct ep_set *s, *in;
@@ -178,6 +205,9 @@ void epset_nest(int epfd, int op, int fd, const struct epoll_event *ev)
 		return;
 	}
 	if (!ev || fd == epfd || !(in = epset_get(fd, false)) || !(s = epset_get(epfd, true)))
+		return;
+	/* a loop the kernel would have refused: our table is behind (a set's number reused) */
+	if (holds(in, s, NEST_MAX))
 		return;
 	pthread_mutex_lock(&s->lock);
 	if ((e = epset_put(s, fd))) {

@@ -285,18 +285,26 @@ static void replacing(int oldfd, int newfd)
 	}
 }
 
+/* newfd now names what oldfd does: an epoll set it named is closed (epoll_sets.c). */
+static int replaced(int oldfd, int newfd, int r)
+{
+	if (r >= 0 && oldfd != newfd && !soft_vfork_child())
+		soft_epoll_closed(newfd);
+	return r;
+}
+
 EXPORT int dup2(int oldfd, int newfd)
 {
 	PRELOAD_INIT();
 	replacing(oldfd, newfd);
-	return duped(oldfd, next.dup2(oldfd, newfd), false);
+	return duped(oldfd, replaced(oldfd, newfd, next.dup2(oldfd, newfd)), false);
 }
 
 EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	PRELOAD_INIT();
 	replacing(oldfd, newfd);
-	return duped(oldfd, next.dup3(oldfd, newfd, flags), (flags & O_CLOEXEC) != 0);
+	return duped(oldfd, replaced(oldfd, newfd, next.dup3(oldfd, newfd, flags)), (flags & O_CLOEXEC) != 0);
 }
 
 static int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd, void *arg)

@@ -661,6 +661,10 @@ pingpong_over_bells() { # CASE
 	soft_case epoll_nested_et
 }
 
+@test "soft: epoll_nested_dup2: dup2 over an inner set's number, then the outer set inside it" {
+	SOCKCHECK_SETTLE=3 soft_case epoll_nested_dup2
+}
+
 @test "soft: epoll_mixed: one epoll set with the socket, a pipe and a UNIX socket" {
 	soft_case epoll_mixed
 }

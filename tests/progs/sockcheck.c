@@ -1609,6 +1609,30 @@ static int epoll_nested_s(int *fd) { return sender_s(fd, 96, 1000); }
 static int epoll_nested_et_c(int *fd) { return nested_c(fd, true, 98); }
 static int epoll_nested_et_s(int *fd) { return sender_s(fd, 98, 1000); }
 
+/*
+ * A (the socket) in B, then dup2(C, a): A is gone, and B empty.  The
+ * number a names C now, and B goes into it, no loop for the kernel: a
+ * wait on B neither hangs nor reports anything.
+ */
+static int epoll_nested_dup2_c(int *fd)
+{
+	int a = epoll_create1(0), b = epoll_create1(0), c = epoll_create1(0), rc = -1;
+
+	if (ep_add(a, EPOLL_CTL_ADD, *fd, EPOLLIN) || ep_add(b, EPOLL_CTL_ADD, a, EPOLLIN))
+		goto out;
+	if (dup2(c, a) < 0) {
+		fail_errno("dup2");
+		goto out;
+	}
+	if (ep_add(a, EPOLL_CTL_ADD, b, EPOLLIN) || ep_expect(b, a, 200, 0, "dup2 over the inner set, B empty"))
+		goto out;
+	rc = send_tok(*fd, 'k');
+out:
+	close(a), close(b), close(c);
+	return rc;
+}
+static int epoll_nested_dup2_s(int *fd) { return recv_tok(*fd, 'k'); }
+
 /* An epoll set with the socket, a pipe and a UNIX socket: each reported alone. */
 static int mixed_wait(int ep, int fd, int want_fd, const char *when)
 {
@@ -4650,6 +4674,7 @@ static const struct scase {
 	{ "epoll_rdhup", epoll_rdhup_s, epoll_rdhup_c, 0 },
 	{ "epoll_nested", epoll_nested_s, epoll_nested_c, 0 },
 	{ "epoll_nested_et", epoll_nested_et_s, epoll_nested_et_c, 0 },
+	{ "epoll_nested_dup2", epoll_nested_dup2_s, epoll_nested_dup2_c, 0 },
 	{ "epoll_mixed", epoll_mixed_s, epoll_mixed_c, 0 },
 	{ "epollout", epollout_s, epollout_c, F_SMALLBUF },
 	{ "shut_wr", shut_wr_s, shut_wr_c, 0 },
