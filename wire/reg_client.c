@@ -457,19 +457,22 @@ long soft_reg_pair_send(struct soft_reg_conn *c, int fd, const struct soft_pair_
 }
 
 long soft_reg_clc_send(struct soft_reg_conn *c, uint64_t token, const void *clc, size_t len,
-		       uint8_t taken)
+		       uint8_t taken, uint32_t reason)
 {
 	struct req r;
 
 	if (c->fd < 0)
 		return -EBADF;
-	if (!token || (clc && (!len || len > SMC_SOFT_CLC_MAX)) || taken > SMC_SOFT_CLC_MSGS)
+	if (!token || (clc && (!len || len > SMC_SOFT_CLC_MAX)) || taken > SMC_SOFT_CLC_MSGS ||
+	    (reason && !clc))
 		return -EINVAL;
 	req_init(&r, c->family, 0, SMC_SOFT_CMD_CLC);
 	req_attr(&r, SMC_SOFT_A_TOKEN, &token, sizeof(token));
 	req_attr(&r, SMC_SOFT_A_CLC_INDEX, &taken, sizeof(taken));
 	if (clc)
 		req_attr(&r, SMC_SOFT_A_CLC, clc, len);
+	if (reason)
+		req_attr(&r, SMC_SOFT_A_REASON, &reason, sizeof(reason));
 	r.u.nlh.nlmsg_pid = SOFT_REG_PORT_CLC;
 	return send_async(c, &r, -1);
 }

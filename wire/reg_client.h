@@ -94,12 +94,13 @@ long soft_reg_info_send(struct soft_reg_conn *c, int fd);
 
 /*
  * CLC (reg.h) for the registration token, an end between hosts: our next
- * CLC message (clc, len; NULL: none), and how many of the peer's we took.
+ * CLC message (clc, len; NULL: none), and how many of the peer's we took;
+ * reason, when clc is our DECLINE: its code (0: none).
  * The reply comes as a PAIR reply does (soft_reg_pair_poll, cmd
  * SMC_SOFT_CMD_CLC), an error too.  The request's seq, or -errno.
  */
 long soft_reg_clc_send(struct soft_reg_conn *c, uint64_t token, const void *clc, size_t len,
-		       uint8_t taken);
+		       uint8_t taken, uint32_t reason);
 /*
  * CLC saying our end runs over RDMA now, in link group key on link number
  * link_id: the daemon lists it as SMC-R.  seq or -errno.

@@ -248,8 +248,10 @@ void ctl_neg_drop_all(void)
 static void ask(struct neg *n)
 {
 	bool carry = n->out_len && n->seen == n->given;
+	/* our DECLINE with its code: listed with it even if the peer's daemon does not keep it */
+	uint32_t reason = carry && n->step == NEG_DECLINING ? n->our_reason : 0;
 	long seq = soft_reg_clc_send(&chan, n->token, carry ? n->out : NULL, carry ? n->out_len : 0,
-				     n->taken);
+				     n->taken, reason);
 
 	if (seq <= 0) {
 		if (seq != -EAGAIN) {

@@ -40,6 +40,7 @@ struct soft_clc_relay {
 	/* ours: the last given, sent until kept */
 	uint8_t tx[SOFT_PEER_CLC_MAX];
 	uint16_t tx_len;
+	uint32_t tx_reason;      /* it is our library's DECLINE with this code; 0: not */
 	uint8_t tx_index;        /* how many of ours were given */
 	uint8_t tx_seen;         /* how many the peer's daemon keeps */
 	uint8_t sends;
@@ -154,6 +155,7 @@ int soft_clc_give(struct soft_state *st, struct soft_sock *s, const void *msg, s
 		return -EBUSY;
 	memcpy(c->tx, msg, len);
 	c->tx_len = (uint16_t)len;
+	c->tx_reason = 0;
 	c->tx_index++;
 	if (st->dumps)
 		soft_dump_clc_msg(st, s, c->tx, c->tx_len, false);
@@ -190,6 +192,7 @@ struct clc_attrs {
 	const void *clc;
 	size_t clc_len;
 	uint8_t taken;
+	uint32_t reason;         /* with clc: our library's DECLINE, its code */
 	bool connected;          /* PAIR_STATUS PAIRED: our library's end runs over RDMA */
 	uint32_t lgr_key;        /* with it: its link group and link (lgr_report.c) */
 	uint8_t link_id;
@@ -214,6 +217,14 @@ static int parse(struct soft_req *r, struct clc_attrs *a)
 			r->ext_ack = "CLC is 1 to 1024 bytes";
 			return -EINVAL;
 		}
+	}
+	if (tb[SMC_SOFT_A_REASON]) {
+		if (!a->clc || mnl_attr_get_payload_len(tb[SMC_SOFT_A_REASON]) != 4 ||
+		    !mnl_attr_get_u32(tb[SMC_SOFT_A_REASON])) {
+			r->ext_ack = "REASON is a code not 0, with the DECLINE in CLC";
+			return -EINVAL;
+		}
+		a->reason = mnl_attr_get_u32(tb[SMC_SOFT_A_REASON]);
 	}
 	if (tb[SMC_SOFT_A_PAIR_STATUS]) {
 		if (mnl_attr_get_payload_len(tb[SMC_SOFT_A_PAIR_STATUS]) != 1 ||
@@ -305,9 +316,13 @@ int soft_clc(struct soft_req *r)
 		r->ext_ack = "not an end that negotiates with another host";
 		return -EINVAL;
 	}
-	/* its message could not get through: as when no daemon answers */
+	/*
+	 * Its message could not get through: as when no daemon answers; but a
+	 * DECLINE of its own lists its own code, as the kernel's sender does.
+	 */
 	if (s->pair_status == SOFT_PAIR_NEGOTIATE && s->ask.clc->failed)
-		soft_pair_decline(r->st, s, SOFT_DECL_PEERNOSMC, 0);
+		soft_pair_decline(r->st, s, s->ask.clc->tx_reason ? s->ask.clc->tx_reason : SOFT_DECL_PEERNOSMC,
+				  0);
 	if (a.clc) {
 		rc = soft_clc_give(r->st, s, a.clc, a.clc_len, soft_now_ms());
 		if (rc == -EAGAIN)
@@ -318,6 +333,7 @@ int soft_clc(struct soft_req *r)
 			r->ext_ack = "an end sends two CLC messages";
 		if (rc)
 			return rc;
+		s->ask.clc->tx_reason = a.reason;
 	}
 	if (a.connected) {
 		if (s->pair_status != SOFT_PAIR_NEGOTIATE) {

@@ -460,6 +460,23 @@ clc_records() {
 	! grep -q '^seen' "$T/relay.A"
 }
 
+# An end that declines for its own reason (here no CONFIRM LINK) after the
+# peer's end was decided lists its own code, as the kernel's sender does,
+# not 0x03010000, though its DECLINE is never kept.
+@test "an end's own DECLINE the peer's daemon does not keep: it lists its own code, 0x02010000" {
+	host_daemon A
+	host_daemon B
+	relay B server 7501 ACCEPT
+	relay_says B listening
+	relay A client "$SRV" 7501 PROPOSAL "@$T/go" =decline
+	relay_says A '^got 1: ACCEPT'
+	kill -KILL "${PIDS[1]}"
+	wait "${PIDS[1]}" 2>/dev/null || true
+	touch "$T/go"
+	relay_says A '^declined'
+	grep -qx "declined 0x02010000 0x00000000" "$T/relay.A"
+}
+
 # Host A's second device rxe1 on a second interface (hd$$, 10.217.0.1).
 second_port_on_A() {
 	ip -n "$HA" link add "hd$$" type veth peer name "he$$"

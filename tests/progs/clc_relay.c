@@ -19,7 +19,9 @@
  * CONFIRM), or after 10 s with "timeout".  An argument @FILE is no message:
  * the next one waits until FILE exists.  The arguments =proposal, =accept
  * and =confirm are real SMC-R CLC messages (version 1) with the values of
- * test_clc() below, for smcdump-ex's records of them.  An argument +TEXT
+ * test_clc() below, for smcdump-ex's records of them; =decline is a
+ * DECLINE with 0x02010000 (TIMEOUT_CL), given with that code as the one
+ * its end falls back with.  An argument +TEXT
  * is no message either: once done, the end says PAIRED in link group
  * 100 + its role, gives TEXT as that group's rebuild message
  * (SMC_SOFT_CMD_REBUILD: "rebuild given", or "rebuild error E") and asks
@@ -40,6 +42,8 @@
 
 #include "clc.h"
 #include "reg_client.h"
+
+#define DECLINE_CODE 0x02010000u /* =decline's: SMC_CLC_DECL_TIMEOUT_CL */
 
 /*
  * A real SMC-R CLC message for the arguments =proposal, =accept, =confirm:
@@ -76,6 +80,11 @@ static size_t test_clc(const char *arg, int role, uint8_t *buf, size_t size)
 		memcpy(a.gid, gid, sizeof(gid));
 		memcpy(a.mac, mac, sizeof(mac));
 		n = clc_smcr_accept_encode(&a, buf, size);
+	} else if (!strcmp(arg, "=decline")) {
+		struct clc_decline d = { .version = CLC_V1, .peer_diagnosis = DECLINE_CODE };
+
+		memcpy(d.system_id, id, sizeof(id));
+		n = clc_decline_encode(&d, buf, size);
 	}
 	return n > 0 ? (size_t)n : 0;
 }
@@ -246,7 +255,8 @@ int main(int argc, char **argv)
 		if (msg && !(len = test_clc(msg, role, clc, sizeof(clc))))
 			len = strlen(msg);
 		seq = soft_reg_clc_send(&c, token, msg && msg[0] == '=' ? (const void *)clc : msg,
-					msg ? len : 0, (uint8_t)taken);
+					msg ? len : 0, (uint8_t)taken,
+					msg && !strcmp(msg, "=decline") ? DECLINE_CODE : 0);
 		if (seq < 0 || reply_of(&c, seq, &r)) {
 			fprintf(stderr, "clc_relay: CLC failed\n");
 			return 1;
