@@ -35,7 +35,7 @@ static void *grow_run(void *arg)
 	int rc = 0;
 
 	if (w->again)
-		rc = smcr_link_reopen(g, w->li);
+		rc = smcr_link_reopen(g, w->li, false);
 	if (!rc)
 		rc = w->li < 0 ? smcr_link_refuse(g, w->num)
 			       : smcr_link_add(g, w->li, w->num, w->offer ? w->peer_gid : NULL);

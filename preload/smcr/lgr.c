@@ -136,8 +136,12 @@ int smcr_link_open(struct smcr_lgr *g, const char *dev, uint8_t port, const uint
 	return rc ? rc : li;
 }
 
-/* A link starts again on queue pair q: nothing of the old one's state or the peer's rkeys holds. */
-static void link_new_qp(struct smcr_lgr *g, int li, struct rdma_qp *q)
+/*
+ * A link starts again on queue pair q: nothing of the old one's state
+ * holds, nor the peer's rkeys unless keep_rkeys (the peer's registrations
+ * on its device stay).
+ */
+static void link_new_qp(struct smcr_lgr *g, int li, struct rdma_qp *q, bool keep_rkeys)
 {
 	struct smcr_link *l = &g->link[li];
 
@@ -148,7 +152,7 @@ static void link_new_qp(struct smcr_lgr *g, int li, struct rdma_qp *q)
 	l->num = 0;
 	l->seen_done = l->heard = l->seen_heard = 0;
 	l->since_ns = l->kicked_ns = l->alive_ns = 0;
-	for (struct smcr_sock *s = g->socks; s; s = s->next)
+	for (struct smcr_sock *s = g->socks; s && !keep_rkeys; s = s->next)
 		s->peer_rkey_ok[li] = false;
 	/* the new queue pair's channel is watched by the progress thread */
 	l->lent_idle = false;
@@ -174,7 +178,7 @@ void smcr_lgr_write_max(struct smcr_lgr *g)
 		s->c.write_max = max;
 }
 
-int smcr_link_reopen(struct smcr_lgr *g, int li)
+int smcr_link_reopen(struct smcr_lgr *g, int li, bool keep_rkeys)
 {
 	struct smcr_link *l = &g->link[li];
 	struct rdma_qp_size size = link_size;
@@ -194,7 +198,7 @@ int smcr_link_reopen(struct smcr_lgr *g, int li)
 		return rc;
 	pthread_mutex_lock(&g->mu);
 	old = l->qp;
-	link_new_qp(g, li, q);
+	link_new_qp(g, li, q, keep_rkeys);
 	l->dead = false;
 	pthread_mutex_unlock(&g->mu);
 	/* the progress thread may still poll its channel: it looks again at the new one */
@@ -233,7 +237,7 @@ int smcr_link_dev_back(struct smcr_lgr *g, int li)
 	rdma_qp_destroy(l->qp);
 	rdma_dev_close(l->dev);
 	l->dev = d;
-	link_new_qp(g, li, q);
+	link_new_qp(g, li, q, false);
 	for (struct smcr_sock *s = g->socks; s && !rc; s = s->next)
 		rc = smcr_sock_reg(s, li);
 	smcr_view_changed();

@@ -19,23 +19,6 @@
 #include "base.h"
 #include "smcr_int.h"
 
-/* A new queue pair for link li; the peer's rkeys on it hold (neither end's registrations changed). */
-static int reopen(struct smcr_lgr *g, int li)
-{
-	int rc;
-
-	pthread_mutex_lock(&g->mu);
-	for (struct smcr_sock *s = g->socks; s; s = s->next)
-		s->rebuild_rkey = s->peer_rkey_ok[li];
-	pthread_mutex_unlock(&g->mu);
-	rc = smcr_link_reopen(g, li);
-	pthread_mutex_lock(&g->mu);
-	for (struct smcr_sock *s = g->socks; s; s = s->next)
-		s->peer_rkey_ok[li] = s->rebuild_rkey;
-	pthread_mutex_unlock(&g->mu);
-	return rc;
-}
-
 /* With g->mu held: waits for the peer's message until SMCR_REBUILD_MS after start. */
 static int wait_peer(struct smcr_lgr *g, const struct timespec *end)
 {
@@ -92,7 +75,7 @@ static void *rebuild_run(void *arg)
 	pthread_mutex_lock(&g->mu);
 	li = g->rebuild.li;
 	pthread_mutex_unlock(&g->mu);
-	rc = reopen(g, li);
+	rc = smcr_link_reopen(g, li, true);
 	pthread_mutex_lock(&g->mu);
 	if (!rc) {
 		rdma_qp_local(g->link[li].qp, &ours.qp);

@@ -122,7 +122,6 @@ struct smcr_sock {
 	bool starved;           /* a post found the send queue full */
 	bool err_told;          /* its error is in the debug log */
 	bool released;          /* its owner let go: freed once the peer cannot write (smcr_sock_release) */
-	bool rebuild_rkey;      /* the peer's rkey on the link being rebuilt holds (its registration stays) */
 	struct smcr_ask ask;    /* what a vfork() child asks the progress thread to post */
 	uint8_t early[SMCR_CDC_LEN + SMCR_CDC_DATA_MAX];   /* the peer's last CDC before we started */
 	uint32_t early_len;
@@ -187,8 +186,12 @@ bool smcr_rebuild_start(struct smcr_lgr *g, int li);
 /* llc.c: the server's answer to a client's second GID when it has no port for it (ADD LINK, rejected). */
 int smcr_link_refuse(struct smcr_lgr *g, uint8_t num);
 
-/* lgr.c: a dead link's new queue pair on its device, the old one gone.  0 or -errno. */
-int smcr_link_reopen(struct smcr_lgr *g, int li);
+/*
+ * lgr.c: a dead link's new queue pair on its device, the old one gone; the
+ * peer's rkeys on it hold if keep_rkeys (a rebuild: neither end's
+ * registrations changed).  0 or -errno.
+ */
+int smcr_link_reopen(struct smcr_lgr *g, int li, bool keep_rkeys);
 /*
  * A link whose device was deleted (dev_gone): the device opened again by
  * its name, with a new queue pair and the connections' buffers registered
