@@ -22,10 +22,15 @@
 
 #include "smc_uapi.h"
 
-/* a message not kept yet is sent again after 200 ms, then 400, 800: four sends in all */
+/*
+ * A message not kept yet is sent again after 200 ms, then 400, 800, then
+ * every 1.6 s: a rebuild starts when a link's packets stopped, and the
+ * control port's may stop as long (seconds, in a starved guest).
+ */
 #define REBUILD_AGAIN_MS 200
-#define REBUILD_SENDS    4
-#define REBUILD_MS       3000   /* not kept by then: given up (the library's own deadline ends it) */
+#define REBUILD_DOUBLINGS 3
+/* not kept by then: given up, just before the library's own deadline (SMCR_REBUILD_MS, 10 s) */
+#define REBUILD_MS       9000
 
 _Static_assert(SMC_SOFT_REBUILD_MAX == SOFT_PEER_REBUILD_MAX, "one rebuild message fits the control port's datagram");
 
@@ -122,12 +127,15 @@ int64_t soft_rebuild_tick(struct soft_state *st, struct soft_sock *s, int64_t no
 		soft_peer_unlink(s);
 		return 0;
 	}
-	if (b->sends < REBUILD_SENDS && now >= b->next_ms) {
+	if (now >= b->next_ms) {
+		int shift = b->sends < REBUILD_DOUBLINGS ? b->sends : REBUILD_DOUBLINGS;
+
 		send_msg(st, s, SOFT_PEER_REBUILD, b->tx_index);
-		b->next_ms = now + ((int64_t)REBUILD_AGAIN_MS << b->sends);
-		b->sends++;
+		b->next_ms = now + ((int64_t)REBUILD_AGAIN_MS << shift);
+		if (b->sends < 255)
+			b->sends++;
 	}
-	return b->sends < REBUILD_SENDS && b->next_ms < b->deadline_ms ? b->next_ms : b->deadline_ms;
+	return b->next_ms < b->deadline_ms ? b->next_ms : b->deadline_ms;
 }
 
 bool soft_rebuild_kept(const struct soft_sock *s)

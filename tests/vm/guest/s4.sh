@@ -29,6 +29,11 @@ decided_row() {
 	ls -l /proc/$SOFTD/fd > /tmp/fds.txt 2>&1
 }
 
+# What the library said of its link (a failure, a rebuild), for the log.
+link_events() {
+	grep -h 'soft SMC-R: link' "$1" | sed "s/^/INFO $SCEN\/link: /"
+}
+
 soft_rdma_host
 ibv_devinfo -d rxe0 > /tmp/verbs.txt 2>&1
 grepcheck verbs-port-active 'state:.*PORT_ACTIVE' /tmp/verbs.txt
@@ -43,6 +48,7 @@ if [ "$VMROLE" = server ]; then
 	i=0; while ! grep -q 'SERVER EOF' /tmp/echo.out && [ $i -lt "$(slow 1200)" ]; do sleep 0.1; i=$((i + 1)); done
 	grepcheck echo-server-eof 'SERVER EOF' /tmp/echo.out
 	grepcheck server-connected-by-rdma 'connected by rdma' /tmp/echo.out
+	link_events /tmp/echo.out
 	rec_start
 	smc_run tcpecho server $PORT2 > /tmp/echo2.out 2>&1 &
 	i=0; while ! grep -q 'SERVER EOF' /tmp/echo2.out && [ $i -lt "$(slow 900)" ]; do sleep 0.1; i=$((i + 1)); done
@@ -61,6 +67,7 @@ else
 	j=0; while ! grep -q 'ECHO' /tmp/echo.out && [ $j -lt "$(slow 1200)" ]; do sleep 0.1; j=$((j + 1)); done
 	grepcheck echo-data "ECHO OK $BYTES" /tmp/echo.out
 	grepcheck client-connected-by-rdma 'connected by rdma' /tmp/echo.out
+	link_events /tmp/echo.out
 	rdma statistic show link rxe0/1 > /tmp/rxe.txt 2>&1
 	sent=$(sed -n 's/.* sent_pkts \([0-9]*\).*/\1/p' /tmp/rxe.txt)
 	# rxe carried the bytes: at least a packet per MTU's worth (rxe's MTU: 1024
