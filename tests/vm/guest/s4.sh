@@ -34,6 +34,23 @@ link_events() {
 	grep -h 'soft SMC-R: link' "$1" | sed "s/^/INFO $SCEN\/link: /"
 }
 
+# The peer pinged every half second during the echo (/tmp/ping.txt: seconds
+# since the start, ok or lost), and the longest run of lost pings, for the
+# log: a link that failed in a network that stopped as well.
+ping_watch() {
+	t=$(date +%s)
+	while :; do
+		if ping -c 1 -W 1 "$VMPEER" > /dev/null 2>&1; then r=ok; else r=lost; fi
+		echo "$(($(date +%s) - t)) $r"
+		sleep 0.5
+	done > /tmp/ping.txt
+}
+ping_gaps() {
+	awk -v scen="$SCEN" '$2 == "lost" { if (!run) from = $1; run++; if (run > most) { most = run; at = from } }
+		$2 == "ok" { run = 0 } { n++ }
+		END { printf "INFO %s/ping: %d pings, longest loss %d in a row from %d s\n", scen, n, most, at }' /tmp/ping.txt
+}
+
 soft_rdma_host
 ibv_devinfo -d rxe0 > /tmp/verbs.txt 2>&1
 grepcheck verbs-port-active 'state:.*PORT_ACTIVE' /tmp/verbs.txt
@@ -58,8 +75,12 @@ if [ "$VMROLE" = server ]; then
 else
 	# a first echo, then 3 s asleep (the libraries negotiate meanwhile), then the rest
 	t0=$(date +%s)
+	ping_watch &
+	PW=$!
 	echo_client $PORT 12 $BYTES 3
 	echo "INFO $SCEN/echo: $BYTES bytes each way in $(($(date +%s) - t0 - 3)) s after the pause"
+	kill $PW 2>/dev/null
+	ping_gaps
 	# not done: what the client said (its library's debug lines among them)
 	grep -q ECHO /tmp/echo.out || sed 's/^/  echo> /' /tmp/echo.out | tail -n 20
 	decided_row
