@@ -306,11 +306,12 @@ enum {
  * library took so far, PAIR_STATUS PAIRED once its end runs over RDMA (the
  * daemon lists it as SMC-R); with CLC a DECLINE, REASON its code: the end
  * is listed with it if the peer's daemon does not keep that DECLINE (else
- * 0x03010000, the message could not get through).  Reply: TOKEN, PAIR_STATUS; ASKING: ask again
- * later; DECLINED: REASON, PEER_DIAGNOSIS; NEGOTIATE: ROLE, IBDEV, IBPORT,
- * CLC_SEEN, and with CLC and CLC_INDEX the peer's next message, if it came;
- * with IBDEV2, IBPORT2 and GID2 the port a second link of the connection's
- * link group may use (doc/soft-roce.md section 5).
+ * 0x03010000, the message could not get through).  Reply: TOKEN,
+ * PAIR_STATUS; ASKING: ask again later; DECLINED: REASON, PEER_DIAGNOSIS;
+ * NEGOTIATE: ROLE, IBDEV, IBPORT, CLC_SEEN, and with CLC and CLC_INDEX the
+ * peer's next message, if it came; with IBDEV2, IBPORT2 and GID2 the port a
+ * second link of the connection's link group may use (doc/soft-roce.md
+ * section 5).
  */
 /*
  * SMC_SOFT_CMD_REBUILD: a link group's only link rebuilt on new queue pairs
