@@ -30,8 +30,11 @@ static int wait_peer(struct smcr_lgr *g, const struct timespec *end)
 	return 0;
 }
 
-/* With g->mu held: the rebuilt link li carries its connections again, or they end (rc). */
-static void finish(struct smcr_lgr *g, int li, int rc)
+/*
+ * With g->mu held: the rebuilt link li carries its connections again, or
+ * they end (rc, at step: what did not come in time when -ETIMEDOUT).
+ */
+static void finish(struct smcr_lgr *g, int li, int rc, const char *step)
 {
 	struct smcr_link *l = &g->link[li];
 	unsigned n = 0;
@@ -54,7 +57,7 @@ static void finish(struct smcr_lgr *g, int li, int rc)
 	}
 	if (rc)
 		smcr_log("libsmc-preload: soft SMC-R: link on %s not rebuilt: %s: %u connections reset\n",
-			 l->dev_name, rc == -ETIMEDOUT ? "no answer from the peer" : strerror(-rc), n);
+			 l->dev_name, rc == -ETIMEDOUT ? step : strerror(-rc), n);
 	else
 		smcr_log("libsmc-preload: soft SMC-R: link on %s rebuilt (number %u): %u connections go on\n",
 			 l->dev_name, l->num, n);
@@ -69,6 +72,7 @@ static void *rebuild_run(void *arg)
 	uint32_t key;
 	uint8_t num = 0;
 	int li, rc;
+	const char *step = "no answer from the peer";
 
 	clock_gettime(CLOCK_REALTIME, &end);
 	end.tv_sec += SMCR_REBUILD_MS / 1000;
@@ -94,10 +98,12 @@ static void *rebuild_run(void *arg)
 	pthread_mutex_unlock(&g->mu);
 	if (!rc)
 		rc = smcr_link_connect(g, li, &peer.qp);
-	if (!rc)
+	if (!rc) {
+		step = "no CONFIRM LINK on the new queue pairs";
 		rc = smcr_link_confirm(g, li, g->server ? num : peer.num);
+	}
 	pthread_mutex_lock(&g->mu);
-	finish(g, li, rc);
+	finish(g, li, rc, step);
 	g->rebuild.on = g->rebuild.answer = g->rebuild.have_peer = false;
 	g->adding = false;
 	pthread_cond_broadcast(&g->cv);

@@ -143,7 +143,8 @@ int64_t soft_clc_tick(struct soft_state *st, struct soft_sock *s, int64_t now)
 	return c->sends < CLC_SENDS && c->next_ms < c->deadline_ms ? c->next_ms : c->deadline_ms;
 }
 
-int soft_clc_give(struct soft_state *st, struct soft_sock *s, const void *msg, size_t len, int64_t now)
+int soft_clc_give(struct soft_state *st, struct soft_sock *s, const void *msg, size_t len, uint32_t reason,
+		  int64_t now)
 {
 	struct soft_clc_relay *c = s->ask.clc;
 
@@ -155,7 +156,7 @@ int soft_clc_give(struct soft_state *st, struct soft_sock *s, const void *msg, s
 		return -EBUSY;
 	memcpy(c->tx, msg, len);
 	c->tx_len = (uint16_t)len;
-	c->tx_reason = 0;
+	c->tx_reason = reason;
 	c->tx_index++;
 	if (st->dumps)
 		soft_dump_clc_msg(st, s, c->tx, c->tx_len, false);
@@ -185,6 +186,11 @@ unsigned soft_clc_seen(const struct soft_sock *s)
 bool soft_clc_failed(const struct soft_sock *s)
 {
 	return s->ask.clc && s->ask.clc->failed;
+}
+
+uint32_t soft_clc_undecided_reason(const struct soft_sock *s)
+{
+	return s->ask.clc && s->ask.clc->tx_reason ? s->ask.clc->tx_reason : SOFT_DECL_PEERNOSMC;
 }
 
 struct clc_attrs {
@@ -321,10 +327,9 @@ int soft_clc(struct soft_req *r)
 	 * DECLINE of its own lists its own code, as the kernel's sender does.
 	 */
 	if (s->pair_status == SOFT_PAIR_NEGOTIATE && s->ask.clc->failed)
-		soft_pair_decline(r->st, s, s->ask.clc->tx_reason ? s->ask.clc->tx_reason : SOFT_DECL_PEERNOSMC,
-				  0);
+		soft_pair_decline(r->st, s, soft_clc_undecided_reason(s), 0);
 	if (a.clc) {
-		rc = soft_clc_give(r->st, s, a.clc, a.clc_len, soft_now_ms());
+		rc = soft_clc_give(r->st, s, a.clc, a.clc_len, a.reason, soft_now_ms());
 		if (rc == -EAGAIN)
 			r->ext_ack = "the ends do not negotiate (yet)";
 		else if (rc == -EBUSY)
@@ -333,7 +338,6 @@ int soft_clc(struct soft_req *r)
 			r->ext_ack = "an end sends two CLC messages";
 		if (rc)
 			return rc;
-		s->ask.clc->tx_reason = a.reason;
 	}
 	if (a.connected) {
 		if (s->pair_status != SOFT_PAIR_NEGOTIATE) {

@@ -166,7 +166,7 @@ int soft_reg_link(struct soft_req *r, struct soft_ns *ns, struct soft_sock *s)
 void soft_reg_drop(struct soft_state *st, struct soft_sock *s)
 {
 	if (s->pair_status == SOFT_PAIR_ASKING || s->pair_status == SOFT_PAIR_NEGOTIATE)
-		soft_pair_decline(st, s, SOFT_DECL_PEERNOSMC, 0);   /* gone before it was decided */
+		soft_pair_decline(st, s, soft_clc_undecided_reason(s), 0);   /* gone before it was decided */
 	soft_peer_unlink(s);     /* still sending its CLC message */
 	free(s->ask.clc);
 	soft_rebuild_free(s);

@@ -89,15 +89,23 @@ void soft_clc_input(struct soft_state *st, struct soft_sock *s, const struct sof
 int64_t soft_clc_tick(struct soft_state *st, struct soft_sock *s, int64_t now);
 /*
  * Our library's next CLC message (len bytes): sent now, and again until the
- * peer's daemon keeps it.  -EAGAIN: s does not negotiate; -EBUSY: the last
- * is not kept yet; -EINVAL: empty, too long, or a third.
+ * peer's daemon keeps it; reason, not 0: it is the library's DECLINE with
+ * that code (soft_clc_undecided_reason()).  -EAGAIN: s does not negotiate;
+ * -EBUSY: the last is not kept yet; -EINVAL: empty, too long, or a third.
  */
-int soft_clc_give(struct soft_state *st, struct soft_sock *s, const void *msg, size_t len, int64_t now);
+int soft_clc_give(struct soft_state *st, struct soft_sock *s, const void *msg, size_t len, uint32_t reason,
+		  int64_t now);
 /* The peer's message number index (from 1) if it came, its length in *len; else NULL. */
 const uint8_t *soft_clc_peer_msg(const struct soft_sock *s, unsigned index, size_t *len);
 /* How many of ours the peer's daemon keeps; whether one was not kept in time. */
 unsigned soft_clc_seen(const struct soft_sock *s);
 bool soft_clc_failed(const struct soft_sock *s);
+/*
+ * The code of an end not decided when its CLC message does not get through
+ * or it goes: its library's DECLINE's, if that was its last message, else
+ * 0x03010000 (as when no daemon answers).
+ */
+uint32_t soft_clc_undecided_reason(const struct soft_sock *s);
 /* SMC_SOFT_CMD_CLC */
 int soft_clc(struct soft_req *r);
 /* A message of type between s's end and the other, under both nonces, with bytes (len 0: none). */

@@ -139,7 +139,7 @@ void fuzz_peer(const uint8_t *data, size_t size)
 		s->ask.nonce = FUZZ_NONCE;
 		soft_peer_input(&st, data, first, AF_INET, from, SOFT_PEER_PORT, 1);
 		/* the ends negotiate: our ACCEPT goes out, whatever came */
-		soft_clc_give(&st, s, "ACCEPT", 6, 2);
+		soft_clc_give(&st, s, "ACCEPT", 6, 0, 2);
 		soft_peer_input(&st, data + first, size - first, AF_INET, from, SOFT_PEER_PORT, 3);
 		if (soft_clc_peer_msg(s, 1, &len) && (!len || len > SOFT_PEER_CLC_MAX))
 			abort();

@@ -463,8 +463,8 @@ TEST(soft_peer_clc_messages_both_ways)
 	ends_negotiate(&a, &b);
 	nsent = 0;
 	/* the client's PROPOSAL: kept at the server's daemon, which says so */
-	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 100), 0);
-	CHECK_INT(soft_clc_give(&hosts[0], a, "CONFIRM", 7, 100), -EBUSY);    /* not kept yet */
+	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 0, 100), 0);
+	CHECK_INT(soft_clc_give(&hosts[0], a, "CONFIRM", 7, 0, 100), -EBUSY);    /* not kept yet */
 	CHECK(a->ask.pprev != NULL);
 	deliver(false, 100);               /* CLC */
 	CHECK(peer_msg_is(b, 1, "PROPOSAL"));
@@ -475,23 +475,23 @@ TEST(soft_peer_clc_messages_both_ways)
 	CHECK_INT(soft_peer_tick(&hosts[0], 101), -1);
 	CHECK(!a->ask.pprev);
 	/* the server's ACCEPT, the client's CONFIRM */
-	CHECK_INT(soft_clc_give(&hosts[1], b, "ACCEPT", 6, 200), 0);
+	CHECK_INT(soft_clc_give(&hosts[1], b, "ACCEPT", 6, 0, 200), 0);
 	deliver(false, 200);
 	deliver(false, 200);
 	CHECK(peer_msg_is(a, 1, "ACCEPT") && soft_clc_seen(b) == 1);
-	CHECK_INT(soft_clc_give(&hosts[0], a, "CONFIRM", 7, 300), 0);
+	CHECK_INT(soft_clc_give(&hosts[0], a, "CONFIRM", 7, 0, 300), 0);
 	deliver(false, 300);
 	deliver(false, 300);
 	CHECK(peer_msg_is(b, 2, "CONFIRM") && soft_clc_seen(a) == 2);
 	CHECK(peer_msg_is(b, 1, "PROPOSAL"));
 	/* two messages per end, each 1 to 1024 bytes */
-	CHECK_INT(soft_clc_give(&hosts[0], a, "x", 1, 400), -EINVAL);
-	CHECK_INT(soft_clc_give(&hosts[1], b, "", 0, 400), -EINVAL);
+	CHECK_INT(soft_clc_give(&hosts[0], a, "x", 1, 0, 400), -EINVAL);
+	CHECK_INT(soft_clc_give(&hosts[1], b, "", 0, 0, 400), -EINVAL);
 	{
 		static uint8_t big[SOFT_PEER_CLC_MAX + 1];
 
-		CHECK_INT(soft_clc_give(&hosts[1], b, big, sizeof(big), 400), -EINVAL);
-		CHECK_INT(soft_clc_give(&hosts[1], b, big, SOFT_PEER_CLC_MAX, 400), 0);
+		CHECK_INT(soft_clc_give(&hosts[1], b, big, sizeof(big), 0, 400), -EINVAL);
+		CHECK_INT(soft_clc_give(&hosts[1], b, big, SOFT_PEER_CLC_MAX, 0, 400), 0);
 		deliver(false, 400);
 		CHECK(soft_clc_peer_msg(a, 2, &len) && len == SOFT_PEER_CLC_MAX);
 	}
@@ -507,7 +507,7 @@ TEST(soft_peer_clc_lost_sent_again_then_failed)
 
 	ends_negotiate(&a, &b);
 	nsent = 0;
-	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 1000), 0);
+	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 0, 1000), 0);
 	for (int64_t t = 1000; t < 2999; t = due) {
 		deliver(true, t);
 		due = soft_peer_tick(&hosts[0], t);
@@ -518,12 +518,28 @@ TEST(soft_peer_clc_lost_sent_again_then_failed)
 	CHECK_INT(soft_peer_tick(&hosts[0], 3000), -1);
 	CHECK(soft_clc_failed(a) && soft_clc_seen(a) == 0 && !a->ask.pprev);
 	CHECK(!peer_msg_is(b, 1, "PROPOSAL"));
+	/* its end falls back as if no daemon answered */
+	CHECK_INT(soft_clc_undecided_reason(a), 0x03010000);
+	soft_reg_drop(&hosts[0], a);
+	soft_reg_drop(&hosts[1], b);
+	hosts_free();
+	/* a DECLINE of its library's own, not kept: its end falls back with the DECLINE's code */
+	ends_negotiate(&a, &b);
+	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 0, 0), 0);
+	deliver(false, 0);
+	deliver(false, 0);
+	CHECK_INT(soft_clc_seen(a), 1);
+	CHECK_INT(soft_clc_give(&hosts[0], a, "DECLINE", 7, 0x02010000, 10), 0);
+	for (int64_t t = 10; (due = soft_peer_tick(&hosts[0], t)) > 0; t = due)
+		deliver(true, t);
+	CHECK(soft_clc_failed(a));
+	CHECK_INT(soft_clc_undecided_reason(a), 0x02010000);
 	soft_reg_drop(&hosts[0], a);
 	soft_reg_drop(&hosts[1], b);
 	hosts_free();
 	/* one that gets through on a second try */
 	ends_negotiate(&a, &b);
-	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 0), 0);
+	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 0, 0), 0);
 	deliver(true, 0);
 	soft_peer_tick(&hosts[0], 250);
 	deliver(false, 250);
@@ -548,7 +564,7 @@ TEST(soft_peer_clc_one_end_cannot)
 	deliver(false, 0);
 	check_decided(a, SOFT_DECL_PEERDECL, SOFT_DECL_NOSMCDEV);
 	check_decided(b, SOFT_DECL_NOSMCDEV, 0);
-	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 0), -EAGAIN);
+	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 0, 0), -EAGAIN);
 	soft_reg_drop(&hosts[0], a);
 	soft_reg_drop(&hosts[1], b);
 	hosts_free();
@@ -583,7 +599,7 @@ TEST(soft_peer_forged_clc_does_nothing)
 	int n;
 
 	ends_negotiate(&a, &b);
-	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 0), 0);
+	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 0, 0), 0);
 	CHECK_INT(soft_peer_msg_decode(q[0].msg, q[0].len, &m), 0);
 	CHECK(m.type == SOFT_PEER_CLC && m.index == 1 && m.clc_len == 8);
 	nq = 0;

@@ -29,9 +29,9 @@ decided_row() {
 	ls -l /proc/$SOFTD/fd > /tmp/fds.txt 2>&1
 }
 
-# What the library said of its link (a failure, a rebuild), for the log.
+# What the library said of its link group (a failure, a rebuild, a relay's error), for the log.
 link_events() {
-	grep -h 'soft SMC-R: link' "$1" | sed "s/^/INFO $SCEN\/link: /"
+	grep -h 'soft SMC-R:' "$1" | sed "s/^/INFO $SCEN\/link: /"
 }
 
 # The peer pinged every half second during the echo (/tmp/ping.txt: seconds
