@@ -29,7 +29,7 @@
  */
 #define REBUILD_AGAIN_MS 200
 #define REBUILD_DOUBLINGS 3
-/* not kept by then: given up, just before the library's own deadline (SMCR_REBUILD_MS, 10 s) */
+/* not kept by then: given up, about when the library gives up (SMCR_REBUILD_MS, 10 s from the failure) */
 #define REBUILD_MS       9000
 
 _Static_assert(SMC_SOFT_REBUILD_MAX == SOFT_PEER_REBUILD_MAX, "one rebuild message fits the control port's datagram");
