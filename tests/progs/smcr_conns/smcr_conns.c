@@ -10,7 +10,10 @@
  * progress thread takes the completions; every byte is checked.  "a
  * quarter sent" is printed for a test that takes a link down then.  With
  * "reset", the test takes every link down: each connection must end with
- * ECONNRESET (no byte wrong before it), never hang.
+ * ECONNRESET (no byte wrong before it), never hang.  A group's only link
+ * that fails while its port is up is rebuilt on new queue pairs, the two
+ * processes handing each other the layer's rebuild messages over one more
+ * TCP connection, as two libraries do through their daemons.
  *
  *   smcr_conns server PORT DEV DEV2 ADDR2 CONNS BYTES [reset]
  *   smcr_conns client ADDR PORT DEV DEV2 ADDR2 CONNS BYTES [reset]
@@ -34,6 +37,7 @@
 #include "cdc_flags.h"
 #include "smcr.h"
 #include "smcr_handshake.h"
+#include "smcr_rebuild.h"
 
 #define CONNS_MAX   16
 #define RMB_SIZE    (64u * 1024)
@@ -69,6 +73,9 @@ static bool reset_ends(struct conn *c, long err)
 
 static struct conn conns[CONNS_MAX];
 static struct smcr_lgr *lgr;
+/* the connection that carries rebuild messages, and our group's key */
+static int rebuild_fd = -1;
+static uint32_t lgr_key;
 
 static void die(const char *fmt, ...)
 {
@@ -277,6 +284,51 @@ static int tcp_connect(const char *addr, int port)
 	return -1;
 }
 
+/* The layer's rebuild message (env.rebuild) to the peer's process. */
+static void rebuild_out(uint32_t key, const struct smcr_rebuild_msg *m)
+{
+	struct smcr_rebuild_wire w = { .qpn = m->qp.qpn, .psn = m->qp.psn, .mtu = m->qp.mtu, .num = m->num,
+				       .answer = m->answer };
+	uint8_t b[SMCR_REBUILD_LEN];
+
+	(void)key;
+	memcpy(w.gid, m->qp.gid, sizeof(w.gid));
+	if (smcr_rebuild_encode(&w, b) < 0 || rebuild_fd < 0 || write(rebuild_fd, b, sizeof(b)) != sizeof(b))
+		fprintf(stderr, "smcr_conns %s: a rebuild message not sent\n", role);
+}
+
+/* The peer's rebuild messages, to the layer, until the peer's process ends. */
+static void *rebuild_in(void *arg)
+{
+	uint8_t b[SMCR_REBUILD_LEN];
+
+	(void)arg;
+	for (;;) {
+		struct smcr_rebuild_wire w;
+		struct smcr_rebuild_msg m;
+		size_t got = 0;
+		int rc;
+
+		while (got < sizeof(b)) {
+			ssize_t n = read(rebuild_fd, b + got, sizeof(b) - got);
+
+			if (n <= 0)
+				return NULL;
+			got += (size_t)n;
+		}
+		if (smcr_rebuild_decode(b, sizeof(b), &w)) {
+			fprintf(stderr, "smcr_conns %s: a bad rebuild message\n", role);
+			continue;
+		}
+		m = (struct smcr_rebuild_msg){ .qp = { .qpn = w.qpn, .psn = w.psn, .mtu = w.mtu }, .num = w.num,
+					       .answer = w.answer };
+		memcpy(m.qp.gid, w.gid, sizeof(w.gid));
+		rc = smcr_rebuild_in(lgr_key, &m);
+		if (rc)
+			fprintf(stderr, "smcr_conns %s: the peer's rebuild message: %s\n", role, strerror(-rc));
+	}
+}
+
 static void to_end(const struct smcr_sock_local *l, struct smcr_link_end *me)
 {
 	me->qp = l->qp;
@@ -416,8 +468,9 @@ static void open_links(int fd, const char *dev, const char *dev2, const char *ad
 
 int main(int argc, char **argv)
 {
-	struct smcr_env env = { .poll = poll, .syscall = syscall };
-	pthread_t th[2 * CONNS_MAX];
+	struct smcr_env env = { .poll = poll, .syscall = syscall, .rebuild = rebuild_out };
+	pthread_t th[2 * CONNS_MAX], rt;
+	uint8_t num;
 	const char *dev, *dev2, *addr2;
 	int a, l = -1;
 	double t0, dt;
@@ -457,6 +510,12 @@ int main(int argc, char **argv)
 		else
 			client_conn(c);
 	}
+	rebuild_fd = server ? accept(l, NULL, NULL) : tcp_connect(argv[2], atoi(argv[3]));
+	if (rebuild_fd < 0)
+		die("accept: %s", strerror(errno));
+	smcr_sock_where(conns[0].s, &lgr_key, &num);
+	if (pthread_create(&rt, NULL, rebuild_in, NULL) || pthread_detach(rt))
+		die("a thread for rebuild messages");
 	if (l >= 0)
 		close(l);
 	printf("smcr_conns: %d connections on %u links\n", nconns, smcr_lgr_links_up(lgr));
