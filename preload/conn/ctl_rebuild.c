@@ -54,13 +54,10 @@ static void set_asked(unsigned n)
 
 void ctl_rebuild_out(uint32_t key, const struct smcr_rebuild_msg *m)
 {
-	struct smcr_rebuild_wire w = { .qpn = m->qp.qpn, .psn = m->qp.psn, .mtu = m->qp.mtu, .num = m->num,
-				       .answer = m->answer };
 	uint8_t b[SMCR_REBUILD_LEN];
 	unsigned i;
 
-	memcpy(w.gid, m->qp.gid, sizeof(w.gid));
-	if (smcr_rebuild_encode(&w, b) < 0) {
+	if (smcr_rebuild_msg_encode(m, b, sizeof(b)) < 0) {
 		preload_dbg("libsmc-preload: soft SMC-R: link group %u: no rebuild message for its queue pair\n", key);
 		return;
 	}
@@ -109,8 +106,6 @@ bool ctl_rebuild_due(void)
 
 void ctl_rebuild_reply(const struct soft_pair_reply *r)
 {
-	struct smcr_rebuild_wire w;
-
 	if (asked)
 		set_asked(asked - 1);
 	if (r->error) {
@@ -120,16 +115,12 @@ void ctl_rebuild_reply(const struct soft_pair_reply *r)
 	if (!r->rebuild_len)
 		return;
 	take_ns = 0;            /* another may wait */
-	if (smcr_rebuild_decode(r->rebuild, r->rebuild_len, &w) || nin == BOX) {
+	if (nin == BOX || smcr_rebuild_msg_decode(r->rebuild, r->rebuild_len, &inbox[nin].m)) {
 		preload_dbg("libsmc-preload: soft SMC-R: link group %u: the peer's rebuild message dropped\n",
 			    r->lgr_key);
 		return;
 	}
 	inbox[nin].key = r->lgr_key;
-	inbox[nin].m = (struct smcr_rebuild_msg){
-		.qp = { .qpn = w.qpn, .psn = w.psn, .mtu = w.mtu }, .num = w.num, .answer = w.answer
-	};
-	memcpy(inbox[nin].m.qp.gid, w.gid, sizeof(w.gid));
 	nin++;
 	/* read by another thread: the control thread hands it on */
 	ctl_thread_wake();

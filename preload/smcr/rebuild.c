@@ -18,6 +18,7 @@
 
 #include "base.h"
 #include "smcr_int.h"
+#include "smcr_rebuild.h"
 
 /* With g->mu held: waits for the peer's message until SMCR_REBUILD_MS after start. */
 static int wait_peer(struct smcr_lgr *g, const struct timespec *end)
@@ -182,4 +183,27 @@ int smcr_rebuild_in(uint32_t key, const struct smcr_rebuild_msg *msg)
 	pthread_mutex_unlock(&g->mu);
 	smcr_lgr_put(g);
 	return rc;
+}
+
+int smcr_rebuild_msg_encode(const struct smcr_rebuild_msg *msg, uint8_t *out, size_t size)
+{
+	struct smcr_rebuild_wire w = { .qpn = msg->qp.qpn, .psn = msg->qp.psn, .mtu = msg->qp.mtu,
+				       .num = msg->num, .answer = msg->answer };
+
+	if (size < SMCR_REBUILD_LEN)
+		return -EINVAL;
+	memcpy(w.gid, msg->qp.gid, sizeof(w.gid));
+	return smcr_rebuild_encode(&w, out);
+}
+
+int smcr_rebuild_msg_decode(const uint8_t *buf, size_t len, struct smcr_rebuild_msg *msg)
+{
+	struct smcr_rebuild_wire w;
+
+	if (smcr_rebuild_decode(buf, len, &w))
+		return -EBADMSG;
+	*msg = (struct smcr_rebuild_msg){ .qp = { .qpn = w.qpn, .psn = w.psn, .mtu = w.mtu }, .num = w.num,
+					  .answer = w.answer };
+	memcpy(msg->qp.gid, w.gid, sizeof(w.gid));
+	return 0;
 }

@@ -140,6 +140,10 @@ struct smcr_rebuild_msg {
  * then).
  */
 int smcr_rebuild_in(uint32_t key, const struct smcr_rebuild_msg *msg);
+/* The message's bytes (wire/smcr_rebuild.h, 32 of them): the count, or -EINVAL. */
+int smcr_rebuild_msg_encode(const struct smcr_rebuild_msg *msg, uint8_t *out, size_t size);
+/* The message of len bytes: 0, or -EBADMSG. */
+int smcr_rebuild_msg_decode(const uint8_t *buf, size_t len, struct smcr_rebuild_msg *msg);
 
 /* A link group as the listings show it: its links that are up. */
 struct smcr_link_view {

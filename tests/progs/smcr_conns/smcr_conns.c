@@ -287,13 +287,10 @@ static int tcp_connect(const char *addr, int port)
 /* The layer's rebuild message (env.rebuild) to the peer's process. */
 static void rebuild_out(uint32_t key, const struct smcr_rebuild_msg *m)
 {
-	struct smcr_rebuild_wire w = { .qpn = m->qp.qpn, .psn = m->qp.psn, .mtu = m->qp.mtu, .num = m->num,
-				       .answer = m->answer };
 	uint8_t b[SMCR_REBUILD_LEN];
 
 	(void)key;
-	memcpy(w.gid, m->qp.gid, sizeof(w.gid));
-	if (smcr_rebuild_encode(&w, b) < 0 || rebuild_fd < 0 || write(rebuild_fd, b, sizeof(b)) != sizeof(b))
+	if (smcr_rebuild_msg_encode(m, b, sizeof(b)) < 0 || rebuild_fd < 0 || write(rebuild_fd, b, sizeof(b)) != sizeof(b))
 		fprintf(stderr, "smcr_conns %s: a rebuild message not sent\n", role);
 }
 
@@ -304,7 +301,6 @@ static void *rebuild_in(void *arg)
 
 	(void)arg;
 	for (;;) {
-		struct smcr_rebuild_wire w;
 		struct smcr_rebuild_msg m;
 		size_t got = 0;
 		int rc;
@@ -316,13 +312,10 @@ static void *rebuild_in(void *arg)
 				return NULL;
 			got += (size_t)n;
 		}
-		if (smcr_rebuild_decode(b, sizeof(b), &w)) {
+		if (smcr_rebuild_msg_decode(b, sizeof(b), &m)) {
 			fprintf(stderr, "smcr_conns %s: a bad rebuild message\n", role);
 			continue;
 		}
-		m = (struct smcr_rebuild_msg){ .qp = { .qpn = w.qpn, .psn = w.psn, .mtu = w.mtu }, .num = w.num,
-					       .answer = w.answer };
-		memcpy(m.qp.gid, w.gid, sizeof(w.gid));
 		rc = smcr_rebuild_in(lgr_key, &m);
 		if (rc)
 			fprintf(stderr, "smcr_conns %s: the peer's rebuild message: %s\n", role, strerror(-rc));
