@@ -184,31 +184,35 @@ collect() {
 	fi
 }
 
-# two_vms SCEN [NICS]: a server and a client VM joined by -netdev stream,
-# NICS (1 or 2) networks between them (eth0, eth1).
+# two_vms SCEN [NICS]: a server and a client VM joined by -netdev dgram
+# over two Unix sockets each way, NICS (1 or 2) networks between them (eth0,
+# eth1).  Not -netdev stream: the listening QEMU (7.2) writes to its
+# accepted socket blocking, in its main loop, so while the other QEMU does
+# not read (its guest's receive ring full) the whole server guest stood
+# still, for a minute at a time (doc/soft-roce.md, section 4, "The guests' network").
 two_vms() {
 	sock=$VMDIR/$1.sock
 	sock2=$VMDIR/$1-2.sock
-	rm -f "$sock" "$sock2"
+	rm -f "$sock".[sc] "$sock2".[sc]
 	mac=52:54:00:12:34
 	set --  "$1" "${2:-1}"
 	nic2s='' nic2c=''
 	if [ "$2" = 2 ]; then
-		nic2s="-netdev stream,id=n1,server=on,addr.type=unix,addr.path=$sock2 -device $(nic server),netdev=n1,mac=$mac:11"
-		nic2c="-netdev stream,id=n1,server=off,addr.type=unix,addr.path=$sock2 -device $(nic client),netdev=n1,mac=$mac:12"
+		nic2s="-netdev dgram,id=n1,local.type=unix,local.path=$sock2.s,remote.type=unix,remote.path=$sock2.c -device $(nic server),netdev=n1,mac=$mac:11"
+		nic2c="-netdev dgram,id=n1,local.type=unix,local.path=$sock2.c,remote.type=unix,remote.path=$sock2.s -device $(nic client),netdev=n1,mac=$mac:12"
 	fi
 	# shellcheck disable=SC2086 # the second NIC's words
 	qemu "$1-server" "vmtest=$1 vmrole=server vmip=10.0.0.1/24 vmpeer=10.0.0.2 vmnics=$2" \
-		-netdev stream,id=n0,server=on,addr.type=unix,addr.path="$sock" \
+		-netdev dgram,id=n0,local.type=unix,local.path="$sock.s",remote.type=unix,remote.path="$sock.c" \
 		-device "$(nic server)",netdev=n0,mac=$mac:01 $nic2s &
 	spid=$!
 	i=0
-	while { [ ! -S "$sock" ] || { [ "$2" = 2 ] && [ ! -S "$sock2" ]; }; } && [ $i -lt 100 ]; do
+	while { [ ! -S "$sock.s" ] || { [ "$2" = 2 ] && [ ! -S "$sock2.s" ]; }; } && [ $i -lt 100 ]; do
 		sleep 0.1; i=$((i + 1))
 	done
 	# shellcheck disable=SC2086
 	qemu "$1-client" "vmtest=$1 vmrole=client vmip=10.0.0.2/24 vmpeer=10.0.0.1 vmnics=$2" \
-		-netdev stream,id=n0,server=off,addr.type=unix,addr.path="$sock" \
+		-netdev dgram,id=n0,local.type=unix,local.path="$sock.c",remote.type=unix,remote.path="$sock.s" \
 		-device "$(nic client)",netdev=n0,mac=$mac:02 $nic2c
 	crc=$?
 	wait $spid
@@ -217,7 +221,7 @@ two_vms() {
 	collect "$1-client" $crc
 	fixtures "$1-server"
 	fixtures "$1-client"
-	rm -f "$sock" "$sock2"
+	rm -f "$sock".[sc] "$sock2".[sc]
 }
 
 # two_vms_at_least SECS SCEN [NICS]: two_vms with VM_TIMEOUT raised to SECS
