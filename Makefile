@@ -313,10 +313,11 @@ check-soft-roce:
 # Debian's s390x user space, then in s390x guests of Debian's 6.12 (QEMU's
 # TCG): the unit tests (u1), the tools against the kernel (s1), a real
 # SMC-R connection between two of them over rxe (s2), the soft backend's
-# devices there (s3), and soft SMC-R between an s390x server and an x86
-# client (s17: on 6.12 their rxe devices cannot talk, so it falls back).
+# devices there (s3), soft SMC-R between two of them (s4), and between an
+# s390x server and an x86 client (s17: on 6.12 their rxe devices cannot
+# talk, so it falls back).
 check-s390x:
-	$(Q)VM_ARCH=s390x tests/vm/run.sh u1 s1 s2 s3 s17
+	$(Q)VM_ARCH=s390x tests/vm/run.sh u1 s1 s2 s3 s4 s17
 
 # Random socket operations under smc_run against a private smc_softd
 # (tests/progs/sockfuzz.c, tests/random.sh): replay one seed with every

@@ -186,10 +186,10 @@ collect() {
 
 # two_vms SCEN [NICS]: a server and a client VM joined by -netdev dgram
 # over two Unix sockets each way, NICS (1 or 2) networks between them (eth0,
-# eth1).  Not -netdev stream: the listening QEMU (7.2) writes to its
-# accepted socket blocking, in its main loop, so while the other QEMU does
-# not read (its guest's receive ring full) the whole server guest stood
-# still, for a minute at a time (doc/soft-roce.md, section 4, "The guests' network").
+# eth1).  Not -netdev stream: the listening QEMU (seen with 7.2) writes to
+# its accepted socket blocking, in its main loop, so while the other QEMU
+# did not read, the whole server guest stood still for a minute at a time
+# (doc/soft-roce.md section 4, "The guests' network").
 two_vms() {
 	sock=$VMDIR/$1.sock
 	sock2=$VMDIR/$1-2.sock
