@@ -81,15 +81,15 @@ struct rdma_port {
 };
 
 /*
- * rxe parks a queue pair for good when it has more packets in flight than
- * it lets out at once (64), or more bytes after a retry under load
- * (doc/soft-roce.md, section 4's notes): on such a device a link keeps at
- * most this many packets of its path MTU in flight, and at most
- * RDMA_SOFT_INFLIGHT_MAX bytes (rdma_qp_size.max_inflight:
- * rdma_soft_inflight()), in writes of at most half of that.
+ * On a soft-RoCE device a link keeps at most this many packets of its path
+ * MTU in flight, and at most RDMA_SOFT_INFLIGHT_MAX bytes
+ * (rdma_qp_size.max_inflight: rdma_soft_inflight()), in writes of at most
+ * half of that: rxe sends no more than 64 packets of a queue pair at once
+ * and holds back the rest, and a guest's network that stalls under load
+ * should not find a link with more outstanding (doc/soft-roce.md section 4).
  */
-#define RDMA_SOFT_INFLIGHT_PKTS 48u
-#define RDMA_SOFT_INFLIGHT_MAX (48u * 1024)
+#define RDMA_SOFT_INFLIGHT_PKTS 192u
+#define RDMA_SOFT_INFLIGHT_MAX (192u * 1024)
 
 /* The bytes a soft-RoCE queue pair of path MTU mtu (IB enum) keeps in flight at most. */
 static inline uint32_t rdma_soft_inflight(uint8_t mtu)

@@ -521,8 +521,8 @@ TEST(smcr_lgr_peer_of_other_byte_order)
 /*
  * A soft-RoCE link keeps RDMA_SOFT_INFLIGHT_PKTS packets of its path MTU in
  * flight, at most RDMA_SOFT_INFLIGHT_MAX bytes, and its group's connections
- * write half of that at once: 48 KiB (24 KiB) at MTU 1024 and on jumbo
- * frames (MTU 4096) alike, 24 KiB (12 KiB) at MTU 512, and a port of 1024
+ * write half of that at once: 192 KiB (96 KiB) at MTU 1024 and on jumbo
+ * frames (MTU 4096) alike, 96 KiB (48 KiB) at MTU 512, and a port of 1024
  * connected to one of 512 takes the smaller.  A device that is not soft
  * has no limit.
  */
@@ -533,10 +533,10 @@ TEST(smcr_lgr_soft_inflight_by_path_mtu)
 		const char *srv, *cli;
 		uint32_t inflight;
 	} cases[] = {
-		{ "softm0", "softm1", 48 * 1024 },
-		{ "softj0", "softj1", 48 * 1024 },
-		{ "softs0", "softs1", 24 * 1024 },
-		{ "softm2", "softs2", 24 * 1024 },
+		{ "softm0", "softm1", 192 * 1024 },
+		{ "softj0", "softj1", 192 * 1024 },
+		{ "softs0", "softs1", 96 * 1024 },
+		{ "softm2", "softs2", 96 * 1024 },
 		{ "hardm0", "hardm1", 0 },
 	};
 
