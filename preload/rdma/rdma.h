@@ -84,9 +84,9 @@ struct rdma_port {
  * On a soft-RoCE device a link keeps at most this many packets of its path
  * MTU in flight, and at most RDMA_SOFT_INFLIGHT_MAX bytes
  * (rdma_qp_size.max_inflight: rdma_soft_inflight()), in writes of at most
- * half of that: rxe sends no more than 64 packets of a queue pair at once
- * and holds back the rest, and a guest's network that stalls under load
- * should not find a link with more outstanding (doc/soft-roce.md section 4).
+ * half of that.  rxe sends no more than 64 packets of a queue pair at once
+ * and holds back the rest; 192 KiB is what was measured under load
+ * (doc/soft-roce.md section 4).
  */
 #define RDMA_SOFT_INFLIGHT_PKTS 192u
 #define RDMA_SOFT_INFLIGHT_MAX (192u * 1024)

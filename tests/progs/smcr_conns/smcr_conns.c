@@ -505,7 +505,7 @@ int main(int argc, char **argv)
 	}
 	rebuild_fd = server ? accept(l, NULL, NULL) : tcp_connect(argv[2], atoi(argv[3]));
 	if (rebuild_fd < 0)
-		die("accept: %s", strerror(errno));
+		die("the connection for rebuild messages: %s", strerror(errno));
 	smcr_sock_where(conns[0].s, &lgr_key, &num);
 	if (pthread_create(&rt, NULL, rebuild_in, NULL) || pthread_detach(rt))
 		die("a thread for rebuild messages");
