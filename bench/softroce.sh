@@ -10,7 +10,10 @@
 # SMC_SOFT_DRIVE=0|1 (default 0, the library's default) is what soft
 # SMC-R's runs use (doc/soft-roce.md section 4), recorded in the JSON, as
 # is MTU=N (default 1500), the guests' Ethernet MTU (9000: jumbo frames,
-# rxe's MTU 4096 for the kernel's SMC-R and soft SMC-R alike).
+# rxe's MTU 4096 for the kernel's SMC-R and soft SMC-R alike).  The second
+# table says where the CPU went (user, system and softirq time, context
+# switches, rxe packets); PERF=1 (the host's perf in the guests) adds each
+# guest's profile of round 1's throughput runs to build/vm/b1-*.log.
 # Never part of a test run: TCG guests on a shared machine, minutes long.
 set -eu
 cd "$(dirname "$0")/.."
@@ -18,7 +21,8 @@ OUT=${OUT:-bench/results/softroce.json}
 VMDIR=${VMDIR:-build/vm}
 VM_DRIVE=${SMC_SOFT_DRIVE:-0}
 VM_MTU=${MTU:-1500}
-export VMDIR VM_DRIVE VM_MTU
+VM_PERF=${PERF:-0}
+export VMDIR VM_DRIVE VM_MTU VM_PERF
 make -s all
 tests/vm/run.sh b1 > "$VMDIR/softroce.txt" 2>&1 || true
 log=$VMDIR/b1-client.log
@@ -27,4 +31,4 @@ grep -a -q '^RESULT ' "$log" 2>/dev/null || {
 	exit 1
 }
 kernel=$(sed -n 's/.*Linux version \([^ ]*\).*/\1/p' "$log" | tr -d '\r' | head -n 1)
-grep -a '^RESULT ' "$log" | tr -d '\r' | python3 bench/softroce_table.py "$OUT" "${kernel:-unknown}" "$VM_DRIVE" "$VM_MTU"
+grep -a -e '^RESULT ' -e '^SPLIT ' "$log" | tr -d '\r' | python3 bench/softroce_table.py "$OUT" "${kernel:-unknown}" "$VM_DRIVE" "$VM_MTU"

@@ -16,12 +16,43 @@ import sys
 HZ = 100            # USER_HZ: /proc/stat's jiffies
 
 runs = {}
+splits = {}
 for line in sys.stdin:
     f = line.split()
+    if len(f) == 14 and f[0] == "SPLIT":
+        test = {"pp": "latency", "tp": "throughput"}.get(f[2], f[2])
+        splits[(f[1], test, f[3])] = [int(x) for x in f[4:]]
+        continue
     if len(f) < 9 or f[0] != "RESULT":
         continue
     mode, test, value, cpu, via, count = f[1], f[2], float(f[4]), int(f[6]), f[7], int(f[8])
-    runs.setdefault((mode, test), []).append((value, cpu, via, count))
+    runs.setdefault((mode, test), []).append((value, cpu, via, count, f[3]))
+
+
+def split_of(mode, test, ran):
+    """Where the CPU went, medians over the rounds: jiffies of user, system
+    and interrupt (softirq, rxe's work) time of both guests, their context
+    switches, and the client's rxe packets, per GB moved or per round trip."""
+    per = {k: [] for k in ("user", "sys", "softirq", "ctxt", "tx_pkts", "rx_pkts")}
+    for value, _, _, count, rnd in ran:
+        sp = splits.get((mode, test, rnd))
+        units = value * count / 1000.0 if test == "throughput" else count
+        if not sp or not units:
+            continue
+        cu, cs, cq, cc, su, ss, sq, sc, tx, rx = sp
+        scale = 1000.0 / HZ if test == "throughput" else 1e6 / HZ
+        per["user"].append((cu + su) * scale / units)
+        per["sys"].append((cs + ss) * scale / units)
+        per["softirq"].append((cq + sq) * scale / units)
+        per["ctxt"].append((cc + sc) / units)
+        per["tx_pkts"].append(tx / units)
+        per["rx_pkts"].append(rx / units)
+    if not per["user"]:
+        return None
+    out = {k: round(statistics.median(v), 3) for k, v in per.items()}
+    out["unit"] = ("CPU ms, context switches and client rxe packets per GB"
+                   if test == "throughput" else "CPU us, context switches and client rxe packets per round trip")
+    return out
 
 
 def per_unit(test, value, cpu, count):
@@ -41,6 +72,7 @@ for (mode, test), rs in sorted(runs.items()):
         "via": sorted({r[2] for r in ran}),
         "rounds": len(ran),
         "failed_rounds": len(rs) - len(ran),
+        "split": split_of(mode, test, ran),
     }
 
 rows = []
@@ -67,6 +99,8 @@ for (mode, test), t in sorted(table.items()):
         row["ratio_to_kernel_smcr"] = round(better(t["value"], ker["value"]), 3)
         if t["cpu"] and ker["cpu"]:
             row["cpu_ratio_to_kernel_smcr"] = round(ker["cpu"] / t["cpu"], 3)
+    if t["split"]:
+        row["cpu_split"] = t["split"]
     if mode == "kernel":
         row["comparison"] = "the kernel's own SMC-R, in the same guests over the same rxe devices"
     rows.append(row)
@@ -88,3 +122,13 @@ for r in rows:
           f"{r.get('ratio_to_kernel_smcr', ''):>9} {cpu:>9} {r.get('cpu_ratio_to_tcp', ''):>10} "
           f"{r.get('cpu_ratio_to_kernel_smcr', ''):>13} {r['rounds']}"
           + (f" ({r['failed_rounds']} failed)" if r["failed_rounds"] else ""))
+
+if any("cpu_split" in r for r in rows):
+    print()
+    print(f"{'name':22} {'user':>9} {'sys':>9} {'softirq':>9} {'ctxt':>9} {'tx pkts':>9} {'rx pkts':>9}"
+          "  (both guests; per GB, or per round trip)")
+    for r in rows:
+        sp = r.get("cpu_split")
+        if sp:
+            print(f"{r['name']:22} {sp['user']:>9} {sp['sys']:>9} {sp['softirq']:>9} {sp['ctxt']:>9} "
+                  f"{sp['tx_pkts']:>9} {sp['rx_pkts']:>9}")

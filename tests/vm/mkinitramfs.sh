@@ -157,6 +157,12 @@ for p in socat sockperf; do
 	cp "$(command -v $p)" "$STAGE/usr/bin/$p"
 	copy_libs "$STAGE/usr/bin/$p"
 done
+# perf for bench/softroce.sh's profiles (PERF=1: VM_PERF=1), only when asked:
+# it is 9 MB and 28 libraries that every other boot would unpack
+if [ "${VM_PERF:-0}" = 1 ] && [ -z "$SYSROOT" ] && command -v perf >/dev/null; then
+	cp "$(command -v perf)" "$STAGE/usr/bin/perf"
+	copy_libs "$STAGE/usr/bin/perf"
+fi
 # The soft backend's dump records off a TUN device (s9): no tcpdump, no Python here.
 ROOT=$(cd "$HERE/../.." && pwd)
 $CC_GUEST -O2 -Wall -Werror -std=gnu11 -D_GNU_SOURCE -I"$ROOT" -I"$ROOT/lib" -I"$ROOT/wire" -static \

@@ -12,7 +12,12 @@
 #   RESULT MODE TEST ROUND VALUE UNIT CPU_JIFFIES VIA COUNT
 # VIA is the connection's mode as smcss saw it mid-run (SMCR, TCP, ...);
 # COUNT the round trips (latency) or the run's seconds (throughput); VALUE
-# 0 is a run that failed (its sockperf output follows).
+# 0 is a run that failed (its sockperf output follows).  Where the CPU went,
+# one line more per run (jiffies and context switches of each guest, and
+# the packets the client's rxe0 sent and received):
+#   SPLIT MODE TEST ROUND C_USER C_SYS C_SOFTIRQ C_CTXT S_USER S_SYS S_SOFTIRQ S_CTXT TX_PKTS RX_PKTS
+# With vmperf=1 (bench/softroce.sh PERF=1) both guests run `perf record -a`
+# over the middle of each throughput run of round 1 and print its profile.
 SCEN=b1-$VMROLE
 . /tests/lib.sh
 ROUNDS=${B1_ROUNDS:-3}
@@ -52,18 +57,65 @@ busy() {
 	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 }
 
+# split: this guest's "USER SYS SOFTIRQ CTXT" (jiffies, context switches)
+split() {
+	awk '/^cpu / { u = $2 + $3; s = $4; q = $7 + $8 } /^ctxt / { c = $2 } END { print u, s, q, c }' /proc/stat
+}
+
+# rxe_pkts: "SENT RECEIVED" packets of rxe0's port so far
+rxe_pkts() {
+	rdma statistic show link rxe0/1 2>/dev/null |
+		awk '{ for (i = 1; i < NF; i++) { if ($i == "sent_pkts") t = $(i + 1); if ($i == "rcvd_pkts") r = $(i + 1) } }
+			END { print t + 0, r + 0 }'
+}
+
+PERF=0
+grep -q 'vmperf=1' /proc/cmdline && command -v perf >/dev/null && PERF=1
+
+# perf_run NAME SECONDS: profile the whole guest for that long
+perf_run() {
+	perf record -q -a -o "/tmp/perf-$1.data" -- sleep "$2" >/dev/null 2>&1
+}
+
+# perf_show: every profile taken, as text on the console
+perf_show() {
+	for f in /tmp/perf-*.data; do
+		[ -e "$f" ] || continue
+		echo "INFO b1/perf: $f"
+		for sort in comm dso,sym; do
+			perf report -i "$f" --stdio --sort $sort --percent-limit 0.4 2>/dev/null |
+				grep -v '^#' | grep -v '^$' | head -n 45 | sed "s/^/  $sort | /"
+		done
+		# the program's own threads (the library's progress thread among them)
+		perf report -i "$f" --stdio --comms sockperf --percentage relative --sort pid,dso,sym \
+			--percent-limit 0.7 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 60 | sed "s/^/  sockperf | /"
+	done
+}
+
 if [ "$VMROLE" = server ]; then
 	for m in tcp kernel soft; do
 		run_mode $m sockperf server --tcp -i 0.0.0.0 -p "$(port_of $m)" > /tmp/srv-$m.out 2>&1 &
 	done
-	# the client's view of this guest's CPU
-	(while :; do nc -l -p 9000 -e awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; done) &
+	# the client's view of this guest's CPU: "BUSY USER SYS SOFTIRQ CTXT"
+	(while :; do nc -l -p 9000 -e awk '/^cpu / { b = $2 + $3 + $4 + $7 + $8 + $9; u = $2 + $3; s = $4; q = $7 + $8 }
+		/^ctxt / { c = $2 } END { print b, u, s, q, c }' /proc/stat; done) &
+	# profiles the client asks for: "NAME SECONDS"
+	[ $PERF = 0 ] || (while :; do
+		read -r name secs < /tmp/perf.req 2>/dev/null && perf_run "$name" "$secs"
+		rm -f /tmp/perf.req
+		nc -l -p 9002 > /tmp/perf.req
+	done) &
 	# until the client is done
 	nc -l -p 9001 > /tmp/done.txt
+	sleep 1
+	[ $PERF = 0 ] || perf_show
 	echo "PASS $SCEN/served"
 else
-	peer_busy() {
+	peer_stat() {
 		nc "$VMPEER" 9000 < /dev/null 2>/dev/null
+	}
+	peer_busy() {
+		peer_stat | awk '{ print $1 }'
 	}
 	i=0; while [ -z "$(peer_busy)" ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
 	sleep 2
@@ -77,7 +129,7 @@ else
 		for m in $order; do
 			for t in pp tp; do
 				p=$(port_of $m)
-				b0=$(busy); s0=$(peer_busy)
+				b0=$(busy); p0=$(peer_stat); s0=${p0%% *}; c0=$(split); x0=$(rxe_pkts)
 				if [ $t = pp ]; then
 					run_mode $m sockperf ping-pong --tcp -i "$VMPEER" -p $p -m 14 -t "$SECONDS_RUN" \
 						> /tmp/run.out 2>&1 &
@@ -86,13 +138,25 @@ else
 						> /tmp/run.out 2>&1 &
 				fi
 				spid=$!
-				sleep $((SECONDS_RUN / 2 + 1))
+				ppid=
+				if [ $PERF = 1 ] && [ $r = 1 ] && [ $t = tp ]; then
+					sleep 1
+					echo "$m-$t $((SECONDS_RUN - 3))" | nc "$VMPEER" 9002
+					perf_run "$m-$t" $((SECONDS_RUN - 3)) &
+					ppid=$!
+					sleep $((SECONDS_RUN / 2))
+				else
+					sleep $((SECONDS_RUN / 2 + 1))
+				fi
 				via=TCP
 				[ $m = tcp ] || via=$(SMC_BACKEND=$m smcss -a 2>/dev/null |
 					awk -v p=":$p" '$5 ~ p"$" { print $7; exit }')
 				wait $spid
-				b1=$(busy); s1=$(peer_busy)
+				[ -z "$ppid" ] || wait $ppid
+				b1=$(busy); p1=$(peer_stat); s1=${p1%% *}; c1=$(split); x1=$(rxe_pkts)
 				cpu=$(( b1 - b0 + ${s1:-0} - ${s0:-0} ))
+				echo "SPLIT $m $t $r $(echo "$c0 $c1 ${p0#* } ${p1#* } $x0 $x1" | awk '{
+					print $5 - $1, $6 - $2, $7 - $3, $8 - $4, $13 - $9, $14 - $10, $15 - $11, $16 - $12, $19 - $17, $20 - $18 }')"
 				if [ $t = pp ]; then
 					v=$(sed -n 's/.*Summary: Latency is \([0-9.]*\) usec.*/\1/p' /tmp/run.out | tail -n 1)
 					n=$(sed -n 's/.*ReceivedMessages=\([0-9]*\).*/\1/p' /tmp/run.out | tail -n 1)
@@ -107,5 +171,6 @@ else
 		r=$((r + 1))
 	done
 	echo done | nc "$VMPEER" 9001
+	[ $PERF = 0 ] || perf_show
 	echo "PASS $SCEN/ran"
 fi
