@@ -187,6 +187,11 @@ uint32_t smcr_conn_space(const struct smcr_conn *c)
 	return c->sndbuf_size - (uint32_t)(c->tx_prep - kept_from);
 }
 
+bool smcr_conn_room_on_delivery(const struct smcr_conn *c)
+{
+	return !(c->own_soft & CDC_SOFT_BACK_OK);
+}
+
 uint64_t smcr_conn_unread(const struct smcr_conn *c)
 {
 	return c->tx_prep - c->peer_cons;

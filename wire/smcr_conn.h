@@ -153,6 +153,11 @@ ssize_t smcr_conn_send(struct smcr_conn *c, const struct iovec *iov, int cnt);
 int smcr_conn_push(struct smcr_conn *c);
 /* Room in the send buffer (with CDC_SOFT_BACK_OK said: freed as the peer consumes). */
 uint32_t smcr_conn_space(const struct smcr_conn *c);
+/*
+ * Whether our sends' completions free room in the send buffer: not with
+ * CDC_SOFT_BACK_OK said, where only the peer's consumer cursor (its CDC) does.
+ */
+bool smcr_conn_room_on_delivery(const struct smcr_conn *c);
 /* Bytes given but not yet read by the peer. */
 uint64_t smcr_conn_unread(const struct smcr_conn *c);
 

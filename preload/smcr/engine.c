@@ -574,11 +574,13 @@ struct watch {
 
 /*
  * Whether a connection on link li waits for its sends to complete: one
- * whose send queue was full, or a writer asleep for room (a bell, and
- * less than half the buffer free: a bell left behind by a sleeper that
- * woke otherwise does not count).  Otherwise the completions of our sends
- * wake nobody (drain() takes them as it passes; a writer that goes to
- * sleep asks for the next one itself, smcr_sock_want_room()).
+ * whose send queue was full, or a writer asleep for room that their
+ * delivery frees (a bell, and less than half the buffer free: a bell left
+ * behind by a sleeper that woke otherwise does not count; with BACK_OK
+ * only the peer's CDC frees room, and it wakes the thread anyway).
+ * Otherwise the completions of our sends wake nobody (drain() takes them
+ * as it passes; a writer that goes to sleep asks for the next one itself,
+ * smcr_sock_want_room()).
  */
 static bool link_wants_sent(const struct smcr_lgr *g, int li)
 {
@@ -587,7 +589,7 @@ static bool link_wants_sent(const struct smcr_lgr *g, int li)
 			continue;
 		if (s->starved)
 			return true;
-		if (smcr_conn_space(&s->c) >= s->snd_size / 2)
+		if (!smcr_conn_room_on_delivery(&s->c) || smcr_conn_space(&s->c) >= s->snd_size / 2)
 			continue;
 		for (int i = 0; i < SMCR_BELLS; i++)
 			if (atomic_load(&s->bell[0][i]))

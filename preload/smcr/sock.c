@@ -872,8 +872,8 @@ int smcr_sock_wait(struct smcr_sock *s, bool rx, uint32_t seq, const struct time
 void smcr_sock_want_room(struct smcr_sock *s)
 {
 	pthread_mutex_lock(&s->g->mu);
-	/* room comes with the peer's CDC, or as our writes complete */
-	if (s->live && s->c.tx_fin < s->c.tx_sent)
+	/* room comes with the peer's CDC, or (without BACK_OK) as our writes complete */
+	if (s->live && s->c.tx_fin < s->c.tx_sent && smcr_conn_room_on_delivery(&s->c))
 		smcr_link_want_sent(s->g, s->li);
 	pthread_mutex_unlock(&s->g->mu);
 }

@@ -937,7 +937,11 @@ static void drain(struct flink *l)
 		CHECK(complete(l) >= 0);
 }
 
-/* With BACK_OK said, the send buffer is free only as the peer consumes, not once delivered. */
+/*
+ * With BACK_OK said, the send buffer is free only as the peer consumes, not
+ * once delivered (so a writer asleep for room needs no send completion:
+ * preload/smcr/engine.c's link_wants_sent()).
+ */
 TEST(smcr_conn_space_until_consumed)
 {
 	static struct end a, b;
@@ -947,8 +951,10 @@ TEST(smcr_conn_space_until_consumed)
 
 	for (int keep = 0; keep < 2; keep++) {
 		ends_init(&a, &b, &ab, &ba, 0, 0);
+		CHECK(smcr_conn_room_on_delivery(&a.c));
 		if (keep)
 			CHECK_INT(smcr_conn_set_soft(&a.c, CDC_SOFT_BACK_OK, 0), 0);
+		CHECK(smcr_conn_room_on_delivery(&a.c) == !keep);
 		CHECK_INT(smcr_conn_send(&a.c, &iov, 1), SNDBUF);
 		drain(&ab);
 		CHECK_INT(smcr_conn_readable(&b.c), SNDBUF);
