@@ -53,13 +53,16 @@ run_mode() {
 	esac
 }
 
+# this guest's "BUSY USER SYS SOFTIRQ CTXT" (jiffies, context switches) of /proc/stat
+STAT_AWK='/^cpu / { b = $2 + $3 + $4 + $7 + $8 + $9; u = $2 + $3; s = $4; q = $7 + $8 }
+	/^ctxt / { c = $2 } END { print b, u, s, q, c }'
 busy() {
-	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
+	awk "$STAT_AWK" /proc/stat | awk '{ print $1 }'
 }
 
-# split: this guest's "USER SYS SOFTIRQ CTXT" (jiffies, context switches)
+# split: this guest's "USER SYS SOFTIRQ CTXT"
 split() {
-	awk '/^cpu / { u = $2 + $3; s = $4; q = $7 + $8 } /^ctxt / { c = $2 } END { print u, s, q, c }' /proc/stat
+	awk "$STAT_AWK" /proc/stat | awk '{ print $2, $3, $4, $5 }'
 }
 
 # rxe_pkts: "SENT RECEIVED" packets of rxe0's port so far
@@ -97,8 +100,7 @@ if [ "$VMROLE" = server ]; then
 		run_mode $m sockperf server --tcp -i 0.0.0.0 -p "$(port_of $m)" > /tmp/srv-$m.out 2>&1 &
 	done
 	# the client's view of this guest's CPU: "BUSY USER SYS SOFTIRQ CTXT"
-	(while :; do nc -l -p 9000 -e awk '/^cpu / { b = $2 + $3 + $4 + $7 + $8 + $9; u = $2 + $3; s = $4; q = $7 + $8 }
-		/^ctxt / { c = $2 } END { print b, u, s, q, c }' /proc/stat; done) &
+	(while :; do nc -l -p 9000 -e awk "$STAT_AWK" /proc/stat; done) &
 	# profiles the client asks for: "NAME SECONDS"
 	[ $PERF = 0 ] || (while :; do
 		read -r name secs < /tmp/perf.req 2>/dev/null && perf_run "$name" "$secs"
