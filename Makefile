@@ -185,7 +185,7 @@ $(O)/smc_run: smc_run.sh lib/version.h
 
 # ---- tests -------------------------------------------------------------
 # The link groups of preload/smcr/ and the transports over a fake of preload/rdma/ (tests/unit/fake_rdma.c).
-SMCR_LAYER_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(wildcard preload/smcr/*.c) preload/rdma/fds.c preload/base/thread.c \
+SMCR_LAYER_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(wildcard preload/smcr/*.c) preload/rdma/fds.c preload/rdma/retire.c preload/base/thread.c \
 	$(wildcard preload/transport/*.c))
 $(OBJ)/tests/unit/test_smcr_lgr.o $(OBJ)/tests/unit/test_smcr_rebuild.o $(OBJ)/tests/unit/fake_rdma.o: ALL_CFLAGS += $(PRELOAD_I_smcr)
 $(OBJ)/tests/unit/test_transport_rdma.o $(OBJ)/tests/unit/test_rdma_clc.o $(OBJ)/tests/unit/test_transport_kinds.o $(OBJ)/tests/unit/rdmafx.o: ALL_CFLAGS += $(PRELOAD_I_transport)

@@ -105,6 +105,8 @@ static inline uint32_t rdma_soft_inflight(uint8_t mtu)
  * on the port, -ENETDOWN: the port is not active.
  */
 int rdma_dev_open(const char *name, uint8_t port, const uint8_t gid[16], struct rdma_dev **out);
+/* One more hold of d: each rdma_dev_close() lets go of one, the last closes it. */
+void rdma_dev_hold(struct rdma_dev *d);
 void rdma_dev_close(struct rdma_dev *d);
 const struct rdma_port *rdma_dev_port(const struct rdma_dev *d);
 /* What the device says of itself, for our port. */
@@ -243,6 +245,25 @@ int rdma_qp_arm(struct rdma_qp *qp, bool sent);
 int rdma_qp_describe(const struct rdma_qp *qp, char *buf, size_t size);
 /* After rdma_qp_fd() was readable: takes the channel's event.  0, -EAGAIN (another took it) or -errno. */
 int rdma_qp_woken(struct rdma_qp *qp);
+
+/*
+ * Moves the queue pair to the error state: it sends nothing more, its
+ * work is flushed, it completes nothing for its owner any more.
+ */
+void rdma_qp_stop(struct rdma_qp *qp);
+struct rdma_dev *rdma_qp_dev(const struct rdma_qp *qp);
+
+/* ---- retire.c: queue pairs destroyed only once no packet of theirs can be left in the kernel ---- */
+#define RDMA_RETIRE_NS (30ll * 1000000000)
+/*
+ * Stops qp now and destroys it RDMA_RETIRE_NS later; its device stays
+ * open until then (a hold of its own).  qp is no longer the caller's.
+ */
+void rdma_retire(struct rdma_qp *qp);
+/* Destroys those due by now_ns (CLOCK_MONOTONIC): how many still wait. */
+unsigned rdma_retired_reap(int64_t now_ns);
+/* In a forked child: the parent's are not ours to destroy. */
+void rdma_retired_after_fork_child(void);
 
 /*
  * Descriptors of the process's RDMA resources (fds.c), which the program's

@@ -2,10 +2,12 @@
 #include "rdma.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct rdma_dev {
+	_Atomic int holds;              /* its opener's, and one per queue pair retired on it */
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	uint8_t port_num;
@@ -97,13 +99,19 @@ int rdma_dev_open(const char *name, uint8_t port, const uint8_t gid[16], struct 
 	}
 	rdma_fd_keep(d->ctx->cmd_fd);
 	rdma_fd_keep(d->ctx->async_fd);
+	atomic_init(&d->holds, 1);
 	*out = d;
 	return 0;
 }
 
+void rdma_dev_hold(struct rdma_dev *d)
+{
+	atomic_fetch_add(&d->holds, 1);
+}
+
 void rdma_dev_close(struct rdma_dev *d)
 {
-	if (!d)
+	if (!d || atomic_fetch_sub(&d->holds, 1) > 1)
 		return;
 	rdma_v.dealloc_pd(d->pd);
 	rdma_fd_drop(d->ctx->cmd_fd);

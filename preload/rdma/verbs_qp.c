@@ -213,6 +213,20 @@ void rdma_qp_destroy(struct rdma_qp *q)
 	free(q);
 }
 
+struct rdma_dev *rdma_qp_dev(const struct rdma_qp *q)
+{
+	return q->dev;
+}
+
+void rdma_qp_stop(struct rdma_qp *q)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	/* a queue pair the device lost cannot be moved: it sends nothing anyway */
+	if (q->qp)
+		rdma_v.modify_qp(q->qp, &a, IBV_QP_STATE);
+}
+
 void rdma_qp_local(const struct rdma_qp *q, struct rdma_qp_addr *a)
 {
 	const struct rdma_port *p = rdma_dev_port(q->dev);

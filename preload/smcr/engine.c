@@ -643,6 +643,8 @@ static int watch_set(struct pollfd *pfd, struct watch *w, bool *now, bool *lent)
 /* Groups nobody holds any more go, with their links. */
 static void reap(void)
 {
+	/* and queue pairs retired long enough ago (rdma_retire()) */
+	rdma_retired_reap(now_ns());
 	for (struct smcr_lgr **p = &groups; *p;) {
 		struct smcr_lgr *g = *p;
 		bool gone;
@@ -959,6 +961,7 @@ void smcr_after_fork_child(void)
 	eng_pid = 0;
 	wake_fd = -1;
 	rdma_fds_after_fork_child();
+	rdma_retired_after_fork_child();
 }
 
 int smcr_engine_add(struct smcr_lgr *g)

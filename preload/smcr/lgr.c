@@ -86,9 +86,17 @@ void smcr_lgr_put(struct smcr_lgr *g)
 void smcr_lgr_free(struct smcr_lgr *g)
 {
 	for (unsigned li = 0; li < g->nlinks; li++) {
-		rdma_qp_destroy(g->link[li].qp);
-		rdma_dev_close(g->link[li].dev);
-		bell_close(g->link[li].bell);
+		struct smcr_link *l = &g->link[li];
+		uint64_t posted, completed;
+
+		rdma_qp_counts(l->qp, &posted, &completed);
+		/* a link that failed, or left work outstanding, may have packets stuck in its device */
+		if (!l->dev_gone && (l->dead || posted != completed))
+			rdma_retire(l->qp);
+		else
+			rdma_qp_destroy(l->qp);
+		rdma_dev_close(l->dev);
+		bell_close(l->bell);
 	}
 	pthread_cond_destroy(&g->cv);
 	pthread_mutex_destroy(&g->mu);
@@ -201,8 +209,12 @@ int smcr_link_reopen(struct smcr_lgr *g, int li, bool keep_rkeys)
 	link_new_qp(g, li, q, keep_rkeys);
 	l->dead = false;
 	pthread_mutex_unlock(&g->mu);
-	/* the progress thread may still poll its channel: it looks again at the new one */
-	rdma_qp_destroy(old);
+	/*
+	 * The progress thread may still poll its channel: it looks again at
+	 * the new one.  Packets of the old one may still wait in the network
+	 * device, the reason it failed: it goes once they cannot.
+	 */
+	rdma_retire(old);
 	smcr_engine_kick();
 	return 0;
 }

@@ -187,7 +187,7 @@ bool smcr_rebuild_start(struct smcr_lgr *g, int li);
 int smcr_link_refuse(struct smcr_lgr *g, uint8_t num);
 
 /*
- * lgr.c: a dead link's new queue pair on its device, the old one gone; the
+ * lgr.c: a dead link's new queue pair on its device, the old one retired (rdma_retire()); the
  * peer's rkeys on it hold if keep_rkeys (a rebuild: neither end's
  * registrations changed).  0 or -errno.
  */

@@ -30,6 +30,7 @@
 #define MAX_OBJS 64
 
 struct rdma_dev {
+	int holds;
 	char name[16];
 	struct rdma_port port;
 	int evfd;
@@ -67,7 +68,7 @@ static struct rdma_dev *devs[MAX_OBJS];
 static struct rdma_qp *qps[MAX_OBJS];
 static struct mr_rec mrs[4 * MAX_OBJS];
 static uint32_t next_key = 0x100;
-long fake_rdma_writes, fake_rdma_msgs, fake_rdma_lends, fake_rdma_unlends;
+long fake_rdma_writes, fake_rdma_msgs, fake_rdma_lends, fake_rdma_unlends, fake_rdma_stops;
 
 int rdma_lib_load(void)
 {
@@ -151,6 +152,7 @@ int rdma_dev_open(const char *name, uint8_t port, const uint8_t gid[16], struct 
 	d->port.soft = !strncmp(name, "soft", 4);
 	d->next_qpn = 17;
 	d->opener = getpid();
+	d->holds = 1;
 	d->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_lock(&mu);
 	add_obj((void **)devs, d);
@@ -159,9 +161,20 @@ int rdma_dev_open(const char *name, uint8_t port, const uint8_t gid[16], struct 
 	return 0;
 }
 
+void rdma_dev_hold(struct rdma_dev *d)
+{
+	pthread_mutex_lock(&mu);
+	d->holds++;
+	pthread_mutex_unlock(&mu);
+}
+
 void rdma_dev_close(struct rdma_dev *d)
 {
 	pthread_mutex_lock(&mu);
+	if (--d->holds > 0) {
+		pthread_mutex_unlock(&mu);
+		return;
+	}
 	del_obj((void **)devs, d);
 	pthread_mutex_unlock(&mu);
 	close(d->evfd);
@@ -248,6 +261,30 @@ void rdma_qp_destroy(struct rdma_qp *q)
 	close(q->watch);
 	close(q->fd);
 	free(q);
+}
+
+int fake_rdma_qps_live(void)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < MAX_OBJS; i++)
+		n += qps[i] != NULL;
+	pthread_mutex_unlock(&mu);
+	return n;
+}
+
+struct rdma_dev *rdma_qp_dev(const struct rdma_qp *q)
+{
+	return q->d;
+}
+
+void rdma_qp_stop(struct rdma_qp *q)
+{
+	pthread_mutex_lock(&mu);
+	q->error = true;
+	fake_rdma_stops++;
+	pthread_mutex_unlock(&mu);
 }
 
 void rdma_qp_local(const struct rdma_qp *q, struct rdma_qp_addr *a)

@@ -28,5 +28,8 @@ void fake_rdma_mtu(const char *name, uint8_t mtu);
 extern long fake_rdma_writes, fake_rdma_msgs;
 /* Channels lent to a sleeping thread (a reader that took its completions itself). */
 extern long fake_rdma_lends, fake_rdma_unlends;
+/* Queue pairs stopped (rdma_qp_stop()), and those not destroyed yet. */
+extern long fake_rdma_stops;
+int fake_rdma_qps_live(void);
 
 #endif

@@ -216,6 +216,8 @@ static void close_all(void);
 TEST(smcr_rebuild_a_parked_only_link_comes_back_on_new_queue_pairs)
 {
 	struct smcr_rebuild_msg stray;
+	long stops;
+	int live;
 
 	one_link_two_conns("rbs0", "rbc0", 60);
 	CHECK_INT(run_to(100000), 0);
@@ -229,8 +231,16 @@ TEST(smcr_rebuild_a_parked_only_link_comes_back_on_new_queue_pairs)
 	CHECK_INT(smcr_rebuild_in(cli.key + srv.key + 1000, &stray), -ENOENT);
 	CHECK_INT(smcr_lgr_links_up(cli.g), 1);
 	/* the server's queue pair parks: the bytes it holds wait for the watchdog, then the new link */
+	rdma_retired_reap(INT64_MAX);
+	stops = fake_rdma_stops;
+	live = fake_rdma_qps_live();
 	fake_rdma_park(srv.dev);
 	CHECK_INT(run_to(600000), 0);
+	/* both old queue pairs were stopped at once and wait beside the new ones (rdma_retire()) */
+	CHECK_INT(fake_rdma_stops - stops, 2);
+	CHECK_INT(fake_rdma_qps_live(), live + 2);
+	CHECK_INT(rdma_retired_reap(INT64_MAX - 1), 0);
+	CHECK_INT(fake_rdma_qps_live(), live);
 	CHECK_INT(atomic_load(&srv.offers), 1);
 	CHECK_INT(atomic_load(&cli.answers), 1);
 	CHECK_INT(atomic_load(&srv.answers) + atomic_load(&cli.offers), 0);

@@ -321,6 +321,15 @@ if [ "${RECORD:-0}" = 1 ]; then
 fi
 
 cat "$RESULTS"
+# A guest whose kernel crashed explains every failure of its scenario
+# (doc/kernels.md, "Known problems"): said last, where a short excerpt shows it.
+for s in $SCENARIOS; do
+	for f in "$VMDIR/$s.log" "$VMDIR/$s-server.log" "$VMDIR/$s-client.log"; do
+		[ -f "$f" ] && grep -q 'Kernel panic\|BUG: ' "$f" || continue
+		echo "INFO kernel crash in $f:"
+		grep -m 12 -E 'BUG: |Oops|RIP: |Krnl PSW|^\[ *[0-9.]+\]  \[?<?[0-9a-f]*>?\]? ?[a-z_]+\+0x|Kernel panic' "$f" | sed 's/^/  /'
+	done
+done
 pass=$(grep -c '^PASS ' "$RESULTS")
 fail=$(grep -c '^FAIL ' "$RESULTS")
 [ "$pass" -gt 0 ] || [ "$fail" -gt 0 ] || fail=1
