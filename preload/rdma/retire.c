@@ -71,7 +71,6 @@ unsigned rdma_retired_reap(int64_t now_ns)
 	/* destroying may wait for the kernel: not with the list's mutex held */
 	while (due) {
 		struct retired *r = due;
-
 		struct rdma_dev *dev = rdma_qp_dev(r->qp);
 
 		due = r->next;
