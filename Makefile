@@ -240,7 +240,7 @@ SMCR_STREAM_SRCS := $(wildcard tests/progs/smcr/*.c preload/rdma/*.c wire/clc*.c
 $(O)/tests/smcr_stream: $(SMCR_STREAM_SRCS) $(wildcard tests/progs/smcr/*.h preload/rdma/*.h wire/*.h)
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(WFLAGS) $(CFLAGS) $(SANFLAGS) -Iwire -Ipreload/rdma -o $@ $(SMCR_STREAM_SRCS) -ldl
+	$(Q)$(CC) $(WFLAGS) $(CFLAGS) $(SANFLAGS) -Iwire -Ipreload/base -Ipreload/rdma -o $@ $(SMCR_STREAM_SRCS) -ldl
 TEST_PROGS += $(O)/tests/smcr_stream
 
 # The preload's soft SMC-R layer between two hosts (tests/vm/guest/s6.sh):

@@ -12,8 +12,8 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "base.h"
 #include "rdma.h"
 
 struct retired {
@@ -24,14 +24,6 @@ struct retired {
 
 static pthread_mutex_t retired_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct retired *retired;
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 void rdma_retire(struct rdma_qp *qp)
 {
@@ -44,7 +36,7 @@ void rdma_retire(struct rdma_qp *qp)
 		return;
 	}
 	rdma_dev_hold(rdma_qp_dev(qp));
-	*r = (struct retired){ qp, mono_ns() + RDMA_RETIRE_NS, NULL };
+	*r = (struct retired){ qp, soft_now_ns() + RDMA_RETIRE_NS, NULL };
 	pthread_mutex_lock(&retired_mu);
 	/* in the order they are due */
 	for (p = &retired; *p;)
