@@ -173,7 +173,7 @@ copy_libs "$STAGE/usr/bin/sockcheck"
 # soft SMC-R's building blocks between two hosts (s5): the preload's rdma/
 # layer and the wire formats, with libibverbs opened at run time.
 ROOT=$(cd "$HERE/../.." && pwd)
-$CC_GUEST -O2 -Wall -Werror -std=c11 -D_GNU_SOURCE -I"$ROOT/wire" -I"$ROOT/preload/rdma" \
+$CC_GUEST -O2 -Wall -Werror -std=c11 -D_GNU_SOURCE -I"$ROOT/wire" -I"$ROOT/preload/base" -I"$ROOT/preload/rdma" \
 	-o "$STAGE/usr/bin/smcr_stream" "$ROOT"/tests/progs/smcr/*.c "$ROOT"/preload/rdma/*.c \
 	"$ROOT"/wire/clc*.c "$ROOT"/wire/smcr_*.c -ldl
 copy_libs "$STAGE/usr/bin/smcr_stream"
