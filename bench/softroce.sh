@@ -13,7 +13,8 @@
 # rxe's MTU 4096 for the kernel's SMC-R and soft SMC-R alike).  The second
 # table says where the CPU went (user, system and softirq time, context
 # switches, rxe packets); PERF=1 (the host's perf in the guests) adds each
-# guest's profile of round 1's throughput runs to build/vm/b1-*.log.
+# guest's profile of round 1's throughput runs to build/vm/b1-*.log, and
+# PERF=trace each sockperf thread's system calls over them instead.
 # Never part of a test run: TCG guests on a shared machine, minutes long.
 set -eu
 cd "$(dirname "$0")/.."
@@ -24,6 +25,7 @@ VM_MTU=${MTU:-1500}
 VM_PERF=${PERF:-0}
 export VMDIR VM_DRIVE VM_MTU VM_PERF
 make -s all
+mkdir -p "$VMDIR"
 tests/vm/run.sh b1 > "$VMDIR/softroce.txt" 2>&1 || true
 log=$VMDIR/b1-client.log
 grep -a -q '^RESULT ' "$log" 2>/dev/null || {

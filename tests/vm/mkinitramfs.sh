@@ -157,9 +157,9 @@ for p in socat sockperf; do
 	cp "$(command -v $p)" "$STAGE/usr/bin/$p"
 	copy_libs "$STAGE/usr/bin/$p"
 done
-# perf for bench/softroce.sh's profiles (PERF=1: VM_PERF=1), only when asked:
+# perf for bench/softroce.sh's profiles (PERF=1 or PERF=trace: VM_PERF), only when asked:
 # it is 9 MB and 28 libraries that every other boot would unpack
-if [ "${VM_PERF:-0}" = 1 ] && [ -z "$SYSROOT" ] && command -v perf >/dev/null; then
+if [ "${VM_PERF:-0}" != 0 ] && [ -z "$SYSROOT" ] && command -v perf >/dev/null; then
 	cp "$(command -v perf)" "$STAGE/usr/bin/perf"
 	copy_libs "$STAGE/usr/bin/perf"
 fi

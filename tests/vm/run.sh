@@ -17,7 +17,8 @@
 # VM_CASES=A,B,...: only these sockcheck cases in s8 (default: all).
 # VM_DRIVE=0|1: SMC_SOFT_DRIVE for the guests' soft SMC-R programs (default: the library's, 0).
 # VM_MTU=N: the guests' Ethernet MTU (default 1500; 9000: jumbo frames, rxe MTU 4096).
-# VM_PERF=1: perf in the initramfs, and b1 profiles both guests (bench/softroce.sh PERF=1).
+# VM_PERF=1: perf in the initramfs, and b1 profiles both guests (bench/softroce.sh PERF=1);
+# VM_PERF=trace: b1 counts each thread's system calls instead (perf trace -s).
 # VM_ARCH=s390x boots IBM Z guests (qemu-system-s390x, TCG) of Debian's
 # s390x kernel with the project cross-built for them against Debian's s390x
 # user space (tests/vm/fetch-root.sh); their fixtures go to kernel-6.12-s390x.
@@ -131,7 +132,7 @@ VMRECORD=
 [ -z "${VM_CASES:-}" ] || VMRECORD="${VMRECORD}vmcases=$VM_CASES "
 [ -z "${VM_DRIVE:-}" ] || VMRECORD="${VMRECORD}vmdrive=$VM_DRIVE "
 [ -z "${VM_MTU:-}" ] || VMRECORD="${VMRECORD}vmmtu=$VM_MTU "
-[ "${VM_PERF:-0}" = 1 ] && VMRECORD="${VMRECORD}vmperf=1 "
+[ "${VM_PERF:-0}" = 0 ] || VMRECORD="${VMRECORD}vmperf=$VM_PERF "
 [ "$VM_SLOW" = 1 ] || VMRECORD="${VMRECORD}vmslow=$VM_SLOW "
 FIXDIR=tests/fixtures/kernel-6.12
 [ "$VM_ARCH" = amd64 ] || FIXDIR=$FIXDIR-$VM_ARCH

@@ -17,7 +17,9 @@
 # the packets the client's rxe0 sent and received):
 #   SPLIT MODE TEST ROUND C_USER C_SYS C_SOFTIRQ C_CTXT S_USER S_SYS S_SOFTIRQ S_CTXT TX_PKTS RX_PKTS
 # With vmperf=1 (bench/softroce.sh PERF=1) both guests run `perf record -a`
-# over the middle of each throughput run of round 1 and print its profile.
+# over the middle of each throughput run of round 1 and print its profile;
+# with vmperf=trace (PERF=trace) `perf trace -s -a` instead, and print each
+# sockperf thread's system calls (count, errors, milliseconds).
 SCEN=b1-$VMROLE
 . /tests/lib.sh
 ROUNDS=${B1_ROUNDS:-3}
@@ -72,16 +74,28 @@ rxe_pkts() {
 			END { print t + 0, r + 0 }'
 }
 
-PERF=0
-grep -q 'vmperf=1' /proc/cmdline && command -v perf >/dev/null && PERF=1
+PERF=$(sed -n 's/.*vmperf=\([a-z0-9]*\).*/\1/p' /proc/cmdline)
+command -v perf >/dev/null || PERF=
+PERF=${PERF:-0}
 
 # perf_run NAME SECONDS: profile the whole guest for that long
 perf_run() {
-	perf record -q -a -o "/tmp/perf-$1.data" -- sleep "$2" >/dev/null 2>&1
+	if [ $PERF = trace ]; then
+		perf trace -s -a -o "/tmp/perf-$1.trace" -- sleep "$2" >/dev/null 2>&1
+	else
+		perf record -q -a -o "/tmp/perf-$1.data" -- sleep "$2" >/dev/null 2>&1
+	fi
 }
 
 # perf_show: every profile taken, as text on the console
 perf_show() {
+	for f in /tmp/perf-*.trace; do
+		[ -e "$f" ] || continue
+		echo "INFO b1/trace: $f"
+		# a thread's block starts " comm (tid), N events, P%"
+		awk '/^ [^ ].* \([0-9]+\), [0-9]+ events/ { show = $1 == "sockperf" }
+			show && NF' "$f" | sed 's/^/  trace | /'
+	done
 	for f in /tmp/perf-*.data; do
 		[ -e "$f" ] || continue
 		echo "INFO b1/perf: $f"
@@ -141,7 +155,7 @@ else
 				fi
 				spid=$!
 				ppid=
-				if [ $PERF = 1 ] && [ $r = 1 ] && [ $t = tp ]; then
+				if [ $PERF != 0 ] && [ $r = 1 ] && [ $t = tp ]; then
 					sleep 1
 					echo "$m-$t $((SECONDS_RUN - 3))" | nc "$VMPEER" 9002
 					perf_run "$m-$t" $((SECONDS_RUN - 3)) &
