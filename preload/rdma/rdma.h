@@ -109,6 +109,8 @@ int rdma_dev_open(const char *name, uint8_t port, const uint8_t gid[16], struct 
 void rdma_dev_hold(struct rdma_dev *d);
 void rdma_dev_close(struct rdma_dev *d);
 const struct rdma_port *rdma_dev_port(const struct rdma_dev *d);
+/* Whether our port is ACTIVE now (asked of the device, not of its events): 1, 0, or -errno. */
+int rdma_dev_port_active(struct rdma_dev *d);
 /* What the device says of itself, for our port. */
 enum rdma_dev_event {
 	RDMA_DEV_NONE,          /* nothing for our port */

@@ -125,6 +125,18 @@ const struct rdma_port *rdma_dev_port(const struct rdma_dev *d)
 	return &d->port;
 }
 
+int rdma_dev_port_active(struct rdma_dev *d)
+{
+	struct ibv_port_attr pa;
+	int rc;
+
+	memset(&pa, 0, sizeof(pa));
+	rc = rdma_v.query_port(d->ctx, d->port_num, &pa);
+	if (rc)
+		return rc > 0 ? -rc : -EIO;
+	return pa.state == IBV_PORT_ACTIVE;
+}
+
 int rdma_dev_event_fd(const struct rdma_dev *d)
 {
 	return d->ctx->async_fd;

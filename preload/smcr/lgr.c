@@ -373,8 +373,8 @@ void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 			smcr_sock_wake(s, false);
 			smcr_sock_wake(s, true);
 		}
-		smcr_log("libsmc-preload: soft SMC-R: link %u (%s) failed: rebuilt on new queue pairs, %u connections wait\n",
-			 l->num, l->dev_name, waiting);
+		smcr_log("libsmc-preload: soft SMC-R: link %u (%s) failed%s: rebuilt on new queue pairs, %u connections wait\n",
+			 l->num, l->dev_name, l->port_down ? " (its port is down)" : "", waiting);
 		pthread_cond_broadcast(&g->cv);
 		return;
 	}

@@ -10,7 +10,9 @@
  *
  * Either end may start: the one whose link failed first offers, the other
  * fails its end of that link and answers; two offers that cross need no
- * answer.  The server numbers the new link.
+ * answer.  The server numbers the new link.  A link that failed because its
+ * port went down (an interface flap) waits for the port first, as long as
+ * for the peer's answer afterwards.
  */
 #include <errno.h>
 #include <string.h>
@@ -20,7 +22,48 @@
 #include "smcr_int.h"
 #include "smcr_rebuild.h"
 
-/* With g->mu held: waits for the peer's message until SMCR_REBUILD_MS after start. */
+#define PORT_LOOK_MS 500
+
+static void deadline(struct timespec *end)
+{
+	clock_gettime(CLOCK_REALTIME, end);
+	end->tv_sec += SMCR_REBUILD_MS / 1000;
+}
+
+/*
+ * With g->mu held: waits SMCR_REBUILD_MS at most for link li's port to be
+ * back.  The device is asked, not only its events: the peer's offer may
+ * start the rebuild before our port's event was read.
+ */
+static int wait_port(struct smcr_lgr *g, int li)
+{
+	struct smcr_link *l = &g->link[li];
+	int64_t until = soft_now_ns() + SMCR_REBUILD_MS * 1000000LL;
+
+	for (;;) {
+		struct timespec look;
+		int active = l->dev_gone ? -ENODEV : rdma_dev_port_active(l->dev);
+
+		if (active < 0)
+			return active;
+		l->port_down = !active;
+		if (active)
+			return 0;
+		if (soft_now_ns() >= until)
+			return -ETIMEDOUT;
+		smcr_lgr_unlend(g);
+		/* its event wakes us (engine.c); a look now and then if none comes */
+		clock_gettime(CLOCK_REALTIME, &look);
+		look.tv_nsec += PORT_LOOK_MS * 1000000L;
+		if (look.tv_nsec >= 1000000000L) {
+			look.tv_sec++;
+			look.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&g->cv, &g->mu, &look);
+	}
+}
+
+/* With g->mu held: waits for the peer's message until end. */
 static int wait_peer(struct smcr_lgr *g, const struct timespec *end)
 {
 	while (!g->rebuild.have_peer) {
@@ -73,14 +116,17 @@ static void *rebuild_run(void *arg)
 	uint32_t key;
 	uint8_t num = 0;
 	int li, rc;
-	const char *step = "no answer from the peer";
+	const char *step = "its port did not come back";
 
-	clock_gettime(CLOCK_REALTIME, &end);
-	end.tv_sec += SMCR_REBUILD_MS / 1000;
 	pthread_mutex_lock(&g->mu);
 	li = g->rebuild.li;
+	rc = wait_port(g, li);
 	pthread_mutex_unlock(&g->mu);
-	rc = smcr_link_reopen(g, li, true);
+	if (!rc) {
+		step = "no answer from the peer";
+		deadline(&end);
+		rc = smcr_link_reopen(g, li, true);
+	}
 	pthread_mutex_lock(&g->mu);
 	if (!rc) {
 		rdma_qp_local(g->link[li].qp, &ours.qp);
@@ -119,7 +165,7 @@ bool smcr_rebuild_start(struct smcr_lgr *g, int li)
 {
 	struct smcr_link *l = &g->link[li];
 
-	if (!smcr_env.rebuild || g->rebuild.on || g->adding || l->dev_gone || l->port_down)
+	if (!smcr_env.rebuild || g->rebuild.on || g->adding || l->dev_gone)
 		return false;
 	g->rebuild.on = true;
 	g->rebuild.li = li;

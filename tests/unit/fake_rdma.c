@@ -186,6 +186,16 @@ const struct rdma_port *rdma_dev_port(const struct rdma_dev *d)
 	return &d->port;
 }
 
+int rdma_dev_port_active(struct rdma_dev *d)
+{
+	int rc;
+
+	pthread_mutex_lock(&mu);
+	rc = d->gone ? -ENODEV : !d->down;
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
 int rdma_dev_event_fd(const struct rdma_dev *d)
 {
 	return d->evfd;

@@ -282,6 +282,37 @@ TEST(smcr_rebuild_both_ends_parked)
 	close_all();
 }
 
+/*
+ * The client's port goes down and comes back (an interface flap): its only
+ * link waits for the port instead of resetting its connections, the
+ * server's failed link offers at once, and once the port is back the new
+ * link carries every byte, written meanwhile or after, once.
+ */
+TEST(smcr_rebuild_an_only_link_waits_for_its_port_to_come_back)
+{
+	int reset = 0;
+
+	one_link_two_conns("rbs2", "rbc2", 62);
+	CHECK_INT(run_to(50000), 0);
+	fake_rdma_port_down("rbc2");
+	for (int i = 0; i < 100; i++) {
+		step(100000, &reset);
+		usleep(2000);
+	}
+	CHECK_INT(reset, 0);
+	/* nothing of ours was offered while the port was down */
+	CHECK_INT(atomic_load(&cli.offers) + atomic_load(&cli.answers), 0);
+	fake_rdma_port_up("rbc2");
+	CHECK_INT(run_to(300000), 0);
+	CHECK(described(srv.g, "link 0 (number 2) connected up:"));
+	CHECK(described(cli.g, "link 0 (number 2) connected up:"));
+	for (int i = 0; i < NCONN; i++) {
+		CHECK_INT(smcr_sock_error(srv.s[i]), 0);
+		CHECK_INT(smcr_sock_error(cli.s[i]), 0);
+	}
+	close_all();
+}
+
 /* closed both ways over the new link: every connection is freed, the groups go */
 static void close_all(void)
 {

@@ -297,8 +297,9 @@ for s in $SCENARIOS; do
 		# a silent peer: 30 s of keepalive, its test and the host that stays up meanwhile
 		two_vms_at_least 300 "$s" 2
 		;;
-	s18)
-		# 96 MiB with their sums, an MTU too small for a link's retries, its rebuild
+	s18 | s19)
+		# 96 MiB with their sums, an MTU too small for a link's retries or
+		# an interface flap, the link's rebuild
 		two_vms_at_least 300 "$s"
 		;;
 	b1)
