@@ -205,3 +205,32 @@ proc_calls() {
 		done
 	done
 }
+# sum_receive PORT SUMS (server): socat under smc_run takes a stream on
+# PORT; the sha256 of what came goes to the client's SUMS (plain TCP).
+sum_receive() {
+	(smc_run socat -u TCP-LISTEN:$1,reuseaddr STDOUT 2>/tmp/socat.err | sha256sum > /tmp/got.sum) &
+	wait_for 6000 test -s /tmp/got.sum
+	cut -d' ' -f1 /tmp/got.sum > /tmp/sum
+	i=0; while ! nc "$VMPEER" "$2" < /tmp/sum && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+}
+# sum_send PORT SUMS MIB (client): MIB MiB of random bytes to the server's
+# PORT by socat under smc_run, in the background: their sha256 in
+# /tmp/sent.sum, socat's exit in /tmp/sent.rc, the server's sum from SUMS
+# in /tmp/peer.sum (its listener NCPID); sum_check checks them once
+# /tmp/sent.rc is there.
+sum_send() {
+	nc -l -p "$2" > /tmp/peer.sum &
+	NCPID=$!
+	rm -f /tmp/fifo
+	mkfifo /tmp/fifo
+	sha256sum < /tmp/fifo > /tmp/sent.sum &
+	(dd if=/dev/urandom bs=1048576 count="$3" 2>/dev/null | tee /tmp/fifo |
+		smc_run socat -u STDIN TCP:$VMPEER:$1,retry=100,interval=0.2 2>/tmp/socat.err
+		echo "rc=$?" > /tmp/sent.rc) &
+}
+sum_check() {
+	grepcheck socat-exit '^rc=0$' /tmp/sent.rc
+	wait_for 600 test -s /tmp/peer.sum
+	wait $NCPID
+	ok bytes-intact grep -qx "$(cut -d' ' -f1 /tmp/sent.sum)" /tmp/peer.sum
+}

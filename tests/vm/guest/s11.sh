@@ -20,21 +20,11 @@ SUMS=5300               # the server's sum to the client (plain TCP, busybox nc)
 soft_two_links_host
 
 if [ "$VMROLE" = server ]; then
-	(smc_run socat -u TCP-LISTEN:$PORT,reuseaddr STDOUT 2>/tmp/socat.err | sha256sum > /tmp/got.sum) &
-	wait_for 6000 test -s /tmp/got.sum
-	cut -d' ' -f1 /tmp/got.sum > /tmp/sum
-	i=0; while ! nc "$VMPEER" $SUMS < /tmp/sum && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+	sum_receive $PORT $SUMS
 	ok socat-no-error sh -c "! grep -q ' socat\[[0-9]*\] E ' /tmp/socat.err"
 	grep -a -e 'soft SMC-R' -e ' E ' /tmp/socat.err | sed 's/^/  | /'
 else
-	nc -l -p $SUMS > /tmp/peer.sum &
-	NCPID=$!
-	rm -f /tmp/fifo
-	mkfifo /tmp/fifo
-	sha256sum < /tmp/fifo > /tmp/sent.sum &
-	(dd if=/dev/urandom bs=1048576 count=$MIB 2>/dev/null | tee /tmp/fifo |
-		smc_run socat -u STDIN TCP:$VMPEER:$PORT,retry=100,interval=0.2 2>/tmp/socat.err
-		echo "rc=$?" > /tmp/sent.rc) &
+	sum_send $PORT $SUMS $MIB
 	t0=$(date +%s)
 	wait_for 600 sh -c "smcss -a | grep -q '^ACTIVE .*:$PORT .* SMCR'"
 	wait_for 600 grep -q 'second link is up' /tmp/socat.err
@@ -73,10 +63,7 @@ else
 		fi
 	done
 	echo "INFO $SCEN/transfer: $MIB MiB in $(($(date +%s) - t0)) s"
-	grepcheck socat-exit '^rc=0$' /tmp/sent.rc
-	wait_for 600 test -s /tmp/peer.sum
-	wait $NCPID
-	ok bytes-intact grep -qx "$(cut -d' ' -f1 /tmp/sent.sum)" /tmp/peer.sum
+	sum_check
 	grep -a -e 'soft SMC-R' -e ' E ' /tmp/socat.err | sed 's/^/  | /'
 fi
 kill $SOFTD 2>/dev/null
