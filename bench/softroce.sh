@@ -15,6 +15,9 @@
 # switches, rxe packets); PERF=1 (the host's perf in the guests) adds each
 # guest's profile of round 1's throughput runs to build/vm/b1-*.log, and
 # PERF=trace each sockperf thread's system calls over them instead.
+# ROUNDS=N rounds (default 3).  Each guest's log has an "INFO b1/copy" line:
+# what a copied byte costs there in user space and in the kernel
+# (bench/copyrate.c).
 # Never part of a test run: TCG guests on a shared machine, minutes long.
 set -eu
 cd "$(dirname "$0")/.."
@@ -23,7 +26,8 @@ VMDIR=${VMDIR:-build/vm}
 VM_DRIVE=${SMC_SOFT_DRIVE:-0}
 VM_MTU=${MTU:-1500}
 VM_PERF=${PERF:-0}
-export VMDIR VM_DRIVE VM_MTU VM_PERF
+VM_ROUNDS=${ROUNDS:-3}
+export VMDIR VM_DRIVE VM_MTU VM_PERF VM_ROUNDS
 make -s all
 mkdir -p "$VMDIR"
 tests/vm/run.sh b1 > "$VMDIR/softroce.txt" 2>&1 || true
@@ -33,4 +37,5 @@ grep -a -q '^RESULT ' "$log" 2>/dev/null || {
 	exit 1
 }
 kernel=$(sed -n 's/.*Linux version \([^ ]*\).*/\1/p' "$log" | tr -d '\r' | head -n 1)
-grep -a -e '^RESULT ' -e '^SPLIT ' "$log" | tr -d '\r' | python3 bench/softroce_table.py "$OUT" "${kernel:-unknown}" "$VM_DRIVE" "$VM_MTU"
+{ grep -a -e '^RESULT ' -e '^SPLIT ' "$log" | tr -d '\r'; cat "$VMDIR/b1-host.txt" 2>/dev/null; } |
+	python3 bench/softroce_table.py "$OUT" "${kernel:-unknown}" "$VM_DRIVE" "$VM_MTU"

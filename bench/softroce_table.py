@@ -7,7 +7,9 @@ over the rounds that ran; ratios are oriented so that above 1 is better for
 the mode: throughput mode/TCP, latency TCP/mode, CPU TCP/mode (per GB, per
 round trip).  Writes the JSON to argv[1]; argv[2] names the guests' kernel,
 argv[3] the SMC_SOFT_DRIVE of the soft SMC-R runs, argv[4] the guests'
-Ethernet MTU.
+Ethernet MTU.  HOSTMARK begin|end MODE TEST ROUND TICKS lines
+(tests/vm/hostcpu.sh) give each run's CPU as the host paid it, both
+QEMUs: host_cpu in the rows, with its ratios.
 """
 import json
 import statistics
@@ -17,8 +19,13 @@ HZ = 100            # USER_HZ: /proc/stat's jiffies
 
 runs = {}
 splits = {}
+marks = {}
 for line in sys.stdin:
     f = line.split()
+    if len(f) == 6 and f[0] == "HOSTMARK":
+        test = {"pp": "latency", "tp": "throughput"}.get(f[3], f[3])
+        marks.setdefault((f[2], test, f[4]), {})[f[1]] = int(f[5])
+        continue
     if len(f) == 14 and f[0] == "SPLIT":
         test = {"pp": "latency", "tp": "throughput"}.get(f[2], f[2])
         splits[(f[1], test, f[3])] = [int(x) for x in f[4:]]
@@ -62,10 +69,17 @@ def per_unit(test, value, cpu, count):
     return cpu * 1e6 / HZ / count if count else None
 
 
+def host_ticks(mode, test, rnd):
+    m = marks.get((mode, test, rnd), {})
+    return m["end"] - m["begin"] if "begin" in m and "end" in m else None
+
+
 table = {}
 for (mode, test), rs in sorted(runs.items()):
     ran = [r for r in rs if r[0] > 0]
     cpu = [c for c in (per_unit(test, r[0], r[1], r[3]) for r in ran) if c is not None]
+    host = [c for c in (per_unit(test, r[0], host_ticks(mode, test, r[4]), r[3]) for r in ran
+                        if host_ticks(mode, test, r[4]) is not None) if c is not None]
     table[(mode, test)] = {
         "value": statistics.median(r[0] for r in ran) if ran else 0.0,
         "cpu": statistics.median(cpu) if cpu else None,
@@ -73,6 +87,7 @@ for (mode, test), rs in sorted(runs.items()):
         "rounds": len(ran),
         "failed_rounds": len(rs) - len(ran),
         "split": split_of(mode, test, ran),
+        "host": statistics.median(host) if host else None,
     }
 
 rows = []
@@ -99,6 +114,12 @@ for (mode, test), t in sorted(table.items()):
         row["ratio_to_kernel_smcr"] = round(better(t["value"], ker["value"]), 3)
         if t["cpu"] and ker["cpu"]:
             row["cpu_ratio_to_kernel_smcr"] = round(ker["cpu"] / t["cpu"], 3)
+    if t["host"]:
+        row["host_cpu"] = round(t["host"], 3)
+        if mode != "tcp" and tcp and tcp["host"]:
+            row["host_cpu_ratio_to_tcp"] = round(tcp["host"] / t["host"], 3)
+        if mode == "soft" and ker and ker["host"]:
+            row["host_cpu_ratio_to_kernel_smcr"] = round(ker["host"] / t["host"], 3)
     if t["split"]:
         row["cpu_split"] = t["split"]
     if mode == "kernel":
@@ -108,7 +129,8 @@ for (mode, test), t in sorted(table.items()):
 with open(sys.argv[1], "w") as fh:
     json.dump({"kernel": sys.argv[2] if len(sys.argv) > 2 else "unknown",
                "method": "tests/vm/guest/b1.sh: sockperf between two one-CPU TCG guests, "
-                         "interleaved rounds, medians; CPU of both guests from /proc/stat",
+                         "interleaved rounds, medians; CPU of both guests from /proc/stat, and "
+                         "host_cpu: both QEMUs' CPU on the host (tests/vm/hostcpu.sh)",
                "soft_drive": int(sys.argv[3]) if len(sys.argv) > 3 else 0,
                "mtu": int(sys.argv[4]) if len(sys.argv) > 4 else 1500,
                "rows": rows}, fh, indent=1)
@@ -132,3 +154,12 @@ if any("cpu_split" in r for r in rows):
         if sp:
             print(f"{r['name']:22} {sp['user']:>9} {sp['sys']:>9} {sp['softirq']:>9} {sp['ctxt']:>9} "
                   f"{sp['tx_pkts']:>9} {sp['rx_pkts']:>9}")
+
+if any("host_cpu" in r for r in rows):
+    print()
+    print(f"{'name':22} {'host CPU':>9} {'vs TCP':>7} {'vs kernel':>9}"
+          "  (both QEMUs on the host; per GB in ms, or per round trip in us)")
+    for r in rows:
+        if "host_cpu" in r:
+            print(f"{r['name']:22} {r['host_cpu']:>9} {r.get('host_cpu_ratio_to_tcp', ''):>7} "
+                  f"{r.get('host_cpu_ratio_to_kernel_smcr', ''):>9}")

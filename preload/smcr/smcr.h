@@ -115,9 +115,10 @@ int smcr_lgr_describe(struct smcr_lgr *g, char *buf, size_t size);
 void smcr_lgr_set_peer_host(struct smcr_lgr *g, const char *host);
 
 /*
- * A group's only link rebuilt on new queue pairs when it fails while its
- * port is up (rxe parked it; doc/soft-roce.md section 5, "The only
- * link"): a queue pair that cannot send cannot say where the new one is,
+ * A group's only link rebuilt on new queue pairs when it fails (rxe
+ * parked it, or its port went down and comes back within SMCR_REBUILD_MS;
+ * doc/soft-roce.md section 5, "The only link"): a queue pair that cannot
+ * send cannot say where the new one is,
  * so the two ends exchange their new queue pairs' addresses outside the
  * link, through the caller (env.rebuild: the daemons' relay).  The
  * group's connections wait meanwhile and go on over the new link from

@@ -19,6 +19,7 @@
 # VM_MTU=N: the guests' Ethernet MTU (default 1500; 9000: jumbo frames, rxe MTU 4096).
 # VM_PERF=1: perf in the initramfs, and b1 profiles both guests (bench/softroce.sh PERF=1);
 # VM_PERF=trace: b1 counts each thread's system calls instead (perf trace -s).
+# VM_ROUNDS=N: b1's rounds (default 3).
 # VM_ARCH=s390x boots IBM Z guests (qemu-system-s390x, TCG) of Debian's
 # s390x kernel with the project cross-built for them against Debian's s390x
 # user space (tests/vm/fetch-root.sh); their fixtures go to kernel-6.12-s390x.
@@ -133,6 +134,7 @@ VMRECORD=
 [ -z "${VM_DRIVE:-}" ] || VMRECORD="${VMRECORD}vmdrive=$VM_DRIVE "
 [ -z "${VM_MTU:-}" ] || VMRECORD="${VMRECORD}vmmtu=$VM_MTU "
 [ "${VM_PERF:-0}" = 0 ] || VMRECORD="${VMRECORD}vmperf=$VM_PERF "
+[ -z "${VM_ROUNDS:-}" ] || VMRECORD="${VMRECORD}vmrounds=$VM_ROUNDS "
 [ "$VM_SLOW" = 1 ] || VMRECORD="${VMRECORD}vmslow=$VM_SLOW "
 FIXDIR=tests/fixtures/kernel-6.12
 [ "$VM_ARCH" = amd64 ] || FIXDIR=$FIXDIR-$VM_ARCH
@@ -303,8 +305,14 @@ for s in $SCENARIOS; do
 		two_vms_at_least 300 "$s"
 		;;
 	b1)
-		# bench/softroce.sh: minutes of sockperf runs through one-CPU TCG guests
+		# bench/softroce.sh: minutes of sockperf runs through one-CPU TCG
+		# guests, and the host's CPU for each of them (hostcpu.sh)
+		rm -f "$VMDIR/b1-client.log"
+		"$HERE/hostcpu.sh" "$VMDIR/b1-client.log" "$VMDIR/b1.sock" "$VMDIR/b1-host.txt" &
+		hpid=$!
 		two_vms_at_least 1800 "$s"
+		kill $hpid 2>/dev/null
+		wait $hpid 2>/dev/null
 		;;
 	s8)
 		# every sockcheck case, one after the other, each with its negotiation

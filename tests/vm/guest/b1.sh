@@ -16,13 +16,16 @@
 # one line more per run (jiffies and context switches of each guest, and
 # the packets the client's rxe0 sent and received):
 #   SPLIT MODE TEST ROUND C_USER C_SYS C_SOFTIRQ C_CTXT S_USER S_SYS S_SOFTIRQ S_CTXT TX_PKTS RX_PKTS
+# and "MARK begin|end MODE TEST ROUND" around each sockperf run, where the
+# host reads its two QEMUs' CPU time (tests/vm/hostcpu.sh).
 # With vmperf=1 (bench/softroce.sh PERF=1) both guests run `perf record -a`
 # over the middle of each throughput run of round 1 and print its profile;
 # with vmperf=trace (PERF=trace) `perf trace -s -a` instead, and print each
 # sockperf thread's system calls (count, errors, milliseconds).
 SCEN=b1-$VMROLE
 . /tests/lib.sh
-ROUNDS=${B1_ROUNDS:-3}
+ROUNDS=$(sed -n 's/.*vmrounds=\([0-9]*\).*/\1/p' /proc/cmdline)
+ROUNDS=${ROUNDS:-3}
 SECONDS_RUN=${B1_SECONDS:-8}
 export SMC_SOFT_SOCKET=/tmp/soft/control
 # a sleeping reader or writer takes its link's completions (doc/soft-roce.md section 4)
@@ -32,6 +35,8 @@ echo "INFO b1/drive: SMC_SOFT_DRIVE=$DRIVE"
 # bench/softroce.sh records the kernel from this line (the console prints no banner)
 echo "INFO b1/kernel: Linux version $(uname -r)"
 echo "INFO b1/mtu: eth0 $(cat /sys/class/net/eth0/mtu)"
+# what a copied byte costs here in user space and in the kernel (bench/copyrate.c)
+echo "INFO b1/copy: $(copyrate 256 2>&1)"
 
 ok rdma-link-add rdma link add rxe0 type rxe netdev eth0
 ok ueid-add smcr ueid add SMC-VM-TEST-EID
@@ -146,6 +151,8 @@ else
 			for t in pp tp; do
 				p=$(port_of $m)
 				b0=$(busy); p0=$(peer_stat); s0=${p0%% *}; c0=$(split); x0=$(rxe_pkts)
+				# the host reads its QEMUs' CPU at each MARK (tests/vm/hostcpu.sh)
+				echo "MARK begin $m $t $r"
 				if [ $t = pp ]; then
 					run_mode $m sockperf ping-pong --tcp -i "$VMPEER" -p $p -m 14 -t "$SECONDS_RUN" \
 						> /tmp/run.out 2>&1 &
@@ -168,6 +175,7 @@ else
 				[ $m = tcp ] || via=$(SMC_BACKEND=$m smcss -a 2>/dev/null |
 					awk -v p=":$p" '$5 ~ p"$" { print $7; exit }')
 				wait $spid
+				echo "MARK end $m $t $r"
 				[ -z "$ppid" ] || wait $ppid
 				b1=$(busy); p1=$(peer_stat); s1=${p1%% *}; c1=$(split); x1=$(rxe_pkts)
 				cpu=$(( b1 - b0 + ${s1:-0} - ${s0:-0} ))
