@@ -78,8 +78,8 @@ table = {}
 for (mode, test), rs in sorted(runs.items()):
     ran = [r for r in rs if r[0] > 0]
     cpu = [c for c in (per_unit(test, r[0], r[1], r[3]) for r in ran) if c is not None]
-    host = [c for c in (per_unit(test, r[0], host_ticks(mode, test, r[4]), r[3]) for r in ran
-                        if host_ticks(mode, test, r[4]) is not None) if c is not None]
+    ticks = [(r, host_ticks(mode, test, r[4])) for r in ran]
+    host = [c for c in (per_unit(test, r[0], t, r[3]) for r, t in ticks if t is not None) if c is not None]
     table[(mode, test)] = {
         "value": statistics.median(r[0] for r in ran) if ran else 0.0,
         "cpu": statistics.median(cpu) if cpu else None,

@@ -267,18 +267,23 @@ void smcr_llc_in(struct smcr_lgr *g, int li, const uint8_t *msg, uint32_t len)
 	}
 }
 
+void smcr_realtime_in(struct timespec *end, int ms)
+{
+	clock_gettime(CLOCK_REALTIME, end);
+	end->tv_sec += ms / 1000;
+	end->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (end->tv_nsec >= 1000000000) {
+		end->tv_sec++;
+		end->tv_nsec -= 1000000000;
+	}
+}
+
 int smcr_llc_wait(struct smcr_lgr *g, bool (*match)(struct smcr_lgr *g, int li, const struct smcr_llc_msg *m, const void *arg),
 		  const void *arg, struct smcr_llc_msg *m, int ms)
 {
 	struct timespec end;
 
-	clock_gettime(CLOCK_REALTIME, &end);
-	end.tv_sec += ms / 1000;
-	end.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (end.tv_nsec >= 1000000000) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000;
-	}
+	smcr_realtime_in(&end, ms);
 	for (;;) {
 		for (unsigned i = 0; i < g->nin; i++) {
 			if (smcr_llc_decode_in(g, g->inbox[i].li, g->inbox[i].msg, g->inbox[i].len, m) ||

@@ -24,12 +24,6 @@
 
 #define PORT_LOOK_MS 500
 
-static void deadline(struct timespec *end)
-{
-	clock_gettime(CLOCK_REALTIME, end);
-	end->tv_sec += SMCR_REBUILD_MS / 1000;
-}
-
 /*
  * With g->mu held: waits SMCR_REBUILD_MS at most for link li's port to be
  * back.  The device is asked, not only its events: the peer's offer may
@@ -53,12 +47,7 @@ static int wait_port(struct smcr_lgr *g, int li)
 			return -ETIMEDOUT;
 		smcr_lgr_unlend(g);
 		/* its event wakes us (engine.c); a look now and then if none comes */
-		clock_gettime(CLOCK_REALTIME, &look);
-		look.tv_nsec += PORT_LOOK_MS * 1000000L;
-		if (look.tv_nsec >= 1000000000L) {
-			look.tv_sec++;
-			look.tv_nsec -= 1000000000L;
-		}
+		smcr_realtime_in(&look, PORT_LOOK_MS);
 		pthread_cond_timedwait(&g->cv, &g->mu, &look);
 	}
 }
@@ -124,7 +113,7 @@ static void *rebuild_run(void *arg)
 	pthread_mutex_unlock(&g->mu);
 	if (!rc) {
 		step = "no answer from the peer";
-		deadline(&end);
+		smcr_realtime_in(&end, SMCR_REBUILD_MS);
 		rc = smcr_link_reopen(g, li, true);
 	}
 	pthread_mutex_lock(&g->mu);

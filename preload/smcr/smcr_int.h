@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "smcr.h"
 
@@ -138,6 +139,8 @@ extern struct smcr_env smcr_env;
 struct smcr_lgr *smcr_lgr_of_key(uint32_t key);
 /* A group's view changed (a link up or down, a connection started or gone): smcr_lgr_changes(). */
 void smcr_view_changed(void);
+/* *end = now + ms on CLOCK_REALTIME, as pthread_cond_timedwait() takes it (llc.c). */
+void smcr_realtime_in(struct timespec *end, int ms);
 /* Adds g to the progress thread's groups (starting it once). 0 or -errno. */
 int smcr_engine_add(struct smcr_lgr *g);
 /* The group's links changed: the progress thread looks again. */

@@ -306,8 +306,7 @@ static int peer_rkeys(struct smcr_sock *s)
 	struct smcr_lgr *g = s->g;
 	struct timespec end;
 
-	clock_gettime(CLOCK_REALTIME, &end);
-	end.tv_sec += LLC_WAIT_MS / 1000;
+	smcr_realtime_in(&end, LLC_WAIT_MS);
 	while (!peer_rkeys_known(s)) {
 		for (unsigned i = 0; i < g->nin; i++) {
 			struct smcr_llc_msg m;
@@ -347,8 +346,7 @@ static int adding_over(struct smcr_lgr *g)
 {
 	struct timespec end;
 
-	clock_gettime(CLOCK_REALTIME, &end);
-	end.tv_sec += 2 * LLC_WAIT_MS / 1000;
+	smcr_realtime_in(&end, 2 * LLC_WAIT_MS);
 	while (g->adding) {
 		smcr_lgr_unlend(g);
 		if (pthread_cond_timedwait(&g->cv, &g->mu, &end) == ETIMEDOUT)
