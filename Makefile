@@ -236,11 +236,11 @@ TEST_PROGS += $(O)/tests/soft_pair
 
 # Soft SMC-R's building blocks between two hosts (tests/vm/guest/s5.sh): the
 # preload's rdma/ layer and the wire formats, without the rest of the preload.
-SMCR_STREAM_SRCS := $(wildcard tests/progs/smcr/*.c preload/rdma/*.c wire/clc*.c wire/smcr_*.c)
+SMCR_STREAM_SRCS := preload/base/thread.c $(wildcard tests/progs/smcr/*.c preload/rdma/*.c wire/clc*.c wire/smcr_*.c)
 $(O)/tests/smcr_stream: $(SMCR_STREAM_SRCS) $(wildcard tests/progs/smcr/*.h preload/rdma/*.h wire/*.h)
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(WFLAGS) $(CFLAGS) $(SANFLAGS) -Iwire -Ipreload/base -Ipreload/rdma -o $@ $(SMCR_STREAM_SRCS) -ldl
+	$(Q)$(CC) $(WFLAGS) $(CFLAGS) $(SANFLAGS) -Iwire -Ipreload/base -Ipreload/rdma -o $@ $(SMCR_STREAM_SRCS) -ldl -lpthread
 TEST_PROGS += $(O)/tests/smcr_stream
 
 # The preload's soft SMC-R layer between two hosts (tests/vm/guest/s6.sh):

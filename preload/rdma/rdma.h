@@ -262,7 +262,10 @@ struct rdma_dev *rdma_qp_dev(const struct rdma_qp *qp);
  * open until then (a hold of its own).  qp is no longer the caller's.
  */
 void rdma_retire(struct rdma_qp *qp);
-/* Destroys those due by now_ns (CLOCK_MONOTONIC): how many still wait. */
+/*
+ * Destroys those due by now_ns (CLOCK_MONOTONIC) on a thread of its own
+ * (the kernel may take long): how many still wait or are being destroyed.
+ */
 unsigned rdma_retired_reap(int64_t now_ns);
 /* In a forked child: the parent's are not ours to destroy. */
 void rdma_retired_after_fork_child(void);

@@ -45,6 +45,30 @@ void rdma_retire(struct rdma_qp *qp)
 	pthread_mutex_unlock(&retired_mu);
 }
 
+/* taken off the list by rdma_retired_reap(), not yet destroyed */
+static unsigned destroying;
+
+static void *destroy_due(void *arg)
+{
+	struct retired *due = arg;
+	unsigned n = 0;
+
+	while (due) {
+		struct retired *r = due;
+		struct rdma_dev *dev = rdma_qp_dev(r->qp);
+
+		due = r->next;
+		rdma_qp_destroy(r->qp);
+		rdma_dev_close(dev);
+		free(r);
+		n++;
+	}
+	pthread_mutex_lock(&retired_mu);
+	destroying -= n;
+	pthread_mutex_unlock(&retired_mu);
+	return NULL;
+}
+
 unsigned rdma_retired_reap(int64_t now_ns)
 {
 	struct retired *due = NULL, **tail = &due;
@@ -55,21 +79,20 @@ unsigned rdma_retired_reap(int64_t now_ns)
 		*tail = retired;
 		tail = &retired->next;
 		retired = retired->next;
+		destroying++;
 	}
 	*tail = NULL;
 	for (struct retired *r = retired; r; r = r->next)
 		left++;
+	left += destroying;
 	pthread_mutex_unlock(&retired_mu);
-	/* destroying may wait for the kernel: not with the list's mutex held */
-	while (due) {
-		struct retired *r = due;
-		struct rdma_dev *dev = rdma_qp_dev(r->qp);
-
-		due = r->next;
-		rdma_qp_destroy(r->qp);
-		rdma_dev_close(dev);
-		free(r);
-	}
+	/*
+	 * A destroy waits for the kernel, up to 50 s for packets that a network
+	 * device which went down still holds (doc/kernels.md): on a thread of
+	 * its own, not the caller's (the progress thread of every connection).
+	 */
+	if (due && lib_thread_start(destroy_due, due))
+		destroy_due(due);
 	return left;
 }
 
@@ -80,6 +103,7 @@ void rdma_retired_after_fork_child(void)
 	/* the parent's queue pairs are the parent's to destroy: only our records of them go */
 	pthread_mutex_init(&retired_mu, NULL);
 	retired = NULL;
+	destroying = 0;
 	while (r) {
 		struct retired *next = r->next;
 

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,7 @@ static struct rdma_qp *qps[MAX_OBJS];
 static struct mr_rec mrs[4 * MAX_OBJS];
 static uint32_t next_key = 0x100;
 long fake_rdma_writes, fake_rdma_msgs, fake_rdma_lends, fake_rdma_unlends, fake_rdma_stops;
+_Atomic bool fake_rdma_destroy_held;
 
 int rdma_lib_load(void)
 {
@@ -262,6 +264,9 @@ int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct r
 
 void rdma_qp_destroy(struct rdma_qp *q)
 {
+	/* 2 s at most: a caller that waits for it is late, not stuck */
+	for (int i = 0; i < 2000 && atomic_load(&fake_rdma_destroy_held); i++)
+		usleep(1000);
 	pthread_mutex_lock(&mu);
 	del_obj((void **)qps, q);
 	for (int i = 0; i < MAX_OBJS; i++)

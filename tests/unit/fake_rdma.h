@@ -15,6 +15,7 @@ void fake_rdma_add(const char *name);
  * made later work.
  */
 void fake_rdma_park(const char *name);
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The RoCE v2 GID of 10.net.0.host (::ffff:10.net.0.host): the fake routes by GID and queue pair. */
@@ -31,5 +32,7 @@ extern long fake_rdma_lends, fake_rdma_unlends;
 /* Queue pairs stopped (rdma_qp_stop()), and those not destroyed yet. */
 extern long fake_rdma_stops;
 int fake_rdma_qps_live(void);
+/* While set, rdma_qp_destroy() waits, up to 2 s (as rxe's for packets a downed network device holds). */
+extern _Atomic bool fake_rdma_destroy_held;
 
 #endif

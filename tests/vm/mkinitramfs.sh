@@ -176,8 +176,8 @@ copy_libs "$STAGE/usr/bin/sockcheck"
 # layer and the wire formats, with libibverbs opened at run time.
 ROOT=$(cd "$HERE/../.." && pwd)
 $CC_GUEST -O2 -Wall -Werror -std=c11 -D_GNU_SOURCE -I"$ROOT/wire" -I"$ROOT/preload/base" -I"$ROOT/preload/rdma" \
-	-o "$STAGE/usr/bin/smcr_stream" "$ROOT"/tests/progs/smcr/*.c "$ROOT"/preload/rdma/*.c \
-	"$ROOT"/wire/clc*.c "$ROOT"/wire/smcr_*.c -ldl
+	-o "$STAGE/usr/bin/smcr_stream" "$ROOT"/tests/progs/smcr/*.c "$ROOT"/preload/base/thread.c \
+	"$ROOT"/preload/rdma/*.c "$ROOT"/wire/clc*.c "$ROOT"/wire/smcr_*.c -ldl -lpthread
 copy_libs "$STAGE/usr/bin/smcr_stream"
 # the preload's soft SMC-R layer (s6): rdma/ and smcr/ with a link group
 $CC_GUEST -O2 -Wall -Werror -std=c11 -D_GNU_SOURCE -I"$ROOT/wire" -I"$ROOT/preload/base" -I"$ROOT/preload/rdma" \
