@@ -201,9 +201,49 @@ wait_for() {
 proc_calls() {
 	for p in $(pidof "$1"); do
 		for t in /proc/$p/task/*; do
-			echo "  > $1 $p thread ${t##*/}: $(cat $t/syscall 2>&1) ($(cat $t/wchan 2>&1))"
+			echo "  > $1 $p thread ${t##*/}: $(cat $t/syscall 2>&1) ($(cat $t/wchan 2>&1), $(sed -n 's/^State:\t//p' $t/status 2>&1))"
+			sed 's/^/  >   /' $t/stack 2>/dev/null
 		done
 	done
+}
+# stuck_watch SECONDS WHAT: if this script has not removed /tmp/watch.WHAT
+# within SECONDS, every task asleep in the kernel (state D) with its
+# stack, for a step that hung (the watch runs in the background).
+stuck_watch() {
+	touch "/tmp/watch.$2"
+	(
+		sleep "$1"
+		[ -e "/tmp/watch.$2" ] || exit 0
+		echo "INFO $SCEN: $2 still under way after $1 s; tasks in the kernel:"
+		for t in /proc/[0-9]*/task/[0-9]*; do
+			st=$(sed -n 's/^State:\t\(.\).*/\1/p' "$t/status" 2>/dev/null)
+			[ "$st" = D ] || continue
+			echo "  > $(cat "$t/comm" 2>/dev/null) ${t#/proc/}: $(cat "$t/wchan" 2>/dev/null)"
+			sed 's/^/  >   /' "$t/stack" 2>/dev/null
+		done
+		dmesg | tail -40 | sed 's/^/  > dmesg: /'
+	) &
+}
+# wait_downed PID FILE LAST PROG IFACE...: waits for PROG (process PID), which
+# ran while the interfaces IFACE went down, until FILE says LAST (its
+# result) or it ends, then brings IFACE up again and waits for its end;
+# its exit status.  A program's exit destroys its queue pairs, and rxe's
+# destroy waits up to 50 s for each packet of theirs that a downed virtio
+# interface still holds (doc/kernels.md): the interfaces come back first,
+# as that wait is the kernel's, not what these scenarios test.  Where
+# PROG's threads are if it does not end.
+wait_downed() {
+	wpid=$1 wfile=$2 wlast=$3 wprog=$4; shift 4
+	# however long its bytes take (the host's timeout bounds it); kill -0 in
+	# this shell, which reaped an ended child that another's would find a zombie
+	while ! grep -q "$wlast" "$wfile" && kill -0 "$wpid" 2>/dev/null; do sleep 0.2; done
+	for i in "$@"; do ip link set "$i" up; done
+	if ! wait_for 600 eval "! kill -0 $wpid"; then
+		echo "INFO $SCEN: $wprog still running 60 s after its interfaces came back"
+		proc_calls "$wprog"
+		dmesg | tail -20 | sed 's/^/  > dmesg: /'
+	fi
+	wait "$wpid"
 }
 # sum_receive PORT SUMS (server): socat under smc_run takes a stream on
 # PORT; the sha256 of what came goes to the client's SUMS (plain TCP).

@@ -27,7 +27,7 @@ else
 	SPID=$!
 	wait_quarter /tmp/stream.out
 	ip link set eth1 down
-	wait $SPID
+	wait_downed $SPID /tmp/stream.out '^smcr_stream: OK' smcr_stream eth1
 	echo "rc=$?" >> /tmp/stream.out
 	grepcheck stream-client "^smcr_stream: OK client sent $BYTES bytes by RDMA WRITE .*, 1 failovers" /tmp/stream.out
 	grepcheck failover-line 'link 2 failed (.*), on link 1 now' /tmp/stream.out

@@ -34,7 +34,7 @@ else
 	SPID=$!
 	wait_quarter /tmp/conns.out
 	ip link set eth1 down
-	wait $SPID
+	wait_downed $SPID /tmp/conns.out '^smcr_conns: OK' smcr_conns eth1
 	echo "rc=$?" >> /tmp/conns.out
 	rdma statistic show link rxe0/1 >> /tmp/conns.out 2>&1
 	grepcheck conns-client "^smcr_conns: OK client sent $BYTES and received $BYTES bytes on each of $CONNS connections, every byte checked, .*, 1 failovers" /tmp/conns.out

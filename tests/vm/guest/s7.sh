@@ -11,6 +11,7 @@ SCEN=s7-$VMROLE
 . /tests/lib.sh
 PORT=5003
 CONNS=4
+export SMC_DEBUG=1
 BYTES=67108864
 
 rxe_two_networks
@@ -26,9 +27,12 @@ else
 	smcr_conns client "$VMPEER" $PORT rxe0 rxe1 $ME2 $CONNS $BYTES reset > /tmp/conns.out 2>&1 &
 	SPID=$!
 	wait_quarter /tmp/conns.out
+	stuck_watch 60 interfaces-down
 	ip link set eth1 down
 	ip link set eth0 down
-	wait $SPID
+	rm -f /tmp/watch.interfaces-down
+	echo "INFO $SCEN: both interfaces down"
+	wait_downed $SPID /tmp/conns.out '^smcr_conns: OK' smcr_conns eth0 eth1
 	echo "rc=$?" >> /tmp/conns.out
 	grepcheck reset-client "^smcr_conns: OK client: every connection ended with ECONNRESET, .* every byte checked, 2 links failed" /tmp/conns.out
 	grepcheck reset-client-exit '^rc=0$' /tmp/conns.out
