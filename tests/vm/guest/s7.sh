@@ -32,7 +32,11 @@ else
 	ip link set eth0 down
 	rm -f /tmp/watch.interfaces-down
 	echo "INFO $SCEN: both interfaces down"
-	wait_downed $SPID /tmp/conns.out '^smcr_conns: OK' smcr_conns eth0 eth1
+	# its exit waits up to 50 s for each queue pair whose packets the downed
+	# interfaces hold (doc/kernels.md); they stay down: up again, the
+	# server's retries into our stopped queue pairs could freeze this
+	# guest's kernel (doc/kernels.md, "a guest freezes")
+	wait $SPID
 	echo "rc=$?" >> /tmp/conns.out
 	grepcheck reset-client "^smcr_conns: OK client: every connection ended with ECONNRESET, .* every byte checked, 2 links failed" /tmp/conns.out
 	grepcheck reset-client-exit '^rc=0$' /tmp/conns.out
