@@ -264,8 +264,8 @@ int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct r
 
 void rdma_qp_destroy(struct rdma_qp *q)
 {
-	/* 2 s at most: a caller that waits for it is late, not stuck */
-	for (int i = 0; i < 2000 && atomic_load(&fake_rdma_destroy_held); i++)
+	/* 60 s at most: a caller that waits for it is late, not stuck; a slow (TCG) guest's test takes seconds */
+	for (int i = 0; i < 60000 && atomic_load(&fake_rdma_destroy_held); i++)
 		usleep(1000);
 	pthread_mutex_lock(&mu);
 	del_obj((void **)qps, q);
