@@ -86,7 +86,7 @@ static unsigned retired_drain(int64_t now_ns)
 {
 	unsigned left = rdma_retired_reap(now_ns);
 
-	for (int i = 0; i < 5000 && left; i++) {
+	for (int i = 0; i < 30000 && left; i++) {
 		usleep(1000);
 		left = rdma_retired_reap(now_ns);
 	}

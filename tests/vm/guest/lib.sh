@@ -228,7 +228,7 @@ stuck_watch() {
 # ran while the interfaces IFACE went down, until FILE says LAST (its
 # result) or it ends, then brings IFACE up again and waits for its end;
 # its exit status.  A program's exit destroys its queue pairs, and rxe's
-# destroy waits up to 50 s for each packet of theirs that a downed virtio
+# destroy of each waits up to 50 s for its packets that a downed virtio
 # interface still holds (doc/kernels.md): the interfaces come back first,
 # as that wait is the kernel's, not what these scenarios test.  Where
 # PROG's threads are if it does not end.
