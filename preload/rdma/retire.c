@@ -3,8 +3,8 @@
  * network device's transmit queue (doc/kernels.md, "Known problems": rxe
  * and a queue pair destroyed under a stalled network).  rxe's packets hold
  * a reference of their queue pair until the network device frees them,
- * and destroying the queue pair waits for those references 200 jiffies at
- * most before it frees it anyway; a packet freed later then touches freed
+ * and destroying the queue pair waits for those references 50 s at most
+ * before it frees it anyway; a packet freed later then touches freed
  * memory in rxe_skb_tx_dtor(), a kernel crash.  So a queue pair that is
  * replaced, or that goes with work outstanding, is stopped at once (the
  * error state: it sends nothing more and its work is flushed) and

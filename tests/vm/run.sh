@@ -23,6 +23,8 @@
 # VM_ARCH=s390x boots IBM Z guests (qemu-system-s390x, TCG) of Debian's
 # s390x kernel with the project cross-built for them against Debian's s390x
 # user space (tests/vm/fetch-root.sh); their fixtures go to kernel-6.12-s390x.
+# VM_NET=unix|udp: how a pair of guests is joined (two_vms below); unix on
+# amd64, udp on s390x unless set.
 # RECORD_FIXTURES=1 has each guest record the raw netlink replies of every
 # query and the tools' text beside them (guest/lib.sh fixtures) and writes
 # them to tests/fixtures/kernel-6.12/<scenario>/ (tests/unit/test_kernel_fixtures.c).
@@ -43,6 +45,11 @@ amd64 | s390x) ;;
 *) fatal "VM_ARCH=$VM_ARCH: the guests are amd64 (the default) or s390x" ;;
 esac
 export VM_ARCH
+case ${VM_NET:-} in
+'') VM_NET=unix; [ "$VM_ARCH" = amd64 ] || VM_NET=udp ;;
+unix | udp) ;;
+*) fatal "VM_NET=$VM_NET: a pair of guests is joined by unix (Unix datagram sockets) or udp" ;;
+esac
 BASEDIR=$VMDIR
 NATIVE_BUILD=$BUILD
 $HERE/deps.sh || fatal "installing qemu, busybox-static, cpio, kmod and the rest of tests/vm/deps.sh"
@@ -189,36 +196,50 @@ collect() {
 	fi
 }
 
-# two_vms SCEN [NICS]: a server and a client VM joined by -netdev dgram
-# over two Unix sockets each way, NICS (1 or 2) networks between them (eth0,
-# eth1).  Not -netdev stream: the listening QEMU (seen with 7.2) writes to
-# its accepted socket blocking, in its main loop, so while the other QEMU
-# did not read, the whole server guest stood still for a minute at a time
-# (doc/soft-roce.md section 4, "The guests' network").
+# two_vms SCEN [NICS]: a server and a client VM joined by NICS (1 or 2)
+# networks of -netdev dgram (eth0, eth1), over two Unix sockets each way,
+# or with VM_NET=udp over UDP on the loopback.  Not -netdev stream: the
+# listening QEMU (seen with 7.2) writes to its accepted socket blocking,
+# in its main loop, so while the other QEMU did not read, the whole server
+# guest stood still for a minute at a time (doc/soft-roce.md section 4,
+# "The guests' network").  A Unix datagram socket still holds its sender
+# back while the other QEMU does not read (ten datagrams queue at most):
+# the sending guest's packets then stay in its transmit ring, each holding
+# its rxe queue pair, for as long as the other guest is busy.  UDP drops
+# instead, as a switch would, and is the default for the IBM Z guests,
+# whose emulation is slow enough to hold a packet past rxe's 50 s
+# (doc/kernels.md, "rxe: a queue pair destroyed under a stalled network").
 two_vms() {
 	sock=$VMDIR/$1.sock
-	sock2=$VMDIR/$1-2.sock
-	rm -f "$sock".[sc] "$sock2".[sc]
 	mac=52:54:00:12:34
 	set --  "$1" "${2:-1}"
-	nic2s='' nic2c=''
-	if [ "$2" = 2 ]; then
-		nic2s="-netdev dgram,id=n1,local.type=unix,local.path=$sock2.s,remote.type=unix,remote.path=$sock2.c -device $(nic server),netdev=n1,mac=$mac:11"
-		nic2c="-netdev dgram,id=n1,local.type=unix,local.path=$sock2.c,remote.type=unix,remote.path=$sock2.s -device $(nic client),netdev=n1,mac=$mac:12"
-	fi
-	# shellcheck disable=SC2086 # the second NIC's words
-	qemu "$1-server" "vmtest=$1 vmrole=server vmip=10.0.0.1/24 vmpeer=10.0.0.2 vmnics=$2" \
-		-netdev dgram,id=n0,local.type=unix,local.path="$sock.s",remote.type=unix,remote.path="$sock.c" \
-		-device "$(nic server)",netdev=n0,mac=$mac:01 $nic2s &
+	net_s='' net_c=''
+	udp=$((20000 + ($$ % 4000) * 4))
+	k=0
+	while [ $k -lt "$2" ]; do
+		case $VM_NET in
+		udp)
+			at="type=inet,local.host=127.0.0.1"
+			s_end="local.$at,local.port=$((udp + 2 * k)),remote.type=inet,remote.host=127.0.0.1,remote.port=$((udp + 2 * k + 1))"
+			c_end="local.$at,local.port=$((udp + 2 * k + 1)),remote.type=inet,remote.host=127.0.0.1,remote.port=$((udp + 2 * k))" ;;
+		*)
+			rm -f "$sock$k".[sc]
+			s_end="local.type=unix,local.path=$sock$k.s,remote.type=unix,remote.path=$sock$k.c"
+			c_end="local.type=unix,local.path=$sock$k.c,remote.type=unix,remote.path=$sock$k.s" ;;
+		esac
+		net_s="$net_s -netdev dgram,id=n$k,$s_end -device $(nic server),netdev=n$k,mac=$mac:${k}1"
+		net_c="$net_c -netdev dgram,id=n$k,$c_end -device $(nic client),netdev=n$k,mac=$mac:${k}2"
+		k=$((k + 1))
+	done
+	# shellcheck disable=SC2086 # the networks' words
+	qemu "$1-server" "vmtest=$1 vmrole=server vmip=10.0.0.1/24 vmpeer=10.0.0.2 vmnics=$2" $net_s &
 	spid=$!
 	i=0
-	while { [ ! -S "$sock.s" ] || { [ "$2" = 2 ] && [ ! -S "$sock2.s" ]; }; } && [ $i -lt 100 ]; do
+	while [ "$VM_NET" != udp ] && { [ ! -S "${sock}0.s" ] || { [ "$2" = 2 ] && [ ! -S "${sock}1.s" ]; }; } && [ $i -lt 100 ]; do
 		sleep 0.1; i=$((i + 1))
 	done
 	# shellcheck disable=SC2086
-	qemu "$1-client" "vmtest=$1 vmrole=client vmip=10.0.0.2/24 vmpeer=10.0.0.1 vmnics=$2" \
-		-netdev dgram,id=n0,local.type=unix,local.path="$sock.c",remote.type=unix,remote.path="$sock.s" \
-		-device "$(nic client)",netdev=n0,mac=$mac:02 $nic2c
+	qemu "$1-client" "vmtest=$1 vmrole=client vmip=10.0.0.2/24 vmpeer=10.0.0.1 vmnics=$2" $net_c
 	crc=$?
 	wait $spid
 	src=$?
@@ -226,7 +247,7 @@ two_vms() {
 	collect "$1-client" $crc
 	fixtures "$1-server"
 	fixtures "$1-client"
-	rm -f "$sock".[sc] "$sock2".[sc]
+	rm -f "$sock"[01].[sc]
 }
 
 # two_vms_at_least SECS SCEN [NICS]: two_vms with VM_TIMEOUT raised to SECS

@@ -19,6 +19,7 @@ export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control SMC_DEBUG=1
 MIB=200
 SUMS=5300               # the server's sums to the client (plain TCP, busybox nc)
 KILL=5301               # the client tells the server to kill its daemon
+SEEN=5302               # the server tells the client it listed both links
 
 soft_two_links_host
 # the first connection's LLC messages, as smcdump-ex -m smcr records them
@@ -53,6 +54,8 @@ if [ "$VMROLE" = server ]; then
 	smcr linkgroup link-show > /tmp/lg.txt 2>&1
 	sed 's/^/  | /' /tmp/lg.txt
 	ok linkgroup-two-links sh -c '[ $(grep -c "SERV .*SYM .*LINK_ACTIVE" /tmp/lg.txt) -eq 2 ]'
+	# only now may the client take a link down
+	i=0; while ! echo seen | nc "$VMPEER" $SEEN && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
 	# the first connection's process goes: its group with it (the second makes its own)
 	lgid=$(sed -n 's/^\([0-9a-f]\{8\}\) SERV .*/\1/p' /tmp/lg.txt | head -n 1)
 	wait_for 3000 test -s /tmp/got5200.sum
@@ -77,6 +80,7 @@ if [ "$VMROLE" = server ]; then
 else
 	nc -l -p $SUMS > /tmp/peer.sums &
 	NCPID=$!
+	nc -l -p $SEEN > /tmp/seen.word &
 	# send PORT: MIB MiB of random bytes to the server's PORT, their sum in /tmp/sentPORT.sum
 	send() {
 		mib=${2:-$MIB}
@@ -105,6 +109,9 @@ else
 	sed 's/^/  | /' /tmp/lg.txt /tmp/ssr.txt
 	ok linkgroup-two-links sh -c '[ $(grep -c "CLNT .*SYM .*LINK_ACTIVE" /tmp/lg.txt) -eq 2 ]'
 	grepcheck smcss-R-link ':5200 .*SMCR.* rxe0 ' /tmp/ssr.txt
+	# the server listed both links too (it may look later than this host)
+	wait_for 300 test -s /tmp/seen.word
+	grepcheck server-saw-two-links seen /tmp/seen.word
 	# the connection's own link goes: its interface down (TCP waits meanwhile)
 	before=$(sent_pkts rxe1)
 	echo "INFO $SCEN/packets: rxe0 $(sent_pkts rxe0), rxe1 ${before:-0} after $(($(date +%s) - t0)) s"
