@@ -214,7 +214,7 @@ two_vms() {
 	mac=52:54:00:12:34
 	set --  "$1" "${2:-1}"
 	net_s='' net_c=''
-	udp=$((20000 + ($$ % 4000) * 4))
+	udp=$((20000 + ($$ % 3000) * 4))   # below the ephemeral ports (32768 on)
 	k=0
 	while [ $k -lt "$2" ]; do
 		case $VM_NET in
