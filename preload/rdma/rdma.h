@@ -256,15 +256,19 @@ void rdma_qp_stop(struct rdma_qp *qp);
 struct rdma_dev *rdma_qp_dev(const struct rdma_qp *qp);
 
 /* ---- retire.c: queue pairs destroyed only once no packet of theirs can be left in the kernel ---- */
-#define RDMA_RETIRE_NS (30ll * 1000000000)
+#define RDMA_RETIRE_LOOK_NS (250ll * 1000000)
 /*
- * Stops qp now and destroys it RDMA_RETIRE_NS later; its device stays
- * open until then (a hold of its own).  qp is no longer the caller's.
+ * Destroys qp at once, on a thread, if its port is active; else stops it
+ * now and destroys it once its port is active again (rdma_retired_reap()).
+ * Its device stays open until then (a hold of its own).  qp is no longer
+ * the caller's.
  */
 void rdma_retire(struct rdma_qp *qp);
 /*
- * Destroys those due by now_ns (CLOCK_MONOTONIC) on a thread of its own
- * (the kernel may take long): how many still wait or are being destroyed.
+ * Destroys, on a thread of its own (the kernel may take long), those whose
+ * port is active again, asked of the device at most every
+ * RDMA_RETIRE_LOOK_NS (now_ns: CLOCK_MONOTONIC): how many still wait or
+ * are being destroyed.
  */
 unsigned rdma_retired_reap(int64_t now_ns);
 /* In a forked child: the parent's are not ours to destroy. */

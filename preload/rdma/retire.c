@@ -1,16 +1,25 @@
 /*
- * Queue pairs that go while packets of theirs may still sit in the
- * network device's transmit queue (doc/kernels.md, "Known problems": rxe
- * and a queue pair destroyed under a stalled network).  rxe's packets hold
- * a reference of their queue pair until the network device frees them,
- * and destroying the queue pair waits for those references 50 s at most
- * before it frees it anyway; a packet freed later then touches freed
- * memory in rxe_skb_tx_dtor(), a kernel crash.  So a queue pair that is
- * replaced, or that goes with work outstanding, is stopped at once (the
- * error state: it sends nothing more and its work is flushed) and
- * destroyed RDMA_RETIRE_NS later, its device held open until then.
+ * Queue pairs that go while packets of theirs may still be in the kernel
+ * (doc/kernels.md, "Known problems": rxe and a queue pair destroyed under
+ * a stalled network, and a guest that freezes when packets keep coming to
+ * a queue pair in the error state).  rxe's packets hold a reference of
+ * their queue pair until the network device frees them, and destroying
+ * the queue pair waits for those references 50 s at most before it frees
+ * it anyway; a packet freed later then touches freed memory in
+ * rxe_skb_tx_dtor(), a kernel crash.  A device whose port is down holds
+ * its packets until the port is back.  And a queue pair in the error state
+ * that still receives can deadlock rxe; a destroyed one cannot (rxe marks
+ * it invalid before it flushes it, and drops what comes after).
+ *
+ * So a queue pair that goes while its port is active is destroyed at
+ * once, on a thread of its own (the kernel may take its time); one whose
+ * port is down is stopped (the error state: nothing comes while the port
+ * is down, it sends nothing more) and destroyed once its port is active
+ * again, looked at every RDMA_RETIRE_LOOK_NS; its device is held open
+ * until then.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "base.h"
@@ -18,34 +27,13 @@
 
 struct retired {
 	struct rdma_qp *qp;
-	int64_t due_ns;
+	int64_t look_ns;
 	struct retired *next;
 };
 
 static pthread_mutex_t retired_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct retired *retired;
-
-void rdma_retire(struct rdma_qp *qp)
-{
-	struct retired *r = malloc(sizeof(*r)), **p;
-
-	rdma_qp_stop(qp);
-	if (!r) {
-		/* no memory to wait with: the old way, which rxe survives unless its packets are stuck */
-		rdma_qp_destroy(qp);
-		return;
-	}
-	rdma_dev_hold(rdma_qp_dev(qp));
-	*r = (struct retired){ qp, soft_now_ns() + RDMA_RETIRE_NS, NULL };
-	pthread_mutex_lock(&retired_mu);
-	/* in the order they are due */
-	for (p = &retired; *p;)
-		p = &(*p)->next;
-	*p = r;
-	pthread_mutex_unlock(&retired_mu);
-}
-
-/* taken off the list by rdma_retired_reap(), not yet destroyed */
+/* taken off the list (or never on it), not yet destroyed */
 static unsigned destroying;
 
 static void *destroy_due(void *arg)
@@ -69,30 +57,87 @@ static void *destroy_due(void *arg)
 	return NULL;
 }
 
+/* due (a list of destroying ones): destroyed on a thread, or here if none can start */
+static void destroy_off_thread(struct retired *due)
+{
+	if (due && lib_thread_start(destroy_due, due))
+		destroy_due(due);
+}
+
+/* Whether r's port lets it go now: active, or gone with its device (nothing can come). */
+static bool port_lets_go(struct retired *r)
+{
+	return rdma_dev_port_active(rdma_qp_dev(r->qp)) != 0;
+}
+
+void rdma_retire(struct rdma_qp *qp)
+{
+	struct retired *r = malloc(sizeof(*r)), **p;
+
+	if (!r) {
+		/* no memory to wait with: the old way, which rxe survives unless its packets are stuck */
+		rdma_qp_stop(qp);
+		rdma_qp_destroy(qp);
+		return;
+	}
+	rdma_dev_hold(rdma_qp_dev(qp));
+	*r = (struct retired){ qp, soft_now_ns() + RDMA_RETIRE_LOOK_NS, NULL };
+	if (port_lets_go(r)) {
+		pthread_mutex_lock(&retired_mu);
+		destroying++;
+		pthread_mutex_unlock(&retired_mu);
+		destroy_off_thread(r);
+		return;
+	}
+	rdma_qp_stop(qp);
+	pthread_mutex_lock(&retired_mu);
+	/* in the order they are looked at */
+	for (p = &retired; *p;)
+		p = &(*p)->next;
+	*p = r;
+	pthread_mutex_unlock(&retired_mu);
+}
+
 unsigned rdma_retired_reap(int64_t now_ns)
 {
-	struct retired *due = NULL, **tail = &due;
+	struct retired *due = NULL, **tail = &due, *look = NULL, **p;
 	unsigned left = 0;
 
+	/* those whose turn has come, looked at outside the lock (a question to the device) */
 	pthread_mutex_lock(&retired_mu);
-	while (retired && retired->due_ns <= now_ns) {
-		*tail = retired;
-		tail = &retired->next;
-		retired = retired->next;
-		destroying++;
+	while (retired && retired->look_ns <= now_ns) {
+		struct retired *r = retired;
+
+		retired = r->next;
+		r->next = look;
+		look = r;
 	}
-	*tail = NULL;
+	pthread_mutex_unlock(&retired_mu);
+	while (look) {
+		struct retired *r = look;
+
+		look = r->next;
+		r->next = NULL;
+		if (port_lets_go(r)) {
+			*tail = r;
+			tail = &r->next;
+			continue;
+		}
+		r->look_ns = now_ns > INT64_MAX - RDMA_RETIRE_LOOK_NS ? INT64_MAX : now_ns + RDMA_RETIRE_LOOK_NS;
+		pthread_mutex_lock(&retired_mu);
+		for (p = &retired; *p;)
+			p = &(*p)->next;
+		*p = r;
+		pthread_mutex_unlock(&retired_mu);
+	}
+	pthread_mutex_lock(&retired_mu);
+	for (struct retired *r = due; r; r = r->next)
+		destroying++;
 	for (struct retired *r = retired; r; r = r->next)
 		left++;
 	left += destroying;
 	pthread_mutex_unlock(&retired_mu);
-	/*
-	 * A destroy waits for the kernel, up to 50 s for packets that a network
-	 * device which went down still holds (doc/kernels.md): on a thread of
-	 * its own, not the caller's (the progress thread of every connection).
-	 */
-	if (due && lib_thread_start(destroy_due, due))
-		destroy_due(due);
+	destroy_off_thread(due);
 	return left;
 }
 

@@ -311,6 +311,8 @@ TEST(rdma_clc_links_return_when_a_deleted_device_is_added_again)
 	bytes_across(&one.ts, &one.tc, "and back");
 	bytes_across(&two.tc, &two.ts, "over it, second");
 	close_both(&one, &two);
+	/* the old link's queue pair, kept while its port is down (rdma_retire()), goes */
+	fake_rdma_port_up("fcl5");
 }
 
 TEST(rdma_clc_second_gid_without_a_port_for_it_is_refused)
@@ -366,4 +368,6 @@ TEST(rdma_clc_a_parked_link_fails_over_and_comes_back_at_once)
 	bytes_across(&one.ts, &one.tc, "over the link that came back");
 	bytes_across(&two.tc, &two.ts, "over it too");
 	close_both(&one, &two);
+	/* the old link's queue pair, kept while its port is down (rdma_retire()), goes */
+	fake_rdma_port_up("fcl7");
 }
