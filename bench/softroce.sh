@@ -30,7 +30,7 @@ VM_ROUNDS=${ROUNDS:-3}
 export VMDIR VM_DRIVE VM_MTU VM_PERF VM_ROUNDS
 make -s all
 mkdir -p "$VMDIR"
-tests/vm/run.sh b1 > "$VMDIR/softroce.txt" 2>&1 || true
+VM_NET=${VM_NET:-unix} tests/vm/run.sh b1 > "$VMDIR/softroce.txt" 2>&1 || true
 log=$VMDIR/b1-client.log
 grep -a -q '^RESULT ' "$log" 2>/dev/null || {
 	echo "softroce: no RESULT lines in $log (see $VMDIR/softroce.txt)" >&2

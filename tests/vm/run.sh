@@ -23,8 +23,8 @@
 # VM_ARCH=s390x boots IBM Z guests (qemu-system-s390x, TCG) of Debian's
 # s390x kernel with the project cross-built for them against Debian's s390x
 # user space (tests/vm/fetch-root.sh); their fixtures go to kernel-6.12-s390x.
-# VM_NET=unix|udp: how a pair of guests is joined (two_vms below); unix on
-# amd64, udp on s390x unless set.
+# VM_NET=udp|unix: how a pair of guests is joined (two_vms below); udp
+# unless set (bench/softroce.sh: unix, as its earlier runs).
 # RECORD_FIXTURES=1 has each guest record the raw netlink replies of every
 # query and the tools' text beside them (guest/lib.sh fixtures) and writes
 # them to tests/fixtures/kernel-6.12/<scenario>/ (tests/unit/test_kernel_fixtures.c).
@@ -46,7 +46,7 @@ amd64 | s390x) ;;
 esac
 export VM_ARCH
 case ${VM_NET:-} in
-'') VM_NET=unix; [ "$VM_ARCH" = amd64 ] || VM_NET=udp ;;
+'') VM_NET=udp ;;
 unix | udp) ;;
 *) fatal "VM_NET=$VM_NET: a pair of guests is joined by unix (Unix datagram sockets) or udp" ;;
 esac
@@ -197,8 +197,8 @@ collect() {
 }
 
 # two_vms SCEN [NICS]: a server and a client VM joined by NICS (1 or 2)
-# networks of -netdev dgram (eth0, eth1), over two Unix sockets each way,
-# or with VM_NET=udp over UDP on the loopback.  Not -netdev stream: the
+# networks of -netdev dgram (eth0, eth1), over UDP on the loopback, or
+# with VM_NET=unix over two Unix sockets each way.  Not -netdev stream: the
 # listening QEMU (seen with 7.2) writes to its accepted socket blocking,
 # in its main loop, so while the other QEMU did not read, the whole server
 # guest stood still for a minute at a time (doc/soft-roce.md section 4,
@@ -206,9 +206,10 @@ collect() {
 # back while the other QEMU does not read (ten datagrams queue at most):
 # the sending guest's packets then stay in its transmit ring, each holding
 # its rxe queue pair, for as long as the other guest is busy.  UDP drops
-# instead, as a switch would, and is the default for the IBM Z guests,
-# whose emulation is slow enough to hold a packet past rxe's 50 s
-# (doc/kernels.md, "rxe: a queue pair destroyed under a stalled network").
+# instead, as a switch would, and is the default: held long enough, a
+# packet outlives its queue pair (doc/kernels.md, "rxe: a queue pair
+# destroyed under a stalled network"), and a guest whose interface is down
+# held its peer's packets for as long as it stayed down.
 two_vms() {
 	sock=$VMDIR/$1.sock
 	mac=52:54:00:12:34
