@@ -289,6 +289,17 @@ int fake_rdma_qps_live(void)
 	return n;
 }
 
+int fake_rdma_dev_qps_live(const char *name)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < MAX_OBJS; i++)
+		n += qps[i] && !strcmp(qps[i]->d->name, name);
+	pthread_mutex_unlock(&mu);
+	return n;
+}
+
 struct rdma_dev *rdma_qp_dev(const struct rdma_qp *q)
 {
 	return q->d;

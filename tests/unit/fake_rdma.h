@@ -32,6 +32,8 @@ extern long fake_rdma_lends, fake_rdma_unlends;
 /* Queue pairs stopped (rdma_qp_stop()), and those not destroyed yet. */
 extern long fake_rdma_stops;
 int fake_rdma_qps_live(void);
+/* Those of devices named name (a test's own: other tests' groups may still be going). */
+int fake_rdma_dev_qps_live(const char *name);
 /* While set, rdma_qp_destroy() waits, up to 60 s (as rxe's for packets a downed network device holds). */
 extern _Atomic bool fake_rdma_destroy_held;
 

@@ -355,13 +355,11 @@ TEST(rdma_retired_on_an_active_port_destroyed_at_once_on_a_thread)
 	struct rdma_qp *q;
 	uint8_t gid[16];
 	long stops;
-	int live;
 
 	CHECK_INT(retired_drain(INT64_MAX), 0);
 	fake_rdma_gid(gid, 70, 1);
 	CHECK_INT(rdma_dev_open("rtr0", 1, gid, &d), 0);
 	CHECK_INT(rdma_qp_create(d, &size, &q), 0);
-	live = fake_rdma_qps_live();
 	stops = fake_rdma_stops;
 	atomic_store(&fake_rdma_destroy_held, true);
 	rdma_retire(q);
@@ -370,10 +368,10 @@ TEST(rdma_retired_on_an_active_port_destroyed_at_once_on_a_thread)
 	CHECK_INT(rdma_retired_reap(0), 1);
 	usleep(20000);
 	CHECK_INT(rdma_retired_reap(INT64_MAX), 1);
-	CHECK_INT(fake_rdma_qps_live(), live);
+	CHECK_INT(fake_rdma_dev_qps_live("rtr0"), 1);
 	atomic_store(&fake_rdma_destroy_held, false);
 	CHECK_INT(retired_drain(0), 0);
-	CHECK_INT(fake_rdma_qps_live(), live - 1);
+	CHECK_INT(fake_rdma_dev_qps_live("rtr0"), 0);
 	CHECK_INT(fake_rdma_stops - stops, 0);
 }
 
@@ -390,13 +388,11 @@ TEST(rdma_retired_on_a_downed_port_waits_for_it_to_come_back)
 	struct rdma_qp *q;
 	uint8_t gid[16];
 	long stops;
-	int live;
 
 	CHECK_INT(retired_drain(INT64_MAX), 0);
 	fake_rdma_gid(gid, 71, 1);
 	CHECK_INT(rdma_dev_open("rtr1", 1, gid, &d), 0);
 	CHECK_INT(rdma_qp_create(d, &size, &q), 0);
-	live = fake_rdma_qps_live();
 	stops = fake_rdma_stops;
 	fake_rdma_port_down("rtr1");
 	rdma_retire(q);
@@ -406,11 +402,11 @@ TEST(rdma_retired_on_a_downed_port_waits_for_it_to_come_back)
 	CHECK_INT(rdma_retired_reap(0), 1);
 	CHECK_INT(rdma_retired_reap(INT64_MAX), 1);
 	CHECK_INT(rdma_retired_reap(INT64_MAX), 1);
-	CHECK_INT(fake_rdma_qps_live(), live);
+	CHECK_INT(fake_rdma_dev_qps_live("rtr1"), 1);
 	fake_rdma_port_up("rtr1");
 	/* the port is back: destroyed once looked at */
 	CHECK_INT(retired_drain(INT64_MAX), 0);
-	CHECK_INT(fake_rdma_qps_live(), live - 1);
+	CHECK_INT(fake_rdma_dev_qps_live("rtr1"), 0);
 }
 
 /* The layer's message to bytes and back (smcr_rebuild_msg_encode/decode): every field, a short buffer. */
