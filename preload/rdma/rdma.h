@@ -249,8 +249,9 @@ int rdma_qp_describe(const struct rdma_qp *qp, char *buf, size_t size);
 int rdma_qp_woken(struct rdma_qp *qp);
 
 /*
- * Moves the queue pair to the error state: it sends nothing more, its
- * work is flushed, it completes nothing for its owner any more.
+ * Moves the queue pair to the reset state: it sends nothing more, drops
+ * what comes to it, and completes nothing for its owner any more (its
+ * work is dropped, not flushed).
  */
 void rdma_qp_stop(struct rdma_qp *qp);
 struct rdma_dev *rdma_qp_dev(const struct rdma_qp *qp);

@@ -9,14 +9,15 @@
  * rxe_skb_tx_dtor(), a kernel crash.  A device whose port is down holds
  * its packets until the port is back.  And a queue pair in the error state
  * that still receives can deadlock rxe; a destroyed one cannot (rxe marks
- * it invalid before it flushes it, and drops what comes after).
+ * it invalid before it flushes it, and drops what comes after), nor one
+ * in the reset state (rxe drops what comes to it before queueing it).
  *
  * So a queue pair that goes while its port is active is destroyed at
  * once, on a thread of its own (the kernel may take its time); one whose
- * port is down is stopped (the error state: nothing comes while the port
- * is down, it sends nothing more) and destroyed once its port is active
- * again, looked at every RDMA_RETIRE_LOOK_NS; its device is held open
- * until then.
+ * port is down is stopped (the reset state: it sends nothing more, and
+ * drops what comes once the port is back) and destroyed once its port is
+ * active again, looked at every RDMA_RETIRE_LOOK_NS; its device is held
+ * open until then.
  */
 #include <pthread.h>
 #include <stdint.h>

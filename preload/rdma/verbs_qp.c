@@ -220,7 +220,8 @@ struct rdma_dev *rdma_qp_dev(const struct rdma_qp *q)
 
 void rdma_qp_stop(struct rdma_qp *q)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	/* not the error state, where rxe may deadlock on what still comes (doc/kernels.md) */
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
 
 	/* a queue pair the device lost cannot be moved: it sends nothing anyway */
 	if (q->qp)

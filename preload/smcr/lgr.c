@@ -358,6 +358,12 @@ void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 	if (l->dead)
 		return;
 	l->dead = true;
+	/*
+	 * Nothing more goes over its queue pair: reset, not left in the error
+	 * state rxe may have put it in, where what the peer still sends to it
+	 * can deadlock rxe (doc/kernels.md).
+	 */
+	rdma_qp_stop(l->qp);
 	/* a reader asleep on its channel gives it back and goes on as its connection does */
 	if (l->driven)
 		smcr_link_bell(g, li);
