@@ -343,6 +343,20 @@ static void close_all(void)
 	smcr_lgr_put(cli.g);
 }
 
+/* After the earlier tests' retired queue pairs went: a queue pair on a device of its own, name. */
+static struct rdma_qp *retire_test_qp(const char *name, int n, struct rdma_dev **d)
+{
+	struct rdma_qp_size size = { .send_wr = 8, .recv_slots = 8 };
+	struct rdma_qp *q = NULL;
+	uint8_t gid[16];
+
+	CHECK_INT(retired_drain(INT64_MAX), 0);
+	fake_rdma_gid(gid, n, 1);
+	CHECK_INT(rdma_dev_open(name, 1, gid, d), 0);
+	CHECK_INT(rdma_qp_create(*d, &size, &q), 0);
+	return q;
+}
+
 /*
  * A queue pair retired while its port is active is destroyed at once, not
  * stopped first (rxe drops what comes to a destroyed queue pair; one in
@@ -353,17 +367,10 @@ static void close_all(void)
  */
 TEST(rdma_retired_on_an_active_port_destroyed_at_once_on_a_thread)
 {
-	struct rdma_qp_size size = { .send_wr = 8, .recv_slots = 8 };
 	struct rdma_dev *d;
-	struct rdma_qp *q;
-	uint8_t gid[16];
-	long stops;
+	struct rdma_qp *q = retire_test_qp("rtr0", 70, &d);
+	long stops = fake_rdma_stops;
 
-	CHECK_INT(retired_drain(INT64_MAX), 0);
-	fake_rdma_gid(gid, 70, 1);
-	CHECK_INT(rdma_dev_open("rtr0", 1, gid, &d), 0);
-	CHECK_INT(rdma_qp_create(d, &size, &q), 0);
-	stops = fake_rdma_stops;
 	atomic_store(&fake_rdma_destroy_held, true);
 	rdma_retire(q);
 	rdma_dev_close(d);
@@ -386,17 +393,10 @@ TEST(rdma_retired_on_an_active_port_destroyed_at_once_on_a_thread)
  */
 TEST(rdma_retired_on_a_downed_port_waits_for_it_to_come_back)
 {
-	struct rdma_qp_size size = { .send_wr = 8, .recv_slots = 8 };
 	struct rdma_dev *d;
-	struct rdma_qp *q;
-	uint8_t gid[16];
-	long stops;
+	struct rdma_qp *q = retire_test_qp("rtr1", 71, &d);
+	long stops = fake_rdma_stops;
 
-	CHECK_INT(retired_drain(INT64_MAX), 0);
-	fake_rdma_gid(gid, 71, 1);
-	CHECK_INT(rdma_dev_open("rtr1", 1, gid, &d), 0);
-	CHECK_INT(rdma_qp_create(d, &size, &q), 0);
-	stops = fake_rdma_stops;
 	fake_rdma_port_down("rtr1");
 	rdma_retire(q);
 	rdma_dev_close(d);
