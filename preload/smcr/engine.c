@@ -325,13 +325,16 @@ static void device_event(struct smcr_lgr *g, int li)
 		l->dev_gone = true;
 	if (ev == RDMA_DEV_PORT_DOWN || ev == RDMA_DEV_PORT_UP)
 		l->port_down = ev == RDMA_DEV_PORT_DOWN;
-	if (ev == RDMA_DEV_PORT_DOWN || ev == RDMA_DEV_FATAL)
-		smcr_link_fail(g, li, false);
 	if (l->rebuilding) {
-		/* the only link's rebuild waits for its port (rebuild.c) */
+		/*
+		 * the only link's rebuild waits for its port, asking the device
+		 * (rebuild.c): an event read late must not fail its new queue pair
+		 */
 		pthread_cond_broadcast(&g->cv);
 		return;
 	}
+	if (ev == RDMA_DEV_PORT_DOWN || ev == RDMA_DEV_FATAL)
+		smcr_link_fail(g, li, false);
 	/* a failed link's port is back */
 	if (ev == RDMA_DEV_PORT_UP && l->dead && !l->dev_gone)
 		link_again(g, li);

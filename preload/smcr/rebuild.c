@@ -13,6 +13,12 @@
  * answer.  The server numbers the new link.  A link that failed because its
  * port went down (an interface flap) waits for the port first, as long as
  * for the peer's answer afterwards.
+ *
+ * The two ends of a group of several links may each see a different one
+ * fail last (both interfaces flapping at once): an offer says the peer has
+ * no other link, so the end that takes it gives up its other links too and
+ * rebuilds the offered one with every connection; and when both offered,
+ * for different links, the client follows the server's.
  */
 #include <errno.h>
 #include <string.h>
@@ -24,10 +30,72 @@
 
 #define PORT_LOOK_MS 500
 
+/* With g->mu held: our link to the peer's GID gid, or -1. */
+static int link_to(struct smcr_lgr *g, const uint8_t gid[16])
+{
+	for (unsigned li = 0; li < g->nlinks; li++)
+		if (!memcmp(g->link[li].peer.gid, gid, 16))
+			return (int)li;
+	return -1;
+}
+
+/*
+ * With g->mu held: connection s waits on link li, being rebuilt, to go on
+ * there; one whose peer's RMB key is not known on li cannot and ends.
+ */
+static bool wait_on(struct smcr_sock *s, int li)
+{
+	if (!s->peer_rkey_ok[li]) {
+		smcr_sock_fail(s, -ECONNRESET);
+		smcr_sock_wake(s, false);
+		smcr_sock_wake(s, true);
+		return false;
+	}
+	s->li = li;
+	return true;
+}
+
+/*
+ * With g->mu held: the link the server's offer names when it is not li,
+ * the one we rebuild (two offers crossed: the client follows), else li.
+ */
+static int offered_link(struct smcr_lgr *g, int li)
+{
+	int to;
+
+	if (g->server || !g->rebuild.have_peer || g->rebuild.answer)
+		return li;
+	to = link_to(g, g->rebuild.peer.qp.gid);
+	return to < 0 || g->link[to].dev_gone ? li : to;
+}
+
+/* With g->mu held: link from's waiting connections wait on link to, rebuilt instead; our message answers. */
+static void follow(struct smcr_lgr *g, int from, int to)
+{
+	struct smcr_link *l = &g->link[to];
+
+	g->link[from].rebuilding = false;
+	l->rebuilding = true;
+	if (!l->dead) {
+		l->dead = true;
+		if (l->driven)
+			smcr_link_bell(g, to);
+	}
+	for (struct smcr_sock *s = g->socks; s; s = s->next)
+		if (s->li == from && s->live)
+			wait_on(s, to);
+	g->rebuild.li = to;
+	g->rebuild.answer = true;
+	smcr_log("libsmc-preload: soft SMC-R: link on %s: the server rebuilds the link on %s: its connections wait there\n",
+		 g->link[from].dev_name, l->dev_name);
+	smcr_view_changed();
+}
+
 /*
  * With g->mu held: waits SMCR_REBUILD_MS at most for link li's port to be
- * back.  The device is asked, not only its events: the peer's offer may
- * start the rebuild before our port's event was read.
+ * back: 0, or 1 when the server's offer names another link meanwhile.
+ * The device is asked, not only its events: the peer's offer may start
+ * the rebuild before our port's event was read.
  */
 static int wait_port(struct smcr_lgr *g, int li)
 {
@@ -38,6 +106,8 @@ static int wait_port(struct smcr_lgr *g, int li)
 		struct timespec look;
 		int active = l->dev_gone ? -ENODEV : rdma_dev_port_active(l->dev);
 
+		if (offered_link(g, li) != li)
+			return 1;
 		if (active < 0)
 			return active;
 		l->port_down = !active;
@@ -105,19 +175,25 @@ static void *rebuild_run(void *arg)
 	uint32_t key;
 	uint8_t num = 0;
 	int li, rc;
-	const char *step = "its port did not come back";
+	const char *step;
 
 	pthread_mutex_lock(&g->mu);
 	li = g->rebuild.li;
-	rc = wait_port(g, li);
-	pthread_mutex_unlock(&g->mu);
-	if (!rc) {
-		step = "no answer from the peer";
-		smcr_realtime_in(&end, SMCR_REBUILD_MS);
-		rc = smcr_link_reopen(g, li, true);
-	}
-	pthread_mutex_lock(&g->mu);
-	if (!rc) {
+	for (;;) {
+		step = "its port did not come back";
+		while ((rc = wait_port(g, li)) == 1) {
+			follow(g, li, offered_link(g, li));
+			li = g->rebuild.li;
+		}
+		pthread_mutex_unlock(&g->mu);
+		if (!rc) {
+			step = "no answer from the peer";
+			smcr_realtime_in(&end, SMCR_REBUILD_MS);
+			rc = smcr_link_reopen(g, li, true);
+		}
+		pthread_mutex_lock(&g->mu);
+		if (rc)
+			break;
 		rdma_qp_local(g->link[li].qp, &ours.qp);
 		/* a number no link of the group had: a late message of the old link names nothing */
 		if (g->server)
@@ -129,6 +205,11 @@ static void *rebuild_run(void *arg)
 		smcr_env.rebuild(key, &ours);
 		pthread_mutex_lock(&g->mu);
 		rc = wait_peer(g, &end);
+		if (rc || offered_link(g, li) == li)
+			break;
+		/* the server's offer for another link crossed ours: that one, and our answer */
+		follow(g, li, offered_link(g, li));
+		li = g->rebuild.li;
 	}
 	peer = g->rebuild.peer;
 	pthread_mutex_unlock(&g->mu);
@@ -171,13 +252,52 @@ bool smcr_rebuild_start(struct smcr_lgr *g, int li)
 	return true;
 }
 
-/* With g->mu held: our link to the peer's GID gid, or -1. */
-static int link_to(struct smcr_lgr *g, const uint8_t gid[16])
+/*
+ * With g->mu held: the peer offers link li, its only one.  Our other links
+ * are gone at its end, so they fail here too, their connections waiting
+ * on li, whose new queue pairs carry them all.
+ */
+static int take_offer(struct smcr_lgr *g, int li, const struct smcr_rebuild_msg *msg)
 {
-	for (unsigned li = 0; li < g->nlinks; li++)
-		if (!memcmp(g->link[li].peer.gid, gid, 16))
-			return (int)li;
-	return -1;
+	struct smcr_link *l = &g->link[li];
+
+	for (unsigned o = 0; o < g->nlinks; o++) {
+		struct smcr_link *ol = &g->link[o];
+		unsigned moved = 0;
+
+		if ((int)o == li || ol->dead)
+			continue;
+		ol->dead = true;
+		if (ol->driven)
+			smcr_link_bell(g, (int)o);
+		g->failovers++;
+		for (struct smcr_sock *s = g->socks; s; s = s->next)
+			if (s->li == (int)o && s->live)
+				moved += wait_on(s, li);
+		smcr_log("libsmc-preload: soft SMC-R: link %u (%s) failed (the peer rebuilds link %u): %u connections wait there\n",
+			 ol->num, ol->dev_name, l->num, moved);
+	}
+	g->rebuild.peer = *msg;
+	g->rebuild.have_peer = true;
+	g->rebuild.answer = true;
+	if (!l->dead)
+		smcr_link_fail(g, li, false);
+	else if (smcr_rebuild_start(g, li))
+		smcr_log("libsmc-preload: soft SMC-R: link %u (%s) rebuilt on new queue pairs for the peer\n", l->num,
+			 l->dev_name);
+	smcr_view_changed();
+	if (g->rebuild.on)
+		return 0;
+	g->rebuild.have_peer = g->rebuild.answer = false;
+	/* a dead link's connections, none rebuilt to carry them: they end as its failure would have ended them */
+	for (struct smcr_sock *s = g->socks; s; s = s->next) {
+		if (s->li != li || !s->live || !l->dead)
+			continue;
+		smcr_sock_fail(s, -ECONNRESET);
+		smcr_sock_wake(s, false);
+		smcr_sock_wake(s, true);
+	}
+	return -EBUSY;
 }
 
 int smcr_rebuild_in(uint32_t key, const struct smcr_rebuild_msg *msg)
@@ -190,30 +310,26 @@ int smcr_rebuild_in(uint32_t key, const struct smcr_rebuild_msg *msg)
 	pthread_mutex_lock(&g->mu);
 	li = link_to(g, msg->qp.gid);
 	if (g->rebuild.on) {
-		/* the answer to our offer, or the peer's that crossed it */
-		if (li != g->rebuild.li) {
-			rc = -ENOENT;
-		} else {
+		/*
+		 * the answer to our offer, the peer's offer that crossed it, or
+		 * (the client) the server's for another link, which we follow
+		 */
+		if (li == g->rebuild.li ||
+		    (!g->server && li >= 0 && !msg->answer && !g->rebuild.have_peer && !g->link[li].dev_gone)) {
 			g->rebuild.peer = *msg;
 			g->rebuild.have_peer = true;
 			pthread_cond_broadcast(&g->cv);
+		} else {
+			rc = -ENOENT;
 		}
 	} else if (msg->answer) {
 		rc = -ENOENT;           /* an answer to an offer of ours that gave up */
 	} else if (li < 0) {
 		rc = -ENOENT;
-	} else if (smcr_lgr_carrier(g, li) >= 0 || g->adding || !g->link[li].up) {
+	} else if (g->adding || !g->link[li].up || g->link[li].dev_gone) {
 		rc = -EBUSY;
 	} else {
-		/* our end of the link goes too: the new one replaces it */
-		g->rebuild.peer = *msg;
-		g->rebuild.have_peer = true;
-		g->rebuild.answer = true;
-		smcr_link_fail(g, li, false);
-		if (!g->rebuild.on) {
-			g->rebuild.have_peer = g->rebuild.answer = false;
-			rc = -EBUSY;
-		}
+		rc = take_offer(g, li, msg);
 	}
 	pthread_mutex_unlock(&g->mu);
 	smcr_lgr_put(g);

@@ -343,6 +343,97 @@ static void close_all(void)
 	smcr_lgr_put(cli.g);
 }
 
+static void *add_cli(void *arg)
+{
+	struct job *j = arg;
+
+	j->rc = smcr_link_add(cli.g, 1, 2, NULL);
+	return NULL;
+}
+
+/* A second link, on devices sdev and cdev: the server adds it, the connections' rkeys ride its ADD LINK. */
+static void second_link(const char *sdev, const char *cdev, uint8_t net)
+{
+	uint8_t sg[16], cg[16];
+	struct rdma_qp_addr c2;
+	struct job j = { 0 };
+
+	fake_rdma_gid(sg, net, 1);
+	fake_rdma_gid(cg, net, 2);
+	CHECK_INT(smcr_link_open(srv.g, sdev, 1, sg), 1);
+	CHECK_INT(smcr_link_open(cli.g, cdev, 1, cg), 1);
+	smcr_link_local(cli.g, 1, &c2);
+	CHECK_INT(pthread_create(&j.th, NULL, add_cli, &j), 0);
+	CHECK_INT(smcr_link_add(srv.g, 1, 2, c2.gid), 0);
+	pthread_join(j.th, NULL);
+	CHECK_INT(j.rc, 0);
+	CHECK_INT(smcr_lgr_links_up(srv.g), 2);
+	CHECK_INT(smcr_lgr_links_up(cli.g), 2);
+}
+
+/* Data keeps moving for a while with ports down: nothing may be reset meanwhile. */
+static void hold_down(void)
+{
+	int reset = 0;
+
+	for (int i = 0; i < 100; i++) {
+		step(100000, &reset);
+		usleep(2000);
+	}
+	CHECK_INT(reset, 0);
+}
+
+/*
+ * Both links of a two-link group flap at once (both of the client's
+ * interfaces down, then up): the group's last link waits for its port and
+ * is rebuilt; every byte once, nothing reset.  The server heard nothing
+ * of it when the client's offer came: it gives up its other link too.
+ */
+TEST(smcr_rebuild_both_links_of_a_group_flap)
+{
+	one_link_two_conns("rbs3", "rbc3", 63);
+	second_link("rbs4", "rbc4", 64);
+	CHECK_INT(run_to(50000), 0);
+	fake_rdma_port_down("rbc4");
+	fake_rdma_port_down("rbc3");
+	hold_down();
+	fake_rdma_port_up("rbc3");
+	fake_rdma_port_up("rbc4");
+	CHECK_INT(run_to(300000), 0);
+	for (int i = 0; i < NCONN; i++) {
+		CHECK_INT(smcr_sock_error(srv.s[i]), 0);
+		CHECK_INT(smcr_sock_error(cli.s[i]), 0);
+	}
+	close_all();
+}
+
+/*
+ * The two ends see different links fail last (the client's second link
+ * first, the server's first link first): each offers its last; the server
+ * ignores the client's, the client follows the server's and answers it.
+ */
+TEST(smcr_rebuild_the_client_follows_the_server_s_last_link)
+{
+	one_link_two_conns("rbs5", "rbc5", 65);
+	second_link("rbs6", "rbc6", 66);
+	CHECK_INT(run_to(50000), 0);
+	fake_rdma_port_down("rbc6");
+	fake_rdma_port_down("rbs5");
+	fake_rdma_port_down("rbc5");
+	fake_rdma_port_down("rbs6");
+	hold_down();
+	fake_rdma_port_up("rbs5");
+	fake_rdma_port_up("rbs6");
+	fake_rdma_port_up("rbc5");
+	fake_rdma_port_up("rbc6");
+	CHECK_INT(run_to(300000), 0);
+	for (int i = 0; i < NCONN; i++) {
+		CHECK_INT(smcr_sock_error(srv.s[i]), 0);
+		CHECK_INT(smcr_sock_error(cli.s[i]), 0);
+	}
+	close_all();
+}
+
 /* After the earlier tests' retired queue pairs went: a queue pair on a device of its own, name. */
 static struct rdma_qp *retire_test_qp(const char *name, int n, struct rdma_dev **d)
 {

@@ -124,7 +124,8 @@ qemu() {
 	timeout -k 5 "$VM_TIMEOUT" $q_qemu $ACCEL -m 512 -smp 1 \
 		-nographic -no-reboot \
 		-kernel "$q_kernel" -initrd "$q_initrd" \
-		-append "console=$q_console quiet loglevel=1 panic=-1 $VMRECORD$append" "$@" \
+		-monitor "unix:$VMDIR/$name.mon,server=on,wait=off" \
+		-append "console=$q_console quiet loglevel=${VM_LOGLEVEL:-1} panic=-1 ${VM_APPEND:-}$VMRECORD$append" "$@" \
 		</dev/null >"$VMDIR/$name.log" 2>&1
 }
 # nic ROLE: the network device model of that role's guest
@@ -299,7 +300,7 @@ for s in $SCENARIOS; do
 		# boot, two rxe devices, the echo, the second link, a 40 s hold
 		two_vms_at_least 180 "$s" 2
 		;;
-	s5 | s6)
+	s5 | s6 | s20)
 		# 128 to 200 MiB through TCG guests beside other work takes its time
 		two_vms_at_least 240 "$s" 2
 		;;
