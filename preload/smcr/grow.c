@@ -51,7 +51,7 @@ static void *grow_run(void *arg)
 	pthread_mutex_lock(&g->mu);
 	/* a link not confirmed carries nothing: no connection moves to it */
 	if (rc && w->li >= 0 && !g->link[w->li].up)
-		g->link[w->li].dead = true;
+		smcr_link_die(g, w->li);
 	g->adding = false;
 	pthread_cond_broadcast(&g->cv);
 	pthread_mutex_unlock(&g->mu);
@@ -79,7 +79,7 @@ static int start(struct grow *w, bool locked)
 			pthread_mutex_lock(&g->mu);
 		g->adding = false;
 		if (w->li >= 0 && !w->again)
-			g->link[w->li].dead = true;
+			smcr_link_die(g, w->li);
 		g->refs--;
 		pthread_cond_broadcast(&g->cv);
 		if (!locked)

@@ -349,14 +349,12 @@ static int other_link(struct smcr_lgr *g, const struct smcr_sock *s, int from)
 	return -1;
 }
 
-void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
+bool smcr_link_die(struct smcr_lgr *g, int li)
 {
 	struct smcr_link *l = &g->link[li];
-	unsigned moved = 0, reset = 0, waiting = 0;
-	bool told = false, only = true;
 
 	if (l->dead)
-		return;
+		return false;
 	l->dead = true;
 	/*
 	 * Nothing more goes over its queue pair: reset, not left in the error
@@ -367,7 +365,16 @@ void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 	/* a reader asleep on its channel gives it back and goes on as its connection does */
 	if (l->driven)
 		smcr_link_bell(g, li);
-	if (!l->up)
+	return true;
+}
+
+void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
+{
+	struct smcr_link *l = &g->link[li];
+	unsigned moved = 0, reset = 0, waiting = 0;
+	bool told = false, only = true;
+
+	if (!smcr_link_die(g, li) || !l->up)
 		return;
 	g->failovers++;
 	smcr_view_changed();

@@ -76,11 +76,7 @@ static void follow(struct smcr_lgr *g, int from, int to)
 
 	g->link[from].rebuilding = false;
 	l->rebuilding = true;
-	if (!l->dead) {
-		l->dead = true;
-		if (l->driven)
-			smcr_link_bell(g, to);
-	}
+	smcr_link_die(g, to);
 	for (struct smcr_sock *s = g->socks; s; s = s->next)
 		if (s->li == from && s->live)
 			wait_on(s, to);
@@ -143,10 +139,8 @@ static void finish(struct smcr_lgr *g, int li, int rc, const char *step)
 	unsigned n = 0;
 
 	l->rebuilding = false;
-	if (rc && !l->dead) {
-		l->dead = true;
+	if (rc && smcr_link_die(g, li))
 		l->up = false;
-	}
 	for (struct smcr_sock *s = g->socks; s; s = s->next) {
 		if (s->li != li || !s->live)
 			continue;
@@ -265,11 +259,8 @@ static int take_offer(struct smcr_lgr *g, int li, const struct smcr_rebuild_msg 
 		struct smcr_link *ol = &g->link[o];
 		unsigned moved = 0;
 
-		if ((int)o == li || ol->dead)
+		if ((int)o == li || !smcr_link_die(g, (int)o))
 			continue;
-		ol->dead = true;
-		if (ol->driven)
-			smcr_link_bell(g, (int)o);
 		g->failovers++;
 		for (struct smcr_sock *s = g->socks; s; s = s->next)
 			if (s->li == (int)o && s->live)

@@ -176,6 +176,12 @@ void smcr_sock_destroy(struct smcr_sock *s);
 struct smcr_sock *smcr_lgr_sock_of_token(struct smcr_lgr *g, uint32_t token);
 /* Link li failed (by_peer: the peer said so with DELETE LINK): its connections move or end. */
 void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer);
+/*
+ * With g->mu held: link li is dead, its queue pair reset, a reader asleep
+ * on its channel woken; false if it was dead already.  Its connections
+ * are the caller's to move or end.
+ */
+bool smcr_link_die(struct smcr_lgr *g, int li);
 int smcr_link_of_num(struct smcr_lgr *g, uint8_t num);
 void smcr_lgr_free(struct smcr_lgr *g);
 
