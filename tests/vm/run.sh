@@ -4,7 +4,7 @@
 # last line "N passed, N failed" (SKIP lines, a known failure with its
 # reason, count in neither); exits non-zero on any failure or timeout.
 #
-#   tests/vm/run.sh [s1] ... [s17]  scenarios (default: s1 s2 s3)
+#   tests/vm/run.sh [s1] ... [s20]  scenarios (default: s1 s2 s3)
 #
 # VM_SUITE=trixie-backports takes that suite's kernel instead (the newest
 # Debian serves, with no SMC at all: only s3 to s12, the soft backend, and
@@ -25,6 +25,10 @@
 # user space (tests/vm/fetch-root.sh); their fixtures go to kernel-6.12-s390x.
 # VM_NET=udp|unix: how a pair of guests is joined (two_vms below); udp
 # unless set (bench/softroce.sh: unix, as its earlier runs).
+# VM_LOGLEVEL=N: the guests' console loglevel (default 1; 4 shows the
+# kernel's warnings); VM_APPEND: more of the guests' kernel command line
+# (nokaslr, to read a frozen guest's stack).  Each guest's QEMU monitor
+# listens on VMDIR/<scenario>-<role>.mon (info registers, x/...gx).
 # RECORD_FIXTURES=1 has each guest record the raw netlink replies of every
 # query and the tools' text beside them (guest/lib.sh fixtures) and writes
 # them to tests/fixtures/kernel-6.12/<scenario>/ (tests/unit/test_kernel_fixtures.c).
