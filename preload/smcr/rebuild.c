@@ -75,6 +75,8 @@ static void follow(struct smcr_lgr *g, int from, int to)
 	struct smcr_link *l = &g->link[to];
 
 	g->link[from].rebuilding = false;
+	/* the queue pair from's rebuild made, if any, carries nothing: dead, to be added again as any */
+	smcr_link_die(g, from);
 	l->rebuilding = true;
 	smcr_link_die(g, to);
 	for (struct smcr_sock *s = g->socks; s; s = s->next)
