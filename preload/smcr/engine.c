@@ -307,9 +307,19 @@ static void drain(struct smcr_lgr *g)
 	}
 }
 
-/* A failed link added again on a new queue pair: the server adds it, the client asks the server to. */
+/*
+ * A failed link added again on a new queue pair: the server adds it, the
+ * client asks the server to.  Not while the group adds or rebuilds a link,
+ * nor with no live link to carry the exchange (both links of a group that
+ * flapped: the last one's rebuild): the watchdog tries then.
+ */
 static void link_again(struct smcr_lgr *g, int li)
 {
+	struct smcr_link *l = &g->link[li];
+
+	l->again = g->adding || l->rebuilding || smcr_lgr_carrier(g, li) < 0;
+	if (l->again)
+		return;
 	if (g->server)
 		smcr_lgr_relink(g, li, 0);
 	else
@@ -527,6 +537,10 @@ static bool watchdog(struct smcr_lgr *g)
 			l->since_ns = now;
 			dev_back(g, (int)li);
 		}
+		if (l->again && (!l->dead || l->dev_gone || l->port_down))
+			l->again = false;
+		else if (l->again)
+			link_again(g, (int)li);
 		if (l->post_err && !l->dead && l->up) {
 			smcr_log("libsmc-preload: soft SMC-R: link %u: a post failed (%s)\n", l->num,
 				 strerror(-l->post_err));

@@ -154,6 +154,9 @@ static void finish(struct smcr_lgr *g, int li, int rc, const char *step)
 		smcr_sock_wake(s, false);
 		smcr_sock_wake(s, true);
 	}
+	/* the group's other links that failed meanwhile, their ports up: added again now it can (engine.c) */
+	for (unsigned o = 0; o < g->nlinks && !rc; o++)
+		g->link[o].again |= (int)o != li && g->link[o].dead && !g->link[o].dev_gone && !g->link[o].port_down;
 	if (rc)
 		smcr_log("libsmc-preload: soft SMC-R: link on %s not rebuilt: %s: %u connections reset\n",
 			 l->dev_name, rc == -ETIMEDOUT ? step : strerror(-rc), n);

@@ -37,6 +37,7 @@ struct smcr_link {
 	bool dev_gone;          /* its device is gone (fatal): back only as a new device (smcr_link_dev_back()) */
 	bool port_down;         /* its port left ACTIVE and did not come back yet */
 	bool rebuilding;        /* the group's only link on a new queue pair, not confirmed yet (rebuild.c) */
+	bool again;             /* dead, its port back, to be added again once the group can (engine.c) */
 	int post_err;           /* a post failed (not for room): the progress thread fails the link */
 	bool driven;            /* its channel is lent to a sleeper (smcr_drive_begin()) */
 	bool lent_idle;         /* still lent, nobody asleep on it, since lent_ns (smcr_drive_end()) */

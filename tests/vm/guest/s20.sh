@@ -6,8 +6,8 @@
 # the client takes both interfaces down and, 2 s later, up again.  The
 # link that fails first moves its connections to the other; the other,
 # the group's last, waits for its port and is rebuilt on new queue pairs
-# (doc/soft-roce.md section 5, "The only link"): nothing is reset, every
-# byte arrives once.
+# (doc/soft-roce.md section 5, "The only link"), then the first is added
+# again: nothing is reset, every byte arrives once.
 SCEN=s20-$VMROLE
 . /tests/lib.sh
 PORT=5004
@@ -46,6 +46,7 @@ fi
 grepcheck group "^smcr_conns: $CONNS connections on 2 links$" /tmp/conns.out
 grepcheck first-link-moved 'failed.*: 2 connections moved, 0 reset' /tmp/conns.out
 grepcheck rebuilt 'rebuilt (number [0-9]*): 4 connections go on' /tmp/conns.out
+grepcheck other-link-back "the link group's failed link is up" /tmp/conns.out
 grepcheck every-byte "$OK_LINE" /tmp/conns.out
 grepcheck exit '^rc=0$' /tmp/conns.out
 sed 's/^/  /' /tmp/conns.out
