@@ -384,16 +384,23 @@ static void hold_down(void)
 }
 
 /*
- * After a rebuild: the group's other link, whose port came back meanwhile,
- * is added again (the watchdog, once the group can), and carries more.
+ * After both links flapped: every connection went on, nothing reset, and
+ * the group's other link, whose port came back during the rebuild, is
+ * added again (the watchdog, once the group can) and carries more.
  */
-static void both_links_back(void)
+static void went_on_with_both_links(void)
 {
+	CHECK_INT(run_to(300000), 0);
+	for (int i = 0; i < NCONN; i++) {
+		CHECK_INT(smcr_sock_error(srv.s[i]), 0);
+		CHECK_INT(smcr_sock_error(cli.s[i]), 0);
+	}
 	for (int i = 0; i < 400 && (smcr_lgr_links_up(srv.g) < 2 || smcr_lgr_links_up(cli.g) < 2); i++)
 		usleep(50000);
 	CHECK_INT(smcr_lgr_links_up(srv.g), 2);
 	CHECK_INT(smcr_lgr_links_up(cli.g), 2);
 	CHECK_INT(run_to(400000), 0);
+	close_all();
 }
 
 /*
@@ -412,13 +419,7 @@ TEST(smcr_rebuild_both_links_of_a_group_flap)
 	hold_down();
 	fake_rdma_port_up("rbc3");
 	fake_rdma_port_up("rbc4");
-	CHECK_INT(run_to(300000), 0);
-	for (int i = 0; i < NCONN; i++) {
-		CHECK_INT(smcr_sock_error(srv.s[i]), 0);
-		CHECK_INT(smcr_sock_error(cli.s[i]), 0);
-	}
-	both_links_back();
-	close_all();
+	went_on_with_both_links();
 }
 
 /*
@@ -440,13 +441,7 @@ TEST(smcr_rebuild_the_client_follows_the_server_s_last_link)
 	fake_rdma_port_up("rbs6");
 	fake_rdma_port_up("rbc5");
 	fake_rdma_port_up("rbc6");
-	CHECK_INT(run_to(300000), 0);
-	for (int i = 0; i < NCONN; i++) {
-		CHECK_INT(smcr_sock_error(srv.s[i]), 0);
-		CHECK_INT(smcr_sock_error(cli.s[i]), 0);
-	}
-	both_links_back();
-	close_all();
+	went_on_with_both_links();
 }
 
 /* After the earlier tests' retired queue pairs went: a queue pair on a device of its own, name. */
