@@ -94,6 +94,8 @@ enum smcr_llc_type {                 /* the low nibble of byte 0 */
 #define SMCR_LLC_RKEYS_PER_CONT_MSG   2u    /* ADD_LINK_CONT */
 #define SMCR_LLC_DEL_RKEY_MAX         8u    /* DELETE_RKEY v1 */
 #define SMCR_LLC_RKEYS_V2_MAX         255u  /* ADD_LINK v2 extension, DELETE_RKEY v2 */
+/* the longest message encoding writes: ADD_LINK v2 with SMCR_LLC_RKEYS_V2_MAX rkeys of 16 bytes from byte 72 */
+#define SMCR_LLC_ENC_MAX_LEN          (72u + 16u * SMCR_LLC_RKEYS_V2_MAX)
 #define SMCR_LLC_GIDS_MAX             8u    /* REQ_ADD_LINK v2 (SMC_GIDS_PER_PEER_MAX) */
 
 /* Byte order of the fields Linux writes in its CPU's order (see above). */

@@ -19,11 +19,11 @@
 /*
  * A message slot: SMC-R's CDC and LLC messages are 44 bytes in a 48-byte
  * work-request buffer (the kernel's SMC_WR_BUF_SIZE); SMC-Rv2's ADD_LINK
- * with its rkeys is longer, so a queue pair may take larger slots, up to
- * RDMA_MSG_MAX.
+ * with its rkeys is longer (up to 4152 bytes for 255 connections), so a
+ * queue pair may take larger slots, up to RDMA_MSG_MAX.
  */
 #define RDMA_MSG_SIZE 48u
-#define RDMA_MSG_MAX  256u
+#define RDMA_MSG_MAX  4160u
 
 /* ---- verbs_lib.c: libibverbs, opened once ---- */
 /*

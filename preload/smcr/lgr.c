@@ -13,9 +13,15 @@
 
 #include "smcr_int.h"
 
-/* Queue pairs of a link: work requests in flight for all its connections, the peer's message slots. */
-#define LINK_MSG_SIZE 128u
+/*
+ * Queue pairs of a link: work requests in flight for all its connections, the
+ * peer's message slots.  A slot holds the longest LLC message: an ADD LINK
+ * carries an rkey for each of the group's connections, and a group that
+ * could not send it could never add a link again.
+ */
+#define LINK_MSG_SIZE SMCR_LLC_ENC_MAX_LEN
 _Static_assert(LINK_MSG_SIZE >= SMCR_CDC_LEN + SMCR_CDC_DATA_MAX, "a slot holds a CDC with bytes inside");
+_Static_assert(LINK_MSG_SIZE <= RDMA_MSG_MAX, "a queue pair takes slots of that size");
 static const struct rdma_qp_size link_size = { .send_wr = 64, .recv_slots = 64, .msg_size = LINK_MSG_SIZE };
 
 /* Keys name groups within the process: a count, never 0. */
@@ -305,6 +311,37 @@ unsigned smcr_lgr_links_up(struct smcr_lgr *g)
 		n += g->link[li].up && !g->link[li].dead;
 	pthread_mutex_unlock(&g->mu);
 	return n;
+}
+
+unsigned smcr_lgr_socks_locked(struct smcr_lgr *g)
+{
+	unsigned n = 0;
+
+	for (struct smcr_sock *s = g->socks; s; s = s->next)
+		n++;
+	return n;
+}
+
+bool smcr_lgr_full(struct smcr_lgr *g)
+{
+	bool full;
+
+	pthread_mutex_lock(&g->mu);
+	full = smcr_lgr_socks_locked(g) >= SMCR_LGR_CONNS_MAX;
+	pthread_mutex_unlock(&g->mu);
+	return full;
+}
+
+bool smcr_lgr_links_to(struct smcr_lgr *g, const struct rdma_qp_addr *p)
+{
+	bool to = false;
+
+	pthread_mutex_lock(&g->mu);
+	for (unsigned li = 0; li < g->nlinks && !to; li++)
+		to = g->link[li].connected && !g->link[li].dead && g->link[li].peer.qpn == p->qpn &&
+		     !memcmp(g->link[li].peer.gid, p->gid, 16);
+	pthread_mutex_unlock(&g->mu);
+	return to;
 }
 
 void smcr_lgr_set_peer_host(struct smcr_lgr *g, const char *host)

@@ -169,6 +169,14 @@ unsigned smcr_lgr_changes(void);
 
 /* Live links of the group, and failovers so far. */
 unsigned smcr_lgr_links_up(struct smcr_lgr *g);
+/*
+ * A group holds at most SMCR_LGR_CONNS_MAX connections (the kernel's
+ * SMC_RMBS_PER_LGR_MAX): an ADD LINK names each one's rkey, in one message.
+ */
+#define SMCR_LGR_CONNS_MAX 255u
+bool smcr_lgr_full(struct smcr_lgr *g);
+/* One of the group's links is connected to the peer's queue pair p. */
+bool smcr_lgr_links_to(struct smcr_lgr *g, const struct rdma_qp_addr *p);
 unsigned smcr_lgr_failovers(struct smcr_lgr *g);
 
 /* ---- sock.c: a connection of a group ---- */

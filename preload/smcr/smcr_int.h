@@ -185,6 +185,8 @@ void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer);
 bool smcr_link_die(struct smcr_lgr *g, int li);
 int smcr_link_of_num(struct smcr_lgr *g, uint8_t num);
 void smcr_lgr_free(struct smcr_lgr *g);
+/* With g->mu held: the group's connections, released or not. */
+unsigned smcr_lgr_socks_locked(struct smcr_lgr *g);
 
 /*
  * rebuild.c, with g->mu held: group g's only link li failed while its port

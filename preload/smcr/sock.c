@@ -213,6 +213,8 @@ int smcr_sock_new(struct smcr_lgr *g, const struct rdma_qp_addr *peer, uint32_t 
 	if (!s->rmb || !s->snd)
 		rc = -ENOMEM;
 	pthread_mutex_lock(&g->mu);
+	if (!rc && smcr_lgr_socks_locked(g) >= SMCR_LGR_CONNS_MAX)
+		rc = -ENOSPC;
 	if (!rc)
 		rc = s->li = pick_link(g, peer);
 	for (unsigned li = 0; li < g->nlinks && rc >= 0; li++)

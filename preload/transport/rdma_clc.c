@@ -83,7 +83,6 @@ static const uint8_t *process_id(void)
 	return our_id;
 }
 
-/* The group with the peer process, with a link up; a reference for the caller, or NULL. */
 void rdma_clc_after_fork_child(void)
 {
 	/* the parent's groups are not ours: their queue pairs stay with it (smcr_after_fork_child()) */
@@ -96,7 +95,19 @@ void rdma_clc_after_fork_child(void)
 	}
 }
 
-static struct smcr_lgr *group_find(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server)
+static bool group_takes(struct smcr_lgr *g, bool server, const struct rdma_qp_addr *via)
+{
+	return server ? !smcr_lgr_full(g) : smcr_lgr_links_to(g, via);
+}
+
+/*
+ * The group with the peer process that takes one more connection, with a
+ * link up: on the server, one not full; on the client, the one with a link
+ * to the queue pair via the server's ACCEPT named.  A reference for the
+ * caller, or NULL.
+ */
+static struct smcr_lgr *group_find(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server,
+				   const struct rdma_qp_addr *via)
 {
 	struct smcr_lgr *found = NULL;
 
@@ -111,12 +122,13 @@ static struct smcr_lgr *group_find(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool
 			free(e);
 			continue;
 		}
-		if (!found && e->server == server && !memcmp(e->peer_id, peer_id, CLC_SYSTEMID_LEN)) {
+		if (!found && e->server == server && !memcmp(e->peer_id, peer_id, CLC_SYSTEMID_LEN) &&
+		    group_takes(e->g, server, via))
 			found = e->g;
-			smcr_lgr_hold(found);
-		}
 		p = &e->next;
 	}
+	if (found)
+		smcr_lgr_hold(found);
 	pthread_mutex_unlock(&groups_mu);
 	return found;
 }
@@ -361,11 +373,20 @@ int rdma_neg_answer(const struct rdma_ports *ports, struct in_addr local, const 
 	if (!n)
 		return -ENOMEM;
 	memcpy(n->peer_id, p.system_id, CLC_SYSTEMID_LEN);
-	n->g = group_find(p.system_id, true);
+	n->g = group_find(p.system_id, true, NULL);
 	n->first_contact = !n->g;
 	rc = n->first_contact ? first_link(n) : 0;
 	if (!rc)
 		rc = smcr_sock_new(n->g, NULL, RDMA_BUF_SIZE, RDMA_SND_SIZE, &n->s);
+	if (rc == -ENOSPC && !n->first_contact) {
+		/* filled since it was found: a new group */
+		smcr_lgr_put(n->g);
+		n->g = NULL;
+		n->first_contact = true;
+		rc = first_link(n);
+		if (!rc)
+			rc = smcr_sock_new(n->g, NULL, RDMA_BUF_SIZE, RDMA_SND_SIZE, &n->s);
+	}
 	if (!rc) {
 		smcr_link_local(n->g, 0, &me);
 		rc = accept_msg(n, CLC_ACCEPT, me.mtu, msg, size);
@@ -386,7 +407,7 @@ int rdma_neg_accepted(struct rdma_neg *n, const uint8_t *accept, size_t len, uin
 	if (rc)
 		return rc;
 	if (!n->first_contact)
-		n->g = group_find(n->peer_id, false);
+		n->g = group_find(n->peer_id, false, &n->peer_qp);
 	/* the server says it has a group with us that we do not have: out of sync */
 	if (!n->first_contact && !n->g)
 		return -ENOLINK;

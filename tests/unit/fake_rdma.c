@@ -67,7 +67,7 @@ struct mr_rec {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct rdma_dev *devs[MAX_OBJS];
 static struct rdma_qp *qps[MAX_OBJS];
-static struct mr_rec mrs[4 * MAX_OBJS];
+static struct mr_rec mrs[32 * MAX_OBJS];   /* a full link group: 255 connections, two buffers each */
 static uint32_t next_key = 0x100;
 long fake_rdma_writes, fake_rdma_msgs, fake_rdma_lends, fake_rdma_unlends, fake_rdma_stops;
 _Atomic bool fake_rdma_destroy_held;

@@ -98,20 +98,27 @@ static void bytes_across(struct transport *from, struct transport *to, const cha
 	bytes_across_within(from, to, text, 10);
 }
 
-/* Both connections closed at both ends: every connection of the layer freed. */
-static void close_both(struct conn_ends *one, struct conn_ends *two)
+static void close_ends(struct conn_ends *e)
 {
-	for (int i = 0; i < 2; i++) {
-		struct conn_ends *e = i ? two : one;
+	e->tc.ops->close(&e->tc);
+	e->ts.ops->close(&e->ts);
+	e->tc.ops->unmap(&e->tc);
+	e->ts.ops->unmap(&e->ts);
+}
 
-		e->tc.ops->close(&e->tc);
-		e->ts.ops->close(&e->ts);
-		e->tc.ops->unmap(&e->tc);
-		e->ts.ops->unmap(&e->ts);
-	}
+static void all_freed(void)
+{
 	for (int i = 0; i < 5000 && smcr_socks(); i++)
 		usleep(2000);
 	CHECK_INT(smcr_socks(), 0);
+}
+
+/* Both connections closed at both ends: every connection of the layer freed. */
+static void close_both(struct conn_ends *one, struct conn_ends *two)
+{
+	close_ends(one);
+	close_ends(two);
+	all_freed();
 }
 
 static bool ring(uint32_t bell)
@@ -370,4 +377,39 @@ TEST(rdma_clc_a_parked_link_fails_over_and_comes_back_at_once)
 	close_both(&one, &two);
 	/* the old link's queue pair, kept while its port is down (rdma_retire()), goes */
 	fake_rdma_port_up("fcl7");
+}
+
+/*
+ * SMCR_LGR_CONNS_MAX connections fill a group (an ADD LINK names every
+ * one's rkey): the next is the first contact of a new group between the same
+ * processes, the one after joins it, and each client end finds its group by
+ * the queue pair the server's ACCEPT named.
+ */
+TEST(rdma_clc_a_full_group_gives_way_to_a_new_one)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
+	static const struct rdma_ports cp = { .dev = "fcl9", .port = 1 }, sp = { .dev = "fsv9", .port = 1 };
+	enum { N = SMCR_LGR_CONNS_MAX + 2 };
+	static struct conn_ends e[N];
+	unsigned firsts = 0;
+	bool fc;
+
+	smcr_env_set(&env);
+	rdma_clc_after_fork_child();
+	memset(e, 0, sizeof(e));
+	for (unsigned i = 0; i < N; i++) {
+		fc = false;
+		set_up_on(&e[i], &fc, &cp, &sp, "10.46.0.1", "10.46.0.2");
+		if (fc != (i == 0 || i == SMCR_LGR_CONNS_MAX))
+			unit_fail(__FILE__, __LINE__, "connection %u: first contact %d", i, fc);
+		firsts += fc;
+	}
+	CHECK_INT(firsts, 2);
+	bytes_across(&e[0].tc, &e[0].ts, "the first group");
+	bytes_across(&e[N - 1].tc, &e[N - 1].ts, "the second group, joined");
+	bytes_across(&e[N - 1].ts, &e[N - 1].tc, "and back");
+	bytes_across(&e[SMCR_LGR_CONNS_MAX - 1].ts, &e[SMCR_LGR_CONNS_MAX - 1].tc, "the first group's last");
+	for (unsigned i = 0; i < N; i++)
+		close_ends(&e[i]);
+	all_freed();
 }

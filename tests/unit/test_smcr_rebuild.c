@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NCONN 2
+#define NCONN 4        /* more rkeys than an ADD LINK of 128 bytes held */
 #define BUF (16u * 1024)
 #define STALL_S 40
 
