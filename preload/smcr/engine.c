@@ -307,13 +307,7 @@ static void drain(struct smcr_lgr *g)
 	}
 }
 
-/*
- * A failed link added again on a new queue pair: the server adds it, the
- * client asks the server to.  Not while the group adds or rebuilds a link,
- * nor with no live link to carry the exchange (both links of a group that
- * flapped: the last one's rebuild): the watchdog tries then.
- */
-static void link_again(struct smcr_lgr *g, int li)
+void smcr_link_again(struct smcr_lgr *g, int li)
 {
 	struct smcr_link *l = &g->link[li];
 
@@ -347,7 +341,7 @@ static void device_event(struct smcr_lgr *g, int li)
 		smcr_link_fail(g, li, false);
 	/* a failed link's port is back */
 	if (ev == RDMA_DEV_PORT_UP && l->dead && !l->dev_gone)
-		link_again(g, li);
+		smcr_link_again(g, li);
 }
 
 /*
@@ -454,7 +448,7 @@ static void dev_back(struct smcr_lgr *g, int li)
 		return;
 	smcr_log("libsmc-preload: soft SMC-R: link %u: its device %s is back\n", num,
 		 g->link[li].dev_name);
-	link_again(g, li);
+	smcr_link_again(g, li);
 }
 
 /*
@@ -468,7 +462,7 @@ static void fail_and_again(struct smcr_lgr *g, int li)
 	smcr_link_fail(g, li, false);
 	if (smcr_lgr_carrier(g, li) >= 0 && !g->link[li].dev_gone) {
 		smcr_log("libsmc-preload: soft SMC-R: link %u: its port is up: added again\n", g->link[li].num);
-		link_again(g, li);
+		smcr_link_again(g, li);
 	}
 }
 
@@ -540,7 +534,7 @@ static bool watchdog(struct smcr_lgr *g)
 		if (l->again && (!l->dead || l->dev_gone || l->port_down))
 			l->again = false;
 		else if (l->again)
-			link_again(g, (int)li);
+			smcr_link_again(g, (int)li);
 		if (l->post_err && !l->dead && l->up) {
 			smcr_log("libsmc-preload: soft SMC-R: link %u: a post failed (%s)\n", l->num,
 				 strerror(-l->post_err));

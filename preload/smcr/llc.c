@@ -170,7 +170,7 @@ static void relink_asked(struct smcr_lgr *g, const struct smcr_llc_req_add_link 
 
 		for (unsigned k = 0; k < r->gid_cnt; k++) {
 			if (l->dead && !l->dev_gone && !memcmp(l->peer.gid, r->gid[k], 16)) {
-				smcr_lgr_relink(g, (int)li, 0);
+				smcr_link_again(g, (int)li);
 				return;
 			}
 		}

@@ -225,6 +225,15 @@ void smcr_lgr_write_max(struct smcr_lgr *g);
  * answers on li.  Nothing when a link is being added already.
  */
 void smcr_lgr_relink(struct smcr_lgr *g, int li, uint8_t num);
+/*
+ * engine.c, with g->mu held: failed link li added again on a new queue
+ * pair (its port is back, or the client asked with REQ ADD LINK): the
+ * server adds it, the client asks the server to.  Not while the group adds
+ * or rebuilds a link, nor with no live link to carry the exchange (both
+ * links of a group that flapped: the last one's rebuild): the link is
+ * marked again and the watchdog tries once the group can.
+ */
+void smcr_link_again(struct smcr_lgr *g, int li);
 /* llc.c, with g->mu held: a live link other than li (-1: any) to carry an LLC exchange, or -1. */
 int smcr_lgr_carrier(struct smcr_lgr *g, int li);
 /* llc.c, with g->mu held: the client's device for dead link li is back: it asks the server with REQ ADD LINK. */

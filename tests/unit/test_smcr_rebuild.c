@@ -444,6 +444,45 @@ TEST(smcr_rebuild_the_client_follows_the_server_s_last_link)
 	went_on_with_both_links();
 }
 
+static bool server_link_again(int li)
+{
+	bool again;
+
+	pthread_mutex_lock(&srv.g->mu);
+	again = srv.g->link[li].again;
+	pthread_mutex_unlock(&srv.g->mu);
+	return again;
+}
+
+/*
+ * The client's REQ ADD LINK for a failed link comes while the server adds
+ * another (its group marked adding here): the server keeps it and adds the
+ * link once it can.  Before, it dropped the request, and the client, which
+ * asks once, went on with one link for good.
+ */
+TEST(smcr_rebuild_a_link_asked_for_while_the_server_adds_comes_later)
+{
+	one_link_two_conns("rbs7", "rbc7", 67);
+	second_link("rbs8", "rbc8", 68);
+	CHECK_INT(run_to(50000), 0);
+	fake_rdma_port_down("rbc8");
+	for (int i = 0; i < 400 && (smcr_lgr_links_up(srv.g) > 1 || smcr_lgr_links_up(cli.g) > 1); i++)
+		usleep(50000);
+	CHECK_INT(smcr_lgr_links_up(srv.g), 1);
+	CHECK_INT(smcr_lgr_links_up(cli.g), 1);
+	pthread_mutex_lock(&srv.g->mu);
+	srv.g->adding = true;
+	pthread_mutex_unlock(&srv.g->mu);
+	fake_rdma_port_up("rbc8");
+	for (int i = 0; i < 400 && !server_link_again(1); i++)
+		usleep(50000);
+	CHECK(server_link_again(1));
+	pthread_mutex_lock(&srv.g->mu);
+	srv.g->adding = false;
+	pthread_mutex_unlock(&srv.g->mu);
+	went_on_with_both_links();
+}
+
 /* After the earlier tests' retired queue pairs went: a queue pair on a device of its own, name. */
 static struct rdma_qp *retire_test_qp(const char *name, int n, struct rdma_dev **d)
 {
