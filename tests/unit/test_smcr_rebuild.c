@@ -371,6 +371,14 @@ static void second_link(const char *sdev, const char *cdev, uint8_t net)
 	CHECK_INT(smcr_lgr_links_up(cli.g), 2);
 }
 
+/* Two links, each on a pair of devices of its own, carrying the connections a while. */
+static void two_links_running(const char *s1, const char *c1, uint8_t n1, const char *s2, const char *c2, uint8_t n2)
+{
+	one_link_two_conns(s1, c1, n1);
+	second_link(s2, c2, n2);
+	CHECK_INT(run_to(50000), 0);
+}
+
 /* Data keeps moving for a while with ports down: nothing may be reset meanwhile. */
 static void hold_down(void)
 {
@@ -411,9 +419,7 @@ static void went_on_with_both_links(void)
  */
 TEST(smcr_rebuild_both_links_of_a_group_flap)
 {
-	one_link_two_conns("rbs3", "rbc3", 63);
-	second_link("rbs4", "rbc4", 64);
-	CHECK_INT(run_to(50000), 0);
+	two_links_running("rbs3", "rbc3", 63, "rbs4", "rbc4", 64);
 	fake_rdma_port_down("rbc4");
 	fake_rdma_port_down("rbc3");
 	hold_down();
@@ -429,9 +435,7 @@ TEST(smcr_rebuild_both_links_of_a_group_flap)
  */
 TEST(smcr_rebuild_the_client_follows_the_server_s_last_link)
 {
-	one_link_two_conns("rbs5", "rbc5", 65);
-	second_link("rbs6", "rbc6", 66);
-	CHECK_INT(run_to(50000), 0);
+	two_links_running("rbs5", "rbc5", 65, "rbs6", "rbc6", 66);
 	fake_rdma_port_down("rbc6");
 	fake_rdma_port_down("rbs5");
 	fake_rdma_port_down("rbc5");
@@ -462,9 +466,7 @@ static bool server_link_again(int li)
  */
 TEST(smcr_rebuild_a_link_asked_for_while_the_server_adds_comes_later)
 {
-	one_link_two_conns("rbs7", "rbc7", 67);
-	second_link("rbs8", "rbc8", 68);
-	CHECK_INT(run_to(50000), 0);
+	two_links_running("rbs7", "rbc7", 67, "rbs8", "rbc8", 68);
 	fake_rdma_port_down("rbc8");
 	for (int i = 0; i < 400 && (smcr_lgr_links_up(srv.g) > 1 || smcr_lgr_links_up(cli.g) > 1); i++)
 		usleep(50000);
