@@ -220,7 +220,10 @@ struct rdma_dev *rdma_qp_dev(const struct rdma_qp *q)
 
 void rdma_qp_stop(struct rdma_qp *q)
 {
-	/* not the error state, where rxe may deadlock on what still comes (doc/kernels.md) */
+	/*
+	 * not the error state, where rxe may deadlock on what still comes; the
+	 * reset drains what waited, safe only where nothing comes (doc/kernels.md)
+	 */
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
 
 	/* a queue pair the device lost cannot be moved: it sends nothing anyway */

@@ -109,20 +109,25 @@ void smcr_lgr_free(struct smcr_lgr *g)
 	free(g);
 }
 
+/* A new queue pair of a link on device d (the port's MTU until the peer's is known: connecting may lower it). */
+static int link_qp_create(struct rdma_dev *d, struct rdma_qp **out)
+{
+	struct rdma_qp_size size = link_size;
+
+	if (rdma_dev_port(d)->soft)
+		size.max_inflight = rdma_soft_inflight(rdma_dev_port(d)->mtu);
+	return rdma_qp_create(d, &size, out);
+}
+
 int smcr_link_open(struct smcr_lgr *g, const char *dev, uint8_t port, const uint8_t gid[16])
 {
 	struct smcr_link l = { 0 };
-	struct rdma_qp_size size;
 	int rc, li;
 
 	rc = rdma_dev_open(dev, port, gid, &l.dev);
 	if (rc)
 		return rc;
-	size = link_size;
-	/* the port's MTU until the peer's is known: connecting may lower it */
-	if (rdma_dev_port(l.dev)->soft)
-		size.max_inflight = rdma_soft_inflight(rdma_dev_port(l.dev)->mtu);
-	rc = rdma_qp_create(l.dev, &size, &l.qp);
+	rc = link_qp_create(l.dev, &l.qp);
 	if (rc) {
 		rdma_dev_close(l.dev);
 		return rc;
@@ -155,19 +160,13 @@ int smcr_link_open(struct smcr_lgr *g, const char *dev, uint8_t port, const uint
  * holds, nor the peer's rkeys unless keep_rkeys (the peer's registrations
  * on its device stay).
  */
-static void link_new_qp(struct smcr_lgr *g, int li, struct rdma_qp *q, bool keep_rkeys)
+static void link_take_qp(struct smcr_lgr *g, int li, struct rdma_qp *q)
 {
 	struct smcr_link *l = &g->link[li];
 
 	l->qp = q;
 	l->gen++;
-	l->connected = l->up = false;
-	l->post_err = 0;
-	l->num = 0;
-	l->seen_done = l->heard = l->seen_heard = 0;
-	l->since_ns = l->kicked_ns = l->alive_ns = 0;
-	for (struct smcr_sock *s = g->socks; s && !keep_rkeys; s = s->next)
-		s->peer_rkey_ok[li] = false;
+	l->connected = false;
 	/* the new queue pair's channel is watched by the progress thread */
 	l->lent_idle = false;
 	/* a thread asleep on the old channel lets go of it before it goes */
@@ -175,6 +174,20 @@ static void link_new_qp(struct smcr_lgr *g, int li, struct rdma_qp *q, bool keep
 		l->driven = false;
 		smcr_link_bell(g, li);
 	}
+}
+
+static void link_new_qp(struct smcr_lgr *g, int li, struct rdma_qp *q, bool keep_rkeys)
+{
+	struct smcr_link *l = &g->link[li];
+
+	link_take_qp(g, li, q);
+	l->up = false;
+	l->post_err = 0;
+	l->num = 0;
+	l->seen_done = l->heard = l->seen_heard = 0;
+	l->since_ns = l->kicked_ns = l->alive_ns = 0;
+	for (struct smcr_sock *s = g->socks; s && !keep_rkeys; s = s->next)
+		s->peer_rkey_ok[li] = false;
 }
 
 void smcr_lgr_write_max(struct smcr_lgr *g)
@@ -195,7 +208,6 @@ void smcr_lgr_write_max(struct smcr_lgr *g)
 int smcr_link_reopen(struct smcr_lgr *g, int li, bool keep_rkeys)
 {
 	struct smcr_link *l = &g->link[li];
-	struct rdma_qp_size size = link_size;
 	struct rdma_qp *q, *old;
 	int rc;
 
@@ -204,10 +216,8 @@ int smcr_link_reopen(struct smcr_lgr *g, int li, bool keep_rkeys)
 	pthread_mutex_unlock(&g->mu);
 	if (rc)
 		return rc;
-	if (rdma_dev_port(l->dev)->soft)
-		size.max_inflight = rdma_soft_inflight(rdma_dev_port(l->dev)->mtu);
 	/* the device and the connections' registrations on it stay: only the queue pair is new */
-	rc = rdma_qp_create(l->dev, &size, &q);
+	rc = link_qp_create(l->dev, &q);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&g->mu);
@@ -386,6 +396,31 @@ static int other_link(struct smcr_lgr *g, const struct smcr_sock *s, int from)
 	return -1;
 }
 
+/*
+ * Nothing more may land through a dead link's queue pair.  rxe empties a
+ * queue pair's received packets under its lock when it is reset or put
+ * in the error state, and a freed packet may run the network's softirq,
+ * whose next packet for that queue pair takes the same lock: the guest
+ * freezes (doc/kernels.md).  Where the port is active (the peer may still
+ * send, or a port-down event was read after the port came back), the
+ * link takes a new queue pair, not connected, and the old one is
+ * destroyed (rdma_retire(): rxe takes it out of its table first, so that
+ * no packet finds it).  Where the port is down nothing arrives: a reset,
+ * as when no queue pair can be made.
+ */
+static bool swap_qp(struct smcr_lgr *g, int li)
+{
+	struct smcr_link *l = &g->link[li];
+	struct rdma_qp *q, *old = l->qp;
+
+	if (l->dev_gone || rdma_dev_port_active(l->dev) != 1 || link_qp_create(l->dev, &q))
+		return false;
+	link_take_qp(g, li, q);
+	rdma_retire(old);
+	smcr_engine_kick();
+	return true;
+}
+
 bool smcr_link_die(struct smcr_lgr *g, int li)
 {
 	struct smcr_link *l = &g->link[li];
@@ -393,12 +428,8 @@ bool smcr_link_die(struct smcr_lgr *g, int li)
 	if (l->dead)
 		return false;
 	l->dead = true;
-	/*
-	 * Nothing more goes over its queue pair: reset, not left in the error
-	 * state rxe may have put it in, where what the peer still sends to it
-	 * can deadlock rxe (doc/kernels.md).
-	 */
-	rdma_qp_stop(l->qp);
+	if (!swap_qp(g, li))
+		rdma_qp_stop(l->qp);
 	/* a reader asleep on its channel gives it back and goes on as its connection does */
 	if (l->driven)
 		smcr_link_bell(g, li);
