@@ -155,11 +155,7 @@ int smcr_link_open(struct smcr_lgr *g, const char *dev, uint8_t port, const uint
 	return rc ? rc : li;
 }
 
-/*
- * A link starts again on queue pair q: nothing of the old one's state
- * holds, nor the peer's rkeys unless keep_rkeys (the peer's registrations
- * on its device stay).
- */
+/* Link li's queue pair is q from now on, not connected yet; the old one is the caller's to retire. */
 static void link_take_qp(struct smcr_lgr *g, int li, struct rdma_qp *q)
 {
 	struct smcr_link *l = &g->link[li];
@@ -176,6 +172,11 @@ static void link_take_qp(struct smcr_lgr *g, int li, struct rdma_qp *q)
 	}
 }
 
+/*
+ * A link starts again on queue pair q: nothing of the old one's state
+ * holds, nor the peer's rkeys unless keep_rkeys (the peer's registrations
+ * on its device stay).
+ */
 static void link_new_qp(struct smcr_lgr *g, int li, struct rdma_qp *q, bool keep_rkeys)
 {
 	struct smcr_link *l = &g->link[li];

@@ -374,18 +374,16 @@ int rdma_neg_answer(const struct rdma_ports *ports, struct in_addr local, const 
 		return -ENOMEM;
 	memcpy(n->peer_id, p.system_id, CLC_SYSTEMID_LEN);
 	n->g = group_find(p.system_id, true, NULL);
-	n->first_contact = !n->g;
-	rc = n->first_contact ? first_link(n) : 0;
-	if (!rc)
-		rc = smcr_sock_new(n->g, NULL, RDMA_BUF_SIZE, RDMA_SND_SIZE, &n->s);
-	if (rc == -ENOSPC && !n->first_contact) {
+	for (;;) {
+		n->first_contact = !n->g;
+		rc = n->first_contact ? first_link(n) : 0;
+		if (!rc)
+			rc = smcr_sock_new(n->g, NULL, RDMA_BUF_SIZE, RDMA_SND_SIZE, &n->s);
+		if (rc != -ENOSPC || n->first_contact)
+			break;
 		/* filled since it was found: a new group */
 		smcr_lgr_put(n->g);
 		n->g = NULL;
-		n->first_contact = true;
-		rc = first_link(n);
-		if (!rc)
-			rc = smcr_sock_new(n->g, NULL, RDMA_BUF_SIZE, RDMA_SND_SIZE, &n->s);
 	}
 	if (!rc) {
 		smcr_link_local(n->g, 0, &me);

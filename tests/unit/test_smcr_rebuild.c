@@ -94,7 +94,7 @@ static unsigned retired_drain(int64_t now_ns)
 }
 
 /* The ends on devices named sdev and cdev (new names: fake_rdma_park() parks a device's queue pairs for good). */
-static void one_link_two_conns(const char *sdev, const char *cdev, uint8_t net)
+static void one_link_conns(const char *sdev, const char *cdev, uint8_t net)
 {
 	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .rebuild = hand_on };
 	struct rdma_qp_addr a_s, a_c;
@@ -231,7 +231,7 @@ TEST(smcr_rebuild_a_parked_only_link_comes_back_on_new_queue_pairs)
 	long stops;
 	int live;
 
-	one_link_two_conns("rbs0", "rbc0", 60);
+	one_link_conns("rbs0", "rbc0", 60);
 	CHECK_INT(run_to(100000), 0);
 	/* an answer nobody asked for, and an offer to a GID no link goes to: refused, nothing changes */
 	stray = (struct smcr_rebuild_msg){ .answer = true };
@@ -283,7 +283,7 @@ TEST(smcr_rebuild_a_parked_only_link_comes_back_on_new_queue_pairs)
  */
 TEST(smcr_rebuild_both_ends_parked)
 {
-	one_link_two_conns("rbs1", "rbc1", 61);
+	one_link_conns("rbs1", "rbc1", 61);
 	CHECK_INT(run_to(50000), 0);
 	fake_rdma_park("rbs1");
 	fake_rdma_park("rbc1");
@@ -306,7 +306,7 @@ TEST(smcr_rebuild_an_only_link_waits_for_its_port_to_come_back)
 {
 	int reset = 0;
 
-	one_link_two_conns("rbs2", "rbc2", 62);
+	one_link_conns("rbs2", "rbc2", 62);
 	CHECK_INT(run_to(50000), 0);
 	fake_rdma_port_down("rbc2");
 	for (int i = 0; i < 100; i++) {
@@ -374,7 +374,7 @@ static void second_link(const char *sdev, const char *cdev, uint8_t net)
 /* Two links, each on a pair of devices of its own, carrying the connections a while. */
 static void two_links_running(const char *s1, const char *c1, uint8_t n1, const char *s2, const char *c2, uint8_t n2)
 {
-	one_link_two_conns(s1, c1, n1);
+	one_link_conns(s1, c1, n1);
 	second_link(s2, c2, n2);
 	CHECK_INT(run_to(50000), 0);
 }
