@@ -164,14 +164,15 @@ void soft_peer_msg_of(const struct soft_sock *s, uint8_t type, struct soft_peer_
 	m->nonce = s->ask.nonce;
 }
 
-/* A random nonce, never 0. */
-static uint64_t new_nonce(const struct soft_sock *s, int64_t now)
+/* A random nonce, never 0; 0: no random bytes yet (doc/soft-roce.md, threat model). */
+static uint64_t new_nonce(void)
 {
 	uint64_t n = 0;
 
-	if (getrandom(&n, sizeof(n), GRND_NONBLOCK) != (ssize_t)sizeof(n))
-		n = ((uint64_t)now << 20) ^ s->id.inode ^ ((uint64_t)s->id.sport << 48);
-	return n ? n : 1;
+	while (!n)
+		if (getrandom(&n, sizeof(n), GRND_NONBLOCK) != (ssize_t)sizeof(n))
+			return 0;
+	return n;
 }
 
 void soft_peer_send(struct soft_state *st, const struct soft_peer_msg *m, uint16_t port,
@@ -322,7 +323,7 @@ int soft_peer_ask_begin(struct soft_state *st, const struct soft_ns *ns, struct 
 		return -ENOMEM;
 	memset(&s->ask, 0, sizeof(s->ask));
 	s->ask.remote = true;
-	s->ask.nonce = new_nonce(s, now);
+	s->ask.nonce = new_nonce();
 	s->ask.verdict = verdict;
 	s->ask.ifindex = scope_of(s, dst, family, ifname);
 	s->ask.deadline_ms = now + ASK_NO_DAEMON_MS;
@@ -340,6 +341,11 @@ int soft_peer_ask_begin(struct soft_state *st, const struct soft_ns *ns, struct 
 	}
 	if (!dev && !s->ask.verdict)
 		s->ask.verdict = SOFT_DECL_NOSMCDEV;
+	if (!s->ask.nonce) {
+		/* a guessable nonce would let an off-path host in: no question */
+		soft_pair_decline(st, s, SOFT_DECL_INTERR, 0);
+		return 0;
+	}
 	if (!early_came && !dev) {
 		/*
 		 * No SMC-R device on its interface: nothing to ask for, and no

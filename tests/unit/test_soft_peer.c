@@ -14,7 +14,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define QMAX 16
 
@@ -116,6 +119,18 @@ static struct soft_sock *end_on(int h)
 	CHECK_INT(soft_idx_add(st, s), 0);
 	CHECK_INT(soft_idx_tuple_add(st, s), 0);
 	return s;
+}
+
+/* The daemon's getrandom(), which a test may make fail as before the kernel has random bytes. */
+static bool no_random;
+
+ssize_t getrandom(void *buf, size_t len, unsigned int flags)
+{
+	if (no_random) {
+		errno = EAGAIN;
+		return -1;
+	}
+	return syscall(SYS_getrandom, buf, len, flags);
 }
 
 static void check_decided(const struct soft_sock *s, uint32_t reason, uint32_t diag)
@@ -430,6 +445,22 @@ TEST(soft_peer_no_device_no_question)
 }
 
 /* Both hosts' ends, each able to negotiate, after their questions crossed: both negotiate. */
+TEST(soft_peer_no_random_bytes_no_question)
+{
+	struct soft_sock *a;
+
+	/* a nonce an off-path host could guess would let it into the handshake */
+	hosts_init();
+	a = end_on(0);
+	no_random = true;
+	CHECK_INT(begin(0, a, 0, 0), 0);
+	no_random = false;
+	check_decided(a, SOFT_DECL_INTERR, 0);
+	CHECK_INT(nsent, 0);
+	soft_reg_drop(&hosts[0], a);
+	hosts_free();
+}
+
 static void ends_negotiate(struct soft_sock **a, struct soft_sock **b)
 {
 	hosts_init();
