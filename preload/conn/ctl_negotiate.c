@@ -31,10 +31,7 @@
 #define NEG_DECLINE_MS   2000                   /* our DECLINE kept by the peer's daemon */
 #define DECL_NOSMCDEV    0x03030000u
 #define DECL_PEERNOSMC   0x03010000u
-#define DECL_TIMEOUT_CL  0x02010000u
 #define DECL_PEERDECL    0x05000000u
-#define DECL_CNFERR      0x03000000u
-#define DECL_SYNCERR     0x04000000u
 #define DECL_INTERR      0x09990000u
 
 enum neg_step {
@@ -311,26 +308,9 @@ struct act {
 	uint32_t diag;
 };
 
-/* The kernel's codes for what went wrong here. */
-static uint32_t reason_of(int rc)
-{
-	switch (rc) {
-	case -ENODEV:
-	case -ENOSYS:
-		return DECL_NOSMCDEV;           /* no RDMA device or library we can use */
-	case -ETIMEDOUT:
-		return DECL_TIMEOUT_CL;         /* no CONFIRM LINK */
-	case -EPROTO:
-		return DECL_CNFERR;             /* the peer's message is not one we can take */
-	case -ENOLINK:
-		return DECL_SYNCERR;            /* it names a link group we do not have */
-	}
-	return DECL_INTERR;
-}
-
 static void act_fail(struct act *a, int rc)
 {
-	a->our_reason = reason_of(rc);
+	a->our_reason = rdma_neg_reason(rc);
 }
 
 /*

@@ -204,6 +204,9 @@ struct smcr_sock_peer {
  * registered on every link.  Its link: the server's choice (peer NULL),
  * the live link that carries fewest connections; the client's is the one
  * to the queue pair the server's ACCEPT named (peer: its GID and number).
+ * -ENOMEM: no memory for the buffers; -EKEYREJECTED: a link's device did not
+ * register them (its error in smcr_log); -ENOSPC: the group is full;
+ * -ENOLINK: no such link.
  */
 int smcr_sock_new(struct smcr_lgr *g, const struct rdma_qp_addr *peer, uint32_t rmb_size, uint32_t snd_size,
 		  struct smcr_sock **out);

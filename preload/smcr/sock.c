@@ -218,7 +218,11 @@ int smcr_sock_new(struct smcr_lgr *g, const struct rdma_qp_addr *peer, uint32_t 
 	if (!rc)
 		rc = s->li = pick_link(g, peer);
 	for (unsigned li = 0; li < g->nlinks && rc >= 0; li++)
-		rc = smcr_sock_reg(s, (int)li);
+		if ((rc = smcr_sock_reg(s, (int)li)) < 0) {
+			smcr_log("libsmc-preload: soft SMC-R: a connection's buffers not registered on %s: %s\n",
+				 g->link[li].dev_name, strerror(-rc));
+			rc = -EKEYREJECTED;
+		}
 	if (rc >= 0) {
 		for (int li = 0; li < SMCR_LINKS_MAX; li++)
 			s->path[li] = (struct smcr_path){ s, li };

@@ -353,6 +353,26 @@ static void second_link_open(struct rdma_neg *n)
 	n->alt_li = li < 0 ? -1 : li;
 }
 
+uint32_t rdma_neg_reason(int rc)
+{
+	switch (rc) {
+	case -ENODEV:
+	case -ENOSYS:
+		return 0x03030000;      /* NOSMCDEV: no RDMA device or library we can use */
+	case -ETIMEDOUT:
+		return 0x02010000;      /* TIMEOUT_CL: no CONFIRM LINK */
+	case -EPROTO:
+		return 0x03000000;      /* CNFERR: the peer's message is not one we can take */
+	case -ENOLINK:
+		return 0x04000000;      /* SYNCERR: it names a link group we do not have */
+	case -ENOMEM:
+		return 0x01010000;      /* MEM: no buffers, or no link group (smc_lgr_create()) */
+	case -EKEYREJECTED:
+		return 0x09990003;      /* ERR_REGBUF: the device did not register the buffers */
+	}
+	return 0x09990000;              /* INTERR */
+}
+
 int rdma_neg_answer(const struct rdma_ports *ports, struct in_addr local, const uint8_t *proposal,
 		    size_t len, struct rdma_neg **out, uint8_t *msg, size_t size)
 {

@@ -284,6 +284,11 @@ int rdma_neg_confirmed(struct rdma_neg *n, const uint8_t *confirm, size_t len);
 int rdma_neg_confirm_link(struct rdma_neg *n);
 int rdma_neg_bind(struct rdma_neg *n, struct transport *t);
 void rdma_neg_free(struct rdma_neg *n);
+/*
+ * The kernel's decline code (SMC_CLC_DECL_*) for a set-up that failed with
+ * rc, named by the step as the kernel's af_smc.c and smc_core.c name it.
+ */
+uint32_t rdma_neg_reason(int rc);
 /* In a forked child: none of the parent's link groups. */
 void rdma_clc_after_fork_child(void);
 /* A DECLINE of ours with reason (SMC_CLC_DECL_*) into msg: its length. */

@@ -217,9 +217,44 @@ enum rdma_dev_event rdma_dev_event(struct rdma_dev *d)
 	return due;
 }
 
-int rdma_mr_reg(struct rdma_dev *d, void *addr, size_t len, bool remote_write, struct rdma_mr *mr)
+/* mu */
+static struct fail_on {
+	char name[64];
+	int err;
+} mr_fail, qp_fail;
+
+static void fail_set(struct fail_on *f, const char *name, int err)
 {
 	pthread_mutex_lock(&mu);
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->err = err;
+	pthread_mutex_unlock(&mu);
+}
+
+void fake_rdma_fail_mr(const char *name, int err)
+{
+	fail_set(&mr_fail, name, err);
+}
+
+void fake_rdma_fail_qp(const char *name, int err)
+{
+	fail_set(&qp_fail, name, err);
+}
+
+static int fails(const struct fail_on *f, const struct rdma_dev *d)
+{
+	return f->err && !strcmp(f->name, d->name) ? f->err : 0;
+}
+
+int rdma_mr_reg(struct rdma_dev *d, void *addr, size_t len, bool remote_write, struct rdma_mr *mr)
+{
+	int err;
+
+	pthread_mutex_lock(&mu);
+	if ((err = fails(&mr_fail, d))) {
+		pthread_mutex_unlock(&mu);
+		return err;
+	}
 	for (size_t i = 0; i < sizeof(mrs) / sizeof(mrs[0]); i++) {
 		if (mrs[i].addr)
 			continue;
@@ -245,8 +280,15 @@ void rdma_mr_dereg(struct rdma_mr *mr)
 
 int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct rdma_qp **out)
 {
-	struct rdma_qp *q = calloc(1, sizeof(*q));
+	struct rdma_qp *q;
+	int err;
 
+	pthread_mutex_lock(&mu);
+	err = fails(&qp_fail, d);
+	pthread_mutex_unlock(&mu);
+	if (err)
+		return err;
+	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	q->d = d;

@@ -34,6 +34,12 @@ extern long fake_rdma_stops;
 int fake_rdma_qps_live(void);
 /* Those of devices named name (a test's own: other tests' groups may still be going). */
 int fake_rdma_dev_qps_live(const char *name);
+/*
+ * Until called again with err 0, rdma_mr_reg() or rdma_qp_create() on a
+ * device named name fails with err (-ENOMEM, as a memlock limit says).
+ */
+void fake_rdma_fail_mr(const char *name, int err);
+void fake_rdma_fail_qp(const char *name, int err);
 /* While set, rdma_qp_destroy() waits, up to 60 s (as rxe's for packets a downed network device holds). */
 extern _Atomic bool fake_rdma_destroy_held;
 

@@ -414,3 +414,64 @@ TEST(rdma_clc_a_full_group_gives_way_to_a_new_one)
 		close_ends(&e[i]);
 	all_freed();
 }
+
+/*
+ * A set-up that fails on the device declines with the kernel's code for
+ * the step: no queue pair for a first contact's link, no registration of
+ * a connection's buffers (a memlock limit says ENOMEM).  Nothing is left
+ * behind: the next connection is set up and carries bytes.
+ */
+TEST(rdma_clc_set_up_failures_decline_with_the_kernels_codes)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
+	static const struct rdma_ports cp = { .dev = "fcl8", .port = 1 }, sp = { .dev = "fsv8", .port = 1 };
+	uint8_t prop[CLC_PROPOSAL_MAX], acc[512];
+	struct rdma_neg *cli = NULL, *srv = NULL;
+	struct conn_ends one, two;
+	bool fc = false;
+	int lp, rc;
+
+	smcr_env_set(&env);
+	rdma_clc_after_fork_child();
+	lp = rdma_neg_propose(&cp, addr("10.47.0.1"), &cli, prop, sizeof(prop));
+	CHECK(lp > 0);
+	fake_rdma_fail_qp("fsv8", -ENOMEM);
+	rc = rdma_neg_answer(&sp, addr("10.47.0.2"), prop, (size_t)lp, &srv, acc, sizeof(acc));
+	CHECK_INT(rc, -ENOMEM);
+	CHECK_INT(rdma_neg_reason(rc), 0x01010000);     /* MEM, as smc_lgr_create() says */
+	fake_rdma_fail_qp("fsv8", -EINVAL);
+	rc = rdma_neg_answer(&sp, addr("10.47.0.2"), prop, (size_t)lp, &srv, acc, sizeof(acc));
+	CHECK_INT(rdma_neg_reason(rc), 0x09990000);     /* INTERR */
+	CHECK(srv == NULL);
+	fake_rdma_fail_qp("fsv8", 0);
+	rdma_neg_free(cli);
+	CHECK_INT(fake_rdma_dev_qps_live("fsv8"), 0);
+
+	memset(&one, 0, sizeof(one));
+	set_up_on(&one, &fc, &cp, &sp, "10.47.0.1", "10.47.0.2");
+	CHECK(fc);
+	/* the group is there: a second connection's buffers do not register, at the server, then at the client */
+	cli = srv = NULL;
+	lp = rdma_neg_propose(&cp, addr("10.47.0.1"), &cli, prop, sizeof(prop));
+	CHECK(lp > 0);
+	fake_rdma_fail_mr("fsv8", -ENOMEM);
+	rc = rdma_neg_answer(&sp, addr("10.47.0.2"), prop, (size_t)lp, &srv, acc, sizeof(acc));
+	CHECK_INT(rc, -EKEYREJECTED);
+	CHECK_INT(rdma_neg_reason(rc), 0x09990003);     /* ERR_REGBUF */
+	fake_rdma_fail_mr("fsv8", 0);
+	rc = rdma_neg_answer(&sp, addr("10.47.0.2"), prop, (size_t)lp, &srv, acc, sizeof(acc));
+	CHECK(rc > 0);
+	fake_rdma_fail_mr("fcl8", -ENOMEM);
+	rc = rdma_neg_accepted(cli, acc, (size_t)rc, prop, sizeof(prop));
+	CHECK_INT(rdma_neg_reason(rc), 0x09990003);
+	fake_rdma_fail_mr("fcl8", 0);
+	rdma_neg_free(cli);
+	rdma_neg_free(srv);
+
+	memset(&two, 0, sizeof(two));
+	set_up_on(&two, &fc, &cp, &sp, "10.47.0.1", "10.47.0.2");
+	CHECK(!fc);
+	bytes_across(&one.tc, &one.ts, "the first");
+	bytes_across(&two.ts, &two.tc, "the one after the failures");
+	close_both(&one, &two);
+}
