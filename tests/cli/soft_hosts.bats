@@ -215,6 +215,49 @@ mode_of() {
 	[ "$(mode_of B)" = "0x05000000/0x03030000" ]
 }
 
+# A connection's interface and the RDMA device must share a PNET ID, or
+# neither have one (the kernel's smc_pnet_find_roce_resource()): otherwise
+# no SMC-R device for it, and the client declines before asking anyone.
+@test "PNET mismatch: the client's interface in a PNET its RDMA device is not in lists 0x03030000, the server the peer's decline" {
+	host_daemon A
+	host_daemon B
+	(on A "$SMC_BIN/smc_pnet" -a NET1 -I "ha$$")
+	(on A "$SMC_BIN/smc_pnet" -a NET2 -D rxe0)
+	relay B server 7501 ACCEPT
+	relay_says B listening
+	relay A client "$SRV" 7501 PROPOSAL CONFIRM
+	relay_says A '^declined' && relay_says B '^declined'
+	# the client's end declined at its PAIR, before any question
+	run cat "$T/relay.A"
+	[ "${lines[0]}" = "pair DECLINED" ]
+	[ "${lines[1]}" = "declined 0x03030000 0x00000000" ]
+	run cat "$T/relay.B"
+	[ "${lines[2]}" = "declined 0x05000000 0x03030000" ]
+	# counted by reason, as the kernel counts its fallbacks
+	run on A "$SMC_BIN/smcr" -d stats
+	[[ "$output" =~ "TCP fallback"\ +"1 (client 1, server 0)" ]]
+	[[ "$output" =~ "NOSMCDEV"\ +1 ]]
+	run on B "$SMC_BIN/smcr" -d stats
+	[[ "$output" =~ "TCP fallback"\ +"1 (client 0, server 1)" ]]
+	[[ "$output" =~ "PEERDECL"\ +1 ]]
+}
+
+@test "PNET mismatch: a device in a PNET, the connection's interface in none: 0x03030000; both in the same one: they negotiate" {
+	host_daemon A
+	host_daemon B
+	(on A "$SMC_BIN/smc_pnet" -a NET2 -D rxe0)
+	echo_between run run
+	[ "$(mode_of A)" = "0x03030000" ]
+	[ "$(mode_of B)" = "0x05000000/0x03030000" ]
+	(on A "$SMC_BIN/smc_pnet" -a NET2 -I "ha$$")
+	relay B server 7501 ACCEPT
+	relay_says B listening
+	relay A client "$SRV" 7501 PROPOSAL CONFIRM
+	relay_says A '^done'
+	run cat "$T/relay.A"
+	[ "${lines[1]}" = "negotiate rxe0 1 role 0" ]
+}
+
 @test "the peer host has no daemon: the client lists 0x03010000" {
 	host_daemon A
 	echo_between plain run

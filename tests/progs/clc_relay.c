@@ -32,6 +32,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,6 +241,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("pair %s\n", status_name(r.status));
+	if (r.status == SMC_SOFT_PAIR_DECLINED) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		printf("declined 0x%08x 0x%08x\n", r.reason, r.peer_diagnosis);
+		/* on TCP, as a program goes on: the end stays until the peer closes (its daemon may ask) */
+		poll(&p, 1, 10000);
+		return 0;
+	}
 	if (r.status != SMC_SOFT_PAIR_ASKING)
 		return 0;
 	token = r.token;
