@@ -600,3 +600,175 @@ TEST(rdma_fds_kept_in_order)
 	rdma_fd_drop(900);
 	CHECK_INT(rdma_fds_kept_in(600, 1000, out, 8), 0);
 }
+
+/* A small seeded generator for the hostile peer below. */
+static uint64_t xs;
+
+static uint32_t rnd(void)
+{
+	xs ^= xs << 13;
+	xs ^= xs >> 7;
+	xs ^= xs << 17;
+	return (uint32_t)(xs >> 16);
+}
+
+/*
+ * A well-formed LLC message of a random type with random fields, some of
+ * them the group's own (a link's number, a connection's rkey, a GID), so
+ * that the handlers act on it instead of dropping it.
+ */
+static int hostile_llc(const struct smcr_sock_local *l, const uint8_t *gid, uint8_t *buf, size_t size)
+{
+	static const uint8_t flags[] = { 0, SMCR_LLC_FLAG_RESP, SMCR_LLC_FLAG_DEL_LINK_ALL, SMCR_LLC_FLAG_ADD_LNK_REJ,
+					 SMCR_LLC_FLAG_RKEY_NEG | SMCR_LLC_FLAG_RESP, SMCR_LLC_FLAG_RKEY_RETRY };
+	struct smcr_llc_msg m;
+	uint8_t *p = (uint8_t *)&m;
+
+	for (size_t i = 0; i < sizeof(m); i++)
+		p[i] = (uint8_t)rnd();
+	m.hd.type = (uint8_t)(1 + rnd() % 9);
+	/* a DELETE LINK ends the test's link: rarely */
+	if (m.hd.type == SMCR_LLC_DELETE_LINK && rnd() % 8)
+		m.hd.type = SMCR_LLC_TEST_LINK;
+	m.hd.version = rnd() % 2 ? SMCR_LLC_VERSION_V2 : 0;
+	m.hd.length = SMCR_LLC_LEN;
+	m.hd.rej_rsn = 0;
+	m.hd.flags = flags[rnd() % sizeof(flags)];
+	switch (m.hd.type) {
+	case SMCR_LLC_CONFIRM_LINK:
+		m.confirm_link.link_num = (uint8_t)(rnd() % 4);
+		m.confirm_link.sender_qp_num &= 0xffffff;
+		break;
+	case SMCR_LLC_ADD_LINK:
+		m.add_link.link_num = (uint8_t)(rnd() % 4);
+		m.add_link.sender_qp_num &= 0xffffff;
+		m.add_link.initial_psn &= 0xffffff;
+		m.add_link.qp_mtu = (uint8_t)(1 + rnd() % 5);
+		m.add_link.has_ext = m.hd.version == SMCR_LLC_VERSION_V2;
+		m.add_link.num_rkeys = (uint16_t)(rnd() % 4 ? rnd() % 4 : rnd() % (SMCR_LLC_RKEYS_V2_MAX + 1));
+		if (rnd() % 2)
+			memcpy(m.add_link.client_target_gid, gid, 16);
+		if (m.add_link.num_rkeys)
+			m.add_link.rt[0].rmb_key = l->rkey;
+		break;
+	case SMCR_LLC_ADD_LINK_CONT:
+		m.add_link_cont.link_num = (uint8_t)(rnd() % 4);
+		m.add_link_cont.num_rkeys = (uint8_t)(rnd() % 4);
+		m.add_link_cont.rt[0].rmb_key = l->rkey;
+		break;
+	case SMCR_LLC_DELETE_LINK:
+		m.delete_link.link_num = (uint8_t)(rnd() % 4);
+		break;
+	case SMCR_LLC_REQ_ADD_LINK:
+		m.req_add_link.gid_cnt = (uint8_t)(rnd() % (SMCR_LLC_GIDS_MAX + 1));
+		if (m.hd.version != SMCR_LLC_VERSION_V2 && m.req_add_link.gid_cnt > 1)
+			m.req_add_link.gid_cnt = 1;
+		if (m.req_add_link.gid_cnt && rnd() % 2)
+			memcpy(m.req_add_link.gid[0], gid, 16);
+		break;
+	case SMCR_LLC_CONFIRM_RKEY:
+		m.confirm_rkey.rt[0].link_id = (uint8_t)(rnd() % 4);
+		m.confirm_rkey.rt[0].rmb_key = l->rkey;
+		for (int i = 1; i < (int)SMCR_LLC_RKEYS_PER_MSG; i++)
+			m.confirm_rkey.rt[i].link_id = (uint8_t)(rnd() % 4);
+		break;
+	case SMCR_LLC_CONFIRM_RKEY_CONT:
+		m.confirm_rkey_cont.num_rkeys = (uint8_t)(rnd() % 5);
+		break;
+	case SMCR_LLC_DELETE_RKEY:
+		m.delete_rkey.num_rkeys = (uint8_t)(rnd() % (m.hd.version ? 12 : SMCR_LLC_DEL_RKEY_MAX + 1));
+		m.delete_rkey.rkey[0] = l->rkey;
+		break;
+	}
+	return smcr_llc_encode(&m, SMCR_LLC_HO_LE, buf, size);
+}
+
+static int confirm_hostile(void *arg)
+{
+	return smcr_link_confirm(other_cli, 0, *(uint8_t *)arg);
+}
+
+/*
+ * A peer that sends LLC messages nobody asked for, of every type, with
+ * fields that name the group's own links, keys and GIDs or none: nothing is
+ * read or written out of bounds (ASan), and the groups, their links and
+ * their connections are freed as after any other peer.
+ */
+TEST(smcr_lgr_hostile_llc_messages)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring, .llc = llc };
+	uint8_t gs[16], gc[16], buf[SMCR_LLC_ENC_MAX_LEN], one = 1;
+	struct rdma_qp_addr a_s, a_c;
+	unsigned sent = 0, before[16], kinds = 0;
+
+	smcr_env_set(&env);
+	for (int t = 0; t < 16; t++)
+		before[t] = llc_seen[1][t];
+	for (unsigned round = 0; round < 12; round++) {
+		struct smcr_lgr *sg, *cg;
+		struct smcr_sock *ss, *cs;
+		struct smcr_sock_local ls, lc;
+		struct other_conn oc;
+		struct job j;
+		pthread_t th;
+
+		xs = 0x9e3779b97f4a7c15ull * (round + 1);
+		/* each round's own addresses: the last round's queue pairs may still go */
+		fake_rdma_gid(gs, (uint8_t)(40 + round), 1);
+		fake_rdma_gid(gc, (uint8_t)(40 + round), 2);
+		CHECK_INT(smcr_lgr_new(true, &sg), 0);
+		CHECK_INT(smcr_lgr_new(false, &cg), 0);
+		CHECK_INT(smcr_link_open(sg, "hs0", 1, gs), 0);
+		CHECK_INT(smcr_link_open(cg, "hc0", 1, gc), 0);
+		smcr_link_local(sg, 0, &a_s);
+		smcr_link_local(cg, 0, &a_c);
+		CHECK_INT(smcr_link_connect(sg, 0, &a_c), 0);
+		CHECK_INT(smcr_link_connect(cg, 0, &a_s), 0);
+		other_cli = cg;
+		beside(&j, confirm_hostile, &one, &th);
+		CHECK_INT(smcr_link_confirm(sg, 0, 1), 0);
+		pthread_join(th, NULL);
+		CHECK_INT(j.rc, 0);
+		if (j.rc || smcr_sock_new(sg, NULL, 65536, 65536, &ss)) {
+			unit_fail(__FILE__, __LINE__, "round %u: no connection", round);
+			return;
+		}
+		smcr_sock_local(ss, &ls);
+		CHECK_INT(smcr_sock_new(cg, &ls.qp, 65536, 65536, &cs), 0);
+		smcr_sock_local(cs, &lc);
+		oc = (struct other_conn){ cs, { ls.rkey, ls.rmb_addr, ls.rmb_size, ls.token } };
+		beside(&j, connect_other, &oc, &th);
+		CHECK_INT(smcr_sock_connect(ss, &(struct smcr_sock_peer){ lc.rkey, lc.rmb_addr, lc.rmb_size,
+									  lc.token }), 0);
+		pthread_join(th, NULL);
+		CHECK_INT(j.rc, 0);
+		/* each group hears the other's messages, the server's and the client's alike */
+		for (int i = 0; i < 60; i++) {
+			bool to_server = i % 2;
+			struct smcr_lgr *from = to_server ? cg : sg;
+			int len = hostile_llc(to_server ? &ls : &lc, to_server ? gs : gc, buf, sizeof(buf));
+
+			if (len <= 0)
+				continue;
+			pthread_mutex_lock(&from->mu);
+			if (!from->link[0].dead && rdma_post_msg(from->link[0].qp, buf, (size_t)len, 0) == 0)
+				sent++;
+			pthread_mutex_unlock(&from->mu);
+			if (i % 8 == 7)
+				usleep(2000);
+		}
+		usleep(20000);
+		smcr_sock_free(ss);
+		smcr_sock_free(cs);
+		smcr_lgr_put(sg);
+		smcr_lgr_put(cg);
+	}
+	CHECK(sent > 200);
+	/* the layer took in messages of every type (its env.llc saw them come) */
+	for (int t = SMCR_LLC_CONFIRM_LINK; t <= SMCR_LLC_DELETE_RKEY; t++)
+		kinds += llc_seen[1][t] > before[t];
+	CHECK_INT(kinds, 9);
+	for (int i = 0; i < 5000 && fake_rdma_dev_qps_live("hs0") + fake_rdma_dev_qps_live("hc0"); i++)
+		usleep(2000);
+	CHECK_INT(fake_rdma_dev_qps_live("hs0") + fake_rdma_dev_qps_live("hc0"), 0);
+}
