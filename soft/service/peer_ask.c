@@ -164,13 +164,18 @@ void soft_peer_msg_of(const struct soft_sock *s, uint8_t type, struct soft_peer_
 	m->nonce = s->ask.nonce;
 }
 
-/* A random nonce, never 0; 0: no random bytes yet (doc/soft-roce.md, threat model). */
+/*
+ * A random nonce, never 0; 0: no random bytes (doc/soft-roce.md, threat
+ * model).  Before the kernel's generator is seeded (a guest just booted),
+ * the blocking call seeds it, once, in about a second.
+ */
 static uint64_t new_nonce(void)
 {
 	uint64_t n = 0;
 
 	while (!n)
-		if (getrandom(&n, sizeof(n), GRND_NONBLOCK) != (ssize_t)sizeof(n))
+		if (getrandom(&n, sizeof(n), GRND_NONBLOCK) != (ssize_t)sizeof(n) &&
+		    getrandom(&n, sizeof(n), 0) != (ssize_t)sizeof(n))
 			return 0;
 	return n;
 }

@@ -121,13 +121,19 @@ static struct soft_sock *end_on(int h)
 	return s;
 }
 
-/* The daemon's getrandom(), which a test may make fail as before the kernel has random bytes. */
-static bool no_random;
+/*
+ * The daemon's getrandom(), which a test may make fail: without waiting, as
+ * before the kernel's generator is seeded (unseeded), or at all (no_random).
+ */
+static bool unseeded, no_random;
+static int blocking_calls;
 
 ssize_t getrandom(void *buf, size_t len, unsigned int flags)
 {
-	if (no_random) {
-		errno = EAGAIN;
+	if (!(flags & GRND_NONBLOCK))
+		blocking_calls++;
+	if (no_random || (unseeded && (flags & GRND_NONBLOCK))) {
+		errno = no_random ? ENOSYS : EAGAIN;
 		return -1;
 	}
 	return syscall(SYS_getrandom, buf, len, flags);
@@ -457,6 +463,20 @@ TEST(soft_peer_no_random_bytes_no_question)
 	no_random = false;
 	check_decided(a, SOFT_DECL_INTERR, 0);
 	CHECK_INT(nsent, 0);
+	soft_reg_drop(&hosts[0], a);
+	hosts_free();
+
+	/* not seeded yet: the daemon waits for it (the call seeds it), then asks */
+	hosts_init();
+	a = end_on(0);
+	unseeded = true;
+	blocking_calls = 0;
+	CHECK_INT(begin(0, a, 0, 0), 0);
+	unseeded = false;
+	CHECK_INT(blocking_calls, 1);
+	CHECK_INT(a->pair_status, SMC_SOFT_PAIR_ASKING);
+	CHECK(a->ask.nonce != 0);
+	CHECK_INT(nsent, 1);
 	soft_reg_drop(&hosts[0], a);
 	hosts_free();
 }
