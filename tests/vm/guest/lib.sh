@@ -33,7 +33,8 @@ check() {
 	fi
 	NORM=
 }
-# echo_client PORT HOLD [BYTES [PAUSE]]: tcpecho client under smc_run against $VMPEER, tried
+# echo_client PORT HOLD [BYTES [PAUSE]]: tcpecho client under smc_run (ECHO_RUN=: not
+# preloaded) against $VMPEER, tried
 # again until the server answers (it may still be starting), then waited
 # for until it printed its echo; output in /tmp/echo.out, its pid in EPID.
 echo_client() {
@@ -44,7 +45,7 @@ echo_client() {
 		# the next, connected try look refused; the one after it, the server gone,
 		# said "No route to host" over its echo)
 		rm -f /tmp/echo.out
-		smc_run tcpecho client "$VMPEER" "$1" "$2" ${3:-} ${4:-} > /tmp/echo.out 2>&1 &
+		${ECHO_RUN-smc_run} tcpecho client "$VMPEER" "$1" "$2" ${3:-} ${4:-} > /tmp/echo.out 2>&1 &
 		EPID=$!
 		# connected, refused, or gone, however long a loaded guest takes to say so (a
 		# cap here took a slow connect for a refused one, and the next try's output

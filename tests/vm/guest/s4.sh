@@ -8,7 +8,9 @@
 # either daemon and nothing left after; the guest's verbs see rxe0.  Then
 # a small echo recorded on both hosts as smcdump-ex -m smcr would (dumprec):
 # its CDC records each way, and data records that cover every byte after
-# the cut-over once.
+# the cut-over once.  Last, a program that is not preloaded against one
+# that is, each way: their echo over TCP, the preloaded end listed with
+# 0x03010000 (the peer did not offer SMC).
 SCEN=s4-$VMROLE
 . /tests/lib.sh
 export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control SMC_DEBUG=1
@@ -16,14 +18,18 @@ PORT=5000
 BYTES=134217728
 PORT2=5001
 SMALL=65536
+PORT3=5002      # the client not preloaded
+PORT4=5003      # the server not preloaded
 
-# smcss -a into /tmp/ss.txt once the connection's row is decided (not INIT),
-# and the daemon's descriptors meanwhile into /tmp/fds.txt.
+# smcss -a into /tmp/ss.txt once the connection's row (to port $1, else
+# $PORT) is decided (not INIT), and the daemon's descriptors meanwhile into
+# /tmp/fds.txt.
 decided_row() {
+	p=${1:-$PORT}
 	i=0
 	while [ $i -lt "$(slow 100)" ]; do
 		smcss -a > /tmp/ss.txt 2>&1
-		grep -q -e "^ACTIVE .*:$PORT .* TCP 0x" -e "^ACTIVE .*:$PORT .* SMCR" /tmp/ss.txt && break
+		grep -q -e "^ACTIVE .*:$p .* TCP 0x" -e "^ACTIVE .*:$p .* SMCR" /tmp/ss.txt && break
 		sleep 0.1; i=$((i + 1))
 	done
 	ls -l /proc/$SOFTD/fd > /tmp/fds.txt 2>&1
@@ -72,6 +78,21 @@ if [ "$VMROLE" = server ]; then
 	grepcheck small-echo-server-eof 'SERVER EOF' /tmp/echo2.out
 	rec_stop
 	rec_data $SMALL
+	cp /tmp/fds.txt /tmp/fds-echo.txt
+	# a client that is not preloaded
+	smc_run tcpecho server $PORT3 > /tmp/echo3.out 2>&1 &
+	i=0; while ! grep -q ACCEPTED /tmp/echo3.out && [ $i -lt "$(slow 600)" ]; do sleep 0.1; i=$((i + 1)); done
+	decided_row $PORT3
+	grepcheck plain-client-server-lists-0x03010000 "^ACTIVE .*:$PORT3 .* TCP 0x03010000" /tmp/ss.txt
+	i=0; while ! grep -q 'SERVER EOF' /tmp/echo3.out && [ $i -lt "$(slow 900)" ]; do sleep 0.1; i=$((i + 1)); done
+	grepcheck plain-client-echo-server-eof 'SERVER EOF' /tmp/echo3.out
+	# a server that is not preloaded
+	tcpecho server $PORT4 > /tmp/echo4.out 2>&1 &
+	i=0; while ! grep -q 'SERVER EOF' /tmp/echo4.out && [ $i -lt "$(slow 900)" ]; do sleep 0.1; i=$((i + 1)); done
+	grepcheck plain-server-echo-server-eof 'SERVER EOF' /tmp/echo4.out
+	smcss -a > /tmp/ss.txt 2>&1
+	ok plain-server-not-listed sh -c "! grep -q ':$PORT4 ' /tmp/ss.txt"
+	cp /tmp/fds-echo.txt /tmp/fds.txt
 else
 	# a first echo, then 3 s asleep (the libraries negotiate meanwhile), then the rest
 	t0=$(date +%s)
@@ -110,6 +131,20 @@ else
 	wait $EPID
 	rec_stop
 	rec_data $SMALL
+	cp /tmp/fds.txt /tmp/fds-echo.txt
+	# not preloaded against a preloaded server, held 8 s for its daemon's decision
+	ECHO_RUN= echo_client $PORT3 8 $SMALL
+	grepcheck plain-client-echo-data "ECHO OK $SMALL" /tmp/echo.out
+	smcss -a > /tmp/ss.txt 2>&1
+	ok plain-client-not-listed sh -c "! grep -q ':$PORT3 ' /tmp/ss.txt"
+	wait $EPID
+	# preloaded against a server that is not
+	echo_client $PORT4 8 $SMALL
+	decided_row $PORT4
+	grepcheck plain-server-client-lists-0x03010000 "^ACTIVE .*:$PORT4 .* TCP 0x03010000" /tmp/ss.txt
+	grepcheck plain-server-echo-data "ECHO OK $SMALL" /tmp/echo.out
+	wait $EPID
+	cp /tmp/fds-echo.txt /tmp/fds.txt
 fi
 grepcheck control-port 'control port 7609/udp' /tmp/softd.log
 # the peer is on another host: no ring for it, even while it lives
