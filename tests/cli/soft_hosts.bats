@@ -223,9 +223,7 @@ mode_of() {
 	host_daemon B
 	(on A "$SMC_BIN/smc_pnet" -a NET1 -I "ha$$")
 	(on A "$SMC_BIN/smc_pnet" -a NET2 -D rxe0)
-	relay B server 7501 ACCEPT
-	relay_says B listening
-	relay A client "$SRV" 7501 PROPOSAL CONFIRM
+	relays_start
 	relay_says A '^declined' && relay_says B '^declined'
 	# the client's end declined at its PAIR, before any question
 	run cat "$T/relay.A"
@@ -250,9 +248,7 @@ mode_of() {
 	[ "$(mode_of A)" = "0x03030000" ]
 	[ "$(mode_of B)" = "0x05000000/0x03030000" ]
 	(on A "$SMC_BIN/smc_pnet" -a NET2 -I "ha$$")
-	relay B server 7501 ACCEPT
-	relay_says B listening
-	relay A client "$SRV" 7501 PROPOSAL CONFIRM
+	relays_start
 	relay_says A '^done'
 	run cat "$T/relay.A"
 	[ "${lines[1]}" = "negotiate rxe0 1 role 0" ]
@@ -356,12 +352,18 @@ relay_says() {
 	return 1
 }
 
-@test "two ends that can carry SMC-R negotiate: their CLC messages go through both daemons, under both nonces" {
-	host_daemon A
-	host_daemon B
+# B's relay serves on 7501 and A's connects to it, each with its messages
+# of a negotiation (a PROPOSAL, ACCEPT, CONFIRM).
+relays_start() {
 	relay B server 7501 ACCEPT
 	relay_says B listening
 	relay A client "$SRV" 7501 PROPOSAL CONFIRM
+}
+
+@test "two ends that can carry SMC-R negotiate: their CLC messages go through both daemons, under both nonces" {
+	host_daemon A
+	host_daemon B
+	relays_start
 	relay_says A '^done' && relay_says B '^done'
 	run cat "$T/relay.A"
 	[ "${lines[0]}" = "pair ASKING" ]
@@ -542,9 +544,7 @@ daemons_with_NET1_on_A() {
 	# host A: rxe1 on a second interface, both interfaces and both devices in NET1
 	second_port_on_A
 	daemons_with_NET1_on_A
-	relay B server 7501 ACCEPT
-	relay_says B listening
-	relay A client "$SRV" 7501 PROPOSAL CONFIRM
+	relays_start
 	relay_says A '^done' && relay_says B '^done'
 	run cat "$T/relay.A"
 	[ "${lines[1]}" = "negotiate rxe0 1 role 0 second rxe1 1 ::ffff:10.217.0.1" ]
@@ -557,9 +557,7 @@ daemons_with_NET1_on_A() {
 	second_port_on_A
 	echo "1: DOWN" >"$T/sysA/devices/virtual/infiniband/rxe1/ports/1/state"
 	daemons_with_NET1_on_A
-	relay B server 7501 ACCEPT
-	relay_says B listening
-	relay A client "$SRV" 7501 PROPOSAL CONFIRM
+	relays_start
 	relay_says A '^done'
 	run cat "$T/relay.A"
 	[ "${lines[1]}" = "negotiate rxe0 1 role 0" ]

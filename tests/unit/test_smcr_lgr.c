@@ -444,6 +444,61 @@ static int connect_other(void *arg)
 	return smcr_sock_connect(c->s, &c->peer);
 }
 
+/*
+ * A server group and a client group with one link each, on devices sdev
+ * and cdev with GIDs gs and gc, the link confirmed at both ends: true.
+ */
+static bool one_link_groups(const char *sdev, const char *cdev, const uint8_t gs[16], const uint8_t gc[16],
+			    struct smcr_lgr **sg, struct smcr_lgr **cg)
+{
+	struct rdma_qp_addr a_s, a_c;
+	struct job j;
+	pthread_t th;
+
+	CHECK_INT(smcr_lgr_new(true, sg), 0);
+	CHECK_INT(smcr_lgr_new(false, cg), 0);
+	CHECK_INT(smcr_link_open(*sg, sdev, 1, gs), 0);
+	CHECK_INT(smcr_link_open(*cg, cdev, 1, gc), 0);
+	smcr_link_local(*sg, 0, &a_s);
+	smcr_link_local(*cg, 0, &a_c);
+	CHECK_INT(smcr_link_connect(*sg, 0, &a_c), 0);
+	CHECK_INT(smcr_link_connect(*cg, 0, &a_s), 0);
+	other_cli = *cg;
+	beside(&j, confirm_other, NULL, &th);
+	CHECK_INT(smcr_link_confirm(*sg, 0, 1), 0);
+	pthread_join(th, NULL);
+	CHECK_INT(j.rc, 0);
+	return j.rc == 0;
+}
+
+/* A connection of sg (*ss) and its other end in cg (*cs) on their first link, each knowing the other's RMB: true. */
+static bool one_link_conn(struct smcr_lgr *sg, struct smcr_lgr *cg, struct smcr_sock **ss, struct smcr_sock **cs,
+			  struct smcr_sock_local *ls, struct smcr_sock_local *lc)
+{
+	struct other_conn oc;
+	struct job j;
+	pthread_t th;
+
+	if (smcr_sock_new(sg, NULL, 65536, 65536, ss)) {
+		unit_fail(__FILE__, __LINE__, "no connection in the server's group");
+		return false;
+	}
+	smcr_sock_local(*ss, ls);
+	if (smcr_sock_new(cg, &ls->qp, 65536, 65536, cs)) {
+		unit_fail(__FILE__, __LINE__, "no connection in the client's group");
+		smcr_sock_free(*ss);
+		return false;
+	}
+	smcr_sock_local(*cs, lc);
+	oc = (struct other_conn){ *cs, { ls->rkey, ls->rmb_addr, ls->rmb_size, ls->token } };
+	beside(&j, connect_other, &oc, &th);
+	CHECK_INT(smcr_sock_connect(*ss, &(struct smcr_sock_peer){ lc->rkey, lc->rmb_addr, lc->rmb_size,
+								   lc->token }), 0);
+	pthread_join(th, NULL);
+	CHECK_INT(j.rc, 0);
+	return true;
+}
+
 /* Each end of s and c has the other's RMB key on link li, and the right one. */
 static void check_peer_rkeys(struct smcr_sock *s, struct smcr_sock *c, int li)
 {
@@ -464,11 +519,10 @@ TEST(smcr_lgr_peer_of_other_byte_order)
 {
 	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring, .drive = true };
 	struct smcr_lgr *sg, *cg;
-	struct rdma_qp_addr a_s, a_c, c2;
+	struct rdma_qp_addr c2;
 	uint8_t gs[16], gc[16], gs2[16], gc2[16];
 	struct smcr_sock_local ls, lc;
 	struct smcr_sock *ss, *cs;
-	struct other_conn oc;
 	struct job j;
 	pthread_t th;
 
@@ -476,32 +530,13 @@ TEST(smcr_lgr_peer_of_other_byte_order)
 	fake_rdma_other_byte_order("oc0");
 	fake_rdma_gid(gs, 7, 1);
 	fake_rdma_gid(gc, 7, 2);
-	CHECK_INT(smcr_lgr_new(true, &sg), 0);
-	CHECK_INT(smcr_lgr_new(false, &cg), 0);
-	CHECK_INT(smcr_link_open(sg, "os0", 1, gs), 0);
-	CHECK_INT(smcr_link_open(cg, "oc0", 1, gc), 0);
-	smcr_link_local(sg, 0, &a_s);
-	smcr_link_local(cg, 0, &a_c);
-	CHECK_INT(smcr_link_connect(sg, 0, &a_c), 0);
-	CHECK_INT(smcr_link_connect(cg, 0, &a_s), 0);
-	other_cli = cg;
-	beside(&j, confirm_other, NULL, &th);
-	CHECK_INT(smcr_link_confirm(sg, 0, 1), 0);
-	pthread_join(th, NULL);
-	CHECK_INT(j.rc, 0);
+	if (!one_link_groups("os0", "oc0", gs, gc, &sg, &cg))
+		return;
 	CHECK_INT(smcr_lgr_links_up(sg), 1);
 	CHECK_INT(smcr_lgr_links_up(cg), 1);
 	/* a connection on the first link, then the second link with its rkeys */
-	CHECK_INT(smcr_sock_new(sg, NULL, 65536, 65536, &ss), 0);
-	smcr_sock_local(ss, &ls);
-	CHECK_INT(smcr_sock_new(cg, &ls.qp, 65536, 65536, &cs), 0);
-	smcr_sock_local(cs, &lc);
-	oc = (struct other_conn){ cs, { ls.rkey, ls.rmb_addr, ls.rmb_size, ls.token } };
-	beside(&j, connect_other, &oc, &th);
-	CHECK_INT(smcr_sock_connect(ss, &(struct smcr_sock_peer){ lc.rkey, lc.rmb_addr, lc.rmb_size, lc.token }),
-		  0);
-	pthread_join(th, NULL);
-	CHECK_INT(j.rc, 0);
+	if (!one_link_conn(sg, cg, &ss, &cs, &ls, &lc))
+		return;
 	check_peer_rkeys(ss, cs, 0);
 	fake_rdma_other_byte_order("oc1");
 	fake_rdma_gid(gs2, 8, 1);
@@ -683,11 +718,6 @@ static int hostile_llc(const struct smcr_sock_local *l, const uint8_t *gid, uint
 	return smcr_llc_encode(&m, SMCR_LLC_HO_LE, buf, size);
 }
 
-static int confirm_hostile(void *arg)
-{
-	return smcr_link_confirm(other_cli, 0, *(uint8_t *)arg);
-}
-
 /*
  * A peer that sends LLC messages nobody asked for, of every type, with
  * fields that name the group's own links, keys and GIDs or none: nothing is
@@ -697,8 +727,7 @@ static int confirm_hostile(void *arg)
 TEST(smcr_lgr_hostile_llc_messages)
 {
 	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring, .llc = llc };
-	uint8_t gs[16], gc[16], buf[SMCR_LLC_ENC_MAX_LEN], one = 1;
-	struct rdma_qp_addr a_s, a_c;
+	uint8_t gs[16], gc[16], buf[SMCR_LLC_ENC_MAX_LEN];
 	unsigned sent = 0, before[16], kinds = 0;
 
 	smcr_env_set(&env);
@@ -708,40 +737,13 @@ TEST(smcr_lgr_hostile_llc_messages)
 		struct smcr_lgr *sg, *cg;
 		struct smcr_sock *ss, *cs;
 		struct smcr_sock_local ls, lc;
-		struct other_conn oc;
-		struct job j;
-		pthread_t th;
 
 		xs = 0x9e3779b97f4a7c15ull * (round + 1);
 		/* each round's own addresses: the last round's queue pairs may still go */
 		fake_rdma_gid(gs, (uint8_t)(40 + round), 1);
 		fake_rdma_gid(gc, (uint8_t)(40 + round), 2);
-		CHECK_INT(smcr_lgr_new(true, &sg), 0);
-		CHECK_INT(smcr_lgr_new(false, &cg), 0);
-		CHECK_INT(smcr_link_open(sg, "hs0", 1, gs), 0);
-		CHECK_INT(smcr_link_open(cg, "hc0", 1, gc), 0);
-		smcr_link_local(sg, 0, &a_s);
-		smcr_link_local(cg, 0, &a_c);
-		CHECK_INT(smcr_link_connect(sg, 0, &a_c), 0);
-		CHECK_INT(smcr_link_connect(cg, 0, &a_s), 0);
-		other_cli = cg;
-		beside(&j, confirm_hostile, &one, &th);
-		CHECK_INT(smcr_link_confirm(sg, 0, 1), 0);
-		pthread_join(th, NULL);
-		CHECK_INT(j.rc, 0);
-		if (j.rc || smcr_sock_new(sg, NULL, 65536, 65536, &ss)) {
-			unit_fail(__FILE__, __LINE__, "round %u: no connection", round);
+		if (!one_link_groups("hs0", "hc0", gs, gc, &sg, &cg) || !one_link_conn(sg, cg, &ss, &cs, &ls, &lc))
 			return;
-		}
-		smcr_sock_local(ss, &ls);
-		CHECK_INT(smcr_sock_new(cg, &ls.qp, 65536, 65536, &cs), 0);
-		smcr_sock_local(cs, &lc);
-		oc = (struct other_conn){ cs, { ls.rkey, ls.rmb_addr, ls.rmb_size, ls.token } };
-		beside(&j, connect_other, &oc, &th);
-		CHECK_INT(smcr_sock_connect(ss, &(struct smcr_sock_peer){ lc.rkey, lc.rmb_addr, lc.rmb_size,
-									  lc.token }), 0);
-		pthread_join(th, NULL);
-		CHECK_INT(j.rc, 0);
 		/* each group hears the other's messages, the server's and the client's alike */
 		for (int i = 0; i < 60; i++) {
 			bool to_server = i % 2;
