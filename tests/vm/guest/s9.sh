@@ -41,6 +41,12 @@ llc_checks() {
 	done
 }
 
+# smcss -R's row of the first connection on its first link (rxe0 port 1,
+# link 1) at each end: the server 10.0.0.1, the client 10.0.0.2
+GID=0000:0000:0000:0000:0000:ffff:0a00:000
+SSR_SERVER="10.0.0.1:5200 .* SMCR SERV rxe0  *01  *01  *${GID}1  *${GID}2\$"
+SSR_CLIENT=":5200 .* SMCR CLNT rxe0  *01  *01  *${GID}2  *${GID}1\$"
+
 if [ "$VMROLE" = server ]; then
 	for p in 5200 5201; do
 		(smc_run socat -u TCP-LISTEN:$p,reuseaddr STDOUT 2>/tmp/socat$p.err | sha256sum > /tmp/got$p.sum) &
@@ -50,6 +56,9 @@ if [ "$VMROLE" = server ]; then
 	wait_for 600 sh -c 'smcss -a | grep -q "^ACTIVE .*:5200 .* SMCR"'
 	smcss -a > /tmp/ss1.txt 2>&1
 	grepcheck first-conn-smcr '^ACTIVE .*:5200 .* SMCR' /tmp/ss1.txt
+	# the server's end as the kernel lists it: role, device, port, link, both GIDs
+	smcss -R > /tmp/ssr.txt 2>&1
+	grepcheck smcss-R-server-link "$SSR_SERVER" /tmp/ssr.txt
 	wait_for 300 sh -c '[ $(smcr linkgroup link-show | grep -c LINK_ACTIVE) -eq 2 ]'
 	smcr linkgroup link-show > /tmp/lg.txt 2>&1
 	sed 's/^/  | /' /tmp/lg.txt
@@ -108,7 +117,7 @@ else
 	smcss -R > /tmp/ssr.txt 2>&1
 	sed 's/^/  | /' /tmp/lg.txt /tmp/ssr.txt
 	ok linkgroup-two-links sh -c '[ $(grep -c "CLNT .*SYM .*LINK_ACTIVE" /tmp/lg.txt) -eq 2 ]'
-	grepcheck smcss-R-link ':5200 .*SMCR.* rxe0 ' /tmp/ssr.txt
+	grepcheck smcss-R-link "$SSR_CLIENT" /tmp/ssr.txt
 	# the server listed both links too (it may look later than this host)
 	wait_for 300 test -s /tmp/seen.word
 	grepcheck server-saw-two-links seen /tmp/seen.word
