@@ -166,8 +166,9 @@ void soft_peer_msg_of(const struct soft_sock *s, uint8_t type, struct soft_peer_
 
 /*
  * A random nonce, never 0; 0: no random bytes (doc/soft-roce.md, threat
- * model).  Before the kernel's generator is seeded (a guest just booted),
- * the blocking call seeds it, once, in about a second.
+ * model).  Before the kernel's generator is seeded (a guest just booted)
+ * its output, as the kernel's own TCP sequence numbers take it then: a
+ * blocking call would hold the daemon for as long as seeding takes.
  */
 static uint64_t new_nonce(void)
 {
@@ -175,7 +176,7 @@ static uint64_t new_nonce(void)
 
 	while (!n)
 		if (getrandom(&n, sizeof(n), GRND_NONBLOCK) != (ssize_t)sizeof(n) &&
-		    getrandom(&n, sizeof(n), 0) != (ssize_t)sizeof(n))
+		    getrandom(&n, sizeof(n), GRND_INSECURE) != (ssize_t)sizeof(n))
 			return 0;
 	return n;
 }
