@@ -27,6 +27,7 @@
 
 #define NEG_POLL_NS      (3 * 1000 * 1000)      /* a CLC question again */
 #define LGR_LOOK_NS      (1000 * 1000 * 1000)   /* told link groups looked at again */
+#define NEG_AGAIN_NS     (20 * 1000 * 1000)     /* a message that waits for a first contact, again */
 #define NEG_MS           10000                  /* the whole negotiation, at most */
 #define NEG_DECLINE_MS   2000                   /* our DECLINE kept by the peer's daemon */
 #define DECL_NOSMCDEV    0x03030000u
@@ -48,6 +49,7 @@ struct neg {
 	uint64_t token;
 	enum neg_step step;
 	int64_t next_ns, until_ns;
+	int64_t again_ns;        /* the peer's message waits for a first contact until then */
 	/* replies (written under ctl_mu by whoever reads them) */
 	uint32_t seq;            /* CLC question out, 0 none */
 	bool out_in_seq;         /* that question carries our message */
@@ -304,6 +306,7 @@ struct act {
 	uint8_t out[SMC_SOFT_CLC_MAX];
 	int out_len;
 	uint32_t our_reason;     /* we decline (with a DECLINE when we still may) */
+	bool again;              /* the message waits: a first contact with the peer is under way */
 	bool peer_declined;
 	uint32_t diag;
 };
@@ -348,7 +351,8 @@ static void act(struct act *a)
 		rc = rdma_neg_propose(&a->ports, f.a, &a->rn, a->out, sizeof(a->out));
 	} else if (a->role == 0 && a->taken == 1) {
 		rc = rdma_neg_accepted(a->rn, a->in, a->in_len, a->out, sizeof(a->out));
-		a->step = NEG_LINK;     /* once the CONFIRM is kept */
+		if (rc != -EAGAIN)
+			a->step = NEG_LINK;     /* once the CONFIRM is kept */
 	} else if (a->role == 1 && a->taken == 1) {
 		rc = rdma_neg_answer(&a->ports, f.a, a->in, a->in_len, &a->rn, a->out,
 				     sizeof(a->out));
@@ -358,7 +362,9 @@ static void act(struct act *a)
 	} else {
 		rc = -EPROTO;           /* a message we did not expect */
 	}
-	if (rc < 0)
+	if (rc == -EAGAIN)
+		a->again = true;
+	else if (rc < 0)
 		act_fail(a, rc);
 	else
 		a->out_len = rc;
@@ -378,6 +384,7 @@ static void act_begin(const struct neg *n, struct act *a)
 	a->sc = n->sc;
 	a->out_len = 0;
 	a->our_reason = 0;
+	a->again = false;
 	a->peer_declined = false;
 }
 
@@ -385,8 +392,13 @@ static void act_begin(const struct neg *n, struct act *a)
 static void apply(struct neg *n, const struct act *a)
 {
 	n->rn = a->rn;
-	n->in_len = 0;
 	n->step = a->step;
+	if (a->again) {
+		/* the same message again once the first contact's group is there (or is not) */
+		n->again_ns = now_ns() + NEG_AGAIN_NS;
+		return;
+	}
+	n->in_len = 0;
 	if (a->peer_declined) {
 		n->failed = true;
 		n->reason = DECL_PEERDECL;
@@ -418,13 +430,13 @@ static void apply(struct neg *n, const struct act *a)
 }
 
 /* Whether act() has something to do for n now (with ctl_mu held). */
-static bool work_for(const struct neg *n)
+static bool work_for(const struct neg *n, int64_t now)
 {
 	if (n->failed || n->step == NEG_DONE || n->step == NEG_DECLINING)
 		return false;
 	if (n->step == NEG_LINK)
 		return n->seen == n->given && !n->out_len;
-	if (!n->negotiating || n->out_len)
+	if (!n->negotiating || n->out_len || now < n->again_ns)
 		return false;
 	return n->in_len || (n->role == 0 && !n->rn);
 }
@@ -508,7 +520,7 @@ static struct neg *next_work(int64_t now, int64_t *wake)
 		}
 		if (over)
 			continue;
-		if (work_for(n))
+		if (work_for(n, now))
 			return n;
 		if (!n->seq && now >= n->next_ns && chan.fd >= 0) {
 			ask(n);
@@ -516,6 +528,8 @@ static struct neg *next_work(int64_t now, int64_t *wake)
 		}
 		if (!*wake || n->next_ns < *wake)
 			*wake = n->next_ns;
+		if (n->again_ns > now && n->again_ns < *wake)
+			*wake = n->again_ns;
 	}
 	return NULL;
 }

@@ -45,6 +45,12 @@ struct peer_group {
 
 static pthread_mutex_t groups_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct peer_group *groups;
+/*
+ * First contacts under way (groups_mu): until one's group is added, a
+ * second connection with the same peer process and role waits for it
+ * (-EAGAIN) rather than make a group of its own or miss the one named.
+ */
+static struct rdma_neg *firsts;
 static uint8_t our_id[CLC_SYSTEMID_LEN];
 static pid_t our_id_pid;
 
@@ -63,6 +69,8 @@ struct rdma_neg {
 	struct rdma_qp_addr peer_qp;
 	uint8_t peer_id[CLC_SYSTEMID_LEN];
 	bool bound;
+	bool in_firsts;          /* listed in firsts */
+	struct rdma_neg *next_first;
 };
 
 /* The peer id of this process: random, new in a child (its parent's groups are not its own). */
@@ -87,6 +95,9 @@ void rdma_clc_after_fork_child(void)
 {
 	/* the parent's groups are not ours: their queue pairs stay with it (smcr_after_fork_child()) */
 	pthread_mutex_init(&groups_mu, NULL);
+	for (struct rdma_neg *n = firsts; n; n = n->next_first)
+		n->in_firsts = false;
+	firsts = NULL;
 	while (groups) {
 		struct peer_group *e = groups;
 
@@ -100,18 +111,12 @@ static bool group_takes(struct smcr_lgr *g, bool server, const struct rdma_qp_ad
 	return server ? !smcr_lgr_full(g) : smcr_lgr_links_to(g, via);
 }
 
-/*
- * The group with the peer process that takes one more connection, with a
- * link up: on the server, one not full; on the client, the one with a link
- * to the queue pair via the server's ACCEPT named.  A reference for the
- * caller, or NULL.
- */
-static struct smcr_lgr *group_find(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server,
-				   const struct rdma_qp_addr *via)
+/* With groups_mu held: group_find()'s search, without the reference. */
+static struct smcr_lgr *group_find_locked(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server,
+					  const struct rdma_qp_addr *via)
 {
 	struct smcr_lgr *found = NULL;
 
-	pthread_mutex_lock(&groups_mu);
 	for (struct peer_group **p = &groups; *p;) {
 		struct peer_group *e = *p;
 
@@ -127,10 +132,61 @@ static struct smcr_lgr *group_find(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool
 			found = e->g;
 		p = &e->next;
 	}
-	if (found)
-		smcr_lgr_hold(found);
-	pthread_mutex_unlock(&groups_mu);
 	return found;
+}
+
+/* With groups_mu held: a first contact of ours with the peer process in that role is under way. */
+static bool first_pending(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server)
+{
+	for (const struct rdma_neg *f = firsts; f; f = f->next_first)
+		if (f->server == server && !memcmp(f->peer_id, peer_id, CLC_SYSTEMID_LEN))
+			return true;
+	return false;
+}
+
+/* With groups_mu held: n is a first contact under way until first_end(). */
+static void first_begin(struct rdma_neg *n)
+{
+	n->next_first = firsts;
+	firsts = n;
+	n->in_firsts = true;
+}
+
+static void first_end(struct rdma_neg *n)
+{
+	pthread_mutex_lock(&groups_mu);
+	for (struct rdma_neg **p = &firsts; n->in_firsts && *p; p = &(*p)->next_first) {
+		if (*p == n) {
+			*p = n->next_first;
+			break;
+		}
+	}
+	n->in_firsts = false;
+	pthread_mutex_unlock(&groups_mu);
+}
+
+/*
+ * The group with the peer process that takes one more connection, with a
+ * link up, into n->g (a reference): on the server, one not full; on the
+ * client, the one with a link to the queue pair via the server's ACCEPT
+ * named.  None: 0 and n->g NULL, or -EAGAIN while a first contact with the
+ * peer is under way here (its group may be the one: ask again).  With
+ * begin, when there is none and no first contact, n is one from now on.
+ */
+static int group_find(struct rdma_neg *n, const struct rdma_qp_addr *via, bool begin)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&groups_mu);
+	n->g = group_find_locked(n->peer_id, n->server, via);
+	if (n->g)
+		smcr_lgr_hold(n->g);
+	else if (first_pending(n->peer_id, n->server))
+		rc = -EAGAIN;
+	else if (begin)
+		first_begin(n);
+	pthread_mutex_unlock(&groups_mu);
+	return rc;
 }
 
 static int group_add(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server, struct smcr_lgr *g)
@@ -393,8 +449,8 @@ int rdma_neg_answer(const struct rdma_ports *ports, struct in_addr local, const 
 	if (!n)
 		return -ENOMEM;
 	memcpy(n->peer_id, p.system_id, CLC_SYSTEMID_LEN);
-	n->g = group_find(p.system_id, true, NULL);
-	for (;;) {
+	rc = group_find(n, NULL, true);
+	for (; !rc;) {
 		n->first_contact = !n->g;
 		rc = n->first_contact ? first_link(n) : 0;
 		if (!rc)
@@ -404,6 +460,10 @@ int rdma_neg_answer(const struct rdma_ports *ports, struct in_addr local, const 
 		/* filled since it was found: a new group */
 		smcr_lgr_put(n->g);
 		n->g = NULL;
+		pthread_mutex_lock(&groups_mu);
+		first_begin(n);
+		pthread_mutex_unlock(&groups_mu);
+		rc = 0;
 	}
 	if (!rc) {
 		smcr_link_local(n->g, 0, &me);
@@ -424,12 +484,19 @@ int rdma_neg_accepted(struct rdma_neg *n, const uint8_t *accept, size_t len, uin
 
 	if (rc)
 		return rc;
-	if (!n->first_contact)
-		n->g = group_find(n->peer_id, false, &n->peer_qp);
-	/* the server says it has a group with us that we do not have: out of sync */
-	if (!n->first_contact && !n->g)
-		return -ENOLINK;
+	if (!n->first_contact) {
+		rc = group_find(n, &n->peer_qp, false);
+		if (rc)
+			return rc;
+		/* the server says it has a group with us that we do not have: out of sync */
+		if (!n->g)
+			return -ENOLINK;
+	}
 	if (n->first_contact) {
+		/* the server made a new group: ours, whatever else is under way */
+		pthread_mutex_lock(&groups_mu);
+		first_begin(n);
+		pthread_mutex_unlock(&groups_mu);
 		rc = first_link(n);
 		if (!rc)
 			rc = smcr_link_connect(n->g, 0, &n->peer_qp);
@@ -467,6 +534,7 @@ int rdma_neg_confirmed(struct rdma_neg *n, const uint8_t *confirm, size_t len)
 			rc = smcr_link_confirm(n->g, 0, 1);
 		if (!rc)
 			rc = group_add(n->peer_id, true, n->g);
+		first_end(n);
 		if (!rc)
 			smcr_lgr_set_peer_host(n->g, n->peer_host);
 	}
@@ -488,6 +556,7 @@ int rdma_neg_confirm_link(struct rdma_neg *n)
 		rc = smcr_link_confirm(n->g, 0, 1);
 		if (!rc)
 			rc = group_add(n->peer_id, false, n->g);
+		first_end(n);
 		if (!rc)
 			smcr_lgr_set_peer_host(n->g, n->peer_host);
 	}
@@ -511,6 +580,7 @@ void rdma_neg_free(struct rdma_neg *n)
 {
 	if (!n)
 		return;
+	first_end(n);
 	/* the peer may know its rkey already: freed once it cannot write */
 	if (n->s && !n->bound)
 		smcr_sock_release(n->s);

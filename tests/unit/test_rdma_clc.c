@@ -475,3 +475,89 @@ TEST(rdma_clc_set_up_failures_decline_with_the_kernels_codes)
 	bytes_across(&two.ts, &two.tc, "the one after the failures");
 	close_both(&one, &two);
 }
+
+/* One end's half of a set-up, for the tests that interleave two. */
+static void propose(const struct rdma_ports *cp, const char *a, struct rdma_neg **cli, uint8_t *prop, int *lp)
+{
+	*lp = rdma_neg_propose(cp, addr(a), cli, prop, CLC_PROPOSAL_MAX);
+	CHECK(*lp > 0);
+}
+
+/*
+ * Connections that start while the first contact with their peer process
+ * is under way wait for its group (-EAGAIN) rather than make a group each
+ * (the server) or miss the one the server's ACCEPT names (the client); a
+ * first contact that fails lets the next one be a first contact.
+ */
+TEST(rdma_clc_a_second_connection_waits_for_the_first_contact)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
+	static const struct rdma_ports cp = { .dev = "fcl7", .port = 1 }, sp = { .dev = "fsv7", .port = 1 };
+	uint8_t prop[CLC_PROPOSAL_MAX], prop2[CLC_PROPOSAL_MAX], acc[512], acc2[512], conf[512];
+	struct rdma_neg *cli = NULL, *srv = NULL, *cli2 = NULL, *srv2 = NULL, *cli3 = NULL;
+	struct clc_smcr_accept a;
+	struct conn_ends one, two;
+	pthread_t th;
+	int lp, lp2, la, la2;
+
+	smcr_env_set(&env);
+	rdma_clc_after_fork_child();
+	/* a first contact that fails leaves none under way */
+	propose(&cp, "10.48.0.1", &cli, prop, &lp);
+	CHECK(rdma_neg_answer(&sp, addr("10.48.0.2"), prop, (size_t)lp, &srv, acc, sizeof(acc)) > 0);
+	rdma_neg_free(srv);
+	rdma_neg_free(cli);
+	cli = srv = NULL;
+
+	memset(&one, 0, sizeof(one));
+	propose(&cp, "10.48.0.1", &one.cli, prop, &lp);
+	la = rdma_neg_answer(&sp, addr("10.48.0.2"), prop, (size_t)lp, &one.srv, acc, sizeof(acc));
+	CHECK(la > 0);
+	CHECK_INT(clc_smcr_accept_decode(acc, (size_t)la, &a) > 0, 1);
+	CHECK(a.first_contact);
+	/* the server's group is not there yet: the second proposal waits */
+	propose(&cp, "10.48.0.1", &cli2, prop2, &lp2);
+	CHECK_INT(rdma_neg_answer(&sp, addr("10.48.0.2"), prop2, (size_t)lp2, &srv2, acc2, sizeof(acc2)),
+		  -EAGAIN);
+	CHECK(srv2 == NULL);
+	one.confirm_len = rdma_neg_accepted(one.cli, acc, (size_t)la, one.confirm, sizeof(one.confirm));
+	CHECK(one.confirm_len > 0);
+	CHECK_INT(rdma_neg_answer(&sp, addr("10.48.0.2"), prop2, (size_t)lp2, &srv2, acc2, sizeof(acc2)),
+		  -EAGAIN);
+	/* an ACCEPT that names the group the client's first contact is making: it waits too */
+	a.first_contact = false;
+	la2 = clc_smcr_accept_encode(&a, acc2, sizeof(acc2));
+	CHECK(la2 > 0);
+	propose(&cp, "10.48.0.1", &cli3, prop, &lp);
+	CHECK_INT(rdma_neg_accepted(cli3, acc2, (size_t)la2, conf, sizeof(conf)), -EAGAIN);
+	CHECK_INT(pthread_create(&th, NULL, server_confirms, &one), 0);
+	CHECK_INT(rdma_neg_confirm_link(one.cli), 0);
+	pthread_join(th, NULL);
+	CHECK_INT(one.rc_srv, 0);
+	CHECK_INT(rdma_neg_bind(one.cli, &one.tc), 0);
+	CHECK_INT(rdma_neg_bind(one.srv, &one.ts), 0);
+	rdma_neg_free(one.cli);
+	rdma_neg_free(one.srv);
+	/* the group is there at both ends: the client's ACCEPT is taken, the waiting proposal joins it */
+	CHECK(rdma_neg_accepted(cli3, acc2, (size_t)la2, conf, sizeof(conf)) > 0);
+	rdma_neg_free(cli3);
+	memset(&two, 0, sizeof(two));
+	two.cli = cli2;
+	la2 = rdma_neg_answer(&sp, addr("10.48.0.2"), prop2, (size_t)lp2, &two.srv, acc2, sizeof(acc2));
+	CHECK(la2 > 0);
+	CHECK_INT(clc_smcr_accept_decode(acc2, (size_t)la2, &a) > 0, 1);
+	CHECK(!a.first_contact);
+	two.confirm_len = rdma_neg_accepted(two.cli, acc2, (size_t)la2, two.confirm, sizeof(two.confirm));
+	CHECK(two.confirm_len > 0);
+	CHECK_INT(pthread_create(&th, NULL, server_confirms, &two), 0);
+	CHECK_INT(rdma_neg_confirm_link(two.cli), 0);
+	pthread_join(th, NULL);
+	CHECK_INT(two.rc_srv, 0);
+	CHECK_INT(rdma_neg_bind(two.cli, &two.tc), 0);
+	CHECK_INT(rdma_neg_bind(two.srv, &two.ts), 0);
+	rdma_neg_free(two.cli);
+	rdma_neg_free(two.srv);
+	bytes_across(&two.tc, &two.ts, "waited for the first");
+	bytes_across(&one.ts, &one.tc, "the first");
+	close_both(&one, &two);
+}
