@@ -332,8 +332,15 @@ enum {
  * with its connection.  CLC with PAIR_STATUS PAIRED names the connection's
  * group and link with LGR_KEY and LINK_ID.
  */
-/* Each soft SMC-R connection's RMB and send buffer: the daemon counts them so. */
+/*
+ * Each soft SMC-R connection's RMB and send buffer, at most: halved down to
+ * SMC_SOFT_SMCR_BUF_MIN while the device does not register them (a user's
+ * RLIMIT_MEMLOCK), as the kernel's smc_buf_create() downgrades.  CLC with
+ * PAIR_STATUS PAIRED carries the sizes taken in RCVBUF and SNDBUF.
+ */
 #define SMC_SOFT_SMCR_BUF (128u * 1024)
+#define SMC_SOFT_SMCR_SNDBUF (2 * SMC_SOFT_SMCR_BUF)
+#define SMC_SOFT_SMCR_BUF_MIN (16u * 1024)
 
 struct smc_soft_link {
 	uint8_t link_id;            /* the LLC link number, never 0 */

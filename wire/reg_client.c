@@ -477,7 +477,8 @@ long soft_reg_clc_send(struct soft_reg_conn *c, uint64_t token, const void *clc,
 	return send_async(c, &r, -1);
 }
 
-long soft_reg_clc_connected_send(struct soft_reg_conn *c, uint64_t token, uint32_t key, uint8_t link_id)
+long soft_reg_clc_connected_send(struct soft_reg_conn *c, uint64_t token, uint32_t key, uint8_t link_id,
+				 uint32_t rmb_size, uint32_t sndbuf_size)
 {
 	uint8_t paired = SMC_SOFT_PAIR_PAIRED;
 	struct req r;
@@ -492,6 +493,10 @@ long soft_reg_clc_connected_send(struct soft_reg_conn *c, uint64_t token, uint32
 	if (key && link_id) {
 		req_attr(&r, SMC_SOFT_A_LGR_KEY, &key, sizeof(key));
 		req_attr(&r, SMC_SOFT_A_LINK_ID, &link_id, sizeof(link_id));
+	}
+	if (rmb_size && sndbuf_size) {
+		req_attr(&r, SMC_SOFT_A_RCVBUF, &rmb_size, sizeof(rmb_size));
+		req_attr(&r, SMC_SOFT_A_SNDBUF, &sndbuf_size, sizeof(sndbuf_size));
 	}
 	r.u.nlh.nlmsg_pid = SOFT_REG_PORT_CLC;
 	return send_async(c, &r, -1);

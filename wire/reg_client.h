@@ -103,9 +103,11 @@ long soft_reg_clc_send(struct soft_reg_conn *c, uint64_t token, const void *clc,
 		       uint8_t taken, uint32_t reason);
 /*
  * CLC saying our end runs over RDMA now, in link group key on link number
- * link_id: the daemon lists it as SMC-R.  seq or -errno.
+ * link_id, with an RMB and a send buffer of those sizes (0: not said): the
+ * daemon lists it as SMC-R.  seq or -errno.
  */
-long soft_reg_clc_connected_send(struct soft_reg_conn *c, uint64_t token, uint32_t key, uint8_t link_id);
+long soft_reg_clc_connected_send(struct soft_reg_conn *c, uint64_t token, uint32_t key, uint8_t link_id,
+				 uint32_t rmb_size, uint32_t sndbuf_size);
 /*
  * REBUILD (reg.h): link group key's rebuild message (msg, len) for the
  * peer's library; msg NULL: take one that came for us.  The reply comes

@@ -448,6 +448,9 @@ static void finish(struct neg *n)
 	int fd = -1;
 
 	if (!n->failed && !n->our_reason && n->step == NEG_DONE) {
+		uint32_t rmb, snd;
+
+		rdma_neg_bufs(n->rn, &rmb, &snd);
 		if (!rdma_neg_bind(n->rn, &t)) {
 			uint32_t key;
 			uint8_t link;
@@ -467,7 +470,7 @@ static void finish(struct neg *n)
 				/* the daemon lists it as SMC-R from now on, its group first */
 				ctl_lgr_report();
 				if (chan.fd >= 0)
-					soft_reg_clc_connected_send(&chan, n->token, key, link);
+					soft_reg_clc_connected_send(&chan, n->token, key, link, rmb, snd);
 			}
 			pthread_mutex_unlock(&ctl_mu);
 			if (attached) {

@@ -188,6 +188,7 @@ struct smcr_sock_local {
 	uint32_t rkey;          /* our RMB's rkey on that link */
 	uint64_t rmb_addr;
 	uint32_t rmb_size;
+	uint32_t snd_size;      /* our send buffer */
 	uint32_t token;         /* our alert token: the peer's CDCs carry it */
 };
 

@@ -253,6 +253,7 @@ void smcr_sock_local(struct smcr_sock *s, struct smcr_sock_local *l)
 	l->rkey = s->rmb_mr[s->li].rkey;
 	l->rmb_addr = (uintptr_t)s->rmb;
 	l->rmb_size = s->rmb_size;
+	l->snd_size = s->snd_size;
 	l->token = s->token;
 	pthread_mutex_unlock(&s->g->mu);
 }

@@ -24,13 +24,15 @@
 #include "smcr.h"
 #include "transport.h"
 
-#define RDMA_BUF_SIZE SMC_SOFT_SMCR_BUF   /* each connection's RMB */
 /*
- * Its send buffer: our end offers BACK_OK (doc/soft-roce.md section 4), so
- * a byte stays there until the peer consumed it, not only until it was
- * delivered; twice the RMB keeps the room a writer had before.
+ * Each connection's RMB, and its send buffer: our end offers BACK_OK
+ * (doc/soft-roce.md section 4), so a byte stays there until the peer
+ * consumed it, not only until it was delivered; twice the RMB keeps the
+ * room a writer had before.
  */
-#define RDMA_SND_SIZE (2 * RDMA_BUF_SIZE)
+#define RDMA_BUF_SIZE SMC_SOFT_SMCR_BUF
+#define RDMA_BUF_MIN SMC_SOFT_SMCR_BUF_MIN
+_Static_assert(SMC_SOFT_SMCR_SNDBUF == 2 * SMC_SOFT_SMCR_BUF, "the send buffer is twice the RMB");
 
 /* Both ends are soft SMC-R: the EID they share (the kernel's servers require one in common). */
 static const uint8_t soft_eid[CLC_EID_LEN] = "SMC-TOOLS-SOFT-SMCR-V1          ";
@@ -380,6 +382,22 @@ static int take_accept(struct rdma_neg *n, const uint8_t *msg, size_t len, uint8
 	return 0;
 }
 
+/*
+ * The connection's buffers on n's group: halved from RDMA_BUF_SIZE down to
+ * RDMA_BUF_MIN while the device does not register them (a user's
+ * RLIMIT_MEMLOCK), as the kernel's smc_buf_create() downgrades a buffer
+ * that cannot be had.
+ */
+static int sock_new(struct rdma_neg *n, const struct rdma_qp_addr *peer)
+{
+	for (uint32_t rmb = RDMA_BUF_SIZE;; rmb /= 2) {
+		int rc = smcr_sock_new(n->g, peer, rmb, 2 * rmb, &n->s);
+
+		if (rc != -EKEYREJECTED || rmb / 2 < RDMA_BUF_MIN)
+			return rc;
+	}
+}
+
 /* A new group of ours with one link on our device: the first contact. */
 static int first_link(struct rdma_neg *n)
 {
@@ -454,7 +472,7 @@ int rdma_neg_answer(const struct rdma_ports *ports, struct in_addr local, const 
 		n->first_contact = !n->g;
 		rc = n->first_contact ? first_link(n) : 0;
 		if (!rc)
-			rc = smcr_sock_new(n->g, NULL, RDMA_BUF_SIZE, RDMA_SND_SIZE, &n->s);
+			rc = sock_new(n, NULL);
 		if (rc != -ENOSPC || n->first_contact)
 			break;
 		/* filled since it was found: a new group */
@@ -504,7 +522,7 @@ int rdma_neg_accepted(struct rdma_neg *n, const uint8_t *accept, size_t len, uin
 			second_link_open(n);
 	}
 	if (!rc)
-		rc = smcr_sock_new(n->g, &n->peer_qp, RDMA_BUF_SIZE, RDMA_SND_SIZE, &n->s);
+		rc = sock_new(n, &n->peer_qp);
 	if (rc)
 		return rc;
 	smcr_link_local(n->g, 0, &me);
@@ -565,6 +583,15 @@ int rdma_neg_confirm_link(struct rdma_neg *n)
 	if (!rc && n->first_contact)
 		grow(n, NULL);
 	return rc;
+}
+
+void rdma_neg_bufs(struct rdma_neg *n, uint32_t *rmb_size, uint32_t *snd_size)
+{
+	struct smcr_sock_local l;
+
+	smcr_sock_local(n->s, &l);
+	*rmb_size = l.rmb_size;
+	*snd_size = l.snd_size;
 }
 
 int rdma_neg_bind(struct rdma_neg *n, struct transport *t)

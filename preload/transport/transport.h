@@ -260,7 +260,12 @@ int transport_rdma_links(struct transport *t, char *buf, size_t size);
  *           CONFIRM is on its way (waits for the first link's CONFIRM LINK);
  *   server: rdma_neg_answer (PROPOSAL in, ACCEPT out), rdma_neg_confirmed
  *           (the client's CONFIRM: the first link confirmed, waiting);
- *   both:   rdma_neg_bind (the connection into t), rdma_neg_free.
+ *   both:   rdma_neg_bufs (the buffers' sizes it got), rdma_neg_bind (the
+ *           connection into t), rdma_neg_free.
+ * rdma_neg_answer and rdma_neg_accepted say -EAGAIN while a first contact
+ * with the same peer process is under way here: the same message again
+ * later joins its group.  Buffers are as large as the device registers them
+ * (SMC_SOFT_SMCR_BUF down to SMC_SOFT_SMCR_BUF_MIN).
  */
 struct rdma_neg;
 /*
@@ -282,6 +287,7 @@ int rdma_neg_answer(const struct rdma_ports *ports, struct in_addr local, const 
 int rdma_neg_accepted(struct rdma_neg *n, const uint8_t *accept, size_t len, uint8_t *msg, size_t size);
 int rdma_neg_confirmed(struct rdma_neg *n, const uint8_t *confirm, size_t len);
 int rdma_neg_confirm_link(struct rdma_neg *n);
+void rdma_neg_bufs(struct rdma_neg *n, uint32_t *rmb_size, uint32_t *snd_size);
 int rdma_neg_bind(struct rdma_neg *n, struct transport *t);
 void rdma_neg_free(struct rdma_neg *n);
 /*

@@ -114,9 +114,10 @@ struct soft_sock {
 	bool tuple_indexed;
 	struct soft_region *region;  /* PENDING and PAIRED */
 	struct soft_ask ask;
-	/* soft SMC-R once connected: its process's group and link (service/lgr_report.c) */
+	/* soft SMC-R once connected: its process's group and link (service/lgr_report.c), its buffers */
 	uint32_t lgr_key;
 	uint8_t lgr_link;
+	uint32_t smcr_rmb, smcr_sndbuf;
 };
 
 /*

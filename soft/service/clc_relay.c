@@ -202,6 +202,7 @@ struct clc_attrs {
 	bool connected;          /* PAIR_STATUS PAIRED: our library's end runs over RDMA */
 	uint32_t lgr_key;        /* with it: its link group and link (lgr_report.c) */
 	uint8_t link_id;
+	uint32_t rmb_size, sndbuf_size;  /* with it: its buffers, 0 not said */
 };
 
 static int parse(struct soft_req *r, struct clc_attrs *a)
@@ -248,6 +249,20 @@ static int parse(struct soft_req *r, struct clc_attrs *a)
 		}
 		memcpy(&a->lgr_key, mnl_attr_get_payload(tb[SMC_SOFT_A_LGR_KEY]), 4);
 		a->link_id = *(const uint8_t *)mnl_attr_get_payload(tb[SMC_SOFT_A_LINK_ID]);
+	}
+	if (tb[SMC_SOFT_A_RCVBUF] && tb[SMC_SOFT_A_SNDBUF]) {
+		if (mnl_attr_get_payload_len(tb[SMC_SOFT_A_RCVBUF]) != 4 ||
+		    mnl_attr_get_payload_len(tb[SMC_SOFT_A_SNDBUF]) != 4) {
+			r->ext_ack = "RCVBUF and SNDBUF are u32";
+			return -EINVAL;
+		}
+		a->rmb_size = mnl_attr_get_u32(tb[SMC_SOFT_A_RCVBUF]);
+		a->sndbuf_size = mnl_attr_get_u32(tb[SMC_SOFT_A_SNDBUF]);
+		if (a->rmb_size < SMC_SOFT_SMCR_BUF_MIN || a->rmb_size > SMC_SOFT_SMCR_BUF ||
+		    a->sndbuf_size < SMC_SOFT_SMCR_BUF_MIN || a->sndbuf_size > SMC_SOFT_SMCR_SNDBUF) {
+			r->ext_ack = "RCVBUF or SNDBUF out of soft SMC-R's sizes";
+			return -EINVAL;
+		}
 	}
 	if (tb[SMC_SOFT_A_CLC_INDEX]) {
 		if (mnl_attr_get_payload_len(tb[SMC_SOFT_A_CLC_INDEX]) != 1)
@@ -297,13 +312,22 @@ static int reply(struct soft_req *r, const struct soft_sock *s, uint8_t taken)
 	return r->out->failed ? -ENOMEM : 0;
 }
 
-/* An SMC-R connection in the namespace's statistics, with its buffers. */
+/*
+ * An SMC-R connection in the namespace's statistics, with its buffers: a
+ * smaller one than soft SMC-R's size is a downgrade, as the kernel counts
+ * one (a library that did not say its sizes: the full ones).
+ */
 static void count_connected(struct soft_ns *ns, const struct soft_sock *s)
 {
+	uint32_t full[2] = { SMC_SOFT_SMCR_BUF, SMC_SOFT_SMCR_SNDBUF };
+	uint32_t size[2] = { s->smcr_rmb, s->smcr_sndbuf };
+
 	soft_stats_conn(ns, false, s->role == 1, true);
 	for (int tx = 0; tx < 2; tx++) {
 		soft_stats_rmb(ns, false, tx, SOFT_RMB_ALLOC);
-		soft_stats_rmb_size(ns, false, tx, SMC_SOFT_SMCR_BUF);
+		if (size[tx] < full[tx])
+			soft_stats_rmb(ns, false, tx, SOFT_RMB_DGRADE);
+		soft_stats_rmb_size(ns, false, tx, size[tx]);
 	}
 }
 
@@ -349,7 +373,10 @@ int soft_clc(struct soft_req *r)
 		s->mode = SMC_DIAG_MODE_SMCR;
 		s->lgr_key = a.lgr_key;
 		s->lgr_link = a.link_id;
+		s->smcr_rmb = a.rmb_size ? a.rmb_size : SMC_SOFT_SMCR_BUF;
+		s->smcr_sndbuf = a.sndbuf_size ? a.sndbuf_size : SMC_SOFT_SMCR_SNDBUF;
 		count_connected(r->ns, s);
+		soft_lgr_bufs_count(r->st, s);
 	}
 	return reply(r, s, a.taken);
 }

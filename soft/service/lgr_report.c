@@ -97,6 +97,28 @@ static void padded(char *out, const char *in, size_t n)
 	snprintf(out, n + 1, "%-*s", (int)n, in);
 }
 
+/* The group's buffers: those its process's connections over RDMA said they have (clc_relay.c). */
+static void bufs_sum(const struct soft_state *st, struct soft_lgr *g)
+{
+	g->sndbuf_alloc = g->rmb_alloc = 0;
+	for (const struct soft_ns *ns = st->ns; ns; ns = ns->next) {
+		for (const struct soft_sock *s = ns->socks; s; s = s->next) {
+			if (s->conn_id != g->owner || s->lgr_key != g->key || s->pair_status != SOFT_PAIR_RDMA)
+				continue;
+			g->rmb_alloc += s->smcr_rmb;
+			g->sndbuf_alloc += s->smcr_sndbuf;
+		}
+	}
+}
+
+void soft_lgr_bufs_count(struct soft_state *st, const struct soft_sock *s)
+{
+	struct soft_lgr *g = soft_lgr_of_owner(st, s->conn_id, s->lgr_key);
+
+	if (g)
+		bufs_sum(st, g);
+}
+
 static void fill(struct soft_state *st, struct soft_lgr *g, const struct lgr_attrs *la)
 {
 	g->role = la->role;
@@ -109,7 +131,6 @@ static void fill(struct soft_state *st, struct soft_lgr *g, const struct lgr_att
 	g->direct = 1;
 	g->max_conns = 255;
 	g->max_links = 2;
-	g->sndbuf_alloc = g->rmb_alloc = (uint64_t)la->conns * SMC_SOFT_SMCR_BUF;
 	memset(g->lnk, 0, sizeof(g->lnk));
 	g->pnetid[0] = 0;
 	for (unsigned i = 0; i < la->nlinks; i++) {
@@ -130,6 +151,7 @@ static void fill(struct soft_state *st, struct soft_lgr *g, const struct lgr_att
 		if (d && !g->pnetid[0])
 			snprintf(g->pnetid, sizeof(g->pnetid), "%s", d->pnetid[l->ibport - 1]);
 	}
+	bufs_sum(st, g);
 }
 
 int soft_lgr_report(struct soft_req *r)

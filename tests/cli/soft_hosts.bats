@@ -408,6 +408,34 @@ relays_start() {
 	done
 }
 
+# A library whose buffers were downgraded (a user's RLIMIT_MEMLOCK) says
+# their sizes with PAIRED: smcr -d stats counts them and the downgrades, as
+# the kernel's; one that says none counts the full ones.
+@test "ends over RDMA with smaller buffers: counted by size and as downgrades" {
+	host_daemon A
+	host_daemon B
+	CLC_RELAY_BUFS=32768,65536 relay B server 7503 ACCEPT +from-B
+	relay_says B listening
+	relay A client "$SRV" 7503 PROPOSAL CONFIRM +from-A
+	relay_says A '^rebuild got' && relay_says B '^rebuild got'
+	run on B "$SMC_BIN/smcr" -d stats
+	[ "$(grep -c "Buffer downgrades *1$" <<<"$output")" -eq 2 ]
+	# RX, then TX: an RMB of 32 KiB, a send buffer of 64 KiB
+	run grep -E "^ +Bufs" <<<"$output"
+	[[ "${lines[0]}" =~ ^\ +Bufs\ +0\ +0\ +1\ +0\ +0\ +0\ +0\ +0$ ]]
+	[[ "${lines[1]}" =~ ^\ +Bufs\ +0\ +0\ +0\ +1\ +0\ +0\ +0\ +0$ ]]
+	# its link group holds them
+	run on B "$SMC_BIN/smcr" -d linkgroup show
+	echo "$output"
+	[[ "$output" == *"Sndbuf   : 65536 B"* ]]
+	[[ "$output" == *"RMB      : 32768 B"* ]]
+	run on A "$SMC_BIN/smcr" -d stats
+	[ "$(grep -c "Buffer downgrades *0$" <<<"$output")" -eq 2 ]
+	run grep -E "^ +Bufs" <<<"$output"
+	[[ "${lines[0]}" =~ ^\ +Bufs\ +0\ +0\ +0\ +0\ +1\ +0\ +0\ +0$ ]]
+	[[ "${lines[1]}" =~ ^\ +Bufs\ +0\ +0\ +0\ +0\ +0\ +1\ +0\ +0$ ]]
+}
+
 # A rebuild message for a link group none of the process's ends between
 # hosts is in is refused (ENOENT) and goes nowhere; the peer, asking, finds none.
 @test "a rebuild message for a group without an end over RDMA is refused with ENOENT" {

@@ -27,7 +27,10 @@
  * (SMC_SOFT_CMD_REBUILD: "rebuild given", or "rebuild error E") and asks
  * for the peer's for up to 5 s: "rebuild got TEXT for group K", or
  * "rebuild: none came"; +!TEXT gives it for group 999 instead, which
- * has no end.
+ * has no end.  With CLC_RELAY_BUFS=RMB,SNDBUF in the environment, the end
+ * reports its group first (one link, rxe0 port 1, one connection) and
+ * PAIRED says those buffer sizes (bytes), as a library whose buffers were
+ * downgraded does.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -135,7 +138,17 @@ static void rebuild_both_ways(struct soft_reg_conn *c, uint64_t token, int role,
 	double until;
 	long seq;
 
-	seq = soft_reg_clc_connected_send(c, token, key, 1);
+	const char *bufs = getenv("CLC_RELAY_BUFS");
+	unsigned rmb = 0, snd = 0;
+
+	if (bufs && sscanf(bufs, "%u,%u", &rmb, &snd) != 2)
+		rmb = snd = 0;
+	if (rmb) {
+		struct smc_soft_link l = { .link_id = 1, .ibport = 1, .conns = 1, .ibdev = "rxe0" };
+
+		soft_reg_lgr_send(c, key, (uint8_t)role, "peer", 1, &l, 1);
+	}
+	seq = soft_reg_clc_connected_send(c, token, key, 1, rmb, snd);
 	if (seq < 0 || reply_of(c, seq, &r) || r.error || r.status != SMC_SOFT_PAIR_PAIRED) {
 		printf("rebuild: not PAIRED\n");
 		return;

@@ -246,6 +246,41 @@ static int fails(const struct fail_on *f, const struct rdma_dev *d)
 	return f->err && !strcmp(f->name, d->name) ? f->err : 0;
 }
 
+/* mu: what registrations on a device so named may hold, 0 no limit */
+static struct {
+	char name[64];
+	size_t bytes;
+} mr_budget;
+
+void fake_rdma_mr_budget(const char *name, size_t bytes)
+{
+	pthread_mutex_lock(&mu);
+	snprintf(mr_budget.name, sizeof(mr_budget.name), "%s", name);
+	mr_budget.bytes = bytes;
+	pthread_mutex_unlock(&mu);
+}
+
+/* mu held */
+static size_t mr_bytes_locked(const char *name)
+{
+	size_t sum = 0;
+
+	for (size_t i = 0; i < sizeof(mrs) / sizeof(mrs[0]); i++)
+		if (mrs[i].addr && !strcmp(mrs[i].d->name, name))
+			sum += mrs[i].len;
+	return sum;
+}
+
+size_t fake_rdma_mr_bytes(const char *name)
+{
+	size_t sum;
+
+	pthread_mutex_lock(&mu);
+	sum = mr_bytes_locked(name);
+	pthread_mutex_unlock(&mu);
+	return sum;
+}
+
 int rdma_mr_reg(struct rdma_dev *d, void *addr, size_t len, bool remote_write, struct rdma_mr *mr)
 {
 	int err;
@@ -254,6 +289,11 @@ int rdma_mr_reg(struct rdma_dev *d, void *addr, size_t len, bool remote_write, s
 	if ((err = fails(&mr_fail, d))) {
 		pthread_mutex_unlock(&mu);
 		return err;
+	}
+	if (mr_budget.bytes && !strcmp(mr_budget.name, d->name) &&
+	    mr_bytes_locked(d->name) + len > mr_budget.bytes) {
+		pthread_mutex_unlock(&mu);
+		return -ENOMEM;         /* as RLIMIT_MEMLOCK says */
 	}
 	for (size_t i = 0; i < sizeof(mrs) / sizeof(mrs[0]); i++) {
 		if (mrs[i].addr)

@@ -40,6 +40,12 @@ int fake_rdma_dev_qps_live(const char *name);
  */
 void fake_rdma_fail_mr(const char *name, int err);
 void fake_rdma_fail_qp(const char *name, int err);
+/*
+ * Registrations on a device named name fail with -ENOMEM past bytes in all
+ * (a memlock limit; 0: none); what they hold now.
+ */
+void fake_rdma_mr_budget(const char *name, size_t bytes);
+size_t fake_rdma_mr_bytes(const char *name);
 /* While set, rdma_qp_destroy() waits, up to 60 s (as rxe's for packets a downed network device holds). */
 extern _Atomic bool fake_rdma_destroy_held;
 

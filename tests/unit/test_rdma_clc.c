@@ -8,6 +8,7 @@
 #include "unit.h"
 #include "fake_rdma.h"
 #include "clc.h"
+#include "smc_size.h"
 #include "smcr.h"
 #include "transport.h"
 
@@ -559,5 +560,83 @@ TEST(rdma_clc_a_second_connection_waits_for_the_first_contact)
 	rdma_neg_free(two.srv);
 	bytes_across(&two.tc, &two.ts, "waited for the first");
 	bytes_across(&one.ts, &one.tc, "the first");
+	close_both(&one, &two);
+}
+
+/*
+ * Buffers the device does not register whole (a user's RLIMIT_MEMLOCK)
+ * are halved until they fit, down to 16 KiB, as the kernel downgrades;
+ * the two ends' sizes need not be the same.  None that fits: ERR_REGBUF.
+ */
+TEST(rdma_clc_buffers_shrink_to_what_may_be_registered)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
+	static const struct rdma_ports cp = { .dev = "fcl6", .port = 1 }, sp = { .dev = "fsv6", .port = 1 };
+	uint8_t prop[CLC_PROPOSAL_MAX], acc[512];
+	struct rdma_neg *cli = NULL, *srv = NULL;
+	struct clc_smcr_accept a;
+	struct conn_ends one, two;
+	uint32_t rmb, snd;
+	bool fc = false;
+	char big[40000];
+	int lp, la;
+
+	smcr_env_set(&env);
+	rdma_clc_after_fork_child();
+	memset(&one, 0, sizeof(one));
+	set_up_on(&one, &fc, &cp, &sp, "10.49.0.1", "10.49.0.2");
+	CHECK(fc);
+	/* room at the server for a 16 KiB RMB and its 32 KiB send buffer, no more */
+	fake_rdma_mr_budget("fsv6", fake_rdma_mr_bytes("fsv6") + 48 * 1024);
+	memset(&two, 0, sizeof(two));
+	propose(&cp, "10.49.0.1", &two.cli, prop, &lp);
+	la = rdma_neg_answer(&sp, addr("10.49.0.2"), prop, (size_t)lp, &two.srv, acc, sizeof(acc));
+	CHECK(la > 0);
+	CHECK_INT(clc_smcr_accept_decode(acc, (size_t)la, &a) > 0, 1);
+	CHECK_INT(smc_code_size(a.rmbe_size), 16384);
+	rdma_neg_bufs(two.srv, &rmb, &snd);
+	CHECK_INT(rmb, 16384);
+	CHECK_INT(snd, 32768);
+	two.confirm_len = rdma_neg_accepted(two.cli, acc, (size_t)la, two.confirm, sizeof(two.confirm));
+	CHECK(two.confirm_len > 0);
+	CHECK_INT(rdma_neg_confirmed(two.srv, two.confirm, (size_t)two.confirm_len), 0);
+	CHECK_INT(rdma_neg_confirm_link(two.cli), 0);
+	rdma_neg_bufs(two.cli, &rmb, &snd);
+	CHECK_INT(rmb, 131072);
+	CHECK_INT(snd, 262144);
+	CHECK_INT(rdma_neg_bind(two.cli, &two.tc), 0);
+	CHECK_INT(rdma_neg_bind(two.srv, &two.ts), 0);
+	rdma_neg_free(two.cli);
+	rdma_neg_free(two.srv);
+	/* a write larger than the server's RMB arrives whole, through it */
+	memset(big, 'r', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	{
+		struct iovec v = { big, sizeof(big) - 1 };
+		char got[sizeof(big)];
+		size_t have = 0;
+		long n = two.tc.ops->produce(&two.tc, &v, 1, NULL);
+
+		CHECK_INT(n, (long)sizeof(big) - 1);
+		for (int i = 0; i < 5000 && have < sizeof(big) - 1; i++) {
+			struct iovec r = { got + have, sizeof(got) - 1 - have };
+			ssize_t k = two.ts.ops->consume(&two.ts, &r, 1, 0, NULL);
+
+			if (k > 0)
+				have += (size_t)k;
+			else
+				usleep(2000);
+		}
+		CHECK_INT((long)have, (long)sizeof(big) - 1);
+		CHECK(!memcmp(got, big, sizeof(big) - 1));
+	}
+	/* nothing fits any more: the kernel's ERR_REGBUF */
+	propose(&cp, "10.49.0.1", &cli, prop, &lp);
+	la = rdma_neg_answer(&sp, addr("10.49.0.2"), prop, (size_t)lp, &srv, acc, sizeof(acc));
+	CHECK_INT(rdma_neg_reason(la), 0x09990003);
+	rdma_neg_free(cli);
+	fake_rdma_mr_budget("fsv6", 0);
+	bytes_across(&one.tc, &one.ts, "the first, full size");
+	bytes_across(&two.ts, &two.tc, "the small one, back");
 	close_both(&one, &two);
 }

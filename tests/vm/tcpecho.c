@@ -8,9 +8,17 @@
  *                                 connection HOLD seconds, close; with
  *                                 PAUSE, the first 4 KiB echoed, then PAUSE
  *                                 seconds asleep before the rest.
+ *   tcpecho server-many PORT N    accept N connections, echo each until
+ *                                 its EOF: "ACCEPTED N", "SERVER EOF N"
+ *   tcpecho client-many IP PORT N HOLD
+ *                                 N connections at once, 4 KiB echoed on
+ *                                 each, HOLD seconds, 4 KiB more on each
+ *                                 (over SMC now, where negotiated), then
+ *                                 "MANY OK N" and all closed.
  * Built dynamically: LD_PRELOAD only works for dynamic programs. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +44,97 @@ static int write_all(int fd, const unsigned char *p, size_t n)
 		p += k;
 		n -= (size_t)k;
 	}
+	return 0;
+}
+
+#define MANY_MAX 64
+
+/* Each connection of server-many echoed until its EOF, all in one poll loop. */
+static int serve_many(int lfd, int n)
+{
+	struct pollfd p[MANY_MAX];
+	static unsigned char buf[65536];
+	int open = n;
+
+	for (int i = 0; i < n; i++) {
+		p[i].fd = accept(lfd, NULL, NULL);
+		p[i].events = POLLIN;
+		if (p[i].fd < 0) {
+			perror("tcpecho: accept");
+			return 1;
+		}
+	}
+	printf("ACCEPTED %d\n", n);
+	fflush(stdout);
+	while (open) {
+		if (poll(p, (nfds_t)n, -1) < 0) {
+			perror("tcpecho: poll");
+			return 1;
+		}
+		for (int i = 0; i < n; i++) {
+			ssize_t k;
+
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			k = read(p[i].fd, buf, sizeof(buf));
+			if (k > 0 && !write_all(p[i].fd, buf, (size_t)k))
+				continue;
+			close(p[i].fd);
+			p[i].fd = -1;
+			open--;
+		}
+	}
+	printf("SERVER EOF %d\n", n);
+	return 0;
+}
+
+/* 4 KiB of the pattern from offset at, and its echo checked: 0, or -1. */
+static int echo_4k(int fd, size_t at)
+{
+	unsigned char out[4096], in[4096];
+	size_t got = 0;
+
+	for (size_t i = 0; i < sizeof(out); i++)
+		out[i] = pat(at + i);
+	if (write_all(fd, out, sizeof(out)))
+		return -1;
+	while (got < sizeof(in)) {
+		ssize_t k = read(fd, in + got, sizeof(in) - got);
+
+		if (k <= 0)
+			return -1;
+		got += (size_t)k;
+	}
+	return memcmp(in, out, sizeof(in)) ? -1 : 0;
+}
+
+static int client_many(const struct sockaddr_in *sa, int n, unsigned hold)
+{
+	int fd[MANY_MAX];
+
+	for (int i = 0; i < n; i++) {
+		fd[i] = socket(AF_INET, SOCK_STREAM, 0);
+		if (connect(fd[i], (const struct sockaddr *)sa, sizeof(*sa))) {
+			perror("tcpecho: connect");
+			return 1;
+		}
+	}
+	printf("CONNECTED %d\n", n);
+	fflush(stdout);
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < n; i++) {
+			if (echo_4k(fd[i], (size_t)round * 4096)) {
+				printf("ECHO BAD on connection %d\n", i);
+				return 1;
+			}
+		}
+		if (!round)
+			sleep(hold);
+	}
+	printf("MANY OK %d\n", n);
+	fflush(stdout);
+	for (int i = 0; i < n; i++)
+		close(fd[i]);
 	return 0;
 }
 
@@ -73,6 +172,28 @@ int main(int argc, char **argv)
 			}
 		printf("SERVER EOF\n");
 		return 0;
+	}
+	if (argc == 4 && !strcmp(argv[1], "server-many")) {
+		int lfd = socket(AF_INET, SOCK_STREAM, 0), n = atoi(argv[3]);
+
+		sa.sin_port = htons(atoi(argv[2]));
+		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (n < 1 || n > MANY_MAX || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, MANY_MAX)) {
+			perror("tcpecho: bind/listen");
+			return 1;
+		}
+		printf("LISTENING\n");
+		fflush(stdout);
+		return serve_many(lfd, n);
+	}
+	if (argc == 6 && !strcmp(argv[1], "client-many")) {
+		int n = atoi(argv[4]);
+
+		if (n < 1 || n > MANY_MAX)
+			return 2;
+		sa.sin_port = htons(atoi(argv[3]));
+		inet_pton(AF_INET, argv[2], &sa.sin_addr);
+		return client_many(&sa, n, (unsigned)atoi(argv[5]));
 	}
 	if (argc >= 5 && argc <= 7 && !strcmp(argv[1], "client")) {
 		size_t sent = 0, got = 0, total = argc >= 6 ? strtoul(argv[5], NULL, 0) : BYTES;
@@ -128,6 +249,7 @@ int main(int argc, char **argv)
 		close(fd);
 		return 0;
 	}
-	fprintf(stderr, "usage: tcpecho server PORT | client IP PORT HOLD [BYTES [PAUSE]]\n");
+	fprintf(stderr, "usage: tcpecho server PORT | client IP PORT HOLD [BYTES [PAUSE]] | server-many PORT N |"
+			" client-many IP PORT N HOLD\n");
 	return 2;
 }

@@ -10,7 +10,12 @@
 # its CDC records each way, and data records that cover every byte after
 # the cut-over once.  Last, a program that is not preloaded against one
 # that is, each way: their echo over TCP, the preloaded end listed with
-# 0x03010000 (the peer did not offer SMC).
+# 0x03010000 (the peer did not offer SMC).  Then a user's program (no
+# CAP_IPC_LOCK: the locked-memory limit holds) with $MANY connections at
+# once: one link group at each end, not one per connection, and each
+# connection SMC-R, or TCP with ERR_REGBUF where even the smallest buffers
+# no longer fit the limit, or 0x03010000 where its turn came after the
+# negotiation's 10 s in a slow guest; no other code.
 SCEN=s4-$VMROLE
 . /tests/lib.sh
 export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control SMC_DEBUG=1
@@ -20,6 +25,8 @@ PORT2=5001
 SMALL=65536
 PORT3=5002      # the client not preloaded
 PORT4=5003      # the server not preloaded
+PORT5=5004      # a user's program with many connections
+MANY=30
 
 # smcss -a into /tmp/ss.txt once the connection's row (to port $1, else
 # $PORT) is decided (not INIT), and the daemon's descriptors meanwhile into
@@ -57,6 +64,28 @@ ping_gaps() {
 		END { printf "INFO %s/ping: %d pings, longest loss %d in a row from %d s\n", scen, n, most, at }' /tmp/ping.txt
 }
 
+# The $MANY connections' rows once all are decided (or the program ended),
+# counted by mode and code, and the link groups: checks and INFO lines.
+many_rows() {
+	i=0
+	while [ $i -lt "$(slow 600)" ]; do
+		smcss -a > /tmp/ss5.txt 2>&1
+		[ "$(grep -c -e "^ACTIVE .*:$PORT5 .* TCP 0x" -e "^ACTIVE .*:$PORT5 .* SMCR" /tmp/ss5.txt)" -ge $MANY ] && break
+		grep -q -e 'EOF' -e 'MANY OK' -e 'tcpecho:' /tmp/echo5.out && break
+		sleep 0.1; i=$((i + 1))
+	done
+	smcr linkgroup > /tmp/lg5.txt 2>&1
+	smcr=$(grep -c "^ACTIVE .*:$PORT5 .* SMCR" /tmp/ss5.txt)
+	regbuf=$(grep -c "^ACTIVE .*:$PORT5 .* TCP 0x09990003" /tmp/ss5.txt)
+	late=$(grep -c "^ACTIVE .*:$PORT5 .* TCP 0x03010000" /tmp/ss5.txt)
+	groups=$(grep -c '^[0-9a-f]\{8\} ' /tmp/lg5.txt)
+	echo "INFO $SCEN/many: $smcr SMCR, $regbuf ERR_REGBUF, $late 0x03010000 of $MANY; $groups link group(s)"
+	ok many-smcr-or-regbuf test $((smcr + regbuf + late)) = $MANY
+	[ $((smcr + regbuf + late)) = $MANY ] || sed 's/^/  > /' /tmp/ss5.txt
+	ok many-one-link-group test "$groups" = 1
+	[ "$groups" = 1 ] || sed 's/^/  > /' /tmp/lg5.txt
+}
+
 soft_rdma_host
 ibv_devinfo -d rxe0 > /tmp/verbs.txt 2>&1
 grepcheck verbs-port-active 'state:.*PORT_ACTIVE' /tmp/verbs.txt
@@ -92,6 +121,13 @@ if [ "$VMROLE" = server ]; then
 	grepcheck plain-server-echo-server-eof 'SERVER EOF' /tmp/echo4.out
 	smcss -a > /tmp/ss.txt 2>&1
 	ok plain-server-not-listed sh -c "! grep -q ':$PORT4 ' /tmp/ss.txt"
+	# a user's program with many connections
+	asuser 65534 smc_run tcpecho server-many $PORT5 $MANY > /tmp/echo5.out 2>&1 &
+	i=0; while ! grep -q ACCEPTED /tmp/echo5.out && [ $i -lt "$(slow 900)" ]; do sleep 0.1; i=$((i + 1)); done
+	many_rows
+	i=0; while ! grep -q 'SERVER EOF' /tmp/echo5.out && [ $i -lt "$(slow 900)" ]; do sleep 0.1; i=$((i + 1)); done
+	grepcheck many-server-eof "SERVER EOF $MANY" /tmp/echo5.out
+	link_events /tmp/echo5.out
 	cp /tmp/fds-echo.txt /tmp/fds.txt
 else
 	# a first echo, then 3 s asleep (the libraries negotiate meanwhile), then the rest
@@ -144,6 +180,21 @@ else
 	grepcheck plain-server-client-lists-0x03010000 "^ACTIVE .*:$PORT4 .* TCP 0x03010000" /tmp/ss.txt
 	grepcheck plain-server-echo-data "ECHO OK $SMALL" /tmp/echo.out
 	wait $EPID
+	# a user's program with many connections, held 20 s between two echoes on each
+	i=0
+	while [ $i -lt "$(slow 30)" ]; do
+		rm -f /tmp/echo5.out
+		asuser 65534 smc_run tcpecho client-many "$VMPEER" $PORT5 $MANY 20 > /tmp/echo5.out 2>&1 &
+		EPID=$!
+		while ! grep -qs -e CONNECTED -e tcpecho: /tmp/echo5.out && kill -0 $EPID 2>/dev/null; do sleep 0.1; done
+		grep -qs CONNECTED /tmp/echo5.out && break
+		wait $EPID; sleep 1; i=$((i + 1))
+	done
+	many_rows
+	wait $EPID
+	ok many-client-exit test $? = 0
+	grepcheck many-echo-data "MANY OK $MANY" /tmp/echo5.out
+	link_events /tmp/echo5.out
 	cp /tmp/fds-echo.txt /tmp/fds.txt
 fi
 grepcheck control-port 'control port 7609/udp' /tmp/softd.log
