@@ -46,23 +46,11 @@ static struct in_addr addr(const char *s)
 
 static const struct rdma_ports cli_ports = { .dev = "fcl0", .port = 1 }, srv_ports = { .dev = "fsv0", .port = 1 };
 
-/* One connection set up as the two libraries do it on these ports, its CLC messages handed over directly. */
-static void set_up_on(struct conn_ends *e, bool *first_contact, const struct rdma_ports *cp,
-		      const struct rdma_ports *sp, const char *cli_addr, const char *srv_addr)
+/* The client's CONFIRM kept in e: the link confirmed at both ends, each end bound to its transport. */
+static void confirm_and_bind(struct conn_ends *e)
 {
-	uint8_t prop[CLC_PROPOSAL_MAX], acc[512];
-	struct clc_smcr_accept a;
-	int lp, la;
 	pthread_t th;
 
-	lp = rdma_neg_propose(cp, addr(cli_addr), &e->cli, prop, sizeof(prop));
-	CHECK(lp > 0);
-	la = rdma_neg_answer(sp, addr(srv_addr), prop, (size_t)lp, &e->srv, acc, sizeof(acc));
-	CHECK(la > 0);
-	CHECK_INT(clc_smcr_accept_decode(acc, (size_t)la, &a) > 0, 1);
-	*first_contact = a.first_contact;
-	e->confirm_len = rdma_neg_accepted(e->cli, acc, (size_t)la, e->confirm, sizeof(e->confirm));
-	CHECK(e->confirm_len > 0);
 	/* the server confirms the link while the client answers */
 	CHECK_INT(pthread_create(&th, NULL, server_confirms, e), 0);
 	CHECK_INT(rdma_neg_confirm_link(e->cli), 0);
@@ -72,6 +60,25 @@ static void set_up_on(struct conn_ends *e, bool *first_contact, const struct rdm
 	CHECK_INT(rdma_neg_bind(e->srv, &e->ts), 0);
 	rdma_neg_free(e->cli);
 	rdma_neg_free(e->srv);
+}
+
+/* One connection set up as the two libraries do it on these ports, its CLC messages handed over directly. */
+static void set_up_on(struct conn_ends *e, bool *first_contact, const struct rdma_ports *cp,
+		      const struct rdma_ports *sp, const char *cli_addr, const char *srv_addr)
+{
+	uint8_t prop[CLC_PROPOSAL_MAX], acc[512];
+	struct clc_smcr_accept a;
+	int lp, la;
+
+	lp = rdma_neg_propose(cp, addr(cli_addr), &e->cli, prop, sizeof(prop));
+	CHECK(lp > 0);
+	la = rdma_neg_answer(sp, addr(srv_addr), prop, (size_t)lp, &e->srv, acc, sizeof(acc));
+	CHECK(la > 0);
+	CHECK_INT(clc_smcr_accept_decode(acc, (size_t)la, &a) > 0, 1);
+	*first_contact = a.first_contact;
+	e->confirm_len = rdma_neg_accepted(e->cli, acc, (size_t)la, e->confirm, sizeof(e->confirm));
+	CHECK(e->confirm_len > 0);
+	confirm_and_bind(e);
 }
 
 static void set_up(struct conn_ends *e, bool *first_contact)
@@ -498,7 +505,6 @@ TEST(rdma_clc_a_second_connection_waits_for_the_first_contact)
 	struct rdma_neg *cli = NULL, *srv = NULL, *cli2 = NULL, *srv2 = NULL, *cli3 = NULL;
 	struct clc_smcr_accept a;
 	struct conn_ends one, two;
-	pthread_t th;
 	int lp, lp2, la, la2;
 
 	smcr_env_set(&env);
@@ -531,14 +537,7 @@ TEST(rdma_clc_a_second_connection_waits_for_the_first_contact)
 	CHECK(la2 > 0);
 	propose(&cp, "10.48.0.1", &cli3, prop, &lp);
 	CHECK_INT(rdma_neg_accepted(cli3, acc2, (size_t)la2, conf, sizeof(conf)), -EAGAIN);
-	CHECK_INT(pthread_create(&th, NULL, server_confirms, &one), 0);
-	CHECK_INT(rdma_neg_confirm_link(one.cli), 0);
-	pthread_join(th, NULL);
-	CHECK_INT(one.rc_srv, 0);
-	CHECK_INT(rdma_neg_bind(one.cli, &one.tc), 0);
-	CHECK_INT(rdma_neg_bind(one.srv, &one.ts), 0);
-	rdma_neg_free(one.cli);
-	rdma_neg_free(one.srv);
+	confirm_and_bind(&one);
 	/* the group is there at both ends: the client's ACCEPT is taken, the waiting proposal joins it */
 	CHECK(rdma_neg_accepted(cli3, acc2, (size_t)la2, conf, sizeof(conf)) > 0);
 	rdma_neg_free(cli3);
@@ -550,14 +549,7 @@ TEST(rdma_clc_a_second_connection_waits_for_the_first_contact)
 	CHECK(!a.first_contact);
 	two.confirm_len = rdma_neg_accepted(two.cli, acc2, (size_t)la2, two.confirm, sizeof(two.confirm));
 	CHECK(two.confirm_len > 0);
-	CHECK_INT(pthread_create(&th, NULL, server_confirms, &two), 0);
-	CHECK_INT(rdma_neg_confirm_link(two.cli), 0);
-	pthread_join(th, NULL);
-	CHECK_INT(two.rc_srv, 0);
-	CHECK_INT(rdma_neg_bind(two.cli, &two.tc), 0);
-	CHECK_INT(rdma_neg_bind(two.srv, &two.ts), 0);
-	rdma_neg_free(two.cli);
-	rdma_neg_free(two.srv);
+	confirm_and_bind(&two);
 	bytes_across(&two.tc, &two.ts, "waited for the first");
 	bytes_across(&one.ts, &one.tc, "the first");
 	close_both(&one, &two);
