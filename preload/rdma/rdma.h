@@ -137,6 +137,12 @@ struct rdma_mr {
 /* remote_write: the peer may RDMA WRITE into it (an RMB); else local use only. */
 int rdma_mr_reg(struct rdma_dev *d, void *addr, size_t len, bool remote_write, struct rdma_mr *mr);
 void rdma_mr_dereg(struct rdma_mr *mr);
+/*
+ * pin_room.c: bytes the process may still register on device dev before
+ * its RLIMIT_MEMLOCK is reached (what it pinned already counts); SIZE_MAX
+ * without a limit, with CAP_IPC_LOCK, or when it cannot tell.
+ */
+size_t rdma_mr_room(const char *dev);
 
 /* ---- verbs_qp.c: a reliable-connected queue pair ---- */
 struct rdma_qp;

@@ -383,14 +383,32 @@ static int take_accept(struct rdma_neg *n, const uint8_t *msg, size_t len, uint8
 }
 
 /*
- * The connection's buffers on n's group: halved from RDMA_BUF_SIZE down to
+ * Connections of this size that must still fit in the locked memory left
+ * before one starts with it: a process under RLIMIT_MEMLOCK takes smaller
+ * buffers as its room runs low, so that more of its connections get SMC-R.
+ */
+#define RDMA_BUF_ROOM_CONNS 8
+
+/* The RMB size a new connection starts with on device dev: its RMB, send buffer (twice) and room for more. */
+static uint32_t start_size(const char *dev)
+{
+	size_t room = rdma_mr_room(dev);
+	uint32_t rmb = RDMA_BUF_SIZE;
+
+	while (rmb > RDMA_BUF_MIN && room / RDMA_BUF_ROOM_CONNS < 3 * (size_t)rmb)
+		rmb /= 2;
+	return rmb;
+}
+
+/*
+ * The connection's buffers on n's group: from start_size(), halved down to
  * RDMA_BUF_MIN while the device does not register them (a user's
  * RLIMIT_MEMLOCK), as the kernel's smc_buf_create() downgrades a buffer
  * that cannot be had.
  */
 static int sock_new(struct rdma_neg *n, const struct rdma_qp_addr *peer)
 {
-	for (uint32_t rmb = RDMA_BUF_SIZE;; rmb /= 2) {
+	for (uint32_t rmb = start_size(n->ports.dev);; rmb /= 2) {
 		int rc = smcr_sock_new(n->g, peer, rmb, 2 * rmb, &n->s);
 
 		if (rc != -EKEYREJECTED || rmb / 2 < RDMA_BUF_MIN)

@@ -271,6 +271,22 @@ static size_t mr_bytes_locked(const char *name)
 	return sum;
 }
 
+_Atomic bool fake_rdma_room_hidden;
+
+size_t rdma_mr_room(const char *dev)
+{
+	size_t room = SIZE_MAX;
+
+	pthread_mutex_lock(&mu);
+	if (mr_budget.bytes && !strcmp(mr_budget.name, dev) && !fake_rdma_room_hidden) {
+		size_t used = mr_bytes_locked(dev);
+
+		room = used < mr_budget.bytes ? mr_budget.bytes - used : 0;
+	}
+	pthread_mutex_unlock(&mu);
+	return room;
+}
+
 size_t fake_rdma_mr_bytes(const char *name)
 {
 	size_t sum;

@@ -42,9 +42,12 @@ void fake_rdma_fail_mr(const char *name, int err);
 void fake_rdma_fail_qp(const char *name, int err);
 /*
  * Registrations on a device named name fail with -ENOMEM past bytes in all
- * (a memlock limit; 0: none); what they hold now.
+ * (a memlock limit; 0: none), rdma_mr_room() says what is left of them;
+ * what they hold now.
  */
 void fake_rdma_mr_budget(const char *name, size_t bytes);
+/* While set, rdma_mr_room() cannot tell (SIZE_MAX) whatever the budget. */
+extern _Atomic bool fake_rdma_room_hidden;
 size_t fake_rdma_mr_bytes(const char *name);
 /* While set, rdma_qp_destroy() waits, up to 60 s (as rxe's for packets a downed network device holds). */
 extern _Atomic bool fake_rdma_destroy_held;

@@ -556,9 +556,11 @@ TEST(rdma_clc_a_second_connection_waits_for_the_first_contact)
 }
 
 /*
- * Buffers the device does not register whole (a user's RLIMIT_MEMLOCK)
- * are halved until they fit, down to 16 KiB, as the kernel downgrades;
- * the two ends' sizes need not be the same.  None that fits: ERR_REGBUF.
+ * A process whose locked-memory room runs low starts its connections with
+ * smaller buffers (room for 8 more of that size).  Buffers the device does
+ * not register whole (a user's RLIMIT_MEMLOCK) are halved until they fit,
+ * down to 16 KiB, as the kernel downgrades; the two ends' sizes need not
+ * be the same.  None that fits: ERR_REGBUF.
  */
 TEST(rdma_clc_buffers_shrink_to_what_may_be_registered)
 {
@@ -578,8 +580,22 @@ TEST(rdma_clc_buffers_shrink_to_what_may_be_registered)
 	memset(&one, 0, sizeof(one));
 	set_up_on(&one, &fc, &cp, &sp, "10.49.0.1", "10.49.0.2");
 	CHECK(fc);
-	/* room at the server for a 16 KiB RMB and its 32 KiB send buffer, no more */
+	/* 2 MiB left: 8 more of 384 KiB do not fit, 8 of 192 KiB do: a 64 KiB RMB */
+	fake_rdma_mr_budget("fsv6", fake_rdma_mr_bytes("fsv6") + 2048 * 1024);
+	propose(&cp, "10.49.0.1", &cli, prop, &lp);
+	CHECK(rdma_neg_answer(&sp, addr("10.49.0.2"), prop, (size_t)lp, &srv, acc, sizeof(acc)) > 0);
+	rdma_neg_bufs(srv, &rmb, &snd);
+	CHECK_INT(rmb, 65536);
+	CHECK_INT(snd, 131072);
+	rdma_neg_free(srv);
+	rdma_neg_free(cli);
+	cli = srv = NULL;
+	/*
+	 * Room for a 16 KiB RMB and its 32 KiB send buffer, no more, and the
+	 * process cannot tell: the registrations fail down to it
+	 */
 	fake_rdma_mr_budget("fsv6", fake_rdma_mr_bytes("fsv6") + 48 * 1024);
+	fake_rdma_room_hidden = true;
 	memset(&two, 0, sizeof(two));
 	propose(&cp, "10.49.0.1", &two.cli, prop, &lp);
 	la = rdma_neg_answer(&sp, addr("10.49.0.2"), prop, (size_t)lp, &two.srv, acc, sizeof(acc));
@@ -627,6 +643,7 @@ TEST(rdma_clc_buffers_shrink_to_what_may_be_registered)
 	la = rdma_neg_answer(&sp, addr("10.49.0.2"), prop, (size_t)lp, &srv, acc, sizeof(acc));
 	CHECK_INT(rdma_neg_reason(la), 0x09990003);
 	rdma_neg_free(cli);
+	fake_rdma_room_hidden = false;
 	fake_rdma_mr_budget("fsv6", 0);
 	bytes_across(&one.tc, &one.ts, "the first, full size");
 	bytes_across(&two.ts, &two.tc, "the small one, back");
