@@ -486,7 +486,7 @@ int rdma_neg_answer(const struct rdma_ports *ports, struct in_addr local, const 
 		return -ENOMEM;
 	memcpy(n->peer_id, p.system_id, CLC_SYSTEMID_LEN);
 	rc = group_find(n, NULL, true);
-	for (; !rc;) {
+	while (!rc) {
 		n->first_contact = !n->g;
 		rc = n->first_contact ? first_link(n) : 0;
 		if (!rc)
