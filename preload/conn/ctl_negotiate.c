@@ -324,6 +324,7 @@ static void act(struct act *a)
 {
 	struct find_local f = { .sc = a->sc };
 	uint32_t peer_reason;
+	bool may_wait = false;  /* the step that waits for a first contact with -EAGAIN */
 	int rc;
 
 	if (a->step == NEG_LINK) {
@@ -351,18 +352,20 @@ static void act(struct act *a)
 		rc = rdma_neg_propose(&a->ports, f.a, &a->rn, a->out, sizeof(a->out));
 	} else if (a->role == 0 && a->taken == 1) {
 		rc = rdma_neg_accepted(a->rn, a->in, a->in_len, a->out, sizeof(a->out));
+		may_wait = true;
 		if (rc != -EAGAIN)
 			a->step = NEG_LINK;     /* once the CONFIRM is kept */
 	} else if (a->role == 1 && a->taken == 1) {
 		rc = rdma_neg_answer(&a->ports, f.a, a->in, a->in_len, &a->rn, a->out,
 				     sizeof(a->out));
+		may_wait = true;
 	} else if (a->role == 1 && a->taken == 2) {
 		rc = rdma_neg_confirmed(a->rn, a->in, a->in_len);
 		a->step = NEG_DONE;
 	} else {
 		rc = -EPROTO;           /* a message we did not expect */
 	}
-	if (rc == -EAGAIN)
+	if (rc == -EAGAIN && may_wait)
 		a->again = true;
 	else if (rc < 0)
 		act_fail(a, rc);

@@ -149,6 +149,8 @@ static bool first_pending(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server)
 /* With groups_mu held: n is a first contact under way until first_end(). */
 static void first_begin(struct rdma_neg *n)
 {
+	if (n->in_firsts)
+		return;
 	n->next_first = firsts;
 	firsts = n;
 	n->in_firsts = true;
@@ -389,15 +391,28 @@ static int take_accept(struct rdma_neg *n, const uint8_t *msg, size_t len, uint8
  */
 #define RDMA_BUF_ROOM_CONNS 8
 
-/* The RMB size a new connection starts with on device dev: its RMB, send buffer (twice) and room for more. */
-static uint32_t start_size(const char *dev)
+/*
+ * The RMB size a new connection of n starts with: its RMB and send buffer
+ * (twice) are registered on each of the group's links (two with a second
+ * port), with room for more.
+ */
+static uint32_t start_size(const struct rdma_neg *n)
 {
-	size_t room = rdma_mr_room(dev);
+	size_t room = rdma_mr_room(n->ports.dev), links = n->ports.alt_port ? 2 : 1;
 	uint32_t rmb = RDMA_BUF_SIZE;
 
-	while (rmb > RDMA_BUF_MIN && room / RDMA_BUF_ROOM_CONNS < 3 * (size_t)rmb)
+	while (rmb > RDMA_BUF_MIN && room / RDMA_BUF_ROOM_CONNS / links < 3 * (size_t)rmb)
 		rmb /= 2;
 	return rmb;
+}
+
+/*
+ * The layers below may say -EAGAIN (a device's errno): not the wait for a
+ * first contact that rdma_neg_answer() and rdma_neg_accepted() say with it.
+ */
+static int not_again(int rc)
+{
+	return rc == -EAGAIN ? -EIO : rc;
 }
 
 /*
@@ -408,7 +423,7 @@ static uint32_t start_size(const char *dev)
  */
 static int sock_new(struct rdma_neg *n, const struct rdma_qp_addr *peer)
 {
-	for (uint32_t rmb = start_size(n->ports.dev);; rmb /= 2) {
+	for (uint32_t rmb = start_size(n);; rmb /= 2) {
 		int rc = smcr_sock_new(n->g, peer, rmb, 2 * rmb, &n->s);
 
 		if (rc != -EKEYREJECTED || rmb / 2 < RDMA_BUF_MIN)
@@ -488,9 +503,9 @@ int rdma_neg_answer(const struct rdma_ports *ports, struct in_addr local, const 
 	rc = group_find(n, NULL, true);
 	while (!rc) {
 		n->first_contact = !n->g;
-		rc = n->first_contact ? first_link(n) : 0;
+		rc = n->first_contact ? not_again(first_link(n)) : 0;
 		if (!rc)
-			rc = sock_new(n, NULL);
+			rc = not_again(sock_new(n, NULL));
 		if (rc != -ENOSPC || n->first_contact)
 			break;
 		/* filled since it was found: a new group */
@@ -542,7 +557,7 @@ int rdma_neg_accepted(struct rdma_neg *n, const uint8_t *accept, size_t len, uin
 	if (!rc)
 		rc = sock_new(n, &n->peer_qp);
 	if (rc)
-		return rc;
+		return not_again(rc);
 	smcr_link_local(n->g, 0, &me);
 	return accept_msg(n, CLC_CONFIRM, me.mtu < n->peer_qp.mtu ? me.mtu : n->peer_qp.mtu, msg, size);
 }

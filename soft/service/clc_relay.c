@@ -250,7 +250,11 @@ static int parse(struct soft_req *r, struct clc_attrs *a)
 		memcpy(&a->lgr_key, mnl_attr_get_payload(tb[SMC_SOFT_A_LGR_KEY]), 4);
 		a->link_id = *(const uint8_t *)mnl_attr_get_payload(tb[SMC_SOFT_A_LINK_ID]);
 	}
-	if (tb[SMC_SOFT_A_RCVBUF] && tb[SMC_SOFT_A_SNDBUF]) {
+	if (tb[SMC_SOFT_A_RCVBUF] || tb[SMC_SOFT_A_SNDBUF]) {
+		if (!a->connected || !tb[SMC_SOFT_A_RCVBUF] || !tb[SMC_SOFT_A_SNDBUF]) {
+			r->ext_ack = "RCVBUF and SNDBUF come both, with PAIRED";
+			return -EINVAL;
+		}
 		if (mnl_attr_get_payload_len(tb[SMC_SOFT_A_RCVBUF]) != 4 ||
 		    mnl_attr_get_payload_len(tb[SMC_SOFT_A_SNDBUF]) != 4) {
 			r->ext_ack = "RCVBUF and SNDBUF are u32";

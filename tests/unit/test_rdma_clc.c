@@ -451,9 +451,25 @@ TEST(rdma_clc_set_up_failures_decline_with_the_kernels_codes)
 	rc = rdma_neg_answer(&sp, addr("10.47.0.2"), prop, (size_t)lp, &srv, acc, sizeof(acc));
 	CHECK_INT(rdma_neg_reason(rc), 0x09990000);     /* INTERR */
 	CHECK(srv == NULL);
+	/* a device's EAGAIN is a failure, not the wait for a first contact */
+	fake_rdma_fail_qp("fsv8", -EAGAIN);
+	rc = rdma_neg_answer(&sp, addr("10.47.0.2"), prop, (size_t)lp, &srv, acc, sizeof(acc));
+	CHECK_INT(rc, -EIO);
+	fake_rdma_fail_qp("fsv8", 0);
+	rc = rdma_neg_answer(&sp, addr("10.47.0.2"), prop, (size_t)lp, &srv, acc, sizeof(acc));
+	CHECK(rc > 0);
+	fake_rdma_fail_qp("fcl8", -EAGAIN);
+	CHECK_INT(rdma_neg_accepted(cli, acc, (size_t)rc, prop, sizeof(prop)), -EIO);
+	fake_rdma_fail_qp("fcl8", 0);
+	rdma_neg_free(srv);
+	srv = NULL;
 	fake_rdma_fail_qp("fsv8", 0);
 	rdma_neg_free(cli);
+	/* a group's queue pairs go once it is freed (retired in the background) */
+	for (int i = 0; i < 2500 && fake_rdma_dev_qps_live("fsv8"); i++)
+		usleep(2000);
 	CHECK_INT(fake_rdma_dev_qps_live("fsv8"), 0);
+	CHECK_INT(fake_rdma_dev_qps_live("fcl8"), 0);
 
 	memset(&one, 0, sizeof(one));
 	set_up_on(&one, &fc, &cp, &sp, "10.47.0.1", "10.47.0.2");
