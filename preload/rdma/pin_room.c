@@ -3,12 +3,11 @@
  * kernel pins registered pages and counts them against RLIMIT_MEMLOCK
  * (ib_umem_get()), unless the process has CAP_IPC_LOCK.
  */
-#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include "rdma.h"
 
@@ -31,18 +30,19 @@ size_t rdma_mr_room(const char *dev)
 	char status[4096];
 	unsigned long long pinned_kb, caps;
 	struct rlimit rl;
-	ssize_t n;
-	int fd;
+	size_t n;
+	FILE *f;
 
 	(void)dev;      /* the limit is the process's, on every device */
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
 		return SIZE_MAX;
-	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	/* stdio: its reads are libc's own, not the hooks' (a lower layer, doc/layers.md) */
+	f = fopen("/proc/self/status", "re");
+	if (!f)
 		return SIZE_MAX;
-	n = read(fd, status, sizeof(status) - 1);
-	close(fd);
-	if (n <= 0)
+	n = fread(status, 1, sizeof(status) - 1, f);
+	fclose(f);
+	if (!n)
 		return SIZE_MAX;
 	status[n] = '\0';
 	if (field(status, "\nCapEff:", 16, &caps) && (caps >> CAP_IPC_LOCK_BIT & 1))
