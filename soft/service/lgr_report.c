@@ -97,9 +97,15 @@ static void padded(char *out, const char *in, size_t n)
 	snprintf(out, n + 1, "%-*s", (int)n, in);
 }
 
-/* The group's buffers: those its process's connections over RDMA said they have (clc_relay.c). */
+/*
+ * The group's buffers: those its process's connections over RDMA said they
+ * have (clc_relay.c), and the full sizes for the rest of the connections
+ * its report counts.
+ */
 static void bufs_sum(const struct soft_state *st, struct soft_lgr *g)
 {
+	uint32_t known = 0;
+
 	g->sndbuf_alloc = g->rmb_alloc = 0;
 	for (const struct soft_ns *ns = st->ns; ns; ns = ns->next) {
 		for (const struct soft_sock *s = ns->socks; s; s = s->next) {
@@ -107,7 +113,12 @@ static void bufs_sum(const struct soft_state *st, struct soft_lgr *g)
 				continue;
 			g->rmb_alloc += s->smcr_rmb;
 			g->sndbuf_alloc += s->smcr_sndbuf;
+			known++;
 		}
+	}
+	if (g->conns > known) {
+		g->rmb_alloc += (uint64_t)(g->conns - known) * SMC_SOFT_SMCR_BUF;
+		g->sndbuf_alloc += (uint64_t)(g->conns - known) * SMC_SOFT_SMCR_SNDBUF;
 	}
 }
 
