@@ -4,6 +4,7 @@
  */
 #include "gen.h"
 #include "lgr.h"
+#include "service.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -106,6 +107,7 @@ static int put_link(struct soft_req *r, const struct soft_link *l)
 
 int soft_gen_lgr_smcr(struct soft_req *r)
 {
+	soft_lgr_bufs_recount(r->st);
 	for (const struct soft_lgr *lgr = soft_lgr_first(r->st); lgr; lgr = lgr->next)
 		if (!lgr->smcd && put_lgr_r(r, lgr))
 			return -ENOMEM;
@@ -114,6 +116,7 @@ int soft_gen_lgr_smcr(struct soft_req *r)
 
 int soft_gen_link_smcr(struct soft_req *r)
 {
+	soft_lgr_bufs_recount(r->st);
 	for (const struct soft_lgr *lgr = soft_lgr_first(r->st); lgr; lgr = lgr->next) {
 		if (lgr->smcd)
 			continue;

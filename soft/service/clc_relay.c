@@ -380,7 +380,6 @@ int soft_clc(struct soft_req *r)
 		s->smcr_rmb = a.rmb_size ? a.rmb_size : SMC_SOFT_SMCR_BUF;
 		s->smcr_sndbuf = a.sndbuf_size ? a.sndbuf_size : SMC_SOFT_SMCR_SNDBUF;
 		count_connected(r->ns, s);
-		soft_lgr_bufs_count(r->st, s);
 	}
 	return reply(r, s, a.taken);
 }

@@ -98,9 +98,9 @@ static void padded(char *out, const char *in, size_t n)
 }
 
 /*
- * The group's buffers: those its process's connections over RDMA said they
- * have (clc_relay.c), and the full sizes for the rest of the connections
- * its report counts.
+ * The group's buffers as a listing shows them: those its process's
+ * connections over RDMA now said they have (clc_relay.c), and the full
+ * sizes for the rest of the connections its last report counts.
  */
 static void bufs_sum(const struct soft_state *st, struct soft_lgr *g)
 {
@@ -122,12 +122,11 @@ static void bufs_sum(const struct soft_state *st, struct soft_lgr *g)
 	}
 }
 
-void soft_lgr_bufs_count(struct soft_state *st, const struct soft_sock *s)
+void soft_lgr_bufs_recount(struct soft_state *st)
 {
-	struct soft_lgr *g = soft_lgr_of_owner(st, s->conn_id, s->lgr_key);
-
-	if (g)
-		bufs_sum(st, g);
+	for (struct soft_lgr *g = soft_lgr_first(st); g; g = g->next)
+		if (g->owner && !g->smcd)
+			bufs_sum(st, g);
 }
 
 static void fill(struct soft_state *st, struct soft_lgr *g, const struct lgr_attrs *la)
@@ -162,7 +161,6 @@ static void fill(struct soft_state *st, struct soft_lgr *g, const struct lgr_att
 		if (d && !g->pnetid[0])
 			snprintf(g->pnetid, sizeof(g->pnetid), "%s", d->pnetid[l->ibport - 1]);
 	}
-	bufs_sum(st, g);
 }
 
 int soft_lgr_report(struct soft_req *r)

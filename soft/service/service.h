@@ -143,8 +143,8 @@ int soft_rebuild(struct soft_req *r);
 int soft_lgr_report(struct soft_req *r);
 /* A control connection went: its process's groups go. */
 void soft_lgr_owner_gone(struct soft_state *st, uint64_t owner);
-/* A connection of a group's process over RDMA now: the group's buffers counted again. */
-void soft_lgr_bufs_count(struct soft_state *st, const struct soft_sock *s);
+/* The processes' groups' buffers counted again from their connections, for a listing. */
+void soft_lgr_bufs_recount(struct soft_state *st);
 /* s's link (smc_diag's LGRINFO) from its process's group: false when it has none. */
 struct soft_lgrinfo;
 bool soft_lgr_info_of(const struct soft_state *st, const struct soft_sock *s, struct soft_lgrinfo *li);
