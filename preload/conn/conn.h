@@ -391,6 +391,13 @@ void conn_stdio_open(int fd, struct sconn *sc);
  */
 void conn_uring_use(int fd, struct sconn *sc);
 /*
+ * An io_uring instance the library cannot watch came (uring.c): not cut
+ * over yet, the connection stays on TCP for good (SMC_SOFT_DECL_URING);
+ * cut over to RDMA, it goes back to TCP first; on shared memory it keeps
+ * its ring (the instance may never name it, and a ring has no way back).
+ */
+void conn_uring_unwatched(int fd, struct sconn *sc);
+/*
  * SO_RCVLOWAT: set (setsockopt succeeded with val) or asked for (get:
  * *val is the kernel's answer, replaced by the program's own once the ring
  * carries the receiving direction).

@@ -16,8 +16,10 @@
  * SCM_RIGHTS or taken with pidfd_getfd.  Then the process's connections
  * are not cut over to the ring: each is offered to the daemon as declined
  * (SMC_SOFT_DECL_URING, shown by smcss; the peer falls back with PEERDECL),
- * so both ends stay TCP, and one on shared memory that has not cut over
- * when the instance comes stays on TCP for good, with the same reason.  A
+ * so both ends stay TCP, and one on shared memory or RDMA that has not cut
+ * over when the instance comes stays on TCP for good, with the same reason;
+ * one on RDMA that has cut over goes back to TCP first
+ * (conn_uring_unwatched).  A
  * forked child inherits what its parent saw; no instance survives execve
  * (its descriptor is always close-on-exec).
  *
@@ -27,7 +29,7 @@
  *
  * Not seen at all: raw system calls made without the C library (liburing
  * linked statically, static programs), and a connection already cut over
- * when an instance not watched comes.  smc_run(8) says so.
+ * to shared memory when an instance not watched comes.  smc_run(8) says so.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -48,7 +50,7 @@ bool soft_uring_seen(void)
 static void uring_fall_back(int fd, struct sconn *sc, void *arg)
 {
 	(void)arg;
-	sconn_fall_back(fd, sc, SMC_SOFT_DECL_URING);
+	conn_uring_unwatched(fd, sc);
 }
 
 static void uring_all_tcp(const char *why)

@@ -2057,21 +2057,27 @@ static int uring_c(int *fd)
 	return recv_tok(*fd, 'k');
 }
 
-/*
- * Whether the process maps a ring region or an RMB (the connection is on
- * shared memory, soft SMC-D, or on RDMA, soft SMC-R).
- */
-static bool region_mapped(void)
+/* Whether this process maps a memfd whose name holds what (smc-dmb, smc-rmb). */
+static bool mapped(const char *what)
 {
 	char line[512];
 	bool found = false;
 	FILE *f = fopen("/proc/self/maps", "r");
 
 	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, "smc-dmb") != NULL || strstr(line, "smc-rmb") != NULL;
+		found = strstr(line, what) != NULL;
 	if (f)
 		fclose(f);
 	return found;
+}
+
+/*
+ * Whether the process maps a ring region or an RMB (the connection is on
+ * shared memory, soft SMC-D, or on RDMA, soft SMC-R).
+ */
+static bool region_mapped(void)
+{
+	return mapped("smc-dmb") || mapped("smc-rmb");
 }
 
 /*
@@ -2104,11 +2110,52 @@ static int uring_late_s(int *fd)
 	return uring_recv_pat(*fd, 56);
 }
 
+/* " ADDR:PORT ", as smcss writes an address column. */
+static bool addr_text(const struct sockaddr_in *a, char *out, size_t n)
+{
+	char ip[INET_ADDRSTRLEN];
+
+	return inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip)) &&
+	       (size_t)snprintf(out, n, " %s:%u ", ip, ntohs(a->sin_port)) < n;
+}
+
+/*
+ * Whether smcss lists fd's connection as SMCR.  Soft SMC-R maps an end's
+ * buffers (smc-rmb) when it sets the connection up, before the connection
+ * is on RDMA; the daemon lists it as SMCR from then on.
+ */
+static bool listed_smcr(int fd)
+{
+	struct sockaddr_in me, peer;
+	socklen_t ml = sizeof(me), pl = sizeof(peer);
+	char mine[64], theirs[64], line[512];
+	bool found = false;
+	int fl;
+	FILE *f;
+
+	if (getsockname(fd, (struct sockaddr *)&me, &ml) < 0 ||
+	    getpeername(fd, (struct sockaddr *)&peer, &pl) < 0 || me.sin_family != AF_INET ||
+	    !addr_text(&me, mine, sizeof(mine)) || !addr_text(&peer, theirs, sizeof(theirs)))
+		return false;
+	/* smcss must not get the connection (run_probe()) */
+	fl = fcntl(fd, F_GETFD);
+	if (fl < 0 || fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0)
+		return false;
+	f = popen("smcss -a 2>/dev/null", "r");
+	while (f && fgets(line, sizeof(line), f))
+		found |= strstr(line, mine) && strstr(line, theirs) && strstr(line, " SMCR");
+	if (f)
+		pclose(f);
+	fcntl(fd, F_SETFD, fl);
+	return found;
+}
+
 /*
  * With $SOCKCHECK_SETTLE (seconds): before the case, wait that long at
- * most for the connection to come on shared memory or RDMA, so that the
- * case runs there from its first byte (a case whose connection stays TCP
- * just starts later).
+ * most for the connection to come on shared memory (its region mapped) or
+ * on RDMA (smcss lists it as SMCR, asked every 200 ms once its buffers
+ * are mapped), so that the case runs there from its first byte (a case
+ * whose connection stays TCP just starts later).
  */
 static void settle(int fd)
 {
@@ -2119,7 +2166,9 @@ static void settle(int fd)
 	if (tries <= 0 || !getenv("LD_PRELOAD"))
 		return;
 	g_doing = "settling";
-	while (tries-- > 0 && !region_mapped()) {
+	for (int i = 0; i < tries && !mapped("smc-dmb"); i++) {
+		if (i % 20 == 19 && mapped("smc-rmb") && listed_smcr(fd))
+			return;
 		/* an empty read offers the connection, and collects the answers */
 		if (recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) >= 0)
 			return;

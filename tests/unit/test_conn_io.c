@@ -876,3 +876,9 @@ TEST(rdma_io_uring_on_a_cut_over_end_goes_back_to_tcp)
 {
 	past_the_library_goes_back("ff6", "ff7", 52, conn_uring_use);
 }
+
+/* An instance the library cannot watch: any request of it may name the end. */
+TEST(rdma_io_uring_not_watched_takes_a_cut_over_end_back_to_tcp)
+{
+	past_the_library_goes_back("ff8", "ff9", 53, conn_uring_unwatched);
+}
