@@ -15,6 +15,9 @@
 # switches, rxe packets); PERF=1 (the host's perf in the guests) adds each
 # guest's profile of round 1's throughput runs to build/vm/b1-*.log, and
 # PERF=trace each sockperf thread's system calls over them instead.
+# MEMLOCK=KIB runs soft SMC-R's sockperfs as a user (uid 65534) with that
+# RLIMIT_MEMLOCK, whose buffers shrink to fit it (each guest's log says
+# which sizes they had, "INFO b1/bufs"), recorded in the JSON as memlock_kib.
 # ROUNDS=N rounds (default 3).  Each guest's log has an "INFO b1/copy" line:
 # what a copied byte costs there in user space and in the kernel
 # (bench/copyrate.c).
@@ -27,7 +30,11 @@ VM_DRIVE=${SMC_SOFT_DRIVE:-0}
 VM_MTU=${MTU:-1500}
 VM_PERF=${PERF:-0}
 VM_ROUNDS=${ROUNDS:-3}
-export VMDIR VM_DRIVE VM_MTU VM_PERF VM_ROUNDS
+VM_MEMLOCK=${MEMLOCK:-}
+case $VM_MEMLOCK in
+''|*[!0-9]*) [ -z "$VM_MEMLOCK" ] || { echo "softroce: MEMLOCK: not a number of KiB: $VM_MEMLOCK" >&2; exit 2; } ;;
+esac
+export VMDIR VM_DRIVE VM_MTU VM_PERF VM_ROUNDS VM_MEMLOCK
 make -s all
 mkdir -p "$VMDIR"
 VM_NET=${VM_NET:-unix} tests/vm/run.sh b1 > "$VMDIR/softroce.txt" 2>&1 || true
@@ -38,4 +45,5 @@ grep -a -q '^RESULT ' "$log" 2>/dev/null || {
 }
 kernel=$(sed -n 's/.*Linux version \([^ ]*\).*/\1/p' "$log" | tr -d '\r' | head -n 1)
 { grep -a -e '^RESULT ' -e '^SPLIT ' "$log" | tr -d '\r'; cat "$VMDIR/b1-host.txt" 2>/dev/null; } |
-	python3 bench/softroce_table.py "$OUT" "${kernel:-unknown}" "$VM_DRIVE" "$VM_MTU"
+	python3 bench/softroce_table.py "$OUT" "${kernel:-unknown}" "$VM_DRIVE" "$VM_MTU" "$VM_MEMLOCK"
+grep -a -h '^INFO b1/bufs' "$VMDIR/b1-client.log" "$VMDIR/b1-server.log" | tr -d '\r' || true

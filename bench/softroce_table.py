@@ -7,7 +7,8 @@ over the rounds that ran; ratios are oriented so that above 1 is better for
 the mode: throughput mode/TCP, latency TCP/mode, CPU TCP/mode (per GB, per
 round trip).  Writes the JSON to argv[1]; argv[2] names the guests' kernel,
 argv[3] the SMC_SOFT_DRIVE of the soft SMC-R runs, argv[4] the guests'
-Ethernet MTU.  HOSTMARK begin|end MODE TEST ROUND TICKS lines
+Ethernet MTU, argv[5] (if not empty) the RLIMIT_MEMLOCK in KiB of soft
+SMC-R's programs, run as a user (memlock_kib).  HOSTMARK begin|end MODE TEST ROUND TICKS lines
 (tests/vm/hostcpu.sh) give each run's CPU as the host paid it, both
 QEMUs: host_cpu in the rows, with its ratios.
 """
@@ -133,6 +134,7 @@ with open(sys.argv[1], "w") as fh:
                          "host_cpu: both QEMUs' CPU on the host (tests/vm/hostcpu.sh)",
                "soft_drive": int(sys.argv[3]) if len(sys.argv) > 3 else 0,
                "mtu": int(sys.argv[4]) if len(sys.argv) > 4 else 1500,
+               **({"memlock_kib": int(sys.argv[5])} if len(sys.argv) > 5 and sys.argv[5] else {}),
                "rows": rows}, fh, indent=1)
     fh.write("\n")
 

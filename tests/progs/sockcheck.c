@@ -2122,7 +2122,7 @@ static bool addr_text(const struct sockaddr_in *a, char *out, size_t n)
 /*
  * Whether smcss lists fd's connection as SMCR.  Soft SMC-R maps an end's
  * buffers (smc-rmb) when it sets the connection up, before the connection
- * is on RDMA; the daemon lists it as SMCR from then on.
+ * is on RDMA; the daemon lists it as SMCR once it is.
  */
 static bool listed_smcr(int fd)
 {

@@ -145,6 +145,7 @@ VMRECORD=
 [ -z "${VM_CASES:-}" ] || VMRECORD="${VMRECORD}vmcases=$VM_CASES "
 [ -z "${VM_DRIVE:-}" ] || VMRECORD="${VMRECORD}vmdrive=$VM_DRIVE "
 [ -z "${VM_MTU:-}" ] || VMRECORD="${VMRECORD}vmmtu=$VM_MTU "
+[ -z "${VM_MEMLOCK:-}" ] || VMRECORD="${VMRECORD}vmmemlock=$VM_MEMLOCK "
 [ "${VM_PERF:-0}" = 0 ] || VMRECORD="${VMRECORD}vmperf=$VM_PERF "
 [ -z "${VM_ROUNDS:-}" ] || VMRECORD="${VMRECORD}vmrounds=$VM_ROUNDS "
 [ "$VM_SLOW" = 1 ] || VMRECORD="${VMRECORD}vmslow=$VM_SLOW "

@@ -22,6 +22,10 @@
 # over the middle of each throughput run of round 1 and print its profile;
 # with vmperf=trace (PERF=trace) `perf trace -s -a` instead, and print each
 # sockperf thread's system calls (count, errors, milliseconds).
+# With vmmemlock=KIB (MEMLOCK=KIB) soft SMC-R's sockperfs run as a user
+# (uid 65534, no CAP_IPC_LOCK) whose RLIMIT_MEMLOCK is that many KiB, so
+# that their buffers shrink as a user's do (doc/soft-roce.md section 2.2);
+# each guest prints the sizes its connections had ("INFO b1/bufs").
 SCEN=b1-$VMROLE
 . /tests/lib.sh
 ROUNDS=$(sed -n 's/.*vmrounds=\([0-9]*\).*/\1/p' /proc/cmdline)
@@ -32,6 +36,8 @@ export SMC_SOFT_SOCKET=/tmp/soft/control
 DRIVE=$(sed -n 's/.*vmdrive=\([01]\).*/\1/p' /proc/cmdline)
 DRIVE=${DRIVE:-0}
 echo "INFO b1/drive: SMC_SOFT_DRIVE=$DRIVE"
+MEMLOCK=$(sed -n 's/.*vmmemlock=\([0-9]*\).*/\1/p' /proc/cmdline)
+echo "INFO b1/memlock: ${MEMLOCK:-root, unlimited}"
 # bench/softroce.sh records the kernel from this line (the console prints no banner)
 echo "INFO b1/kernel: Linux version $(uname -r)"
 echo "INFO b1/mtu: eth0 $(cat /sys/class/net/eth0/mtu)"
@@ -56,8 +62,18 @@ run_mode() {
 	case $m in
 	tcp) "$@" ;;
 	kernel) SMC_BACKEND=kernel smc_run "$@" ;;
-	soft) SMC_BACKEND=soft SMC_SOFT_DRIVE=$DRIVE smc_run "$@" ;;
+	soft)
+		if [ -n "$MEMLOCK" ]; then
+			(ulimit -l "$MEMLOCK" && SMC_BACKEND=soft SMC_SOFT_DRIVE=$DRIVE exec asuser 65534 smc_run "$@")
+		else
+			SMC_BACKEND=soft SMC_SOFT_DRIVE=$DRIVE smc_run "$@"
+		fi ;;
 	esac
+}
+
+# the soft connections' buffers: smcr -d stats's RX (RMB) and TX rows of sizes
+bufs() {
+	echo "INFO b1/bufs: $(SMC_BACKEND=soft smcr -d stats 2>&1 | grep -E '^ +(Bufs|Buffer downgrades)' | tr -s ' ' | tr '\n' ';')"
 }
 
 # this guest's "BUSY USER SYS SOFTIRQ CTXT" (jiffies, context switches) of /proc/stat
@@ -129,6 +145,7 @@ if [ "$VMROLE" = server ]; then
 	# until the client is done
 	nc -l -p 9001 > /tmp/done.txt
 	sleep 1
+	bufs
 	[ $PERF = 0 ] || perf_show
 	echo "PASS $SCEN/served"
 else
@@ -195,6 +212,7 @@ else
 		r=$((r + 1))
 	done
 	echo done | nc "$VMPEER" 9001
+	bufs
 	[ $PERF = 0 ] || perf_show
 	echo "PASS $SCEN/ran"
 fi
