@@ -191,6 +191,9 @@ else
 				via=TCP
 				[ $m = tcp ] || via=$(SMC_BACKEND=$m smcss -a 2>/dev/null |
 					awk -v p=":$p" '$5 ~ p"$" { print $7; exit }')
+				# an SMC-R run on TCP: its row, with the reason
+				[ $m = tcp ] || [ "$via" = SMCR ] || SMC_BACKEND=$m smcss -a 2>/dev/null |
+					awk -v p=":$p" '$5 ~ p"$" { print "INFO b1/fallback:", $0; exit }'
 				wait $spid
 				echo "MARK end $m $t $r"
 				[ -z "$ppid" ] || wait $ppid
