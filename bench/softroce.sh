@@ -32,7 +32,7 @@ VM_PERF=${PERF:-0}
 VM_ROUNDS=${ROUNDS:-3}
 VM_MEMLOCK=${MEMLOCK:-}
 case $VM_MEMLOCK in
-''|*[!0-9]*) [ -z "$VM_MEMLOCK" ] || { echo "softroce: MEMLOCK: not a number of KiB: $VM_MEMLOCK" >&2; exit 2; } ;;
+*[!0-9]*) echo "softroce: MEMLOCK: not a number of KiB: $VM_MEMLOCK" >&2; exit 2 ;;
 esac
 export VMDIR VM_DRIVE VM_MTU VM_PERF VM_ROUNDS VM_MEMLOCK
 make -s all

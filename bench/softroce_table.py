@@ -8,9 +8,9 @@ the mode: throughput mode/TCP, latency TCP/mode, CPU TCP/mode (per GB, per
 round trip).  Writes the JSON to argv[1]; argv[2] names the guests' kernel,
 argv[3] the SMC_SOFT_DRIVE of the soft SMC-R runs, argv[4] the guests'
 Ethernet MTU, argv[5] (if not empty) the RLIMIT_MEMLOCK in KiB of soft
-SMC-R's programs, run as a user (memlock_kib).  HOSTMARK begin|end MODE TEST ROUND TICKS lines
-(tests/vm/hostcpu.sh) give each run's CPU as the host paid it, both
-QEMUs: host_cpu in the rows, with its ratios.
+SMC-R's programs, run as a user (memlock_kib).  HOSTMARK begin|end MODE
+TEST ROUND TICKS lines (tests/vm/hostcpu.sh) give each run's CPU as the
+host paid it, both QEMUs: host_cpu in the rows, with its ratios.
 """
 import json
 import statistics
