@@ -387,16 +387,34 @@ void conn_stdio_check(int fd, struct sconn *sc);
 void conn_stdio_open(int fd, struct sconn *sc);
 /*
  * An io_uring request names the connection (uring.c): not cut over yet, it
- * stays on TCP for good (SMC_SOFT_DECL_URING); cut over, it is reset.
+ * stays on TCP for good (SMC_SOFT_DECL_URING); cut over, an end only this
+ * process can use (soft SMC-R) goes back to TCP first, else it is reset.
  */
 void conn_uring_use(int fd, struct sconn *sc);
 /*
- * An io_uring instance the library cannot watch came (uring.c): not cut
- * over yet, the connection stays on TCP for good (SMC_SOFT_DECL_URING);
- * cut over to RDMA, it goes back to TCP first; on shared memory it keeps
- * its ring (the instance may never name it, and a ring has no way back).
+ * Ends going back to TCP together (backs.c: a fork, an io_uring instance
+ * the library cannot watch).  Each mapped end the rule picks, and not
+ * already back, on TCP for good, let go or another process's: nothing cut
+ * over, it stays on TCP for good at both ends (reason, for smcss); cut
+ * over on a transport only this process can use (soft SMC-R's queue
+ * pairs), it says BACK, and then all wait for their peers with one
+ * deadline (listed as SMC_SOFT_DECL_BACK once back).  One that another
+ * thread is sending on stays as it is; one cut over on shared memory
+ * keeps its ring.
  */
-void conn_uring_unwatched(int fd, struct sconn *sc);
+struct conn_backs_rule {
+	uint32_t reason;
+	bool one_process_only;  /* only ends of a transport only this process can use */
+	bool inherited_only;    /* only descriptors that are not close-on-exec */
+	bool others;            /* a forked child's copy of its parent's end: conn_fork_use() */
+};
+void conn_backs_all(const struct conn_backs_rule *rule);
+/*
+ * An io_uring instance the library cannot watch came (uring.c): every
+ * connection as conn_backs_all() says, with SMC_SOFT_DECL_URING; a forked
+ * child's copy of its parent's end asks the parent to go back for it.
+ */
+void conn_uring_unwatched_all(void);
 /*
  * SO_RCVLOWAT: set (setsockopt succeeded with val) or asked for (get:
  * *val is the kernel's answer, replaced by the program's own once the ring

@@ -552,12 +552,6 @@ void conn_uring_use(int fd, struct sconn *sc)
 	conn_reset(fd, sc);
 }
 
-void conn_uring_unwatched(int fd, struct sconn *sc)
-{
-	if (!sconn_fall_back(fd, sc, SMC_SOFT_DECL_URING) && sc->tp.ops->one_process)
-		sconn_back_for(fd, sc, false, true);
-}
-
 void conn_foreign_bytes(int fd, struct sconn *sc)
 {
 	if (atomic_exchange(&sc->foreign, true))

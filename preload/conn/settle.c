@@ -134,75 +134,11 @@ void ctl_settle(const struct child_fds *child)
  * queue pairs) that is not close-on-exec stays on TCP for good if nothing
  * cut over, else goes back to TCP first; else the child's use of it is a
  * reset (doc/soft-roce.md section 4).  One that another thread is sending
- * on stays as it is.  Every end says BACK first, then all wait for their
- * peers' answers together, with one deadline.
+ * on stays as it is.
  */
-struct backs {
-	struct back_end { int fd; struct sconn *sc; bool said; } *e;
-	size_t n, cap;
+static const struct conn_backs_rule for_child = {
+	.reason = SMC_SOFT_DECL_BACK, .one_process_only = true, .inherited_only = true,
 };
-
-static void back_say_for_child(int fd, struct sconn *sc, void *arg)
-{
-	struct backs *b = arg;
-	struct back_end *p;
-	int fl, rc;
-
-	if (!sconn_mapped(sc) || !sc->tp.ops->one_process || sc->tp.ops->not_ours ||
-	    atomic_load(&sc->back_tx) || atomic_load(&sc->tcp_for_good) || atomic_load(&sc->let_go))
-		return;
-	fl = next.fcntl(fd, F_GETFD);
-	/* nothing cut over: TCP for good at both ends, else back */
-	if (fl < 0 || (fl & FD_CLOEXEC) || sconn_fall_back(fd, sc, SMC_SOFT_DECL_BACK))
-		return;
-	rc = sconn_back_say(fd, sc, false);
-	if (rc && rc != -EAGAIN) {
-		sconn_back_refused(fd, rc);
-		return;
-	}
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 8;
-
-		if (!(p = realloc(b->e, cap * sizeof(*p)))) {
-			/* no room to keep it for later: this one waits now */
-			int64_t end = conn_back_deadline();
-
-			if (sconn_back_say_by(fd, sc, false, end))
-				sconn_back_finish(fd, sc, false, false, end);
-			return;
-		}
-		b->e = p;
-		b->cap = cap;
-	}
-	atomic_fetch_add_explicit(&sc->refs, 1, memory_order_relaxed);
-	b->e[b->n++] = (struct back_end){ fd, sc, rc == 0 };
-}
-
-static void backs_finish(struct backs *b)
-{
-	int64_t end = conn_back_deadline();
-
-	for (size_t i = 0; i < b->n; i++) {
-		struct back_end *e = &b->e[i];
-		struct sconn *now = fd_get(e->fd);
-
-		/* not closed by another thread meanwhile */
-		if (now == e->sc && (e->said || sconn_back_say_by(e->fd, now, false, end)))
-			sconn_back_finish(e->fd, now, false, false, end);
-		if (now)
-			sconn_put(now);
-		sconn_put(e->sc);
-	}
-	free(b->e);
-}
-
-static void backs_for_child(void)
-{
-	struct backs b = { 0 };
-
-	fd_for_each(back_say_for_child, &b);
-	backs_finish(&b);
-}
 
 static void fork_prepare(void)
 {
@@ -210,7 +146,7 @@ static void fork_prepare(void)
 	ctl_attaches_hold();
 	/* before the control lock, which telling the daemon takes */
 	if (atomic_load(&fd_tracked))
-		backs_for_child();
+		conn_backs_all(&for_child);
 	pthread_mutex_lock(&ctl_mu);
 	if (atomic_load(&fd_tracked))
 		settle_locked(true, NULL);

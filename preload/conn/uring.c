@@ -18,8 +18,9 @@
  * (SMC_SOFT_DECL_URING, shown by smcss; the peer falls back with PEERDECL),
  * so both ends stay TCP, and one on shared memory or RDMA that has not cut
  * over when the instance comes stays on TCP for good, with the same reason;
- * one on RDMA that has cut over goes back to TCP first
- * (conn_uring_unwatched).  A
+ * one on RDMA that has cut over goes back to TCP first, all such ends
+ * together (conn_uring_unwatched_all()), a forked child's copy of its parent's
+ * through the parent.  A
  * forked child inherits what its parent saw; no instance survives execve
  * (its descriptor is always close-on-exec).
  *
@@ -47,10 +48,11 @@ bool soft_uring_seen(void)
 	return atomic_load_explicit(&uring_seen, memory_order_relaxed);
 }
 
-static void uring_fall_back(int fd, struct sconn *sc, void *arg)
+void conn_uring_unwatched_all(void)
 {
-	(void)arg;
-	conn_uring_unwatched(fd, sc);
+	static const struct conn_backs_rule unwatched = { .reason = SMC_SOFT_DECL_URING, .others = true };
+
+	conn_backs_all(&unwatched);
 }
 
 static void uring_all_tcp(const char *why)
@@ -59,7 +61,7 @@ static void uring_all_tcp(const char *why)
 		return;
 	preload_dbg("libsmc-preload: %s: new connections stay TCP\n", why);
 	if (atomic_load(&fd_tracked) && !soft_sandboxed()) {
-		fd_for_each(uring_fall_back, NULL);
+		conn_uring_unwatched_all();
 		/* those waiting for their offer decline now, so that their peers know */
 		offer_all_now();
 	}

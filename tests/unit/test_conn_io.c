@@ -842,29 +842,37 @@ TEST(rdma_io_back_to_tcp_poll_across_it_said_by_the_reader)
  * had not read of its RMB, then the rest, and what they write reaches the
  * peer's reader.
  */
-static void past_the_library_goes_back(const char *srv_dev, const char *cli_dev, uint8_t net,
-				       void (*use)(int, struct sconn *))
+static void past_the_library_goes_back_with(const char *srv_dev, const char *cli_dev, uint8_t net,
+					    void (*use)(int, struct sconn *), struct cend *srv)
 {
-	static struct cend srv, cli;
+	static struct cend cli;
 	uint8_t buf[6000], got[8192];
 	size_t have = 0;
 	ssize_t n;
 	char w[8];
 
-	up_with_unread_at_client(&srv, &cli, srv_dev, cli_dev, net, buf);
+	up_with_unread_at_client(srv, &cli, srv_dev, cli_dev, net, buf);
 	use(cli.fd, cli.sc);
 	CHECK(conn_back_reads(cli.sc));
 	CHECK_INT(TP(cli.sc, back_state), TP_BACK_DONE);
-	CHECK_INT(csend(&srv, buf + 4000, sizeof(buf) - 4000), (int)(sizeof(buf) - 4000));
+	CHECK_INT(csend(srv, buf + 4000, sizeof(buf) - 4000), (int)(sizeof(buf) - 4000));
 	/* the kernel's stream, as stdio and io_uring read and write it */
 	while (have < sizeof(buf) && (n = read(cli.fd, got + have, sizeof(got) - have)) > 0)
 		have += (size_t)n;
 	CHECK_INT(have, sizeof(buf));
 	CHECK(!memcmp(got, buf, sizeof(buf)));
 	CHECK_INT(write(cli.fd, "back", 4), 4);
-	CHECK_INT(crecv(&srv, w, 4, MSG_WAITALL), 4);
+	CHECK_INT(crecv(srv, w, 4, MSG_WAITALL), 4);
 	CHECK(!memcmp(w, "back", 4));
-	conn_down(&srv, &cli);
+	conn_down(srv, &cli);
+}
+
+static void past_the_library_goes_back(const char *srv_dev, const char *cli_dev, uint8_t net,
+				       void (*use)(int, struct sconn *))
+{
+	static struct cend srv;
+
+	past_the_library_goes_back_with(srv_dev, cli_dev, net, use, &srv);
 }
 
 TEST(rdma_io_stdio_on_a_cut_over_end_goes_back_to_tcp)
@@ -877,8 +885,48 @@ TEST(rdma_io_uring_on_a_cut_over_end_goes_back_to_tcp)
 	past_the_library_goes_back("ff6", "ff7", 52, conn_uring_use);
 }
 
+/* Every end this process holds, both here: they say BACK, then wait together. */
+static struct cend *unwatched_peer;
+
+static void uring_unwatched(int fd, struct sconn *sc)
+{
+	(void)fd;
+	(void)sc;
+	conn_uring_unwatched_all();
+	CHECK_INT(TP(unwatched_peer->sc, back_state), TP_BACK_DONE);
+}
+
 /* An instance the library cannot watch: any request of it may name the end. */
 TEST(rdma_io_uring_not_watched_takes_a_cut_over_end_back_to_tcp)
 {
-	past_the_library_goes_back("ff8", "ff9", 53, conn_uring_unwatched);
+	static struct cend srv;
+
+	unwatched_peer = &srv;
+	past_the_library_goes_back_with("ff8", "ff9", 53, uring_unwatched, &srv);
+}
+
+/*
+ * A request named the end, which went back; then the instance shows it is
+ * not watched (soft_uring_names_conn()): the end back already is left as
+ * it is, even while a thread holds it to send (here: this one).
+ */
+TEST(rdma_io_uring_not_watched_leaves_an_end_back_already)
+{
+	static struct cend srv, cli;
+	uint8_t buf[6000], got[8192];
+	size_t have = 0;
+	ssize_t n;
+
+	up_with_unread_at_client(&srv, &cli, "ffa", "ffb", 54, buf);
+	conn_uring_use(cli.fd, cli.sc);
+	CHECK_INT(TP(cli.sc, back_state), TP_BACK_DONE);
+	pthread_mutex_lock(&cli.sc->tx_lock);
+	conn_uring_unwatched_all();
+	pthread_mutex_unlock(&cli.sc->tx_lock);
+	CHECK_INT(csend(&srv, buf + 4000, sizeof(buf) - 4000), (int)(sizeof(buf) - 4000));
+	while (have < sizeof(buf) && (n = read(cli.fd, got + have, sizeof(got) - have)) > 0)
+		have += (size_t)n;
+	CHECK_INT(have, sizeof(buf));
+	CHECK(!memcmp(got, buf, sizeof(buf)));
+	conn_down(&srv, &cli);
 }
