@@ -2120,6 +2120,42 @@ static bool addr_text(const struct sockaddr_in *a, char *out, size_t n)
 }
 
 /*
+ * Every descriptor above stdio close-on-exec while a child runs smcss: a
+ * connection it inherited would go back to TCP for it (the preload's spawn
+ * hook, doc/soft-roce.md section 4), and the case would test less.
+ */
+struct cloexec_held {
+	int n;
+	int fd[1024];
+};
+
+static bool cloexec_hold(struct cloexec_held *h)
+{
+	int fl;
+
+	h->n = 0;
+	for (int fd = 3; fd < 1024; fd++) {
+		if ((fl = fcntl(fd, F_GETFD)) < 0 || (fl & FD_CLOEXEC))
+			continue;
+		if (fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0)
+			return false;
+		h->fd[h->n++] = fd;
+	}
+	return true;
+}
+
+static void cloexec_release(struct cloexec_held *h)
+{
+	for (int i = 0; i < h->n; i++) {
+		int fl = fcntl(h->fd[i], F_GETFD);
+
+		if (fl >= 0)
+			fcntl(h->fd[i], F_SETFD, fl & ~FD_CLOEXEC);
+	}
+	h->n = 0;
+}
+
+/*
  * Whether smcss lists fd's connection as SMCR.  Soft SMC-R maps an end's
  * buffers (smc-rmb) when it sets the connection up, before the connection
  * is on RDMA; the daemon lists it as SMCR once it is.
@@ -2129,24 +2165,21 @@ static bool listed_smcr(int fd)
 	struct sockaddr_in me, peer;
 	socklen_t ml = sizeof(me), pl = sizeof(peer);
 	char mine[64], theirs[64], line[512];
+	static struct cloexec_held held;
 	bool found = false;
-	int fl;
-	FILE *f;
+	FILE *f = NULL;
 
 	if (getsockname(fd, (struct sockaddr *)&me, &ml) < 0 ||
 	    getpeername(fd, (struct sockaddr *)&peer, &pl) < 0 || me.sin_family != AF_INET ||
 	    !addr_text(&me, mine, sizeof(mine)) || !addr_text(&peer, theirs, sizeof(theirs)))
 		return false;
-	/* smcss must not get the connection (run_probe()) */
-	fl = fcntl(fd, F_GETFD);
-	if (fl < 0 || fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0)
-		return false;
-	f = popen("smcss -a 2>/dev/null", "r");
+	if (cloexec_hold(&held))
+		f = popen("smcss -a 2>/dev/null", "r");
 	while (f && fgets(line, sizeof(line), f))
 		found |= strstr(line, mine) && strstr(line, theirs) && strstr(line, " SMCR");
 	if (f)
 		pclose(f);
-	fcntl(fd, F_SETFD, fl);
+	cloexec_release(&held);
 	return found;
 }
 
