@@ -106,8 +106,10 @@ many_rows() {
 	echo "INFO $SCEN/many: $smcr SMCR, $regbuf ERR_REGBUF, $late 0x03010000 of $MANY; $groups link group(s)"
 	ok many-smcr-or-regbuf test $((smcr + regbuf + late)) = $MANY
 	[ $((smcr + regbuf + late)) = $MANY ] || sed 's/^/  > /' /tmp/ss5.txt
-	# some 21 fit the user's 8 MiB at full size: more, as the buffers shrink
-	ok many-more-than-full-size test "$smcr" -ge 23
+	# some 21 fit the user's 8 MiB at full size: buffers shrink before one is
+	# refused for memory, so a refusal comes after more than that (a slow
+	# guest's late ones, 0x03010000, may leave fewer with no refusal at all)
+	ok many-more-than-full-size test "$regbuf" = 0 -o "$smcr" -ge 23
 	ok many-one-link-group test "$groups" = 1
 	[ "$groups" = 1 ] || sed 's/^/  > /' /tmp/lg5.txt
 }
