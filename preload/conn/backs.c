@@ -16,11 +16,10 @@ struct backs {
 	size_t n, cap;
 };
 
-/* Past the batch's rule: an end already back, for good on TCP, let go, or another process's. */
-static bool gone_back(const struct sconn *sc)
+/* Nothing to do: an end already back, on TCP for good, or let go. */
+static bool decided(struct sconn *sc)
 {
-	return sc->tp.ops->not_ours || atomic_load(&sc->back_tx) || atomic_load(&sc->tcp_for_good) ||
-	       atomic_load(&sc->let_go);
+	return atomic_load(&sc->back_tx) || atomic_load(&sc->tcp_for_good) || atomic_load(&sc->let_go);
 }
 
 static void back_say(int fd, struct sconn *sc, void *arg)
@@ -37,7 +36,7 @@ static void back_say(int fd, struct sconn *sc, void *arg)
 			conn_fork_use(fd, sc);
 		return;
 	}
-	if (gone_back(sc) || (b->rule->one_process_only && !sc->tp.ops->one_process))
+	if (decided(sc) || (b->rule->one_process_only && !sc->tp.ops->one_process))
 		return;
 	fl = next.fcntl(fd, F_GETFD);
 	if (fl < 0 || (b->rule->inherited_only && (fl & FD_CLOEXEC)))
