@@ -59,6 +59,13 @@ unsigned smcr_lgr_changes(void)
 	return atomic_load(&view_gen);
 }
 
+static _Atomic unsigned lgrs_freed;
+
+unsigned smcr_lgrs_freed(void)
+{
+	return atomic_load(&lgrs_freed);
+}
+
 /* One group's view (g->mu held). */
 static void view_of(const struct smcr_lgr *g, struct smcr_lgr_view *v)
 {
@@ -671,6 +678,7 @@ static void reap(void)
 		if (gone) {
 			*p = g->next;
 			smcr_lgr_free(g);
+			atomic_fetch_add(&lgrs_freed, 1);
 		} else {
 			p = &g->next;
 		}
@@ -966,6 +974,11 @@ void smcr_linger_all(int64_t idle_ns)
 		}
 		smcr_env.poll(NULL, 0, (int)(ts.tv_nsec / 1000000));   /* not the preload's nanosleep() */
 	}
+}
+
+void smcr_nap_ms(int ms)
+{
+	smcr_env.poll(NULL, 0, ms);     /* not the preload's nanosleep() */
 }
 
 void smcr_after_fork_child(void)

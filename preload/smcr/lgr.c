@@ -343,6 +343,16 @@ bool smcr_lgr_full(struct smcr_lgr *g)
 	return full;
 }
 
+bool smcr_lgr_unused(struct smcr_lgr *g)
+{
+	bool unused;
+
+	pthread_mutex_lock(&g->mu);
+	unused = !g->socks && g->refs == 1 && !g->adding && !g->rebuild.on;
+	pthread_mutex_unlock(&g->mu);
+	return unused;
+}
+
 bool smcr_lgr_links_to(struct smcr_lgr *g, const struct rdma_qp_addr *p)
 {
 	bool to = false;

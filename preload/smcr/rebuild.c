@@ -234,7 +234,8 @@ bool smcr_rebuild_start(struct smcr_lgr *g, int li)
 {
 	struct smcr_link *l = &g->link[li];
 
-	if (!smcr_env.rebuild || g->rebuild.on || g->adding || l->dev_gone)
+	/* a group without connections has nothing to carry over: it ends with its link */
+	if (!smcr_env.rebuild || !g->socks || g->rebuild.on || g->adding || l->dev_gone)
 		return false;
 	g->rebuild.on = true;
 	g->rebuild.li = li;

@@ -175,6 +175,15 @@ unsigned smcr_lgr_links_up(struct smcr_lgr *g);
  */
 #define SMCR_LGR_CONNS_MAX 255u
 bool smcr_lgr_full(struct smcr_lgr *g);
+/*
+ * No connection (a released one with bytes to deliver counts), no link
+ * being added or rebuilt, and no reference but the caller's one.
+ */
+bool smcr_lgr_unused(struct smcr_lgr *g);
+/* Groups the progress thread has freed so far, with their queue pairs and registrations. */
+unsigned smcr_lgrs_freed(void);
+/* A sleep of ms milliseconds through the environment's poll (not the preload's hooks). */
+void smcr_nap_ms(int ms);
 /* One of the group's links is connected to the peer's queue pair p. */
 bool smcr_lgr_links_to(struct smcr_lgr *g, const struct rdma_qp_addr *p);
 unsigned smcr_lgr_failovers(struct smcr_lgr *g);

@@ -191,7 +191,7 @@ unsigned smcr_lgr_socks_locked(struct smcr_lgr *g);
 /*
  * rebuild.c, with g->mu held: group g's only link li failed while its port
  * is up; whether it is being rebuilt (its connections wait) or not (they
- * end).
+ * end; a group without connections ends with its link).
  */
 bool smcr_rebuild_start(struct smcr_lgr *g, int li);
 

@@ -210,6 +210,50 @@ static int group_add(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server, struc
 	return 0;
 }
 
+/*
+ * Memory for a link's registrations and queue pair is short (a user's
+ * RLIMIT_MEMLOCK): this process's server groups without a connection go,
+ * as the kernel's link groups do once unused for long, and the progress
+ * thread frees them (their queue pairs and registrations, a link's message
+ * slots alone some 520 KiB), waited for 2 s at most.  A client process
+ * that ended leaves its server's group until a TEST LINK goes unanswered,
+ * 30 s later; the next client would not fit meanwhile.  Only the server's:
+ * a client's next connection names the server's group, which a client
+ * without its own half of it would have to refuse (SYNCERR).  Whether any
+ * went.
+ */
+#define UNUSED_FREE_WAIT_MS 2000
+
+static bool unused_groups_freed(void)
+{
+	unsigned before = smcr_lgrs_freed(), n = 0;
+
+	pthread_mutex_lock(&groups_mu);
+	for (struct peer_group **p = &groups; *p;) {
+		struct peer_group *e = *p;
+
+		if (!e->server || !smcr_lgr_unused(e->g)) {
+			p = &e->next;
+			continue;
+		}
+		*p = e->next;
+		smcr_lgr_put(e->g);
+		free(e);
+		n++;
+	}
+	pthread_mutex_unlock(&groups_mu);
+	for (int ms = 0; n && smcr_lgrs_freed() - before < n && ms < UNUSED_FREE_WAIT_MS; ms += 5)
+		smcr_nap_ms(5);
+	if (n)
+		smcr_log("libsmc-preload: soft SMC-R: short of memory: %u link group(s) without connections let go\n", n);
+	return n > 0;
+}
+
+static bool short_of_memory(int rc)
+{
+	return rc == -ENOMEM || rc == -EKEYREJECTED;
+}
+
 static struct rdma_neg *neg_new(bool server, const struct rdma_ports *ports, struct in_addr local)
 {
 	struct rdma_neg *n = calloc(1, sizeof(*n));
@@ -486,6 +530,7 @@ int rdma_neg_answer(const struct rdma_ports *ports, struct in_addr local, const 
 	struct clc_proposal p;
 	struct rdma_neg *n;
 	struct rdma_qp_addr me;
+	bool retried = false;
 	int rc;
 
 	if (clc_proposal_decode(proposal, len, &p) < 0)
@@ -506,6 +551,18 @@ int rdma_neg_answer(const struct rdma_ports *ports, struct in_addr local, const 
 		rc = n->first_contact ? not_again(first_link(n)) : 0;
 		if (!rc)
 			rc = not_again(sock_new(n, NULL));
+		if (short_of_memory(rc) && !retried) {
+			retried = true;
+			if (unused_groups_freed()) {
+				/* once more: a first contact with a new group, another connection on its own */
+				if (n->first_contact && n->g) {
+					smcr_lgr_put(n->g);
+					n->g = NULL;
+				}
+				rc = 0;
+				continue;
+			}
+		}
 		if (rc != -ENOSPC || n->first_contact)
 			break;
 		/* filled since it was found: a new group */

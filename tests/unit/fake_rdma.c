@@ -47,6 +47,7 @@ struct rdma_qp {
 	struct rdma_qp *peer;
 	uint32_t qpn;
 	struct rdma_qp_size size;
+	size_t slot_bytes;      /* its message slots, registered as verbs_qp.c does */
 	int fd;
 	int watch;              /* an epoll set of fd, unless lent */
 	bool lent;
@@ -260,7 +261,7 @@ void fake_rdma_mr_budget(const char *name, size_t bytes)
 	pthread_mutex_unlock(&mu);
 }
 
-/* mu held */
+/* mu held: registrations and queue pairs' message slots */
 static size_t mr_bytes_locked(const char *name)
 {
 	size_t sum = 0;
@@ -268,6 +269,9 @@ static size_t mr_bytes_locked(const char *name)
 	for (size_t i = 0; i < sizeof(mrs) / sizeof(mrs[0]); i++)
 		if (mrs[i].addr && !strcmp(mrs[i].d->name, name))
 			sum += mrs[i].len;
+	for (int i = 0; i < MAX_OBJS; i++)
+		if (qps[i] && !strcmp(qps[i]->d->name, name))
+			sum += qps[i]->slot_bytes;
 	return sum;
 }
 
@@ -337,10 +341,14 @@ void rdma_mr_dereg(struct rdma_mr *mr)
 int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct rdma_qp **out)
 {
 	struct rdma_qp *q;
+	size_t slot_bytes = ((size_t)size->recv_slots + size->send_wr) * (size->msg_size ? size->msg_size : RDMA_MSG_SIZE);
 	int err;
 
 	pthread_mutex_lock(&mu);
 	err = fails(&qp_fail, d);
+	if (!err && mr_budget.bytes && !strcmp(mr_budget.name, d->name) &&
+	    mr_bytes_locked(d->name) + slot_bytes > mr_budget.bytes)
+		err = -ENOMEM;          /* its slots' registration, as RLIMIT_MEMLOCK says */
 	pthread_mutex_unlock(&mu);
 	if (err)
 		return err;
@@ -349,6 +357,7 @@ int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct r
 		return -ENOMEM;
 	q->d = d;
 	q->size = *size;
+	q->slot_bytes = slot_bytes;
 	q->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	q->watch = epoll_create1(EPOLL_CLOEXEC);
 	epoll_ctl(q->watch, EPOLL_CTL_ADD, q->fd, &(struct epoll_event){ .events = EPOLLIN });

@@ -93,8 +93,8 @@ static unsigned retired_drain(int64_t now_ns)
 	return left;
 }
 
-/* The ends on devices named sdev and cdev (new names: fake_rdma_park() parks a device's queue pairs for good). */
-static void one_link_conns(const char *sdev, const char *cdev, uint8_t net)
+/* The two groups' link on devices named sdev and cdev (new names: fake_rdma_park() parks a device's queue pairs for good). */
+static void one_link(const char *sdev, const char *cdev, uint8_t net)
 {
 	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .rebuild = hand_on };
 	struct rdma_qp_addr a_s, a_c;
@@ -121,6 +121,14 @@ static void one_link_conns(const char *sdev, const char *cdev, uint8_t net)
 	CHECK_INT(j.rc, 0);
 	srv.key = srv.g->key;
 	cli.key = cli.g->key;
+}
+
+/* NCONN connections on one_link(). */
+static void one_link_conns(const char *sdev, const char *cdev, uint8_t net)
+{
+	struct job j = { 0 };
+
+	one_link(sdev, cdev, net);
 	for (int i = 0; i < NCONN; i++) {
 		struct smcr_sock_local ls, lc;
 		struct smcr_sock_peer p;
@@ -274,6 +282,24 @@ TEST(smcr_rebuild_a_parked_only_link_comes_back_on_new_queue_pairs)
 		CHECK_INT(smcr_sock_error(cli.s[i]), 0);
 	}
 	close_all();
+}
+
+/*
+ * A group without connections (its client process ended, say) has nothing
+ * to carry over: its only link fails and the group ends with it, no new
+ * queue pairs offered, so that it goes and its memory with it.
+ */
+TEST(smcr_rebuild_a_group_without_connections_ends_with_its_link)
+{
+	one_link("rbs9", "rbc9", 69);
+	pthread_mutex_lock(&srv.g->mu);
+	smcr_link_fail(srv.g, 0, false);
+	pthread_mutex_unlock(&srv.g->mu);
+	CHECK_INT(smcr_lgr_links_up(srv.g), 0);
+	CHECK_INT(atomic_load(&srv.offers) + atomic_load(&srv.answers), 0);
+	CHECK(!srv.g->rebuild.on);
+	smcr_lgr_put(srv.g);
+	smcr_lgr_put(cli.g);
 }
 
 /*
