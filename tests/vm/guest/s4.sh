@@ -15,7 +15,8 @@
 # once: one link group at each end, not one per connection, and each
 # connection SMC-R, or TCP with ERR_REGBUF (its own or the peer's) where
 # even the smallest buffers no longer fit the limit, or 0x03010000 where its turn came after the
-# negotiation's 10 s in a slow guest; no other code.
+# negotiation's 10 s in a slow guest (0x02010000: its first contact's
+# CONFIRM LINK after 6 s); no other code.
 SCEN=s4-$VMROLE
 . /tests/lib.sh
 export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control SMC_DEBUG=1
@@ -101,15 +102,20 @@ many_rows() {
 	smcr=$(grep -c "^ACTIVE .*:$PORT5 .* SMCR" /tmp/ss5.txt)
 	# its own ERR_REGBUF, or the peer's
 	regbuf=$(grep -c -e "^ACTIVE .*:$PORT5 .* TCP 0x09990003" -e "^ACTIVE .*:$PORT5 .* TCP 0x05000000/0x09990003" /tmp/ss5.txt)
-	late=$(grep -c "^ACTIVE .*:$PORT5 .* TCP 0x03010000" /tmp/ss5.txt)
+	# its turn came after the negotiation's 10 s, or its first contact's
+	# CONFIRM LINK after 6 s (TIMEOUT_CL), in a slow guest
+	late=$(grep -c -e "^ACTIVE .*:$PORT5 .* TCP 0x03010000" -e "^ACTIVE .*:$PORT5 .* TCP 0x02010000" /tmp/ss5.txt)
 	groups=$(grep -c '^[0-9a-f]\{8\} ' /tmp/lg5.txt)
-	echo "INFO $SCEN/many: $smcr SMCR, $regbuf ERR_REGBUF, $late 0x03010000 of $MANY; $groups link group(s)"
+	echo "INFO $SCEN/many: $smcr SMCR, $regbuf ERR_REGBUF, $late late (0x03010000, 0x02010000) of $MANY; $groups link group(s)"
 	ok many-smcr-or-regbuf test $((smcr + regbuf + late)) = $MANY
 	[ $((smcr + regbuf + late)) = $MANY ] || sed 's/^/  > /' /tmp/ss5.txt
-	# some 21 fit the user's 8 MiB at full size: buffers shrink before one is
-	# refused for memory, so a refusal comes after more than that (a slow
-	# guest's late ones, 0x03010000, may leave fewer with no refusal at all)
-	ok many-more-than-full-size test "$regbuf" = 0 -o "$smcr" -ge 23
+	# some 21 fit the user's 8 MiB at full size: more, as the buffers shrink;
+	# in an IBM Z guest late ones may leave fewer, none refused for memory
+	if [ "$VMSLOW" = 1 ]; then
+		ok many-more-than-full-size test "$smcr" -ge 23
+	else
+		ok many-more-than-full-size test "$smcr" -ge 23 -o "$regbuf" = 0
+	fi
 	ok many-one-link-group test "$groups" = 1
 	[ "$groups" = 1 ] || sed 's/^/  > /' /tmp/lg5.txt
 }
