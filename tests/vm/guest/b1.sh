@@ -64,7 +64,8 @@ run_mode() {
 	kernel) SMC_BACKEND=kernel smc_run "$@" ;;
 	soft)
 		if [ -n "$MEMLOCK" ]; then
-			(ulimit -l "$MEMLOCK" && SMC_BACKEND=soft SMC_SOFT_DRIVE=$DRIVE exec asuser 65534 smc_run "$@")
+			# the library's account of each link group (made, failed, freed) for srvlog below
+			(ulimit -l "$MEMLOCK" && SMC_DEBUG=1 SMC_BACKEND=soft SMC_SOFT_DRIVE=$DRIVE exec asuser 65534 smc_run "$@")
 		else
 			SMC_BACKEND=soft SMC_SOFT_DRIVE=$DRIVE smc_run "$@"
 		fi ;;
@@ -146,6 +147,14 @@ if [ "$VMROLE" = server ]; then
 	nc -l -p 9001 > /tmp/done.txt
 	sleep 1
 	bufs
+	# under a user's limit: what the soft server's library said of its link groups
+	if [ -n "$MEMLOCK" ]; then
+		grep -a 'libsmc-preload' /tmp/srv-soft.out | tail -n 60 | sed 's/^/INFO b1\/srvlog: /'
+		for d in /proc/[0-9]*; do
+			grep -qs '^Name:.*sockperf' "$d/status" && grep -qs '^Uid:.*65534' "$d/status" &&
+				echo "INFO b1/srvpin: $(grep -E '^(VmPin|VmLck)' "$d/status" | tr -s ' \t' ' ' | tr '\n' ';')"
+		done
+	fi
 	[ $PERF = 0 ] || perf_show
 	echo "PASS $SCEN/served"
 else
