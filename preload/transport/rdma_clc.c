@@ -483,9 +483,10 @@ static int first_link(struct rdma_neg *n)
 	if (rc)
 		return rc;
 	rc = smcr_link_open(n->g, n->ports.dev, n->ports.port, n->gid);
-	smcr_log("libsmc-preload: soft SMC-R: a new link group (%s) on %s port %u%s%s\n",
+	smcr_log("libsmc-preload: soft SMC-R: a new link group (%s) on %s port %u%s%s%s%s\n",
 		 n->server ? "server" : "client", n->ports.dev, n->ports.port,
-		 n->ports.alt_port ? ", a second port " : "", n->ports.alt_port ? n->ports.alt_dev : "");
+		 n->ports.alt_port ? ", a second port " : "", n->ports.alt_port ? n->ports.alt_dev : "",
+		 rc < 0 ? ": its link not opened: " : "", rc < 0 ? strerror(-rc) : "");
 	return rc < 0 ? rc : 0;
 }
 
