@@ -22,6 +22,12 @@ static bool decided(struct sconn *sc)
 	return atomic_load(&sc->back_tx) || atomic_load(&sc->tcp_for_good) || atomic_load(&sc->let_go);
 }
 
+/* An end that could not say BACK at once says it by end. */
+static bool say_later(const struct conn_backs_rule *rule, int fd, struct sconn *sc, int64_t end)
+{
+	return rule->waits_for_senders ? sconn_back_say_until(fd, sc, end) : sconn_back_say_by(fd, sc, false, end);
+}
+
 static void back_say(int fd, struct sconn *sc, void *arg)
 {
 	struct backs *b = arg;
@@ -45,7 +51,7 @@ static void back_say(int fd, struct sconn *sc, void *arg)
 	if (sconn_fall_back(fd, sc, b->rule->reason) || !sc->tp.ops->one_process)
 		return;
 	rc = sconn_back_say(fd, sc, false);
-	if (rc && rc != -EAGAIN) {
+	if (rc && rc != -EAGAIN && !(rc == -EBUSY && b->rule->waits_for_senders)) {
 		sconn_back_refused(fd, rc);
 		return;
 	}
@@ -56,7 +62,7 @@ static void back_say(int fd, struct sconn *sc, void *arg)
 			/* no room to keep it for later: this one waits now */
 			int64_t end = conn_back_deadline();
 
-			if (sconn_back_say_by(fd, sc, false, end))
+			if (say_later(b->rule, fd, sc, end))
 				sconn_back_finish(fd, sc, false, false, end);
 			return;
 		}
@@ -76,7 +82,7 @@ static void backs_finish(struct backs *b)
 		struct sconn *now = fd_get(e->fd);
 
 		/* not closed by another thread meanwhile */
-		if (now == e->sc && (e->said || sconn_back_say_by(e->fd, now, false, end)))
+		if (now == e->sc && (e->said || say_later(b->rule, e->fd, now, end)))
 			sconn_back_finish(e->fd, now, false, false, end);
 		if (now)
 			sconn_put(now);

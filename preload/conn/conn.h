@@ -362,11 +362,14 @@ bool sconn_back_for(int fd, struct sconn *sc, bool leaving, bool may_wait);
  * while the peer has not said whether it can (its first CDC, or its
  * cursor after our shutdown: smcr_conn_back()), -EBUSY
  * (another thread sends), or why not; sconn_back_say_by() says it,
- * asking again while -EAGAIN; sconn_back_finish() waits for the
- * peer's answer and sends what it did not consume.
+ * asking again while -EAGAIN; sconn_back_say_until() also while
+ * -EBUSY, never holding up on tx_lock (the sender may be this thread);
+ * sconn_back_finish() waits for the peer's answer and sends what it did
+ * not consume.
  */
 int sconn_back_say(int fd, struct sconn *sc, bool may_wait);
 bool sconn_back_say_by(int fd, struct sconn *sc, bool may_wait, int64_t end);
+bool sconn_back_say_until(int fd, struct sconn *sc, int64_t end);
 /* SMC_DEBUG: why fd could not go back to TCP (rc from sconn_back_say()) */
 void sconn_back_refused(int fd, int rc);
 bool sconn_back_finish(int fd, struct sconn *sc, bool leaving, bool may_wait, int64_t end);
@@ -399,14 +402,15 @@ void conn_uring_use(int fd, struct sconn *sc);
  * over on a transport only this process can use (soft SMC-R's queue
  * pairs), it says BACK, and then all wait for their peers with one
  * deadline (listed as SMC_SOFT_DECL_BACK once back).  One that another
- * thread is sending on stays as it is; one cut over on shared memory
- * keeps its ring.
+ * thread is sending on stays as it is, unless the rule waits for senders;
+ * one cut over on shared memory keeps its ring.
  */
 struct conn_backs_rule {
 	uint32_t reason;
 	bool one_process_only;  /* only ends of a transport only this process can use */
 	bool inherited_only;    /* only descriptors that are not close-on-exec */
 	bool others;            /* a forked child's copy of its parent's end: conn_fork_use() */
+	bool waits_for_senders; /* an end another thread sends on: asked again until the deadline */
 };
 void conn_backs_all(const struct conn_backs_rule *rule);
 /*

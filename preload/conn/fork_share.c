@@ -166,24 +166,12 @@ static struct fork_slot *slot_of(struct sconn *sc)
 static bool back_for_children(int fd, struct sconn *sc)
 {
 	int64_t end;
-	int rc;
 
 	/* nothing cut over: TCP for good at both ends (as at a fork: settle.c) */
 	if (sconn_fall_back(fd, sc, SMC_SOFT_DECL_BACK))
 		return true;
 	end = conn_back_deadline();
-	while ((rc = sconn_back_say(fd, sc, false)) == -EAGAIN || rc == -EBUSY) {
-		struct timespec ts = { 0, 1000000L };
-
-		if (soft_now_ns() >= end)
-			break;
-		next.nanosleep(&ts, NULL);
-	}
-	if (rc) {
-		sconn_back_refused(fd, rc);
-		return false;
-	}
-	return sconn_back_finish(fd, sc, false, false, end);
+	return sconn_back_say_until(fd, sc, end) && sconn_back_finish(fd, sc, false, false, end);
 }
 
 static void go_back(int fd, struct sconn *sc, struct fork_slot *s, bool only_wanted)

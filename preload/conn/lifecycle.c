@@ -369,12 +369,13 @@ void sconn_back_refused(int fd, int rc)
 
 #define BACK_SAY_LOOK_NS 1000000L
 
-bool sconn_back_say_by(int fd, struct sconn *sc, bool may_wait, int64_t end)
+static bool say_by(int fd, struct sconn *sc, bool may_wait, bool senders_too, int64_t end)
 {
 	int rc;
 
 	/* an end that attached before its peer: the peer's first CDC says whether it can */
-	while ((rc = sconn_back_say(fd, sc, may_wait)) == -EAGAIN && soft_now_ns() < end) {
+	while (((rc = sconn_back_say(fd, sc, may_wait)) == -EAGAIN || (senders_too && rc == -EBUSY)) &&
+	       soft_now_ns() < end) {
 		struct timespec ts = { 0, BACK_SAY_LOOK_NS };
 
 		next.nanosleep(&ts, NULL);
@@ -382,6 +383,16 @@ bool sconn_back_say_by(int fd, struct sconn *sc, bool may_wait, int64_t end)
 	if (rc)
 		sconn_back_refused(fd, rc);
 	return rc == 0;
+}
+
+bool sconn_back_say_by(int fd, struct sconn *sc, bool may_wait, int64_t end)
+{
+	return say_by(fd, sc, may_wait, false, end);
+}
+
+bool sconn_back_say_until(int fd, struct sconn *sc, int64_t end)
+{
+	return say_by(fd, sc, false, true, end);
 }
 
 bool sconn_back_for(int fd, struct sconn *sc, bool leaving, bool may_wait)

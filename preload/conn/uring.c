@@ -50,7 +50,9 @@ bool soft_uring_seen(void)
 
 void conn_uring_unwatched_all(void)
 {
-	static const struct conn_backs_rule unwatched = { .reason = SMC_SOFT_DECL_URING, .others = true };
+	static const struct conn_backs_rule unwatched = {
+		.reason = SMC_SOFT_DECL_URING, .others = true, .waits_for_senders = true,
+	};
 
 	conn_backs_all(&unwatched);
 }

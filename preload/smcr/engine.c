@@ -586,14 +586,46 @@ static bool watchdog(struct smcr_lgr *g)
 	return pending;
 }
 
-#define POLL_MAX (1 + 16 * SMCR_LINKS_MAX * 2)
-
 struct watch {
 	struct smcr_lgr *g;
 	int li;
 	unsigned gen;           /* the link's queue pair when the set was made */
 	bool dev;
 };
+
+/*
+ * The poll set: the wake descriptor, then two entries per link, as many
+ * as the process has links (a server with a group per client process has
+ * many), grown as they come, never shrunk.
+ */
+struct watch_room {
+	struct pollfd *pfd;
+	struct watch *w;
+	size_t cap;
+};
+
+/* Room for n entries: false when memory is short (the set keeps what fits, drain() takes the rest). */
+static bool room_for(struct watch_room *r, size_t n)
+{
+	size_t cap = r->cap ? r->cap : 64;
+	struct pollfd *pfd;
+	struct watch *w;
+
+	if (n <= r->cap)
+		return true;
+	while (cap < n)
+		cap *= 2;
+	pfd = realloc(r->pfd, cap * sizeof(*pfd));
+	if (!pfd)
+		return false;
+	r->pfd = pfd;
+	w = realloc(r->w, cap * sizeof(*w));
+	if (!w)
+		return false;
+	r->w = w;
+	r->cap = cap;
+	return true;
+}
 
 /*
  * Whether a connection on link li waits for its sends to complete: one
@@ -631,14 +663,16 @@ void smcr_link_want_sent(struct smcr_lgr *g, int li)
 }
 
 /* The poll set: the wake descriptor, then each live link's channel and device. */
-static int watch_set(struct pollfd *pfd, struct watch *w, bool *now, bool *lent)
+static int watch_set(struct watch_room *r, bool *now, bool *lent)
 {
 	int n = 1;
 
-	pfd[0] = (struct pollfd){ .fd = wake_fd, .events = POLLIN };
+	if (!room_for(r, 1))
+		return 0;
+	r->pfd[0] = (struct pollfd){ .fd = wake_fd, .events = POLLIN };
 	for (struct smcr_lgr *g = groups; g; g = g->next) {
 		pthread_mutex_lock(&g->mu);
-		for (unsigned li = 0; li < g->nlinks && n + 2 <= POLL_MAX; li++) {
+		for (unsigned li = 0; li < g->nlinks && room_for(r, (size_t)n + 2); li++) {
 			struct smcr_link *l = &g->link[li];
 			int64_t lent_for = now_ns() - l->lent_ns;
 
@@ -652,11 +686,11 @@ static int watch_set(struct pollfd *pfd, struct watch *w, bool *now, bool *lent)
 				l->lent_idle = false;
 			if (rdma_qp_arm(l->qp, link_wants_sent(g, (int)li)))
 				*now = true;
-			w[n] = (struct watch){ g, (int)li, l->gen, false };
-			pfd[n++] = (struct pollfd){ .fd = rdma_qp_fd(l->qp), .events = POLLIN };
+			r->w[n] = (struct watch){ g, (int)li, l->gen, false };
+			r->pfd[n++] = (struct pollfd){ .fd = rdma_qp_fd(l->qp), .events = POLLIN };
 			/* a failed link's device too: its port may come back */
-			w[n] = (struct watch){ g, (int)li, l->gen, true };
-			pfd[n++] = (struct pollfd){ .fd = rdma_dev_event_fd(l->dev), .events = POLLIN };
+			r->w[n] = (struct watch){ g, (int)li, l->gen, true };
+			r->pfd[n++] = (struct pollfd){ .fd = rdma_dev_event_fd(l->dev), .events = POLLIN };
 		}
 		pthread_mutex_unlock(&g->mu);
 	}
@@ -692,8 +726,9 @@ static void reap(void)
  */
 static void *progress(void *arg)
 {
-	struct pollfd pfd[POLL_MAX];
-	struct watch w[POLL_MAX];
+	struct watch_room room = { 0 };
+	struct pollfd *pfd = NULL;
+	struct watch *w = NULL;
 	struct wakes wakes = { 0 };
 	bool pending = false, again = true, now = false, lent = false;
 	unsigned built = 0;
@@ -710,7 +745,9 @@ static void *progress(void *arg)
 			reap();
 			/* a sleeper that leaves a channel lent while the set is made kicks */
 			atomic_store(&lend_watch, false);
-			n = watch_set(pfd, w, &now, &lent);
+			n = watch_set(&room, &now, &lent);
+			pfd = room.pfd;
+			w = room.w;
 		}
 		atomic_store(&lend_watch, lent);
 		pthread_mutex_unlock(&eng_mu);

@@ -234,8 +234,11 @@ bool smcr_rebuild_start(struct smcr_lgr *g, int li)
 {
 	struct smcr_link *l = &g->link[li];
 
-	/* a group without connections has nothing to carry over: it ends with its link */
-	if (!smcr_env.rebuild || !g->socks || g->rebuild.on || g->adding || l->dev_gone)
+	/*
+	 * a group without connections has nothing to carry over: it ends with
+	 * its link, unless a negotiation holds it for the connection to come
+	 */
+	if (!smcr_env.rebuild || (!g->socks && g->refs <= 1) || g->rebuild.on || g->adding || l->dev_gone)
 		return false;
 	g->rebuild.on = true;
 	g->rebuild.li = li;

@@ -220,11 +220,12 @@ static int group_add(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server, struc
  * 30 s later; the next client would not fit meanwhile.  Only the server's:
  * a client's next connection names the server's group, which a client
  * without its own half of it would have to refuse (SYNCERR).  Whether any
- * went.
+ * went; then a first contact's own new group (first->g) goes too, and the
+ * wait counts it.
  */
 #define UNUSED_FREE_WAIT_MS 2000
 
-static bool unused_groups_freed(void)
+static bool unused_groups_freed(struct rdma_neg *first)
 {
 	unsigned before = smcr_lgrs_freed(), n = 0;
 
@@ -242,11 +243,18 @@ static bool unused_groups_freed(void)
 		n++;
 	}
 	pthread_mutex_unlock(&groups_mu);
-	for (int ms = 0; n && smcr_lgrs_freed() - before < n && ms < UNUSED_FREE_WAIT_MS; ms += 5)
+	if (!n)
+		return false;
+	smcr_log("libsmc-preload: soft SMC-R: short of memory: %u link group(s) without connections let go\n", n);
+	/* a first contact's own new group, its link's slots registered: it goes too, before the next try */
+	if (first && first->g) {
+		smcr_lgr_put(first->g);
+		first->g = NULL;
+		n++;
+	}
+	for (int ms = 0; smcr_lgrs_freed() - before < n && ms < UNUSED_FREE_WAIT_MS; ms += 5)
 		smcr_nap_ms(5);
-	if (n)
-		smcr_log("libsmc-preload: soft SMC-R: short of memory: %u link group(s) without connections let go\n", n);
-	return n > 0;
+	return true;
 }
 
 static bool short_of_memory(int rc)
@@ -554,12 +562,8 @@ int rdma_neg_answer(const struct rdma_ports *ports, struct in_addr local, const 
 			rc = not_again(sock_new(n, NULL));
 		if (short_of_memory(rc) && !retried) {
 			retried = true;
-			if (unused_groups_freed()) {
-				/* once more: a first contact with a new group, another connection on its own */
-				if (n->first_contact && n->g) {
-					smcr_lgr_put(n->g);
-					n->g = NULL;
-				}
+			/* once more: a first contact with a new group, another connection on its own */
+			if (unused_groups_freed(n->first_contact ? n : NULL)) {
 				rc = 0;
 				continue;
 			}

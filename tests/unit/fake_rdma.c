@@ -38,7 +38,6 @@ struct rdma_dev {
 	bool down;
 	bool gone;                      /* deleted: posts fail with EIO, as on a disassociated context */
 	enum rdma_dev_event due;        /* the event its descriptor announced */
-	uint32_t next_qpn;
 	pid_t opener;
 };
 
@@ -66,6 +65,12 @@ struct mr_rec {
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * Queue pair numbers, one count for every device: tests reuse GIDs (a
+ * group of an earlier test may still hold a queue pair with one), and a
+ * GID with its queue pair number must name one queue pair to connect to.
+ */
+static uint32_t next_qpn = 17;
 static struct rdma_dev *devs[MAX_OBJS];
 static struct rdma_qp *qps[MAX_OBJS];
 static struct mr_rec mrs[32 * MAX_OBJS];   /* a full link group: 255 connections, two buffers each */
@@ -153,7 +158,6 @@ int rdma_dev_open(const char *name, uint8_t port, const uint8_t gid[16], struct 
 	memcpy(d->port.gid, gid, 16);
 	d->port.mtu = mtu_of(name);
 	d->port.soft = !strncmp(name, "soft", 4);
-	d->next_qpn = 17;
 	d->opener = getpid();
 	d->holds = 1;
 	d->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -362,7 +366,7 @@ int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct r
 	q->watch = epoll_create1(EPOLL_CLOEXEC);
 	epoll_ctl(q->watch, EPOLL_CTL_ADD, q->fd, &(struct epoll_event){ .events = EPOLLIN });
 	pthread_mutex_lock(&mu);
-	q->qpn = d->next_qpn++;
+	q->qpn = next_qpn++;
 	add_obj((void **)qps, q);
 	pthread_mutex_unlock(&mu);
 	*out = q;

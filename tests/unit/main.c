@@ -90,6 +90,15 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct test *)a)->name, ((const struct test *)b)->name);
 }
 
+/* A test whose name holds one of the arguments (all tests without one). */
+static bool named(const char *name, int argc, char **argv)
+{
+	for (int a = 1; a < argc; a++)
+		if (strstr(name, argv[a]))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0;
@@ -98,7 +107,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	qsort(tests, (size_t)ntests, sizeof(tests[0]), by_name);
 	for (int i = 0; i < ntests; i++) {
-		if (argc > 1 && !strstr(tests[i].name, argv[1]))
+		if (argc > 1 && !named(tests[i].name, argc, argv))
 			continue;
 		failures_in_test = 0;
 		tests[i].fn();

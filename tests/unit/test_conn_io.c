@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 struct cend {
@@ -929,4 +930,39 @@ TEST(rdma_io_uring_not_watched_leaves_an_end_back_already)
 	CHECK_INT(have, sizeof(buf));
 	CHECK(!memcmp(got, buf, sizeof(buf)));
 	conn_down(&srv, &cli);
+}
+
+static atomic_bool unwatched_sending;
+
+/* A thread in the middle of a write on the end: it holds tx_lock for a while. */
+static void *sending_a_while(void *arg)
+{
+	struct sconn *sc = arg;
+
+	pthread_mutex_lock(&sc->tx_lock);
+	atomic_store(&unwatched_sending, true);
+	usleep(50000);
+	pthread_mutex_unlock(&sc->tx_lock);
+	return NULL;
+}
+
+static void uring_unwatched_while_sending(int fd, struct sconn *sc)
+{
+	pthread_t t;
+
+	atomic_store(&unwatched_sending, false);
+	CHECK_INT(pthread_create(&t, NULL, sending_a_while, sc), 0);
+	while (!atomic_load(&unwatched_sending))
+		usleep(1000);
+	uring_unwatched(fd, sc);
+	pthread_join(t, NULL);
+}
+
+/* The end another thread sends on goes back once that write is done: io_uring may name it next. */
+TEST(rdma_io_uring_not_watched_waits_for_a_sender)
+{
+	static struct cend srv;
+
+	unwatched_peer = &srv;
+	past_the_library_goes_back_with("ffc", "ffd", 55, uring_unwatched_while_sending, &srv);
 }

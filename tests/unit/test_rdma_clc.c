@@ -665,3 +665,60 @@ TEST(rdma_clc_buffers_shrink_to_what_may_be_registered)
 	bytes_across(&two.ts, &two.tc, "the small one, back");
 	close_both(&one, &two);
 }
+
+/*
+ * A client process that ended leaves its server's group until a TEST LINK
+ * goes unanswered; under a user's RLIMIT_MEMLOCK the next client's first
+ * contact does not fit beside it (a link's message slots alone hold some
+ * 520 KiB).  Short of memory, the server lets its groups without a
+ * connection go and tries once more: the next client gets SMC-R.
+ */
+TEST(rdma_clc_a_first_contact_short_of_memory_lets_unused_groups_go)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
+	static const struct rdma_ports cp = { .dev = "fcla", .port = 1 }, sp = { .dev = "fsva", .port = 1 };
+	uint8_t prop[CLC_PROPOSAL_MAX], acc[512];
+	struct clc_proposal p1, p2;
+	struct clc_smcr_accept a;
+	struct conn_ends one, two;
+	bool fc = false;
+	int lp, la;
+
+	smcr_env_set(&env);
+	rdma_clc_after_fork_child();
+	memset(&one, 0, sizeof(one));
+	set_up_on(&one, &fc, &cp, &sp, "10.51.0.1", "10.51.0.2");
+	CHECK(fc);
+	bytes_across(&one.tc, &one.ts, "the first client");
+	close_ends(&one);
+	all_freed();
+	CHECK_INT(fake_rdma_dev_qps_live("fsva"), 1);
+	/* room for what the unused group holds and a connection more, not for a second link */
+	fake_rdma_mr_budget("fsva", fake_rdma_mr_bytes("fsva") + 64 * 1024);
+	/* another client process: its proposal with another system id */
+	memset(&two, 0, sizeof(two));
+	propose(&cp, "10.51.0.1", &two.cli, prop, &lp);
+	CHECK(clc_proposal_decode(prop, (size_t)lp, &p1) > 0);
+	prop[8 + CLC_SYSTEMID_LEN - 1] ^= 0x5a;
+	CHECK(clc_proposal_decode(prop, (size_t)lp, &p2) > 0);
+	CHECK(memcmp(p1.system_id, p2.system_id, CLC_SYSTEMID_LEN) != 0);
+	la = rdma_neg_answer(&sp, addr("10.51.0.2"), prop, (size_t)lp, &two.srv, acc, sizeof(acc));
+	CHECK(la > 0);
+	if (la <= 0) {
+		rdma_neg_free(two.cli);
+		fake_rdma_mr_budget("fsva", 0);
+		return;
+	}
+	CHECK_INT(clc_smcr_accept_decode(acc, (size_t)la, &a) > 0, 1);
+	CHECK(a.first_contact);
+	/* the old group went, its queue pair with it */
+	CHECK_INT(fake_rdma_dev_qps_live("fsva"), 1);
+	two.confirm_len = rdma_neg_accepted(two.cli, acc, (size_t)la, two.confirm, sizeof(two.confirm));
+	CHECK(two.confirm_len > 0);
+	confirm_and_bind(&two);
+	bytes_across(&two.tc, &two.ts, "the next client");
+	bytes_across(&two.ts, &two.tc, "and back");
+	fake_rdma_mr_budget("fsva", 0);
+	close_ends(&two);
+	all_freed();
+}
