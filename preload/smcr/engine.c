@@ -60,6 +60,7 @@ unsigned smcr_lgr_changes(void)
 }
 
 static _Atomic unsigned lgrs_freed;
+static _Atomic unsigned links_watched;
 
 unsigned smcr_lgrs_freed(void)
 {
@@ -694,7 +695,13 @@ static int watch_set(struct watch_room *r, bool *now, bool *lent)
 		}
 		pthread_mutex_unlock(&g->mu);
 	}
+	atomic_store(&links_watched, (unsigned)(n - 1) / 2);
 	return n;
+}
+
+unsigned smcr_engine_links_watched(void)
+{
+	return atomic_load(&links_watched);
 }
 
 /* Groups nobody holds any more go, with their links. */

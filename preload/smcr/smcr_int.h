@@ -146,6 +146,8 @@ void smcr_realtime_in(struct timespec *end, int ms);
 int smcr_engine_add(struct smcr_lgr *g);
 /* The group's links changed: the progress thread looks again. */
 void smcr_engine_kick(void);
+/* The links in the progress thread's last poll set. */
+unsigned smcr_engine_links_watched(void);
 /*
  * Not the process of the progress thread (a vfork() child, which shares
  * our memory): the kernel refuses its posts on our queue pairs.

@@ -28,7 +28,7 @@
 #include "fake_rdma.h"
 
 #define EVQ 512
-#define MAX_OBJS 64
+#define MAX_OBJS 256
 
 struct rdma_dev {
 	int holds;

@@ -774,3 +774,30 @@ TEST(smcr_lgr_hostile_llc_messages)
 		usleep(2000);
 	CHECK_INT(fake_rdma_dev_qps_live("hs0") + fake_rdma_dev_qps_live("hc0"), 0);
 }
+
+/*
+ * The progress thread watches every link of the process: a server with a
+ * group per client process has many (its poll set held 32 links, and the
+ * others' completions waited for its next round, up to a second).
+ */
+TEST(smcr_lgr_every_link_is_watched)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring, .llc = llc };
+	enum { N = 40 };
+	struct smcr_lgr *g[N];
+	unsigned seen = 0;
+	uint8_t gid[16];
+
+	smcr_env_set(&env);
+	for (int i = 0; i < N; i++) {
+		fake_rdma_gid(gid, 90, (uint8_t)(i + 1));
+		CHECK_INT(smcr_lgr_new(true, &g[i]), 0);
+		CHECK_INT(smcr_link_open(g[i], "wl0", 1, gid), 0);
+	}
+	smcr_engine_kick();
+	for (int i = 0; i < 5000 && (seen = smcr_engine_links_watched()) < N; i++)
+		usleep(1000);
+	CHECK(seen >= N);
+	for (int i = 0; i < N; i++)
+		smcr_lgr_put(g[i]);
+}
