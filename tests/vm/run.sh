@@ -4,7 +4,7 @@
 # last line "N passed, N failed" (SKIP lines, a known failure with its
 # reason, count in neither); exits non-zero on any failure or timeout.
 #
-#   tests/vm/run.sh [s1] ... [s20]  scenarios (default: s1 s2 s3)
+#   tests/vm/run.sh [s1] ... [s21]  scenarios (default: s1 s2 s3)
 #
 # VM_SUITE=trixie-backports takes that suite's kernel instead (the newest
 # Debian serves, with no SMC at all: only s3 to s12, the soft backend, and
@@ -331,6 +331,10 @@ for s in $SCENARIOS; do
 	s10)
 		# a silent peer: 30 s of keepalive, its test and the host that stays up meanwhile
 		two_vms_at_least 300 "$s" 2
+		;;
+	s21)
+		# redis: boot, rxe, a 4 MiB value, two benchmarks through TCG guests
+		two_vms_at_least 300 "$s"
 		;;
 	s18 | s19)
 		# 96 MiB with their sums, an MTU too small for a link's retries or
