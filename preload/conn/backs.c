@@ -1,9 +1,8 @@
 /*
  * Several ends of this process go back to TCP at once (a fork, an io_uring
- * instance the library cannot watch): each says BACK first (a forked
- * child's copy asks its owner to), then all wait for their peers' answers
- * together, with one deadline, so that n silent peers cost one wait, not
- * n (doc/soft-roce.md section 4).
+ * instance the library cannot watch): each says BACK first, then all wait
+ * for their peers' answers together, with one deadline, so that n silent
+ * peers cost one wait, not n (doc/soft-roce.md section 4).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,12 +12,7 @@
 
 struct backs {
 	const struct conn_backs_rule *rule;
-	struct back_end {
-		int fd;
-		struct sconn *sc;
-		bool said;
-		bool copy;      /* a forked child's copy: its owner was asked (conn_fork_ask()) */
-	} *e;
+	struct back_end { int fd; struct sconn *sc; bool said; } *e;
 	size_t n, cap;
 };
 
@@ -34,34 +28,18 @@ static bool say_later(const struct conn_backs_rule *rule, int fd, struct sconn *
 	return rule->waits_for_senders ? sconn_back_say_until(fd, sc, end) : sconn_back_say_by(fd, sc, false, end);
 }
 
-/* Kept for the wait: false when there is no room to keep it (it waits now). */
-static bool keep(struct backs *b, int fd, struct sconn *sc, bool said, bool copy)
-{
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 8;
-		struct back_end *p = realloc(b->e, cap * sizeof(*p));
-
-		if (!p)
-			return false;
-		b->e = p;
-		b->cap = cap;
-	}
-	atomic_fetch_add_explicit(&sc->refs, 1, memory_order_relaxed);
-	b->e[b->n++] = (struct back_end){ fd, sc, said, copy };
-	return true;
-}
-
 static void back_say(int fd, struct sconn *sc, void *arg)
 {
 	struct backs *b = arg;
+	struct back_end *p;
 	int fl, rc;
 
 	if (!sconn_mapped(sc))
 		return;
 	if (sc->tp.ops->not_ours) {
 		/* a forked child's copy of its parent's end: the owner goes back for it */
-		if (b->rule->others && conn_fork_ask(fd, sc) && !keep(b, fd, sc, false, true))
-			conn_fork_answered(fd, sc, conn_fork_deadline());
+		if (b->rule->others)
+			conn_fork_use(fd, sc);
 		return;
 	}
 	if (decided(sc) || (b->rule->one_process_only && !sc->tp.ops->one_process))
@@ -77,27 +55,34 @@ static void back_say(int fd, struct sconn *sc, void *arg)
 		sconn_back_refused(fd, rc);
 		return;
 	}
-	if (!keep(b, fd, sc, rc == 0, false)) {
-		/* no room to keep it for later: this one waits now */
-		int64_t end = conn_back_deadline();
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 8;
 
-		if (say_later(b->rule, fd, sc, end))
-			sconn_back_finish(fd, sc, false, false, end);
+		if (!(p = realloc(b->e, cap * sizeof(*p)))) {
+			/* no room to keep it for later: this one waits now */
+			int64_t end = conn_back_deadline();
+
+			if (say_later(b->rule, fd, sc, end))
+				sconn_back_finish(fd, sc, false, false, end);
+			return;
+		}
+		b->e = p;
+		b->cap = cap;
 	}
+	atomic_fetch_add_explicit(&sc->refs, 1, memory_order_relaxed);
+	b->e[b->n++] = (struct back_end){ fd, sc, rc == 0 };
 }
 
 static void backs_finish(struct backs *b)
 {
-	int64_t end = conn_back_deadline(), fork_end = conn_fork_deadline();
+	int64_t end = conn_back_deadline();
 
 	for (size_t i = 0; i < b->n; i++) {
 		struct back_end *e = &b->e[i];
 		struct sconn *now = fd_get(e->fd);
 
 		/* not closed by another thread meanwhile */
-		if (now == e->sc && e->copy)
-			conn_fork_answered(e->fd, now, fork_end);
-		else if (now == e->sc && (e->said || say_later(b->rule, e->fd, now, end)))
+		if (now == e->sc && (e->said || say_later(b->rule, e->fd, now, end)))
 			sconn_back_finish(e->fd, now, false, false, end);
 		if (now)
 			sconn_put(now);

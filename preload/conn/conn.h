@@ -659,14 +659,6 @@ void conn_fork_share_exec(bool before);
 void conn_fork_share_let_go(int fd, struct sconn *sc);
 /* A data call on a child's copy: asks the owner once; on TCP from then on if it went back. */
 void conn_fork_use(int fd, struct sconn *sc);
-/*
- * conn_fork_use() in steps, for several copies at once (backs.c): asked
- * (true: its answer is to wait for), then the answer by end
- * (conn_fork_deadline()).
- */
-bool conn_fork_ask(int fd, struct sconn *sc);
-int64_t conn_fork_deadline(void);
-void conn_fork_answered(int fd, struct sconn *sc, int64_t end);
 
 /* ---- child_fds.c ---- */
 /* Where a new process's descriptors differ from ours (a vfork() child's

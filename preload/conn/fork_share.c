@@ -357,43 +357,24 @@ void conn_fork_share_let_go(int fd, struct sconn *sc)
 	fork_slot_owner_gone(s);
 }
 
-bool conn_fork_ask(int fd, struct sconn *sc)
-{
-	struct fork_page *p = atomic_load_explicit(&sc->fork_page, memory_order_relaxed);
-	struct fork_slot *s;
-
-	(void)fd;
-	/* inside a seccomp sandbox we make no call the program did not make: the reset */
-	if (!p || !sconn_mapped(sc) || !sc->tp.ops->not_ours || conn_back_reads(sc) || soft_sandboxed())
-		return false;
-	s = &p->s[sc->fork_idx];
-	if (atomic_load(&s->gen) != sc->fork_gen) {
-		copy_out(sc);
-		return false;
-	}
-	fork_slot_ask(s);
-	atomic_fetch_add(&p->bell, 1);
-	futex_wake_all(&p->bell);
-	return true;
-}
-
-int64_t conn_fork_deadline(void)
-{
-	return soft_now_ns() + FORK_ASK_GIVE_UP_NS;
-}
-
-void conn_fork_answered(int fd, struct sconn *sc, int64_t end)
+void conn_fork_use(int fd, struct sconn *sc)
 {
 	struct fork_page *p = atomic_load_explicit(&sc->fork_page, memory_order_relaxed);
 	struct fork_slot *s;
 	uint32_t st;
 
-	if (!p) {
+	/* inside a seccomp sandbox we make no call the program did not make: the reset */
+	if (!p || !sconn_mapped(sc) || !sc->tp.ops->not_ours || conn_back_reads(sc) || soft_sandboxed())
+		return;
+	s = &p->s[sc->fork_idx];
+	if (atomic_load(&s->gen) != sc->fork_gen) {
 		copy_out(sc);
 		return;
 	}
-	s = &p->s[sc->fork_idx];
-	st = fork_slot_wait(s, p->owner, end);
+	fork_slot_ask(s);
+	atomic_fetch_add(&p->bell, 1);
+	futex_wake_all(&p->bell);
+	st = fork_slot_wait(s, p->owner, soft_now_ns() + FORK_ASK_GIVE_UP_NS);
 	if (atomic_load(&s->gen) != sc->fork_gen)
 		st = FS_LOST;
 	else
@@ -409,10 +390,4 @@ void conn_fork_answered(int fd, struct sconn *sc, int64_t end)
 	}
 	/* asked once: a copy that could not go back meets the reset (rdma_elsewhere.c) */
 	copy_out(sc);
-}
-
-void conn_fork_use(int fd, struct sconn *sc)
-{
-	if (conn_fork_ask(fd, sc))
-		conn_fork_answered(fd, sc, conn_fork_deadline());
 }
