@@ -62,7 +62,7 @@ static void back_say(int fd, struct sconn *sc, void *arg)
 			/* no room to keep it for later: this one waits now */
 			int64_t end = conn_back_deadline();
 
-			if (say_later(b->rule, fd, sc, end))
+			if (rc == 0 || say_later(b->rule, fd, sc, end))
 				sconn_back_finish(fd, sc, false, false, end);
 			return;
 		}

@@ -941,7 +941,8 @@ static void *sending_a_while(void *arg)
 
 	pthread_mutex_lock(&sc->tx_lock);
 	atomic_store(&unwatched_sending, true);
-	usleep(50000);
+	/* long enough for the batch to find it held, however loaded the machine */
+	usleep(200000);
 	pthread_mutex_unlock(&sc->tx_lock);
 	return NULL;
 }
