@@ -204,7 +204,7 @@ ssize_t smcr_conn_send(struct smcr_conn *c, const struct iovec *iov, int cnt)
 	int rc;
 
 	if (c->err)
-		return c->err;
+		return smcr_conn_lost_after_end(c) ? -EPIPE : c->err;
 	if (c->back)
 		return -EXDEV;
 	if (c->peer_cflags & CDC_CF_ABORT)
@@ -253,13 +253,25 @@ static int tell_cons(struct smcr_conn *c)
 	return 0;
 }
 
+/*
+ * The link group lost its last link (-ECONNRESET, the group's word for it)
+ * after the peer ended its writing, neither end having aborted: its CLOSED
+ * or DONE_WRITING came after its last byte, so all of them are in our RMB,
+ * to be read as TCP's before a FIN; nothing goes to the peer any more.
+ */
+bool smcr_conn_lost_after_end(const struct smcr_conn *c)
+{
+	return c->err == -ECONNRESET && !((c->peer_cflags | c->own_cflags) & CDC_CF_ABORT) &&
+	       (c->peer_cflags & (CDC_CF_DONE_WRITING | CDC_CF_CLOSED));
+}
+
 ssize_t smcr_conn_recv(struct smcr_conn *c, const struct iovec *iov, int cnt, bool peek)
 {
 	uint32_t avail = smcr_conn_readable(c);
 	size_t got = 0;
 	int rc;
 
-	if (c->err)
+	if (c->err && !smcr_conn_lost_after_end(c))
 		return c->err;
 	if (c->back)
 		return -EXDEV;
@@ -282,6 +294,8 @@ ssize_t smcr_conn_recv(struct smcr_conn *c, const struct iovec *iov, int cnt, bo
 	if (peek || !got)
 		return (ssize_t)got;
 	c->rx_cons += got;
+	if (c->err)
+		return (ssize_t)got;
 	rc = tell_cons(c);
 	return rc ? rc : (ssize_t)got;
 }

@@ -1020,6 +1020,91 @@ void smcr_linger_all(int64_t idle_ns)
 	}
 }
 
+/* With g->mu held: every connection of g was let go by its owner (or g has none). */
+static bool nothing_held(const struct smcr_lgr *g)
+{
+	for (const struct smcr_sock *s = g->socks; s; s = s->next)
+		if (!s->released)
+			return false;
+	return true;
+}
+
+/*
+ * With g->mu held: an LLC DELETE LINK, orderly, for each of g's links
+ * (reason: the program ends, as the kernel's when it ends a link group),
+ * each behind the last CDC on its own link; the number of links told.
+ */
+static unsigned say_goodbye(struct smcr_lgr *g)
+{
+	unsigned told = 0;
+
+	for (unsigned li = 0; li < g->nlinks; li++) {
+		struct smcr_llc_msg m;
+
+		if (g->link[li].dead || !g->link[li].up)
+			continue;
+		memset(&m, 0, sizeof(m));
+		m.hd.type = SMCR_LLC_DELETE_LINK;
+		m.hd.version = SMCR_LLC_VERSION_V2;
+		m.hd.flags = SMCR_LLC_FLAG_DEL_LINK_ORDERLY;
+		m.delete_link.link_num = g->link[li].num;
+		m.delete_link.reason = SMCR_LLC_DEL_PROG_INIT_TERM;
+		told += !smcr_llc_send(g, (int)li, &m);
+	}
+	return told;
+}
+
+/* With g->mu held: every send of g's links completed (or failed). */
+static bool all_delivered(struct smcr_lgr *g)
+{
+	drain(g);
+	for (unsigned li = 0; li < g->nlinks; li++) {
+		uint64_t posted, done;
+
+		if (g->link[li].dead)
+			continue;
+		rdma_qp_counts(g->link[li].qp, &posted, &done);
+		if (posted != done)
+			return false;
+	}
+	return true;
+}
+
+unsigned smcr_lgr_goodbye(struct smcr_lgr *g)
+{
+	unsigned told = 0;
+
+	pthread_mutex_lock(&g->mu);
+	if (nothing_held(g))
+		told = say_goodbye(g);
+	pthread_mutex_unlock(&g->mu);
+	return told;
+}
+
+void smcr_goodbye_all(int wait_ms)
+{
+	bool delivered = false;
+	unsigned told = 0;
+
+	pthread_mutex_lock(&eng_mu);
+	if (atomic_load(&eng_pid) == getpid())
+		for (struct smcr_lgr *g = groups; g; g = g->next)
+			told += smcr_lgr_goodbye(g);
+	pthread_mutex_unlock(&eng_mu);
+	for (int ms = 0; told && !delivered && ms < wait_ms; ms += 5) {
+		delivered = true;
+		pthread_mutex_lock(&eng_mu);
+		for (struct smcr_lgr *g = groups; g; g = g->next) {
+			pthread_mutex_lock(&g->mu);
+			delivered &= all_delivered(g);
+			pthread_mutex_unlock(&g->mu);
+		}
+		pthread_mutex_unlock(&eng_mu);
+		if (!delivered)
+			smcr_nap_ms(5);
+	}
+}
+
 void smcr_nap_ms(int ms)
 {
 	smcr_env.poll(NULL, 0, ms);     /* not the preload's nanosleep() */

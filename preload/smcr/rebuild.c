@@ -230,15 +230,31 @@ static void *rebuild_run(void *arg)
 }
 
 /* With g->mu held; the peer's message in g->rebuild when it offered first. */
+/*
+ * With g->mu held: whether a connection of g still needs a link, one not
+ * set up yet or whose peer may still read or write; one whose peer closed
+ * or aborted needs none (a client process that closed and ended: its
+ * bytes are all in our RMB, smcr_conn_lost_after_end()).
+ */
+static bool carries(const struct smcr_lgr *g)
+{
+	for (const struct smcr_sock *s = g->socks; s; s = s->next)
+		if (!s->live || (!s->c.err && !(s->c.peer_cflags & (CDC_CF_CLOSED | CDC_CF_ABORT))))
+			return true;
+	return false;
+}
+
 bool smcr_rebuild_start(struct smcr_lgr *g, int li)
 {
 	struct smcr_link *l = &g->link[li];
 
 	/*
-	 * a group without connections has nothing to carry over: it ends with
-	 * its link, unless a negotiation holds it for the connection to come
+	 * a group without a connection to carry over ends with its link,
+	 * unless a negotiation holds it for the connection to come (a hold
+	 * beside its owner's and its connections')
 	 */
-	if (!smcr_env.rebuild || (!g->socks && g->refs <= 1) || g->rebuild.on || g->adding || l->dev_gone)
+	if (!smcr_env.rebuild || (!carries(g) && g->refs <= 1 + (int)smcr_lgr_socks_locked(g)) || g->rebuild.on ||
+	    g->adding || l->dev_gone)
 		return false;
 	g->rebuild.on = true;
 	g->rebuild.li = li;

@@ -254,6 +254,7 @@ ssize_t smcr_sock_recv(struct smcr_sock *s, const struct iovec *iov, int cnt, bo
 struct smcr_recv_seen {
 	uint8_t peer_state;
 	int error;
+	bool lost_after_end;     /* smcr_conn_lost_after_end() */
 	long left;
 };
 ssize_t smcr_sock_recv_seen(struct smcr_sock *s, const struct iovec *iov, int cnt, bool peek,
@@ -271,6 +272,7 @@ struct smcr_sock_view {
 	uint8_t peer_state;      /* the peer's CDC_CF_* flags */
 	uint8_t back;            /* SMCR_BACK_* */
 	int error;
+	bool lost_after_end;     /* smcr_conn_lost_after_end() */
 };
 void smcr_sock_view(struct smcr_sock *s, struct smcr_sock_view *v);
 /* Soft SMC-R's cut-over words (wire/smcr_cdc.h CDC_SOFT_*): ours, sent now and sticky; the peer's. */
@@ -326,6 +328,16 @@ int smcr_engine_drive(struct smcr_sock *s, bool rx, uint32_t seq, const struct t
  * idle_ns without progress.  Those bytes end with the process.
  */
 void smcr_linger_all(int64_t idle_ns);
+/*
+ * The process ends (after smcr_linger_all()): each of its groups whose
+ * connections were all let go tells its peer that its links go, an LLC
+ * DELETE LINK each, orderly (smcr_lgr_goodbye(): the links told), and
+ * waits up to wait_ms for them to be delivered.  The peer frees the group
+ * at once instead of finding it dead at its next TEST LINK, and reads
+ * what our closed connections left it (smcr_conn_lost_after_end()).
+ */
+unsigned smcr_lgr_goodbye(struct smcr_lgr *g);
+void smcr_goodbye_all(int wait_ms);
 /* The key of s's group and the number of the link s uses now. */
 void smcr_sock_where(struct smcr_sock *s, uint32_t *key, uint8_t *num);
 /* The group the connection belongs to (no reference of its own). */

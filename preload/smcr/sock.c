@@ -595,6 +595,7 @@ ssize_t smcr_sock_recv_seen(struct smcr_sock *s, const struct iovec *iov, int cn
 	if (s->live) {
 		seen->peer_state = smcr_conn_peer_state(&s->c);
 		seen->error = smcr_conn_error(&s->c);
+		seen->lost_after_end = smcr_conn_lost_after_end(&s->c);
 		n = smcr_conn_recv(&s->c, iov, cnt, peek);
 		seen->left = (long)smcr_conn_readable(&s->c);
 	}
@@ -846,6 +847,7 @@ void smcr_sock_view(struct smcr_sock *s, struct smcr_sock_view *v)
 		v->peer_state = smcr_conn_peer_state(&s->c);
 		v->error = smcr_conn_error(&s->c);
 		v->back = smcr_conn_back_state(&s->c);
+		v->lost_after_end = smcr_conn_lost_after_end(&s->c);
 	}
 	pthread_mutex_unlock(&s->g->mu);
 }

@@ -67,8 +67,14 @@ static unsigned view_peer_state(const struct smcr_sock_view *v)
 {
 	unsigned f = v->peer_state & TP_PS_ENDED;
 
-	/* no link left: as an abort of the peer's */
-	if (v->error == -ECONNRESET)
+	/*
+	 * No link left: as an abort of the peer's; after the peer's orderly
+	 * end (a client that closed and exited), as TCP's FIN with the peer's
+	 * reading over too: its bytes are read to the end, a write is EPIPE.
+	 */
+	if (v->lost_after_end)
+		f |= TP_PS_DONE_READING;
+	else if (v->error == -ECONNRESET)
 		f |= TP_PS_ABORT;
 	return f;
 }
@@ -108,9 +114,9 @@ static ssize_t rdma_produce_file(struct transport *t, int fd, off_t off, size_t 
 
 		if (ps & TP_PS_ABORT)
 			return -ECONNRESET;
-		if (err)
-			return err;
-		return ps & TP_PS_CLOSED ? -EPIPE : -EAGAIN;
+		if (ps & (TP_PS_CLOSED | TP_PS_DONE_READING))
+			return -EPIPE;
+		return err ? err : -EAGAIN;
 	}
 	/* only this end's sender adds to the send buffer: the room read stays */
 	if (len > (size_t)room)
@@ -154,7 +160,10 @@ static ssize_t rdma_consume(struct transport *t, const struct iovec *iov, int cn
 			END(t)->rx_pos += (uint64_t)n;
 		return n;
 	}
-	/* bytes the link's loss left unread are not an orderly end: the reset */
+	/*
+	 * The link's loss before the peer's end with bytes unread is not an
+	 * orderly end: the reset (after it, smcr_conn_recv() gives them all).
+	 */
 	if (n < 0 && (!lost || seen.left > 0))
 		return n;
 	if (ps & TP_PS_ABORT)
@@ -356,10 +365,14 @@ static void rdma_wait_bells(struct transport *t)
 /* How long the peer may take nothing of ours before an ending process gives up on it. */
 #define LINGER_IDLE_NS (5 * 1000000000LL)
 
+/* How long an ending process waits for its peers to take its last word (smcr_goodbye_all()). */
+#define GOODBYE_WAIT_MS 500
+
 void transport_linger_all(void)
 {
 	if (smcr_socks())
 		smcr_linger_all(LINGER_IDLE_NS);
+	smcr_goodbye_all(GOODBYE_WAIT_MS);
 }
 
 static uint64_t rdma_rx_mark(struct transport *t)

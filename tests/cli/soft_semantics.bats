@@ -706,6 +706,10 @@ pingpong_over_bells() { # CASE
 	soft_case exit_unread
 }
 
+@test "soft: closed_then_gone: the client writes, closes and ends; the server reads it all late, then EOF" {
+	soft_case closed_then_gone
+}
+
 @test "soft: idle_peer: the peer idle in poll() for input while a forked client reads 192 KiB through small buffers" {
 	soft_case idle_peer
 }

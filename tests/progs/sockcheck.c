@@ -2731,6 +2731,44 @@ static int exit_unread_s(int *fd)
 }
 
 /*
+ * The client writes, closes and its process ends, while the server has
+ * read nothing: TCP keeps the bytes for a reader that comes late.  On soft
+ * SMC-R the client's link group ends with its process (its DELETE LINK,
+ * or the server's TEST LINK later); the bytes are in the server's RMB and
+ * must be read all, then the end, however late (a reset lost them).  The
+ * server reads once the client's close is there and CLOSED_GONE_WAIT_MS
+ * later, time for the client's process to end (s8.sh looks in the
+ * server's log for its links' end).
+ */
+#define CLOSED_GONE_BYTES (32 * KiB)
+#define CLOSED_GONE_WAIT_MS 8000
+
+static int closed_then_gone_c(int *fd)
+{
+	if (sync_c(*fd) || send_pat(*fd, 117, CLOSED_GONE_BYTES))
+		return -1;
+	close(*fd);
+	*fd = -1;
+	return 0;
+}
+
+static int closed_then_gone_s(int *fd)
+{
+	struct pollfd p = { .fd = *fd, .events = POLLRDHUP };
+
+	if (sync_s(*fd))
+		return -1;
+	g_doing = "poll() for the client's close";
+	while (!(p.revents & (POLLRDHUP | POLLHUP)))
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return fail_errno("poll");
+	msleep(CLOSED_GONE_WAIT_MS);
+	if (recv_pat(*fd, 117, CLOSED_GONE_BYTES))
+		return -1;
+	return expect_eof(*fd, "after the bytes of a client that closed and ended");
+}
+
+/*
  * The connection goes back to TCP while the server is idle in poll() for
  * input: on soft SMC-R the client's fork() says BACK with the server's
  * 192 KiB unconsumed (its RMB full, the rest in the server's send buffer),
@@ -4766,6 +4804,7 @@ static const struct scase {
 	{ "dup", dup_s, dup_c, 0 },
 	{ "fork", fork_s, fork_c, 0 },
 	{ "exit_unread", exit_unread_s, exit_unread_c, 0 },
+	{ "closed_then_gone", closed_then_gone_s, closed_then_gone_c, 0 },
 	{ "idle_peer", idle_peer_s, idle_peer_c, 0 },
 	{ "fork_writers", fork_writers_s, fork_writers_c, 0 },
 	{ "fork_early", fork_early_s, fork_early_c, 0 },

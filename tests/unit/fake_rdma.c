@@ -9,8 +9,9 @@
  * their peers' posts to them, complete with an error, as RC does once its
  * retries ran out; a device deleted (fake_rdma_delete()) raises a fatal
  * event instead and cannot be opened until it is added again.  Queue pairs
- * are numbered per device from 17, as rxe
- * numbers them: two devices' queue pairs have the same numbers.  Posts
+ * are numbered from 17, once for all devices (tests reuse each other's
+ * GIDs, and connect by GID and number: a per-device count, as rxe's,
+ * reached an earlier test's leftover queue pair).  Posts
  * from another process than the device's opener (a vfork() child) fail
  * with EACCES, as the kernel's uverbs write refuses other credentials.
  */

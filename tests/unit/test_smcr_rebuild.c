@@ -597,3 +597,134 @@ TEST(smcr_rebuild_msg_round_trip)
 	b[0] = 'X';
 	CHECK_INT(smcr_rebuild_msg_decode(b, sizeof(b), &d), -EBADMSG);
 }
+
+#define LAST_BYTES 3000u
+
+/* The client writes LAST_BYTES on every connection and closes it, as a client process does before it ends. */
+static void client_writes_and_closes(void)
+{
+	uint8_t buf[LAST_BYTES];
+
+	for (int i = 0; i < NCONN; i++) {
+		struct iovec iov = { buf, sizeof(buf) };
+
+		for (size_t k = 0; k < sizeof(buf); k++)
+			buf[k] = pat(i, 0, k);
+		CHECK_INT(smcr_sock_send(cli.s[i], &iov, 1), LAST_BYTES);
+		CHECK_INT(smcr_sock_set_state(cli.s[i], CDC_CF_DONE_WRITING | CDC_CF_CLOSED), 0);
+	}
+}
+
+/* Until the server heard every connection's close: whether it did within 10 s. */
+static bool server_heard_closes(void)
+{
+	for (int t = 0; t < 5000; t++) {
+		int heard = 0;
+
+		for (int i = 0; i < NCONN; i++) {
+			struct smcr_sock_view v;
+
+			smcr_sock_view(srv.s[i], &v);
+			heard += !!(v.peer_state & CDC_CF_CLOSED);
+		}
+		if (heard == NCONN)
+			return true;
+		usleep(2000);
+	}
+	return false;
+}
+
+/*
+ * With no link left, each server connection gives every byte the client
+ * wrote before its close, in order, then the end of the stream; a write
+ * is EPIPE, as TCP's after the peer's FIN and reset.
+ */
+static void server_reads_to_the_end(void)
+{
+	for (int i = 0; i < NCONN; i++) {
+		uint8_t buf[LAST_BYTES + 100];
+		struct iovec iov = { buf, 1000 };
+		struct smcr_sock_view v;
+		uint64_t n = 0;
+		ssize_t r;
+
+		smcr_sock_view(srv.s[i], &v);
+		CHECK(v.lost_after_end);
+		CHECK_INT(v.error, -ECONNRESET);
+		while ((r = smcr_sock_recv(srv.s[i], &iov, 1, false)) > 0) {
+			for (ssize_t k = 0; k < r; k++)
+				if (buf[k] != pat(i, 0, n + (uint64_t)k)) {
+					unit_fail(__FILE__, __LINE__, "connection %d: byte %llu wrong", i,
+						  (unsigned long long)(n + (uint64_t)k));
+					return;
+				}
+			n += (uint64_t)r;
+		}
+		CHECK_INT(r, 0);
+		CHECK_INT(n, LAST_BYTES);
+		iov.iov_len = 1;
+		CHECK_INT(smcr_sock_send(srv.s[i], &iov, 1), -EPIPE);
+	}
+}
+
+/* The server lets go of its ends; the client's (let go) wait for a close that cannot come: their links fail too. */
+static void both_let_go(void)
+{
+	for (int i = 0; i < NCONN; i++)
+		smcr_sock_release(srv.s[i]);
+	pthread_mutex_lock(&cli.g->mu);
+	for (unsigned li = 0; li < cli.g->nlinks; li++)
+		smcr_link_fail(cli.g, (int)li, true);
+	pthread_mutex_unlock(&cli.g->mu);
+	for (int i = 0; i < 2000 && smcr_socks(); i++)
+		usleep(2000);
+	CHECK_INT(smcr_socks(), 0);
+	smcr_lgr_put(srv.g);
+	smcr_lgr_put(cli.g);
+}
+
+/*
+ * A client process wrote, closed every connection and ended, and the
+ * server had not read yet when its only link failed: nothing is rebuilt
+ * (no peer could use it), and the server still reads every byte, then
+ * the end.  It was a reset that lost them.
+ */
+TEST(smcr_rebuild_not_for_a_peer_that_closed_whose_bytes_stay_readable)
+{
+	one_link_conns("rbs10", "rbc10", 73);
+	client_writes_and_closes();
+	CHECK(server_heard_closes());
+	pthread_mutex_lock(&srv.g->mu);
+	smcr_link_fail(srv.g, 0, false);
+	pthread_mutex_unlock(&srv.g->mu);
+	CHECK_INT(smcr_lgr_links_up(srv.g), 0);
+	CHECK_INT(atomic_load(&srv.offers) + atomic_load(&srv.answers), 0);
+	CHECK(!srv.g->rebuild.on);
+	server_reads_to_the_end();
+	for (int i = 0; i < NCONN; i++)
+		smcr_sock_release(cli.s[i]);
+	both_let_go();
+}
+
+/*
+ * An ending process's word (smcr_lgr_goodbye()): nothing while a
+ * connection of the group is held, then an orderly DELETE LINK on each
+ * link, behind that link's CDCs.  The server's links all go at once, not
+ * at a TEST LINK 40 s later, and its connections read to the end.
+ */
+TEST(smcr_lgr_goodbye_after_the_last_close)
+{
+	two_links_running("rbs11", "rbc11", 74, "rbs12", "rbc12", 75);
+	client_writes_and_closes();
+	CHECK_INT(smcr_lgr_goodbye(cli.g), 0);
+	for (int i = 0; i < NCONN; i++)
+		smcr_sock_release(cli.s[i]);
+	CHECK_INT(smcr_socks(), 2 * NCONN);
+	CHECK_INT(smcr_lgr_goodbye(cli.g), 2);
+	for (int i = 0; i < 5000 && smcr_lgr_links_up(srv.g); i++)
+		usleep(2000);
+	CHECK_INT(smcr_lgr_links_up(srv.g), 0);
+	CHECK_INT(atomic_load(&srv.offers) + atomic_load(&srv.answers), 0);
+	server_reads_to_the_end();
+	both_let_go();
+}
