@@ -568,6 +568,7 @@ static void *negotiator(void *arg)
 			continue;
 		}
 		ctl_lgr_report();
+		rdma_clc_groups_prune();
 		ctl_rebuild_work();
 		if (ctl_rebuild_deliver())
 			continue;

@@ -353,6 +353,18 @@ bool smcr_lgr_unused(struct smcr_lgr *g)
 	return unused;
 }
 
+bool smcr_lgr_ended(struct smcr_lgr *g)
+{
+	bool ended;
+
+	pthread_mutex_lock(&g->mu);
+	ended = !g->adding && !g->rebuild.on;
+	for (unsigned li = 0; li < g->nlinks && ended; li++)
+		ended = !g->link[li].up || g->link[li].dead;
+	pthread_mutex_unlock(&g->mu);
+	return ended;
+}
+
 bool smcr_lgr_links_to(struct smcr_lgr *g, const struct rdma_qp_addr *p)
 {
 	bool to = false;

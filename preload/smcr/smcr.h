@@ -180,6 +180,8 @@ bool smcr_lgr_full(struct smcr_lgr *g);
  * being added or rebuilt, and no reference but the caller's one.
  */
 bool smcr_lgr_unused(struct smcr_lgr *g);
+/* No link up, none being added or rebuilt: the group carries nothing more, for good. */
+bool smcr_lgr_ended(struct smcr_lgr *g);
 /* Groups the progress thread has freed so far, with their queue pairs and registrations. */
 unsigned smcr_lgrs_freed(void);
 /* A sleep of ms milliseconds through the environment's poll (not the preload's hooks). */

@@ -193,6 +193,29 @@ static int group_find(struct rdma_neg *n, const struct rdma_qp_addr *via, bool b
 	return rc;
 }
 
+void rdma_clc_groups_prune(void)
+{
+	static unsigned looked;
+	unsigned gen = smcr_lgr_changes();
+
+	if (gen == looked)
+		return;
+	looked = gen;
+	pthread_mutex_lock(&groups_mu);
+	for (struct peer_group **p = &groups; *p;) {
+		struct peer_group *e = *p;
+
+		if (!smcr_lgr_ended(e->g)) {
+			p = &e->next;
+			continue;
+		}
+		*p = e->next;
+		smcr_lgr_put(e->g);
+		free(e);
+	}
+	pthread_mutex_unlock(&groups_mu);
+}
+
 static int group_add(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server, struct smcr_lgr *g)
 {
 	struct peer_group *e = calloc(1, sizeof(*e));

@@ -297,6 +297,14 @@ void rdma_neg_free(struct rdma_neg *n);
 uint32_t rdma_neg_reason(int rc);
 /* In a forked child: none of the parent's link groups. */
 void rdma_clc_after_fork_child(void);
+/*
+ * Once a group changed: the groups that ended (no link up, none being
+ * rebuilt or added: their peer process ended and said so, or every link
+ * failed) leave the list, so that the progress thread frees each, with
+ * its queue pairs and message slots, once its connections went; before,
+ * only the next negotiation or a shortage of memory let them go.
+ */
+void rdma_clc_groups_prune(void);
 /* A DECLINE of ours with reason (SMC_CLC_DECL_*) into msg: its length. */
 int rdma_clc_decline(uint32_t reason, uint8_t *msg, size_t size);
 /* Whether msg is a DECLINE: 1 with its reason, 0 if not, -EPROTO for a bad one. */

@@ -10,6 +10,7 @@
 #include "clc.h"
 #include "smc_size.h"
 #include "smcr.h"
+#include "smcr_int.h"
 #include "transport.h"
 
 #include <arpa/inet.h>
@@ -721,4 +722,49 @@ TEST(rdma_clc_a_first_contact_short_of_memory_lets_unused_groups_go)
 	fake_rdma_mr_budget("fsva", 0);
 	close_ends(&two);
 	all_freed();
+}
+
+/*
+ * A client process closed its connections and ended, saying so
+ * (smcr_lgr_goodbye(), its DELETE LINK): the server's group ended, and
+ * leaves the list at the next look (rdma_clc_groups_prune()), so that the
+ * progress thread frees it, its queue pair with it, at once rather than
+ * at the next negotiation.  A group with a link up stays: the next
+ * connection between the two processes joins it.
+ */
+TEST(rdma_clc_an_ended_group_leaves_at_once)
+{
+	static const struct smcr_env env = { .poll = poll, .syscall = syscall, .ring = ring };
+	static const struct rdma_ports cp = { .dev = "fclb", .port = 1 }, sp = { .dev = "fsvb", .port = 1 };
+	struct conn_ends one, two;
+	struct smcr_lgr *cg;
+	uint32_t ckey = 0;
+	uint8_t link;
+	bool fc = false;
+
+	smcr_env_set(&env);
+	rdma_clc_after_fork_child();
+	memset(&one, 0, sizeof(one));
+	memset(&two, 0, sizeof(two));
+	set_up_on(&one, &fc, &cp, &sp, "10.52.0.1", "10.52.0.2");
+	CHECK(fc);
+	bytes_across(&one.tc, &one.ts, "the client's last words");
+	transport_rdma_where(&one.tc, &ckey, &link);
+	rdma_clc_groups_prune();
+	set_up_on(&two, &fc, &cp, &sp, "10.52.0.1", "10.52.0.2");
+	CHECK(!fc);
+	bytes_across(&two.tc, &two.ts, "joined");
+	close_both(&one, &two);
+	CHECK_INT(fake_rdma_dev_qps_live("fsvb"), 1);
+	cg = smcr_lgr_of_key(ckey);
+	CHECK(cg != NULL);
+	if (!cg)
+		return;
+	CHECK_INT(smcr_lgr_goodbye(cg), 1);
+	smcr_lgr_put(cg);
+	for (int i = 0; i < 5000 && fake_rdma_dev_qps_live("fsvb"); i++) {
+		rdma_clc_groups_prune();
+		usleep(2000);
+	}
+	CHECK_INT(fake_rdma_dev_qps_live("fsvb"), 0);
 }
