@@ -991,8 +991,10 @@ static bool all_sent(uint64_t *progress)
 			/* back to TCP, the bytes go there (the library's, back.c): only the CDCs are ours */
 			bool data = !(c->back & SMCR_BACK_SAID) &&
 				    (c->tx_sent != c->tx_prep || c->tx_fin != c->tx_prep);
+			/* a peer that closed or aborted reads nothing more: TCP's reset drops them */
+			bool reads = !(c->peer_cflags & (CDC_CF_CLOSED | CDC_CF_ABORT));
 
-			if (s->live && !c->err && (data || c->cdc_due))
+			if (s->live && !c->err && reads && (data || c->cdc_due))
 				done = false;
 			*progress += c->tx_fin + c->peer_cons;
 		}

@@ -327,7 +327,8 @@ int smcr_engine_drive(struct smcr_sock *s, bool rx, uint32_t seq, const struct t
 /*
  * The process ends: wait while its connections (released ones too) still
  * have bytes for their peers or a last CDC on its way, giving up after
- * idle_ns without progress.  Those bytes end with the process.
+ * idle_ns without progress.  Those bytes end with the process.  Not for
+ * a peer that closed or aborted: it reads nothing more.
  */
 void smcr_linger_all(int64_t idle_ns);
 /*

@@ -362,8 +362,15 @@ static void rdma_wait_bells(struct transport *t)
 	(void)t;
 }
 
-/* How long the peer may take nothing of ours before an ending process gives up on it. */
-#define LINGER_IDLE_NS (5 * 1000000000LL)
+/*
+ * How long the peer may take nothing of ours before an ending process
+ * gives up on it: TCP's kernel keeps an orphan's bytes for a peer whose
+ * window stays shut about as long (its zero-window probes with
+ * tcp_orphan_retries), and a reader that sleeps a while must get them.
+ * A peer that is gone fails the link within seconds (its probes go
+ * unanswered), and one that closed reads nothing more: no wait for either.
+ */
+#define LINGER_IDLE_NS (60 * 1000000000LL)
 
 /* How long an ending process waits for its peers to take its last word (smcr_goodbye_all()). */
 #define GOODBYE_WAIT_MS 500

@@ -710,6 +710,10 @@ pingpong_over_bells() { # CASE
 	soft_case closed_then_gone
 }
 
+@test "soft: exit_sleeping_peer: the client writes 200 KiB, closes and ends while the server sleeps 12 s: every byte, then EOF" {
+	soft_case exit_sleeping_peer
+}
+
 @test "soft: idle_peer: the peer idle in poll() for input while a forked client reads 192 KiB through small buffers" {
 	soft_case idle_peer
 }

@@ -2769,6 +2769,35 @@ static int closed_then_gone_s(int *fd)
 }
 
 /*
+ * The client writes more than the server's buffers hold, closes and its
+ * process ends while the server sleeps: TCP's kernel keeps sending after
+ * the process is gone, so a server that reads SLEEPER_NAP_MS later still
+ * gets every byte, then the end.
+ */
+#define SLEEPER_BYTES (200 * KiB)
+#define SLEEPER_NAP_MS 12000
+
+static int exit_sleeping_peer_c(int *fd)
+{
+	if (sync_c(*fd) || send_pat(*fd, 118, SLEEPER_BYTES))
+		return -1;
+	close(*fd);
+	*fd = -1;
+	return 0;
+}
+
+static int exit_sleeping_peer_s(int *fd)
+{
+	if (sync_s(*fd))
+		return -1;
+	g_doing = "asleep while the client writes and ends";
+	msleep(SLEEPER_NAP_MS);
+	if (recv_pat(*fd, 118, SLEEPER_BYTES))
+		return -1;
+	return expect_eof(*fd, "after the bytes of a client that ended while we slept");
+}
+
+/*
  * The connection goes back to TCP while the server is idle in poll() for
  * input: on soft SMC-R the client's fork() says BACK with the server's
  * 192 KiB unconsumed (its RMB full, the rest in the server's send buffer),
@@ -4805,6 +4834,7 @@ static const struct scase {
 	{ "fork", fork_s, fork_c, 0 },
 	{ "exit_unread", exit_unread_s, exit_unread_c, 0 },
 	{ "closed_then_gone", closed_then_gone_s, closed_then_gone_c, 0 },
+	{ "exit_sleeping_peer", exit_sleeping_peer_s, exit_sleeping_peer_c, 0 },
 	{ "idle_peer", idle_peer_s, idle_peer_c, 0 },
 	{ "fork_writers", fork_writers_s, fork_writers_c, 0 },
 	{ "fork_early", fork_early_s, fork_early_c, 0 },

@@ -728,3 +728,60 @@ TEST(smcr_lgr_goodbye_after_the_last_close)
 	server_reads_to_the_end();
 	both_let_go();
 }
+
+static void *linger_long(void *arg)
+{
+	(void)arg;
+	smcr_linger_all(3600 * 1000000000LL);
+	return NULL;
+}
+
+/*
+ * An ending process lingers while a peer that reads may still take its
+ * bytes (up to a minute without progress, as TCP keeps an orphan's), but
+ * not for a peer that closed: it reads nothing more.
+ */
+TEST(smcr_linger_not_for_a_peer_that_closed)
+{
+	uint8_t buf[BUF];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct timespec end;
+	size_t sent = 0;
+	pthread_t th;
+	int rc;
+
+	one_link_conns("rbs13", "rbc13", 76);
+	memset(buf, 7, sizeof(buf));
+	/* more than the server's RMB holds: the rest waits in the client's send buffer */
+	for (int i = 0; i < 5000 && sent < 3 * BUF / 2; i++) {
+		ssize_t n;
+
+		iov.iov_len = 3 * BUF / 2 - sent < BUF ? 3 * BUF / 2 - sent : BUF;
+		n = smcr_sock_send(cli.s[0], &iov, 1);
+		if (n > 0)
+			sent += (size_t)n;
+		else
+			usleep(2000);
+	}
+	CHECK_INT(sent, 3 * BUF / 2);
+	CHECK_INT(smcr_sock_set_state(cli.s[0], CDC_CF_DONE_WRITING | CDC_CF_CLOSED), 0);
+	CHECK_INT(smcr_sock_set_state(srv.s[0], CDC_CF_DONE_WRITING | CDC_CF_CLOSED), 0);
+	CHECK_INT(pthread_create(&th, NULL, linger_long, NULL), 0);
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += 30;
+	rc = pthread_timedjoin_np(th, NULL, &end);
+	CHECK_INT(rc, 0);
+	/* the server reads it all after all: the client's close comes behind its bytes */
+	for (size_t got = 0, i = 0; got < sent && i < 5000; i++) {
+		struct iovec ri = { buf, sizeof(buf) };
+		ssize_t n = smcr_sock_recv(srv.s[0], &ri, 1, false);
+
+		if (n > 0)
+			got += (size_t)n;
+		else
+			usleep(2000);
+	}
+	if (rc)
+		pthread_join(th, NULL);
+	close_all();
+}
