@@ -1040,19 +1040,9 @@ static unsigned say_goodbye(struct smcr_lgr *g)
 {
 	unsigned told = 0;
 
-	for (unsigned li = 0; li < g->nlinks; li++) {
-		struct smcr_llc_msg m;
-
-		if (g->link[li].dead || !g->link[li].up)
-			continue;
-		memset(&m, 0, sizeof(m));
-		m.hd.type = SMCR_LLC_DELETE_LINK;
-		m.hd.version = SMCR_LLC_VERSION_V2;
-		m.hd.flags = SMCR_LLC_FLAG_DEL_LINK_ORDERLY;
-		m.delete_link.link_num = g->link[li].num;
-		m.delete_link.reason = SMCR_LLC_DEL_PROG_INIT_TERM;
-		told += !smcr_llc_send(g, (int)li, &m);
-	}
+	for (unsigned li = 0; li < g->nlinks; li++)
+		told += !smcr_llc_delete_link(g, (int)li, g->link[li].num, SMCR_LLC_FLAG_DEL_LINK_ORDERLY,
+					      SMCR_LLC_DEL_PROG_INIT_TERM);
 	return told;
 }
 

@@ -508,19 +508,9 @@ void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 	 * silent peer), so the end that saw it tells the other over a link
 	 * left, as the kernel's LLC DELETE LINK does.
 	 */
-	for (unsigned o = 0; o < g->nlinks && !told; o++) {
-		struct smcr_llc_msg m;
-
-		if (g->link[o].dead || !g->link[o].up)
-			continue;
-		memset(&m, 0, sizeof(m));
-		m.hd.type = SMCR_LLC_DELETE_LINK;
-		m.hd.version = SMCR_LLC_VERSION_V2;
-		m.hd.flags = by_peer ? SMCR_LLC_FLAG_RESP : 0;
-		m.delete_link.link_num = l->num;
-		m.delete_link.reason = SMCR_LLC_DEL_LOST_PATH;
-		told = !smcr_llc_send(g, (int)o, &m);
-	}
+	for (unsigned o = 0; o < g->nlinks && !told; o++)
+		told = !smcr_llc_delete_link(g, (int)o, l->num, by_peer ? SMCR_LLC_FLAG_RESP : 0,
+					     SMCR_LLC_DEL_LOST_PATH);
 	smcr_log("libsmc-preload: soft SMC-R: link %u (%s) failed%s: %u connections moved, %u reset\n", l->num,
 		 l->dev_name, by_peer ? " (the peer said so)" : "", moved, reset);
 	pthread_cond_broadcast(&g->cv);

@@ -220,6 +220,20 @@ int smcr_link_request(struct smcr_lgr *g, int li)
 	return smcr_llc_send(g, o, &m);
 }
 
+int smcr_llc_delete_link(struct smcr_lgr *g, int li, uint8_t num, uint8_t flags, uint32_t reason)
+{
+	struct smcr_llc_msg m = { 0 };
+
+	if (g->link[li].dead || !g->link[li].up)
+		return -ENOLINK;
+	m.hd.type = SMCR_LLC_DELETE_LINK;
+	m.hd.version = SMCR_LLC_VERSION_V2;
+	m.hd.flags = flags;
+	m.delete_link.link_num = num;
+	m.delete_link.reason = reason;
+	return smcr_llc_send(g, li, &m);
+}
+
 void smcr_llc_in(struct smcr_lgr *g, int li, const uint8_t *msg, uint32_t len)
 {
 	struct smcr_llc_msg m;

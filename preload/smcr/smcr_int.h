@@ -249,6 +249,8 @@ int smcr_link_of_gid(struct smcr_lgr *g, const uint8_t gid[16], bool dead);
 
 /* llc.c, with g->mu held */
 int smcr_llc_send(struct smcr_lgr *g, int li, const struct smcr_llc_msg *m);
+/* An LLC DELETE LINK for link number num over link li, if it is up (SMCR_LLC_FLAG_*, SMCR_LLC_DEL_*). */
+int smcr_llc_delete_link(struct smcr_lgr *g, int li, uint8_t num, uint8_t flags, uint32_t reason);
 /* A message of the peer that is not a CDC: answered here, or kept for a waiter. */
 void smcr_llc_in(struct smcr_lgr *g, int li, const uint8_t *msg, uint32_t len);
 /* Waits (g->mu held, released while asleep) for a kept message that match() takes. */

@@ -2743,13 +2743,19 @@ static int exit_unread_s(int *fd)
 #define CLOSED_GONE_BYTES (32 * KiB)
 #define CLOSED_GONE_WAIT_MS 8000
 
-static int closed_then_gone_c(int *fd)
+/* The client's half: n bytes of pattern seed, then close (the process ends after the case). */
+static int write_and_close_c(int *fd, uint64_t seed, size_t n)
 {
-	if (sync_c(*fd) || send_pat(*fd, 117, CLOSED_GONE_BYTES))
+	if (sync_c(*fd) || send_pat(*fd, seed, n))
 		return -1;
 	close(*fd);
 	*fd = -1;
 	return 0;
+}
+
+static int closed_then_gone_c(int *fd)
+{
+	return write_and_close_c(fd, 117, CLOSED_GONE_BYTES);
 }
 
 static int closed_then_gone_s(int *fd)
@@ -2779,11 +2785,7 @@ static int closed_then_gone_s(int *fd)
 
 static int exit_sleeping_peer_c(int *fd)
 {
-	if (sync_c(*fd) || send_pat(*fd, 118, SLEEPER_BYTES))
-		return -1;
-	close(*fd);
-	*fd = -1;
-	return 0;
+	return write_and_close_c(fd, 118, SLEEPER_BYTES);
 }
 
 static int exit_sleeping_peer_s(int *fd)
