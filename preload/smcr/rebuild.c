@@ -229,7 +229,6 @@ static void *rebuild_run(void *arg)
 	return NULL;
 }
 
-/* With g->mu held; the peer's message in g->rebuild when it offered first. */
 /*
  * With g->mu held: whether a connection of g still needs a link, one not
  * set up yet or whose peer may still read or write; one whose peer closed
@@ -244,6 +243,7 @@ static bool carries(const struct smcr_lgr *g)
 	return false;
 }
 
+/* With g->mu held; the peer's message in g->rebuild when it offered first. */
 bool smcr_rebuild_start(struct smcr_lgr *g, int li)
 {
 	struct smcr_link *l = &g->link[li];

@@ -114,9 +114,10 @@ static ssize_t rdma_produce_file(struct transport *t, int fd, off_t off, size_t 
 
 		if (ps & TP_PS_ABORT)
 			return -ECONNRESET;
-		if (ps & (TP_PS_CLOSED | TP_PS_DONE_READING))
-			return -EPIPE;
-		return err ? err : -EAGAIN;
+		/* the link's loss after the peer's end reads as its reading over */
+		if (err && !(ps & TP_PS_DONE_READING))
+			return err;
+		return ps & (TP_PS_CLOSED | TP_PS_DONE_READING) ? -EPIPE : -EAGAIN;
 	}
 	/* only this end's sender adds to the send buffer: the room read stays */
 	if (len > (size_t)room)
