@@ -255,14 +255,15 @@ static int tell_cons(struct smcr_conn *c)
 
 /*
  * The link group lost its last link (-ECONNRESET, the group's word for it)
- * after the peer ended its writing, neither end having aborted: its CLOSED
- * or DONE_WRITING came after its last byte, so all of them are in our RMB,
- * to be read as TCP's before a FIN; nothing goes to the peer any more.
+ * after the peer closed, neither end having aborted: its CLOSED came after
+ * its last byte, so all of them are in our RMB, to be read as TCP's before
+ * a FIN, and it reads nothing more.  A peer that only shut its writing
+ * still reads: for it the loss is a reset, as before.
  */
 bool smcr_conn_lost_after_end(const struct smcr_conn *c)
 {
 	return c->err == -ECONNRESET && !((c->peer_cflags | c->own_cflags) & CDC_CF_ABORT) &&
-	       (c->peer_cflags & (CDC_CF_DONE_WRITING | CDC_CF_CLOSED));
+	       (c->peer_cflags & CDC_CF_CLOSED);
 }
 
 ssize_t smcr_conn_recv(struct smcr_conn *c, const struct iovec *iov, int cnt, bool peek)

@@ -169,8 +169,8 @@ uint64_t smcr_conn_unread(const struct smcr_conn *c);
  */
 ssize_t smcr_conn_recv(struct smcr_conn *c, const struct iovec *iov, int cnt, bool peek);
 /*
- * No link left (-ECONNRESET) after the peer ended its writing, and no
- * abort: smcr_conn_recv() still gives what is in the RMB, telling nothing.
+ * No link left (-ECONNRESET) after the peer closed, and no abort:
+ * smcr_conn_recv() still gives what is in the RMB, telling nothing.
  */
 bool smcr_conn_lost_after_end(const struct smcr_conn *c);
 uint32_t smcr_conn_readable(const struct smcr_conn *c);

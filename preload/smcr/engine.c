@@ -991,8 +991,12 @@ static bool all_sent(uint64_t *progress)
 			/* back to TCP, the bytes go there (the library's, back.c): only the CDCs are ours */
 			bool data = !(c->back & SMCR_BACK_SAID) &&
 				    (c->tx_sent != c->tx_prep || c->tx_fin != c->tx_prep);
-			/* a peer that closed or aborted reads nothing more: TCP's reset drops them */
-			bool reads = !(c->peer_cflags & (CDC_CF_CLOSED | CDC_CF_ABORT));
+			/*
+			 * a peer that closed or aborted reads nothing more, and
+			 * our own abort drops them: as TCP's reset does
+			 */
+			bool reads = !(c->peer_cflags & (CDC_CF_CLOSED | CDC_CF_ABORT)) &&
+				     !(c->own_cflags & CDC_CF_ABORT);
 
 			if (s->live && !c->err && reads && (data || c->cdc_due))
 				done = false;
@@ -1033,8 +1037,8 @@ static bool nothing_held(const struct smcr_lgr *g)
 
 /*
  * With g->mu held: an LLC DELETE LINK, orderly, for each of g's links
- * (reason: the program ends, as the kernel's when it ends a link group),
- * each behind the last CDC on its own link; the number of links told.
+ * (reason: the program ends), each behind the last CDC on its own link,
+ * where the kernel sends one for all links; the number of links told.
  */
 static unsigned say_goodbye(struct smcr_lgr *g)
 {

@@ -68,8 +68,8 @@ static unsigned view_peer_state(const struct smcr_sock_view *v)
 	unsigned f = v->peer_state & TP_PS_ENDED;
 
 	/*
-	 * No link left: as an abort of the peer's; after the peer's orderly
-	 * end (a client that closed and exited), as TCP's FIN with the peer's
+	 * No link left: as an abort of the peer's; after the peer's close (a
+	 * client that closed and exited), as TCP's FIN with the peer's
 	 * reading over too: its bytes are read to the end, a write is EPIPE.
 	 */
 	if (v->lost_after_end)

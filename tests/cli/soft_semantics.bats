@@ -710,7 +710,7 @@ pingpong_over_bells() { # CASE
 	soft_case closed_then_gone
 }
 
-@test "soft: exit_sleeping_peer: the client writes 200 KiB, closes and ends while the server sleeps 12 s: every byte, then EOF" {
+@test "soft: exit_sleeping_peer: the client writes 200 KiB, closes and ends while the server sleeps 8 s: every byte, then EOF" {
 	soft_case exit_sleeping_peer
 }
 

@@ -2781,7 +2781,7 @@ static int closed_then_gone_s(int *fd)
  * gets every byte, then the end.
  */
 #define SLEEPER_BYTES (200 * KiB)
-#define SLEEPER_NAP_MS 12000
+#define SLEEPER_NAP_MS 8000
 
 static int exit_sleeping_peer_c(int *fd)
 {

@@ -746,7 +746,7 @@ TEST(smcr_linger_not_for_a_peer_that_closed)
 	uint8_t buf[BUF];
 	struct iovec iov = { buf, sizeof(buf) };
 	struct timespec end;
-	size_t sent = 0;
+	size_t sent = 0, got = 0;
 	pthread_t th;
 	int rc;
 
@@ -772,7 +772,7 @@ TEST(smcr_linger_not_for_a_peer_that_closed)
 	rc = pthread_timedjoin_np(th, NULL, &end);
 	CHECK_INT(rc, 0);
 	/* the server reads it all after all: the client's close comes behind its bytes */
-	for (size_t got = 0, i = 0; got < sent && i < 5000; i++) {
+	for (size_t i = 0; got < sent && i < 5000; i++) {
 		struct iovec ri = { buf, sizeof(buf) };
 		ssize_t n = smcr_sock_recv(srv.s[0], &ri, 1, false);
 
@@ -781,6 +781,7 @@ TEST(smcr_linger_not_for_a_peer_that_closed)
 		else
 			usleep(2000);
 	}
+	CHECK_INT(got, sent);
 	if (rc)
 		pthread_join(th, NULL);
 	close_all();
