@@ -189,6 +189,8 @@ SMCR_LAYER_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(wildcard preload/smcr/*.c) pr
 	$(wildcard preload/transport/*.c))
 $(OBJ)/tests/unit/test_smcr_lgr.o $(OBJ)/tests/unit/test_smcr_rebuild.o $(OBJ)/tests/unit/fake_rdma.o: ALL_CFLAGS += $(PRELOAD_I_smcr)
 $(OBJ)/tests/unit/test_transport_rdma.o $(OBJ)/tests/unit/test_rdma_clc.o $(OBJ)/tests/unit/test_transport_kinds.o $(OBJ)/tests/unit/rdmafx.o: ALL_CFLAGS += $(PRELOAD_I_transport)
+# preload/rdma/verbs_qp.c itself, over a fake verbs device (renamed beside fake_rdma.c's stand-ins).
+$(OBJ)/tests/unit/test_verbs_qp.o: ALL_CFLAGS += $(PRELOAD_I_rdma)
 $(OBJ)/tests/unit/test_conn_io.o $(OBJ)/tests/unit/test_child_fds.o $(OBJ)/tests/unit/test_fork_share.o: ALL_CFLAGS += $(PRELOAD_I_conn)
 # The connection layer (preload/conn/ over preload/base/), for io.c over the fake RDMA (tests/unit/test_conn_io.c) and child_fds.c.
 CONN_LAYER_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(wildcard preload/conn/*.c) $(wildcard preload/base/*.c))

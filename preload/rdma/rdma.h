@@ -20,7 +20,8 @@
  * A message slot: SMC-R's CDC and LLC messages are 44 bytes in a 48-byte
  * work-request buffer (the kernel's SMC_WR_BUF_SIZE); SMC-Rv2's ADD_LINK
  * with its rkeys is longer (up to 4152 bytes for 255 connections), so a
- * queue pair may take larger slots, up to RDMA_MSG_MAX.
+ * queue pair may take longer messages, up to RDMA_MSG_MAX, in slots of
+ * their own or, when rare, partly in a few shared buffers (slot_size).
  */
 #define RDMA_MSG_SIZE 48u
 #define RDMA_MSG_MAX  4160u
@@ -161,7 +162,31 @@ struct rdma_qp_size {
 	uint32_t recv_slots;
 	uint32_t msg_size;      /* 0: RDMA_MSG_SIZE; at most RDMA_MSG_MAX */
 	uint32_t max_inflight;  /* bytes of writes and messages in flight, 0: no limit */
+	/*
+	 * 0, or the bytes of a message a slot holds itself, below msg_size:
+	 * the rest of a longer one, which must be rare (one at a time each
+	 * way), goes through RDMA_QP_SPILLS receive and RDMA_QP_BIGS send
+	 * buffers of msg_size shared by the queue pair, so that its
+	 * registration, which RLIMIT_MEMLOCK counts, is small.  A device that
+	 * cannot scatter a receive gets full slots.
+	 */
+	uint32_t slot_size;
 };
+
+#define RDMA_QP_SPILLS 4u
+#define RDMA_QP_BIGS   2u
+
+/* The bytes of a queue pair's registered message buffers. */
+static inline size_t rdma_qp_reg_bytes(const struct rdma_qp_size *s)
+{
+	size_t msg = s->msg_size ? s->msg_size : RDMA_MSG_SIZE;
+	size_t slot = s->slot_size && s->slot_size < msg ? s->slot_size : msg;
+	size_t bytes = ((size_t)s->recv_slots + s->send_wr) * slot;
+
+	if (slot < msg)
+		bytes += RDMA_QP_SPILLS * (msg - slot) + RDMA_QP_BIGS * msg;
+	return bytes;
+}
 
 int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct rdma_qp **out);
 void rdma_qp_destroy(struct rdma_qp *qp);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 
@@ -37,8 +38,17 @@ struct rdma_qp {
 	struct ibv_cq *scq;             /* our sends: armed only when asked (rdma_qp_arm()) */
 	bool armed, sarmed;             /* asked for an event not taken yet */
 	struct ibv_qp *qp;
-	struct rdma_mr slots_mr;     /* recv_slots messages, then send_wr of them, of msg_size */
+	/*
+	 * recv_slots receive slots, send_wr send slots, of slot bytes each;
+	 * with slot < msg_size, RDMA_QP_SPILLS buffers for the rest of a
+	 * long message received and RDMA_QP_BIGS for a long one sent
+	 */
+	struct rdma_mr slots_mr;
 	uint8_t *slots;
+	size_t slots_len;
+	uint32_t slot;
+	uint64_t recvs_posted;       /* the spill buffer of a receive: its number modulo RDMA_QP_SPILLS */
+	uint64_t big_seq[RDMA_QP_BIGS];   /* the post (its sequence number + 1) that holds it, 0: none */
 	struct rdma_qp_size size;
 	uint32_t psn;
 	uint32_t max_inline;
@@ -58,16 +68,39 @@ struct rdma_qp {
 	int nstash, stash_pos;
 };
 
+static uint8_t *spill_at(const struct rdma_qp *q, uint64_t n)
+{
+	return q->slots + ((size_t)q->size.recv_slots + q->size.send_wr) * q->slot +
+	       (size_t)(n % RDMA_QP_SPILLS) * (q->size.msg_size - q->slot);
+}
+
+static uint8_t *big_at(const struct rdma_qp *q, unsigned i)
+{
+	return spill_at(q, 0) + (size_t)RDMA_QP_SPILLS * (q->size.msg_size - q->slot) + (size_t)i * q->size.msg_size;
+}
+
+/*
+ * A receive's spill buffer is that of its place in the receive queue,
+ * which completes in order: a long message's rest is overwritten only by
+ * the RDMA_QP_SPILLS-th message after it, long too, before it was taken.
+ */
 static int post_recv(struct rdma_qp *q, uint32_t slot)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)(q->slots + (size_t)slot * q->size.msg_size),
-		.length = q->size.msg_size,
-		.lkey = q->slots_mr.lkey,
+	struct ibv_sge sge[2] = {
+		{ .addr = (uintptr_t)(q->slots + (size_t)slot * q->slot), .length = q->slot, .lkey = q->slots_mr.lkey },
+		{ .addr = (uintptr_t)spill_at(q, q->recvs_posted), .length = q->size.msg_size - q->slot,
+		  .lkey = q->slots_mr.lkey },
 	};
-	struct ibv_recv_wr wr = { .wr_id = RECV_TAG | slot, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_recv_wr wr = {
+		.wr_id = RECV_TAG | (q->recvs_posted % RDMA_QP_SPILLS) << 32 | slot,
+		.sg_list = sge,
+		.num_sge = q->slot < q->size.msg_size ? 2 : 1,
+	}, *bad;
+	int rc = -ibv_post_recv(q->qp, &wr, &bad);
 
-	return -ibv_post_recv(q->qp, &wr, &bad);
+	if (!rc)
+		q->recvs_posted++;
+	return rc;
 }
 
 static int to_init(struct rdma_qp *q)
@@ -83,7 +116,7 @@ static int to_init(struct rdma_qp *q)
 				 IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 }
 
-static struct ibv_qp *create(struct rdma_qp *q, uint32_t inline_size)
+static struct ibv_qp *create(struct rdma_qp *q, uint32_t inline_size, uint32_t recv_sge)
 {
 	struct ibv_qp_init_attr ia = {
 		.send_cq = q->scq,
@@ -94,7 +127,7 @@ static struct ibv_qp *create(struct rdma_qp *q, uint32_t inline_size)
 			.max_send_wr = q->size.send_wr,
 			.max_recv_wr = q->size.recv_slots,
 			.max_send_sge = 1,
-			.max_recv_sge = 1,
+			.max_recv_sge = recv_sge,
 			.max_inline_data = inline_size,
 		},
 	};
@@ -118,17 +151,12 @@ static int setup(struct rdma_qp *q)
 	struct ibv_context *ctx = rdma_dev_ctx(q->dev);
 	long flags;
 	int rc;
-	size_t slots = (size_t)q->size.recv_slots + q->size.send_wr;
 
 	q->posts = calloc(q->size.send_wr, sizeof(*q->posts));
 	q->wrs = calloc(q->size.send_wr, sizeof(*q->wrs));
 	q->sges = calloc(q->size.send_wr, sizeof(*q->sges));
-	q->slots = calloc(slots, q->size.msg_size);
-	if (!q->posts || !q->wrs || !q->sges || !q->slots)
+	if (!q->posts || !q->wrs || !q->sges)
 		return -ENOMEM;
-	rc = rdma_mr_reg(q->dev, q->slots, slots * q->size.msg_size, false, &q->slots_mr);
-	if (rc)
-		return rc;
 	q->ch = rdma_v.create_comp_channel(ctx);
 	if (!q->ch)
 		return errno ? -errno : -ENOMEM;
@@ -148,12 +176,27 @@ static int setup(struct rdma_qp *q)
 		q->scq = rdma_v.create_cq(ctx, (int)q->size.send_wr, &q->scq, q->ch, 0);
 	if (!q->cq || !q->scq)
 		return errno ? -errno : -ENOMEM;
-	q->qp = create(q, q->size.msg_size);
-	if (!q->qp)
-		q->qp = create(q, 0);   /* a device without inline sends */
+	/* a device without inline sends, or that cannot scatter a receive (full slots then) */
+	for (unsigned i = 0; !q->qp && i < 4; i++) {
+		uint32_t sge = q->slot < q->size.msg_size && i < 2 ? 2 : 1;
+
+		if (sge == 1)
+			q->slot = q->size.msg_size;
+		q->qp = create(q, i % 2 ? 0 : q->size.msg_size, sge);
+	}
 	if (!q->qp)
 		return errno ? -errno : -ENOMEM;
-	rc = to_init(q);
+	q->size.slot_size = q->slot;
+	/* pages of their own: no other data shares what the registration pins */
+	q->slots_len = rdma_qp_reg_bytes(&q->size);
+	q->slots = mmap(NULL, q->slots_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q->slots == MAP_FAILED) {
+		q->slots = NULL;
+		return -ENOMEM;
+	}
+	rc = rdma_mr_reg(q->dev, q->slots, q->slots_len, false, &q->slots_mr);
+	if (!rc)
+		rc = to_init(q);
 	for (uint32_t i = 0; !rc && i < q->size.recv_slots; i++)
 		rc = post_recv(q, i);
 	if (getrandom(&q->psn, sizeof(q->psn), 0) != sizeof(q->psn))
@@ -178,6 +221,7 @@ int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct r
 	q->size = *size;
 	if (!q->size.msg_size)
 		q->size.msg_size = RDMA_MSG_SIZE;
+	q->slot = q->size.slot_size && q->size.slot_size < q->size.msg_size ? q->size.slot_size : q->size.msg_size;
 	rc = setup(q);
 	if (rc) {
 		rdma_qp_destroy(q);
@@ -206,7 +250,8 @@ void rdma_qp_destroy(struct rdma_qp *q)
 		rdma_v.destroy_comp_channel(q->ch);
 	}
 	rdma_mr_dereg(&q->slots_mr);
-	free(q->slots);
+	if (q->slots)
+		munmap(q->slots, q->slots_len);
 	free(q->posts);
 	free(q->wrs);
 	free(q->sges);
@@ -412,12 +457,23 @@ static int post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_
 	};
 
 	/* the send slot of this post's sequence number (free again once it completed): a held post outlives msg */
-	uint8_t *slot = q->slots + ((size_t)q->size.recv_slots + q->seq % q->size.send_wr) * q->size.msg_size;
+	uint8_t *slot = q->slots + ((size_t)q->size.recv_slots + q->seq % q->size.send_wr) * q->slot;
 
 	if (len > q->size.msg_size)
 		return -EMSGSIZE;
 	if (!room(q, ctl, len))
 		return -ENOBUFS;
+	if (len > q->slot) {
+		unsigned i = 0;
+
+		/* a long message's buffer is free once its post completed */
+		while (i < RDMA_QP_BIGS && q->big_seq[i] > q->done)
+			i++;
+		if (i == RDMA_QP_BIGS)
+			return -ENOBUFS;
+		q->big_seq[i] = q->seq + 1;
+		slot = big_at(q, i);
+	}
 	memcpy(slot, msg, len);
 	sge.addr = (uintptr_t)slot;
 	sge.lkey = q->slots_mr.lkey;
@@ -464,7 +520,8 @@ static bool take(struct rdma_qp *q, const struct ibv_wc *wc, struct rdma_event *
 	memset(ev, 0, sizeof(*ev));
 	ev->status = wc->status;
 	if (wc->wr_id & RECV_TAG) {
-		uint32_t slot = (uint32_t)(wc->wr_id & ~RECV_TAG);
+		uint32_t slot = (uint32_t)wc->wr_id;
+		unsigned spill = (unsigned)(wc->wr_id >> 32 & 0xff);
 
 		if (slot >= q->size.recv_slots)
 			return false;
@@ -474,7 +531,9 @@ static bool take(struct rdma_qp *q, const struct ibv_wc *wc, struct rdma_event *
 		}
 		ev->kind = RDMA_EV_MSG;
 		ev->len = wc->byte_len < q->size.msg_size ? wc->byte_len : q->size.msg_size;
-		memcpy(ev->msg, q->slots + (size_t)slot * q->size.msg_size, ev->len);
+		memcpy(ev->msg, q->slots + (size_t)slot * q->slot, ev->len < q->slot ? ev->len : q->slot);
+		if (ev->len > q->slot)
+			memcpy(ev->msg + q->slot, spill_at(q, spill), ev->len - q->slot);
 		if (post_recv(q, slot))
 			ev->kind = RDMA_EV_ERROR;
 		return true;

@@ -15,14 +15,20 @@
 
 /*
  * Queue pairs of a link: work requests in flight for all its connections, the
- * peer's message slots.  A slot holds the longest LLC message: an ADD LINK
- * carries an rkey for each of the group's connections, and a group that
- * could not send it could never add a link again.
+ * peer's message slots.  A message may be as long as the longest LLC
+ * message: an ADD LINK carries an rkey for each of the group's connections,
+ * and a group that could not send it could never add a link again.  A slot
+ * holds a CDC with bytes inside; an ADD LINK's rest, one at a time each way
+ * (its flow waits for the answer), goes through the queue pair's few long
+ * buffers (doc/soft-roce.md section 4).
  */
-#define LINK_MSG_SIZE SMCR_LLC_ENC_MAX_LEN
-_Static_assert(LINK_MSG_SIZE >= SMCR_CDC_LEN + SMCR_CDC_DATA_MAX, "a slot holds a CDC with bytes inside");
-_Static_assert(LINK_MSG_SIZE <= RDMA_MSG_MAX, "a queue pair takes slots of that size");
-static const struct rdma_qp_size link_size = { .send_wr = 64, .recv_slots = 64, .msg_size = LINK_MSG_SIZE };
+#define LINK_MSG_SIZE  SMCR_LLC_ENC_MAX_LEN
+#define LINK_SLOT_SIZE (SMCR_CDC_LEN + SMCR_CDC_DATA_MAX)
+_Static_assert(LINK_SLOT_SIZE >= SMCR_LLC_LEN, "a slot holds every LLC message but ADD LINK's rkeys");
+_Static_assert(LINK_MSG_SIZE <= RDMA_MSG_MAX, "a queue pair takes messages of that size");
+static const struct rdma_qp_size link_size = {
+	.send_wr = 64, .recv_slots = 64, .msg_size = LINK_MSG_SIZE, .slot_size = LINK_SLOT_SIZE,
+};
 
 /* Keys name groups within the process: a count, never 0. */
 static uint32_t next_key(void)

@@ -238,7 +238,7 @@ static int group_add(const uint8_t peer_id[CLC_SYSTEMID_LEN], bool server, struc
  * RLIMIT_MEMLOCK): this process's server groups without a connection go,
  * as the kernel's link groups do once unused for long, and the progress
  * thread frees them (their queue pairs and registrations, a link's message
- * slots alone some 520 KiB), waited for 2 s at most.  A client process
+ * slots some 40 KiB), waited for 2 s at most.  A client process
  * that ended leaves its server's group until a TEST LINK goes unanswered,
  * 30 s later; the next client would not fit meanwhile.  Only the server's:
  * a client's next connection names the server's group, which a client

@@ -346,7 +346,7 @@ void rdma_mr_dereg(struct rdma_mr *mr)
 int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct rdma_qp **out)
 {
 	struct rdma_qp *q;
-	size_t slot_bytes = ((size_t)size->recv_slots + size->send_wr) * (size->msg_size ? size->msg_size : RDMA_MSG_SIZE);
+	size_t slot_bytes = rdma_qp_reg_bytes(size);
 	int err;
 
 	pthread_mutex_lock(&mu);

@@ -10,7 +10,8 @@
 # its CDC records each way, and data records that cover every byte after
 # the cut-over once.  Last, a program that is not preloaded against one
 # that is, each way: their echo over TCP, the preloaded end listed with
-# 0x03010000 (the peer did not offer SMC).  Then a user's program (no
+# 0x03010000 (the peer did not offer SMC); the server pins its buffers and
+# its link's small message slots, no more.  Then a user's program (no
 # CAP_IPC_LOCK: the locked-memory limit holds) with $MANY connections at
 # once: one link group at each end, not one per connection, and each
 # connection SMC-R, or TCP with ERR_REGBUF (its own or the peer's) where
@@ -131,6 +132,12 @@ if [ "$VMROLE" = server ]; then
 	ok echo-accepted grep -q ACCEPTED /tmp/echo.out
 	decided_row
 	grepcheck smcss-server-smcr "^ACTIVE .*:$PORT .* SMCR" /tmp/ss.txt
+	# what the kernel pins for it (RLIMIT_MEMLOCK counts it for a user): the
+	# connection's RMB (128 KiB) and send buffer (256 KiB), and the link's
+	# message slots, some 40 KiB (about 520 KiB until 2026-12-06)
+	pin=$(sed -n 's/^VmPin:[[:space:]]*\([0-9]*\) kB$/\1/p' /proc/$EPID/status)
+	echo "INFO $SCEN/server-pinned: ${pin:-no VmPin} kB"
+	ok server-pins-buffers-and-little-more test "${pin:-999999}" -le 512
 	i=0; while ! grep -q 'SERVER EOF' /tmp/echo.out && [ $i -lt "$(slow 1200)" ]; do sleep 0.1; i=$((i + 1)); done
 	grepcheck echo-server-eof 'SERVER EOF' /tmp/echo.out
 	grepcheck server-connected-by-rdma 'connected by rdma' /tmp/echo.out
