@@ -59,8 +59,9 @@ struct fake_cq {
 struct fake_qp {
 	struct ibv_qp qp;
 	struct fake_qp *peer;
+	uint32_t max_recv_sge;
 	struct ibv_recv_wr recv[FAKE_WRS];     /* posted receives, in order, and their SGEs */
-	struct ibv_sge recv_sge[FAKE_WRS][2];
+	struct ibv_sge recv_sge[FAKE_WRS][32];
 	unsigned recv_head, nrecv;
 	struct ibv_send_wr send[FAKE_WRS];     /* posted sends the device has not run yet */
 	struct ibv_sge send_sge[FAKE_WRS];
@@ -104,7 +105,7 @@ static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_
 	for (; wr; wr = wr->next) {
 		unsigned i = (f->recv_head + f->nrecv) % FAKE_WRS;
 
-		if (f->nrecv == FAKE_WRS || wr->num_sge > 2) {
+		if (f->nrecv == FAKE_WRS || wr->num_sge > (int)f->max_recv_sge) {
 			*bad = wr;
 			return ENOMEM;
 		}
@@ -228,6 +229,7 @@ static struct ibv_qp *fake_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr 
 	f->qp.send_cq = ia->send_cq;
 	f->qp.recv_cq = ia->recv_cq;
 	f->qp.qp_num = ++dev.next_qpn;
+	f->max_recv_sge = ia->cap.max_recv_sge;
 	return &f->qp;
 }
 

@@ -13,10 +13,13 @@
  * ECONNRESET (no byte wrong before it), never hang.  A group's only link
  * that fails while its port is up is rebuilt on new queue pairs, the two
  * processes handing each other the layer's rebuild messages over one more
- * TCP connection, as two libraries do through their daemons.
+ * TCP connection, as two libraries do through their daemons.  With
+ * "relink", the test takes a link down and brings it back: after the bytes
+ * each end waits (up to 60 s) for its group to have two links up again
+ * before it closes its connections, and prints how many it has.
  *
- *   smcr_conns server PORT DEV DEV2 ADDR2 CONNS BYTES [reset]
- *   smcr_conns client ADDR PORT DEV DEV2 ADDR2 CONNS BYTES [reset]
+ *   smcr_conns server PORT DEV DEV2 ADDR2 CONNS BYTES [reset|relink]
+ *   smcr_conns client ADDR PORT DEV DEV2 ADDR2 CONNS BYTES [reset|relink]
  *
  * Prints "smcr_conns: OK ..." with exit 0, else the failure.
  */
@@ -52,7 +55,7 @@ static uint64_t total;
 static int nconns;
 static _Atomic uint64_t sent_all;
 static _Atomic bool quarter_told;
-static bool expect_reset;
+static bool expect_reset, relink;
 
 struct conn {
 	int idx;
@@ -472,9 +475,10 @@ int main(int argc, char **argv)
 	server = argc > 1 && !strcmp(argv[1], "server");
 	a = server ? 2 : 3;
 	expect_reset = argc == a + 7 && !strcmp(argv[a + 6], "reset");
-	if ((argc != a + 6 && !expect_reset) || (!server && strcmp(argv[1], "client"))) {
-		fprintf(stderr, "usage: smcr_conns server PORT DEV DEV2 ADDR2 CONNS BYTES [reset]\n"
-				"       smcr_conns client ADDR PORT DEV DEV2 ADDR2 CONNS BYTES [reset]\n");
+	relink = argc == a + 7 && !strcmp(argv[a + 6], "relink");
+	if ((argc != a + 6 && !expect_reset && !relink) || (!server && strcmp(argv[1], "client"))) {
+		fprintf(stderr, "usage: smcr_conns server PORT DEV DEV2 ADDR2 CONNS BYTES [reset|relink]\n"
+				"       smcr_conns client ADDR PORT DEV DEV2 ADDR2 CONNS BYTES [reset|relink]\n");
 		return 2;
 	}
 	dev = argv[a + 1];
@@ -541,6 +545,11 @@ int main(int argc, char **argv)
 		smcr_lgr_put(lgr);
 		return 0;
 	}
+	/* the link added again names every connection's rkey: they stay meanwhile */
+	for (int i = 0; relink && i < 600 && smcr_lgr_links_up(lgr) < 2; i++)
+		usleep(100000);
+	if (relink)
+		printf("smcr_conns: %u links up after the bytes\n", smcr_lgr_links_up(lgr));
 	for (int i = 0; i < nconns; i++)
 		finish(&conns[i]);
 	printf("smcr_conns: OK %s sent %llu and received %llu bytes on each of %d connections, every byte "
