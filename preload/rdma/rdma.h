@@ -176,11 +176,19 @@ struct rdma_qp_size {
 #define RDMA_QP_SPILLS 4u
 #define RDMA_QP_BIGS   2u
 
+/* A queue pair's message slot: slot_size where asked for and smaller than a message. */
+static inline size_t rdma_qp_slot(const struct rdma_qp_size *s)
+{
+	size_t msg = s->msg_size ? s->msg_size : RDMA_MSG_SIZE;
+
+	return s->slot_size && s->slot_size < msg ? s->slot_size : msg;
+}
+
 /* The bytes of a queue pair's registered message buffers. */
 static inline size_t rdma_qp_reg_bytes(const struct rdma_qp_size *s)
 {
 	size_t msg = s->msg_size ? s->msg_size : RDMA_MSG_SIZE;
-	size_t slot = s->slot_size && s->slot_size < msg ? s->slot_size : msg;
+	size_t slot = rdma_qp_slot(s);
 	size_t bytes = ((size_t)s->recv_slots + s->send_wr) * slot;
 
 	if (slot < msg)

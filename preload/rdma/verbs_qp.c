@@ -177,8 +177,8 @@ static int setup(struct rdma_qp *q)
 	if (!q->cq || !q->scq)
 		return errno ? -errno : -ENOMEM;
 	/* a device without inline sends, or that cannot scatter a receive (full slots then) */
-	for (unsigned i = 0; !q->qp && i < 4; i++) {
-		uint32_t sge = q->slot < q->size.msg_size && i < 2 ? 2 : 1;
+	for (unsigned i = q->slot < q->size.msg_size ? 0 : 2; !q->qp && i < 4; i++) {
+		uint32_t sge = i < 2 ? 2 : 1;
 
 		if (sge == 1)
 			q->slot = q->size.msg_size;
@@ -221,7 +221,7 @@ int rdma_qp_create(struct rdma_dev *d, const struct rdma_qp_size *size, struct r
 	q->size = *size;
 	if (!q->size.msg_size)
 		q->size.msg_size = RDMA_MSG_SIZE;
-	q->slot = q->size.slot_size && q->size.slot_size < q->size.msg_size ? q->size.slot_size : q->size.msg_size;
+	q->slot = (uint32_t)rdma_qp_slot(&q->size);
 	rc = setup(q);
 	if (rc) {
 		rdma_qp_destroy(q);
@@ -466,7 +466,7 @@ static int post_msg(struct rdma_qp *q, const void *msg, size_t len, uint64_t wr_
 	if (len > q->slot) {
 		unsigned i = 0;
 
-		/* a long message's buffer is free once its post completed */
+		/* a long message's buffer is free once its post's completion was taken */
 		while (i < RDMA_QP_BIGS && q->big_seq[i] > q->done)
 			i++;
 		if (i == RDMA_QP_BIGS)

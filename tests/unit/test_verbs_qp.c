@@ -316,6 +316,18 @@ static void pair(const struct rdma_qp_size *size, struct rdma_qp **a, struct rdm
 	((struct fake_qp *)(*b)->qp)->peer = (struct fake_qp *)(*a)->qp;
 }
 
+/* The device carries what a posted (it runs a's sends). */
+static void run(struct rdma_qp *a)
+{
+	device_run((struct fake_qp *)a->qp);
+}
+
+static void unpair(struct rdma_qp *a, struct rdma_qp *b)
+{
+	vq_qp_destroy(a);
+	vq_qp_destroy(b);
+}
+
 static void fill(uint8_t *m, size_t len, unsigned seed)
 {
 	for (size_t i = 0; i < len; i++)
@@ -370,12 +382,11 @@ TEST(verbs_qp_a_link_registers_small_slots_and_a_few_long_buffers)
 		CHECK_INT(vq_post_ctl(a, m, 4152, 0), 0);
 		fill(m, 100, 2);
 		CHECK_INT(vq_post_msg(a, m, 100, 0), 0);
-		device_run((struct fake_qp *)a->qp);
+		run(a);
 		expect_msg(b, 4152, 1);
 		expect_msg(b, 100, 2);
 	}
-	vq_qp_destroy(a);
-	vq_qp_destroy(b);
+	unpair(a, b);
 	dev.max_recv_sge = 32;
 }
 
@@ -393,20 +404,19 @@ TEST(verbs_qp_long_messages_arrive_whole_short_ones_in_their_slots)
 				fill(m, lens[i], round * 10 + i);
 				/* a long send waits for one of the two long buffers */
 				if (vq_post_msg(a, m, lens[i], 0) == -ENOBUFS) {
-					device_run((struct fake_qp *)a->qp);
+					run(a);
 					sends_done(a);
 					CHECK_INT(vq_post_msg(a, m, lens[i], 0), 0);
 				}
 				/* the peer's taking falls behind by a message */
 				if (i)
 					expect_msg(b, lens[i - 1], round * 10 + i - 1);
-				device_run((struct fake_qp *)a->qp);
+				run(a);
 			}
 			expect_msg(b, lens[6], round * 10 + 6);
 			sends_done(a);
 		}
-		vq_qp_destroy(a);
-		vq_qp_destroy(b);
+		unpair(a, b);
 	}
 	dev.max_inline = 0;
 }
@@ -421,13 +431,12 @@ TEST(verbs_qp_four_long_messages_taken_late_arrive_whole)
 	for (unsigned i = 0; i < RDMA_QP_SPILLS; i++) {
 		fill(m, 200 + i, i);
 		CHECK_INT(vq_post_msg(a, m, 200 + i, 0), 0);
-		device_run((struct fake_qp *)a->qp);
+		run(a);
 		sends_done(a);
 	}
 	for (unsigned i = 0; i < RDMA_QP_SPILLS; i++)
 		expect_msg(b, 200 + i, i);
-	vq_qp_destroy(a);
-	vq_qp_destroy(b);
+	unpair(a, b);
 	dev.max_inline = 0;
 }
 
@@ -448,7 +457,7 @@ TEST(verbs_qp_a_long_send_keeps_its_buffer_until_it_completed)
 	/* short ones still go */
 	fill(m, 128, 4);
 	CHECK_INT(vq_post_msg(a, m, 128, 0), 0);
-	device_run((struct fake_qp *)a->qp);
+	run(a);
 	expect_msg(b, 3000, 1);
 	expect_msg(b, 3001, 2);
 	expect_msg(b, 128, 4);
@@ -457,8 +466,7 @@ TEST(verbs_qp_a_long_send_keeps_its_buffer_until_it_completed)
 	sends_done(a);
 	fill(m, 3002, 3);
 	CHECK_INT(vq_post_ctl(a, m, 3002, 0), 0);
-	device_run((struct fake_qp *)a->qp);
+	run(a);
 	expect_msg(b, 3002, 3);
-	vq_qp_destroy(a);
-	vq_qp_destroy(b);
+	unpair(a, b);
 }

@@ -207,6 +207,17 @@ proc_calls() {
 		done
 	done
 }
+# stuck_echo PROG PORT: for an echo that did not finish, where PROG's
+# threads are, the TCP sockets on PORT with their queues (/proc/net/tcp,
+# hex: local and remote address, state, tx_queue:rx_queue), and the end
+# of this VM's daemon's log.
+stuck_echo() {
+	echo "INFO $SCEN: $1 did not finish"
+	proc_calls "$1"
+	hex=$(printf ':%04X ' "$2")
+	grep -h "$hex" /proc/net/tcp /proc/net/tcp6 2>/dev/null | sed 's/^/  > tcp: /'
+	tail -20 /tmp/softd.log 2>/dev/null | sed 's/^/  > softd: /'
+}
 # stuck_watch SECONDS WHAT: if this script has not removed /tmp/watch.WHAT
 # within SECONDS, every task asleep in the kernel (state D) with its
 # stack, for a step that hung (the watch runs in the background).

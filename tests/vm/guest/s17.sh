@@ -25,6 +25,8 @@ else
 	# held 20 s after its echo while both ends take their listings
 	echo_client $PORT 20 $BYTES 3
 	grepcheck echo-data "ECHO OK $BYTES" /tmp/echo.out
+	# stuck: where, and no wait for it below
+	grep -q -e ECHO -e tcpecho: /tmp/echo.out || { stuck_echo tcpecho $PORT; kill -9 $EPID; }
 fi
 # the connection's row once decided
 wait_for 600 sh -c "smcss -a | grep -q -e '^ACTIVE .*:$PORT .* SMCR' -e '^ACTIVE .*:$PORT .* TCP 0x'"
@@ -33,7 +35,7 @@ grepcheck fallback-no-confirm-link "^ACTIVE .*:$PORT .* TCP 0x02010000$" /tmp/ss
 rdma statistic show link rxe0/1 > /tmp/rxe.txt 2>&1
 if [ "$VMROLE" = server ]; then
 	grepcheck rxe-sent ' sent_pkts [1-9]' /tmp/rxe.txt
-	wait_for 1200 grep -q 'SERVER EOF' /tmp/echo.out
+	wait_for 1200 grep -q 'SERVER EOF' /tmp/echo.out || stuck_echo tcpecho $PORT
 	grepcheck echo-server-eof 'SERVER EOF' /tmp/echo.out
 else
 	grepcheck rxe-received-none ' rcvd_pkts 0 ' /tmp/rxe.txt
@@ -42,5 +44,4 @@ else
 fi
 echo "--- $SCEN outputs"
 cat /tmp/ss.txt /tmp/rxe.txt /tmp/echo.out
-grep -q -e ECHO -e 'SERVER EOF' /tmp/echo.out || proc_calls tcpecho
 echo "--- end"
