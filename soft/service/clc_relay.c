@@ -98,6 +98,24 @@ static void send_clc(struct soft_state *st, struct soft_sock *s, uint8_t type, u
 		soft_relay_send(st, s, type, index, NULL, 0);
 }
 
+/*
+ * The peer's message number index answers ours: the server's n the
+ * client's n, the client's n + 1 the server's n.  It was kept then, though
+ * its CLC_SEEN was lost or late (a busy host), and a server whose client
+ * CONFIRMed must not be declined for its ACCEPT's CLC_SEEN.
+ */
+static void kept_by_answer(struct soft_sock *s, uint8_t index)
+{
+	struct soft_clc_relay *c = s->ask.clc;
+	unsigned answered = s->role == 0 ? index : index - 1u;
+
+	if (answered && answered == c->tx_index && c->tx_seen < answered) {
+		c->tx_seen = c->tx_index;
+		c->failed = false;
+		soft_peer_unlink(s);
+	}
+}
+
 void soft_clc_input(struct soft_state *st, struct soft_sock *s, const struct soft_peer_msg *m)
 {
 	struct soft_clc_relay *c = s->ask.clc;
@@ -119,6 +137,7 @@ void soft_clc_input(struct soft_state *st, struct soft_sock *s, const struct sof
 		if (st->dumps)
 			soft_dump_clc_msg(st, s, c->rx[i], c->rx_len[i], true);
 	}
+	kept_by_answer(s, m->index);
 	send_clc(st, s, SOFT_PEER_CLC_SEEN, m->index);
 }
 
@@ -353,8 +372,10 @@ int soft_clc(struct soft_req *r)
 	/*
 	 * Its message could not get through: as when no daemon answers; but a
 	 * DECLINE of its own lists its own code, as the kernel's sender does.
+	 * Not an end its library says is PAIRED: its link was confirmed over
+	 * RDMA with the peer, so every message of ours got there.
 	 */
-	if (s->pair_status == SOFT_PAIR_NEGOTIATE && s->ask.clc->failed)
+	if (s->pair_status == SOFT_PAIR_NEGOTIATE && s->ask.clc->failed && !a.connected)
 		soft_pair_decline(r->st, s, soft_clc_undecided_reason(s), 0);
 	if (a.clc) {
 		rc = soft_clc_give(r->st, s, a.clc, a.clc_len, a.reason, soft_now_ms());
@@ -373,6 +394,7 @@ int soft_clc(struct soft_req *r)
 			return -EINVAL;
 		}
 		soft_peer_unlink(s);
+		s->ask.clc->failed = false;
 		s->pair_status = SOFT_PAIR_RDMA;
 		s->mode = SMC_DIAG_MODE_SMCR;
 		s->lgr_key = a.lgr_key;

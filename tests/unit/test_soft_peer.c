@@ -61,6 +61,16 @@ static void deliver(bool drop, int64_t now)
 	nq = 0;
 }
 
+/* The messages queued now delivered, what they bring about lost. */
+static void deliver_answers_lost(int64_t now)
+{
+	int n = nq;
+
+	for (int i = 0; i < n; i++)
+		soft_peer_input(&hosts[!q[i].from], q[i].msg, q[i].len, q[i].family, q[i].src, q[i].port, now);
+	nq = 0;
+}
+
 static char sysfs[64];
 
 /* Both hosts see rxe0 on lo (ends on lo have an SMC-R device, others none). */
@@ -597,6 +607,37 @@ TEST(soft_peer_clc_lost_sent_again_then_failed)
 	deliver(false, 250);
 	deliver(false, 250);
 	CHECK(peer_msg_is(b, 1, "PROPOSAL") && soft_clc_seen(a) == 1);
+	soft_reg_drop(&hosts[0], a);
+	soft_reg_drop(&hosts[1], b);
+	hosts_free();
+}
+
+TEST(soft_peer_clc_an_answer_says_what_it_answers_was_kept)
+{
+	struct soft_sock *a, *b;
+	int64_t due;
+
+	ends_negotiate(&a, &b);
+	/* the PROPOSAL kept, its CLC_SEEN lost */
+	CHECK_INT(soft_clc_give(&hosts[0], a, "PROPOSAL", 8, 0, 0), 0);
+	deliver_answers_lost(0);
+	CHECK_INT(soft_clc_seen(a), 0);
+	/* the server's ACCEPT answers it */
+	CHECK_INT(soft_clc_give(&hosts[1], b, "ACCEPT", 6, 0, 10), 0);
+	/* every CLC_SEEN of the ACCEPT lost until the server's daemon gave up */
+	deliver_answers_lost(10);
+	CHECK(peer_msg_is(a, 1, "ACCEPT"));
+	CHECK_INT(soft_clc_seen(a), 1);
+	for (int64_t t = 10; (due = soft_peer_tick(&hosts[1], t)) > 0; t = due)
+		deliver(true, t);
+	CHECK(soft_clc_failed(b) && soft_clc_seen(b) == 0);
+	/* the client's CONFIRM, which only an ACCEPT that got there brings */
+	CHECK_INT(soft_clc_give(&hosts[0], a, "CONFIRM", 7, 0, 2100), 0);
+	deliver_answers_lost(2100);
+	CHECK(peer_msg_is(b, 2, "CONFIRM"));
+	CHECK(!soft_clc_failed(b) && soft_clc_seen(b) == 1);
+	CHECK(!b->ask.pprev);
+	CHECK_INT(b->pair_status, SOFT_PAIR_NEGOTIATE);
 	soft_reg_drop(&hosts[0], a);
 	soft_reg_drop(&hosts[1], b);
 	hosts_free();
