@@ -189,8 +189,13 @@ void ctl_neg_reply(const struct soft_pair_reply *r)
 
 	for (n = negs; n && n->seq != r->seq; n = n->next) {
 	}
-	if (!n)
+	if (!n) {
+		/* a PAIRED the daemon did not take (or a question of a negotiation that ended) */
+		if (r->error)
+			preload_dbg("libsmc-preload: soft SMC-R: the daemon refused request %u: %s\n", r->seq,
+				    strerror(-r->error));
 		return;
+	}
 	n->seq = 0;
 	clc_out(0, 1);
 	if (r->error == -EBUSY)
@@ -444,6 +449,22 @@ static bool work_for(const struct neg *n, int64_t now)
 	return n->in_len || (n->role == 0 && !n->rn);
 }
 
+/*
+ * With ctl_mu held: the daemon hears that an end runs over RDMA, once: a
+ * full queue is waited for (a server with many negotiations in a busy
+ * guest), or the daemon would list it as negotiating, never SMC-R.
+ */
+static void paired_tell(uint64_t token, uint32_t key, uint8_t link, uint32_t rmb, uint32_t snd)
+{
+	long rc = soft_reg_clc_connected_send(&chan, token, key, link, rmb, snd);
+
+	if (rc == -EAGAIN && chan_room())
+		rc = soft_reg_clc_connected_send(&chan, token, key, link, rmb, snd);
+	if (rc < 0)
+		preload_dbg("libsmc-preload: soft SMC-R: the daemon was not told the end is paired: %s\n",
+			    strerror((int)-rc));
+}
+
 /* Without ctl_mu: n is over; its connection attached, or on TCP with its code told. */
 static void finish(struct neg *n)
 {
@@ -473,7 +494,7 @@ static void finish(struct neg *n)
 				/* the daemon lists it as SMC-R from now on, its group first */
 				ctl_lgr_report();
 				if (chan.fd >= 0)
-					soft_reg_clc_connected_send(&chan, n->token, key, link, rmb, snd);
+					paired_tell(n->token, key, link, rmb, snd);
 			}
 			pthread_mutex_unlock(&ctl_mu);
 			if (attached) {
@@ -494,6 +515,10 @@ static void finish(struct neg *n)
 	rdma_neg_free(n->rn);
 	n->rn = NULL;
 	conn_stay_tcp(n->sc);
+	if (n->our_reason || n->failed)
+		preload_dbg("libsmc-preload: soft SMC-R: stays TCP: %s 0x%08x\n",
+			    n->our_reason ? "our reason" : "the peer's or its daemon's reason",
+			    n->our_reason ? n->our_reason : n->reason == DECL_PEERDECL ? n->diag : n->reason);
 	/* a decline the daemon made itself is listed already */
 	if (n->our_reason)
 		ctl_fall_back(fd, n->sc, n->our_reason);

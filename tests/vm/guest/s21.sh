@@ -6,9 +6,9 @@
 # daemon each.  A 4 MiB random value goes in and comes back with the same
 # sha256; redis-benchmark's connections (8 at once, pipelined and not)
 # finish every request; the library says each connection of the client's
-# programs negotiated SMC-R (SMC_DEBUG=1: "connected by rdma"), and smcss
-# lists the server's connections as SMCR while they run.  Needs redis on
-# the host (deps.sh installs it; mkinitramfs.sh copies it in).
+# programs and of the server negotiated SMC-R (SMC_DEBUG=1: "connected by
+# rdma"), and smcss lists the server's connections as SMCR while they run.
+# Needs redis on the host (deps.sh installs it; mkinitramfs.sh copies it in).
 SCEN=s21-$VMROLE
 . /tests/lib.sh
 export SMC_BACKEND=soft SMC_SOFT_SOCKET=/tmp/soft/control SMC_DEBUG=1
@@ -25,16 +25,26 @@ if [ "$VMROLE" = server ]; then
 	# the client's benchmark runs: the server's connections, as smcss lists them
 	nc -l -p $DONE > /tmp/done &
 	NCPID=$!
-	# (the listing kept as it matched: the client's connections may be short)
-	wait_for 3000 sh -c "test -s /tmp/done || { smcss -a > /tmp/ss.txt 2>&1; grep -q '^ACTIVE .*:$PORT .* SMCR' /tmp/ss.txt; }"
-	grepcheck server-conn-smcr "^ACTIVE .*:$PORT .* SMCR" /tmp/ss.txt
-	wait_for 2400 test -s /tmp/done
+	# every listing's rows until the client is done (its connections may be short)
+	: > /tmp/ss.rows
+	wait_for 5400 sh -c "test -s /tmp/done || { smcss -a 2>&1 | grep '^ACTIVE .*:$PORT ' >> /tmp/ss.rows; false; }"
+	grepcheck server-conn-smcr "^ACTIVE .*:$PORT .* SMCR" /tmp/ss.rows
 	kill $NCPID 2>/dev/null
 	wait $NCPID 2>/dev/null
 	# the client's SHUTDOWN NOSAVE ends it
 	wait_for 300 sh -c "! kill -0 $RPID 2>/dev/null"
 	ok redis-server-ended sh -c "! kill -0 $RPID 2>/dev/null"
-	grep -a -e 'soft SMC-R' -e 'reset' /tmp/redis.err | head -n 20 | sed 's/^/  | /'
+	# each listed connection once: SMCR, or TCP with its code (the client's
+	# last benchmark is not preloaded: 0x03010000 there)
+	awk '{ last[$4 " " $5] = / SMCR/ ? "SMCR" : $(NF-1) " " $NF } END { for (c in last) print last[c] }' \
+		/tmp/ss.rows | sort | uniq -c |
+		sed 's/^/INFO s21-server\/rows: /'
+	conns=$(grep -c 'connected by rdma' /tmp/redis.err)
+	echo "INFO s21-server/conns-rdma: $conns of the server's connections over RDMA"
+	# the benchmarks' 56, the cli's own
+	ok server-conns-over-rdma test "$conns" -ge 56
+	grep -a -e 'soft SMC-R' -e 'reset' /tmp/redis.err | sed 's/[0-9][0-9]*/N/g' | sort | uniq -c | sort -rn |
+		head -n 12 | sed 's/^/  | /'
 else
 	# the server may still be starting
 	i=0
