@@ -43,7 +43,7 @@ if [ "$VMROLE" = server ]; then
 	echo "INFO s21-server/conns-rdma: $conns of the server's connections over RDMA"
 	# the benchmarks' 56, the cli's own
 	ok server-conns-over-rdma test "$conns" -ge 56
-	grep -a -e 'soft SMC-R' -e 'reset' /tmp/redis.err | sed 's/[0-9][0-9]*/N/g' | sort | uniq -c | sort -rn |
+	grep -a -e 'soft SMC-R' -e 'reset' /tmp/redis.err | sed -E 's/ [0-9]+([ :,)]|$)/ N\1/g' | sort | uniq -c | sort -rn |
 		head -n 12 | sed 's/^/  | /'
 else
 	# the server may still be starting
