@@ -200,7 +200,7 @@ static int del_try(const struct del_req *d, int proof)
 }
 
 /* With ctl_mu held: true once the daemon's queue has room, within DEL_WAIT_MS. */
-bool chan_room(void)
+static bool del_room(void)
 {
 	struct pollfd p = { .fd = chan.fd, .events = POLLOUT };
 	int rc;
@@ -224,7 +224,7 @@ void chan_del_flush(void)
 		sent = i;
 		while (i < ndel && chan.fd >= 0 && del_try(&del_backlog[i], -1) != -EAGAIN)
 			i++;
-	} while (i < ndel && i > sent && chan.fd >= 0 && chan_room());
+	} while (i < ndel && i > sent && chan.fd >= 0 && del_room());
 	memmove(del_backlog, del_backlog + i, (ndel - i) * sizeof(del_backlog[0]));
 	ndel -= i;
 	atomic_store(&ndel_hint, ndel);
@@ -244,12 +244,12 @@ void chan_del_send(uint64_t token, uint32_t seq, int proof)
 	if (chan.fd < 0)
 		return;
 	chan_del_flush();
-	if (ndel && proof >= 0 && chan_room())
+	if (ndel && proof >= 0 && del_room())
 		chan_del_flush();
 	/* behind a backlog that did not go, a wait would not help */
 	if (!ndel) {
 		rc = del_try(&d, proof);
-		if (rc == -EAGAIN && chan_room())
+		if (rc == -EAGAIN && del_room())
 			rc = del_try(&d, proof);
 	}
 	if (rc == -EAGAIN && proof < 0 && ndel < DEL_BACKLOG) {

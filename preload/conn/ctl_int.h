@@ -38,8 +38,6 @@ void chan_lost(void);
 void chan_gone(void);
 /* The daemon hung up since (its regions went with it). */
 bool chan_broken(void);
-/* Whether the daemon's queue has room for a request now, after a short wait. */
-bool chan_room(void);
 /* The SOCK_DEL backlog, in order, while the daemon takes it. */
 void chan_del_flush(void);
 /* A SOCK_DEL by token (proof: the socket, or -1) or by PAIR sequence number. */

@@ -99,6 +99,17 @@ bool ctl_neg_running(void)
 }
 static _Atomic size_t nclc_hint;         /* CLC questions out */
 static size_t nclc;
+
+/* An end's PAIRED for the daemon (paired_tell()). */
+struct paired {
+	uint64_t token;
+	uint32_t key, rmb, snd;
+	uint8_t link;
+};
+
+#define PAIRED_BACKLOG 64
+static struct paired paired_due[PAIRED_BACKLOG];   /* ctl_mu: not taken by a full queue yet */
+static unsigned npaired;
 static pthread_cond_t neg_cv = PTHREAD_COND_INITIALIZER;
 static bool started;
 
@@ -190,7 +201,9 @@ void ctl_neg_reply(const struct soft_pair_reply *r)
 	for (n = negs; n && n->seq != r->seq; n = n->next) {
 	}
 	if (!n) {
-		/* a PAIRED the daemon did not take (or a question of a negotiation that ended) */
+		/* a PAIRED's (or a question's of a negotiation that ended): let go */
+		if (nclc)
+			clc_out(0, 1);
 		if (r->error)
 			preload_dbg("libsmc-preload: soft SMC-R: the daemon refused request %u: %s\n", r->seq,
 				    strerror(-r->error));
@@ -245,6 +258,7 @@ void ctl_neg_drop_all(void)
 		n->seq = 0;
 	}
 	clc_out(0, nclc);
+	npaired = 0;
 	ctl_rebuild_drop();
 }
 
@@ -449,20 +463,49 @@ static bool work_for(const struct neg *n, int64_t now)
 	return n->in_len || (n->role == 0 && !n->rn);
 }
 
-/*
- * With ctl_mu held: the daemon hears that an end runs over RDMA, once: a
- * full queue is waited for (a server with many negotiations in a busy
- * guest), or the daemon would list it as negotiating, never SMC-R.
- */
-static void paired_tell(uint64_t token, uint32_t key, uint8_t link, uint32_t rmb, uint32_t snd)
+/* With ctl_mu held: one PAIRED to the daemon, its reply counted as due (read and let go). */
+static long paired_send(const struct paired *p)
 {
-	long rc = soft_reg_clc_connected_send(&chan, token, key, link, rmb, snd);
+	long rc = soft_reg_clc_connected_send(&chan, p->token, p->key, p->link, p->rmb, p->snd);
 
-	if (rc == -EAGAIN && chan_room())
-		rc = soft_reg_clc_connected_send(&chan, token, key, link, rmb, snd);
-	if (rc < 0)
+	if (rc > 0)
+		clc_out(1, 0);
+	else if (rc != -EAGAIN)
 		preload_dbg("libsmc-preload: soft SMC-R: the daemon was not told the end is paired: %s\n",
 			    strerror((int)-rc));
+	return rc;
+}
+
+/* With ctl_mu held: the PAIREDs a full queue did not take, in order, as far as it takes them. */
+static void paired_flush(void)
+{
+	unsigned i = 0;
+
+	while (i < npaired && chan.fd >= 0 && paired_send(&paired_due[i]) != -EAGAIN)
+		i++;
+	/* a daemon gone forgot the ends with it */
+	if (chan.fd < 0)
+		i = npaired;
+	memmove(paired_due, paired_due + i, (npaired - i) * sizeof(paired_due[0]));
+	npaired -= i;
+}
+
+/*
+ * With ctl_mu held: the daemon hears that an end runs over RDMA, or it
+ * would list it as negotiating, never SMC-R.  A full queue (a server with
+ * many negotiations in a busy guest) keeps it for the negotiator's next
+ * turn, not waited for here: ctl_mu is the accepts' and connects' too.
+ */
+static void paired_tell(const struct paired *p)
+{
+	paired_flush();
+	if (!npaired && paired_send(p) != -EAGAIN)
+		return;
+	if (npaired < PAIRED_BACKLOG)
+		paired_due[npaired++] = *p;
+	else
+		preload_dbg("libsmc-preload: soft SMC-R: the daemon was not told the end is paired: %s\n",
+			    strerror(EAGAIN));
 }
 
 /* Without ctl_mu: n is over; its connection attached, or on TCP with its code told. */
@@ -494,7 +537,7 @@ static void finish(struct neg *n)
 				/* the daemon lists it as SMC-R from now on, its group first */
 				ctl_lgr_report();
 				if (chan.fd >= 0)
-					paired_tell(n->token, key, link, rmb, snd);
+					paired_tell(&(struct paired){ n->token, key, rmb, snd, link });
 			}
 			pthread_mutex_unlock(&ctl_mu);
 			if (attached) {
@@ -597,7 +640,8 @@ static void *negotiator(void *arg)
 		ctl_rebuild_work();
 		if (ctl_rebuild_deliver())
 			continue;
-		if (!negs && !ctl_replies_due()) {
+		paired_flush();
+		if (!negs && !ctl_replies_due() && !npaired) {
 			/* told link groups change without a call: look again now and then */
 			if (ctl_lgr_told())
 				timed_wait(LGR_LOOK_NS);

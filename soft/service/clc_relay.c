@@ -124,8 +124,10 @@ void soft_clc_input(struct soft_state *st, struct soft_sock *s, const struct sof
 	if (!c || s->pair_status != SOFT_PAIR_NEGOTIATE || !soft_clc_from_other_end(s, m))
 		return;
 	if (m->type == SOFT_PEER_CLC_SEEN) {
+		/* late is kept too: our library has not been told it failed (still NEGOTIATE) */
 		if (m->index == c->tx_index && c->tx_seen < m->index) {
 			c->tx_seen = m->index;
+			c->failed = false;
 			soft_peer_unlink(s);
 		}
 		return;
@@ -372,10 +374,12 @@ int soft_clc(struct soft_req *r)
 	/*
 	 * Its message could not get through: as when no daemon answers; but a
 	 * DECLINE of its own lists its own code, as the kernel's sender does.
-	 * Not an end its library says is PAIRED: its link was confirmed over
-	 * RDMA with the peer, so every message of ours got there.
+	 * Not an end its library says is PAIRED (unless it had DECLINEd): its
+	 * link was confirmed over RDMA with the peer, so every message of ours
+	 * got there.
 	 */
-	if (s->pair_status == SOFT_PAIR_NEGOTIATE && s->ask.clc->failed && !a.connected)
+	if (s->pair_status == SOFT_PAIR_NEGOTIATE && s->ask.clc->failed &&
+	    (!a.connected || s->ask.clc->tx_reason))
 		soft_pair_decline(r->st, s, soft_clc_undecided_reason(s), 0);
 	if (a.clc) {
 		rc = soft_clc_give(r->st, s, a.clc, a.clc_len, a.reason, soft_now_ms());

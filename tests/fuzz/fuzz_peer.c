@@ -1,10 +1,12 @@
 /*
  * Fuzz target for the control port (soft/service/peer_ask.c, clc_relay.c):
  * two datagrams from the peer host's address (the input: a big-endian u16,
- * the first's length, then the two), given to a daemon with one end asking
- * (the server's of 10.99.0.2:80 <-> 10.99.0.1:40000, able to negotiate,
- * its nonce FUZZ_NONCE); between them, when the first made the ends
- * negotiate, the end's ACCEPT goes out; then its timers run out.
+ * the first's length in its low 14 bits, then the two), given to a daemon
+ * with one end asking (the server's of 10.99.0.2:80 <-> 10.99.0.1:40000,
+ * or the client's with the u16's top bit, able to negotiate, its nonce
+ * FUZZ_NONCE); between them, when the first made the ends negotiate, the
+ * end's message goes out (and, with the u16's next bit, its 2 s pass
+ * unkept); then its timers run out.
  * Whatever the daemon sends back must decode.
  */
 #include <arpa/inet.h>
@@ -106,10 +108,14 @@ void fuzz_peer(const uint8_t *data, size_t size)
 	struct soft_state st;
 	struct soft_sock *s;
 	size_t first;
+	uint8_t role, late;
 
 	if (size < 2)
 		return;
-	first = (size_t)data[0] << 8 | data[1];
+	/* the first byte's top bit: the client's end, not the server's; the next: our message given up on */
+	role = data[0] & 0x80 ? 0 : 1;
+	late = data[0] >> 6 & 1;
+	first = (size_t)(data[0] & 0x3f) << 8 | data[1];
 	data += 2;
 	size -= 2;
 	if (first > size)
@@ -131,15 +137,17 @@ void fuzz_peer(const uint8_t *data, size_t size)
 	s->id.dport = 40000;
 	s->id.netns = st.init_netns;
 	s->token = 1;
-	s->role = 1;
+	s->role = role;
 	if (!soft_idx_add(&st, s) && !soft_idx_tuple_add(&st, s) &&
 	    !soft_peer_ask_begin(&st, NULL, s, 0, "lo", 0)) {
 		size_t len = 0;
 
 		s->ask.nonce = FUZZ_NONCE;
 		soft_peer_input(&st, data, first, AF_INET, from, SOFT_PEER_PORT, 1);
-		/* the ends negotiate: our ACCEPT goes out, whatever came */
+		/* the ends negotiate: our ACCEPT (or CONFIRM) goes out, whatever came */
 		soft_clc_give(&st, s, "ACCEPT", 6, 0, 2);
+		if (late)
+			soft_peer_tick(&st, 2003);
 		soft_peer_input(&st, data + first, size - first, AF_INET, from, SOFT_PEER_PORT, 3);
 		if (soft_clc_peer_msg(s, 1, &len) && (!len || len > SOFT_PEER_CLC_MAX))
 			abort();

@@ -25,10 +25,15 @@ if [ "$VMROLE" = server ]; then
 	# the client's benchmark runs: the server's connections, as smcss lists them
 	nc -l -p $DONE > /tmp/done &
 	NCPID=$!
-	# every listing's rows until the client is done (its connections may be short)
+	# a listing each second until the client is done (its connections may be
+	# short), each connection's last row kept
 	: > /tmp/ss.rows
-	wait_for 5400 sh -c "test -s /tmp/done || { smcss -a 2>&1 | grep '^ACTIVE .*:$PORT ' >> /tmp/ss.rows; false; }"
-	grepcheck server-conn-smcr "^ACTIVE .*:$PORT .* SMCR" /tmp/ss.rows
+	i=0; while ! test -s /tmp/done && [ $i -lt "$(slow 540)" ]; do
+		smcss -a 2>&1 | grep "^ACTIVE .*:$PORT " >> /tmp/ss.rows
+		sleep 1; i=$((i + 1))
+	done
+	awk '{ last[$4 " " $5] = $0 } END { for (c in last) print last[c] }' /tmp/ss.rows > /tmp/ss.txt
+	grepcheck server-conn-smcr "^ACTIVE .*:$PORT .* SMCR" /tmp/ss.txt
 	kill $NCPID 2>/dev/null
 	wait $NCPID 2>/dev/null
 	# the client's SHUTDOWN NOSAVE ends it
@@ -36,8 +41,7 @@ if [ "$VMROLE" = server ]; then
 	ok redis-server-ended sh -c "! kill -0 $RPID 2>/dev/null"
 	# each listed connection once: SMCR, or TCP with its code (the client's
 	# last benchmark is not preloaded: 0x03010000 there)
-	awk '{ last[$4 " " $5] = / SMCR/ ? "SMCR" : $(NF-1) " " $NF } END { for (c in last) print last[c] }' \
-		/tmp/ss.rows | sort | uniq -c |
+	awk '{ print / SMCR/ ? "SMCR" : $(NF-1) " " $NF }' /tmp/ss.txt | sort | uniq -c |
 		sed 's/^/INFO s21-server\/rows: /'
 	conns=$(grep -c 'connected by rdma' /tmp/redis.err)
 	echo "INFO s21-server/conns-rdma: $conns of the server's connections over RDMA"
