@@ -463,6 +463,12 @@ static bool work_for(const struct neg *n, int64_t now)
 	return n->in_len || (n->role == 0 && !n->rn);
 }
 
+static void paired_lost(long err)
+{
+	preload_dbg("libsmc-preload: soft SMC-R: the daemon was not told the end is paired: %s\n",
+		    strerror((int)err));
+}
+
 /* With ctl_mu held: one PAIRED to the daemon, its reply counted as due (read and let go). */
 static long paired_send(const struct paired *p)
 {
@@ -471,8 +477,7 @@ static long paired_send(const struct paired *p)
 	if (rc > 0)
 		clc_out(1, 0);
 	else if (rc != -EAGAIN)
-		preload_dbg("libsmc-preload: soft SMC-R: the daemon was not told the end is paired: %s\n",
-			    strerror((int)-rc));
+		paired_lost(-rc);
 	return rc;
 }
 
@@ -504,8 +509,7 @@ static void paired_tell(const struct paired *p)
 	if (npaired < PAIRED_BACKLOG)
 		paired_due[npaired++] = *p;
 	else
-		preload_dbg("libsmc-preload: soft SMC-R: the daemon was not told the end is paired: %s\n",
-			    strerror(EAGAIN));
+		paired_lost(EAGAIN);
 }
 
 /* Without ctl_mu: n is over; its connection attached, or on TCP with its code told. */

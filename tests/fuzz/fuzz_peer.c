@@ -144,7 +144,7 @@ void fuzz_peer(const uint8_t *data, size_t size)
 
 		s->ask.nonce = FUZZ_NONCE;
 		soft_peer_input(&st, data, first, AF_INET, from, SOFT_PEER_PORT, 1);
-		/* the ends negotiate: our ACCEPT (or CONFIRM) goes out, whatever came */
+		/* the ends negotiate: our message goes out (the daemon does not read its bytes) */
 		soft_clc_give(&st, s, "ACCEPT", 6, 0, 2);
 		if (late)
 			soft_peer_tick(&st, 2003);

@@ -51,13 +51,18 @@ static int fake_send(void *ctx, const uint8_t *msg, size_t len, int family, cons
 	return 0;
 }
 
+/* Queued message i reaches the other host. */
+static void input_at(int i, int64_t now)
+{
+	soft_peer_input(&hosts[!q[i].from], q[i].msg, q[i].len, q[i].family, q[i].src, q[i].port, now);
+}
+
 /* Deliver what is on its way (and what that sends) to the other host; drop: lose it. */
 static void deliver(bool drop, int64_t now)
 {
 	for (int i = 0; i < nq; i++)
 		if (!drop)
-			soft_peer_input(&hosts[!q[i].from], q[i].msg, q[i].len, q[i].family,
-					q[i].src, q[i].port, now);
+			input_at(i, now);
 	nq = 0;
 }
 
@@ -67,7 +72,7 @@ static void deliver_answers_lost(int64_t now)
 	int n = nq;
 
 	for (int i = 0; i < n; i++)
-		soft_peer_input(&hosts[!q[i].from], q[i].msg, q[i].len, q[i].family, q[i].src, q[i].port, now);
+		input_at(i, now);
 	nq = 0;
 }
 
