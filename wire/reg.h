@@ -266,6 +266,7 @@ enum {
 	SMC_SOFT_A_LGR_CONNS,       /* 46: u32 the group's connections */
 	SMC_SOFT_A_LINK,            /* 47: struct smc_soft_link, once per link that is up */
 	SMC_SOFT_A_REBUILD,         /* 48: binary, 1 to SMC_SOFT_REBUILD_MAX bytes: a library's rebuild message */
+	SMC_SOFT_A_PEER_GONE,       /* 49: u8 1: the other end's process ended without closing it */
 	__SMC_SOFT_A_MAX,
 };
 #define SMC_SOFT_A_MAX (__SMC_SOFT_A_MAX - 1)
@@ -320,8 +321,10 @@ enum {
  * connection's ends between hosts whose CLC said PAIRED in that group
  * (ENOENT: none); or no attribute, to take a message that came for one
  * of the connection's ends.  Reply: with a message taken, TOKEN, LGR_KEY
- * (the group its end's library named with PAIRED) and REBUILD; else
- * none.
+ * (the group its end's library named with PAIRED) and REBUILD; else,
+ * once for an end whose peer's process ended without closing it (its
+ * daemon said so: doc/soft-roce.md section 4), TOKEN, LGR_KEY and
+ * PEER_GONE; else none.
  */
 /*
  * SMC_SOFT_CMD_LGR: one of the process's soft SMC-R link groups as it is

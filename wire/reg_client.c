@@ -869,19 +869,25 @@ static int rebuild_attr(const struct nlattr *a, void *arg)
 		memcpy(r->rebuild, (const char *)a + NLA_HDRLEN, len);
 		r->rebuild_len = (uint8_t)len;
 		return 0;
+	case SMC_SOFT_A_PEER_GONE:      return get_fixed(a, &r->peer_gone, 1);
 	}
 	return 0;
 }
 
-/* A REBUILD reply into r: with a message, its token, group and bytes; -EBADMSG for a part without the rest. */
+/*
+ * A REBUILD reply into r: with a message (or PEER_GONE 1), its token and
+ * group; -EBADMSG for a part without the rest, or both.
+ */
 static int parse_rebuild(const struct nlmsghdr *nlh, struct soft_pair_reply *r)
 {
 	int rc = walk_attrs(nlh, rebuild_attr, r);
+	bool some = r->rebuild_len || r->peer_gone;
 
 	r->cmd = SMC_SOFT_CMD_REBUILD;
-	if (rc || !r->token != !r->rebuild_len || !r->lgr_key != !r->rebuild_len) {
+	if (rc || r->peer_gone > 1 || (r->rebuild_len && r->peer_gone) || !r->token != !some ||
+	    !r->lgr_key != !some) {
 		r->token = r->lgr_key = 0;
-		r->rebuild_len = 0;
+		r->rebuild_len = r->peer_gone = 0;
 		r->error = -EBADMSG;
 	}
 	return 0;

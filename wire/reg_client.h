@@ -182,10 +182,15 @@ struct soft_pair_reply {
 	uint8_t clc_index;       /* with clc: which of the peer's messages (from 1) */
 	uint16_t clc_len;
 	uint8_t clc[SMC_SOFT_CLC_MAX];
-	/* REBUILD replies: a message taken (rebuild_len 0: none), for group lgr_key through end token */
+	/*
+	 * REBUILD replies: a message taken (rebuild_len 0: none), or peer_gone
+	 * (the other end's process ended without closing it), for group
+	 * lgr_key through end token
+	 */
 	uint32_t lgr_key;
 	uint8_t rebuild_len;
 	uint8_t rebuild[SMC_SOFT_REBUILD_MAX];
+	uint8_t peer_gone;
 };
 
 /*

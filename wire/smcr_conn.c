@@ -266,6 +266,13 @@ bool smcr_conn_lost_after_end(const struct smcr_conn *c)
 	       (c->peer_cflags & CDC_CF_CLOSED);
 }
 
+void smcr_conn_peer_vanished(struct smcr_conn *c)
+{
+	/* one that said how it ended ended so */
+	if (!(c->peer_cflags & (CDC_CF_CLOSED | CDC_CF_ABORT)))
+		c->peer_cflags |= smcr_conn_unread(c) ? CDC_CF_ABORT : CDC_CF_CLOSED;
+}
+
 ssize_t smcr_conn_recv(struct smcr_conn *c, const struct iovec *iov, int cnt, bool peek)
 {
 	uint32_t avail = smcr_conn_readable(c);

@@ -173,6 +173,13 @@ ssize_t smcr_conn_recv(struct smcr_conn *c, const struct iovec *iov, int cnt, bo
  * smcr_conn_recv() still gives what is in the RMB, telling nothing.
  */
 bool smcr_conn_lost_after_end(const struct smcr_conn *c);
+/*
+ * The peer's process ended without a word (killed), as its kernel's close
+ * would end a TCP connection: CLOSED when it had read all we sent (our
+ * reader reads what came, then EOF), else ABORT (a reset).  A peer that
+ * said CLOSED or ABORT keeps what it said.
+ */
+void smcr_conn_peer_vanished(struct smcr_conn *c);
 uint32_t smcr_conn_readable(const struct smcr_conn *c);
 
 /* A message from the link: SMCR_RX_* bits, 0 for a stale CDC, or -EPROTO (sticky). */

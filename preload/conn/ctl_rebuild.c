@@ -6,7 +6,9 @@
  * relays it through one of the group's connections.  While the process
  * holds link groups, the control thread asks the daemon about once a
  * second whether a peer's message came, and hands each to the layer
- * (smcr_rebuild_in()) without ctl_mu.
+ * (smcr_rebuild_in()) without ctl_mu.  The same question tells of a peer
+ * whose process ended without closing its connections (killed): its
+ * group's links are probed (smcr_lgr_peer_gone()).
  */
 #include <errno.h>
 #include <string.h>
@@ -34,6 +36,8 @@ static struct out_msg outbox[BOX];
 static unsigned nout;
 static struct in_msg inbox[BOX];
 static unsigned nin;
+static uint32_t gone[BOX];              /* groups whose peer's process is gone, to be probed */
+static unsigned ngone;
 static unsigned asked;                  /* REBUILD requests whose replies are due */
 static int64_t take_ns;                 /* the next question for the peer's messages */
 static _Atomic unsigned asked_hint;
@@ -112,6 +116,18 @@ void ctl_rebuild_reply(const struct soft_pair_reply *r)
 		preload_dbg("libsmc-preload: soft SMC-R: a rebuild message: %s\n", strerror(-r->error));
 		return;
 	}
+	if (r->peer_gone) {
+		unsigned i;
+
+		take_ns = 0;
+		/* a group's connections each bring it: probed once */
+		for (i = 0; i < ngone && gone[i] != r->lgr_key; i++) {
+		}
+		if (i == ngone && ngone < BOX)
+			gone[ngone++] = r->lgr_key;
+		ctl_thread_wake();
+		return;
+	}
 	if (!r->rebuild_len)
 		return;
 	take_ns = 0;            /* another may wait */
@@ -129,12 +145,14 @@ void ctl_rebuild_reply(const struct soft_pair_reply *r)
 bool ctl_rebuild_deliver(void)
 {
 	struct in_msg in[BOX];
-	unsigned n = nin;
+	uint32_t gone_keys[BOX];
+	unsigned n = nin, ng = ngone;
 
-	if (!n)
+	if (!n && !ng)
 		return false;
 	memcpy(in, inbox, sizeof(in[0]) * n);
-	nin = 0;
+	memcpy(gone_keys, gone, sizeof(gone[0]) * ng);
+	nin = ngone = 0;
 	pthread_mutex_unlock(&ctl_mu);
 	for (unsigned i = 0; i < n; i++) {
 		int rc = smcr_rebuild_in(in[i].key, &in[i].m);
@@ -143,13 +161,15 @@ bool ctl_rebuild_deliver(void)
 			preload_dbg("libsmc-preload: soft SMC-R: link group %u: the peer's rebuild message: %s\n",
 				    in[i].key, strerror(-rc));
 	}
+	for (unsigned i = 0; i < ng; i++)
+		smcr_lgr_peer_gone(gone_keys[i]);
 	pthread_mutex_lock(&ctl_mu);
 	return true;
 }
 
 void ctl_rebuild_drop(void)
 {
-	nout = nin = 0;
+	nout = nin = ngone = 0;
 	set_asked(0);
 	take_ns = 0;
 }

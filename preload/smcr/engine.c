@@ -250,6 +250,20 @@ void smcr_engine_quiesce(void)
 	pthread_mutex_unlock(&eng_mu);
 }
 
+/*
+ * Link li, probed because the peer's daemon said its process is gone,
+ * failed: the peer is gone indeed, and its connections end as its
+ * kernel's close would (smcr_conn_peer_vanished()).  Nobody would answer
+ * a rebuild: the link fails as if the peer had said so.
+ */
+static void fail_gone(struct smcr_lgr *g, int li)
+{
+	smcr_log("libsmc-preload: soft SMC-R: link %u: the peer's process is gone (its daemon said so, the link does not answer)\n",
+		 g->link[li].num);
+	g->peer_gone = true;
+	smcr_link_fail(g, li, true);
+}
+
 /* One completion of link li, or a message of the peer over it. */
 static void take(struct smcr_lgr *g, int li, const struct rdma_event *ev)
 {
@@ -257,7 +271,10 @@ static void take(struct smcr_lgr *g, int li, const struct rdma_event *ev)
 		if (!g->link[li].dead)
 			smcr_log("libsmc-preload: soft SMC-R: link %u: a work request failed (status %d)\n",
 				 g->link[li].num, ev->status);
-		smcr_link_fail(g, li, false);
+		if (g->link[li].doubt_ns)
+			fail_gone(g, li);
+		else
+			smcr_link_fail(g, li, false);
 	} else if (ev->kind == RDMA_EV_SENT) {
 		struct smcr_sock *s = ev->wr_id >> 32 ? smcr_lgr_sock_of_token(g, (uint32_t)(ev->wr_id >> 32))
 						      : NULL;
@@ -368,6 +385,13 @@ static void device_event(struct smcr_lgr *g, int li)
  * that went silent learns it.
  */
 #define KICK_NS (500 * 1000000LL)
+/*
+ * A probe sent because the peer's daemon said its process is gone: a live
+ * peer's device acknowledges it at once, even while its program is
+ * stopped; unanswered this long (rxe's own retries give up later, about
+ * 4 s), the link has failed.
+ */
+#define GONE_NS (3 * 1000000000LL)
 #define DEAD_NS (10 * 1000000000LL)
 #define KEEPALIVE_NS (30 * 1000000000LL)
 #define WATCH_MS 200
@@ -429,6 +453,35 @@ static void kick(struct smcr_lgr *g, int li)
 	smcr_log("libsmc-preload: soft SMC-R: link %u: probe not sent: %s\n", l->num, strerror(-rc));
 	if (rc != -ENOBUFS && !l->post_err)
 		l->post_err = rc;
+}
+
+int smcr_lgr_peer_gone(uint32_t key)
+{
+	struct smcr_lgr *g = smcr_lgr_of_key(key);
+	unsigned probed = 0;
+
+	if (!g)
+		return -ENOENT;
+	pthread_mutex_lock(&g->mu);
+	for (unsigned li = 0; li < g->nlinks; li++) {
+		struct smcr_link *l = &g->link[li];
+		uint64_t done;
+
+		if (!l->up || l->dead || l->doubt_ns)
+			continue;
+		kick(g, (int)li);
+		rdma_qp_counts(l->qp, &l->doubt_posted, &done);
+		l->doubt_ns = now_ns();
+		probed++;
+	}
+	pthread_mutex_unlock(&g->mu);
+	if (probed) {
+		smcr_log("libsmc-preload: soft SMC-R: link group %u: the peer's daemon says its process is gone: %u links probed\n",
+			 key, probed);
+		smcr_engine_kick();
+	}
+	smcr_lgr_put(g);
+	return 0;
 }
 
 /*
@@ -553,6 +606,16 @@ static bool watchdog(struct smcr_lgr *g)
 		/* a lent channel wakes this thread no more: its watch goes on at WATCH_MS */
 		pending |= l->driven || l->lent_idle;
 		rdma_qp_counts(l->qp, &posted, &done);
+		if (l->doubt_ns && done >= l->doubt_posted) {
+			smcr_log("libsmc-preload: soft SMC-R: link %u: the peer answered the probe: it lives\n",
+				 l->num);
+			l->doubt_ns = 0;
+		} else if (l->doubt_ns && now - l->doubt_ns >= GONE_NS) {
+			fail_gone(g, (int)li);
+			continue;
+		} else if (l->doubt_ns) {
+			pending = true;
+		}
 		if (l->heard != l->seen_heard || done != l->seen_done || !l->alive_ns) {
 			l->seen_heard = l->heard;
 			l->alive_ns = now;

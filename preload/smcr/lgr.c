@@ -457,6 +457,7 @@ bool smcr_link_die(struct smcr_lgr *g, int li)
 	if (l->dead)
 		return false;
 	l->dead = true;
+	l->doubt_ns = 0;
 	if (!swap_qp(g, li))
 		rdma_qp_stop(l->qp);
 	/* a reader asleep on its channel gives it back and goes on as its connection does */

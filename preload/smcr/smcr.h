@@ -141,6 +141,12 @@ struct smcr_rebuild_msg {
  * then).
  */
 int smcr_rebuild_in(uint32_t key, const struct smcr_rebuild_msg *msg);
+/*
+ * The peer's daemon says the process at group key's other end ended
+ * without closing its connections (doc/soft-roce.md section 4): its links
+ * are probed now, and fail if the peer does not answer.  0 or -ENOENT.
+ */
+int smcr_lgr_peer_gone(uint32_t key);
 /* The message's bytes (wire/smcr_rebuild.h, 32 of them): the count, or -EINVAL. */
 int smcr_rebuild_msg_encode(const struct smcr_rebuild_msg *msg, uint8_t *out, size_t size);
 /* The message of len bytes: 0, or -EBADMSG. */

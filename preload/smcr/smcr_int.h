@@ -54,6 +54,9 @@ struct smcr_link {
 	/* the keepalive: the peer's messages so far, and when the link was last heard or tested */
 	uint64_t heard, seen_heard;
 	int64_t alive_ns;
+	/* probed since (0: not) because the peer's daemon said its process is gone, until posted completes */
+	int64_t doubt_ns;
+	uint64_t doubt_posted;
 };
 
 struct smcr_inmsg {
@@ -66,6 +69,7 @@ struct smcr_lgr {
 	pthread_mutex_t mu;     /* everything below, and every connection's data path */
 	pthread_cond_t cv;      /* the inbox got a message, a link or rkey changed */
 	bool server;
+	bool peer_gone;         /* a link the peer's process left failed: its connections end as its close would */
 	uint32_t key;           /* names it within the process (smcr_lgr_view) */
 	char peer_host[33];     /* the peer's host name, as its CLC message said */
 	int refs;               /* the caller's and each connection's */

@@ -515,9 +515,12 @@ void smcr_sock_fail(struct smcr_sock *s, int err)
 	 */
 	if (!s->c.err && smcr_conn_back_state(&s->c) == (SMCR_BACK_SAID | SMCR_BACK_HEARD))
 		return;
+	/* the links lost because the peer's process is gone: as its close would end it */
+	if (!s->c.err && err == -ECONNRESET && s->g->peer_gone)
+		smcr_conn_peer_vanished(&s->c);
 	if (!s->c.err)
 		s->c.err = err;
-	err_note(s, "its link group failed it");
+	err_note(s, s->g->peer_gone ? "its peer's process is gone" : "its link group failed it");
 	smcr_sock_wake(s, true);
 	smcr_sock_wake(s, false);
 }

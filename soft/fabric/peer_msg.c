@@ -82,6 +82,8 @@ static bool fields_ok(const struct soft_peer_msg *m)
 		       m->clc_len <= SOFT_PEER_REBUILD_MAX && m->clc;
 	case SOFT_PEER_REBUILD_SEEN:
 		return m->nonce && m->echo && !m->verdict && m->index && !m->clc_len;
+	case SOFT_PEER_GONE:
+		return m->nonce && m->echo && !m->verdict && !m->index && !m->clc_len;
 	}
 	return false;
 }

@@ -31,6 +31,8 @@ enum soft_peer_type {
 	/* once both ends run over RDMA: a library's message that rebuilds its link group's only link */
 	SOFT_PEER_REBUILD = 5,  /* "my library's rebuild message number index" and its bytes */
 	SOFT_PEER_REBUILD_SEEN = 6,     /* the reply: that message is kept here */
+	/* once both ends run over RDMA: "the process of my end ended without closing it" */
+	SOFT_PEER_GONE = 7,
 };
 
 #define SOFT_PEER_REBUILD_MAX 64    /* the bytes of one rebuild message, at most */

@@ -79,6 +79,8 @@ struct soft_ask {
 	struct soft_clc_relay *clc;
 	/* once over RDMA: the messages that rebuild the group's only link (service/rebuild_relay.c) */
 	struct soft_rebuild_relay *rebuild;
+	/* the other end's process ended without closing it (service/gone_relay.c): SOFT_GONE_* */
+	uint8_t peer_gone;
 };
 
 /* pair_status while the peer host's daemon is asked, and once both ends negotiate */

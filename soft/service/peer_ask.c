@@ -406,6 +406,11 @@ void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int 
 			soft_rebuild_input(st, s, &m);
 		return;
 	}
+	if (m.type == SOFT_PEER_GONE) {
+		if (s)
+			soft_gone_input(st, s, &m);
+		return;
+	}
 	/* an answer to another question (an old end's, or forged) says nothing of this one */
 	if (s && m.type == SOFT_PEER_ANSWER && m.echo != s->ask.nonce)
 		return;

@@ -55,7 +55,7 @@ void soft_rebuild_free(struct soft_sock *s)
 	s->ask.rebuild = NULL;
 }
 
-static bool relays(const struct soft_sock *s)
+bool soft_relays(const struct soft_sock *s)
 {
 	return s->ask.remote && s->pair_status == SOFT_PAIR_RDMA && s->ask.peer_nonce;
 }
@@ -72,7 +72,7 @@ int soft_rebuild_give(struct soft_state *st, struct soft_sock *s, const void *ms
 {
 	struct soft_rebuild_relay *b;
 
-	if (!relays(s))
+	if (!soft_relays(s))
 		return -EAGAIN;
 	if (!len || len > SOFT_PEER_REBUILD_MAX)
 		return -EINVAL;
@@ -95,7 +95,7 @@ bool soft_rebuild_input(struct soft_state *st, struct soft_sock *s, const struct
 {
 	struct soft_rebuild_relay *b;
 
-	if (!relays(s) || !soft_clc_from_other_end(s, m))
+	if (!soft_relays(s) || !soft_clc_from_other_end(s, m))
 		return false;
 	if (m->type == SOFT_PEER_REBUILD_SEEN) {
 		b = s->ask.rebuild;
@@ -121,7 +121,7 @@ int64_t soft_rebuild_tick(struct soft_state *st, struct soft_sock *s, int64_t no
 {
 	struct soft_rebuild_relay *b = s->ask.rebuild;
 
-	if (!b || !relays(s) || b->tx_kept || !b->sends || now >= b->deadline_ms) {
+	if (!b || !soft_relays(s) || b->tx_kept || !b->sends || now >= b->deadline_ms) {
 		if (b)
 			b->sends = 0;
 		soft_peer_unlink(s);
@@ -162,7 +162,7 @@ struct soft_sock *soft_rebuild_carrier(struct soft_state *st, uint64_t conn_id, 
 {
 	/* the newest first: the likeliest to have its other end still */
 	for (struct soft_sock *s = soft_idx_conn_first(st, conn_id); s; s = s->conn_next)
-		if (key && s->lgr_key == key && relays(s))
+		if (key && s->lgr_key == key && soft_relays(s))
 			return s;
 	return NULL;
 }
@@ -203,14 +203,19 @@ int soft_rebuild(struct soft_req *r)
 		return rc;
 	if (!tb[SMC_SOFT_A_REBUILD])
 		msg = soft_rebuild_take(r->st, r->peer->conn_id, &s, &len);
+	if (!tb[SMC_SOFT_A_REBUILD] && !msg)
+		s = soft_gone_take(r->st, r->peer->conn_id);
 	nlh = soft_genl_msg(r->out, r->nlh, SOFT_ID_SOFT, SMC_SOFT_CMD_REBUILD, 0);
 	if (!nlh)
 		return -ENOMEM;
-	if (msg) {
+	if (s) {
 		mnl_attr_put_u64(nlh, SMC_SOFT_A_TOKEN, s->token);
 		mnl_attr_put_u32(nlh, SMC_SOFT_A_LGR_KEY, s->lgr_key);
-		mnl_attr_put(nlh, SMC_SOFT_A_REBUILD, len, msg);
 	}
+	if (msg)
+		mnl_attr_put(nlh, SMC_SOFT_A_REBUILD, len, msg);
+	else if (s)
+		mnl_attr_put_u8(nlh, SMC_SOFT_A_PEER_GONE, 1);
 	soft_msg_end(r->out, nlh);
 	return r->out->failed ? -ENOMEM : 0;
 }

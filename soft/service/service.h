@@ -137,6 +137,21 @@ const uint8_t *soft_rebuild_take(struct soft_state *st, uint64_t conn_id, struct
 void soft_rebuild_free(struct soft_sock *s);
 /* SMC_SOFT_CMD_REBUILD */
 int soft_rebuild(struct soft_req *r);
+/* Whether the end relays between its libraries: over RDMA with another host's end that asked. */
+bool soft_relays(const struct soft_sock *s);
+
+/*
+ * gone_relay.c: a process that ended without closing its ends over RDMA
+ * with another host (killed): the peer's daemon hears it, and its library
+ * with the next REBUILD question (doc/soft-roce.md section 4).
+ */
+#define SOFT_GONE_HEARD 1
+#define SOFT_GONE_TOLD  2
+/* The ends of control connection conn_id, before they are dropped: their peers' daemons told. */
+void soft_gone_tell(struct soft_state *st, uint64_t conn_id);
+void soft_gone_input(struct soft_state *st, struct soft_sock *s, const struct soft_peer_msg *m);
+/* An end of conn_id whose peer's process is gone, not told yet (then told), or NULL. */
+struct soft_sock *soft_gone_take(struct soft_state *st, uint64_t conn_id);
 
 /* ---- lgr_report.c: the processes' soft SMC-R link groups, for the listings ---- */
 /* SMC_SOFT_CMD_LGR. */

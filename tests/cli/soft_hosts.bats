@@ -408,6 +408,24 @@ relays_start() {
 	done
 }
 
+# A process that ends without closing its end over RDMA (killed: no CLOSED
+# from its library) is told to the peer's library through both daemons
+# (doc/soft-roce.md section 4), which then probes that link group's links.
+@test "ends over RDMA: a process gone without a close is told to the peer's library" {
+	host_daemon A
+	host_daemon B
+	relay B server 7504 ACCEPT ^gone
+	relay_says B listening
+	relay A client "$SRV" 7504 PROPOSAL CONFIRM "^exit:$T/exit.A"
+	relay_says A '^paired$' && relay_says B '^paired$'
+	run cat "$T/relay.B"
+	[[ "$output" != *"peer gone"* ]]
+	touch "$T/exit.A"
+	relay_says B '^peer gone'
+	run cat "$T/relay.B"
+	[[ "$output" == *"peer gone for group 101"* ]]
+}
+
 # A library whose buffers were downgraded (a user's RLIMIT_MEMLOCK) says
 # their sizes with PAIRED: smcr -d stats counts them and the downgrades, as
 # the kernel's; one that says none counts the full ones.

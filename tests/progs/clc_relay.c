@@ -27,7 +27,12 @@
  * (SMC_SOFT_CMD_REBUILD: "rebuild given", or "rebuild error E") and asks
  * for the peer's for up to 5 s: "rebuild got TEXT for group K", or
  * "rebuild: none came"; +!TEXT gives it for group 999 instead, which
- * has no end.  With CLC_RELAY_BUFS=RMB,SNDBUF in the environment, the end
+ * has no end.  An argument ^exit:FILE: once done, the end says PAIRED in
+ * group 100 + its role, prints "paired", and once FILE exists exits at
+ * once, as a killed process (no close of its own); ^gone: once done,
+ * PAIRED likewise ("paired"), then it asks (REBUILD) for up to 10 s
+ * whether the peer's end is gone: "peer gone for group K", or "peer
+ * gone: not told".  With CLC_RELAY_BUFS=RMB,SNDBUF in the environment, the end
  * reports its group first (one link, rxe0 port 1, one connection) and
  * PAIRED says those buffer sizes (bytes), as a library whose buffers were
  * downgraded does.
@@ -130,14 +135,12 @@ static int reply_of(struct soft_reg_conn *c, long seq, struct soft_pair_reply *r
 	return -ETIMEDOUT;
 }
 
-/* +TEXT: our end over RDMA in group 100 + role, TEXT to the peer, the peer's taken. */
-static void rebuild_both_ways(struct soft_reg_conn *c, uint64_t token, int role, const char *text)
+/* Our end over RDMA in group 100 + role (PAIRED): true, else false and said. */
+static bool paired(struct soft_reg_conn *c, uint64_t token, int role)
 {
 	uint32_t key = 100u + (uint32_t)role;
 	struct soft_pair_reply r;
-	double until;
 	long seq;
-
 	const char *bufs = getenv("CLC_RELAY_BUFS");
 	unsigned rmb = 0, snd = 0;
 
@@ -151,8 +154,42 @@ static void rebuild_both_ways(struct soft_reg_conn *c, uint64_t token, int role,
 	seq = soft_reg_clc_connected_send(c, token, key, 1, rmb, snd);
 	if (seq < 0 || reply_of(c, seq, &r) || r.error || r.status != SMC_SOFT_PAIR_PAIRED) {
 		printf("rebuild: not PAIRED\n");
-		return;
+		return false;
 	}
+	return true;
+}
+
+/* ^gone: whether the peer's daemon says the peer's end is gone. */
+static void wait_gone(struct soft_reg_conn *c)
+{
+	struct soft_pair_reply r;
+	double until;
+	long seq;
+
+	for (until = now_s() + 10; now_s() < until; usleep(20000)) {
+		seq = soft_reg_rebuild_send(c, 0, NULL, 0);
+		if (seq < 0 || reply_of(c, seq, &r) || r.error) {
+			printf("peer gone: take failed\n");
+			return;
+		}
+		if (r.peer_gone) {
+			printf("peer gone for group %u\n", r.lgr_key);
+			return;
+		}
+	}
+	printf("peer gone: not told\n");
+}
+
+/* +TEXT: our end over RDMA in group 100 + role, TEXT to the peer, the peer's taken. */
+static void rebuild_both_ways(struct soft_reg_conn *c, uint64_t token, int role, const char *text)
+{
+	uint32_t key = 100u + (uint32_t)role;
+	struct soft_pair_reply r;
+	double until;
+	long seq;
+
+	if (!paired(c, token, role))
+		return;
 	seq = text[0] == '!' ? soft_reg_rebuild_send(c, 999, text + 1, strlen(text + 1))
 			     : soft_reg_rebuild_send(c, key, text, strlen(text));
 	if (seq < 0 || reply_of(c, seq, &r)) {
@@ -219,7 +256,7 @@ int main(int argc, char **argv)
 	struct soft_reg_conn c;
 	struct soft_pair_reply r;
 	int role = 0, first = 0, fd, nmsg = 0, sent = 0, taken = 0, seen = 0;
-	const char *msgs[8], *wait_for[8] = { NULL }, *rebuild = NULL;
+	const char *msgs[8], *wait_for[8] = { NULL }, *rebuild = NULL, *gone = NULL;
 	uint64_t token;
 	bool negotiating = false;
 	double until;
@@ -240,6 +277,8 @@ int main(int argc, char **argv)
 			wait_for[nmsg] = argv[i] + 1;
 		else if (argv[i][0] == '+')
 			rebuild = argv[i] + 1;
+		else if (argv[i][0] == '^')
+			gone = argv[i] + 1;
 		else
 			msgs[nmsg++] = argv[i];
 	}
@@ -324,6 +363,15 @@ int main(int argc, char **argv)
 	printf(now_s() < until ? "done\n" : "timeout\n");
 	if (rebuild && now_s() < until)
 		rebuild_both_ways(&c, token, role, rebuild);
+	if (gone && now_s() < until && paired(&c, token, role)) {
+		printf("paired\n");
+		if (!strncmp(gone, "exit:", 5)) {
+			while (access(gone + 5, F_OK))
+				usleep(20000);
+			_exit(0);
+		}
+		wait_gone(&c);
+	}
 	/* the peer may still ask for our last message: hold the connection a little */
 	sleep(1);
 	soft_reg_close(&c);

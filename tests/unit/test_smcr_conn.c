@@ -702,6 +702,41 @@ TEST(smcr_conn_close_after_the_data)
 	CHECK_INT(smcr_conn_recv(&b.c, &iov, 1, false), 0);
 }
 
+/*
+ * The peer's process ended without a word and the links are lost: as its
+ * kernel's close would, a reset when it left bytes of ours unread, else
+ * the end of its stream after what it sent.
+ */
+TEST(smcr_conn_peer_vanished_as_its_close)
+{
+	static struct end a, b;
+	static struct flink ab, ba;
+	uint8_t x[RMB];
+	struct iovec iov = { x, 100 };
+
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	memset(x, 7, sizeof(x));
+	CHECK_INT(smcr_conn_send(&b.c, &iov, 1), 100);
+	while (ba.n)
+		CHECK(deliver(&ba) >= 0);
+	smcr_conn_peer_vanished(&a.c);
+	a.c.err = -ECONNRESET;          /* the group's word for its links lost */
+	CHECK(smcr_conn_lost_after_end(&a.c));
+	iov.iov_len = sizeof(x);
+	CHECK_INT(smcr_conn_recv(&a.c, &iov, 1, false), 100);
+	CHECK_INT(smcr_conn_recv(&a.c, &iov, 1, false), 0);
+	/* bytes of ours the peer never read: a reset */
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	iov.iov_len = 100;
+	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 100);
+	while (ab.n)
+		CHECK(deliver(&ab) >= 0);
+	smcr_conn_peer_vanished(&a.c);
+	a.c.err = -ECONNRESET;
+	CHECK(!smcr_conn_lost_after_end(&a.c));
+	CHECK_INT(smcr_conn_recv(&a.c, &iov, 1, false), -ECONNRESET);
+}
+
 /* Soft SMC-R's cut-over words ride in every CDC; a fence said twice must not change. */
 TEST(smcr_conn_soft_words)
 {

@@ -277,6 +277,18 @@ TEST(soft_peer_msg_codec)
 		m.echo = 0;
 		CHECK_INT(soft_peer_msg_encode(&m, e, sizeof(e)), -EINVAL);   /* both nonces */
 		m.echo = 9;
+		/* GONE: both nonces, no index, no bytes */
+		m.type = SOFT_PEER_GONE;
+		CHECK_INT(soft_peer_msg_encode(&m, e, sizeof(e)), -EINVAL);
+		m.index = 0;
+		CHECK_INT(soft_peer_msg_encode(&m, e, sizeof(e)), SOFT_PEER_MSG_LEN);
+		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_MSG_LEN, &d), 0);
+		CHECK(d.type == SOFT_PEER_GONE && d.nonce == 7 && d.echo == 9 && !d.index && !d.clc_len);
+		e[72] = 1;
+		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_MSG_LEN, &d), -EBADMSG);
+		e[72] = 0;
+		CHECK_INT(soft_peer_msg_decode(e, SOFT_PEER_MSG_LEN + 1, &d), -EBADMSG);
+		m.index = 200;
 	}
 	m.type = SOFT_PEER_ANSWER;
 	m.have = true;
@@ -841,6 +853,57 @@ TEST(soft_peer_rebuild_messages_relayed)
 		deliver(true, t);
 	CHECK_INT(nsent, 8);
 	CHECK(!soft_rebuild_kept(a) && !a->ask.pprev);
+	soft_reg_drop(&hosts[0], a);
+	soft_reg_drop(&hosts[1], b);
+	hosts_free();
+}
+
+/* GONE from the peer's end: both nonces, and an end over RDMA; else nothing. */
+static void gone_from(struct soft_sock *from, struct soft_sock *to, uint64_t nonce_flip)
+{
+	struct soft_peer_msg m;
+	uint8_t buf[SOFT_PEER_DGRAM_MAX];
+	int n;
+
+	soft_peer_msg_of(from, SOFT_PEER_GONE, &m);
+	m.verdict = 0;
+	m.echo = to->ask.nonce;
+	m.nonce ^= nonce_flip;
+	n = soft_peer_msg_encode(&m, buf, sizeof(buf));
+	CHECK_INT(n, SOFT_PEER_MSG_LEN);
+	soft_peer_input(&hosts[1], buf, (size_t)n, AF_INET, m.src, SOFT_PEER_PORT, 0);
+}
+
+/*
+ * A process that ends without closing its end over RDMA: its daemon
+ * tells the peer's (twice, unanswered), whose library hears it once, with
+ * the group its end named; a forged GONE, or one for an end not over
+ * RDMA, changes nothing.
+ */
+TEST(soft_peer_a_process_gone_is_told_once)
+{
+	struct soft_sock *a, *b;
+
+	ends_over_rdma(&a, &b);
+	b->lgr_key = 9;
+	gone_from(a, b, 1);
+	CHECK(!b->ask.peer_gone);
+	b->pair_status = SOFT_PAIR_NEGOTIATE;
+	gone_from(a, b, 0);
+	CHECK(!b->ask.peer_gone);
+	b->pair_status = SOFT_PAIR_RDMA;
+	CHECK_INT(nq, 0);                   /* unanswered */
+	CHECK(!soft_gone_take(&hosts[1], 0));
+	/* the process's control connection hangs up: its ends' peers told */
+	soft_gone_tell(&hosts[0], 1);       /* another process's: none */
+	CHECK_INT(nq, 0);
+	soft_gone_tell(&hosts[0], 0);
+	CHECK_INT(nq, 2);
+	deliver(false, 0);
+	CHECK_INT(b->ask.peer_gone, SOFT_GONE_HEARD);
+	CHECK(!soft_gone_take(&hosts[1], 1));
+	CHECK(soft_gone_take(&hosts[1], 0) == b);
+	CHECK(!soft_gone_take(&hosts[1], 0));       /* told once */
 	soft_reg_drop(&hosts[0], a);
 	soft_reg_drop(&hosts[1], b);
 	hosts_free();
