@@ -270,7 +270,7 @@ void smcr_conn_peer_vanished(struct smcr_conn *c)
 {
 	/* one that said how it ended ended so */
 	if (!(c->peer_cflags & (CDC_CF_CLOSED | CDC_CF_ABORT)))
-		c->peer_cflags |= smcr_conn_unread(c) ? CDC_CF_ABORT : CDC_CF_CLOSED;
+		c->peer_cflags |= CDC_CF_CLOSED;
 }
 
 ssize_t smcr_conn_recv(struct smcr_conn *c, const struct iovec *iov, int cnt, bool peek)

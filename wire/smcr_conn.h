@@ -174,10 +174,11 @@ ssize_t smcr_conn_recv(struct smcr_conn *c, const struct iovec *iov, int cnt, bo
  */
 bool smcr_conn_lost_after_end(const struct smcr_conn *c);
 /*
- * The peer's process ended without a word (killed), as its kernel's close
- * would end a TCP connection: CLOSED when it had read all we sent (our
- * reader reads what came, then EOF), else ABORT (a reset).  A peer that
- * said CLOSED or ABORT keeps what it said.
+ * The peer's process ended without a word (killed): taken as CLOSED, so
+ * that our reader reads every byte that came, then EOF.  Whether it left
+ * bytes of ours unread (its kernel's reset) is not known here: its
+ * consumer cursor is told lazily; the TCP connection under ours says it.
+ * A peer that said CLOSED or ABORT keeps what it said.
  */
 void smcr_conn_peer_vanished(struct smcr_conn *c);
 uint32_t smcr_conn_readable(const struct smcr_conn *c);

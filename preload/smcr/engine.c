@@ -252,16 +252,18 @@ void smcr_engine_quiesce(void)
 
 /*
  * Link li, probed because the peer's daemon said its process is gone,
- * failed: the peer is gone indeed, and its connections end as its
- * kernel's close would (smcr_conn_peer_vanished()).  Nobody would answer
- * a rebuild: the link fails as if the peer had said so.
+ * failed: the peer is gone indeed.  Nobody would answer a rebuild, and
+ * the connections it resets end as a close of the peer's would
+ * (smcr_conn_peer_vanished()); a connection that moves to another link,
+ * or a later failure, is none of it.
  */
 static void fail_gone(struct smcr_lgr *g, int li)
 {
 	smcr_log("libsmc-preload: soft SMC-R: link %u: the peer's process is gone (its daemon said so, the link does not answer)\n",
 		 g->link[li].num);
 	g->peer_gone = true;
-	smcr_link_fail(g, li, true);
+	smcr_link_fail(g, li, false);
+	g->peer_gone = false;
 }
 
 /* One completion of link li, or a message of the peer over it. */
@@ -386,10 +388,11 @@ static void device_event(struct smcr_lgr *g, int li)
  */
 #define KICK_NS (500 * 1000000LL)
 /*
- * A probe sent because the peer's daemon said its process is gone: a live
- * peer's device acknowledges it at once, even while its program is
- * stopped; unanswered this long (rxe's own retries give up later, about
- * 4 s), the link has failed.
+ * A probe sent because the peer's daemon saw the peer's process hang up
+ * its control connection: a live peer's device acknowledges it at once
+ * (unless work before it waits for the peer's receive slots); unanswered
+ * this long (rxe's own retries give up later, about 4 s), the link has
+ * failed.
  */
 #define GONE_NS (3 * 1000000000LL)
 #define DEAD_NS (10 * 1000000000LL)

@@ -478,7 +478,7 @@ void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 	smcr_view_changed();
 	for (unsigned o = 0; o < g->nlinks; o++)
 		only &= (int)o == li || !g->link[o].up || g->link[o].dead;
-	if (only && !by_peer && smcr_rebuild_start(g, li)) {
+	if (only && !by_peer && !g->peer_gone && smcr_rebuild_start(g, li)) {
 		for (struct smcr_sock *s = g->socks; s; s = s->next) {
 			waiting += s->li == li && s->live;
 			smcr_sock_wake(s, false);
@@ -519,7 +519,8 @@ void smcr_link_fail(struct smcr_lgr *g, int li, bool by_peer)
 		told = !smcr_llc_delete_link(g, (int)o, l->num, by_peer ? SMCR_LLC_FLAG_RESP : 0,
 					     SMCR_LLC_DEL_LOST_PATH);
 	smcr_log("libsmc-preload: soft SMC-R: link %u (%s) failed%s: %u connections moved, %u reset\n", l->num,
-		 l->dev_name, by_peer ? " (the peer said so)" : "", moved, reset);
+		 l->dev_name, by_peer ? " (the peer said so)" : g->peer_gone ? " (its peer's process is gone)" : "",
+		 moved, reset);
 	pthread_cond_broadcast(&g->cv);
 }
 

@@ -69,7 +69,7 @@ struct smcr_lgr {
 	pthread_mutex_t mu;     /* everything below, and every connection's data path */
 	pthread_cond_t cv;      /* the inbox got a message, a link or rkey changed */
 	bool server;
-	bool peer_gone;         /* a link the peer's process left failed: its connections end as its close would */
+	bool peer_gone;         /* while a link the peer's process left fails: what it resets ends as a close would */
 	uint32_t key;           /* names it within the process (smcr_lgr_view) */
 	char peer_host[33];     /* the peer's host name, as its CLC message said */
 	int refs;               /* the caller's and each connection's */

@@ -198,6 +198,7 @@ static void client_event(struct softd_server *s, struct softd_client *c, uint32_
 
 	if (ev & (EPOLLHUP | EPOLLERR)) {
 		softd_client_drain(c, s->st, &s->io);
+		soft_gone_tell(s->st, c->peer.conn_id);
 		client_close(s, c);
 		return;
 	}
@@ -208,11 +209,14 @@ static void client_event(struct softd_server *s, struct softd_client *c, uint32_
 	if (rc == SOFTD_IO_OK && c->eof && !softd_client_blocked(c))
 		rc = SOFTD_IO_CLOSE;
 	if (rc != SOFTD_IO_OK) {
-		if (rc == SOFTD_IO_DROP)
+		if (rc == SOFTD_IO_DROP) {
 			softd_log(LOG_NOTICE, "client pid %d dropped: replies over %u bytes "
 				  "waiting, or out of memory", (int)c->peer.pid, SOFTD_QUEUE_MAX);
-		else
+		} else {
 			softd_client_drain(c, s->st, &s->io);   /* what it sent before it went */
+			/* it hung up: its process ended (its ends still here were not closed) */
+			soft_gone_tell(s->st, c->peer.conn_id);
+		}
 		client_close(s, c);
 		return;
 	}

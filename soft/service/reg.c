@@ -395,7 +395,6 @@ void soft_conn_gone(struct soft_state *st, uint64_t conn_id)
 	struct soft_sock *s;
 
 	soft_pdump_conn_gone(st, conn_id);
-	soft_gone_tell(st, conn_id);
 	while ((s = soft_idx_conn_first(st, conn_id)))
 		soft_reg_drop(st, s);
 	soft_pstats_conn_gone(st, conn_id);

@@ -147,7 +147,11 @@ bool soft_relays(const struct soft_sock *s);
  */
 #define SOFT_GONE_HEARD 1
 #define SOFT_GONE_TOLD  2
-/* The ends of control connection conn_id, before they are dropped: their peers' daemons told. */
+/*
+ * The ends of control connection conn_id, which hung up (its process
+ * ended; not a client this daemon dropped, nor this daemon's own end),
+ * before they are dropped: their peers' daemons told.
+ */
 void soft_gone_tell(struct soft_state *st, uint64_t conn_id);
 void soft_gone_input(struct soft_state *st, struct soft_sock *s, const struct soft_peer_msg *m);
 /* An end of conn_id whose peer's process is gone, not told yet (then told), or NULL. */

@@ -30,7 +30,7 @@
  * has no end.  An argument ^exit:FILE: once done, the end says PAIRED in
  * group 100 + its role, prints "paired", and once FILE exists exits at
  * once, as a killed process (no close of its own); ^gone: once done,
- * PAIRED likewise ("paired"), then it asks (REBUILD) for up to 10 s
+ * PAIRED likewise ("paired"), then it asks (REBUILD) for up to 30 s
  * whether the peer's end is gone: "peer gone for group K", or "peer
  * gone: not told".  With CLC_RELAY_BUFS=RMB,SNDBUF in the environment, the end
  * reports its group first (one link, rxe0 port 1, one connection) and
@@ -166,7 +166,8 @@ static void wait_gone(struct soft_reg_conn *c)
 	double until;
 	long seq;
 
-	for (until = now_s() + 10; now_s() < until; usleep(20000)) {
+	/* the peer's exit, its daemon and ours: long enough for a starved host */
+	for (until = now_s() + 30; now_s() < until; usleep(20000)) {
 		seq = soft_reg_rebuild_send(c, 0, NULL, 0);
 		if (seq < 0 || reply_of(c, seq, &r) || r.error) {
 			printf("peer gone: take failed\n");

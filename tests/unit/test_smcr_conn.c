@@ -703,9 +703,9 @@ TEST(smcr_conn_close_after_the_data)
 }
 
 /*
- * The peer's process ended without a word and the links are lost: as its
- * kernel's close would, a reset when it left bytes of ours unread, else
- * the end of its stream after what it sent.
+ * The peer's process ended without a word and the links are lost: every
+ * byte it sent is read, then the end of its stream, whether or not it
+ * read ours (its cursor comes lazily); an abort it said stays one.
  */
 TEST(smcr_conn_peer_vanished_as_its_close)
 {
@@ -725,12 +725,28 @@ TEST(smcr_conn_peer_vanished_as_its_close)
 	iov.iov_len = sizeof(x);
 	CHECK_INT(smcr_conn_recv(&a.c, &iov, 1, false), 100);
 	CHECK_INT(smcr_conn_recv(&a.c, &iov, 1, false), 0);
-	/* bytes of ours the peer never read: a reset */
+	/* bytes of ours the peer never read, and its own: its bytes, then the end */
 	ends_init(&a, &b, &ab, &ba, 0, 0);
 	iov.iov_len = 100;
 	CHECK_INT(smcr_conn_send(&a.c, &iov, 1), 100);
-	while (ab.n)
-		CHECK(deliver(&ab) >= 0);
+	CHECK_INT(smcr_conn_send(&b.c, &iov, 1), 100);
+	while (ab.n || ba.n) {
+		if (ab.n)
+			CHECK(deliver(&ab) >= 0);
+		if (ba.n)
+			CHECK(deliver(&ba) >= 0);
+	}
+	smcr_conn_peer_vanished(&a.c);
+	a.c.err = -ECONNRESET;
+	CHECK(smcr_conn_lost_after_end(&a.c));
+	iov.iov_len = sizeof(x);
+	CHECK_INT(smcr_conn_recv(&a.c, &iov, 1, false), 100);
+	CHECK_INT(smcr_conn_recv(&a.c, &iov, 1, false), 0);
+	/* a peer that said ABORT before: a reset */
+	ends_init(&a, &b, &ab, &ba, 0, 0);
+	CHECK_INT(smcr_conn_set_state(&b.c, CDC_CF_ABORT), 0);
+	while (ba.n)
+		CHECK(deliver(&ba) >= 0);
 	smcr_conn_peer_vanished(&a.c);
 	a.c.err = -ECONNRESET;
 	CHECK(!smcr_conn_lost_after_end(&a.c));
