@@ -29,7 +29,7 @@ for k in $KERNELS; do
 	start=$(date +%s)
 	# shellcheck disable=SC2086 # the scenarios' words
 	VM_SUITE=$suite VM_KVER=$kver tests/vm/run.sh $scen >"$out" 2>&1
-	sed -n "s/^\(PASS\|FAIL\|SKIP\) /\1 $k:/p; /^  [>|] /p" "$out"
+	sed -n "s/^\(PASS\|FAIL\|SKIP\|INFO\) /\1 $k:/p; /^  [>|] /p" "$out"
 	last=$(tail -n 1 "$out")
 	case $last in
 	*" passed, "*" failed") set -- $last ;;

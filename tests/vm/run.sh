@@ -190,10 +190,10 @@ esac
 
 RESULTS=$VMDIR/results
 : >"$RESULTS"
-# collect NAME RC: PASS/FAIL lines (and the detail lines after a FAIL) of a VM.
+# collect NAME RC: PASS/FAIL/INFO lines (and the detail lines after a FAIL) of a VM.
 collect() {
 	log=$VMDIR/$1.log
-	tr -d '\r' <"$log" | awk '/^(PASS|FAIL|SKIP) /{print; d=($1=="FAIL"); next} d && /^  [>|] /{print; next} {d=0}' >>"$RESULTS"
+	tr -d '\r' <"$log" | awk '/^(PASS|FAIL|SKIP) /{print; d=($1=="FAIL"); next} /^INFO /{print; d=0; next} d && /^  [>|] /{print; next} {d=0}' >>"$RESULTS"
 	if [ "$2" = 124 ] || [ "$2" = 137 ]; then
 		echo "FAIL $1/vm: timed out after ${VM_TIMEOUT}s (console in $log)" >>"$RESULTS"
 	elif ! tr -d '\r' <"$log" | grep -q '^=== vmtest end'; then
