@@ -76,17 +76,23 @@ bool soft_clc_from_other_end(const struct soft_sock *s, const struct soft_peer_m
 	       m->role != s->role;
 }
 
+void soft_relay_msg(const struct soft_sock *s, uint8_t type, uint8_t index, const uint8_t *bytes,
+		    uint16_t len, struct soft_peer_msg *m)
+{
+	soft_peer_msg_of(s, type, m);
+	m->verdict = 0;
+	m->echo = s->ask.peer_nonce;
+	m->index = index;
+	m->clc = bytes;
+	m->clc_len = len;
+}
+
 void soft_relay_send(struct soft_state *st, const struct soft_sock *s, uint8_t type, uint8_t index,
 		     const uint8_t *bytes, uint16_t len)
 {
 	struct soft_peer_msg m;
 
-	soft_peer_msg_of(s, type, &m);
-	m.verdict = 0;
-	m.echo = s->ask.peer_nonce;
-	m.index = index;
-	m.clc = bytes;
-	m.clc_len = len;
+	soft_relay_msg(s, type, index, bytes, len, &m);
 	soft_peer_send(st, &m, 0, s->ask.ifindex);
 }
 

@@ -14,20 +14,28 @@
 #include "peer_msg.h"
 #include "regidx.h"
 
-/* GONE is not answered: sent this often, at once (a datagram lost on a busy host) */
-#define GONE_SENDS 2
+/*
+ * GONE is not answered: sent at once and once more a little later (a
+ * busy peer host whose full socket buffer dropped the first would drop
+ * a second sent right behind it)
+ */
+#define GONE_AGAIN_MS 500
 
 void soft_gone_tell(struct soft_state *st, uint64_t conn_id)
 {
-	for (struct soft_sock *s = soft_idx_conn_first(st, conn_id); s; s = s->conn_next)
-		if (soft_relays(s))
-			for (int i = 0; i < GONE_SENDS; i++)
-				soft_relay_send(st, s, SOFT_PEER_GONE, 0, NULL, 0);
+	struct soft_peer_msg m;
+
+	for (struct soft_sock *s = soft_idx_conn_first(st, conn_id); s; s = s->conn_next) {
+		if (!soft_relays(s))
+			continue;
+		soft_relay_msg(s, SOFT_PEER_GONE, 0, NULL, 0, &m);
+		soft_peer_send(st, &m, 0, s->ask.ifindex);
+		soft_peer_send_later(st, &m, s->ask.ifindex, soft_now_ms() + GONE_AGAIN_MS);
+	}
 }
 
-void soft_gone_input(struct soft_state *st, struct soft_sock *s, const struct soft_peer_msg *m)
+void soft_gone_input(struct soft_sock *s, const struct soft_peer_msg *m)
 {
-	(void)st;
 	if (!soft_relays(s) || !soft_clc_from_other_end(s, m) || s->ask.peer_gone)
 		return;
 	s->ask.peer_gone = SOFT_GONE_HEARD;

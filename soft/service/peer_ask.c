@@ -28,11 +28,19 @@
 #define MEMO_MAX         256     /* questions for ends that had not come yet */
 #define MEMO_PER_SOURCE  32
 #define MEMO_MS          ASK_NO_END_MS
+#define LATER_MAX        64      /* unanswered messages to send once more */
 #define DEVS_FRESH_MS    1000    /* the host's RDMA devices, looked at again after this */
 
 struct ask_memo {
 	int64_t until;           /* 0: free */
 	uint8_t from[16];        /* IPv4-mapped */
+	struct soft_peer_msg m;
+};
+
+/* An unanswered message without bytes, sent once more at a time. */
+struct peer_later {
+	int64_t at;              /* 0: free */
+	uint32_t ifindex;
 	struct soft_peer_msg m;
 };
 
@@ -42,6 +50,7 @@ struct soft_asks {
 	int64_t devs_seen;       /* when the RDMA devices were last looked at */
 	uint32_t seq;
 	struct ask_memo memo[MEMO_MAX];
+	struct peer_later later[LATER_MAX];
 };
 
 int64_t soft_now_ms(void)
@@ -408,7 +417,7 @@ void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int 
 	}
 	if (m.type == SOFT_PEER_GONE) {
 		if (s)
-			soft_gone_input(st, s, &m);
+			soft_gone_input(s, &m);
 		return;
 	}
 	/* an answer to another question (an old end's, or forged) says nothing of this one */
@@ -442,13 +451,45 @@ void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int 
 	soft_peer_send(st, &reply, port, s ? s->ask.ifindex : 0);
 }
 
-int64_t soft_peer_tick(struct soft_state *st, int64_t now)
+void soft_peer_send_later(struct soft_state *st, const struct soft_peer_msg *m, uint32_t ifindex,
+			  int64_t at)
 {
-	struct soft_asks *a = st->asks;
+	struct soft_asks *a = asks(st);
+
+	for (int i = 0; a && !m->clc_len && i < LATER_MAX; i++)
+		if (!a->later[i].at) {
+			a->later[i] = (struct peer_later){ .at = at, .ifindex = ifindex, .m = *m };
+			return;
+		}
+	soft_peer_send(st, m, 0, ifindex);      /* no room: now, not never */
+}
+
+/* The messages due sent; when the next is due, 0 for none. */
+static int64_t later_tick(struct soft_state *st, struct soft_asks *a, int64_t now)
+{
+	int64_t due = 0;
+
+	for (int i = 0; i < LATER_MAX; i++) {
+		struct peer_later *e = &a->later[i];
+
+		if (!e->at)
+			continue;
+		if (e->at <= now) {
+			e->at = 0;
+			soft_peer_send(st, &e->m, 0, e->ifindex);
+		} else if (!due || e->at < due) {
+			due = e->at;
+		}
+	}
+	return due;
+}
+
+static int64_t ends_tick(struct soft_state *st, struct soft_asks *a, int64_t now)
+{
 	struct soft_sock *s, *next;
 	int64_t due = 0;
 
-	if (!a || !a->list)
+	if (!a->list)
 		return -1;
 	if (a->due && now < a->due)
 		return a->due;
@@ -480,6 +521,17 @@ int64_t soft_peer_tick(struct soft_state *st, int64_t now)
 	}
 	a->due = due;
 	return a->list ? due : -1;
+}
+
+int64_t soft_peer_tick(struct soft_state *st, int64_t now)
+{
+	int64_t later, ends;
+
+	if (!st->asks)
+		return -1;
+	later = later_tick(st, st->asks, now);
+	ends = ends_tick(st, st->asks, now);
+	return later && (ends < 0 || later < ends) ? later : ends;
 }
 
 void soft_peer_free(struct soft_state *st)

@@ -66,12 +66,15 @@ void soft_peer_msg_of(const struct soft_sock *s, uint8_t type, struct soft_peer_
 /* To the daemon of m's peer address, at port (0: the control port). */
 void soft_peer_send(struct soft_state *st, const struct soft_peer_msg *m, uint16_t port,
 		    uint32_t ifindex);
+/* m (without bytes) sent once more at the time at, by the tick: a message nothing answers. */
+void soft_peer_send_later(struct soft_state *st, const struct soft_peer_msg *m, uint32_t ifindex,
+			  int64_t at);
 /* s needs the tick at when (in the list of ends with work, once). */
 void soft_peer_due(struct soft_state *st, struct soft_sock *s, int64_t when);
 /* A datagram that came to the control port from from:port (IPv4 in 4 bytes); answered there. */
 void soft_peer_input(struct soft_state *st, const uint8_t *buf, size_t len, int family,
 		     const uint8_t from[16], uint16_t port, int64_t now);
-/* Questions due again, ends given up: when to call again (ms), or -1 for never. */
+/* Questions due again, ends given up, messages sent once more: when to call again (ms), or -1 for never. */
 int64_t soft_peer_tick(struct soft_state *st, int64_t now);
 void soft_peer_free(struct soft_state *st);
 
@@ -109,6 +112,9 @@ uint32_t soft_clc_undecided_reason(const struct soft_sock *s);
 /* SMC_SOFT_CMD_CLC */
 int soft_clc(struct soft_req *r);
 /* A message of type between s's end and the other, under both nonces, with bytes (len 0: none). */
+void soft_relay_msg(const struct soft_sock *s, uint8_t type, uint8_t index, const uint8_t *bytes,
+		    uint16_t len, struct soft_peer_msg *m);
+/* The same, sent. */
 void soft_relay_send(struct soft_state *st, const struct soft_sock *s, uint8_t type, uint8_t index,
 		     const uint8_t *bytes, uint16_t len);
 /* A message of the other end's: both nonces as this end knows them. */
@@ -153,7 +159,7 @@ bool soft_relays(const struct soft_sock *s);
  * before they are dropped: their peers' daemons told.
  */
 void soft_gone_tell(struct soft_state *st, uint64_t conn_id);
-void soft_gone_input(struct soft_state *st, struct soft_sock *s, const struct soft_peer_msg *m);
+void soft_gone_input(struct soft_sock *s, const struct soft_peer_msg *m);
 /* An end of conn_id whose peer's process is gone, not told yet (then told), or NULL. */
 struct soft_sock *soft_gone_take(struct soft_state *st, uint64_t conn_id);
 
