@@ -308,9 +308,9 @@ check-kernel:
 # at all (doc/soft-roce.md): the host's rxe device as the soft backend's
 # SMC-R device (s3), two hosts with their own daemons (s4), and soft SMC-R's
 # building blocks between two hosts: CLC, a queue pair, RDMA WRITE and CDC (s5),
-# ... redis under smc_run at both ends (s21), and a peer killed (s22).
+# ... redis under smc_run at both ends (s21), a peer killed (s22), and rsync (s23).
 check-soft-roce:
-	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3 s4 s5 s6 s7 s8 s9 s10 s11 s12 s18 s19 s20 s21 s22
+	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3 s4 s5 s6 s7 s8 s9 s10 s11 s12 s18 s19 s20 s21 s22 s23
 
 # IBM Z (big-endian): the project cross-built for s390x with -Werror against
 # Debian's s390x user space, then in s390x guests of Debian's 6.12 (QEMU's

@@ -7,7 +7,7 @@ need=
 arch_pkgs=
 [ "${VM_ARCH:-amd64}" = amd64 ] || arch_pkgs="crossbuild-essential-$VM_ARCH"
 for p in qemu-system-x86 busybox-static cpio kmod iproute2 xz-utils gcc libc6-dev bash \
-	libibverbs1 ibverbs-providers ibverbs-utils socat redis-server redis-tools $arch_pkgs; do
+	libibverbs1 ibverbs-providers ibverbs-utils socat redis-server redis-tools rsync $arch_pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q ' installed$' || need="$need $p"
 done
 [ -z "$need" ] && exit 0
