@@ -667,6 +667,16 @@ static void child_holds(int fd, struct sconn *sc, void *arg)
 	if (atomic_load(&sc->decline))
 		conn_stay_tcp_if_new(sc);
 	/*
+	 * Asked by the parent (its reply, its negotiation): plain TCP here.  Its
+	 * registration is the parent's, which this copy's close or exit must
+	 * not delete, nor an execve hand on as a question still out.
+	 */
+	if (atomic_load(&sc->state) == SC_ASKED) {
+		sc->token = 0;
+		conn_stay_tcp(sc);
+		return;
+	}
+	/*
 	 * An end only the parent can use that is on TCP for good, or went
 	 * back to TCP (settle.c): plain TCP here, its registration the parent's.
 	 */

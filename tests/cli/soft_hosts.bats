@@ -181,6 +181,50 @@ mode_of() {
 	grep -q "control port 7609/udp" "$T/A.log"
 }
 
+# A client on A that forks a child right after it connects, before its
+# end is paired (the fork pairs it: ASKED, negotiating in the parent); the
+# child exits at once; the parent then echoes as client_a does.
+client_a_forks() {
+	on A "$SMC_BIN/smc_run" python3 -c '
+import os, socket, sys, time
+c = socket.create_connection((sys.argv[2], 7500))
+pid = os.fork()
+if pid == 0:
+    sys.exit(0)
+os.waitpid(pid, 0)
+data = bytes(range(256)) * 390 + b"0123456789" * 16
+c.sendall(data); got = b""
+while len(got) < len(data):
+    d = c.recv(65536)
+    if not d: break
+    got += d
+print("echo ok" if got == data else "echo BAD %d" % len(got), flush=True)
+while os.path.isdir(os.path.dirname(sys.argv[1])) and not os.path.exists(sys.argv[1]):
+    time.sleep(0.05)' "$T/stop" "$SRV" >"$T/client.out" 2>&1 &
+	PIDS+=($!)
+	for _ in $(seq 200); do
+		grep -q echo "$T/client.out" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	cat "$T/client.out" >&2
+	return 1
+}
+
+@test "a child forked while its end negotiates, gone at once, leaves the parent's end listed" {
+	host_daemon A
+	host_daemon B
+	server_b run
+	client_a_forks
+	[ "$(cat "$T/client.out")" = "echo ok" ]
+	# the child's copy was the parent's: its exit deleted nothing of the
+	# parent's, whose row keeps its own decline (0x03010000 was a row
+	# found without its registration)
+	[ "$(mode_of A)" = "0x03030000" ]
+	[ "$(mode_of B)" = "0x05000000/0x03030000" ]
+	sleep 1
+	[ "$(mode_of A)" = "0x03030000" ]
+}
+
 @test "IPv6: both ends preloaded, the same codes" {
 	SRV=fd00:216::2 CLI=fd00:216::1
 	host_daemon A
