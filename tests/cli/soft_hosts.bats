@@ -123,13 +123,20 @@ while os.path.isdir(os.path.dirname(sys.argv[1])) and not os.path.exists(sys.arg
 }
 
 # A client on A that sends 100000 bytes, checks the echo and holds the
-# connection until $T/stop exists; $1 as for server_b.
+# connection until $T/stop exists; $1 as for server_b.  With $2 "fork" it
+# forks a child right after it connects, before its end is paired (the
+# fork pairs it: ASKED, negotiating in the parent), which exits at once.
 client_a() {
 	local pre=()
 	[ "$1" = run ] && pre=("$SMC_BIN/smc_run")
 	on A "${pre[@]}" python3 -c '
 import os, socket, sys, time
 c = socket.create_connection((sys.argv[2], 7500))
+if sys.argv[3] == "fork":
+    pid = os.fork()
+    if pid == 0:
+        sys.exit(0)
+    os.waitpid(pid, 0)
 data = bytes(range(256)) * 390 + b"0123456789" * 16
 c.sendall(data); got = b""
 while len(got) < len(data):
@@ -138,7 +145,7 @@ while len(got) < len(data):
     got += d
 print("echo ok" if got == data else "echo BAD %d" % len(got), flush=True)
 while os.path.isdir(os.path.dirname(sys.argv[1])) and not os.path.exists(sys.argv[1]):
-    time.sleep(0.05)' "$T/stop" "$SRV" >"$T/client.out" 2>&1 &
+    time.sleep(0.05)' "$T/stop" "$SRV" "${2:-}" >"$T/client.out" 2>&1 &
 	PIDS+=($!)
 	for _ in $(seq 200); do
 		grep -q echo "$T/client.out" 2>/dev/null && return 0
@@ -181,40 +188,11 @@ mode_of() {
 	grep -q "control port 7609/udp" "$T/A.log"
 }
 
-# A client on A that forks a child right after it connects, before its
-# end is paired (the fork pairs it: ASKED, negotiating in the parent); the
-# child exits at once; the parent then echoes as client_a does.
-client_a_forks() {
-	on A "$SMC_BIN/smc_run" python3 -c '
-import os, socket, sys, time
-c = socket.create_connection((sys.argv[2], 7500))
-pid = os.fork()
-if pid == 0:
-    sys.exit(0)
-os.waitpid(pid, 0)
-data = bytes(range(256)) * 390 + b"0123456789" * 16
-c.sendall(data); got = b""
-while len(got) < len(data):
-    d = c.recv(65536)
-    if not d: break
-    got += d
-print("echo ok" if got == data else "echo BAD %d" % len(got), flush=True)
-while os.path.isdir(os.path.dirname(sys.argv[1])) and not os.path.exists(sys.argv[1]):
-    time.sleep(0.05)' "$T/stop" "$SRV" >"$T/client.out" 2>&1 &
-	PIDS+=($!)
-	for _ in $(seq 200); do
-		grep -q echo "$T/client.out" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	cat "$T/client.out" >&2
-	return 1
-}
-
 @test "a child forked while its end negotiates, gone at once, leaves the parent's end listed" {
 	host_daemon A
 	host_daemon B
 	server_b run
-	client_a_forks
+	client_a run fork
 	[ "$(cat "$T/client.out")" = "echo ok" ]
 	# the child's copy was the parent's: its exit deleted nothing of the
 	# parent's, whose row keeps its own decline (0x03010000 was a row
