@@ -197,6 +197,21 @@ wait_for() {
 	i=0; while ! "$@" >/dev/null 2>&1 && [ $i -lt "$n" ]; do sleep 0.1; i=$((i + 1)); done
 	"$@" >/dev/null 2>&1
 }
+# last_rows FILE: each connection's last smcss row in FILE (by its addresses).
+last_rows() {
+	awk '{ last[$4 " " $5] = $0 } END { for (c in last) print last[c] }' "$1"
+}
+# rows_until FILE PORT: the smcss -a rows of connections to or from PORT,
+# taken each second until FILE is not empty (at most 540 s: connections may
+# be short), each connection's last row in /tmp/ss.txt.
+rows_until() {
+	: > /tmp/ss.rows
+	i=0; while ! test -s "$1" && [ $i -lt "$(slow 540)" ]; do
+		smcss -a 2>&1 | grep "^ACTIVE .*:$2 " >> /tmp/ss.rows
+		sleep 1; i=$((i + 1))
+	done
+	last_rows /tmp/ss.rows > /tmp/ss.txt
+}
 # proc_calls NAME: where each thread of each NAME process is (its system
 # call's number and arguments, /proc/PID/task/TID/syscall), for a failure.
 proc_calls() {

@@ -25,14 +25,7 @@ if [ "$VMROLE" = server ]; then
 	# the client's benchmark runs: the server's connections, as smcss lists them
 	nc -l -p $DONE > /tmp/done &
 	NCPID=$!
-	# a listing each second until the client is done (its connections may be
-	# short), each connection's last row kept
-	: > /tmp/ss.rows
-	i=0; while ! test -s /tmp/done && [ $i -lt "$(slow 540)" ]; do
-		smcss -a 2>&1 | grep "^ACTIVE .*:$PORT " >> /tmp/ss.rows
-		sleep 1; i=$((i + 1))
-	done
-	awk '{ last[$4 " " $5] = $0 } END { for (c in last) print last[c] }' /tmp/ss.rows > /tmp/ss.txt
+	rows_until /tmp/done $PORT
 	grepcheck server-conn-smcr "^ACTIVE .*:$PORT .* SMCR" /tmp/ss.txt
 	kill $NCPID 2>/dev/null
 	wait $NCPID 2>/dev/null

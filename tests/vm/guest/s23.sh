@@ -45,14 +45,8 @@ if [ "$VMROLE" = server ]; then
 	RPID=$!
 	nc -l -p $DONE > /tmp/done &
 	NCPID=$!
-	# a listing each second until the client is done, each connection's last row kept
-	: > /tmp/ss.rows
-	i=0; while ! test -s /tmp/done && [ $i -lt "$(slow 540)" ]; do
-		smcss -a 2>&1 | grep "^ACTIVE .*:$PORT " >> /tmp/ss.rows
-		sleep 1; i=$((i + 1))
-	done
+	rows_until /tmp/done $PORT
 	grepcheck client-done done /tmp/done
-	awk '{ last[$4 " " $5] = $0 } END { for (c in last) print last[c] }' /tmp/ss.rows > /tmp/ss.txt
 	ok pushed-tree-same diff -r /tmp/mod/orig /tmp/mod/back
 	echo "INFO $SCEN/conns-rdma: $(grep -c 'connected by rdma' /tmp/rsyncd.err) of the daemon's connections over RDMA"
 	# the daemon's children ended: none of their connections stays listed
@@ -91,8 +85,7 @@ else
 	rsync_run push -a --numeric-ids --timeout=600 /tmp/got/ "$URL/back/"
 	touch /tmp/rows.stop
 	sleep 1
-	awk '{ last[$4 " " $5] = $0 } END { for (c in last) print last[c] }' /tmp/ss.rows |
-		sed 's/^/INFO s23-client\/row: /'
+	last_rows /tmp/ss.rows | sed 's/^/INFO s23-client\/row: /'
 	for f in pull sums push; do
 		grep -a 'libsmc-preload' /tmp/$f.err | sed "s/^/INFO $SCEN\/lib-$f: /"
 	done
