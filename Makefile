@@ -191,7 +191,7 @@ $(OBJ)/tests/unit/test_smcr_lgr.o $(OBJ)/tests/unit/test_smcr_rebuild.o $(OBJ)/t
 $(OBJ)/tests/unit/test_transport_rdma.o $(OBJ)/tests/unit/test_rdma_clc.o $(OBJ)/tests/unit/test_transport_kinds.o $(OBJ)/tests/unit/rdmafx.o: ALL_CFLAGS += $(PRELOAD_I_transport)
 # preload/rdma/verbs_qp.c itself, over a fake verbs device (renamed beside fake_rdma.c's stand-ins).
 $(OBJ)/tests/unit/test_verbs_qp.o: ALL_CFLAGS += $(PRELOAD_I_rdma)
-$(OBJ)/tests/unit/test_conn_io.o $(OBJ)/tests/unit/test_child_fds.o $(OBJ)/tests/unit/test_fork_share.o: ALL_CFLAGS += $(PRELOAD_I_conn)
+$(OBJ)/tests/unit/test_conn_io.o $(OBJ)/tests/unit/test_child_fds.o $(OBJ)/tests/unit/test_fork_share.o $(OBJ)/tests/unit/test_fork_claim.o: ALL_CFLAGS += $(PRELOAD_I_conn)
 # The connection layer (preload/conn/ over preload/base/), for io.c over the fake RDMA (tests/unit/test_conn_io.c) and child_fds.c.
 CONN_LAYER_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(wildcard preload/conn/*.c) $(wildcard preload/base/*.c))
 $(O)/tests/unit_tests: $(UNIT_OBJS) $(TOOL_OBJS) $(SMC_OBJS) $(SOFT_OBJS) $(SMCR_LAYER_OBJS) $(CONN_LAYER_OBJS) $(LIBSMC)
@@ -308,9 +308,9 @@ check-kernel:
 # at all (doc/soft-roce.md): the host's rxe device as the soft backend's
 # SMC-R device (s3), two hosts with their own daemons (s4), and soft SMC-R's
 # building blocks between two hosts: CLC, a queue pair, RDMA WRITE and CDC (s5),
-# ... redis under smc_run at both ends (s21), a peer killed (s22), and rsync (s23).
+# ... redis under smc_run at both ends (s21), a peer killed (s22), rsync (s23), and socat's forking server (s24).
 check-soft-roce:
-	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3 s4 s5 s6 s7 s8 s9 s10 s11 s12 s18 s19 s20 s21 s22 s23
+	$(Q)VM_SUITE=trixie-backports tests/vm/run.sh s3 s4 s5 s6 s7 s8 s9 s10 s11 s12 s18 s19 s20 s21 s22 s23 s24
 
 # IBM Z (big-endian): the project cross-built for s390x with -Werror against
 # Debian's s390x user space, then in s390x guests of Debian's 6.12 (QEMU's

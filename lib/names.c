@@ -153,6 +153,7 @@ static const struct reason reasons[] = {
 	{ 0x03060004, "UNSEEN", "SOFT_DECL_UNSEEN", "an end went to a program without the preload" },
 	{ 0x03060005, "STDIO", "SOFT_DECL_STDIO", "stdio may read or write it (fds 0-2, fdopen)" },
 	{ 0x03060006, "BACK", "SOFT_DECL_BACK", "its RDMA end went back to TCP (another process, stdio, io_uring)" },
+	{ 0x03060007, "CREDS", "SOFT_DECL_CREDS", "its process changed credentials (setuid, setgroups) with an RDMA device open" },
 	{ 0x03070000, "DIFFPREFIX", "DIFFPREFIX", "IP prefix / subnet mismatch" },
 	{ 0x03080000, "GETVLANERR", "GETVLANERR", "VLAN of the route device unknown" },
 	{ 0x03090000, "ISMVLANERR", "ISMVLANERR", "VLAN registration on ISM device failed" },

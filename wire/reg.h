@@ -291,6 +291,7 @@ enum {
 #define SMC_SOFT_DECL_UNSEEN   0x03060004u /* an end went to a program without the library */
 #define SMC_SOFT_DECL_STDIO    0x03060005u /* stdio may read or write it (fds 0-2, fdopen) */
 #define SMC_SOFT_DECL_BACK     0x03060006u /* its RDMA end went back to TCP for another process */
+#define SMC_SOFT_DECL_CREDS    0x03060007u /* its process changed credentials with an RDMA device open */
 
 /*
  * SMC_SOFT_A_TRANSPORT of a PENDING or PAIRED reply: the preload maps what

@@ -129,6 +129,17 @@ struct preload_next {
 	pid_t (*waitpid)(pid_t, int *, int);
 	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
 	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
+	/* credentials (hook_cred.c) */
+	int (*setuid)(uid_t);
+	int (*setgid)(gid_t);
+	int (*seteuid)(uid_t);
+	int (*setegid)(gid_t);
+	int (*setreuid)(uid_t, uid_t);
+	int (*setregid)(gid_t, gid_t);
+	int (*setresuid)(uid_t, uid_t, uid_t);
+	int (*setresgid)(gid_t, gid_t, gid_t);
+	int (*setgroups)(size_t, const gid_t *);
+	int (*initgroups)(const char *, gid_t);
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
 };
 extern struct preload_next next;

@@ -82,6 +82,16 @@ void preload_next_init(void)
 	RESOLVE(wait);
 	RESOLVE(waitpid);
 	RESOLVE(wait4);
+	RESOLVE(setuid);
+	RESOLVE(setgid);
+	RESOLVE(seteuid);
+	RESOLVE(setegid);
+	RESOLVE(setreuid);
+	RESOLVE(setregid);
+	RESOLVE(setresuid);
+	RESOLVE(setresgid);
+	RESOLVE(setgroups);
+	RESOLVE(initgroups);
 	RESOLVE(waitid);
 	RESOLVE(sigaction);
 	/* glibc 2.35 and later */

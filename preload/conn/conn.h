@@ -107,6 +107,11 @@ struct sconn {
 	unsigned fork_idx;
 	uint32_t fork_gen;
 	struct fork_page *fork_exec_page; /* counted out for an execve (conn_fork_share_exec()) */
+	/* NEW when its process forked: who may pair it (fork_claim.c), NULL anyone */
+	_Atomic(struct claim_slot *) claim;
+	unsigned claim_fork;       /* the fork() that counted its copy already (dup'ed fds) */
+	struct claim_slot *claim_exec; /* counted out for an execve that closes it */
+	uint32_t claim_gen;        /* claim's generation when this copy counted out */
 };
 
 /* sc's transport does op (transport.h); only from MAPPED on. */
@@ -204,6 +209,8 @@ void ctl_fall_back_diag(int fd, struct sconn *sc, uint32_t reason, uint32_t diag
 void ctl_fall_back_peer(int fd, struct sconn *sc, uint32_t diag);
 /* Why sc must stay TCP (SMC_CLC_DECL_*), 0 when it may pair (ctl.c). */
 uint32_t ctl_decline_reason(const struct sconn *sc);
+/* Whether fd's peer may be on another host (not loopback, not our own address). */
+bool ctl_peer_may_be_remote(int fd);
 void ctl_after_fork_child(void);
 /* The program closes descriptors: ours among them is gone, not ours to close. */
 void ctl_fds_closed(unsigned first, unsigned last);
@@ -618,6 +625,52 @@ bool soft_spin(struct sconn *sc, bool (*cond)(struct sconn *), bool rx);
 bool soft_cpus_crowded(void);
 /* Where we run now, for a peer deciding whether to spin: the CPU, or -1. */
 int soft_note_cpu(struct sconn *sc);
+
+/* ---- creds.c: a credential change (setuid, setgroups, ...) is about to come ---- */
+void conn_creds_change(void);
+/* One came while an RDMA device was open: no negotiation between hosts starts. */
+bool soft_creds_stale(void);
+
+/* ---- fork_claim.c: an end to another host still NEW at a fork: its first user's ---- */
+#define CL_FREE    0u
+#define CL_OPEN    1u               /* every copy may claim it */
+#define CL_CLAIMED 2u               /* owner pairs it; it cuts over once the only holder */
+#define CL_TCP     3u               /* on TCP for every copy */
+#define CL_TAKING  4u               /* changing hands (a step of one process) */
+struct claim_slot {
+	_Atomic uint32_t state;     /* CL_* */
+	_Atomic int owner;          /* the claimant's pid */
+	_Atomic uint32_t kids;      /* processes holding a copy */
+	_Atomic uint32_t gen;       /* opened again: a copy of an older end is not its */
+};
+/* The slot's steps (shared memory, any process): */
+bool claim_slot_open(struct claim_slot *s);
+bool claim_slot_take(struct claim_slot *s, int pid);
+bool claim_slot_mine(struct claim_slot *s, int pid);
+void claim_slot_spoil(struct claim_slot *s);
+bool claim_slot_done(struct claim_slot *s, int pid);
+void claim_slot_kid_gone(struct claim_slot *s, int pid);
+/* fork(): a new fork; fd's end left to its first user (true) or settled as before; it failed. */
+void conn_claim_fork_begin(void);
+bool conn_claim_fork(int fd, struct sconn *sc);
+void conn_claim_fork_failed(void);
+/* A data call on a NEW end: false when it stays TCP (another copy is used). */
+bool conn_claim_use(int fd, struct sconn *sc);
+/* Whether this process may pair sc; whether a fork leaves it to the claim (open, or ours). */
+bool conn_claim_pairable(struct sconn *sc);
+bool conn_claim_left(struct sconn *sc);
+/* In a forked child, for each end. */
+void conn_claim_after_fork_child(struct sconn *sc);
+/* Whether another process still holds a copy (it would not attach now). */
+bool conn_claim_others(struct sconn *sc);
+/* Under sc->lock at its attach: whether it may cut over (no other holder left). */
+bool conn_claim_attach(struct sconn *sc);
+/* Handed on otherwise (SCM_RIGHTS, a spawn): TCP for every copy. */
+void conn_claim_spoil(struct sconn *sc);
+/* This process lets go of sc (close, exit). */
+void conn_claim_let_go(struct sconn *sc);
+/* Before an execve (before): the ends it hands on or closes; after one that failed. */
+void conn_claim_exec_all(bool before);
 
 /* ---- fork_share.c: a forked child's first use of an end its owner holds ---- */
 struct fork_page;

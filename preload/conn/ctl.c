@@ -98,7 +98,7 @@ void ctl_daemon_gone(void)
  * program's next call.  A loopback peer, or one at our own address, is
  * this host's (and so a ring's).
  */
-static bool peer_may_be_remote(int fd)
+bool ctl_peer_may_be_remote(int fd)
 {
 	struct sockaddr_storage peer, self;
 	socklen_t plen = sizeof(peer), slen = sizeof(self);
@@ -223,7 +223,7 @@ void ctl_pair_locked(int fd, struct sconn *sc)
 		ctl_daemon_gone();
 	} else {
 		sc->seq = (uint32_t)seq;
-		if (!pend_add(sc->seq, sc, peer_may_be_remote(fd)))
+		if (!pend_add(sc->seq, sc, ctl_peer_may_be_remote(fd)))
 			conn_stay_tcp(sc);
 	}
 }
@@ -562,7 +562,7 @@ void ctl_exec_resume(int fd, struct sconn *sc, int state, uint32_t seq)
 		} else {
 			conn_stay_tcp(sc);
 		}
-	} else if (!pend_add(seq, sc, peer_may_be_remote(fd))) {
+	} else if (!pend_add(seq, sc, ctl_peer_may_be_remote(fd))) {
 		conn_stay_tcp(sc);
 	} else {
 		sc->seq = seq;

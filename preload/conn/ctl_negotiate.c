@@ -336,6 +336,27 @@ static void act_fail(struct act *a, int rc)
 }
 
 /*
+ * A reason to stay TCP that came while the connection negotiates (a fork,
+ * stdio, a credential change, another process holding the copy a fork at
+ * accept() left it: fork_claim.c) is said in a DECLINE before our next
+ * message, not found only once the peer attached.  A server that got the
+ * CONFIRM goes on: the client waits for its link by then.
+ */
+static uint32_t reason_now(const struct act *a)
+{
+	uint32_t r = ctl_decline_reason(a->sc);
+
+	if (a->role == 1 && a->taken == 2)
+		return 0;
+	if (!r && conn_claim_others(a->sc))
+		r = SMC_SOFT_DECL_SHARED;
+	/* nothing set up yet: none starts after a credential change (creds.c) */
+	if (!r && !a->rn && soft_creds_stale())
+		r = SMC_SOFT_DECL_CREDS;
+	return r;
+}
+
+/*
  * Without ctl_mu: what the peer's message (or the daemons' agreement) asks
  * of us.  The set-up's steps may wait for the peer (CONFIRM LINK).
  */
@@ -362,6 +383,8 @@ static void act(struct act *a)
 			return;
 		}
 	}
+	if ((a->our_reason = reason_now(a)))
+		return;
 	fd_for_each(local_of, &f);
 	if (!f.found) {
 		a->our_reason = DECL_NOSMCDEV;

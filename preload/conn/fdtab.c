@@ -185,6 +185,10 @@ static void sconn_init(struct sconn *sc, int role)
 	atomic_store(&sc->rcvtimeo_ms, -1);
 	atomic_store(&sc->fork_page, NULL);
 	sc->fork_exec_page = NULL;
+	atomic_store(&sc->claim, NULL);
+	sc->claim_fork = 0;
+	sc->claim_exec = NULL;
+	sc->claim_gen = 0;
 	atomic_fetch_add(&sc->refs, 1);
 	atomic_store(&sc->freed, false);
 }

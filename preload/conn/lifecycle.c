@@ -22,6 +22,9 @@ bool conn_ask(struct sconn *sc)
 {
 	int expect = SC_NEW;
 
+	/* left at a fork to the copy that uses it first (fork_claim.c) */
+	if (!conn_claim_pairable(sc))
+		return false;
 	return atomic_compare_exchange_strong(&sc->state, &expect, SC_ASKED);
 }
 
@@ -55,6 +58,20 @@ void conn_stay_tcp_if_new(struct sconn *sc)
 	atomic_compare_exchange_strong(&sc->state, &expect, SC_TCP);
 }
 
+/*
+ * An end a fork left to its first user cuts over only if no other copy is
+ * left (fork_claim.c): else it stays TCP, as an end shared at its pairing.
+ */
+static bool claim_attach(struct sconn *sc)
+{
+	uint32_t none = 0;
+
+	if (conn_claim_attach(sc))
+		return true;
+	atomic_compare_exchange_strong(&sc->decline, &none, SMC_SOFT_DECL_SHARED);
+	return false;
+}
+
 bool sconn_attach(struct sconn *sc, unsigned kind, int shm_fd, int side, bool inherited)
 {
 	const struct transport_ops *ops = transport_of_kind(kind);
@@ -64,7 +81,7 @@ bool sconn_attach(struct sconn *sc, unsigned kind, int shm_fd, int side, bool in
 	if (!ops)
 		return false;
 	pthread_mutex_lock(&sc->lock);
-	if (atomic_load(&sc->state) == SC_ASKED) {
+	if (atomic_load(&sc->state) == SC_ASKED && claim_attach(sc)) {
 		sc->tp.ops = ops;
 		rc = TP(sc, map, shm_fd, side);
 		if (rc) {
@@ -99,7 +116,7 @@ bool sconn_attach_transport(struct sconn *sc, const struct transport *t)
 	bool ok = false;
 
 	pthread_mutex_lock(&sc->lock);
-	if (atomic_load(&sc->state) == SC_ASKED && !ctl_decline_reason(sc)) {
+	if (atomic_load(&sc->state) == SC_ASKED && claim_attach(sc) && !ctl_decline_reason(sc)) {
 		sc->tp = *t;
 		TP(sc, holders_first);
 		/* before its first byte: it may go back to TCP for another process (back.c) */
@@ -575,6 +592,7 @@ void conn_foreign_bytes(int fd, struct sconn *sc)
 
 void sconn_release(int fd, struct sconn *sc)
 {
+	conn_claim_let_go(sc);
 	/* the daemon's row goes with the last holder, as the kernel's socket */
 	ctl_forget(fd, sc, !ring_let_go(fd, sc));
 }
@@ -585,6 +603,7 @@ static void exit_let_go(int fd, struct sconn *sc, void *arg)
 	/* a second fd of one connection (dup): it let go at the first */
 	if (atomic_load(&sc->let_go))
 		return;
+	conn_claim_let_go(sc);
 	if (!ring_let_go(fd, sc))
 		ctl_exit_forget(fd, sc);
 }
@@ -609,6 +628,7 @@ void sconn_free(struct sconn *sc)
 {
 	if (atomic_load(&sc->state) == SC_MAPPED)
 		TP(sc, unmap);
+	conn_claim_let_go(sc);
 	conn_stay_tcp(sc);
 	pthread_mutex_destroy(&sc->lock);
 	pthread_mutex_destroy(&sc->tx_lock);
@@ -663,6 +683,7 @@ static void child_holds(int fd, struct sconn *sc, void *arg)
 	pthread_mutex_init(&sc->tx_lock, NULL);
 	pthread_mutex_init(&sc->rx_lock, NULL);
 	pthread_mutex_init(&sc->lock, NULL);
+	conn_claim_after_fork_child(sc);
 	/* not paired before the fork: the parent's to decline (conn_shared) */
 	if (atomic_load(&sc->decline))
 		conn_stay_tcp_if_new(sc);
@@ -702,6 +723,7 @@ void conn_shared(struct sconn *sc)
 	int st = atomic_load(&sc->state);
 
 	atomic_store(&sc->shared, true);
+	conn_claim_spoil(sc);
 	if (st == SC_NEW || st == SC_ASKED)
 		atomic_compare_exchange_strong(&sc->decline, &none, SMC_SOFT_DECL_SHARED);
 }

@@ -44,8 +44,12 @@ void offer_defer(struct sconn *sc)
 
 void offer_check(int fd, struct sconn *sc)
 {
-	int64_t at = atomic_load_explicit(&sc->offer_at, memory_order_relaxed);
+	int64_t at;
 
+	/* a copy left at a fork: the first user's (fork_claim.c) */
+	if (atomic_load_explicit(&sc->claim, memory_order_relaxed) && !conn_claim_use(fd, sc))
+		return;
+	at = atomic_load_explicit(&sc->offer_at, memory_order_relaxed);
 	if (at && soft_now_ns() >= at)
 		ctl_offer(fd, sc, false);
 }

@@ -1,7 +1,8 @@
 /*
  * A new process and the connections it gets (fork, posix_spawn, a vfork
  * child's execve): each is paired, or declined, before the process starts,
- * and is marked shared (doc/soft-inherit.md section 2).
+ * and is marked shared (doc/soft-inherit.md section 2); at a fork, one to
+ * another host is left to the copy that uses it first (fork_claim.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +38,13 @@ static void pair_for_sharing(int fd, struct sconn *sc)
 		ctl_pair_locked(fd, sc);
 }
 
+/* fork(): an end to another host is left to the copy that uses it first (fork_claim.c) */
+static void claim_or_pair(int fd, struct sconn *sc)
+{
+	if (!conn_claim_fork(fd, sc))
+		pair_for_sharing(fd, sc);
+}
+
 static void share(int fd, struct sconn *sc)
 {
 	int listening = 0;
@@ -45,6 +53,12 @@ static void share(int fd, struct sconn *sc)
 	/* a listener is no connection: what it accepts is each process's own */
 	if (next.getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) || !listening)
 		conn_shared(sc);
+}
+
+static void share_unless_left(int fd, struct sconn *sc)
+{
+	if (!conn_claim_left(sc))
+		share(fd, sc);
 }
 
 /* Which connections a new process gets: settle_locked() below. */
@@ -110,14 +124,14 @@ static bool ctl_reachable(void)
  */
 static void settle_locked(bool all, const struct child_fds *child)
 {
-	struct reaching r = { .all = all, .child = child, .fn = pair_for_sharing };
+	struct reaching r = { .all = all, .child = child, .fn = all ? claim_or_pair : pair_for_sharing };
 
 	/* what is not paired now is declined below: each end stays TCP */
 	if (ctl_reachable()) {
 		for_each_reaching(&r);
 		ctl_wait_replies(false);
 	}
-	r.fn = share;
+	r.fn = all ? share_unless_left : share;
 	for_each_reaching(&r);
 }
 
@@ -148,6 +162,7 @@ static void fork_prepare(void)
 	if (atomic_load(&fd_tracked))
 		conn_backs_all(&for_child);
 	pthread_mutex_lock(&ctl_mu);
+	conn_claim_fork_begin();
 	if (atomic_load(&fd_tracked))
 		settle_locked(true, NULL);
 	sconn_before_fork();

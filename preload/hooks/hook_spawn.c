@@ -26,6 +26,7 @@ EXPORT pid_t fork(void)
 	if (pid < 0 && atomic_load(&fd_tracked)) {
 		saved = errno;
 		sconn_fork_failed();
+		conn_claim_fork_failed();
 		errno = saved;
 	}
 	return pid;

@@ -450,6 +450,7 @@ int soft_execve(const char *path, char *const argv[], char *const envp[])
 	/* until the execve failed: none attaches after the pass over them below */
 	ctl_attaches_hold();
 	conn_fork_share_exec(true);
+	conn_claim_exec_all(true);
 	fd_for_each(let_fallen_go, (void *)path);
 	if (!unseen)
 		fd_for_each(let_own_go, (void *)path);
@@ -462,6 +463,7 @@ int soft_execve(const char *path, char *const argv[], char *const envp[])
 		r = exec_alone(path, argv, envp);
 		saved = errno;
 		conn_fork_share_exec(false);
+		conn_claim_exec_all(false);
 		ctl_attaches_release();
 		errno = saved;
 		return r;
@@ -495,6 +497,7 @@ int soft_execve(const char *path, char *const argv[], char *const envp[])
 		free(var);
 	}
 	conn_fork_share_exec(false);
+	conn_claim_exec_all(false);
 	ctl_attaches_release();
 	errno = saved;
 	return r;

@@ -1167,6 +1167,16 @@ void smcr_goodbye_all(int wait_ms)
 	}
 }
 
+bool smcr_groups_any(void)
+{
+	bool any;
+
+	pthread_mutex_lock(&eng_mu);
+	any = atomic_load(&eng_pid) == getpid() && groups;
+	pthread_mutex_unlock(&eng_mu);
+	return any;
+}
+
 void smcr_nap_ms(int ms)
 {
 	smcr_env.poll(NULL, 0, ms);     /* not the preload's nanosleep() */

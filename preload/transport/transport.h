@@ -321,6 +321,8 @@ bool transport_after_fork_child(struct transport *t, int parent);
  * the process; these would not), giving up after 5 s without progress.
  */
 void transport_linger_all(void);
+/* Whether this process has soft SMC-R connections or link groups (RDMA devices open). */
+bool transport_rdma_live(void);
 /* The back operations of a transport that needs none or cannot (no_back.c). */
 bool tp_no_back_offer(struct transport *t);
 int tp_no_back_say(struct transport *t);

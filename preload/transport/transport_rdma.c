@@ -383,6 +383,11 @@ void transport_linger_all(void)
 	smcr_goodbye_all(GOODBYE_WAIT_MS);
 }
 
+bool transport_rdma_live(void)
+{
+	return smcr_socks() || smcr_groups_any();
+}
+
 static uint64_t rdma_rx_mark(struct transport *t)
 {
 	return smcr_sock_seq(SOCK(t), true);

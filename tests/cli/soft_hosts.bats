@@ -98,6 +98,8 @@ on() {
 
 # A server on B ($SRV:7500) that echoes what it gets and holds the
 # connection until $T/stop exists; $1: "run" for smc_run, else plain.
+# With $2 "fork" it forks at accept(), as rsync's daemon or PostgreSQL:
+# the child echoes, the parent closes its copy at once.
 server_b() {
 	local pre=()
 	[ "$1" = run ] && pre=("$SMC_BIN/smc_run")
@@ -107,12 +109,16 @@ a = sys.argv[2]; s = socket.socket(socket.AF_INET6 if ":" in a else socket.AF_IN
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind((a, 7500)); s.listen(); print("listening", flush=True)
 c, _ = s.accept(); n = 0
+if sys.argv[3] == "fork":
+    pid = os.fork()
+    if pid:
+        c.close(); os.waitpid(pid, 0); sys.exit(0)
 while n < 100000:
     d = c.recv(65536)
     if not d: break
     c.sendall(d); n += len(d)
 while os.path.isdir(os.path.dirname(sys.argv[1])) and not os.path.exists(sys.argv[1]):
-    time.sleep(0.05)' "$T/stop" "$SRV" >"$T/server.out" 2>&1 &
+    time.sleep(0.05)' "$T/stop" "$SRV" "${2:-}" >"$T/server.out" 2>&1 &
 	PIDS+=($!)
 	for _ in $(seq 200); do
 		grep -q listening "$T/server.out" 2>/dev/null && return 0
@@ -201,6 +207,18 @@ mode_of() {
 	[ "$(mode_of B)" = "0x05000000/0x03030000" ]
 	sleep 1
 	[ "$(mode_of A)" = "0x03030000" ]
+}
+
+@test "a server forking at accept, its parent closing its copy: the child's end is paired, the rows as without the fork" {
+	host_daemon A
+	host_daemon B
+	server_b run fork
+	client_a run
+	[ "$(cat "$T/client.out")" = "echo ok" ]
+	# before, the parent's close deleted the end its fork had paired: the
+	# client listed 0x03010000, the server nothing
+	[ "$(mode_of A)" = "0x03030000" ]
+	[ "$(mode_of B)" = "0x05000000/0x03030000" ]
 }
 
 @test "IPv6: both ends preloaded, the same codes" {

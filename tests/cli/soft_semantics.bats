@@ -702,6 +702,14 @@ pingpong_over_bells() { # CASE
 	soft_case fork
 }
 
+@test "soft: fork_accept: accept-then-fork, the child waits for the ring, then serves" {
+	soft_case fork_accept
+}
+
+@test "soft: creds_late: the server changes its credentials mid-connection (setgid): every byte arrives" {
+	soft_case creds_late
+}
+
 @test "soft: exit_unread: a forked child ends with _exit() and unread data: the peer is reset" {
 	soft_case exit_unread
 }

@@ -2190,10 +2190,9 @@ static bool listed_smcr(int fd)
  * are mapped), so that the case runs there from its first byte (a case
  * whose connection stays TCP just starts later).
  */
-static void settle(int fd)
+static void settle_for(int fd, int secs)
 {
-	const char *v = getenv("SOCKCHECK_SETTLE");
-	int tries = v && *v ? atoi(v) * 100 : 0;
+	int tries = secs * 100;
 	char c;
 
 	if (tries <= 0 || !getenv("LD_PRELOAD"))
@@ -2207,6 +2206,13 @@ static void settle(int fd)
 			return;
 		msleep(10);
 	}
+}
+
+static void settle(int fd)
+{
+	const char *v = getenv("SOCKCHECK_SETTLE");
+
+	settle_for(fd, v && *v ? atoi(v) : 0);
 }
 
 /* Runs $SOCKCHECK_PROBE (smcss), if set, while fd's connection is open. */
@@ -2662,7 +2668,8 @@ static int fork_c(int *fd)
 }
 
 /* accept-then-fork: the child serves, the parent closes its copy at once. */
-static int fork_s(int *fd)
+/* Accept-then-fork: the child echoes (after waiting for the ring if ring_first), the parent closes its copy. */
+static int serve_forked(int *fd, bool ring_first)
 {
 	pid_t pid = fork();
 
@@ -2670,6 +2677,11 @@ static int fork_s(int *fd)
 		return fail_errno("fork");
 	if (pid == 0) {
 		alarm(watchdog_secs());
+		if (ring_first) {
+			settle_for(*fd, 15);
+			if (send_tok(*fd, 's'))
+				_exit(1);
+		}
 		for (unsigned i = 0; i < 6; i++)
 			if (echo(*fd, i))
 				_exit(1);
@@ -2678,6 +2690,49 @@ static int fork_s(int *fd)
 	close(*fd);
 	*fd = -1;
 	return child_status(pid, "the serving child");
+}
+
+static int fork_s(int *fd)
+{
+	return serve_forked(fd, false);
+}
+
+/*
+ * A server that forks at accept() and closes its copy (rsync's daemon,
+ * PostgreSQL): the child's end is its own, and may come on RDMA (or shared
+ * memory) even though the parent held it when it was new.  The child waits
+ * for that, then echoes; the client starts once the child says so.
+ */
+static int fork_accept_s(int *fd)
+{
+	return serve_forked(fd, true);
+}
+
+static int fork_accept_c(int *fd)
+{
+	if (recv_tok(*fd, 's'))
+		return -1;
+	return fork_c(fd);
+}
+
+/*
+ * A server that changes its credentials mid-connection (setgid to its own
+ * group: rsync's daemon and sshd do, in the child serving a connection):
+ * the RDMA device it opened refuses its posts from then on, so its end goes
+ * back to TCP first; every byte arrives either way.
+ */
+static int creds_late_s(int *fd)
+{
+	settle_for(*fd, 15);
+	if (send_tok(*fd, 's'))
+		return -1;
+	for (unsigned i = 0; i < 6; i++) {
+		if (i == 3 && setgid(getgid()) < 0)
+			return fail_errno("setgid");
+		if (echo(*fd, i))
+			return -1;
+	}
+	return 0;
 }
 
 /*
@@ -4834,6 +4889,8 @@ static const struct scase {
 	{ "reset_late", reset_late_s, reset_c, 0 },
 	{ "dup", dup_s, dup_c, 0 },
 	{ "fork", fork_s, fork_c, 0 },
+	{ "fork_accept", fork_accept_s, fork_accept_c, 0 },
+	{ "creds_late", creds_late_s, fork_accept_c, 0 },
 	{ "exit_unread", exit_unread_s, exit_unread_c, 0 },
 	{ "closed_then_gone", closed_then_gone_s, closed_then_gone_c, 0 },
 	{ "exit_sleeping_peer", exit_sleeping_peer_s, exit_sleeping_peer_c, 0 },

@@ -75,7 +75,7 @@ TEST(names_reason_codes)
 		{ 0x04000000, "SYNCERR" }, { 0x05000000, "PEERDECL" },
 		{ 0x03060001, "URING" }, { 0x03060002, "ZEROCOPY" }, { 0x03060003, "SHARED" },
 		{ 0x03060004, "UNSEEN" }, { 0x03060005, "STDIO" }, { 0x03060006, "BACK" },
-		{ 0x03060007, "[unknown]" },
+		{ 0x03060007, "CREDS" }, { 0x03060008, "[unknown]" },
 		{ 0x03030008, "[unknown]" }, { 0x030e0000, "[unknown]" }, { 0x09990000, "[unknown]" },
 	};
 

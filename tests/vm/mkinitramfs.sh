@@ -153,7 +153,7 @@ copy_libs "$STAGE/usr/bin/tcpecho"
 # what a copied byte costs in user space and in the kernel (b1's INFO line)
 $CC_GUEST -O2 -Wall -o "$STAGE/usr/bin/copyrate" "$HERE/../../bench/copyrate.c"
 # unmodified programs: socat for soft SMC-R (s9, deps.sh installs it), redis
-# (s21, deps.sh too), rsync (s23, deps.sh too), sockperf for bench/softroce.sh
+# (s21, deps.sh too), rsync (s23, deps.sh too), socat's forking server (s24), sockperf for bench/softroce.sh
 # (b1), where the host has them
 for p in socat sockperf redis-server redis-cli redis-benchmark rsync; do
 	[ -z "$SYSROOT" ] && command -v $p >/dev/null || continue

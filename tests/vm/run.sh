@@ -4,7 +4,7 @@
 # last line "N passed, N failed" (SKIP lines, a known failure with its
 # reason, count in neither); exits non-zero on any failure or timeout.
 #
-#   tests/vm/run.sh [s1] ... [s23]  scenarios (default: s1 s2 s3)
+#   tests/vm/run.sh [s1] ... [s24]  scenarios (default: s1 s2 s3)
 #
 # VM_SUITE=trixie-backports takes that suite's kernel instead (the newest
 # Debian serves, with no SMC at all: only s3 to s12, the soft backend, and
@@ -335,6 +335,10 @@ for s in $SCENARIOS; do
 	s23)
 		# boot, rxe, a 17 MiB tree pulled and pushed back by rsync through TCG
 		two_vms_at_least 420 "$s"
+		;;
+	s24)
+		# boot, rxe, three 8 MiB files through socat's forking server
+		two_vms_at_least 300 "$s"
 		;;
 	s10)
 		# a silent peer: 30 s of keepalive, its test and the host that stays up meanwhile
