@@ -156,11 +156,13 @@ bool conn_claim_fork(int fd, struct sconn *sc)
 		return true;
 	}
 	/*
-	 * Ours already (socat's child forks for its SYSTEM shell after its
-	 * first call): the child's copy counts until it closes, or its execve
-	 * does; attached only if that came first.
+	 * Ours already, not paired yet (socat's child forks for its SYSTEM
+	 * shell after its first call): the child's copy is NEW too, and counts
+	 * until it closes or its execve does; a use of it makes the end TCP
+	 * for all.  Once paired, the child's copy would be plain TCP
+	 * (child_holds()), its bytes unseen by our fences: shared, as before.
 	 */
-	return claim_slot_mine(s, (int)getpid());
+	return claim_slot_mine(s, (int)getpid()) && atomic_load(&sc->state) == SC_NEW;
 }
 
 static void unfork(int fd, struct sconn *sc, void *arg)
@@ -264,7 +266,8 @@ bool conn_claim_left(struct sconn *sc)
 {
 	struct claim_slot *s = atomic_load(&sc->claim);
 
-	return s && (atomic_load(&s->state) == CL_OPEN || claim_slot_mine(s, (int)getpid()));
+	return s && (atomic_load(&s->state) == CL_OPEN ||
+		     (claim_slot_mine(s, (int)getpid()) && atomic_load(&sc->state) == SC_NEW));
 }
 
 bool conn_claim_others(struct sconn *sc)
