@@ -140,6 +140,10 @@ struct preload_next {
 	int (*setresgid)(gid_t, gid_t, gid_t);
 	int (*setgroups)(size_t, const gid_t *);
 	int (*initgroups)(const char *, gid_t);
+	int (*setfsuid)(uid_t);
+	int (*setfsgid)(gid_t);
+	int (*capset)(void *, const void *);
+	int (*unshare)(int);
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
 };
 extern struct preload_next next;

@@ -92,6 +92,10 @@ void preload_next_init(void)
 	RESOLVE(setresgid);
 	RESOLVE(setgroups);
 	RESOLVE(initgroups);
+	RESOLVE(setfsuid);
+	RESOLVE(setfsgid);
+	RESOLVE(capset);
+	RESOLVE(unshare);
 	RESOLVE(waitid);
 	RESOLVE(sigaction);
 	/* glibc 2.35 and later */

@@ -112,6 +112,8 @@ struct sconn {
 	unsigned claim_fork;       /* the fork() that counted its copy already (dup'ed fds) */
 	struct claim_slot *claim_exec; /* counted out for an execve that closes it */
 	uint32_t claim_gen;        /* claim's generation when this copy counted out */
+	/* a forked copy may have read or written past our hooks: fences count the kernel's totals */
+	_Atomic bool kernel_counts;
 };
 
 /* sc's transport does op (transport.h); only from MAPPED on. */
@@ -630,6 +632,7 @@ int soft_note_cpu(struct sconn *sc);
 void conn_creds_change(void);
 /* One came while an RDMA device was open: no negotiation between hosts starts. */
 bool soft_creds_stale(void);
+void conn_creds_after_fork_child(void);
 
 /* ---- fork_claim.c: an end to another host still NEW at a fork: its first user's ---- */
 #define CL_FREE    0u
@@ -637,6 +640,7 @@ bool soft_creds_stale(void);
 #define CL_CLAIMED 2u               /* owner pairs it; it cuts over once the only holder */
 #define CL_TCP     3u               /* on TCP for every copy */
 #define CL_TAKING  4u               /* changing hands (a step of one process) */
+#define CL_DONE    5u               /* its claimant cut over alone: free once its count goes */
 struct claim_slot {
 	_Atomic uint32_t state;     /* CL_* */
 	_Atomic int owner;          /* the claimant's pid */
@@ -650,6 +654,8 @@ bool claim_slot_mine(struct claim_slot *s, int pid);
 void claim_slot_spoil(struct claim_slot *s);
 bool claim_slot_done(struct claim_slot *s, int pid);
 void claim_slot_kid_gone(struct claim_slot *s, int pid);
+/* A copy counted out at gen counts in again, if the slot is still that end's and undecided. */
+bool claim_slot_rejoin(struct claim_slot *s, uint32_t gen);
 /* fork(): a new fork; fd's end left to its first user (true) or settled as before; it failed. */
 void conn_claim_fork_begin(void);
 bool conn_claim_fork(int fd, struct sconn *sc);

@@ -14,14 +14,25 @@
 #include "ctl_int.h"
 #include "reg.h"
 
-/* a negotiation under way when the change comes may finish first (then goes back) */
-#define CREDS_NEG_WAIT_MS 2000
+/*
+ * A negotiation under way when the change comes declines at its next step
+ * (ctl_negotiate.c reason_now()), or one past its last one attaches and
+ * goes back: it ends within its own limit, and must before the change,
+ * which would fail whatever it still posts.
+ */
+#define CREDS_NEG_WAIT_MS (CTL_NEG_MS + 1000)
 
 static _Atomic bool stale;
 
 bool soft_creds_stale(void)
 {
 	return atomic_load_explicit(&stale, memory_order_relaxed);
+}
+
+void conn_creds_after_fork_child(void)
+{
+	/* the devices it opens are its own, opened with the credentials it has */
+	atomic_store(&stale, false);
 }
 
 static const struct conn_backs_rule for_creds = {

@@ -17,6 +17,8 @@
 
 /* How long a wait for the daemon may take. */
 #define CTL_TIMEOUT_MS 1000
+/* a negotiation between hosts, at most (ctl_negotiate.c) */
+#define CTL_NEG_MS 10000
 
 /* Held for every use of chan and of the pairing's state. */
 extern pthread_mutex_t ctl_mu;

@@ -28,7 +28,6 @@
 #define NEG_POLL_NS      (3 * 1000 * 1000)      /* a CLC question again */
 #define LGR_LOOK_NS      (1000 * 1000 * 1000)   /* told link groups looked at again */
 #define NEG_AGAIN_NS     (20 * 1000 * 1000)     /* a message that waits for a first contact, again */
-#define NEG_MS           10000                  /* the whole negotiation, at most */
 #define NEG_DECLINE_MS   2000                   /* our DECLINE kept by the peer's daemon */
 #define DECL_NOSMCDEV    0x03030000u
 #define DECL_PEERNOSMC   0x03010000u
@@ -146,7 +145,7 @@ void ctl_neg_start(struct sconn *sc, const struct soft_pair_reply *r)
 	n->sc = sc;
 	n->role = sc->role == 1 ? 1 : 0;
 	n->token = r->token;
-	n->until_ns = now_ns() + (int64_t)NEG_MS * 1000000;
+	n->until_ns = now_ns() + (int64_t)CTL_NEG_MS * 1000000;
 	/* the daemon lists it until it is decided: a fallback is told as for a pair */
 	sc->daemon_epoch = ctl_epoch();
 	n->next = negs;
@@ -190,6 +189,7 @@ void ctl_neg_after_fork_child(void)
 	pthread_cond_init(&neg_cv, NULL);
 	smcr_after_fork_child();
 	rdma_clc_after_fork_child();
+	conn_creds_after_fork_child();
 	ctl_lgr_forget();
 	ctl_rebuild_drop();
 }
@@ -350,8 +350,11 @@ static uint32_t reason_now(const struct act *a)
 		return 0;
 	if (!r && conn_claim_others(a->sc))
 		r = SMC_SOFT_DECL_SHARED;
-	/* nothing set up yet: none starts after a credential change (creds.c) */
-	if (!r && !a->rn && soft_creds_stale())
+	/*
+	 * None goes on after a credential change (creds.c), which waits for
+	 * it: what it set up on the old device is undone before the change.
+	 */
+	if (!r && soft_creds_stale())
 		r = SMC_SOFT_DECL_CREDS;
 	return r;
 }

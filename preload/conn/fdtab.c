@@ -189,6 +189,7 @@ static void sconn_init(struct sconn *sc, int role)
 	sc->claim_fork = 0;
 	sc->claim_exec = NULL;
 	sc->claim_gen = 0;
+	atomic_store(&sc->kernel_counts, false);
 	atomic_fetch_add(&sc->refs, 1);
 	atomic_store(&sc->freed, false);
 }

@@ -33,8 +33,9 @@ bool claim_slot_open(struct claim_slot *s)
 	if (!atomic_compare_exchange_strong(&s->state, &fr, CL_TAKING))
 		return false;
 	atomic_store(&s->owner, 0);
-	atomic_store(&s->kids, 1);
+	/* before the count: a copy of the older end that rejoins sees the change */
 	atomic_fetch_add(&s->gen, 1);
+	atomic_store(&s->kids, 1);
 	atomic_store(&s->state, CL_OPEN);
 	return true;
 }
@@ -71,12 +72,28 @@ bool claim_slot_done(struct claim_slot *s, int pid)
 	uint32_t st = CL_CLAIMED;
 
 	/* every other copy gone: no process can use the socket beside us */
-	if (atomic_load(&s->owner) != pid || atomic_load(&s->kids) != 1 ||
-	    !atomic_compare_exchange_strong(&s->state, &st, CL_TAKING))
+	if (atomic_load(&s->owner) != pid || atomic_load(&s->kids) != 1)
 		return false;
-	atomic_store(&s->kids, 0);
-	atomic_store(&s->state, CL_FREE);
-	return true;
+	/* its count goes with the claimant's (claim_slot_kid_gone()) */
+	return atomic_compare_exchange_strong(&s->state, &st, CL_DONE);
+}
+
+bool claim_slot_rejoin(struct claim_slot *s, uint32_t gen)
+{
+	uint32_t k = atomic_load(&s->kids), st;
+
+	/* none left: free, or freed while we looked */
+	do {
+		if (!k)
+			return false;
+	} while (!atomic_compare_exchange_weak(&s->kids, &k, k + 1));
+	st = atomic_load(&s->state);
+	if (atomic_load(&s->gen) == gen && (st == CL_OPEN || st == CL_CLAIMED || st == CL_TCP))
+		return true;
+	/* opened again for another end meanwhile, or cut over */
+	if (atomic_fetch_sub(&s->kids, 1) == 1)
+		atomic_store(&s->state, CL_FREE);
+	return false;
 }
 
 void claim_slot_kid_gone(struct claim_slot *s, int pid)
@@ -143,6 +160,11 @@ bool conn_claim_fork(int fd, struct sconn *sc)
 		if (atomic_load(&sc->state) != SC_NEW || ctl_decline_reason(sc) || soft_sandboxed() ||
 		    !ctl_peer_may_be_remote(fd) || !connected(fd) || !(s = slot_new()))
 			return false;
+		/*
+		 * A copy's I/O our hooks never see (a thread asleep in recv()
+		 * across the fork) would be missing from the claimant's counts.
+		 */
+		atomic_store(&sc->kernel_counts, true);
 		atomic_store(&sc->claim, s);
 	}
 	/* the child's copy, once per connection (dup'ed fds) */
@@ -249,7 +271,8 @@ bool conn_claim_attach(struct sconn *sc)
 		return true;
 	if (!claim_slot_done(s, (int)getpid()))
 		return false;
-	atomic_store(&sc->claim, NULL);
+	/* once, beside a close() in another thread */
+	drop(sc);
 	return true;
 }
 
@@ -326,16 +349,13 @@ static void exec_before(int fd, struct sconn *sc, void *arg)
 static void exec_failed(int fd, struct sconn *sc, void *arg)
 {
 	struct claim_slot *s = sc->claim_exec;
-	uint32_t st;
 
 	(void)fd;
 	(void)arg;
 	if (!s)
 		return;
 	sc->claim_exec = NULL;
-	st = atomic_load(&s->state);
-	if (atomic_load(&s->gen) == sc->claim_gen && (st == CL_OPEN || st == CL_CLAIMED || st == CL_TCP)) {
-		atomic_fetch_add(&s->kids, 1);
+	if (claim_slot_rejoin(s, sc->claim_gen)) {
 		atomic_store(&sc->claim, s);
 		return;
 	}

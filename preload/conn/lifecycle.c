@@ -130,6 +130,12 @@ bool sconn_attach_transport(struct sconn *sc, const struct transport *t)
 	return ok;
 }
 
+/* Other processes held it (fork, spawn, a fork at accept()): what they moved counts too. */
+static bool counts_from_kernel(struct sconn *sc)
+{
+	return TP(sc, ever_shared) || atomic_load_explicit(&sc->kernel_counts, memory_order_relaxed);
+}
+
 /*
  * A reader of the plain path increments plain_rx before it loads the state
  * and the state became MAPPED before this load (both seq_cst): either it saw
@@ -165,7 +171,7 @@ bool sconn_tx_try_cut(int fd, struct sconn *sc)
 		return false;
 	sent = atomic_load(&sc->tcp_tx);
 	/* held by several processes (fork, spawn): what the others wrote counts too */
-	if (TP(sc, ever_shared) && !sys_tcp_sent_total(fd, sc->role, &sent))
+	if (counts_from_kernel(sc) && !sys_tcp_sent_total(fd, sc->role, &sent))
 		return false;
 	/* an end was handed to a program without the library (sconn_unseen) */
 	if (!TP(sc, set_tx_fence, sent))
@@ -198,7 +204,7 @@ void conn_rx_count_shared(int fd, struct sconn *sc)
 {
 	uint64_t total;
 
-	if (TP(sc, ever_shared) && !atomic_load(&sc->rx_eof) && sys_tcp_read_total(fd, &total))
+	if (counts_from_kernel(sc) && !atomic_load(&sc->rx_eof) && sys_tcp_read_total(fd, &total))
 		atomic_store(&sc->tcp_rx, total);
 }
 
@@ -215,7 +221,7 @@ static bool rx_fence_reached(int fd, struct sconn *sc)
 		return false;
 	if (!left || TP(sc, rx_cut_seen))
 		return true;
-	return TP(sc, ever_shared) && !atomic_load(&sc->rx_eof) &&
+	return counts_from_kernel(sc) && !atomic_load(&sc->rx_eof) &&
 	       sys_tcp_read_total(fd, &total) && total >= atomic_load(&sc->tcp_rx) + left;
 }
 

@@ -1,8 +1,13 @@
 /*
  * Credential changes: before one, a process's soft SMC-R ends go back to
  * TCP, as the devices it opened refuse its posts after it (conn/creds.c).
+ * Any change counts: the kernel compares the opener's credentials with the
+ * caller's, not their ids.  prctl() and syscall() name theirs in
+ * hook_syscall.c (prctl_changes_creds(), syscall_changes_creds()).
  */
 #include <grp.h>
+#include <sched.h>
+#include <sys/fsuid.h>
 #include <unistd.h>
 
 #include "hooks.h"
@@ -77,4 +82,39 @@ EXPORT int initgroups(const char *user, gid_t group)
 	PRELOAD_INIT();
 	conn_creds_change();
 	return next.initgroups(user, group);
+}
+
+EXPORT int setfsuid(uid_t uid)
+{
+	PRELOAD_INIT();
+	/* -1 only asks */
+	if (uid != (uid_t)-1)
+		conn_creds_change();
+	return next.setfsuid(uid);
+}
+
+EXPORT int setfsgid(gid_t gid)
+{
+	PRELOAD_INIT();
+	if (gid != (gid_t)-1)
+		conn_creds_change();
+	return next.setfsgid(gid);
+}
+
+/* glibc's wrapper, which no header declares (libcap's cap_set_proc()) */
+EXPORT int capset(void *hdr, const void *data);
+EXPORT int capset(void *hdr, const void *data)
+{
+	PRELOAD_INIT();
+	conn_creds_change();
+	return next.capset(hdr, data);
+}
+
+EXPORT int unshare(int flags)
+{
+	PRELOAD_INIT();
+	/* a user namespace comes with credentials of its own */
+	if (flags & CLONE_NEWUSER)
+		conn_creds_change();
+	return next.unshare(flags);
 }

@@ -3,9 +3,12 @@
  * process.  A seccomp filter (sandbox.c) and an io_uring instance (uring.c)
  * change what the library may do for its connections; a descriptor taken
  * from another process may be one of them (fdpass.c); close_range closes
- * some (hook_fd.c).
+ * some (hook_fd.c); a credential change takes soft SMC-R ends back to
+ * TCP first (conn/creds.c).
  */
 #include <linux/close_range.h>
+#include <linux/keyctl.h>
+#include <sched.h>
 #include <linux/seccomp.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
@@ -14,6 +17,49 @@
 #include "hooks.h"
 
 #define EXPORT __attribute__((visibility("default")))
+
+/* prctl() options that give the process new credentials (cred.h's securebits, capabilities) */
+static bool prctl_changes_creds(int option, unsigned long arg2)
+{
+	switch (option) {
+	case PR_SET_SECUREBITS:
+	case PR_SET_KEEPCAPS:
+	case PR_CAPBSET_DROP:
+		return true;
+	case PR_CAP_AMBIENT:
+		return arg2 != PR_CAP_AMBIENT_IS_SET;
+	default:
+		return false;
+	}
+}
+
+/* System calls that give the process new credentials, made through syscall() */
+static bool syscall_changes_creds(long number, const long *a)
+{
+	switch (number) {
+	case SYS_setuid:
+	case SYS_setgid:
+	case SYS_setreuid:
+	case SYS_setregid:
+	case SYS_setresuid:
+	case SYS_setresgid:
+	case SYS_setgroups:
+	case SYS_capset:
+		return true;
+	case SYS_setfsuid:
+	case SYS_setfsgid:
+		return (int)a[0] != -1;
+	case SYS_unshare:
+		return a[0] & CLONE_NEWUSER;
+	case SYS_keyctl:
+		/* pam_keyinit's new session keyring (libkeyutils calls syscall()) */
+		return a[0] == KEYCTL_JOIN_SESSION_KEYRING;
+	case SYS_prctl:
+		return prctl_changes_creds((int)a[0], (unsigned long)a[1]);
+	default:
+		return false;
+	}
+}
 
 EXPORT int prctl(int option, ...)
 {
@@ -27,6 +73,8 @@ EXPORT int prctl(int option, ...)
 	va_end(ap);
 	if (option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER)
 		soft_sandbox_enter();   /* before: the filter may forbid what entering does */
+	else if (prctl_changes_creds(option, a[0]))
+		conn_creds_change();
 	return next.prctl(option, a[0], a[1], a[2], a[3]);
 }
 
@@ -48,6 +96,8 @@ EXPORT long syscall(long number, ...)
 	else if (number == SYS_close_range && (unsigned long)a[0] <= (unsigned long)a[1] &&
 		 !(a[2] & CLOSE_RANGE_CLOEXEC))
 		soft_fds_closing((unsigned)a[0], (unsigned)a[1]);
+	else if (syscall_changes_creds(number, a))
+		conn_creds_change();
 	r = next.syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (number == SYS_pidfd_getfd && r >= 0) {
 		int saved = errno;

@@ -1192,6 +1192,7 @@ void smcr_after_fork_child(void)
 	wake_fd = -1;
 	rdma_fds_after_fork_child();
 	rdma_retired_after_fork_child();
+	smcr_socks_after_fork_child();
 }
 
 int smcr_engine_add(struct smcr_lgr *g)

@@ -249,6 +249,7 @@ void smcr_sock_free(struct smcr_sock *s);
 void smcr_sock_release(struct smcr_sock *s);
 /* Connections of this process not freed yet (released ones included). */
 unsigned smcr_socks(void);
+void smcr_socks_after_fork_child(void);
 
 /* Non-blocking: the count, -EAGAIN (no room), -EPIPE, or the connection's error. */
 ssize_t smcr_sock_send(struct smcr_sock *s, const struct iovec *iov, int cnt);

@@ -197,6 +197,12 @@ unsigned smcr_socks(void)
 	return atomic_load(&socks);
 }
 
+void smcr_socks_after_fork_child(void)
+{
+	/* the parent's stay its own (transport_after_fork_child()) */
+	atomic_store(&socks, 0);
+}
+
 int smcr_sock_new(struct smcr_lgr *g, const struct rdma_qp_addr *peer, uint32_t rmb_size, uint32_t snd_size,
 		  struct smcr_sock **out)
 {

@@ -88,7 +88,8 @@ pidfd_getfd posix_spawnp ppoll prctl
 pselect read readv recv recvfrom recvmmsg recvmsg select send sendfile sendfile64 sendmmsg sendmsg sendto
 setsockopt shutdown sigaction socket splice syscall system write writev
 clock_nanosleep nanosleep pause sigsuspend sigtimedwait sigwaitinfo sleep usleep wait wait4 waitid waitpid
-setuid setgid seteuid setegid setreuid setregid setresuid setresgid setgroups initgroups"
+setuid setgid seteuid setegid setreuid setregid setresuid setresgid setgroups initgroups
+setfsuid setfsgid capset unshare"
 
 @test "preload: SONAME, only the hooks exported, no sanitizer runtime, no setuid" {
 	command -v readelf >/dev/null && command -v nm >/dev/null ||

@@ -710,6 +710,14 @@ pingpong_over_bells() { # CASE
 	soft_case creds_late
 }
 
+@test "soft: creds_prctl: the server changes its credentials mid-connection (prctl): every byte arrives" {
+	soft_case creds_prctl
+}
+
+@test "soft: creds_child: a forked child changes its credentials, then connects: every byte arrives" {
+	soft_case creds_child
+}
+
 @test "soft: exit_unread: a forked child ends with _exit() and unread data: the peer is reset" {
 	soft_case exit_unread
 }

@@ -2721,18 +2721,39 @@ static int fork_accept_c(int *fd)
  * the RDMA device it opened refuses its posts from then on, so its end goes
  * back to TCP first; every byte arrives either way.
  */
-static int creds_late_s(int *fd)
+static int creds_late_by(int *fd, int (*change)(void), const char *what)
 {
 	settle_for(*fd, 15);
 	if (send_tok(*fd, 's'))
 		return -1;
 	for (unsigned i = 0; i < 6; i++) {
-		if (i == 3 && setgid(getgid()) < 0)
-			return fail_errno("setgid");
+		if (i == 3 && change() < 0)
+			return fail_errno(what);
 		if (echo(*fd, i))
 			return -1;
 	}
 	return 0;
+}
+
+static int own_gid(void)
+{
+	return setgid(getgid());
+}
+
+static int creds_late_s(int *fd)
+{
+	return creds_late_by(fd, own_gid, "setgid");
+}
+
+/* Any change of credentials, not only of ids: a capability bit (prctl). */
+static int keep_caps(void)
+{
+	return prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0);
+}
+
+static int creds_prctl_s(int *fd)
+{
+	return creds_late_by(fd, keep_caps, "prctl(PR_SET_KEEPCAPS)");
 }
 
 /*
@@ -3148,6 +3169,82 @@ static int more_conns_s(int *c, int n)
 		settle(c[i]);
 	}
 	return 0;
+}
+
+/*
+ * A client with a connection on RDMA forks; its child changes its
+ * credentials (to its own group), then opens a connection of its own.  The
+ * devices the child opens are opened with the credentials it has, so that
+ * connection comes on RDMA as its parent's did (a child's credential change
+ * is not its parent's).
+ */
+static int creds_child_of(bool parent_rdma)
+{
+	int c = -1, rc = -1;
+
+	g_role = "client's child";
+	if (setgid(getgid()) < 0)
+		return fail_errno("setgid");
+	if (more_conns_c(&c, 1))
+		return -1;
+	settle_for(c, 15);
+	if (parent_rdma && !listed_smcr(c)) {
+		fail("its own connection after its credential change is not on RDMA as its parent's");
+		goto out;
+	}
+	for (unsigned i = 0; i < 6; i++)
+		if (ping(c, i))
+			goto out;
+	rc = 0;
+out:
+	close(c);
+	return rc;
+}
+
+static int creds_child_c(int *fd)
+{
+	bool parent_rdma;
+	pid_t pid;
+
+	settle_for(*fd, 15);
+	parent_rdma = listed_smcr(*fd);
+	pid = fork();
+	if (pid < 0)
+		return fail_errno("fork");
+	if (pid == 0) {
+		alarm(watchdog_secs());
+		if (creds_child_of(parent_rdma)) {
+			printf("%s: %s: %s\n", g_case, g_role, g_err);
+			fflush(stdout);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	if (child_status(pid, "the child that changed its credentials"))
+		return -1;
+	for (unsigned i = 0; i < 3; i++)
+		if (ping(*fd, i))
+			return -1;
+	return 0;
+}
+
+static int creds_child_s(int *fd)
+{
+	int c = -1, rc = -1;
+
+	settle_for(*fd, 15);
+	if (more_conns_s(&c, 1))
+		return -1;
+	for (unsigned i = 0; i < 6; i++)
+		if (echo(c, i))
+			goto out;
+	for (unsigned i = 0; i < 3; i++)
+		if (echo(*fd, i))
+			goto out;
+	rc = 0;
+out:
+	close(c);
+	return rc;
 }
 
 /*
@@ -4891,6 +4988,8 @@ static const struct scase {
 	{ "fork", fork_s, fork_c, 0 },
 	{ "fork_accept", fork_accept_s, fork_accept_c, 0 },
 	{ "creds_late", creds_late_s, fork_accept_c, 0 },
+	{ "creds_prctl", creds_prctl_s, fork_accept_c, 0 },
+	{ "creds_child", creds_child_s, creds_child_c, F_MORE_CONNS },
 	{ "exit_unread", exit_unread_s, exit_unread_c, 0 },
 	{ "closed_then_gone", closed_then_gone_s, closed_then_gone_c, 0 },
 	{ "exit_sleeping_peer", exit_sleeping_peer_s, exit_sleeping_peer_c, 0 },

@@ -36,6 +36,12 @@ TEST(claim_slot_parent_closes_child_claims_and_cuts_over)
 	claim_slot_kid_gone(&slot, 100);
 	CHECK_INT(atomic_load(&slot.state), CL_CLAIMED);
 	CHECK(claim_slot_done(&slot, 200));
+	/* no one takes it while its claimant's count goes */
+	CHECK_INT(atomic_load(&slot.state), CL_DONE);
+	CHECK(!claim_slot_open(&slot));
+	claim_slot_spoil(&slot);
+	CHECK_INT(atomic_load(&slot.state), CL_DONE);
+	claim_slot_kid_gone(&slot, 200);
 	/* free for another end */
 	CHECK_INT(atomic_load(&slot.state), CL_FREE);
 	CHECK_INT(atomic_load(&slot.kids), 0);
@@ -80,4 +86,30 @@ TEST(claim_slot_unused_copy_gone_leaves_it_open)
 	CHECK_INT(atomic_load(&slot.state), CL_OPEN);
 	CHECK(claim_slot_take(&slot, 200));
 	CHECK(claim_slot_done(&slot, 200));
+}
+
+TEST(claim_slot_rejoin_only_the_same_undecided_end)
+{
+	uint32_t gen;
+
+	/* a close-on-exec copy counted out; its execve failed: in again */
+	two_copies();
+	gen = atomic_load(&slot.gen);
+	claim_slot_kid_gone(&slot, 100);
+	CHECK(claim_slot_rejoin(&slot, gen));
+	CHECK_INT(atomic_load(&slot.kids), 2);
+	/* the other copy cut over alone meanwhile: not again */
+	claim_slot_kid_gone(&slot, 100);
+	CHECK(claim_slot_take(&slot, 200));
+	CHECK(claim_slot_done(&slot, 200));
+	CHECK(!claim_slot_rejoin(&slot, gen));
+	CHECK_INT(atomic_load(&slot.kids), 1);
+	claim_slot_kid_gone(&slot, 200);
+	/* freed, then opened for another end: neither counts it in */
+	CHECK(!claim_slot_rejoin(&slot, gen));
+	CHECK_INT(atomic_load(&slot.kids), 0);
+	CHECK(claim_slot_open(&slot));
+	CHECK(!claim_slot_rejoin(&slot, gen));
+	CHECK_INT(atomic_load(&slot.kids), 1);
+	CHECK_INT(atomic_load(&slot.state), CL_OPEN);
 }

@@ -125,12 +125,34 @@ qemu() {
 	case ${MIXED:-0}:$name in
 	1:*-client) q_qemu=$PEER_QEMU q_kernel=$PEER_KERNEL q_initrd=$PEER_INITRD q_console=$PEER_CONSOLE ;;
 	esac
+	hung_dump_at "$name" $((VM_TIMEOUT - 20)) &
+	q_dump=$!
 	timeout -k 5 "$VM_TIMEOUT" $q_qemu $ACCEL -m 512 -smp 1 \
 		-nographic -no-reboot \
 		-kernel "$q_kernel" -initrd "$q_initrd" \
 		-monitor "unix:$VMDIR/$name.mon,server=on,wait=off" \
 		-append "console=$q_console quiet loglevel=${VM_LOGLEVEL:-1} panic=-1 ${VM_APPEND:-}$VMRECORD$append" "$@" \
 		</dev/null >"$VMDIR/$name.log" 2>&1
+	q_rc=$?
+	kill "$q_dump" 2>/dev/null
+	wait "$q_dump" 2>/dev/null
+	return $q_rc
+}
+
+# hung_dump_at NAME SECS: a guest still running SECS from now is about to
+# time out: its console gets its blocked tasks and every CPU's stack (sysrq
+# 9, w, l, typed on its keyboard through its monitor), to tell a guest
+# whose kernel froze from a program that waits.
+hung_dump_at() {
+	[ "$2" -gt 0 ] || return 0
+	sleep "$2" &
+	h_sleep=$!
+	trap 'kill $h_sleep 2>/dev/null; exit 0' TERM
+	wait "$h_sleep" || return 0
+	for k in 9 w l; do
+		echo "sendkey alt-sysrq-$k" | socat - "UNIX-CONNECT:$VMDIR/$1.mon" >/dev/null 2>&1 || return 0
+		sleep 2
+	done
 }
 # nic ROLE: the network device model of that role's guest
 nic() {

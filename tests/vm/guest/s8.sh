@@ -41,6 +41,8 @@ rdma_as_it_comes() {
 	case $1 in
 	fork_accept) echo "a fork at accept() leaves the new end to the child that uses it" ;;
 	creds_late) echo "its server waits for RDMA before it changes its credentials" ;;
+	creds_prctl) echo "its server waits for RDMA before it changes its credentials" ;;
+	creds_child) echo "its client waits for RDMA before it forks" ;;
 	*) return 1 ;;
 	esac
 }
