@@ -667,7 +667,10 @@ bool conn_claim_pairable(struct sconn *sc);
 bool conn_claim_left(struct sconn *sc);
 /* In a forked child, for each end. */
 void conn_claim_after_fork_child(struct sconn *sc);
-/* Whether another process still holds a copy (it would not attach now). */
+/*
+ * Whether another copy was used (TCP for every copy), or another process
+ * still holds one after a moment's wait for it to close (no lock held).
+ */
 bool conn_claim_others(struct sconn *sc);
 /* Under sc->lock at its attach: whether it may cut over (no other holder left). */
 bool conn_claim_attach(struct sconn *sc);

@@ -23,6 +23,12 @@
 #define CLAIM_SLOTS 1024
 /* an execve beside another holder waits that long for it to close (a fork at accept) */
 #define CLAIM_EXEC_WAIT_MS 20
+/*
+ * A claimant about to answer its peer beside another holder waits that
+ * long for it to close: the parent of a fork at accept() may not have run
+ * since the fork (more processes than cores).
+ */
+#define CLAIM_ALONE_WAIT_MS 200
 
 /* ---- the slot's steps (shared memory, any process; tests/unit/test_fork_claim.c) ---- */
 
@@ -296,8 +302,14 @@ bool conn_claim_left(struct sconn *sc)
 bool conn_claim_others(struct sconn *sc)
 {
 	struct claim_slot *s = atomic_load(&sc->claim);
+	struct timespec ms = { 0, 1000000 };
 
-	return s && atomic_load(&s->kids) > 1;
+	if (!s)
+		return false;
+	for (int i = 0; i < CLAIM_ALONE_WAIT_MS && atomic_load(&s->kids) > 1 &&
+	     atomic_load(&s->state) == CL_CLAIMED; i++)
+		next.nanosleep(&ms, NULL);
+	return atomic_load(&s->state) == CL_TCP || atomic_load(&s->kids) > 1;
 }
 
 void conn_claim_after_fork_child(struct sconn *sc)

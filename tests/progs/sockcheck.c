@@ -2659,6 +2659,17 @@ static int child_status(pid_t pid, const char *what)
 	return 0;
 }
 
+/* A forked child of a case ends, its failure said on stdout (which the parent's report shares). */
+static _Noreturn void child_end(int failed)
+{
+	if (failed) {
+		printf("%s: %s: %s\n", g_case, g_role, g_err);
+		fflush(stdout);
+		_exit(1);
+	}
+	_exit(0);
+}
+
 static int fork_c(int *fd)
 {
 	for (unsigned i = 0; i < 6; i++)
@@ -3213,12 +3224,7 @@ static int creds_child_c(int *fd)
 		return fail_errno("fork");
 	if (pid == 0) {
 		alarm(watchdog_secs());
-		if (creds_child_of(parent_rdma)) {
-			printf("%s: %s: %s\n", g_case, g_role, g_err);
-			fflush(stdout);
-			_exit(1);
-		}
-		_exit(0);
+		child_end(creds_child_of(parent_rdma));
 	}
 	if (child_status(pid, "the child that changed its credentials"))
 		return -1;
@@ -3286,14 +3292,8 @@ static int fork_many_c(int *fd)
 		fail_errno("fork");
 		goto out;
 	}
-	if (pid == 0) {
-		if (fork_many_child(c)) {
-			printf("%s: %s: %s\n", g_case, g_role, g_err);
-			fflush(stdout);
-			_exit(1);
-		}
-		_exit(0);
-	}
+	if (pid == 0)
+		child_end(fork_many_child(c));
 	rc = child_status(pid, "the child that read the rest");
 out:
 	for (int i = 1; i < MANY_CONNS; i++)
@@ -3351,12 +3351,9 @@ static void cloexec_child(int fd, bool to_the_end)
 	if (recv_with(fd, rx_read, 80, CLOEXEC_READ, CLOEXEC_BYTES - CLOEXEC_READ,
 		      "the child's read of the rest") ||
 	    send_tok(fd, 'c') || recv_tok(fd, 'd') ||
-	    (to_the_end && (send_tok(fd, 'e') || expect_eof(fd, "at the end")))) {
-		printf("%s: %s: %s\n", g_case, g_role, g_err);
-		fflush(stdout);
-		_exit(1);
-	}
-	_exit(0);
+	    (to_the_end && (send_tok(fd, 'e') || expect_eof(fd, "at the end"))))
+		child_end(1);
+	child_end(0);
 }
 
 /* The child's pid, or -1; the child talks and ends (to_the_end: until EOF). */
@@ -3435,11 +3432,9 @@ static void two_talker(int fd, int go)
 		goto bad;
 	if (recv_with(fd, rx_read, 81, 0, TWO_PART2, "read of the second part") || send_tok(fd, 'd'))
 		goto bad;
-	_exit(0);
+	child_end(0);
 bad:
-	printf("%s: %s: %s\n", g_case, g_role, g_err);
-	fflush(stdout);
-	_exit(1);
+	child_end(1);
 }
 
 static int fork_two_c(int *fd)
@@ -5145,12 +5140,7 @@ static int run_client(const char *host, const char *port, const struct scase *c,
 			g_pass_mmsg = c->client == fdpass_mmsg_c;
 			g_pass_back = c->client == fdpass_back_c;
 			g_pass_pidfd = c->client == pidfd_getfd_c;
-			if (fdpass_child()) {
-				printf("%s: %s: %s\n", g_case, g_role, g_err);
-				fflush(stdout);
-				_exit(1);
-			}
-			_exit(0);
+			child_end(fdpass_child());
 		}
 		close(g_pass[1]);
 	}

@@ -11,7 +11,8 @@
 # fork at accept()"), but socat's second child keeps a copy of it (close-
 # on-exec, while system() runs the shell), so it stays TCP today, each end
 # listed with the reason (the server 0x03060003, SHARED, the client
-# 0x05000000/0x03060003), declined before either end set anything up.  The
+# 0x05000000/0x03060003), declined before either end set anything up,
+# once the grandchild still holds its copy 200 ms on.  The
 # INFO lines say how each went (smcss rows, the libraries' lines).  No
 # connection is left listed, and socat still runs.
 SCEN=s24-$VMROLE
