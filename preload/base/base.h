@@ -143,7 +143,6 @@ struct preload_next {
 	int (*setfsuid)(uid_t);
 	int (*setfsgid)(gid_t);
 	int (*capset)(void *, const void *);
-	int (*unshare)(int);
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
 };
 extern struct preload_next next;

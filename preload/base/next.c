@@ -95,7 +95,6 @@ void preload_next_init(void)
 	RESOLVE(setfsuid);
 	RESOLVE(setfsgid);
 	RESOLVE(capset);
-	RESOLVE(unshare);
 	RESOLVE(waitid);
 	RESOLVE(sigaction);
 	/* glibc 2.35 and later */

@@ -653,6 +653,8 @@ bool claim_slot_take(struct claim_slot *s, int pid);
 bool claim_slot_mine(struct claim_slot *s, int pid);
 void claim_slot_spoil(struct claim_slot *s);
 bool claim_slot_done(struct claim_slot *s, int pid);
+/* An execve hands our copy on: DONE if it is the only one, open or ours. */
+bool claim_slot_hand_on(struct claim_slot *s, int pid);
 void claim_slot_kid_gone(struct claim_slot *s, int pid);
 /* A copy counted out at gen counts in again, if the slot is still that end's and undecided. */
 bool claim_slot_rejoin(struct claim_slot *s, uint32_t gen);
@@ -668,10 +670,15 @@ bool conn_claim_left(struct sconn *sc);
 /* In a forked child, for each end. */
 void conn_claim_after_fork_child(struct sconn *sc);
 /*
- * Whether another copy was used (TCP for every copy), or another process
- * still holds one after a moment's wait for it to close (no lock held).
+ * Whether another copy was used (TCP for every copy: CLAIM_SHARED), or
+ * another process still holds one of the end we claimed (CLAIM_WAIT: it may
+ * be about to close it; the parent of a fork at accept() may not have run
+ * since the fork, with more processes than cores).  No lock held.
  */
-bool conn_claim_others(struct sconn *sc);
+enum claim_others { CLAIM_ALONE, CLAIM_WAIT, CLAIM_SHARED };
+/* How long a negotiation waits for the others to close, CLAIM_WAIT, before it declines */
+#define CLAIM_ALONE_WAIT_MS 200
+enum claim_others conn_claim_others(struct sconn *sc);
 /* Under sc->lock at its attach: whether it may cut over (no other holder left). */
 bool conn_claim_attach(struct sconn *sc);
 /* Handed on otherwise (SCM_RIGHTS, a spawn): TCP for every copy. */

@@ -20,7 +20,7 @@
  * goes back: it ends within its own limit, and must before the change,
  * which would fail whatever it still posts.
  */
-#define CREDS_NEG_WAIT_MS (CTL_NEG_MS + 1000)
+#define CREDS_NEG_WAIT_MS (CTL_NEG_MS + CTL_NEG_DECLINE_MS + 1000)
 
 static _Atomic bool stale;
 
@@ -39,6 +39,11 @@ static const struct conn_backs_rule for_creds = {
 	.reason = SMC_SOFT_DECL_CREDS, .one_process_only = true, .waits_for_senders = true,
 };
 
+/*
+ * Up to the first change that finds something on RDMA, no lock and no wait:
+ * libcap's libpsx makes the change through syscall() in a signal handler
+ * on every thread, after its caller made it (and took the ends back here).
+ */
 void conn_creds_change(void)
 {
 	struct timespec ms = { 0, 1000000 };

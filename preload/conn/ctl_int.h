@@ -19,6 +19,8 @@
 #define CTL_TIMEOUT_MS 1000
 /* a negotiation between hosts, at most (ctl_negotiate.c) */
 #define CTL_NEG_MS 10000
+/* how long our DECLINE is kept by the peer's daemon, a declining negotiation's time past CTL_NEG_MS */
+#define CTL_NEG_DECLINE_MS 2000
 
 /* Held for every use of chan and of the pairing's state. */
 extern pthread_mutex_t ctl_mu;

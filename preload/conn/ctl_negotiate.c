@@ -28,7 +28,6 @@
 #define NEG_POLL_NS      (3 * 1000 * 1000)      /* a CLC question again */
 #define LGR_LOOK_NS      (1000 * 1000 * 1000)   /* told link groups looked at again */
 #define NEG_AGAIN_NS     (20 * 1000 * 1000)     /* a message that waits for a first contact, again */
-#define NEG_DECLINE_MS   2000                   /* our DECLINE kept by the peer's daemon */
 #define DECL_NOSMCDEV    0x03030000u
 #define DECL_PEERNOSMC   0x03010000u
 #define DECL_PEERDECL    0x05000000u
@@ -49,6 +48,7 @@ struct neg {
 	enum neg_step step;
 	int64_t next_ns, until_ns;
 	int64_t again_ns;        /* the peer's message waits for a first contact until then */
+	int64_t alone_by_ns;     /* the other copies of a claimed end are to close by then, 0 not asked */
 	/* replies (written under ctl_mu by whoever reads them) */
 	uint32_t seq;            /* CLC question out, 0 none */
 	bool out_in_seq;         /* that question carries our message */
@@ -325,7 +325,8 @@ struct act {
 	uint8_t out[SMC_SOFT_CLC_MAX];
 	int out_len;
 	uint32_t our_reason;     /* we decline (with a DECLINE when we still may) */
-	bool again;              /* the message waits: a first contact with the peer is under way */
+	bool again;              /* the message waits: a first contact, or the end's other copies */
+	int64_t alone_by_ns;     /* in and out: neg's */
 	bool peer_declined;
 	uint32_t diag;
 };
@@ -342,14 +343,25 @@ static void act_fail(struct act *a, int rc)
  * message, not found only once the peer attached.  A server that got the
  * CONFIRM goes on: the client waits for its link by then.
  */
-static uint32_t reason_now(const struct act *a)
+static uint32_t reason_now(struct act *a)
 {
 	uint32_t r = ctl_decline_reason(a->sc);
+	enum claim_others others;
+	int64_t now;
 
 	if (a->role == 1 && a->taken == 2)
 		return 0;
-	if (!r && conn_claim_others(a->sc))
+	if (!r && (others = conn_claim_others(a->sc)) != CLAIM_ALONE) {
+		now = now_ns();
+		if (others == CLAIM_WAIT && !a->alone_by_ns)
+			a->alone_by_ns = now + (int64_t)CLAIM_ALONE_WAIT_MS * 1000000;
+		/* the same step again a moment later, the negotiator free for the others */
+		if (others == CLAIM_WAIT && now < a->alone_by_ns) {
+			a->again = true;
+			return 0;
+		}
 		r = SMC_SOFT_DECL_SHARED;
+	}
 	/*
 	 * None goes on after a credential change (creds.c), which waits for
 	 * it: what it set up on the old device is undone before the change.
@@ -386,7 +398,7 @@ static void act(struct act *a)
 			return;
 		}
 	}
-	if ((a->our_reason = reason_now(a)))
+	if ((a->our_reason = reason_now(a)) || a->again)
 		return;
 	fd_for_each(local_of, &f);
 	if (!f.found) {
@@ -430,6 +442,7 @@ static void act_begin(const struct neg *n, struct act *a)
 	memcpy(a->in, n->in, n->in_len);
 	a->rn = n->rn;
 	a->sc = n->sc;
+	a->alone_by_ns = n->alone_by_ns;
 	a->out_len = 0;
 	a->our_reason = 0;
 	a->again = false;
@@ -441,8 +454,9 @@ static void apply(struct neg *n, const struct act *a)
 {
 	n->rn = a->rn;
 	n->step = a->step;
+	n->alone_by_ns = a->alone_by_ns;
 	if (a->again) {
-		/* the same message again once the first contact's group is there (or is not) */
+		/* the same message again once the first contact's group is there (or is not), or the copies closed */
 		n->again_ns = now_ns() + NEG_AGAIN_NS;
 		return;
 	}
@@ -461,10 +475,10 @@ static void apply(struct neg *n, const struct act *a)
 		n->our_reason = a->our_reason;
 		n->step = NEG_DECLINING;
 		n->out_len = 0;
-		if (len > 0 && n->given < SMC_SOFT_CLC_MSGS && n->step != NEG_DONE) {
+		if (len > 0 && n->given < SMC_SOFT_CLC_MSGS) {
 			memcpy(n->out, m, (size_t)len);
 			n->out_len = (uint16_t)len;
-			n->until_ns = now_ns() + (int64_t)NEG_DECLINE_MS * 1000000;
+			n->until_ns = now_ns() + (int64_t)CTL_NEG_DECLINE_MS * 1000000;
 		} else {
 			n->step = NEG_DONE;
 		}

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -23,12 +24,8 @@
 #define CLAIM_SLOTS 1024
 /* an execve beside another holder waits that long for it to close (a fork at accept) */
 #define CLAIM_EXEC_WAIT_MS 20
-/*
- * A claimant about to answer its peer beside another holder waits that
- * long for it to close: the parent of a fork at accept() may not have run
- * since the fork (more processes than cores).
- */
-#define CLAIM_ALONE_WAIT_MS 200
+/* a copy counting in again waits that many yields for another's step (TAKING) */
+#define CLAIM_TAKING_SPINS 1000
 
 /* ---- the slot's steps (shared memory, any process; tests/unit/test_fork_claim.c) ---- */
 
@@ -61,7 +58,10 @@ bool claim_slot_take(struct claim_slot *s, int pid)
 
 bool claim_slot_mine(struct claim_slot *s, int pid)
 {
-	return atomic_load(&s->state) == CL_CLAIMED && atomic_load(&s->owner) == pid;
+	uint32_t st = atomic_load(&s->state);
+
+	/* TAKING with our pid: our own step to DONE, in another thread */
+	return (st == CL_CLAIMED || st == CL_TAKING) && atomic_load(&s->owner) == pid;
 }
 
 void claim_slot_spoil(struct claim_slot *s)
@@ -73,15 +73,45 @@ void claim_slot_spoil(struct claim_slot *s)
 		;
 }
 
+/*
+ * From `from` to DONE if our copy is the only one: through TAKING, so that
+ * a copy counting in again (claim_slot_rejoin()) either is seen here or
+ * sees TAKING and waits for the outcome.  Spoiled meanwhile: TCP stays.
+ */
+static bool alone_to_done(struct claim_slot *s, uint32_t from, int pid)
+{
+	uint32_t st = from;
+	int was = atomic_load(&s->owner);
+
+	if (!atomic_compare_exchange_strong(&s->state, &st, CL_TAKING))
+		return false;
+	atomic_store(&s->owner, pid);
+	if (atomic_load(&s->kids) == 1) {
+		st = CL_TAKING;
+		/* its count goes with ours (claim_slot_kid_gone()) */
+		return atomic_compare_exchange_strong(&s->state, &st, CL_DONE);
+	}
+	atomic_store(&s->owner, was);
+	st = CL_TAKING;
+	atomic_compare_exchange_strong(&s->state, &st, from);
+	return false;
+}
+
 bool claim_slot_done(struct claim_slot *s, int pid)
 {
-	uint32_t st = CL_CLAIMED;
-
 	/* every other copy gone: no process can use the socket beside us */
 	if (atomic_load(&s->owner) != pid || atomic_load(&s->kids) != 1)
 		return false;
-	/* its count goes with the claimant's (claim_slot_kid_gone()) */
-	return atomic_compare_exchange_strong(&s->state, &st, CL_DONE);
+	return alone_to_done(s, CL_CLAIMED, pid);
+}
+
+bool claim_slot_hand_on(struct claim_slot *s, int pid)
+{
+	if (atomic_load(&s->kids) != 1)
+		return false;
+	if (atomic_load(&s->state) == CL_OPEN)
+		return alone_to_done(s, CL_OPEN, pid);
+	return claim_slot_mine(s, pid) && alone_to_done(s, CL_CLAIMED, pid);
 }
 
 bool claim_slot_rejoin(struct claim_slot *s, uint32_t gen)
@@ -93,7 +123,9 @@ bool claim_slot_rejoin(struct claim_slot *s, uint32_t gen)
 		if (!k)
 			return false;
 	} while (!atomic_compare_exchange_weak(&s->kids, &k, k + 1));
-	st = atomic_load(&s->state);
+	/* another copy deciding whether it is alone: its outcome */
+	for (int i = 0; (st = atomic_load(&s->state)) == CL_TAKING && i < CLAIM_TAKING_SPINS; i++)
+		sched_yield();
 	if (atomic_load(&s->gen) == gen && (st == CL_OPEN || st == CL_CLAIMED || st == CL_TCP))
 		return true;
 	/* opened again for another end meanwhile, or cut over */
@@ -299,17 +331,19 @@ bool conn_claim_left(struct sconn *sc)
 		     (claim_slot_mine(s, (int)getpid()) && atomic_load(&sc->state) == SC_NEW));
 }
 
-bool conn_claim_others(struct sconn *sc)
+enum claim_others conn_claim_others(struct sconn *sc)
 {
 	struct claim_slot *s = atomic_load(&sc->claim);
-	struct timespec ms = { 0, 1000000 };
+	uint32_t st;
 
 	if (!s)
-		return false;
-	for (int i = 0; i < CLAIM_ALONE_WAIT_MS && atomic_load(&s->kids) > 1 &&
-	     atomic_load(&s->state) == CL_CLAIMED; i++)
-		next.nanosleep(&ms, NULL);
-	return atomic_load(&s->state) == CL_TCP || atomic_load(&s->kids) > 1;
+		return CLAIM_ALONE;
+	st = atomic_load(&s->state);
+	if (st == CL_TCP)
+		return CLAIM_SHARED;
+	if (atomic_load(&s->kids) == 1)
+		return CLAIM_ALONE;
+	return st == CL_CLAIMED ? CLAIM_WAIT : CLAIM_SHARED;
 }
 
 void conn_claim_after_fork_child(struct sconn *sc)
@@ -350,8 +384,7 @@ static void exec_before(int fd, struct sconn *sc, void *arg)
 	}
 	for (int i = 0; i < CLAIM_EXEC_WAIT_MS && atomic_load(&s->kids) > 1; i++)
 		next.nanosleep(&ms, NULL);
-	if (atomic_load(&s->kids) == 1 &&
-	    (atomic_load(&s->state) == CL_OPEN || claim_slot_mine(s, (int)getpid()))) {
+	if (claim_slot_hand_on(s, (int)getpid())) {
 		drop(sc);
 		return;
 	}
@@ -360,7 +393,7 @@ static void exec_before(int fd, struct sconn *sc, void *arg)
 
 static void exec_failed(int fd, struct sconn *sc, void *arg)
 {
-	struct claim_slot *s = sc->claim_exec;
+	struct claim_slot *s = sc->claim_exec, *other = NULL;
 
 	(void)fd;
 	(void)arg;
@@ -368,7 +401,12 @@ static void exec_failed(int fd, struct sconn *sc, void *arg)
 		return;
 	sc->claim_exec = NULL;
 	if (claim_slot_rejoin(s, sc->claim_gen)) {
-		atomic_store(&sc->claim, s);
+		if (atomic_compare_exchange_strong(&sc->claim, &other, s))
+			return;
+		/* a fork in another thread meanwhile left it to a slot of its own: TCP in both */
+		claim_slot_spoil(s);
+		claim_slot_kid_gone(s, (int)getpid());
+		stay_tcp(sc, other);
 		return;
 	}
 	/*

@@ -6,7 +6,6 @@
  * hook_syscall.c (prctl_changes_creds(), syscall_changes_creds()).
  */
 #include <grp.h>
-#include <sched.h>
 #include <sys/fsuid.h>
 #include <unistd.h>
 
@@ -108,13 +107,4 @@ EXPORT int capset(void *hdr, const void *data)
 	PRELOAD_INIT();
 	conn_creds_change();
 	return next.capset(hdr, data);
-}
-
-EXPORT int unshare(int flags)
-{
-	PRELOAD_INIT();
-	/* a user namespace comes with credentials of its own */
-	if (flags & CLONE_NEWUSER)
-		conn_creds_change();
-	return next.unshare(flags);
 }

@@ -25,6 +25,7 @@ struct smcr_env smcr_env;
 
 static pthread_mutex_t eng_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct smcr_lgr *groups;
+static _Atomic unsigned ngroups;  /* groups' length, read without eng_mu (smcr_groups_any()) */
 static int wake_fd = -1;
 static bool started;
 static _Atomic pid_t eng_pid;   /* the process the progress thread runs in */
@@ -784,6 +785,7 @@ static void reap(void)
 		pthread_mutex_unlock(&g->mu);
 		if (gone) {
 			*p = g->next;
+			atomic_fetch_sub(&ngroups, 1);
 			smcr_lgr_free(g);
 			atomic_fetch_add(&lgrs_freed, 1);
 		} else {
@@ -1169,12 +1171,7 @@ void smcr_goodbye_all(int wait_ms)
 
 bool smcr_groups_any(void)
 {
-	bool any;
-
-	pthread_mutex_lock(&eng_mu);
-	any = atomic_load(&eng_pid) == getpid() && groups;
-	pthread_mutex_unlock(&eng_mu);
-	return any;
+	return atomic_load(&eng_pid) == getpid() && atomic_load(&ngroups);
 }
 
 void smcr_nap_ms(int ms)
@@ -1187,6 +1184,7 @@ void smcr_after_fork_child(void)
 	/* the parent's groups and thread stay the parent's: queue pairs do not cross fork() */
 	pthread_mutex_init(&eng_mu, NULL);
 	groups = NULL;
+	atomic_store(&ngroups, 0);
 	started = false;
 	eng_pid = 0;
 	wake_fd = -1;
@@ -1211,6 +1209,7 @@ int smcr_engine_add(struct smcr_lgr *g)
 	if (!rc) {
 		g->next = groups;
 		groups = g;
+		atomic_fetch_add(&ngroups, 1);
 	}
 	pthread_mutex_unlock(&eng_mu);
 	smcr_engine_kick();

@@ -348,7 +348,11 @@ void smcr_linger_all(int64_t idle_ns);
  */
 unsigned smcr_lgr_goodbye(struct smcr_lgr *g);
 void smcr_goodbye_all(int wait_ms);
-/* Whether this process has a link group (its queue pairs, its device). */
+/*
+ * Whether this process has a link group (its queue pairs, its device):
+ * no lock, async-signal-safe (a credential change libpsx makes in a signal
+ * handler on every thread: conn/creds.c).
+ */
 bool smcr_groups_any(void);
 /* The key of s's group and the number of the link s uses now. */
 void smcr_sock_where(struct smcr_sock *s, uint32_t *key, uint8_t *num);

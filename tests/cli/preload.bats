@@ -89,7 +89,7 @@ pselect read readv recv recvfrom recvmmsg recvmsg select send sendfile sendfile6
 setsockopt shutdown sigaction socket splice syscall system write writev
 clock_nanosleep nanosleep pause sigsuspend sigtimedwait sigwaitinfo sleep usleep wait wait4 waitid waitpid
 setuid setgid seteuid setegid setreuid setregid setresuid setresgid setgroups initgroups
-setfsuid setfsgid capset unshare"
+setfsuid setfsgid capset"
 
 @test "preload: SONAME, only the hooks exported, no sanitizer runtime, no setuid" {
 	command -v readelf >/dev/null && command -v nm >/dev/null ||

@@ -113,3 +113,54 @@ TEST(claim_slot_rejoin_only_the_same_undecided_end)
 	CHECK_INT(atomic_load(&slot.kids), 1);
 	CHECK_INT(atomic_load(&slot.state), CL_OPEN);
 }
+
+TEST(claim_slot_a_copy_counted_in_again_stops_the_cut_over)
+{
+	uint32_t gen;
+
+	/* counted in again before the claimant looks: it is not alone */
+	two_copies();
+	gen = atomic_load(&slot.gen);
+	CHECK(claim_slot_take(&slot, 200));
+	claim_slot_kid_gone(&slot, 100);
+	CHECK(claim_slot_rejoin(&slot, gen));
+	CHECK(!claim_slot_done(&slot, 200));
+	CHECK_INT(atomic_load(&slot.state), CL_CLAIMED);
+	CHECK(claim_slot_mine(&slot, 200));
+	/* counted out again; while the claimant decides (TAKING), no copy counts in */
+	claim_slot_kid_gone(&slot, 100);
+	atomic_store(&slot.state, CL_TAKING);
+	CHECK(claim_slot_mine(&slot, 200));
+	CHECK(!claim_slot_mine(&slot, 100));
+	CHECK(!claim_slot_rejoin(&slot, gen));
+	CHECK_INT(atomic_load(&slot.kids), 1);
+	atomic_store(&slot.state, CL_CLAIMED);
+	CHECK(claim_slot_done(&slot, 200));
+	CHECK(!claim_slot_rejoin(&slot, gen));
+	CHECK_INT(atomic_load(&slot.kids), 1);
+}
+
+TEST(claim_slot_execve_hands_on_only_the_one_copy)
+{
+	/* another copy holds it: neither open nor ours may be handed on */
+	two_copies();
+	CHECK(!claim_slot_hand_on(&slot, 100));
+	CHECK_INT(atomic_load(&slot.state), CL_OPEN);
+	CHECK_INT(atomic_load(&slot.owner), 0);
+	claim_slot_kid_gone(&slot, 200);
+	CHECK(claim_slot_hand_on(&slot, 100));
+	CHECK_INT(atomic_load(&slot.state), CL_DONE);
+	claim_slot_kid_gone(&slot, 100);
+	CHECK_INT(atomic_load(&slot.state), CL_FREE);
+	/* claimed by another process: not ours to hand on */
+	two_copies();
+	CHECK(claim_slot_take(&slot, 200));
+	claim_slot_kid_gone(&slot, 200);
+	CHECK(!claim_slot_hand_on(&slot, 100));
+	/* spoiled: TCP stays */
+	two_copies();
+	claim_slot_spoil(&slot);
+	claim_slot_kid_gone(&slot, 200);
+	CHECK(!claim_slot_hand_on(&slot, 100));
+	CHECK_INT(atomic_load(&slot.state), CL_TCP);
+}

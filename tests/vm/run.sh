@@ -145,9 +145,12 @@ qemu() {
 # whose kernel froze from a program that waits.
 hung_dump_at() {
 	[ "$2" -gt 0 ] || return 0
-	sleep "$2" &
+	# the trap first: a TERM before it would leave the sleep behind; it
+	# holds none of our output, so nothing waits for it if it is
+	h_sleep=
+	trap '[ -z "$h_sleep" ] || kill "$h_sleep" 2>/dev/null; exit 0' TERM
+	sleep "$2" >/dev/null 2>&1 &
 	h_sleep=$!
-	trap 'kill $h_sleep 2>/dev/null; exit 0' TERM
 	wait "$h_sleep" || return 0
 	for k in 9 w l; do
 		echo "sendkey alt-sysrq-$k" | socat - "UNIX-CONNECT:$VMDIR/$1.mon" >/dev/null 2>&1 || return 0
