@@ -641,6 +641,7 @@ void conn_creds_after_fork_child(void);
 #define CL_TCP     3u               /* on TCP for every copy */
 #define CL_TAKING  4u               /* changing hands (a step of one process) */
 #define CL_DONE    5u               /* its claimant cut over alone: free once its count goes */
+#define CL_DECIDING 6u              /* a holder looks whether it is the only one (alone_to_done()) */
 struct claim_slot {
 	_Atomic uint32_t state;     /* CL_* */
 	_Atomic int owner;          /* the claimant's pid */

@@ -351,6 +351,12 @@ static uint32_t reason_now(struct act *a)
 
 	if (a->role == 1 && a->taken == 2)
 		return 0;
+	/*
+	 * None goes on after a credential change (creds.c), which waits for
+	 * it: what it set up on the old device is undone before the change.
+	 */
+	if (!r && soft_creds_stale())
+		r = SMC_SOFT_DECL_CREDS;
 	if (!r && (others = conn_claim_others(a->sc)) != CLAIM_ALONE) {
 		now = now_ns();
 		if (others == CLAIM_WAIT && !a->alone_by_ns)
@@ -362,12 +368,6 @@ static uint32_t reason_now(struct act *a)
 		}
 		r = SMC_SOFT_DECL_SHARED;
 	}
-	/*
-	 * None goes on after a credential change (creds.c), which waits for
-	 * it: what it set up on the old device is undone before the change.
-	 */
-	if (!r && soft_creds_stale())
-		r = SMC_SOFT_DECL_CREDS;
 	return r;
 }
 

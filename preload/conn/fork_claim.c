@@ -24,8 +24,8 @@
 #define CLAIM_SLOTS 1024
 /* an execve beside another holder waits that long for it to close (a fork at accept) */
 #define CLAIM_EXEC_WAIT_MS 20
-/* a copy counting in again waits that many yields for another's step (TAKING) */
-#define CLAIM_TAKING_SPINS 1000
+/* a copy counting in again waits that many yields for another's decision (DECIDING) */
+#define CLAIM_DECIDING_SPINS 1000
 
 /* ---- the slot's steps (shared memory, any process; tests/unit/test_fork_claim.c) ---- */
 
@@ -60,39 +60,38 @@ bool claim_slot_mine(struct claim_slot *s, int pid)
 {
 	uint32_t st = atomic_load(&s->state);
 
-	/* TAKING with our pid: our own step to DONE, in another thread */
-	return (st == CL_CLAIMED || st == CL_TAKING) && atomic_load(&s->owner) == pid;
+	/* DECIDING with our pid: our own step from CLAIMED to DONE, in another thread */
+	return (st == CL_CLAIMED || st == CL_DECIDING) && atomic_load(&s->owner) == pid;
 }
 
 void claim_slot_spoil(struct claim_slot *s)
 {
 	uint32_t st = atomic_load(&s->state);
 
-	while ((st == CL_OPEN || st == CL_TAKING || st == CL_CLAIMED) &&
+	while ((st == CL_OPEN || st == CL_TAKING || st == CL_CLAIMED || st == CL_DECIDING) &&
 	       !atomic_compare_exchange_weak(&s->state, &st, CL_TCP))
 		;
 }
 
 /*
- * From `from` to DONE if our copy is the only one: through TAKING, so that
- * a copy counting in again (claim_slot_rejoin()) either is seen here or
- * sees TAKING and waits for the outcome.  Spoiled meanwhile: TCP stays.
+ * From `from` to DONE if our copy is the only one: through DECIDING, so
+ * that a copy counting in again (claim_slot_rejoin()) either is seen here
+ * or sees DECIDING and waits for the outcome.  Spoiled meanwhile (another
+ * copy used it, or a rejoin gave up waiting): TCP stays.  The owner stays
+ * as it was: no thread of ours takes an open end for its own meanwhile.
  */
-static bool alone_to_done(struct claim_slot *s, uint32_t from, int pid)
+static bool alone_to_done(struct claim_slot *s, uint32_t from)
 {
 	uint32_t st = from;
-	int was = atomic_load(&s->owner);
 
-	if (!atomic_compare_exchange_strong(&s->state, &st, CL_TAKING))
+	if (!atomic_compare_exchange_strong(&s->state, &st, CL_DECIDING))
 		return false;
-	atomic_store(&s->owner, pid);
 	if (atomic_load(&s->kids) == 1) {
-		st = CL_TAKING;
+		st = CL_DECIDING;
 		/* its count goes with ours (claim_slot_kid_gone()) */
 		return atomic_compare_exchange_strong(&s->state, &st, CL_DONE);
 	}
-	atomic_store(&s->owner, was);
-	st = CL_TAKING;
+	st = CL_DECIDING;
 	atomic_compare_exchange_strong(&s->state, &st, from);
 	return false;
 }
@@ -102,7 +101,7 @@ bool claim_slot_done(struct claim_slot *s, int pid)
 	/* every other copy gone: no process can use the socket beside us */
 	if (atomic_load(&s->owner) != pid || atomic_load(&s->kids) != 1)
 		return false;
-	return alone_to_done(s, CL_CLAIMED, pid);
+	return alone_to_done(s, CL_CLAIMED);
 }
 
 bool claim_slot_hand_on(struct claim_slot *s, int pid)
@@ -110,8 +109,8 @@ bool claim_slot_hand_on(struct claim_slot *s, int pid)
 	if (atomic_load(&s->kids) != 1)
 		return false;
 	if (atomic_load(&s->state) == CL_OPEN)
-		return alone_to_done(s, CL_OPEN, pid);
-	return claim_slot_mine(s, pid) && alone_to_done(s, CL_CLAIMED, pid);
+		return alone_to_done(s, CL_OPEN);
+	return claim_slot_mine(s, pid) && alone_to_done(s, CL_CLAIMED);
 }
 
 bool claim_slot_rejoin(struct claim_slot *s, uint32_t gen)
@@ -124,8 +123,15 @@ bool claim_slot_rejoin(struct claim_slot *s, uint32_t gen)
 			return false;
 	} while (!atomic_compare_exchange_weak(&s->kids, &k, k + 1));
 	/* another copy deciding whether it is alone: its outcome */
-	for (int i = 0; (st = atomic_load(&s->state)) == CL_TAKING && i < CLAIM_TAKING_SPINS; i++)
+	for (int i = 0; (st = atomic_load(&s->state)) == CL_DECIDING && i < CLAIM_DECIDING_SPINS; i++)
 		sched_yield();
+	/*
+	 * Still deciding (its process stopped, or starved): TCP for every
+	 * copy, so that it cannot go on beside ours, and ours stays counted.
+	 */
+	if (st == CL_DECIDING && atomic_load(&s->gen) == gen &&
+	    atomic_compare_exchange_strong(&s->state, &st, CL_TCP))
+		st = CL_TCP;    /* (a failed exchange left st what the state became) */
 	if (atomic_load(&s->gen) == gen && (st == CL_OPEN || st == CL_CLAIMED || st == CL_TCP))
 		return true;
 	/* opened again for another end meanwhile, or cut over */
@@ -343,7 +349,8 @@ enum claim_others conn_claim_others(struct sconn *sc)
 		return CLAIM_SHARED;
 	if (atomic_load(&s->kids) == 1)
 		return CLAIM_ALONE;
-	return st == CL_CLAIMED ? CLAIM_WAIT : CLAIM_SHARED;
+	/* DECIDING: our own attach or execve in another thread, for a moment */
+	return st == CL_CLAIMED || st == CL_DECIDING ? CLAIM_WAIT : CLAIM_SHARED;
 }
 
 void conn_claim_after_fork_child(struct sconn *sc)

@@ -127,14 +127,21 @@ TEST(claim_slot_a_copy_counted_in_again_stops_the_cut_over)
 	CHECK(!claim_slot_done(&slot, 200));
 	CHECK_INT(atomic_load(&slot.state), CL_CLAIMED);
 	CHECK(claim_slot_mine(&slot, 200));
-	/* counted out again; while the claimant decides (TAKING), no copy counts in */
+	/* counted out again; the claimant decides (DECIDING) and stops there: TCP for both */
 	claim_slot_kid_gone(&slot, 100);
-	atomic_store(&slot.state, CL_TAKING);
+	atomic_store(&slot.state, CL_DECIDING);
 	CHECK(claim_slot_mine(&slot, 200));
 	CHECK(!claim_slot_mine(&slot, 100));
-	CHECK(!claim_slot_rejoin(&slot, gen));
-	CHECK_INT(atomic_load(&slot.kids), 1);
-	atomic_store(&slot.state, CL_CLAIMED);
+	CHECK(claim_slot_rejoin(&slot, gen));
+	CHECK_INT(atomic_load(&slot.state), CL_TCP);
+	CHECK_INT(atomic_load(&slot.kids), 2);
+	claim_slot_kid_gone(&slot, 100);
+	CHECK(!claim_slot_done(&slot, 200));
+	/* decided alone: no copy counts in after */
+	two_copies();
+	gen = atomic_load(&slot.gen);
+	CHECK(claim_slot_take(&slot, 200));
+	claim_slot_kid_gone(&slot, 100);
 	CHECK(claim_slot_done(&slot, 200));
 	CHECK(!claim_slot_rejoin(&slot, gen));
 	CHECK_INT(atomic_load(&slot.kids), 1);
@@ -152,11 +159,16 @@ TEST(claim_slot_execve_hands_on_only_the_one_copy)
 	CHECK_INT(atomic_load(&slot.state), CL_DONE);
 	claim_slot_kid_gone(&slot, 100);
 	CHECK_INT(atomic_load(&slot.state), CL_FREE);
-	/* claimed by another process: not ours to hand on */
+	/* claimed by another process (killed: its count stays out of the way here): not ours */
 	two_copies();
 	CHECK(claim_slot_take(&slot, 200));
-	claim_slot_kid_gone(&slot, 200);
+	atomic_fetch_sub(&slot.kids, 1);
 	CHECK(!claim_slot_hand_on(&slot, 100));
+	CHECK_INT(atomic_load(&slot.state), CL_CLAIMED);
+	CHECK_INT(atomic_load(&slot.owner), 200);
+	/* ours: handed on */
+	CHECK(claim_slot_hand_on(&slot, 200));
+	CHECK_INT(atomic_load(&slot.state), CL_DONE);
 	/* spoiled: TCP stays */
 	two_copies();
 	claim_slot_spoil(&slot);

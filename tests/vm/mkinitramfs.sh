@@ -160,6 +160,32 @@ for p in socat sockperf redis-server redis-cli redis-benchmark rsync; do
 	cp "$(command -v $p)" "$STAGE/usr/bin/$p"
 	copy_libs "$STAGE/usr/bin/$p"
 done
+# PostgreSQL for bench/softroce_pg.sh (b2), only when asked (VM_POSTGRES=1):
+# the server, initdb, pg_ctl, pgbench and psql of the host's newest major,
+# its share directory, the two modules initdb loads (no JIT), UTC, and the
+# user it runs as (it refuses root)
+if [ "${VM_POSTGRES:-0}" = 1 ] && [ -z "$SYSROOT" ]; then
+	pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$pgbin" ] || { echo "mkinitramfs: VM_POSTGRES=1 but no /usr/lib/postgresql/N/bin (apt-get install postgresql)" >&2; exit 1; }
+	pgmajor=$(basename "$(dirname "$pgbin")")
+	mkdir -p "$STAGE$pgbin" "$STAGE/usr/lib/postgresql/$pgmajor/lib" "$STAGE/usr/share/postgresql" \
+		"$STAGE/usr/share/zoneinfo/Etc"
+	for p in postgres initdb pg_ctl pgbench psql; do
+		cp "$pgbin/$p" "$STAGE$pgbin/$p"
+		copy_libs "$pgbin/$p"
+	done
+	for m in plpgsql dict_snowball; do
+		cp "/usr/lib/postgresql/$pgmajor/lib/$m.so" "$STAGE/usr/lib/postgresql/$pgmajor/lib/"
+		copy_libs "/usr/lib/postgresql/$pgmajor/lib/$m.so"
+	done
+	cp -R "/usr/share/postgresql/$pgmajor" "$STAGE/usr/share/postgresql/"
+	cp /usr/share/zoneinfo/UTC "$STAGE/usr/share/zoneinfo/UTC"
+	cp /usr/share/zoneinfo/UTC "$STAGE/usr/share/zoneinfo/Etc/UTC"
+	printf 'root:x:0:0:root:/root:/bin/sh\npostgres:x:1000:1000:postgres:/tmp/pg:/bin/sh\n' > "$STAGE/etc/passwd"
+	printf 'root:x:0:\npostgres:x:1000:\n' > "$STAGE/etc/group"
+	ln -s "$pgbin/pgbench" "$STAGE/usr/bin/pgbench"
+	ln -s "$pgbin/psql" "$STAGE/usr/bin/psql"
+fi
 # perf for bench/softroce.sh's profiles (PERF=1 or PERF=trace: VM_PERF), only when asked:
 # it is 9 MB and 28 libraries that every other boot would unpack
 if [ "${VM_PERF:-0}" != 0 ] && [ -z "$SYSROOT" ] && command -v perf >/dev/null; then

@@ -19,7 +19,8 @@
 # VM_MTU=N: the guests' Ethernet MTU (default 1500; 9000: jumbo frames, rxe MTU 4096).
 # VM_PERF=1: perf in the initramfs, and b1 profiles both guests (bench/softroce.sh PERF=1);
 # VM_PERF=trace: b1 counts each thread's system calls instead (perf trace -s).
-# VM_ROUNDS=N: b1's rounds (default 3).
+# VM_ROUNDS=N: b1's and b2's rounds (default 3).
+# VM_POSTGRES=1: PostgreSQL in the initramfs, for b2 (bench/softroce_pg.sh).
 # VM_ARCH=s390x boots IBM Z guests (qemu-system-s390x, TCG) of Debian's
 # s390x kernel with the project cross-built for them against Debian's s390x
 # user space (tests/vm/fetch-root.sh); their fixtures go to kernel-6.12-s390x.
@@ -388,6 +389,12 @@ for s in $SCENARIOS; do
 		two_vms_at_least 1800 "$s"
 		kill $hpid 2>/dev/null
 		wait $hpid 2>/dev/null
+		;;
+	b2)
+		# bench/softroce_pg.sh: initdb, pgbench's load and minutes of
+		# pgbench runs through one-CPU TCG guests
+		[ "${VM_POSTGRES:-0}" = 1 ] || { echo "FAIL b2: needs VM_POSTGRES=1 (PostgreSQL in the initramfs)" >>"$RESULTS"; continue; }
+		two_vms_at_least 2400 "$s"
 		;;
 	s8)
 		# every sockcheck case, one after the other, each with its negotiation
